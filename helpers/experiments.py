@@ -1,0 +1,154 @@
+"""Cached experiment runs: ``run_or_load(config)``.
+
+A *config* is a frozen dataclass with at least the fields ``experiment`` (results subfolder) and
+``profile``. Each config class is paired with a *runner* through :func:`register_runner`; the
+runner trains/evaluates and returns a JSON-able dict. ``run_or_load`` keys the run on a stable
+hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomically in
+``results/<experiment>/<hash>.json``.
+
+Rules (DESIGN.md, "Results cache"):
+
+* ``REPRO_RERUN=1`` (or deleting the file) retrains.
+* Under CI (``CI`` set) a missing **cpu**-profile result is an error naming the run, never a
+  silent multi-hour retrain; smoke runs are always allowed (they are cheap by construction).
+* A failed or NaN run is stored with ``status == "failed"`` in a separate ``.failed.json`` file
+  and raises :class:`RunFailed`; it is never returned as a cached success.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from helpers.runtime import current_profile, results_root
+
+# Bump when a change to training code would change results of an unchanged config.
+CODE_VERSION = "1"
+
+Runner = Callable[[Any, Path], dict]
+_RUNNERS: dict[type, Runner] = {}
+
+
+class RunFailed(RuntimeError):
+    """A run diverged (NaN/Inf loss) or crashed; its record is kept as failed."""
+
+
+class MissingResult(RuntimeError):
+    """A cpu-profile result is not committed and this process may not retrain it."""
+
+
+def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
+    """Decorator: ``@register_runner(MyConfig) def run(cfg, workdir) -> dict``.
+
+    ``workdir`` is a per-run folder for checkpoints (resume after a kill).
+    """
+    if not dataclasses.is_dataclass(config_cls):
+        raise TypeError(f"{config_cls!r} is not a dataclass")
+
+    def decorator(fn: Runner) -> Runner:
+        _RUNNERS[config_cls] = fn
+        return fn
+
+    return decorator
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return value  # json keeps 1.0 vs 1 distinct; both are stable
+    return value
+
+
+def config_dict(config: Any) -> dict:
+    """The config as a plain, JSON-able dict (with its class name)."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
+    return {"config_class": type(config).__name__, **_jsonable(config)}
+
+
+def config_hash(config: Any) -> str:
+    """Stable 16-hex-digit hash of the config and the code version."""
+    payload = json.dumps({"code_version": CODE_VERSION, **config_dict(config)}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def result_path(config: Any) -> Path:
+    """``<results root>/<experiment>/<hash>.json`` for this config."""
+    for field in ("experiment", "profile"):
+        if not hasattr(config, field):
+            raise TypeError(f"config {type(config).__name__} needs a {field!r} field")
+    return results_root(config.profile) / config.experiment / f"{config_hash(config)}.json"
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON to a temp file in the same folder, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _rerun_requested() -> bool:
+    return os.environ.get("REPRO_RERUN", "") not in ("", "0")
+
+
+def load_result(config: Any) -> dict | None:
+    """The cached result for ``config``, or ``None``."""
+    path = result_path(config)
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())
+
+
+def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
+    """Return the cached result of ``config``, running it first if needed.
+
+    The returned dict always has ``config`` (the full config), ``config_hash`` and
+    ``status == "ok"`` plus whatever the runner returned (``history``, metrics, ...).
+    """
+    runner = _RUNNERS.get(type(config))
+    if runner is None:
+        raise TypeError(
+            f"no runner registered for {type(config).__name__}; "
+            f"known: {', '.join(c.__name__ for c in _RUNNERS) or 'none'}"
+        )
+    current_profile(config.profile)  # validates the profile name
+    path = result_path(config)
+    rerun = _rerun_requested() if rerun is None else rerun
+    if path.exists() and not rerun:
+        return json.loads(path.read_text())
+    if config.profile == "cpu" and os.environ.get("CI") and not rerun:
+        raise MissingResult(
+            f"cpu-profile result missing: {path.relative_to(results_root('cpu').parent)} "
+            f"for {type(config).__name__} {config_dict(config)}. Run the notebook locally with "
+            "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
+        )
+    workdir = path.with_suffix("")  # checkpoints beside the result, ignored by git
+    workdir.mkdir(parents=True, exist_ok=True)
+    record = {"config": config_dict(config), "config_hash": config_hash(config)}
+    try:
+        outcome = runner(config, workdir)
+    except RunFailed as err:
+        write_json_atomic(path.with_suffix(".failed.json"), {**record, "status": "failed", "error": str(err)})
+        raise
+    result = {**record, **outcome, "status": "ok"}
+    write_json_atomic(path, result)
+    path.with_suffix(".failed.json").unlink(missing_ok=True)
+    return result

@@ -1,0 +1,1 @@
+"""Symbolic (sympy) derivations reused by the theory notebooks and by the tests."""
