@@ -1,0 +1,241 @@
+"""A small, readable training loop: ``fit(model, train_loader, val_loader, ...)``.
+
+One loop serves the three tasks of the book: classification (metric: accuracy, higher is better),
+regression (metric: MSE, lower is better) and language modelling (metric: perplexity, lower is
+better). Method-specific behaviour (λ annealing, Flex-Act temperature and regulariser, per-layer λ
+logging) plugs in through :class:`TrainHook` objects, so this file knows nothing about any method.
+
+Each epoch ends with a checkpoint (model, optimiser, scheduler, hooks, RNG and data-order state)
+written atomically; calling ``fit`` again with the same ``checkpoint_path`` resumes after the last
+finished epoch and ends with metrics identical to an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from helpers.experiments import RunFailed
+from helpers.runtime import progress
+
+Task = Literal["classification", "regression", "lm"]
+TASKS: tuple[str, ...] = ("classification", "regression", "lm")
+
+
+class TrainHook:
+    """Base class for training hooks; every method is optional.
+
+    Hooks that hold state across epochs (e.g. the λ values saved at the annealing switch) should
+    implement ``state_dict``/``load_state_dict`` so that a resumed run continues identically.
+    """
+
+    def on_epoch_start(self, epoch: int, model: nn.Module) -> None:
+        """Called before epoch ``epoch`` (1-based) is trained."""
+
+    def on_step(self, step: int, model: nn.Module) -> None:
+        """Called before each optimisation step (0-based global step)."""
+
+    def extra_loss(self, model: nn.Module) -> torch.Tensor | None:
+        """A term added to the task loss of the current batch (after the forward pass)."""
+        return None
+
+    def epoch_record(self, model: nn.Module) -> dict[str, Any]:
+        """Extra entries for this epoch's history row (JSON-able)."""
+        return {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+
+def higher_is_better(task: Task) -> bool:
+    """Accuracy improves upward; MSE and perplexity downward."""
+    return task == "classification"
+
+
+def task_loss(task: Task, output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    if task == "regression":
+        return nn.functional.mse_loss(output.reshape(target.shape), target)
+    # classification: (N, C) logits; lm: (N, T, V) logits with (N, T) targets
+    return nn.functional.cross_entropy(output.reshape(-1, output.shape[-1]), target.reshape(-1))
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, loader: DataLoader, task: Task) -> dict[str, float]:
+    """Mean loss and the task metric (accuracy / MSE / perplexity) over ``loader``."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    was_training = model.training
+    model.eval()
+    total_loss, total_correct, total_count = 0.0, 0, 0
+    for inputs, targets in loader:
+        outputs = model(inputs)
+        n = targets.numel() if task != "regression" else targets.shape[0]
+        total_loss += task_loss(task, outputs, targets).item() * n
+        if task == "classification":
+            total_correct += (outputs.argmax(dim=-1) == targets).sum().item()
+        total_count += n
+    model.train(was_training)
+    mean_loss = total_loss / max(total_count, 1)
+    if task == "classification":
+        metric = total_correct / max(total_count, 1)
+    elif task == "lm":
+        metric = math.exp(min(mean_loss, 50.0))  # perplexity; capped so a diverged model stays finite
+    else:
+        metric = mean_loss
+    return {"val_loss": mean_loss, "val_metric": metric}
+
+
+def _rng_state(train_loader: DataLoader) -> dict[str, Any]:
+    state = {
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+    }
+    generator = getattr(train_loader, "generator", None)
+    if generator is not None:
+        state["loader"] = generator.get_state()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any], train_loader: DataLoader) -> None:
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    generator = getattr(train_loader, "generator", None)
+    if generator is not None and "loader" in state:
+        generator.set_state(state["loader"])
+
+
+def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def fit(
+    model: nn.Module,
+    train_loader: DataLoader,
+    val_loader: DataLoader,
+    *,
+    optimizer: torch.optim.Optimizer,
+    epochs: int,
+    task: Task,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    hooks: Sequence[TrainHook] = (),
+    checkpoint_path: str | Path | None = None,
+    keep_best_state: bool = False,
+    max_grad_norm: float | None = None,
+    desc: str = "",
+) -> dict[str, Any]:
+    """Train ``model`` for ``epochs`` epochs and return its history.
+
+    Returns ``{"history": [row per epoch], "best_epoch", "best_val_metric", "higher_is_better"}``
+    (plus ``"best_state"``, a state_dict copy of the best epoch, when ``keep_best_state``; it is
+    kept in memory, not in the JSON result). Each history row has ``epoch`` (1-based),
+    ``train_loss``, ``val_loss``, ``val_metric`` and whatever the hooks record. The scheduler,
+    if any, is stepped once per epoch.
+
+    Raises :class:`helpers.experiments.RunFailed` as soon as the loss is NaN or infinite.
+    """
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive int, got {epochs!r}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if max_grad_norm is not None and max_grad_norm <= 0:
+        raise ValueError(f"max_grad_norm must be positive, got {max_grad_norm}")
+
+    history: list[dict[str, Any]] = []
+    best_state: dict[str, torch.Tensor] | None = None
+    start_epoch, step = 1, 0
+    checkpoint = Path(checkpoint_path) if checkpoint_path is not None else None
+    if checkpoint is not None and checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        if scheduler is not None and saved.get("scheduler") is not None:
+            scheduler.load_state_dict(saved["scheduler"])
+        for hook, hook_state in zip(hooks, saved["hooks"]):
+            hook.load_state_dict(hook_state)
+        _set_rng_state(saved["rng"], train_loader)
+        history, step, best_state = saved["history"], saved["step"], saved.get("best_state")
+        start_epoch = saved["epoch"] + 1
+
+    sign = 1.0 if higher_is_better(task) else -1.0
+    for epoch in range(start_epoch, epochs + 1):
+        for hook in hooks:
+            hook.on_epoch_start(epoch, model)
+        model.train()
+        loss_sum, seen = 0.0, 0
+        batches = progress(train_loader, desc=f"{desc} epoch {epoch}/{epochs}".strip())
+        for inputs, targets in batches:
+            for hook in hooks:
+                hook.on_step(step, model)
+            loss = task_loss(task, model(inputs), targets)
+            for hook in hooks:
+                extra = hook.extra_loss(model)
+                if extra is not None:
+                    loss = loss + extra
+            if not torch.isfinite(loss):
+                raise RunFailed(f"non-finite loss ({loss.item()}) at epoch {epoch}, step {step}")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if max_grad_norm is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+            optimizer.step()
+            loss_sum += loss.item() * targets.shape[0]
+            seen += targets.shape[0]
+            step += 1
+        if scheduler is not None:
+            scheduler.step()
+        row: dict[str, Any] = {"epoch": epoch, "train_loss": loss_sum / max(seen, 1)}
+        row.update(evaluate(model, val_loader, task))
+        if not math.isfinite(row["val_loss"]):
+            raise RunFailed(f"non-finite validation loss at epoch {epoch}")
+        for hook in hooks:
+            row.update(hook.epoch_record(model))
+        history.append(row)
+        best_so_far = max(history, key=lambda r: sign * r["val_metric"])
+        if keep_best_state and best_so_far is row:
+            best_state = copy.deepcopy(model.state_dict())
+        if checkpoint is not None:
+            _save_checkpoint(
+                checkpoint,
+                {
+                    "epoch": epoch,
+                    "step": step,
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                    "hooks": [hook.state_dict() for hook in hooks],
+                    "rng": _rng_state(train_loader),
+                    "history": history,
+                    "best_state": best_state,
+                },
+            )
+
+    best = max(history, key=lambda r: sign * r["val_metric"])
+    result: dict[str, Any] = {
+        "history": history,
+        "best_epoch": best["epoch"],
+        "best_val_metric": best["val_metric"],
+        "higher_is_better": higher_is_better(task),
+    }
+    if keep_best_state:
+        result["best_state"] = best_state
+    return result

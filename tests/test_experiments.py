@@ -1,0 +1,82 @@
+"""The results cache: hashing, atomic writes, failure records, CI rule for cpu results."""
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from helpers import experiments
+from helpers.experiments import MissingResult, RunFailed, config_hash, register_runner, run_or_load
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    experiment: str = "toy"
+    profile: str = "smoke"
+    x: float = 1.0
+    fail: bool = False
+
+
+CALLS = []
+
+
+@register_runner(ToyConfig)
+def _run_toy(cfg, workdir):
+    CALLS.append(cfg)
+    if cfg.fail:
+        raise RunFailed("diverged")
+    return {"value": cfg.x * 2}
+
+
+def test_hash_is_stable_and_sensitive():
+    assert config_hash(ToyConfig()) == config_hash(ToyConfig())
+    assert config_hash(ToyConfig(x=1.0)) != config_hash(ToyConfig(x=1.5))
+    assert config_hash(ToyConfig(profile="cpu")) != config_hash(ToyConfig())
+
+
+def test_run_then_load_from_cache():
+    CALLS.clear()
+    first = run_or_load(ToyConfig(x=3.0))
+    second = run_or_load(ToyConfig(x=3.0))
+    assert first == second and first["value"] == 6.0 and first["status"] == "ok"
+    assert len(CALLS) == 1
+    path = experiments.result_path(ToyConfig(x=3.0))
+    assert json.loads(path.read_text())["config"]["x"] == 3.0
+    run_or_load(ToyConfig(x=3.0), rerun=True)
+    assert len(CALLS) == 2
+
+
+def test_rerun_env(monkeypatch):
+    CALLS.clear()
+    run_or_load(ToyConfig(x=4.0))
+    monkeypatch.setenv("REPRO_RERUN", "1")
+    run_or_load(ToyConfig(x=4.0))
+    assert len(CALLS) == 2
+
+
+def test_failed_run_recorded_not_cached():
+    cfg = ToyConfig(fail=True)
+    with pytest.raises(RunFailed):
+        run_or_load(cfg)
+    path = experiments.result_path(cfg)
+    assert not path.exists()
+    failed = json.loads(path.with_suffix(".failed.json").read_text())
+    assert failed["status"] == "failed" and "diverged" in failed["error"]
+
+
+def test_missing_cpu_result_under_ci_is_an_error(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(MissingResult, match="cpu-profile result missing"):
+        run_or_load(ToyConfig(profile="cpu", x=7.0))
+    run_or_load(ToyConfig(profile="smoke", x=7.0))  # smoke runs are always allowed
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="no runner"):
+        @dataclass(frozen=True)
+        class Other:
+            experiment: str = "o"
+            profile: str = "smoke"
+        run_or_load(Other())
+    with pytest.raises(ValueError, match="unknown profile"):
+        run_or_load(ToyConfig(profile="gpu"))
