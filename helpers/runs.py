@@ -1,0 +1,215 @@
+"""The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
+
+Every image/tabular/language experiment of the book is a :class:`TrainConfig`; the notebooks build
+lists of them (see :mod:`helpers.protocols`) and call ``run_or_load`` on each. Method-specific
+parts are switched on by fields: λ-GELU hardness (``activation="lambda_gelu"``, ``hardness_lr_mult``,
+``init_mode``), Algorithm 1 annealing (``anneal_target``), and an extra activation site before the classifier
+(``penultimate_activation``, Flex-Act's placement).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+from helpers.experiments import register_runner
+from helpers.runtime import current_profile, seed_everything
+from helpers.train import TrainHook
+
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+
+
+class LambdaRecorder(TrainHook):
+    """Logs every λ-GELU layer's hardness at the end of each epoch (``lambdas`` in history)."""
+
+    def epoch_record(self, model: nn.Module) -> dict[str, Any]:
+        from helpers.hardness import layer_lambdas
+
+        lambdas = layer_lambdas(model)
+        return {"lambdas": lambdas} if lambdas else {}
+SCHEDULES: tuple[str, ...] = ("none", "cosine")
+SUBSTITUTABLE: tuple[str, ...] = ("gelu", "gelu_tanh", "lambda_gelu")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines one training run (and so its cache key).
+
+    ``n_train``/``n_val`` subset the data (``None``: all); for language models they count blocks
+    of ``block_size`` tokens. ``scale_note`` says in words what the run changed from the paper.
+    """
+
+    experiment: str
+    dataset: str
+    model: str
+    profile: str = "cpu"
+    activation: str = "gelu"
+    activation_kwargs: dict[str, Any] = field(default_factory=dict)
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    n_train: int | None = None
+    n_val: int | None = None
+    data_seed: int = 0
+    epochs: int = 10
+    batch_size: int = 128
+    optimizer: str = "sgd"
+    lr: float = 0.05
+    weight_decay: float = 1e-4
+    momentum: float = 0.9
+    schedule: str = "none"
+    seed: int = 0
+    hardness_lr_mult: float = 1.0
+    init_mode: str | None = None
+    anneal_target: float | None = None
+    anneal_switch: float = 0.25
+    penultimate_activation: str | None = None
+    penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
+    flexact_alpha: float = 0.0
+    flexact_lam: float = 1.0
+    block_size: int = 64
+    max_grad_norm: float | None = None
+    scale_note: str = ""
+
+    def __post_init__(self) -> None:
+        current_profile(self.profile)
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        for name in ("epochs", "batch_size", "block_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not (self.lr > 0) or not math.isfinite(self.lr):
+            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        if not (self.hardness_lr_mult > 0):
+            raise ValueError(f"hardness_lr_mult (c) must be > 0, got {self.hardness_lr_mult!r}")
+        if not 0 < self.anneal_switch < 1:
+            raise ValueError(f"anneal_switch must be in (0, 1), got {self.anneal_switch!r}")
+        if self.anneal_target is not None and self.anneal_target < 1:
+            raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
+
+    @property
+    def task(self) -> str:
+        from helpers.data import TEXT_DATASETS
+
+        return "lm" if self.dataset in TEXT_DATASETS else "classification"
+
+
+def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:
+    """Cut a token stream into non-overlapping (input, next-token target) blocks."""
+    n_blocks = (tokens.numel() - 1) // block_size
+    if limit is not None:
+        n_blocks = min(n_blocks, limit)
+    if n_blocks < 1:
+        raise ValueError(f"{tokens.numel()} tokens are too few for one block of {block_size}")
+    span = tokens[: n_blocks * block_size + 1]
+    x = span[:-1].view(n_blocks, block_size)
+    y = span[1:].view(n_blocks, block_size)
+    return TensorDataset(x.clone(), y.clone())
+
+
+def _build_data(cfg: TrainConfig):
+    from helpers.data import load_dataset
+
+    if cfg.task == "lm":
+        splits = load_dataset(cfg.dataset)
+        train = lm_blocks(splits.train_tokens, cfg.block_size, cfg.n_train)
+        val = lm_blocks(splits.val_tokens, cfg.block_size, cfg.n_val)
+        return train, val, {"vocab_size": len(splits.vocab)}, splits.source
+    splits = load_dataset(cfg.dataset, n_train=cfg.n_train, n_val=cfg.n_val, seed=cfg.data_seed)
+    shape = {"input_shape": tuple(splits.input_shape), "num_classes": splits.num_classes}
+    return splits.train, splits.val, shape, splits.source
+
+
+def _activation(name: str, kwargs: dict[str, Any]):
+    from helpers.activations import activation_factory
+
+    return activation_factory(name, **kwargs)
+
+
+def build_run(cfg: TrainConfig):
+    """Data loaders, model, optimiser, scheduler and hooks of a run (no training).
+
+    Also used by tests to check that the ``paper`` profile constructs the paper's setup.
+    """
+    from helpers.data import make_loader
+    from helpers.hardness import AnnealingSchedule, apply_init_mode, make_optimizer
+    from helpers.models import build_model
+
+    train, val, shape, source = _build_data(cfg)
+    model_kwargs = dict(cfg.model_kwargs)
+    if cfg.penultimate_activation is not None:
+        model_kwargs["penultimate_act"] = _activation(cfg.penultimate_activation, cfg.penultimate_kwargs)
+    model = build_model(cfg.model, act=_activation(cfg.activation, cfg.activation_kwargs), **shape,
+                        **model_kwargs)
+    if cfg.init_mode is not None:
+        apply_init_mode(model, cfg.init_mode)
+    optimizer = make_optimizer(model, cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                               c=cfg.hardness_lr_mult, momentum=cfg.momentum)
+    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs)
+                 if cfg.schedule == "cosine" else None)
+    hooks: list = [LambdaRecorder()]
+    if cfg.anneal_target is not None:
+        hooks.append(AnnealingSchedule(cfg.epochs, cfg.anneal_target, switch_fraction=cfg.anneal_switch))
+    if any(type(m).__name__ == "FlexAct" for m in model.modules()):
+        from helpers.flexact import FlexActHook
+
+        hooks.append(FlexActHook(alpha=cfg.flexact_alpha, lam=cfg.flexact_lam))
+    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=cfg.seed)
+    val_loader = make_loader(val, 512, shuffle=False, seed=0)
+    return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "hooks": hooks,
+            "train_loader": train_loader, "val_loader": val_loader, "source": source}
+
+
+@register_runner(TrainConfig)
+def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+    """Train one configuration; returns history, best score and optional substitution metrics."""
+    from helpers.hardness import layer_lambdas
+    from helpers.train import evaluate, fit
+
+    seed_everything(cfg.seed)
+    parts = build_run(cfg)
+    model = parts["model"]
+    lambda_init = layer_lambdas(model)
+    started = time.perf_counter()
+    checkpoint = workdir / "checkpoint.ckpt"
+    out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
+              scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
+              checkpoint_path=checkpoint, keep_best_state=True,
+              max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}")
+    result: dict[str, Any] = {
+        "history": out["history"],
+        "best_epoch": out["best_epoch"],
+        "best_val_metric": out["best_val_metric"],
+        "higher_is_better": out["higher_is_better"],
+        "lambda_init": lambda_init,
+        "n_params": sum(p.numel() for p in model.parameters()),
+        "data_source": parts["source"],
+        "train_seconds": time.perf_counter() - started,  # informative only; never compared
+    }
+    if cfg.activation in SUBSTITUTABLE:
+        # Table II's test, recorded for every GELU/λ-GELU run: at the best-validation checkpoint,
+        # swap every activation for ReLU and re-evaluate without any weight update.
+        from helpers.models import replace_activations
+
+        model.load_state_dict(out["best_state"])
+        original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]
+        swapped = replace_activations(model, nn.ReLU)
+        substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
+        result["substitution"] = {"epoch": out["best_epoch"], "original": original,
+                                  "substituted": substituted}
+    checkpoint.unlink(missing_ok=True)
+    try:
+        workdir.rmdir()
+    except OSError:
+        pass
+    return result
