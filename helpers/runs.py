@@ -34,7 +34,7 @@ class LambdaRecorder(TrainHook):
 
         lambdas = layer_lambdas(model)
         return {"lambdas": lambdas} if lambdas else {}
-SCHEDULES: tuple[str, ...] = ("none", "cosine")
+SCHEDULES: tuple[str, ...] = ("none", "cosine", "warmup_cosine")
 SUBSTITUTABLE: tuple[str, ...] = ("gelu", "gelu_tanh", "lambda_gelu")
 
 
@@ -63,6 +63,9 @@ class TrainConfig:
     weight_decay: float = 1e-4
     momentum: float = 0.9
     schedule: str = "none"
+    warmup_epochs: int = 0
+    warmup_start_lr: float = 0.0
+    min_lr: float = 0.0
     seed: int = 0
     hardness_lr_mult: float = 1.0
     init_mode: str | None = None
@@ -94,6 +97,8 @@ class TrainConfig:
             raise ValueError(f"hardness_lr_mult (c) must be > 0, got {self.hardness_lr_mult!r}")
         if not 0 < self.anneal_switch < 1:
             raise ValueError(f"anneal_switch must be in (0, 1), got {self.anneal_switch!r}")
+        if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
+            raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
         if self.anneal_target is not None and self.anneal_target < 1:
             raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
 
@@ -115,6 +120,26 @@ def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -
     x = span[:-1].view(n_blocks, block_size)
     y = span[1:].view(n_blocks, block_size)
     return TensorDataset(x.clone(), y.clone())
+
+
+def make_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig):
+    """Per-epoch learning-rate schedule: none, cosine to ``min_lr``, or linear warmup from
+    ``warmup_start_lr`` over ``warmup_epochs`` followed by cosine to ``min_lr`` (the S-ReLU
+    paper's recipe). Every parameter group is scaled by the same factor, so λ-GELU's c·η_w
+    ratio is preserved."""
+    if cfg.schedule == "none":
+        return None
+    if cfg.schedule == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs, eta_min=cfg.min_lr)
+    warm, total, base = cfg.warmup_epochs, cfg.epochs, cfg.lr
+
+    def factor(epoch: int) -> float:  # epoch = number of finished epochs
+        if epoch < warm:
+            return (cfg.warmup_start_lr + (base - cfg.warmup_start_lr) * epoch / warm) / base
+        progress = (epoch - warm) / max(total - warm, 1)
+        return (cfg.min_lr + (base - cfg.min_lr) * 0.5 * (1 + math.cos(math.pi * progress))) / base
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
 def _build_data(cfg: TrainConfig):
@@ -155,8 +180,7 @@ def build_run(cfg: TrainConfig):
         apply_init_mode(model, cfg.init_mode)
     optimizer = make_optimizer(model, cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay,
                                c=cfg.hardness_lr_mult, momentum=cfg.momentum)
-    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs)
-                 if cfg.schedule == "cosine" else None)
+    scheduler = make_scheduler(optimizer, cfg)
     hooks: list = [LambdaRecorder()]
     if cfg.anneal_target is not None:
         hooks.append(AnnealingSchedule(cfg.epochs, cfg.anneal_target, switch_fraction=cfg.anneal_switch))

@@ -1,0 +1,219 @@
+"""Return types shared by all loaders, deterministic subsetting and a seeded DataLoader.
+
+Subsets are drawn with a NumPy generator seeded locally from ``(seed, split)``, never from the
+global RNG, so ``n_train``/``n_val``/``seed`` give the same indices in every process and the train
+and validation subsets are drawn independently of each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+# Distinct generator streams so the train subset does not depend on n_val and vice versa.
+_STREAMS = {"train": 0, "val": 1}
+
+
+@dataclass(frozen=True, eq=False)
+class DataSplits:
+    """A classification dataset, ready to train on.
+
+    ``train``/``val`` hold ``(inputs, labels)``: float32 inputs (images ``N×C×H×W``, normalised
+    per channel with ``mean``/``std``; tabular ``N×F``) and int64 labels in ``[0, num_classes)``.
+    ``train_indices``/``val_indices`` are the rows kept from the full splits (all rows when no
+    subset was asked for). ``name`` is how results on it are labelled (e.g. "CIFAR-10 (JPEG
+    mirror)"), ``source`` says what was read and through which step of the search order (no
+    absolute path, so it can go into committed results), ``location`` is the folder it came
+    from, ``val_split`` what the validation split is.
+    """
+
+    key: str
+    name: str
+    source: str
+    train: TensorDataset
+    val: TensorDataset
+    num_classes: int
+    input_shape: tuple[int, ...]
+    class_names: tuple[str, ...]
+    train_indices: torch.Tensor
+    val_indices: torch.Tensor
+    val_split: str
+    mean: tuple[float, ...] = ()
+    std: tuple[float, ...] = ()
+    feature_names: tuple[str, ...] = field(default=())
+    location: str = ""
+
+    @property
+    def n_train(self) -> int:
+        return len(self.train)
+
+    @property
+    def n_val(self) -> int:
+        return len(self.val)
+
+    def unnormalize(self, images: torch.Tensor) -> torch.Tensor:
+        """Images back in ``[0, 1]`` (for display); only for image datasets."""
+        if len(self.input_shape) != 3:
+            raise ValueError(f"{self.name} is not an image dataset")
+        mean = torch.tensor(self.mean).view(-1, 1, 1)
+        std = torch.tensor(self.std).view(-1, 1, 1)
+        return (images * std + mean).clamp(0.0, 1.0)
+
+    def __repr__(self) -> str:
+        return (
+            f"DataSplits({self.name}: train={self.n_train}, val={self.n_val}, "
+            f"num_classes={self.num_classes}, input_shape={self.input_shape}, "
+            f"source={self.source!r})"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class TextSplits:
+    """A language-modelling corpus as token streams (``LongTensor``) plus its vocabulary.
+
+    ``level`` is ``"char"`` (every character is a token) or ``"word"`` (whitespace-separated
+    words, ``<eos>`` at each line end, ``<unk>`` for words absent from the training split).
+    """
+
+    key: str
+    name: str
+    source: str
+    train_tokens: torch.Tensor
+    val_tokens: torch.Tensor
+    vocab: tuple[str, ...]
+    level: str
+    val_split: str
+    location: str = ""
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def _index(self) -> dict[str, int]:
+        # Cached on the instance (frozen dataclass, hence object.__setattr__).
+        index = self.__dict__.get("_index_cache")
+        if index is None:
+            index = {tok: i for i, tok in enumerate(self.vocab)}
+            object.__setattr__(self, "_index_cache", index)
+        return index
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Token ids of ``text`` as a 1-D ``LongTensor``."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects a str, got {type(text).__name__}")
+        index = self._index()
+        if self.level == "char":
+            unknown = sorted(set(text) - index.keys())
+            if unknown and "<unk>" not in index:
+                raise ValueError(f"characters not in the {self.name} vocabulary: {unknown!r}")
+            unk = index.get("<unk>", -1)
+            return torch.tensor([index.get(c, unk) for c in text], dtype=torch.long)
+        unk = index["<unk>"]
+        return torch.tensor([index.get(w, unk) for w in words_of(text)], dtype=torch.long)
+
+    def decode(self, tokens: torch.Tensor | list[int]) -> str:
+        """Text of token ids (inverse of :meth:`encode`; word level joins words by spaces)."""
+        ids = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
+        if any(not isinstance(i, int) or not 0 <= i < len(self.vocab) for i in ids):
+            raise ValueError(f"token ids must be ints in [0, {len(self.vocab)})")
+        if self.level == "char":
+            return "".join(self.vocab[i] for i in ids)
+        out = []
+        for i in ids:
+            tok = self.vocab[i]
+            if tok == "<eos>":
+                out.append("\n")
+            else:
+                out.append(tok if not out or out[-1] == "\n" else " " + tok)
+        return "".join(out)
+
+    def __repr__(self) -> str:
+        return (
+            f"TextSplits({self.name}: train={len(self.train_tokens)} tokens, "
+            f"val={len(self.val_tokens)} tokens, vocab={self.vocab_size}, level={self.level})"
+        )
+
+
+def words_of(text: str) -> list[str]:
+    """Word-level tokens: whitespace-split words, ``<eos>`` where each newline was."""
+    tokens: list[str] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        tokens.extend(line.split())
+        if i < len(lines) - 1:
+            tokens.append("<eos>")
+    return tokens
+
+
+def check_seed(seed: object) -> int:
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    return int(seed)
+
+
+def check_count(n: object, available: int, what: str, dataset: str) -> int | None:
+    """Validate a requested subset size (``None`` means all ``available``)."""
+    if n is None:
+        return None
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise ValueError(f"{what} must be an int or None, got {n!r}")
+    if not 0 < n <= available:
+        raise ValueError(f"{what}={n} is out of range for {dataset}: choose 1..{available}")
+    return int(n)
+
+
+def subset_indices(available: int, n: int | None, seed: int, split: str) -> np.ndarray:
+    """``n`` distinct indices out of ``available``, sorted, the same for the same arguments.
+
+    ``None`` keeps everything in the original order.
+    """
+    if n is None:
+        return np.arange(available, dtype=np.int64)
+    rng = np.random.default_rng([seed, _STREAMS[split]])
+    return np.sort(rng.permutation(available)[:n]).astype(np.int64)
+
+
+def examples_per_class(labels: torch.Tensor, per_class: int, num_classes: int) -> torch.Tensor:
+    """Indices of the first ``per_class`` examples of each class, interleaved by class.
+
+    The order is ``[class 0, class 1, ..., class 0, class 1, ...]``, so a grid with
+    ``num_classes`` columns shows one class per column.
+    """
+    if not isinstance(per_class, int) or isinstance(per_class, bool) or per_class < 1:
+        raise ValueError(f"per_class must be a positive int, got {per_class!r}")
+    columns = []
+    for c in range(num_classes):
+        found = torch.nonzero(labels == c).flatten()[:per_class]
+        if len(found) < per_class:
+            raise ValueError(f"class {c} has only {len(found)} examples, {per_class} asked for")
+        columns.append(found)
+    return torch.stack(columns, dim=1).flatten()
+
+
+def make_loader(
+    dataset: Dataset, batch_size: int, shuffle: bool, seed: int = 0, *, drop_last: bool = False
+) -> DataLoader:
+    """A single-process ``DataLoader`` whose order depends only on ``seed``.
+
+    Its own seeded ``torch.Generator`` drives shuffling, so the batch order is reproducible and
+    independent of the global RNG; successive epochs still differ (the generator advances).
+    """
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"dataset must be a torch Dataset, got {type(dataset).__name__}")
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if not isinstance(shuffle, bool):
+        raise TypeError(f"shuffle must be a bool, got {type(shuffle).__name__}")
+    generator = torch.Generator()
+    generator.manual_seed(check_seed(seed))
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=shuffle,
+        generator=generator,
+        num_workers=0,
+        drop_last=drop_last,
+    )

@@ -1,0 +1,60 @@
+"""Experimental protocols of the papers as lists of run configs, and a CLI to run them.
+
+* :mod:`helpers.protocols.lambda_gelu`: Fig. 1 (t, c) grid, Fig. 2 c sweep, Table I, Table II.
+* :mod:`helpers.protocols.srelu`: Table 4 (δ sensitivity), Tables 1-2 (activation comparison).
+* :mod:`helpers.protocols.flexact_cifar`: Flex-Act Table 2 (ResNet on CIFAR-10).
+
+``python -m helpers.protocols lgelu_table1 --profile cpu --shard 0/2`` runs (or loads) one
+protocol; shards let several processes share the list, since every run is cached on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from helpers.runs import TrainConfig
+
+
+def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
+    from helpers.protocols import flexact_cifar, lambda_gelu, srelu
+
+    return {**lambda_gelu.EXPERIMENTS, **srelu.EXPERIMENTS, **flexact_cifar.EXPERIMENTS}
+
+
+def cheap_check_configs() -> list[TrainConfig]:
+    """cpu-profile runs cheap enough for CI to retrain and compare with their committed results."""
+    from helpers.protocols.lambda_gelu import pair_config
+
+    return [replace(pair_config("adult", "cpu", activation="lambda_gelu", mode="increasing", seed=0))]
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    import torch
+
+    from helpers.experiments import RunFailed, run_or_load
+    from helpers.runtime import current_profile
+
+    experiments = all_experiments()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("experiment", choices=sorted(experiments))
+    parser.add_argument("--profile", default=None)
+    parser.add_argument("--shard", default="0/1", help="i/n: run every n-th config starting at i")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    index, count = (int(v) for v in args.shard.split("/"))
+    configs = experiments[args.experiment](current_profile(args.profile))
+    mine = configs[index::count]
+    for i, cfg in enumerate(mine, 1):
+        label = (f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={cfg.init_mode} "
+                 f"c={cfg.hardness_lr_mult} seed={cfg.seed}")
+        try:
+            result = run_or_load(cfg)
+            print(f"[{i}/{len(mine)}] {label}: best {result['best_val_metric']:.4f} "
+                  f"@ epoch {result['best_epoch']}", flush=True)
+        except RunFailed as err:
+            print(f"[{i}/{len(mine)}] FAILED {label}: {err}", flush=True)

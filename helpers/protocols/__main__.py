@@ -1,0 +1,3 @@
+from helpers.protocols import main
+
+main()
