@@ -147,8 +147,9 @@ def _build_data(cfg: TrainConfig):
 
     if cfg.task == "lm":
         splits = load_dataset(cfg.dataset)
-        train = lm_blocks(splits.train_tokens, cfg.block_size, cfg.n_train)
-        val = lm_blocks(splits.val_tokens, cfg.block_size, cfg.n_val)
+        block = cfg.model_kwargs.get("block_size", cfg.block_size)  # the model's context wins
+        train = lm_blocks(splits.train_tokens, block, cfg.n_train)
+        val = lm_blocks(splits.val_tokens, block, cfg.n_val)
         return train, val, {"vocab_size": len(splits.vocab)}, splits.source
     splits = load_dataset(cfg.dataset, n_train=cfg.n_train, n_val=cfg.n_val, seed=cfg.data_seed)
     shape = {"input_shape": tuple(splits.input_shape), "num_classes": splits.num_classes}

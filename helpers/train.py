@@ -60,6 +60,12 @@ class TrainHook:
         pass
 
 
+def _call(hook: object, method: str, *args: Any) -> Any:
+    """Hooks may implement any subset of TrainHook's methods (duck typing)."""
+    fn = getattr(hook, method, None)
+    return fn(*args) if fn is not None else None
+
+
 def higher_is_better(task: Task) -> bool:
     """Accuracy improves upward; MSE and perplexity downward."""
     return task == "classification"
@@ -171,7 +177,7 @@ def fit(
         if scheduler is not None and saved.get("scheduler") is not None:
             scheduler.load_state_dict(saved["scheduler"])
         for hook, hook_state in zip(hooks, saved["hooks"]):
-            hook.load_state_dict(hook_state)
+            _call(hook, "load_state_dict", hook_state)
         _set_rng_state(saved["rng"], train_loader)
         history, step, best_state = saved["history"], saved["step"], saved.get("best_state")
         start_epoch = saved["epoch"] + 1
@@ -179,16 +185,16 @@ def fit(
     sign = 1.0 if higher_is_better(task) else -1.0
     for epoch in range(start_epoch, epochs + 1):
         for hook in hooks:
-            hook.on_epoch_start(epoch, model)
+            _call(hook, "on_epoch_start", epoch, model)
         model.train()
         loss_sum, seen = 0.0, 0
         batches = progress(train_loader, desc=f"{desc} epoch {epoch}/{epochs}".strip())
         for inputs, targets in batches:
             for hook in hooks:
-                hook.on_step(step, model)
+                _call(hook, "on_step", step, model)
             loss = task_loss(task, model(inputs), targets)
             for hook in hooks:
-                extra = hook.extra_loss(model)
+                extra = _call(hook, "extra_loss", model)
                 if extra is not None:
                     loss = loss + extra
             if not torch.isfinite(loss):
@@ -208,7 +214,7 @@ def fit(
         if not math.isfinite(row["val_loss"]):
             raise RunFailed(f"non-finite validation loss at epoch {epoch}")
         for hook in hooks:
-            row.update(hook.epoch_record(model))
+            row.update(_call(hook, "epoch_record", model) or {})
         history.append(row)
         best_so_far = max(history, key=lambda r: sign * r["val_metric"])
         if keep_best_state and best_so_far is row:
@@ -222,7 +228,7 @@ def fit(
                     "model": model.state_dict(),
                     "optimizer": optimizer.state_dict(),
                     "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                    "hooks": [hook.state_dict() for hook in hooks],
+                    "hooks": [_call(hook, "state_dict") or {} for hook in hooks],
                     "rng": _rng_state(train_loader),
                     "history": history,
                     "best_state": best_state,

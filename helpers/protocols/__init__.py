@@ -43,11 +43,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default=None)
     parser.add_argument("--shard", default="0/1", help="i/n: run every n-th config starting at i")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--only", default=None, help="comma-separated activations to run (default: all)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     index, count = (int(v) for v in args.shard.split("/"))
     configs = experiments[args.experiment](current_profile(args.profile))
+    if args.only:
+        configs = [c for c in configs if c.activation in args.only.split(",")]
     mine = configs[index::count]
     for i, cfg in enumerate(mine, 1):
         label = (f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={cfg.init_mode} "

@@ -241,9 +241,9 @@ def table2_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[T
     The GELU rows of Table II come from the Table I GELU runs, whose ReLU substitution at the best
     checkpoint is recorded with every run.
     """
+    pairs = table1_pairs(profile) if pairs is None else pairs
     return [pair_config(pair, profile, activation="lambda_gelu", mode="uniform", seed=s, anneal=True)
             for pair in pairs for s in PAIRS[pair].scale(profile).seeds]
-
 
 
 EXPERIMENTS = {"lgelu_grid": grid_configs, "lgelu_csweep": c_sweep_configs,

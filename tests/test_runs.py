@@ -1,0 +1,67 @@
+"""The standard run pipeline: config validation, LM blocks, schedules, an end-to-end tiny run."""
+
+import math
+
+import pytest
+import torch
+
+from helpers.experiments import run_or_load
+from helpers.runs import TrainConfig, lm_blocks, make_scheduler
+
+
+def _cfg(**kw):
+    base = dict(experiment="t", dataset="adult", model="mlp", profile="smoke")
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_lm_blocks_are_shifted_by_one():
+    tokens = torch.arange(23)
+    ds = lm_blocks(tokens, 5)
+    x, y = ds.tensors
+    assert x.shape == (4, 5) and torch.equal(y, x + 1)
+    assert len(lm_blocks(tokens, 5, limit=2)) == 2
+    with pytest.raises(ValueError, match="too few"):
+        lm_blocks(torch.arange(3), 5)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [({"optimizer": "adam"}, "optimizer"), ({"schedule": "step"}, "schedule"), ({"epochs": 0}, "epochs"),
+     ({"lr": -1.0}, "lr"), ({"hardness_lr_mult": 0.0}, "hardness_lr_mult"), ({"profile": "gpu"}, "profile"),
+     ({"anneal_target": 0.5}, "anneal_target"), ({"weight_decay": -1.0}, "weight_decay")],
+)
+def test_invalid_configs_are_rejected(kw, match):
+    with pytest.raises(ValueError, match=match):
+        _cfg(**kw)
+
+
+def test_warmup_cosine_schedule_hits_its_endpoints():
+    cfg = _cfg(epochs=10, lr=1e-3, schedule="warmup_cosine", warmup_epochs=2, warmup_start_lr=1e-6, min_lr=1e-5)
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=cfg.lr)
+    sched = make_scheduler(opt, cfg)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(cfg.epochs):
+        opt.step()
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs[0] == pytest.approx(1e-6)
+    assert lrs[2] == pytest.approx(1e-3)  # warmup done
+    assert lrs[10] == pytest.approx(1e-5)  # cosine reaches min_lr
+    assert all(a >= b for a, b in zip(lrs[2:], lrs[3:]))
+
+
+def test_tiny_end_to_end_run_is_cached_and_records_substitution(tmp_path, monkeypatch):
+    data_dir = pytest.importorskip("helpers.data").available
+    if not data_dir("adult"):
+        pytest.skip("Adult not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
+    cfg = _cfg(activation="lambda_gelu", activation_kwargs={"t": 0.1}, init_mode="increasing",
+               model_kwargs={"depth": 2, "width": 16}, n_train=256, n_val=128, epochs=2, batch_size=64,
+               hardness_lr_mult=9.0)
+    result = run_or_load(cfg)
+    assert result["status"] == "ok" and len(result["history"]) == 2
+    assert len(result["lambda_init"]) == 2 and result["lambda_init"][0] < result["lambda_init"][1]
+    assert all(len(row["lambdas"]) == 2 for row in result["history"])
+    assert set(result["substitution"]) == {"epoch", "original", "substituted"}
+    assert math.isclose(result["substitution"]["original"], result["best_val_metric"])
+    assert run_or_load(cfg) == result  # second call: from the cache
