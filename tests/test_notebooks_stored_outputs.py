@@ -1,0 +1,102 @@
+"""Notebook hygiene that nbval cannot see.
+
+nbval --nbval-lax compares a ``# NBVAL_CHECK_OUTPUT`` cell with the output *stored* in the
+committed notebook; a marked cell committed without output compares against nothing and passes.
+These tests fail in that case, and when a notebook would silently not be built (absent from
+``_toc.yml``, which ``only_build_toc_files: true`` skips without a warning).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+MARKER = "# NBVAL_CHECK_OUTPUT"
+
+
+def _check_toc_module():
+    spec = importlib.util.spec_from_file_location("check_toc", ROOT / "scripts" / "check_toc.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules["check_toc"] = module  # dataclasses look their module up in sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def _code_cells(path: Path) -> list:
+    nb = nbformat.read(path, as_version=4)
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def _is_marked(cell) -> bool:
+    lines = [line.strip() for line in cell.source.splitlines() if line.strip()]
+    return bool(lines) and lines[0] == MARKER
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_checked_cells_have_stored_outputs(path: Path) -> None:
+    problems = []
+    for index, cell in enumerate(_code_cells(path)):
+        if not _is_marked(cell):
+            continue
+        if not cell.get("outputs"):
+            problems.append(f"code cell {index}: marked {MARKER} but has no stored output")
+        elif any(out.output_type == "error" for out in cell.outputs):
+            problems.append(f"code cell {index}: its stored output is an error")
+    assert not problems, (
+        f"{path.name}: " + "; ".join(problems) + ". Execute the notebook in place and commit it "
+        "with its outputs (see book/rerun.md)."
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_marker_is_the_first_line_when_present(path: Path) -> None:
+    """A marker further down a cell is ignored by the convention above: flag it rather than trust it."""
+    misplaced = [
+        index
+        for index, cell in enumerate(_code_cells(path))
+        if MARKER in cell.source and not _is_marked(cell)
+    ]
+    assert not misplaced, f"{path.name}: {MARKER} must be the first line of code cells {misplaced}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_first_code_cell_is_tagged_parameters(path: Path) -> None:
+    cells = _code_cells(path)
+    assert cells, f"{path.name} has no code cell"
+    assert "parameters" in cells[0].metadata.get("tags", []), (
+        f"{path.name}: the first code cell must be tagged 'parameters' (profile and seeds)"
+    )
+
+
+def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists() -> None:
+    check_toc = _check_toc_module()
+    problems = check_toc.problems()
+    assert not problems, "\n".join(problems) + "\nFix with: .venv/bin/python scripts/check_toc.py --write"
+
+
+def test_check_toc_detects_a_missing_notebook(tmp_path: Path) -> None:
+    """The toc check itself can fail: an unlisted notebook and an entry without a file are reported."""
+    check_toc = _check_toc_module()
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.md").write_text("# x\n")
+    (tmp_path / "notebooks" / "05_orphan.ipynb").write_text("{}")
+    toc = tmp_path / "_toc.yml"
+    toc.write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n  - caption: A\n    chapters:\n"
+        "      - file: notebooks/06_missing\n"
+        "#~    - file: notebooks/05_orphan\n"
+    )
+    problems = check_toc.problems(toc, tmp_path)
+    assert any("no file: notebooks/06_missing" in p for p in problems)
+    assert any("commented: notebooks/05_orphan" in p for p in problems)
+    rendered = check_toc.render(check_toc.read_toc(toc, planned=True), tmp_path)
+    assert "      - file: notebooks/05_orphan" in rendered
+    assert "#~    - file: notebooks/06_missing" in rendered
