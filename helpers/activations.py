@@ -15,7 +15,8 @@ from torch import nn
 
 from helpers.flexact import FlexAct
 from helpers.lambda_gelu import LambdaGELU, lambda_gelu
-from helpers.srelu import SReLU, srelu
+from helpers.mollify import MollifiedActivation
+from helpers.srelu import SReLU, SReLUPaperReference, srelu
 
 __all__ = [
     "lambda_gelu",
@@ -46,6 +47,7 @@ _REGISTRY: dict[str, ActivationFactory] = {
     "identity": nn.Identity,
     "lambda_gelu": LambdaGELU,
     "srelu": SReLU,
+    "srelu_paper": SReLUPaperReference,
     "flexact": FlexAct,
 }
 
@@ -64,6 +66,8 @@ ACTIVATION_TYPES: tuple[type[nn.Module], ...] = (
     nn.Tanh,
     LambdaGELU,
     SReLU,
+    SReLUPaperReference,
+    MollifiedActivation,
     FlexAct,
 )
 
