@@ -37,19 +37,20 @@ CONVNEXT_PAPER = {"depths": (3, 3, 9, 3), "dims": (96, 192, 384, 768)}
 SCALES: dict[str, dict[str, SReLUScale]] = {
     "vit": {
         "paper": SReLUScale(VIT_PAPER, 100, 20, None, None, (0, 1, 2), 256, "the paper's setup"),
-        "cpu": SReLUScale({"dim": 64, "depth": 6, "heads": 2, "patch": 4}, 6, 1, 3000, 2000, (0, 1, 2),
-                          128, "ViT-tiny shrunk to width 64, depth 6; 3,000 training / 2,000 validation "
-                          "images of CIFAR-10 (JPEG mirror); 6 epochs (1 warmup) instead of 100 (20); "
+        "cpu": SReLUScale({"dim": 48, "depth": 4, "heads": 2, "patch": 4}, 5, 1, 2000, 1000, (0, 1, 2),
+                          128, "ViT-tiny shrunk to width 48, depth 4; 2,000 training / 1,000 validation "
+                          "images of CIFAR-10 (JPEG mirror); 5 epochs (1 warmup) instead of 100 (20); "
                           "batch 128 instead of 256; no augmentation"),
         "smoke": SReLUScale({"dim": 16, "depth": 2, "heads": 2, "patch": 8}, 2, 1, 256, 128, (0,), 64,
                             "smoke"),
     },
     "convnext": {
         "paper": SReLUScale(CONVNEXT_PAPER, 100, 20, None, None, (0, 1, 2), 256, "the paper's setup"),
-        "cpu": SReLUScale({"depths": (1, 1, 3, 1), "dims": (24, 48, 96, 192)}, 6, 1, 3000, 2000,
+        "cpu": SReLUScale({"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, 5, 1, 2000, 1000,
                           (0, 1, 2), 128,
-                          "ConvNeXt-tiny shrunk to depths (1,1,3,1), widths (24,48,96,192); 3,000/2,000 "
-                          "images of CIFAR-10 (JPEG mirror); 6 epochs (1 warmup); batch 128; no augmentation"),
+                          "ConvNeXt-tiny shrunk to depths (1,1,2,1), widths (16,32,64,128); 2,000/1,000 "
+                          "images of CIFAR-10 (JPEG mirror); 5 epochs (1 warmup) instead of 100; batch 128 "
+                          "instead of 256; no augmentation"),
         "smoke": SReLUScale({"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)}, 2, 1, 256, 128, (0,), 64,
                             "smoke"),
     },
