@@ -97,7 +97,8 @@ def write_json_atomic(path: Path, data: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True, allow_nan=False)
+            # compact: per-epoch histories of hundreds of runs are committed
+            json.dump(data, fh, sort_keys=True, allow_nan=False, separators=(",", ":"))
             fh.write("\n")
         os.replace(tmp, path)
     except BaseException:

@@ -82,8 +82,9 @@ def quiet() -> bool:
 
 def progress(iterable: Iterable[T], **kwargs: object) -> Iterator[T]:
     """A tqdm progress bar (notebook-aware) that is disabled under CI."""
+    if quiet():  # no bar, and no tqdm import (tqdm.auto warns without ipywidgets)
+        return iter(iterable)
     from tqdm.auto import tqdm
 
-    kwargs.setdefault("disable", quiet())
     kwargs.setdefault("leave", False)
     return iter(tqdm(iterable, **kwargs))
