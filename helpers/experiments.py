@@ -77,9 +77,30 @@ def config_dict(config: Any) -> dict:
     return {"config_class": type(config).__name__, **_jsonable(config)}
 
 
+def _field_defaults(config_cls: type) -> dict[str, Any]:
+    defaults = {}
+    for f in dataclasses.fields(config_cls):
+        if f.default is not dataclasses.MISSING:
+            defaults[f.name] = _jsonable(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            defaults[f.name] = _jsonable(f.default_factory())
+    return defaults
+
+
+def hash_payload(config: Any) -> dict:
+    """What the hash sees: the config without fields left at their default value.
+
+    Leaving defaults out keeps every committed result's key unchanged when a new field (with a
+    default that reproduces the old behaviour) is added to a config class.
+    """
+    full = config_dict(config)
+    defaults = _field_defaults(type(config))
+    return {k: v for k, v in full.items() if k not in defaults or defaults[k] != v}
+
+
 def config_hash(config: Any) -> str:
-    """Stable 16-hex-digit hash of the config and the code version."""
-    payload = json.dumps({"code_version": CODE_VERSION, **config_dict(config)}, sort_keys=True)
+    """Stable 16-hex-digit hash of the config's non-default fields and the code version."""
+    payload = json.dumps({"code_version": CODE_VERSION, **hash_payload(config)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
