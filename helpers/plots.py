@@ -499,3 +499,45 @@ def plot_training_curves(
     fig.legend(handles, legend, loc="lower center", ncol=min(len(legend), 8), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07 if len(metrics) > 1 else 0.12, 1, 1))
     return fig
+
+
+def plot_selection_with_target(
+    panels: dict[str, dict],
+    *,
+    display: dict[str, str] | None = None,
+    panel_size: tuple[float, float] = (3.4, 2.8),
+) -> plt.Figure:
+    """Flex-Act selection probabilities (solid) and the regulariser's target p̃ (dashed) per epoch,
+    one panel per entry, on a y-axis fitted to the data (small moves away from uniform stay visible).
+
+    Each value is :func:`helpers.experiment_tables.flexact_trajectory` output for one run
+    (``epochs``, ``probs`` of shape 1 × (E+1) × K, ``pseudo_probs`` of shape 1 × E × K,
+    ``candidates``).
+    """
+    if not panels:
+        raise ValueError("no panels to plot")
+    display = display or {}
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(panel_size[0] * n, panel_size[1]), squeeze=False, sharey=True)
+    for ax, (title, traj) in zip(axes.flat, panels.items()):
+        probs = np.asarray(traj["probs"], dtype=float)
+        target = np.asarray(traj["pseudo_probs"], dtype=float)
+        if probs.ndim != 3 or probs.shape[0] != 1 or target.shape[0] != 1:
+            raise ValueError(f"panel {title!r}: expected the trajectory of one run, got probs {probs.shape}")
+        epochs = np.asarray(traj["epochs"])
+        for j, name in enumerate(traj["candidates"]):
+            color = _FLEXACT_COLORS.get(name)
+            ax.plot(epochs, probs[0, :, j], color=color, marker=".", label=display.get(name, name))
+            ax.plot(epochs[1:], target[0, :, j], color=color, linestyle="--", linewidth=0.9)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("probability")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], color="0.3", linestyle="--", linewidth=0.9))
+    labels.append("target p̃ (dashed)")
+    ncol = len(labels) if n > 1 else 3  # one narrow panel: wrap the legend
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.12 if n > 1 else 0.22, 1, 1))
+    return fig

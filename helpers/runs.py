@@ -75,6 +75,7 @@ class TrainConfig:
     penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
     flexact_alpha: float = 0.0
     flexact_lam: float = 1.0
+    flexact_tau_min: float | None = None  # None: τ stays 1; else exponential 1 → τ_min per step
     block_size: int = 64
     max_grad_norm: float | None = None
     scale_note: str = ""
@@ -101,6 +102,8 @@ class TrainConfig:
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
         if self.anneal_target is not None and self.anneal_target < 1:
             raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
+        if self.flexact_tau_min is not None and not 0 < self.flexact_tau_min <= 1:
+            raise ValueError(f"flexact_tau_min must be in (0, 1] (τ starts at 1), got {self.flexact_tau_min!r}")
 
     @property
     def task(self) -> str:
@@ -186,9 +189,13 @@ def build_run(cfg: TrainConfig):
     if cfg.anneal_target is not None:
         hooks.append(AnnealingSchedule(cfg.epochs, cfg.anneal_target, switch_fraction=cfg.anneal_switch))
     if any(type(m).__name__ == "FlexAct" for m in model.modules()):
-        from helpers.flexact import FlexActHook
+        from helpers.flexact import FlexActHook, TemperatureSchedule
 
-        hooks.append(FlexActHook(alpha=cfg.flexact_alpha, lam=cfg.flexact_lam))
+        schedule = None
+        if cfg.flexact_tau_min is not None:  # anneal over every training step of the run
+            steps = cfg.epochs * math.ceil(len(train) / cfg.batch_size)
+            schedule = TemperatureSchedule(1.0, cfg.flexact_tau_min, steps, "exponential")
+        hooks.append(FlexActHook(alpha=cfg.flexact_alpha, lam=cfg.flexact_lam, temperature_schedule=schedule))
     train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=cfg.seed)
     val_loader = make_loader(val, 512, shuffle=False, seed=0)
     return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "hooks": hooks,

@@ -283,8 +283,8 @@ def test_claims_without_committed_results_are_not_run_here():
     claims = paper.claims()
     assert claims and all(isinstance(c, Claim) for c in claims)
     assert {c.verdict for c in claims} == {"not run here"}  # tests use an empty results folder
-    assert paper.cifar_claims() == []
-    assert all(c.notebook == "notebooks/30_flexact_synthetic" for c in claims)
+    assert paper.cifar_claims() and {c.verdict for c in paper.cifar_claims()} == {"not run here"}
+    assert all(c.notebook in ("notebooks/30_flexact_synthetic", "notebooks/31_flexact_cifar") for c in claims)
 
 
 def test_cell_agreement_rule():

@@ -1,0 +1,561 @@
+"""Tables of classification runs beside a paper's: seeds → mean ± std, margins, verdicts.
+
+Every image-classification experiment of the book is a list of :class:`helpers.runs.TrainConfig`
+results (``history`` rows with ``val_metric`` = accuracy, ``best_val_metric``). This module turns
+such a list into
+
+* one row per run (:func:`accuracy_rows`: the run's grouping keys, its best and final validation
+  accuracy in %),
+* mean ± standard deviation over seeds per group (:func:`summarize`),
+* our table beside the paper's (:func:`side_by_side`) and the rank agreement of the two
+  (:func:`rank_correlation`),
+* the difference between two groups with its standard error (:func:`difference`), the margin of
+  one group over the best of the others (:func:`margin_over_rest`), the same computed from a
+  paper's printed mean ± std (:func:`paper_difference`), and the verdict rules the claims use
+  (:func:`gain_verdict`, :func:`matches_verdict`).
+
+Nothing here knows about a particular paper: the S-ReLU and Flex-Act pages and their claims
+(:mod:`helpers.paper.srelu`, :mod:`helpers.paper.flexact`) call it with their own keys.
+
+Conventions. Accuracies are in percent, like the papers' tables. "Best" is the maximum of the
+per-epoch validation accuracy (the validation images are drawn from CIFAR-10's test split, so it
+is selected on the data it is reported on, as the papers' tables presumably are); "final" is the
+last epoch's. Standard deviations are over seeds with ``ddof = 1`` (``NaN`` for a single seed).
+The standard error of a difference of two means is Welch's ``sqrt(s_a²/n_a + s_b²/n_b)``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from helpers.report import Verdict
+
+#: Display names of activation registry names, as the papers print them.
+DISPLAY_NAMES: dict[str, str] = {
+    "gelu": "GELU", "elu": "ELU", "prelu": "PReLU", "celu": "CELU", "silu": "SiLU", "mish": "Mish",
+    "srelu": "S-ReLU", "relu": "ReLU", "leaky_relu": "LeakyReLU", "sigmoid": "Sigmoid", "tanh": "Tanh",
+    "identity": "Identity", "flexact": "Flex-Act", "lambda_gelu": "λ-GELU",
+}
+#: Significance multiplier of the verdict rules: a difference counts when it exceeds 2 standard errors.
+Z_SIGNIFICANT = 2.0
+#: A paper's margin "reproduces in size" when ours is at least this fraction of it.
+MARGIN_FRACTION = 0.5
+#: The paper's number of runs per cell when it states none (S-ReLU App. G: "three runs").
+PAPER_RUNS = 3
+
+_METRICS = ("best", "final")
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def _check_configs(configs: Sequence[Any]) -> None:
+    if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence):
+        raise TypeError(f"configs must be a sequence of run configs, got {type(configs).__name__}")
+    for cfg in configs:
+        if not (hasattr(cfg, "experiment") and hasattr(cfg, "profile")):
+            raise TypeError(f"not a run config (needs 'experiment' and 'profile'): {cfg!r}")
+
+
+def load_all(configs: Sequence[Any]) -> list[dict] | None:
+    """The stored results of every config, or ``None`` when any is missing or failed (no training)."""
+    from helpers.experiments import load_result
+
+    _check_configs(configs)
+    results = []
+    for cfg in configs:
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            return None
+        results.append(result)
+    return results
+
+
+def gather_results(configs: Sequence[Any], *, protocol: str | None = None,
+                   train: bool | None = None) -> list[dict]:
+    """Results of ``configs`` for a notebook: trained if allowed, else loaded.
+
+    ``train`` defaults to "only in the smoke profile (or with ``REPRO_RERUN=1``)": the book's cpu
+    results are produced by ``python -m helpers.protocols <protocol> --profile cpu`` and only
+    loaded here, so executing a page never starts hours of training. A missing result raises
+    :class:`helpers.experiments.MissingResult` naming how many runs are missing and that command.
+    """
+    from helpers.experiments import MissingResult, load_result, result_path, run_or_load
+
+    _check_configs(configs)
+    if not configs:
+        raise ValueError("no configs given")
+    profiles = {cfg.profile for cfg in configs}
+    if train is None:
+        train = profiles == {"smoke"} or os.environ.get("REPRO_RERUN", "") not in ("", "0")
+    if train:
+        return [run_or_load(cfg) for cfg in configs]
+    results, missing = [], []
+    for cfg in configs:
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            missing.append(result_path(cfg))
+        else:
+            results.append(result)
+    if missing:
+        how = (f"python -m helpers.protocols {protocol} --profile {sorted(profiles)[0]}"
+               if protocol else "the protocol's runs")
+        raise MissingResult(
+            f"{len(missing)} of {len(configs)} results are missing (first: {missing[0]}); produce them "
+            f"with `{how}` (or set REPRO_RERUN=1 to train here)"
+        )
+    return results
+
+
+# --------------------------------------------------------------------------------------------
+# Rows and summaries
+# --------------------------------------------------------------------------------------------
+
+
+def _config(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not isinstance(result, Mapping) or "config" not in result or "history" not in result:
+        raise TypeError("each result must be a run_or_load result dict with 'config' and 'history'")
+    return result["config"]
+
+
+def accuracy_rows(results: Iterable[Mapping[str, Any]],
+                  extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None) -> pd.DataFrame:
+    """One row per run: its grouping keys and its best/final validation accuracy in %.
+
+    Columns: ``experiment, model, dataset, activation, delta`` (S-ReLU's δ, else NaN),
+    ``penultimate`` (the extra activation before the classifier, ``"none"`` without),
+    ``seed, best, final, best_epoch, epochs, n_params``, plus one column per entry of ``extra``
+    (a function of the result dict). Only classification results (higher is better) are accepted.
+    """
+    rows = []
+    for result in results:
+        cfg = _config(result)
+        if result.get("status", "ok") != "ok":
+            raise ValueError(f"result {result.get('config_hash')} is not a successful run")
+        if not result.get("higher_is_better", True):
+            raise ValueError("accuracy_rows takes classification runs (higher is better); got a run "
+                             f"of task metric {cfg.get('dataset')!r} where lower is better")
+        history = result["history"]
+        if not history:
+            raise ValueError(f"result {result.get('config_hash')} has an empty history")
+        kwargs = cfg.get("activation_kwargs") or {}
+        row = {
+            "experiment": cfg.get("experiment"), "model": cfg.get("model"), "dataset": cfg.get("dataset"),
+            "activation": cfg.get("activation"),
+            "delta": float(kwargs["delta"]) if "delta" in kwargs else math.nan,
+            "penultimate": cfg.get("penultimate_activation") or "none",
+            "seed": cfg.get("seed"),
+            "best": 100.0 * float(result["best_val_metric"]),
+            "final": 100.0 * float(history[-1]["val_metric"]),
+            "best_epoch": int(result["best_epoch"]), "epochs": len(history),
+            "n_params": result.get("n_params"),
+        }
+        for name, fn in (extra or {}).items():
+            row[name] = fn(result)
+        rows.append(row)
+    if not rows:
+        raise ValueError("no results given")
+    return pd.DataFrame(rows)
+
+
+def summarize(rows: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
+    """Mean ± std over seeds of ``best`` and ``final`` per group of ``by`` (column name(s)).
+
+    Columns ``n, best_mean, best_std, final_mean, final_std``; index: the ``by`` column(s), in the
+    order the groups first appear in ``rows`` (the protocol's order).
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    if not by:
+        raise ValueError("by must name at least one column")
+    missing = [c for c in [*by, *_METRICS] if c not in rows.columns]
+    if missing:
+        raise ValueError(f"rows lack columns {missing}; build them with accuracy_rows()")
+    grouped = rows.groupby(by if len(by) > 1 else by[0], sort=False, dropna=False)
+    out = pd.DataFrame({"n": grouped.size()})
+    for metric in _METRICS:
+        out[f"{metric}_mean"] = grouped[metric].mean()
+        out[f"{metric}_std"] = grouped[metric].std(ddof=1)  # NaN for one seed
+    return out
+
+
+def format_mean_std(mean: float, std: float, digits: int = 1) -> str:
+    """``"72.4 ± 0.7"``; only the mean when ``std`` is NaN (one seed); ``"—"`` for a NaN mean."""
+    if not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be an int >= 0, got {digits!r}")
+    if mean is None or not math.isfinite(mean):
+        return "—"
+    if std is None or not math.isfinite(std):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _check_paper(paper: Mapping[Hashable, tuple[float, float]]) -> None:
+    if not isinstance(paper, Mapping):
+        raise TypeError(f"paper must map a key to (mean, std), got {type(paper).__name__}")
+    for key, value in paper.items():
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise ValueError(f"paper[{key!r}] must be a (mean, std) tuple, got {value!r}")
+
+
+def rekey(paper: Mapping[Hashable, tuple[float, float]], names: Mapping[Hashable, Hashable]) -> dict:
+    """A paper table re-keyed by our keys: ``{ours: paper[names[ours]]}`` for the names it has
+    (e.g. ``rekey(TABLE2["CIFAR-10"], {"gelu": "GELU", ...})``)."""
+    _check_paper(paper)
+    return {ours: paper[theirs] for ours, theirs in names.items() if theirs in paper}
+
+
+def side_by_side(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]], *,
+                 labels: Mapping[Hashable, str] | None = None, digits: int = 1,
+                 paper_name: str = "paper") -> pd.DataFrame:
+    """Our best and final accuracy (mean ± std), the paper's, their difference and the ranks.
+
+    ``summary`` comes from :func:`summarize` with one index level; ``paper`` maps the same keys to
+    the paper's ``(mean, std)`` (keys only one side has get "—"). Ranks are by mean, 1 = highest.
+    """
+    _check_paper(paper)
+    if summary.index.nlevels != 1:
+        raise ValueError("side_by_side needs a summary with one index level; select one group first")
+    keys = list(summary.index) + [k for k in paper if k not in summary.index]
+    ours_rank = summary["best_mean"].rank(ascending=False, method="min")
+    paper_means = pd.Series({k: v[0] for k, v in paper.items()}, dtype=float)
+    paper_rank = paper_means.rank(ascending=False, method="min")
+    rows = []
+    for key in keys:
+        have = key in summary.index
+        s = summary.loc[key] if have else None
+        p = paper.get(key)
+        rows.append({
+            "": (labels or {}).get(key, str(key)),
+            "ours, best": format_mean_std(s["best_mean"], s["best_std"], digits) if have else "—",
+            "ours, final": format_mean_std(s["final_mean"], s["final_std"], digits) if have else "—",
+            paper_name: format_mean_std(*p, digits) if p else "—",
+            "ours − paper": f"{s['best_mean'] - p[0]:+.{digits}f}" if (have and p) else "—",
+            "rank (ours)": int(ours_rank[key]) if have else "—",
+            f"rank ({paper_name})": int(paper_rank[key]) if p else "—",
+        })
+    return pd.DataFrame(rows).set_index("")
+
+
+def rank_correlation(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]],
+                     metric: str = "best") -> tuple[float, int]:
+    """Spearman correlation between our mean ``metric`` and the paper's means over the shared keys,
+    and the number of keys (NaN for fewer than 3 keys or a constant side)."""
+    from scipy.stats import spearmanr
+
+    _check_paper(paper)
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    shared = [k for k in summary.index if k in paper]
+    if len(shared) < 3:
+        return math.nan, len(shared)
+    ours = summary.loc[shared, f"{metric}_mean"].to_numpy(float)
+    theirs = np.array([paper[k][0] for k in shared], dtype=float)
+    if np.ptp(ours) == 0 or np.ptp(theirs) == 0:
+        return math.nan, len(shared)
+    return float(spearmanr(ours, theirs).statistic), len(shared)
+
+
+def sweep_frame(source: pd.DataFrame | Mapping[float, tuple[float, float]], metric: str = "best") -> pd.DataFrame:
+    """Columns ``x, mean, std`` for :func:`helpers.plots.plot_sweep_errorbars`, from a
+    :func:`summarize` frame indexed by the swept value (its ``metric``) or from a paper's
+    ``{value: (mean, std)}``."""
+    if isinstance(source, pd.DataFrame):
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+        if source.index.nlevels != 1:
+            raise ValueError("sweep_frame needs a summary with one index level (the swept value)")
+        return pd.DataFrame({"x": source.index.to_numpy(float), "mean": source[f"{metric}_mean"].to_numpy(float),
+                             "std": source[f"{metric}_std"].to_numpy(float)})
+    _check_paper(source)
+    return pd.DataFrame([(float(k), float(m), float(s)) for k, (m, s) in source.items()],
+                        columns=["x", "mean", "std"])
+
+
+# --------------------------------------------------------------------------------------------
+# Differences, margins and verdicts
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``mean_a − mean_b`` of two groups, with the spreads and counts behind it."""
+
+    a: Hashable
+    b: Hashable
+    mean_a: float
+    mean_b: float
+    std_a: float
+    std_b: float
+    n_a: int
+    n_b: int
+
+    @property
+    def diff(self) -> float:
+        return self.mean_a - self.mean_b
+
+    @property
+    def se(self) -> float:
+        """Welch's standard error of the difference (NaN with a single seed on either side)."""
+        if self.n_a < 2 or self.n_b < 2 or not (math.isfinite(self.std_a) and math.isfinite(self.std_b)):
+            return math.nan
+        return math.sqrt(self.std_a**2 / self.n_a + self.std_b**2 / self.n_b)
+
+    @property
+    def z(self) -> float:
+        """``diff / se`` (±inf for a nonzero difference with zero spread, NaN when undefined)."""
+        se = self.se
+        if not math.isfinite(se):
+            return math.nan
+        if se == 0:
+            return math.copysign(math.inf, self.diff) if self.diff else math.nan
+        return self.diff / se
+
+    def significant(self, z: float = Z_SIGNIFICANT) -> bool:
+        """True when ``diff`` exceeds ``z`` standard errors (in either direction)."""
+        zz = self.z
+        return math.isinf(zz) or (math.isfinite(zz) and abs(zz) > z)
+
+    def describe(self, labels: Mapping[Hashable, str] | None = None, digits: int = 1,
+                 unit: str = "seeds") -> str:
+        """``"S-ReLU − GELU = +1.2 ± 0.4 points (z = 3.0, 3 vs 3 seeds)"`` (± one standard error)."""
+        name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
+        se = f" ± {self.se:.{digits}f}" if math.isfinite(self.se) else ""
+        z = f"z = {self.z:.1f}, " if math.isfinite(self.z) else ""
+        return (f"{name(self.a)} − {name(self.b)} = {self.diff:+.{digits}f}{se} points "
+                f"({z}{self.n_a} vs {self.n_b} {unit})")
+
+
+def difference(summary: pd.DataFrame, a: Hashable, b: Hashable, metric: str = "best") -> Difference:
+    """``a − b`` of the mean ``metric`` in ``summary`` (from :func:`summarize`)."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    for key in (a, b):
+        if key not in summary.index:
+            raise KeyError(f"{key!r} is not in the summary (have {list(summary.index)})")
+    sa, sb = summary.loc[a], summary.loc[b]
+    return Difference(a, b, float(sa[f"{metric}_mean"]), float(sb[f"{metric}_mean"]),
+                      float(sa[f"{metric}_std"]), float(sb[f"{metric}_std"]), int(sa["n"]), int(sb["n"]))
+
+
+def margin_over_rest(summary: pd.DataFrame, target: Hashable, *, metric: str = "best",
+                     exclude: Iterable[Hashable] = ()) -> Difference:
+    """``target`` minus the best of the other groups (by mean ``metric``), ``exclude`` left out."""
+    excluded = set(exclude)
+    others = [k for k in summary.index if k != target and k not in excluded]
+    if not others:
+        raise ValueError(f"no group besides {target!r} to compare with")
+    runner_up = max(others, key=lambda k: summary.loc[k, f"{metric}_mean"])
+    return difference(summary, target, runner_up, metric)
+
+
+def paper_difference(paper: Mapping[Hashable, tuple[float, float]], a: Hashable, b: Hashable | None = None,
+                     *, exclude: Iterable[Hashable] = (), n_runs: int = PAPER_RUNS) -> Difference:
+    """The same difference from a paper's printed ``(mean, std)``: ``a − b``, or ``a`` minus the
+    best other entry when ``b`` is None. ``n_runs`` is the paper's runs per cell."""
+    _check_paper(paper)
+    if a not in paper:
+        raise KeyError(f"{a!r} is not in the paper's table (have {list(paper)})")
+    if b is None:
+        excluded = set(exclude)
+        others = [k for k in paper if k != a and k not in excluded]
+        if not others:
+            raise ValueError(f"no entry besides {a!r} in the paper's table")
+        b = max(others, key=lambda k: paper[k][0])
+    if b not in paper:
+        raise KeyError(f"{b!r} is not in the paper's table (have {list(paper)})")
+    return Difference(a, b, paper[a][0], paper[b][0], paper[a][1], paper[b][1], n_runs, n_runs)
+
+
+def gain_verdict(ours: Difference, paper_gain: float | None = None, *, z: float = Z_SIGNIFICANT,
+                 fraction: float = MARGIN_FRACTION) -> Verdict:
+    """Does a gain the paper reports reproduce? ``confirmed`` when our difference is positive by
+    more than ``z`` standard errors and, if ``paper_gain`` is given, at least ``fraction`` of it;
+    otherwise ``not confirmed`` (a scaled experiment never *contradicts*; see the report page)."""
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"fraction must be in [0, 1], got {fraction!r}")
+    positive = ours.diff > 0 and ours.significant(z)
+    big_enough = paper_gain is None or ours.diff >= fraction * paper_gain
+    return "confirmed" if positive and big_enough else "not confirmed"
+
+
+def matches_verdict(ours: Difference, *, z: float = Z_SIGNIFICANT) -> Verdict:
+    """"Matches or improves": ``confirmed`` unless our difference is negative by more than ``z``
+    standard errors (or cannot be judged: a single seed)."""
+    if not math.isfinite(ours.se):
+        return "not confirmed"
+    return "not confirmed" if ours.diff < 0 and ours.significant(z) else "confirmed"
+
+
+def margin_statement(ours: Difference, paper: Difference | None = None, *,
+                     labels: Mapping[Hashable, str] | None = None, digits: int = 1,
+                     z: float = Z_SIGNIFICANT, fraction: float = MARGIN_FRACTION,
+                     size_rule: bool = True) -> str:
+    """A plain sentence: our difference, whether it is significant, and whether the paper's
+    difference reproduces under :func:`gain_verdict`'s rule (``size_rule=False``: the paper's
+    difference is only quoted, for comparisons where its size depends on the training budget)."""
+    out = [f"Ours: {ours.describe(labels, digits)}"]
+    if not math.isfinite(ours.se):
+        out.append("one seed per group gives no standard error, so no significance statement")
+    elif ours.significant(z):
+        out.append(f"{'ahead' if ours.diff > 0 else 'behind'} by {abs(ours.z):.1f} standard errors, "
+                   f"significant (more than {z:g})")
+    else:
+        out.append(f"within {z:g} standard errors of zero: no detectable difference")
+    sentence = "; ".join(out) + "."
+    if paper is None:
+        return sentence
+    if not size_rule:
+        return f"{sentence} Paper: {paper.describe(labels, digits, unit='runs')}."
+    verdict = gain_verdict(ours, paper.diff, z=z, fraction=fraction)
+    share = f"{ours.diff / paper.diff:.0%} of it" if paper.diff else "the paper's is zero"
+    result = ("the paper's margin reproduces" if verdict == "confirmed"
+              else f"the paper's margin does not reproduce (ours is {share})")
+    return f"{sentence} Paper: {paper.describe(labels, digits, unit='runs')}; {result}."
+
+
+def config_frame(configs: Mapping[str, Any], fields: Sequence[str]) -> pd.DataFrame:
+    """Run configs side by side (one column per label, one row per field), e.g. the paper
+    profile's config beside ours, to show what a scaled profile changed."""
+    if not configs:
+        raise ValueError("no configs given")
+    for label, cfg in configs.items():
+        absent = [f for f in fields if not hasattr(cfg, f)]
+        if absent:
+            raise ValueError(f"config {label!r} has no fields {absent}")
+    # None means "all" for data sizes and "off" elsewhere; "—" says it without guessing which.
+    return pd.DataFrame({label: ["—" if getattr(cfg, f) is None else str(getattr(cfg, f)) for f in fields]
+                         for label, cfg in configs.items()},
+                        index=pd.Index(list(fields), name="field"))
+
+
+# --------------------------------------------------------------------------------------------
+# Curves and Flex-Act selections
+# --------------------------------------------------------------------------------------------
+
+
+def training_curves(results: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Hashable],
+                    metrics: Sequence[str] = ("val_metric", "train_loss")) -> pd.DataFrame:
+    """Per-epoch mean and std over seeds of history ``metrics``, grouped by ``key(config)``.
+
+    Long format: columns ``group, epoch`` and ``<metric>_mean``, ``<metric>_std`` per metric
+    (``val_metric`` is converted to %).
+    """
+    rows = []
+    for result in results:
+        cfg = _config(result)
+        for row in result["history"]:
+            entry = {"group": key(cfg), "epoch": int(row["epoch"])}
+            for metric in metrics:
+                if metric not in row:
+                    raise KeyError(f"history rows have no {metric!r} (have {sorted(row)})")
+                entry[metric] = 100.0 * row[metric] if metric == "val_metric" else row[metric]
+            rows.append(entry)
+    if not rows:
+        raise ValueError("no results given")
+    frame = pd.DataFrame(rows)
+    grouped = frame.groupby(["group", "epoch"], sort=False)
+    out = grouped[list(metrics)].agg(["mean", "std"])
+    out.columns = [f"{m}_{s}" for m, s in out.columns]
+    return out.reset_index()
+
+
+def _flexact_layer(result: Mapping[str, Any], layer: str | None) -> tuple[str, list[dict]]:
+    rows = [row.get("flexact") for row in result["history"]]
+    if not rows or any(not r for r in rows):
+        raise ValueError(f"run {result.get('config_hash')} has no Flex-Act records (no Flex-Act layer?)")
+    names = list(rows[0])
+    if layer is None:
+        if len(names) != 1:
+            raise ValueError(f"the run has several Flex-Act layers {names}; name one with layer=")
+        layer = names[0]
+    if layer not in rows[0]:
+        raise KeyError(f"no Flex-Act layer {layer!r} (have {names})")
+    return layer, [r[layer] for r in rows]
+
+
+def _candidates(cfg: Mapping[str, Any]) -> list[str]:
+    from helpers.flexact import DEFAULT_CANDIDATES
+
+    cands = (cfg.get("penultimate_kwargs") or {}).get("candidates", DEFAULT_CANDIDATES)
+    return list(cands)
+
+
+def _initial_probs(cfg: Mapping[str, Any], k: int) -> list[float]:
+    init = (cfg.get("penultimate_kwargs") or {}).get("init_logits")
+    if init is None:
+        return [1.0 / k] * k  # logits start at 0
+    logits = np.asarray(init, dtype=float)
+    e = np.exp(logits - logits.max())
+    return (e / e.sum()).tolist()
+
+
+def flexact_selections(results: Iterable[Mapping[str, Any]], layer: str | None = None) -> pd.DataFrame:
+    """Per Flex-Act run: seed, the chosen candidate (argmax of the final selection probabilities),
+    its probability, the final probabilities and the final τ."""
+    rows = []
+    for result in results:
+        cfg = _config(result)
+        _, records = _flexact_layer(result, layer)
+        cands = _candidates(cfg)
+        probs = np.asarray(records[-1]["probs"], dtype=float)
+        if len(probs) != len(cands):
+            raise ValueError(f"{len(probs)} probabilities for candidates {cands}")
+        row = {"model": cfg.get("model"), "seed": cfg.get("seed"), "chosen": cands[int(np.argmax(probs))],
+               "p_chosen": float(probs.max()), "tau_final": result["history"][-1].get("tau")}
+        row.update({f"p_{c}": float(p) for c, p in zip(cands, probs)})
+        rows.append(row)
+    if not rows:
+        raise ValueError("no Flex-Act results given")
+    return pd.DataFrame(rows)
+
+
+def flexact_trajectory(results: Sequence[Mapping[str, Any]], layer: str | None = None) -> dict[str, Any]:
+    """Selection probabilities per epoch (epoch 0 = initialisation) stacked over ``results``, in the
+    format of :func:`helpers.plots.plot_selection_trajectories`:
+    ``{"epochs": (E+1,), "probs": (runs, E+1, K), "candidates": [...], "tau": (E,),
+    "pseudo_probs": (runs, E, K)}``."""
+    if not results:
+        raise ValueError("no Flex-Act results given")
+    probs, pseudo, cands, n_epochs = [], [], None, None
+    for result in results:
+        cfg = _config(result)
+        _, records = _flexact_layer(result, layer)
+        these = _candidates(cfg)
+        if cands is not None and these != cands:
+            raise ValueError(f"runs have different candidate sets: {cands} and {these}")
+        if n_epochs is not None and len(records) != n_epochs:
+            raise ValueError("runs have different numbers of epochs")
+        cands, n_epochs = these, len(records)
+        probs.append([_initial_probs(cfg, len(these)), *[r["probs"] for r in records]])
+        pseudo.append([r.get("pseudo_probs", [math.nan] * len(these)) for r in records])
+    tau = np.array([row.get("tau") for row in results[0]["history"]], dtype=float)
+    return {"epochs": np.arange(n_epochs + 1), "probs": np.array(probs, dtype=float), "candidates": cands,
+            "tau": tau, "pseudo_probs": np.array(pseudo, dtype=float)}
+
+
+def binomial_se(accuracy: float, n: int) -> float:
+    """Standard error, in percentage points, of one accuracy (in %) measured on ``n`` images."""
+    if not 0 <= accuracy <= 100:
+        raise ValueError(f"accuracy must be in [0, 100] %, got {accuracy!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got {n!r}")
+    p = accuracy / 100.0
+    return 100.0 * math.sqrt(p * (1 - p) / n)
+
+
+__all__ = [
+    "DISPLAY_NAMES", "Difference", "MARGIN_FRACTION", "PAPER_RUNS", "Z_SIGNIFICANT", "accuracy_rows",
+    "binomial_se", "config_frame", "difference", "margin_statement", "flexact_selections", "flexact_trajectory", "format_mean_std",
+    "gain_verdict", "gather_results", "load_all", "margin_over_rest", "matches_verdict",
+    "paper_difference", "rank_correlation", "rekey", "side_by_side", "summarize", "sweep_frame",
+    "training_curves",
+]
