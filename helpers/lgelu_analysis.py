@@ -9,7 +9,8 @@ ones of :mod:`helpers.hardness` (``V_λ``, ``Δλ(t, c)``, BVS, ``ρ_S``); this 
 runs and averages over seeds and initialisation modes.
 
 * Fig. 1 / Fig. 2: :func:`grid_cells` (``Δλ(t, c)`` and ``ΔBVS(t, c)``), :func:`grid_pivot`,
-  :func:`monotone_trends`, :func:`count_monotone`;
+  :func:`monotone_trends`, :func:`count_monotone`, :func:`equal_rate_runs`,
+  :func:`seed_differences`;
 * Table I: :func:`table1`, :func:`paper_table1`, :func:`table1_side_by_side`, :func:`bvs_parity`,
   :func:`parity_side_by_side`, :func:`lambda_by_family`, :func:`family_side_by_side`;
 * Fig. 3: :func:`validation_curves`, :func:`spearman_curves`, :func:`spearman_final`,
@@ -56,6 +57,8 @@ __all__ = [
     "grid_pivot",
     "monotone_trends",
     "count_monotone",
+    "equal_rate_runs",
+    "seed_differences",
     "table1",
     "paper_table1",
     "table1_side_by_side",
@@ -322,6 +325,60 @@ def count_monotone(trends: pd.DataFrame) -> dict[str, tuple[int, int]]:
         sub = trends[trends["along"] == along]
         out[along] = (int(sub["monotone"].sum()), int(len(sub)))
     return out
+
+
+def equal_rate_runs(results: Iterable[Mapping[str, Any]], rel_tol: float = 1e-9) -> pd.DataFrame:
+    """Runs of a (t, c) grid that share ``c/t²``, seed and init mode, compared epoch by epoch.
+
+    With ``u = s/t`` (so ``λ = 1 + softplus(u)``), an SGD step ``s ← s − c·η_w·∂L/∂s`` is
+    ``u ← u − (c/t²)·η_w·∂L/∂u``, momentum included (it is linear) and ``s`` has no weight decay;
+    the initialisation fixes λ, hence ``u``. So two runs with the same ``c/t²`` are the same run
+    in exact arithmetic, and differ only by float rounding. One row per pair of such runs:
+    ``rate``, ``seed``, ``mode``, the two cells, the largest difference of any layer's λ at any
+    epoch (``max_lambda_diff``, and relative to that λ, ``max_lambda_rel_diff``) and of the
+    validation metric (``max_val_diff``).
+    """
+    if not (rel_tol >= 0):
+        raise ValueError(f"rel_tol must be >= 0, got {rel_tol!r}")
+    runs = [(r, run_info(r)) for r in results]
+    runs = [(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed]
+    rows = []
+    for k, (ra, a) in enumerate(runs):
+        for rb, b in runs[k + 1:]:
+            rate_a, rate_b = a.c / a.t**2, b.c / b.t**2
+            if (a.seed, a.mode, a.pair) != (b.seed, b.mode, b.pair) or (a.t, a.c) == (b.t, b.c):
+                continue
+            if not math.isclose(rate_a, rate_b, rel_tol=max(rel_tol, 1e-12)):
+                continue
+            la, lb = _lambda_history(ra), _lambda_history(rb)
+            if la.shape != lb.shape:
+                raise ValueError(f"runs at c/t² = {rate_a:g} have different history shapes {la.shape}, {lb.shape}")
+            diff = np.abs(la - lb)
+            rows.append({"rate": rate_a, "seed": a.seed, "mode": MODE_ABBREVIATIONS[a.mode],
+                         "cell_a": (a.t, a.c), "cell_b": (b.t, b.c),
+                         "max_lambda_diff": float(diff.max()),
+                         "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
+                         "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max())})
+    return pd.DataFrame(rows, columns=["rate", "seed", "mode", "cell_a", "cell_b", "max_lambda_diff",
+                                       "max_lambda_rel_diff", "max_val_diff"])
+
+
+def seed_differences(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The same comparison as :func:`equal_rate_runs` between two *seeds* of one (t, c) cell and
+    init mode: the scale of run-to-run differences that are not rounding."""
+    runs = [(r, run_info(r)) for r in results]
+    runs = [(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed]
+    rows = []
+    for k, (ra, a) in enumerate(runs):
+        for rb, b in runs[k + 1:]:
+            if (a.pair, a.t, a.c, a.mode) != (b.pair, b.t, b.c, b.mode) or a.seed == b.seed:
+                continue
+            la, lb = _lambda_history(ra), _lambda_history(rb)
+            diff = np.abs(la - lb)
+            rows.append({"cell": (a.t, a.c), "mode": MODE_ABBREVIATIONS[a.mode], "seeds": (a.seed, b.seed),
+                         "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
+                         "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max())})
+    return pd.DataFrame(rows, columns=["cell", "mode", "seeds", "max_lambda_rel_diff", "max_val_diff"])
 
 
 # ------------------------------------------------------------------------------------ Table I
@@ -840,6 +897,33 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
             _claim(claim_b, fig1, paper_b, f"ΔBVS = {_fmt_list(row['delta_bvs'])} at c = {_fmt_list(row['c'], 0)}",
                    worst <= BVS_TOL_ACCURACY, _NB_GRID, scale, profile),
         ]
+    claim_r = ("Section III: changing t is not a mere constant rescaling of the learning rate "
+               "(runs with equal c/t², SGD)")
+    paper_r = "\"not equivalent to a mere constant rescaling of the learning rate\""
+    note_r = ("Under SGD, u = s/t follows SGD with learning rate c·η_w/t² exactly (momentum is linear, s has "
+              "no weight decay, the init fixes λ): cells with equal c/t² are the same run up to float rounding.")
+    pairs_r = equal_rate_runs(grid) if grid is not None else None
+    if pairs_r is None:
+        out.append(_claim(claim_r, "Section III and Fig. 1", paper_r, None, None, _NB_GRID, scale, profile, note_r))
+    elif pairs_r.empty:
+        out.append(_claim(claim_r, "Section III and Fig. 1", paper_r, "no two cells of this grid share c/t²",
+                          "not run here", _NB_GRID, scale, profile, note_r))
+    else:
+        seeds = seed_differences(grid)
+        worst = float(pairs_r["max_lambda_rel_diff"].max())
+        ours = (f"{len(pairs_r)} pairs of runs with equal c/t²: largest relative λ difference {worst:.1e}, "
+                f"largest validation-accuracy difference {pairs_r['max_val_diff'].max():.1e}")
+        if seeds.empty:
+            verdict = "not run here"
+        else:
+            closest = float(seeds["max_lambda_rel_diff"].min())
+            ours += f"; two seeds of one cell differ by at least {closest:.1e}"
+            # the worst equal-rate pair 10x closer than the closest pair of seeds: the same run up to
+            # rounding, i.e. a constant rescaling
+            verdict = "contradicted" if worst < 0.1 * closest else "confirmed"
+        out.append(_claim(claim_r, "Section III and Fig. 1", paper_r, ours, verdict, _NB_GRID, scale, profile,
+                          note_r + " Contradicted when every equal-c/t² pair is 10× closer than the closest "
+                                   "two seeds of one cell."))
     fig2 = "Section IV-A, Fig. 2"
     pair = c_sweep_pair(profile)
     scale = _scale_text([pair], profile)

@@ -142,6 +142,27 @@ def test_monotone_trends_ties_are_not_monotone():
     assert A.count_monotone(A.monotone_trends(cells)) == {"t": (0, 0), "c": (0, 1)}
 
 
+def test_equal_rate_runs_pairs_cells_with_the_same_c_over_t2():
+    def run(t, c, seed=0, mode="uniform", lam2=2.0, val=(0.5, 0.6)):
+        return make_result(activation="lambda_gelu", t=t, c=c, seed=seed, mode=mode, val=val,
+                           lambdas=[[1.0, 1.0], [2.0, lam2]], lambda_init=[1.0, 1.0])
+
+    runs = [run(0.1, 1.0), run(0.3, 9.0, lam2=2.5, val=(0.5, 0.7)),  # c/t² = 100 both
+            run(0.1, 9.0), run(0.3, 1.0),                           # 900 and 11.1: no partner
+            run(0.3, 9.0, seed=1), run(0.1, 1.0, mode="increasing")]  # other seed / other mode
+    pairs = A.equal_rate_runs(runs)
+    assert len(pairs) == 1
+    row = pairs.iloc[0]
+    assert row["rate"] == pytest.approx(100.0) and {row["cell_a"], row["cell_b"]} == {(0.1, 1.0), (0.3, 9.0)}
+    assert row["max_lambda_diff"] == pytest.approx(0.5)
+    assert row["max_lambda_rel_diff"] == pytest.approx(0.2)  # 0.5 / 2.5
+    assert row["max_val_diff"] == pytest.approx(0.1)
+    seeds = A.seed_differences(runs)
+    assert len(seeds) == 1 and seeds.iloc[0]["seeds"] == (0, 1) and seeds.iloc[0]["cell"] == (0.3, 9.0)
+    with pytest.raises(ValueError, match="rel_tol"):
+        A.equal_rate_runs(runs, rel_tol=-1.0)
+
+
 # -------------------------------------------------------------------------------------- Table I
 def _table1_runs():
     runs = []
@@ -343,7 +364,8 @@ def test_claims_without_results_are_not_run_here():
 
 
 def _synthetic(cfg) -> dict:
-    """A made-up cpu result for any λ-GELU protocol config: drift grows with c/t², BVS is 0.85
+    """A made-up cpu result for any λ-GELU protocol config: drift grows with c/t² (and a little
+    with the seed), BVS is 0.85
     for every run, final λ̄ is larger for the MLP/CNN pairs, every init mode ends on the same
     layer ranking, and the annealed swap loses less than the direct GELU swap."""
     n_layers = {"mlp": 4, "resnet18": 17, "vit": 6, "gpt": 6}[cfg.model]
@@ -356,7 +378,8 @@ def _synthetic(cfg) -> dict:
         step = cfg.hardness_lr_mult / cfg.activation_kwargs["t"] ** 2 / 1000
         top = 3.0 if cfg.model in ("mlp", "resnet18") else 1.2
         for e, row in enumerate(hist):
-            row["lambdas"] = [1.0 + (top - 1.0) * (k + 1) / n_layers + step * e for k in range(n_layers)]
+            row["lambdas"] = [1.0 + (top - 1.0) * (k + 1) / n_layers + step * e + 0.01 * cfg.seed * e
+                              for k in range(n_layers)]
         out["lambda_init"] = [1.01] * n_layers
     out["history"] = hist
     if cfg.activation in ("gelu", "lambda_gelu"):
@@ -379,6 +402,8 @@ def test_claims_from_synthetic_cpu_results():
     assert by_start("Fig. 1: smaller t")[0].our_value == "4 of 4 columns monotone"
     assert [c.verdict for c in by_start("Fig. 1: larger c")] == ["confirmed"]
     assert [c.verdict for c in by_start("Fig. 2: larger c")] == ["confirmed"]
+    # λ depends on (t, c) only through c/t²: equal-rate cells are identical runs, seeds differ
+    assert by_start("Section III: changing t")[0].verdict == "contradicted"
     assert all(c.verdict == "confirmed" for c in by_start("Table I, "))  # identical BVS everywhere
     assert by_start("Table I: MLP/CNN")[0].verdict == "confirmed"
     assert by_start("Fig. 3: ρ_S converges")[0].verdict == "confirmed"  # same ranking in every mode
