@@ -71,7 +71,7 @@ PAIRS: dict[str, PairSpec] = {
             "smoke": Scale("adult", {"depth": 4, "width": 32}, 2, 512, 256, (0,),
                            note="smoke: width 32, 512 rows, 2 epochs"),
         },
-        paper_gaps="epochs (50 inferred from Table I's BVS epochs 32-46), batch size (128)",
+        paper_gaps="epochs (50 inferred from Table I's BVS epochs 32-46), batch size (128), SGD momentum (0.9; the paper says only \"SGD\")",
     ),
     "fmnist": PairSpec(
         "fmnist", "FMNIST", "mlp", "sgd", 5e-2, 1e-4,
@@ -82,7 +82,7 @@ PAIRS: dict[str, PairSpec] = {
             "smoke": Scale("fashion_mnist", {"depth": 4, "width": 32}, 2, 512, 256, (0,),
                            note="smoke: width 32, 512 images, 2 epochs"),
         },
-        paper_gaps="epochs (50 inferred from Table I), batch size (128)",
+        paper_gaps="epochs (50 inferred from Table I), batch size (128), SGD momentum (0.9; the paper says only \"SGD\")",
     ),
     "cifar10_resnet": PairSpec(
         "cifar10_resnet", "CIFAR10", "resnet18", "adamw", 5e-4, 1e-4,
