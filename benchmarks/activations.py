@@ -14,6 +14,15 @@ one epoch on random Fashion-MNIST-sized data (60 000 × 784, 10 classes) with GE
 learnable layerwise λ-GELU (t = 0.1, c = 9), stepping the two models alternately on the same
 batches, and reports the epoch-time ratio.
 Timings depend on the machine and its load: the table says where and when it was measured.
+
+Allocator. At 4M elements every output (16 MB) is above glibc's mmap threshold: a fresh tensor is
+mapped from the kernel and its 4,096 pages fault in on first write, which costs as much as the
+activation itself and depends on the order in which earlier tensors were freed (we measured
+nn.GELU's forward at 0.7 ms into reused memory and 3-18 ms into fresh mappings in the same
+process). That noise says nothing about an activation, so by default the benchmark raises
+glibc's mmap and trim thresholds (``mallopt``) so that freed blocks are reused, as in a training
+loop in steady state; every candidate allocates the same tensors either way. ``--system-malloc``
+keeps glibc's defaults.
 """
 
 from __future__ import annotations
@@ -93,6 +102,20 @@ def candidates() -> tuple[dict[str, nn.Module | Step], list[str]]:
     except (NotImplementedError, TypeError, ImportError) as err:
         skipped.append(f"flexact: {type(err).__name__}: {err}")
     return acts, skipped
+
+
+def warm_allocator() -> bool:
+    """Keep freed large blocks in glibc's heap for reuse (see the module docstring); False when
+    this is not glibc."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3  # from <malloc.h>
+        big = 1 << 30
+        return bool(libc.mallopt(m_mmap_threshold, big)) and bool(libc.mallopt(m_trim_threshold, big))
+    except (OSError, AttributeError):
+        return False
 
 
 def _time_once(act: nn.Module | Step, x0: torch.Tensor, g: torch.Tensor) -> tuple[float, float]:
@@ -220,7 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="torch.set_num_threads(N) first (default: leave the thread count as it is)")
     parser.add_argument("--skip-mlp", action="store_true", help="only the activation table")
+    parser.add_argument("--system-malloc", action="store_true",
+                        help="keep glibc's mmap threshold (fresh pages for every large tensor: noisy)")
     args = parser.parse_args(argv)
+    warm = False if args.system_malloc else warm_allocator()
     if args.threads is not None:
         if args.threads < 1:
             parser.error("--threads must be >= 1")
@@ -229,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 5 if args.quick else 30
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
           f"python {platform.python_version()}")
+    print("allocator: " + ("freed blocks reused (mallopt); --system-malloc for glibc's defaults" if warm
+                           else "glibc defaults (large tensors are fresh mappings: page faults included)"))
     print(f"λ-GELU backend: {lg.get_backend()}"
           + (f" ({lg._native.unavailable_reason()})" if lg.get_backend() == "eager" else ""))
     if hasattr(os, "getloadavg"):

@@ -82,23 +82,21 @@ def load_all(configs: Sequence[Any]) -> list[dict] | None:
 
 def gather_results(configs: Sequence[Any], *, protocol: str | None = None,
                    train: bool | None = None) -> list[dict]:
-    """Results of ``configs`` for a notebook: trained if allowed, else loaded.
+    """Results of ``configs`` for a notebook, in order: loaded, and the missing ones trained.
 
-    ``train`` defaults to "only in the smoke profile (or with ``REPRO_RERUN=1``)": the book's cpu
-    results are produced by ``python -m helpers.protocols <protocol> --profile cpu`` and only
-    loaded here, so executing a page never starts hours of training. A missing result raises
-    :class:`helpers.experiments.MissingResult` naming how many runs are missing and that command.
+    Like the λ-GELU pages, a page trains what is missing (in parallel worker processes, see
+    :func:`helpers.experiments.run_many`), except under CI, where a missing cpu-profile result
+    raises :class:`helpers.experiments.MissingResult`. ``train=False`` only loads and raises
+    ``MissingResult`` naming ``python -m helpers.protocols <protocol>`` for anything missing.
     """
-    from helpers.experiments import MissingResult, load_result, result_path, run_or_load
+    from helpers.experiments import MissingResult, load_result, result_path, run_many
 
     _check_configs(configs)
     if not configs:
         raise ValueError("no configs given")
     profiles = {cfg.profile for cfg in configs}
-    if train is None:
-        train = profiles == {"smoke"} or os.environ.get("REPRO_RERUN", "") not in ("", "0")
-    if train:
-        return [run_or_load(cfg) for cfg in configs]
+    if train is None or train:
+        return run_many(configs, desc=protocol or "runs")
     results, missing = [], []
     for cfg in configs:
         result = load_result(cfg)

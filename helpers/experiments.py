@@ -174,3 +174,91 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     write_json_atomic(path, result)
     path.with_suffix(".failed.json").unlink(missing_ok=True)
     return result
+
+
+# --------------------------------------------------------------------------------------------
+# Many runs at once
+# --------------------------------------------------------------------------------------------
+
+
+def default_workers(profile: str) -> int:
+    """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per CPU core (one in the smoke
+    profile, whose runs take seconds and would spend longer starting processes)."""
+    raw = os.environ.get("REPRO_WORKERS")
+    if raw is not None:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ValueError(f"REPRO_WORKERS must be a positive integer, got {raw!r}")
+        return value
+    return 1 if profile == "smoke" else max(1, os.cpu_count() or 1)
+
+
+def _run_in_worker(config: Any, rerun: bool) -> dict:
+    """Body of a :func:`run_many` worker process (module level, so it can be pickled)."""
+    os.environ["REPRO_QUIET"] = "1"  # the parent shows one bar for all runs
+    return run_or_load(config, rerun=rerun)
+
+
+def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
+             rerun: bool | None = None) -> list[dict]:
+    """``run_or_load`` every config, training the missing ones in parallel worker processes.
+
+    Each run trains on :func:`helpers.runtime.train_threads` threads (1 by default), so results do
+    not depend on ``workers``: ``workers`` runs share the machine instead of one run using every
+    core, which for the book's small models is also faster. Results come back in the order of
+    ``configs``. Under CI a missing cpu-profile result raises :class:`MissingResult` naming how
+    many are missing, before anything trains. A failed run (:class:`RunFailed`) is re-raised after
+    the other runs finish, so one diverging run does not waste the rest.
+    """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing
+
+    from helpers.runtime import progress, quiet
+
+    configs = list(configs)
+    if not configs:
+        return []
+    for cfg in configs:
+        if type(cfg) not in _RUNNERS:
+            raise TypeError(f"no runner registered for {type(cfg).__name__}")
+    rerun = _rerun_requested() if rerun is None else rerun
+    todo = [i for i, cfg in enumerate(configs) if rerun or not result_path(cfg).exists()]
+    missing_cpu = [configs[i] for i in todo if configs[i].profile == "cpu"]
+    if missing_cpu and os.environ.get("CI") and not rerun:
+        first = result_path(missing_cpu[0])
+        raise MissingResult(
+            f"{len(missing_cpu)} of {len(configs)} cpu-profile results are missing (first: "
+            f"{first.relative_to(results_root('cpu').parent)}). Run the notebook locally with "
+            "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
+        )
+    results: list[dict | None] = [None] * len(configs)
+    if todo:
+        n = workers if workers is not None else default_workers(current_profile(configs[todo[0]].profile))
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"workers must be a positive integer, got {n!r}")
+        n = min(n, len(todo))
+        failures: list[BaseException] = []
+        if n == 1:
+            for i in progress(todo, desc=desc, total=len(todo)):
+                try:
+                    results[i] = run_or_load(configs[i], rerun=rerun)
+                except RunFailed as err:
+                    failures.append(err)
+        else:
+            context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
+            with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
+                futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
+                done = as_completed(futures)
+                if not quiet():
+                    done = progress(done, desc=f"{desc} ({n} processes)", total=len(futures))
+                for future in done:
+                    try:
+                        results[futures[future]] = future.result()
+                    except RunFailed as err:
+                        failures.append(err)
+        if failures:
+            raise failures[0]
+    return [res if res is not None else run_or_load(cfg) for res, cfg in zip(results, configs)]

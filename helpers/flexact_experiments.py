@@ -38,9 +38,9 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers.experiments import register_runner, run_or_load
+from helpers.experiments import register_runner, run_many
 from helpers.flexact import DEFAULT_CANDIDATES, FlexAct, FlexActHook, TemperatureSchedule
-from helpers.runtime import current_profile, progress, quiet, seed_everything
+from helpers.runtime import current_profile, seed_everything
 
 GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
@@ -291,10 +291,9 @@ def sensitivity_configs(profile: str) -> list[FlexActSyntheticConfig]:
 
 
 def run_all(configs: list[FlexActSyntheticConfig], desc: str = "flexact synthetic") -> list[dict]:
-    """``run_or_load`` every config (cached runs load in milliseconds)."""
-    # No progress bar at all when quiet: importing tqdm.auto warns in kernels without ipywidgets.
-    iterable = configs if quiet() else progress(configs, desc=desc)
-    return [run_or_load(cfg) for cfg in iterable]
+    """``run_or_load`` every config (cached runs load in milliseconds; missing ones train in
+    parallel worker processes, see :func:`helpers.experiments.run_many`)."""
+    return run_many(configs, desc=desc)
 
 
 # --------------------------------------------------------------------------------------------

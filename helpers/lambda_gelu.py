@@ -146,7 +146,7 @@ class _LambdaGELUFunction(torch.autograd.Function):
             glam = None
             if need_p:  # ∂L/∂s = ∂L/∂λ · σ(s/t)/t
                 sig = 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
-                glam = torch.tensor(dlam * sig / t, dtype=p.dtype).reshape(p.shape)
+                glam = torch.full(p.shape, dlam * sig / t, dtype=p.dtype)
             return (gx if need_x else None), glam, None, None
         lam = _lambda_of(p, t, ctx.view)
         if native:
@@ -399,7 +399,8 @@ class LambdaGELU(nn.Module):
         view = self._view(x)
         if self.s is not None and not bool(self.override_active):
             # learnable: the softplus map runs inside the autograd function (fewer graph nodes)
-            return _apply(x, self.s.to(x.dtype), view, self.t)
+            s = self.s if self.s.dtype == x.dtype else self.s.to(x.dtype)
+            return _apply(x, s, view, self.t)
         lam = self.lam
         if bool(torch.all(lam == 1)):
             return F.gelu(x)  # λ = 1 exactly: nn.GELU bit for bit

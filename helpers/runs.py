@@ -20,7 +20,7 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.experiments import register_runner
-from helpers.runtime import current_profile, seed_everything
+from helpers.runtime import current_profile, seed_everything, training_threads
 from helpers.train import TrainHook
 
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
@@ -204,7 +204,14 @@ def build_run(cfg: TrainConfig):
 
 @register_runner(TrainConfig)
 def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
-    """Train one configuration; returns history, best score and optional substitution metrics."""
+    """Train one configuration with :func:`helpers.runtime.train_threads` intra-op threads (1 by
+    default; float32 results depend on it); returns history, best score and optional
+    substitution metrics."""
+    with training_threads():
+        return _run_training(cfg, workdir)
+
+
+def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     from helpers.hardness import layer_lambdas
     from helpers.train import evaluate, fit
 

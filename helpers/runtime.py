@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -73,6 +74,36 @@ def seed_everything(seed: int) -> torch.Generator:
     generator = torch.Generator()
     generator.manual_seed(seed)
     return generator
+
+
+def train_threads() -> int:
+    """Intra-op threads of one training run: ``REPRO_TRAIN_THREADS``, default 1.
+
+    Float32 results depend on the thread count (ATen splits some reductions by thread), so every
+    committed run is trained with the same count, and parallelism comes from training several
+    runs at once (:func:`helpers.experiments.run_many`). Another count gives valid results that
+    differ from the committed ones at float32 rounding level.
+    """
+    raw = os.environ.get("REPRO_TRAIN_THREADS", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"REPRO_TRAIN_THREADS must be a positive integer, got {raw!r}")
+    return value
+
+
+@contextmanager
+def training_threads() -> Iterator[int]:
+    """Run the block with :func:`train_threads` intra-op threads; restore the count after."""
+    before = torch.get_num_threads()
+    n = train_threads()
+    torch.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        torch.set_num_threads(before)
 
 
 def quiet() -> bool:

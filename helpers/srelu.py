@@ -31,16 +31,10 @@ torch ops. ``REPRO_SRELU_BACKEND`` (``auto`` (default), ``native``, ``eager``) o
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import math
 import numbers
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
 import warnings
-from pathlib import Path
 
 import torch
 from torch import nn
@@ -263,42 +257,26 @@ def srelu_backend() -> str:
 
 
 def _build_native() -> ctypes.CDLL:
-    """Compile :data:`_NATIVE_SOURCE` once per (source, compiler, flags) into the cache folder."""
-    from helpers.runtime import cache_root
+    """Compile :data:`_NATIVE_SOURCE` once per (source, compiler, flags) into the cache folder
+    (:func:`helpers._cbuild.build_library`)."""
+    from helpers._cbuild import build_library
 
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        raise RuntimeError("no C compiler found (set CC or install gcc)")
+    # No -march=native here: the kernel needs AVX2 at most, and fixed flags keep its float32
+    # rounding (and so the committed S-ReLU results) the same on every x86-64 machine with AVX2.
     base = ["-O3", "-fno-trapping-math", "-ffp-contract=off", "-fPIC", "-shared"]
     if torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"):
         base.append("-mavx2")
-    folder = cache_root() / "kernels"
     errors = []
     # With OpenMP first (threads for large tensors); a compiler without it still gives the
     # single-threaded kernel (the pragma is then ignored).
     for flags in ([*base, "-fopenmp"], base):
-        key = hashlib.sha256(
-            "\0".join([_NATIVE_SOURCE, cc, *flags, platform.machine()]).encode()
-        ).hexdigest()[:16]
-        path = folder / f"srelu_{key}.so"
-        if path.exists():
+        try:
+            lib = build_library("srelu", _NATIVE_SOURCE, flags=flags, libs=())
             break
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            c_file = Path(tmp) / "srelu.c"
-            c_file.write_text(_NATIVE_SOURCE)
-            out = Path(tmp) / "srelu.so"
-            proc = subprocess.run(
-                [cc, *flags, str(c_file), "-o", str(out)],
-                capture_output=True, text=True, timeout=300, check=False,
-            )
-            if proc.returncode == 0:
-                os.replace(out, path)  # atomic: concurrent builders never load a half-written file
-                break
-            errors.append(f"{cc} {' '.join(flags)}: {proc.stderr.strip()[:300]}")
+        except RuntimeError as err:
+            errors.append(str(err)[:300])
     else:
         raise RuntimeError("; ".join(errors))
-    lib = ctypes.CDLL(str(path))
     lib.srelu_run.argtypes = [
         ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
         ctypes.c_size_t, ctypes.c_double, ctypes.c_int,

@@ -80,3 +80,58 @@ def test_bad_inputs():
         run_or_load(Other())
     with pytest.raises(ValueError, match="unknown profile"):
         run_or_load(ToyConfig(profile="gpu"))
+
+
+# --------------------------------------------------------------------------------------------
+# run_many
+
+
+def test_run_many_in_process_keeps_order_and_caches():
+    CALLS.clear()
+    configs = [ToyConfig(x=float(v)) for v in (5, 6, 5)]
+    out = experiments.run_many(configs, workers=1)
+    assert [r["value"] for r in out] == [10.0, 12.0, 10.0]
+    assert len(CALLS) == 2  # the repeated config trained once
+    experiments.run_many(configs, workers=1)
+    assert len(CALLS) == 2  # everything cached now
+
+
+def test_run_many_raises_a_failure_after_the_other_runs():
+    CALLS.clear()
+    configs = [ToyConfig(x=8.0, fail=True), ToyConfig(x=9.0)]
+    with pytest.raises(RunFailed, match="diverged"):
+        experiments.run_many(configs, workers=1)
+    assert experiments.result_path(ToyConfig(x=9.0)).exists()
+
+
+def test_run_many_under_ci_names_missing_cpu_results_before_training(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    CALLS.clear()
+    configs = [ToyConfig(profile="cpu", x=10.0), ToyConfig(profile="cpu", x=11.0)]
+    with pytest.raises(MissingResult, match="2 of 2 cpu-profile results are missing"):
+        experiments.run_many(configs)
+    assert CALLS == []
+
+
+def test_run_many_bad_arguments(monkeypatch):
+    with pytest.raises(ValueError, match="workers"):
+        experiments.run_many([ToyConfig(x=12.0)], workers=0)
+    monkeypatch.setenv("REPRO_WORKERS", "two")
+    with pytest.raises(ValueError, match="REPRO_WORKERS"):
+        experiments.default_workers("cpu")
+    with pytest.raises(TypeError, match="no runner"):
+        experiments.run_many([object()])
+    assert experiments.run_many([]) == []
+
+
+def test_run_many_worker_processes_give_the_in_process_results(tmp_path, monkeypatch):
+    """Two spawned workers (one thread each) reproduce the in-process runs bit for bit."""
+    from helpers import flexact_experiments as fx
+
+    configs = fx.synthetic_configs("smoke")[:2]
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "parallel"))
+    parallel = experiments.run_many(configs, workers=2)
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "serial"))
+    serial = experiments.run_many(configs, workers=1)
+    strip = lambda r: {k: v for k, v in r.items() if k not in ("train_seconds",)}  # noqa: E731
+    assert [strip(r) for r in parallel] == [strip(r) for r in serial]

@@ -65,3 +65,20 @@ def test_tiny_end_to_end_run_is_cached_and_records_substitution(tmp_path, monkey
     assert set(result["substitution"]) == {"epoch", "original", "substituted"}
     assert math.isclose(result["substitution"]["original"], result["best_val_metric"])
     assert run_or_load(cfg) == result  # second call: from the cache
+
+
+def test_training_threads_pin_and_restore(monkeypatch):
+    import torch
+
+    from helpers.runtime import train_threads, training_threads
+
+    before = torch.get_num_threads()
+    monkeypatch.delenv("REPRO_TRAIN_THREADS", raising=False)
+    assert train_threads() == 1
+    with training_threads() as n:
+        assert n == 1 and torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    for bad in ("0", "-2", "many"):
+        monkeypatch.setenv("REPRO_TRAIN_THREADS", bad)
+        with pytest.raises(ValueError, match="REPRO_TRAIN_THREADS"):
+            train_threads()
