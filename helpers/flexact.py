@@ -39,15 +39,27 @@ Readings we chose where the paper is ambiguous or inconsistent (the notebook lis
 
 Speed: the candidates ``relu``, ``leaky_relu``, ``sigmoid``, ``tanh`` and ``identity`` are spanned
 by the basis ``{relu, sigmoid, tanh, identity}`` (``leaky_relu_k = (1-k)·relu + k·identity``), so the
-mixture is one custom autograd node (:class:`_BasisMixture`) built from fused aten kernels and
-in-place scaled adds, instead of one autograd graph per candidate; adding a candidate that maps
-onto the basis costs nothing extra. Other candidates (``lambda_gelu``, ``srelu``, any
-``nn.Module``) are added to that result the ordinary way. In eval/argmax mode only the chosen
-candidate runs. Measured on one thread of a shared 2-core CPU, training-mode forward+backward of
-the default set costs about 3-3.5x ``nn.GELU`` for 1.6·10^4 elements and 4-4.5x for 10^6 and
-more, where every extra pass over memory counts (GELU is one fused kernel each way; the mixture
-needs three transcendental passes forward and four reductions for the logits backward; a
-``torch.compile``-d version did no better here). Eval/argmax costs about 0.6-0.8x GELU.
+mixture is one custom autograd node instead of one autograd graph per candidate; adding a
+candidate that maps onto the basis costs nothing extra. In training, when every candidate maps
+onto the basis, the Gumbel-softmax sample is drawn inside that node too (:class:`_SampledMixture`:
+same noise draws as ``F.gumbel_softmax``, softmax over the few candidates in Python floats), which
+saves a dozen tiny tensor ops per call. Float32 CPU tensors go through fused kernels compiled on
+first use (:mod:`helpers._native_flexact`: one pass forward, one pass backward for ``∂L/∂h`` and
+the four basis sums, only ``h`` saved; sums deterministic for any thread count), as does the
+regulariser's :func:`mean_gradient_norms` for basis candidates (one pass instead of one derivative
+and one norm per candidate). Everything else (float64, e.g. for ``gradcheck``; other devices; no C
+compiler) uses eager ATen kernels. Choose with :func:`set_backend` or the environment variable
+``REPRO_FLEXACT_BACKEND`` = ``auto`` (default) | ``native`` | ``eager``; the two backends agree to
+float32 rounding (a few ulp against float64), not bit for bit. Other candidates (``lambda_gelu``,
+``srelu``, any ``nn.Module``) are added to the basis mixture the ordinary way. In eval/argmax mode
+only the chosen candidate runs. Measured with ``benchmarks/activations.py --skip-mlp``
+(training-mode forward+backward of the default set, sampling included, vs ``nn.GELU``, float32, on
+this project's shared 2-core CPU while two training processes kept it busy, load average 2-3):
+1.2-1.45x at 4·10^6 elements and 1.9-2.0x at 65 536 with 2 threads, 1.34-1.36x and 1.86-1.87x with
+one thread; the eager ATen version measured 5.9x and 3.3x (2 threads). At 65 536 elements about
+40% of the time is the Python and autograd overhead of the custom node (two leaves: ``h`` and
+the logits), not the kernels. The fused :func:`mean_gradient_norms` of a 128×256 batch took about
+80 µs against 355 µs for the per-candidate version (same load).
 
 ``helpers.activations`` imports this module, so ``get_activation`` is imported lazily inside
 functions here (a top-level import would be circular).
@@ -55,7 +67,9 @@ functions here (a top-level import would be circular).
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -65,6 +79,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.autograd.function import once_differentiable
 
+from helpers import _native_flexact as _native
 from helpers.train import TrainHook
 
 __all__ = [
@@ -73,10 +88,12 @@ __all__ = [
     "FlexActHook",
     "TemperatureSchedule",
     "flexact_modules",
+    "get_backend",
     "gradient_norm_regularizer",
     "kl_to_pseudo_probabilities",
     "mean_gradient_norms",
     "pseudo_probabilities",
+    "set_backend",
 ]
 
 DEFAULT_CANDIDATES: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
@@ -85,6 +102,30 @@ _EVAL_MODES: tuple[str, ...] = ("argmax", "expected")
 
 # Basis of the fused path: every built-in candidate is a linear combination of these.
 _BASIS_ROWS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "identity")
+
+Backend = Literal["auto", "native", "eager"]
+_BACKENDS: tuple[str, ...] = ("auto", "native", "eager")
+_backend: str = os.environ.get("REPRO_FLEXACT_BACKEND", "auto").lower()
+if _backend not in _BACKENDS:
+    raise ValueError(f"REPRO_FLEXACT_BACKEND must be one of {_BACKENDS}, got {_backend!r}")
+
+
+def set_backend(name: Backend) -> None:
+    """Choose the kernels of the basis mixture: ``"native"`` (compiled, float32 CPU; error if
+    unavailable), ``"eager"`` (ATen ops only) or ``"auto"`` (native when it loads, else eager)."""
+    global _backend
+    if name not in _BACKENDS:
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {name!r}")
+    if name == "native" and not _native.available():
+        raise RuntimeError(f"native Flex-Act kernel unavailable: {_native.unavailable_reason()}")
+    _backend = name
+
+
+def get_backend() -> str:
+    """The backend float32 CPU tensors will use now: ``"native"`` or ``"eager"``."""
+    if _backend == "eager":
+        return "eager"
+    return "native" if _native.available() else "eager"
 
 
 # --------------------------------------------------------------------------------------------
@@ -187,92 +228,222 @@ def _flat(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(-1)
 
 
+def _use_native(h: torch.Tensor) -> bool:
+    """Whether ``h`` goes through the compiled kernels (float32 CPU, backend not ``eager``)."""
+    if _backend == "eager" or h.dtype != torch.float32 or h.device.type != "cpu" or h.numel() == 0:
+        return False
+    return _native.available()
+
+
+@functools.lru_cache(maxsize=64)
+def _sparse_basis(basis: tuple[tuple[float, ...], ...]) -> tuple[tuple[tuple[tuple[int, float], ...], ...],
+                                                                 tuple[tuple[tuple[int, float], ...], ...]]:
+    """The non-zero entries of ``basis`` by row ``(j, value)`` and by column ``(r, value)``."""
+    by_row = tuple(tuple((j, b) for j, b in enumerate(row) if b != 0.0) for row in basis)
+    by_col = tuple(tuple((r, row[j]) for r, row in enumerate(basis) if row[j] != 0.0) for j in range(len(basis[0])))
+    return by_row, by_col
+
+
+def _coefficients(basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], w: Sequence[float]) -> dict[str, float]:
+    """Basis coefficients ``c_r = Σ_j basis[r][j]·w_j`` as Python floats (float64 arithmetic)."""
+    out = {}
+    for r, nonzero in zip(rows, _sparse_basis(basis)[0]):
+        acc = 0.0
+        for j, b in nonzero:
+            acc += b * w[j]
+        out[r] = acc
+    return out
+
+
+def _weight_gradient(basis: tuple[tuple[float, ...], ...], sums: Sequence[float]) -> list[float]:
+    """``∂L/∂w_j = Σ_r basis[r][j]·Σ g·b_r(h)``, skipping zero entries (so an infinite sum of
+    a basis function that candidate ``j`` does not use cannot turn its gradient into ``0·∞``)."""
+    out = []
+    for nonzero in _sparse_basis(basis)[1]:
+        acc = 0.0
+        for r, b in nonzero:
+            acc += b * sums[r]
+        out.append(acc)
+    return out
+
+
+def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor:
+    """``Σ_r c_r·b_r(h)``; saves what :func:`_mix_backward` needs on ``ctx``.
+
+    Native (float32 CPU): one fused pass, saves ``h`` only. Eager: ``sigmoid``, ``tanh`` and
+    ``leaky_relu`` kernels combined with in-place scaled adds, saves ``h``, ``σ(h)``, ``tanh(h)``.
+    """
+    ctx.coeffs = c
+    if _use_native(h):
+        h = h.contiguous()
+        coeffs = (c.get("relu", 0.0), c.get("sigmoid", 0.0), c.get("tanh", 0.0), c.get("identity", 0.0))
+        ctx.native = coeffs
+        ctx.save_for_backward(h)
+        return _native.forward(h, coeffs)
+    ctx.native = None
+    out: torch.Tensor | None = None
+    s = t = None
+    if "sigmoid" in c:
+        s = torch.sigmoid(h)
+        out = s * c["sigmoid"]
+    if "tanh" in c:
+        t = torch.tanh(h)
+        out = t * c["tanh"] if out is None else out.add_(t, alpha=c["tanh"])
+    cr, ci = c.get("relu", 0.0), c.get("identity", 0.0)
+    if cr > 0 and ci > 0:
+        # cr·relu(h) + ci·h = (cr+ci)·leaky_relu(h, ci/(cr+ci)): one kernel for both terms
+        # (slope in [0, 1], so no cancellation)
+        a = cr + ci
+        piece = F.leaky_relu(h, ci / a)
+        out = piece.mul_(a) if out is None else out.add_(piece, alpha=a)
+    else:  # zero coefficients (hard samples) or negative ones (a leaky slope > 1)
+        if cr != 0:
+            out = torch.relu(h) * cr if out is None else out.add_(torch.relu(h), alpha=cr)
+        if ci != 0:
+            out = h * ci if out is None else out.add_(h, alpha=ci)
+    if out is None:  # every coefficient is zero
+        out = torch.zeros_like(h)
+    ctx.save_for_backward(h, s, t)
+    return out
+
+
+def _mix_backward(ctx: Any, g: torch.Tensor, rows: tuple[str, ...], need_h: bool, need_sums: bool
+                  ) -> tuple[torch.Tensor | None, list[float] | list[torch.Tensor] | None]:
+    """``∂L/∂h`` and the sums ``Σ g·b_r(h)`` in ``rows`` order (floats from the native kernel,
+    0-dim tensors from the eager path)."""
+    c: dict[str, float] = ctx.coeffs
+    if ctx.native is not None:
+        (h,) = ctx.saved_tensors
+        grad_h, all_sums = _native.backward(g, h, ctx.native, need_sums)
+        if not need_sums:
+            return grad_h, None
+        assert all_sums is not None
+        by_row = dict(zip(_BASIS_ROWS, all_sums))
+        return grad_h, [by_row[r] for r in rows]
+    h, s, t = ctx.saved_tensors
+    aten = torch.ops.aten
+    grad_h: torch.Tensor | None = None
+    sums: dict[str, torch.Tensor] = {}
+
+    def accumulate(term: torch.Tensor, coef: float) -> None:
+        nonlocal grad_h
+        grad_h = term.mul_(coef) if grad_h is None else grad_h.add_(term, alpha=coef)
+
+    if "sigmoid" in c:
+        if need_sums:
+            sums["sigmoid"] = torch.dot(_flat(g), _flat(s))  # ∂L/∂c = Σ g·σ(h)
+        if need_h:
+            accumulate(aten.sigmoid_backward(g, s), c["sigmoid"])
+    if "tanh" in c:
+        if need_sums:
+            sums["tanh"] = torch.dot(_flat(g), _flat(t))
+        if need_h:
+            accumulate(aten.tanh_backward(g, t), c["tanh"])
+    if "relu" in c:
+        q = aten.threshold_backward(g, h, 0)  # g·[h > 0]
+        if need_sums:
+            sums["relu"] = torch.dot(_flat(q), _flat(h))  # Σ g·relu(h)
+        if need_h:
+            accumulate(q, c["relu"])
+    if "identity" in c:
+        if need_sums:
+            sums["identity"] = torch.dot(_flat(g), _flat(h))
+        if need_h:
+            grad_h = g * c["identity"] if grad_h is None else grad_h.add_(g, alpha=c["identity"])
+    if need_h and grad_h is None:
+        grad_h = torch.zeros_like(h)
+    return grad_h, ([sums[r] for r in rows] if need_sums else None)
+
+
+def _weight_gradient_tensor(basis: tuple[tuple[float, ...], ...], sums: list[float] | list[torch.Tensor],
+                            dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """:func:`_weight_gradient` as a tensor of ``dtype`` on ``device``."""
+    if not isinstance(sums[0], torch.Tensor):
+        return torch.tensor(_weight_gradient(basis, sums), dtype=dtype, device=device)  # type: ignore[arg-type]
+    grad_c = torch.stack(sums)  # type: ignore[arg-type]
+    b = torch.tensor(basis, dtype=grad_c.dtype, device=grad_c.device)  # (rows, K)
+    return torch.where(b != 0, b * grad_c[:, None], 0.0).sum(0).to(dtype)  # no 0·∞
+
+
 class _BasisMixture(torch.autograd.Function):
     """``out = Σ_r c_r·b_r(h)``, ``c = basis @ weights``, ``b_r`` in {relu, sigmoid, tanh, identity}.
 
-    One autograd node instead of one per candidate; the elementwise work is a few fused kernels
-    (``sigmoid``, ``tanh``, ``leaky_relu`` for the piecewise-linear part, and the aten backward
-    kernels), combined with in-place scaled adds. Only ``h``, ``σ(h)`` and ``tanh(h)`` are saved.
-    The cost does not grow with the number of candidates that map onto the basis.
+    One autograd node instead of one per candidate; the cost does not grow with the number of
+    candidates that map onto the basis. ``basis`` is a tuple of rows (one per entry of ``rows``,
+    exact float64 values); the coefficients are formed in Python floats (one host sync).
+    Float32 CPU tensors use the fused kernels of :mod:`helpers._native_flexact`, everything else
+    eager ATen kernels (:func:`_mix_forward`).
     """
 
     @staticmethod
     def forward(  # type: ignore[override]
-        ctx, h: torch.Tensor, weights: torch.Tensor, basis: torch.Tensor, rows: tuple[str, ...]
+        ctx, h: torch.Tensor, weights: torch.Tensor, basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...]
     ) -> torch.Tensor:
-        # Basis coefficients c = basis @ weights; kept inside the node to save autograd overhead.
-        coeffs = basis.to(weights.dtype) @ weights.detach()
-        c = dict(zip(rows, coeffs.tolist()))  # a host sync on GPU; this path is tuned for the CPU
-        out: torch.Tensor | None = None
-        s = t = None
-        if "sigmoid" in c:
-            s = torch.sigmoid(h)
-            out = s * c["sigmoid"]
-        if "tanh" in c:
-            t = torch.tanh(h)
-            out = t * c["tanh"] if out is None else out.add_(t, alpha=c["tanh"])
-        cr, ci = c.get("relu", 0.0), c.get("identity", 0.0)
-        if cr > 0 and ci > 0:
-            # cr·relu(h) + ci·h = (cr+ci)·leaky_relu(h, ci/(cr+ci)): one kernel for both terms
-            # (slope in [0, 1], so no cancellation)
-            a = cr + ci
-            piece = F.leaky_relu(h, ci / a)
-            out = piece.mul_(a) if out is None else out.add_(piece, alpha=a)
-        else:  # zero coefficients (hard samples) or negative ones (a leaky slope > 1)
-            if cr != 0:
-                out = torch.relu(h) * cr if out is None else out.add_(torch.relu(h), alpha=cr)
-            if ci != 0:
-                out = h * ci if out is None else out.add_(h, alpha=ci)
-        if out is None:  # every coefficient is zero
-            out = torch.zeros_like(h)
-        ctx.rows = rows
-        ctx.coeffs = c
-        ctx.save_for_backward(h, s, t, basis.to(weights.dtype))
-        return out
+        ctx.rows, ctx.basis = rows, basis
+        ctx.w_dtype, ctx.w_device = weights.dtype, weights.device
+        w = weights.detach().tolist()  # a host sync on GPU; this path is tuned for the CPU
+        return _mix_forward(ctx, h, _coefficients(basis, rows, w))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
-        h, s, t, basis = ctx.saved_tensors
-        c: dict[str, float] = ctx.coeffs
-        need_h, need_c = ctx.needs_input_grad[0], ctx.needs_input_grad[1]  # c: the weights
-        aten = torch.ops.aten
-        g = grad_out
-        grad_h: torch.Tensor | None = None
-        sums: dict[str, torch.Tensor] = {}
+        need_h, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_h, sums = _mix_backward(ctx, grad_out, ctx.rows, need_h, need_w)
+        grad_w = _weight_gradient_tensor(ctx.basis, sums, ctx.w_dtype, ctx.w_device) if need_w else None
+        return (grad_h if need_h else None), grad_w, None, None
 
-        def accumulate(term: torch.Tensor, coef: float) -> None:
-            nonlocal grad_h
-            grad_h = term.mul_(coef) if grad_h is None else grad_h.add_(term, alpha=coef)
 
-        if "sigmoid" in c:
-            if need_c:
-                sums["sigmoid"] = torch.dot(_flat(g), _flat(s))  # ∂L/∂c = Σ g·σ(h)
-            if need_h:
-                accumulate(aten.sigmoid_backward(g, s), c["sigmoid"])
-        if "tanh" in c:
-            if need_c:
-                sums["tanh"] = torch.dot(_flat(g), _flat(t))
-            if need_h:
-                accumulate(aten.tanh_backward(g, t), c["tanh"])
-        if "relu" in c:
-            q = aten.threshold_backward(g, h, 0)  # g·[h > 0]
-            if need_c:
-                sums["relu"] = torch.dot(_flat(q), _flat(h))  # Σ g·relu(h)
-            if need_h:
-                accumulate(q, c["relu"])
-        if "identity" in c:
-            if need_c:
-                sums["identity"] = torch.dot(_flat(g), _flat(h))
-            if need_h:
-                grad_h = g * c["identity"] if grad_h is None else grad_h.add_(g, alpha=c["identity"])
-        if need_h and grad_h is None:
-            grad_h = torch.zeros_like(h)
-        grad_w = None
-        if need_c:
-            grad_c = torch.stack([sums[r] for r in ctx.rows]).to(basis.dtype)
-            grad_w = basis.t() @ grad_c
-        return grad_h, grad_w, None, None
+class _SampledMixture(torch.autograd.Function):
+    """One Gumbel-softmax sample of the weights and the basis mixture in one autograd node.
+
+    The noise is drawn exactly as :func:`torch.nn.functional.gumbel_softmax` draws it (same
+    generator calls), the softmax over the few candidates is done in Python floats (float64),
+    and ``∂L/∂logits = y ⊙ (∂L/∂w − ⟨y, ∂L/∂w⟩)/τ`` with the soft sample ``y`` (also for
+    ``hard=True``: the straight-through estimator). This saves the dozen tiny tensor ops of a
+    separate sampling graph, which cost as much as the mixture itself for 10^4-10^5 elements.
+    ``box`` receives the weights used in the forward pass (for :attr:`FlexAct.last_weights`).
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx, h: torch.Tensor, logits: torch.Tensor, tau: float, hard: bool,
+        basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], box: list,
+    ) -> torch.Tensor:
+        draws = torch.empty_like(logits, memory_format=torch.legacy_contiguous_format).exponential_().tolist()
+        z = [(lg + (-math.log(e) if e > 0.0 else math.inf)) / tau for lg, e in zip(logits.tolist(), draws)]
+        top = max(z)
+        ex = [math.exp(v - top) for v in z]
+        total = sum(ex)
+        y = [v / total for v in ex]
+        if hard:
+            k = max(range(len(y)), key=y.__getitem__)  # first maximum, as torch's argmax
+            w = [0.0] * len(y)
+            w[k] = 1.0
+        else:
+            w = y
+        box.append(w)
+        ctx.rows, ctx.basis, ctx.y, ctx.tau = rows, basis, y, tau
+        ctx.l_dtype, ctx.l_device = logits.dtype, logits.device
+        return _mix_forward(ctx, h, _coefficients(basis, rows, w))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
+        need_h, need_l = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_h, sums = _mix_backward(ctx, grad_out, ctx.rows, need_h, need_l)
+        grad_l = None
+        if need_l:
+            y, tau = ctx.y, ctx.tau
+            if isinstance(sums[0], torch.Tensor):
+                gw = _weight_gradient_tensor(ctx.basis, sums, ctx.l_dtype, ctx.l_device)
+                yt = torch.tensor(y, dtype=gw.dtype, device=gw.device)
+                grad_l = yt * (gw - (yt * gw).sum()) / tau
+            else:
+                gw = _weight_gradient(ctx.basis, sums)
+                mean = sum(a * b for a, b in zip(y, gw))
+                grad_l = torch.tensor([a * (b - mean) / tau for a, b in zip(y, gw)],
+                                      dtype=ctx.l_dtype, device=ctx.l_device)
+        return (grad_h if need_h else None), grad_l, None, None, None, None, None
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,6 +487,37 @@ def _elementwise_derivative(
         return d
 
 
+_NORM_TYPES = (nn.ReLU, nn.LeakyReLU, nn.Sigmoid, nn.Tanh, nn.Identity)
+
+
+def _fused_gradient_norms(h: torch.Tensor, candidates: Sequence[nn.Module] | nn.ModuleList) -> torch.Tensor | None:
+    """:func:`mean_gradient_norms` from one pass of the native kernel when every candidate is a
+    basis candidate (else None): ``‖relu'‖² = #{h > 0}``, ``‖leaky_k'‖² = #{h > 0} + k²·#{h ≤ 0}``,
+    ``‖id'‖² = D`` and the kernel's sums of ``σ'²`` and ``tanh'²`` (per sample, float64)."""
+    if not all(type(c) in _NORM_TYPES for c in candidates):
+        return None
+    rows = h.shape[0]
+    cols = h.numel() // rows
+    sums = _native.grad_norm_sums(h.detach().contiguous(), rows)  # (rows, 3) float64
+    npos = sums[:, 0]
+    norms = []
+    for cand in candidates:
+        kind = type(cand)
+        if kind is nn.ReLU:
+            sq = npos
+        elif kind is nn.LeakyReLU:
+            k = float(cand.negative_slope)
+            sq = npos + (k * k) * (cols - npos)
+        elif kind is nn.Sigmoid:
+            sq = sums[:, 1]
+        elif kind is nn.Tanh:
+            sq = sums[:, 2]
+        else:  # identity
+            sq = torch.full_like(npos, float(cols))
+        norms.append(sq.sqrt().mean())
+    return torch.stack(norms).to(h.dtype)
+
+
 def mean_gradient_norms(
     pre_activations: torch.Tensor,
     candidates: Sequence[nn.Module] | nn.ModuleList,
@@ -334,6 +536,10 @@ def mean_gradient_norms(
     if len(candidates) == 0:
         raise ValueError("need at least one candidate activation")
     h = pre_activations if pre_activations.dim() > 0 else pre_activations.reshape(1)
+    if (detach or not h.requires_grad) and _use_native(h):
+        fused = _fused_gradient_norms(h, candidates)
+        if fused is not None:
+            return fused
     norms = []
     for candidate in candidates:
         d = _elementwise_derivative(candidate, h, detach=detach)
@@ -443,15 +649,16 @@ class FlexAct(nn.Module):
         fused = [i for i, c in enumerate(coords) if c is not None]
         rows = tuple(r for r in _BASIS_ROWS if any(r in coords[i] for i in fused))
         self._rows: tuple[str, ...] = rows
-        # (len(rows), K) map from selection weights to basis coefficients.
-        basis = torch.zeros(len(rows), k, dtype=torch.float64)  # exact 1-k; cast per call
+        # (len(rows), K) map from selection weights to basis coefficients, as exact Python floats
+        # (the mixture forms the coefficients on the host: fewer tiny tensor ops per call).
+        basis = [[0.0] * k for _ in rows]
         for i in fused:
             for name, value in coords[i].items():
-                basis[rows.index(name), i] = value
-        self.register_buffer("_basis", basis, persistent=False)
+                basis[rows.index(name)][i] = value
+        self._basis: tuple[tuple[float, ...], ...] = tuple(tuple(row) for row in basis)
         self._has_fused = bool(fused)
         self._last_pre_activations: torch.Tensor | None = None
-        self.last_weights: torch.Tensor | None = None
+        self._last_weights: torch.Tensor | list[float] | None = None
 
     # -- temperature ------------------------------------------------------------------------
     @property
@@ -517,11 +724,28 @@ class FlexAct(nn.Module):
             weights = torch.softmax(self.logits, dim=-1)
         else:
             # Kept for the regulariser, which needs the training batch's pre-activations
-            # (evaluation passes do not overwrite it).
-            self._last_pre_activations = h
+            # (evaluation passes do not overwrite it). Plain attributes are written through
+            # __dict__: nn.Module.__setattr__ costs microseconds, which count at 10^4 elements.
+            self.__dict__["_last_pre_activations"] = h
+            if self._has_fused and not self._generic:
+                # sampling and mixing in one autograd node (see _SampledMixture)
+                box: list[list[float]] = []
+                out = _SampledMixture.apply(h, self.logits, self._tau, self.hard, self._basis, self._rows, box)
+                self.__dict__["_last_weights"] = box[0]  # made a tensor when asked for
+                return out
             weights = self.sample_weights()
-        self.last_weights = weights.detach()
+        self.__dict__["_last_weights"] = weights.detach()
         return self.mix(h, weights)
+
+    @property
+    def last_weights(self) -> torch.Tensor | None:
+        """The mixing weights of the last forward pass (detached; one-hot for ``hard=True`` in
+        training), or None before the first one."""
+        w = self._last_weights
+        if isinstance(w, list):
+            w = torch.tensor(w, dtype=self.logits.dtype, device=self.logits.device)
+            self.__dict__["_last_weights"] = w
+        return w
 
     # -- regulariser ------------------------------------------------------------------------
     @property
