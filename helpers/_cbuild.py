@@ -20,10 +20,11 @@ import platform
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["build_library", "cpu_signature", "NATIVE_FLAGS"]
+__all__ = ["build_library", "cpu_signature", "KernelLibrary", "NATIVE_FLAGS"]
 
 #: Flags of the vectorised OpenMP kernels. ``-fno-math-errno`` lets gcc call glibc's ``libmvec``
 #: SIMD functions (errno is never read); NaN/Inf semantics are kept (no ``-ffast-math``).
@@ -89,3 +90,59 @@ def build_library(name: str, source: str, flags: Sequence[str] = NATIVE_FLAGS,
             if not target.exists():
                 _compile(compiler, source, flags, libs, target)
     return ctypes.CDLL(str(target))
+
+
+class KernelLibrary:
+    """A compiled kernel library loaded on first use, or the reason it is not used.
+
+    ``declare`` sets the ctypes signatures, ``self_test`` compares the kernels with a float64
+    reference and raises on a mismatch; setting the environment variable ``env_var`` to
+    ``eager`` disables the kernels. Any failure (no compiler, failed build, failed self-test)
+    is reported once as a ``RuntimeWarning`` naming ``label``, and callers fall back to eager
+    PyTorch.
+    """
+
+    def __init__(self, name: str, source: str, *, declare: Callable[[ctypes.CDLL], ctypes.CDLL],
+                 self_test: Callable[[ctypes.CDLL], None], env_var: str, label: str,
+                 libs: Sequence[str] = ("-lmvec", "-lm")) -> None:
+        self.name, self.source, self.libs = name, source, tuple(libs)
+        self.declare, self.self_test = declare, self_test
+        self.env_var, self.label = env_var, label
+        self._loaded = False
+        self._lib: ctypes.CDLL | None = None
+        self._failure: str | None = None
+
+    def get(self) -> ctypes.CDLL | None:
+        """The library (built and self-tested on the first call), or ``None``."""
+        if self._loaded:
+            return self._lib
+        self._loaded = True
+        if os.environ.get(self.env_var, "").lower() == "eager":
+            self._failure = f"disabled by {self.env_var}=eager"
+            return None
+        try:
+            lib = self.declare(build_library(self.name, self.source, libs=self.libs))
+            self.self_test(lib)
+        except Exception as err:  # any failure means: use the eager path, and say why once
+            self._failure = f"{type(err).__name__}: {err}"
+            warnings.warn(f"{self.label} fast CPU kernel unavailable, using eager PyTorch ({self._failure})",
+                          RuntimeWarning, stacklevel=3)
+            return None
+        self._lib = lib
+        return lib
+
+    def require(self) -> ctypes.CDLL:
+        """The library, or a ``RuntimeError`` saying why it is unavailable."""
+        lib = self.get()
+        if lib is None:
+            raise RuntimeError(f"native {self.label} kernel unavailable: {self._failure}")
+        return lib
+
+    def available(self) -> bool:
+        """True when the compiled kernel loaded and passed its self-test (compiles on first call)."""
+        return self.get() is not None
+
+    def unavailable_reason(self) -> str | None:
+        """Why the kernel is not used, or ``None`` when it is."""
+        self.get()
+        return self._failure

@@ -46,11 +46,10 @@ Fallback: no compiler, a failed build or a failed self-test disables the kernels
 from __future__ import annotations
 
 import ctypes
-import functools
-import os
-import warnings
 
 import torch
+
+from helpers._cbuild import KernelLibrary
 
 __all__ = ["available", "unavailable_reason", "forward", "backward", "grad_norm_sums", "SEG"]
 
@@ -192,9 +191,6 @@ void fa_grad_norms(const float* restrict h, double* restrict out, int64_t rows, 
 #: Elements per segment of the deterministic reduction (must match ``SEG`` in the C source).
 SEG = 16384
 
-_failure: str | None = None
-
-
 def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     p, i64, i32, f32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_float
     lib.fa_forward.argtypes = [p, p, i64, f32, f32, f32, f32, i32]
@@ -206,36 +202,10 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     return lib
 
 
-@functools.lru_cache(maxsize=1)
-def _library() -> ctypes.CDLL | None:
-    global _failure
-    if os.environ.get("REPRO_FLEXACT_BACKEND", "").lower() == "eager":
-        _failure = "disabled by REPRO_FLEXACT_BACKEND=eager"
-        return None
-    try:
-        from helpers._cbuild import build_library
-
-        lib = _declare(build_library("flexact", _SOURCE))
-        _self_test(lib)
-    except Exception as err:  # any failure means: use the eager path, and say why once
-        _failure = f"{type(err).__name__}: {err}"
-        warnings.warn(
-            f"Flex-Act fast CPU kernel unavailable, using eager PyTorch ({_failure})", RuntimeWarning, stacklevel=3
-        )
-        return None
-    _failure = None
-    return lib
-
-
-def available() -> bool:
-    """True when the compiled kernel loaded and passed its self-test (compiles on first call)."""
-    return _library() is not None
-
-
-def unavailable_reason() -> str | None:
-    """Why the kernel is not used, or ``None`` when it is."""
-    _library()
-    return _failure
+_KERNELS = KernelLibrary("flexact", _SOURCE, declare=_declare, self_test=lambda lib: _self_test(lib),
+                         env_var="REPRO_FLEXACT_BACKEND", label="Flex-Act")
+available = _KERNELS.available
+unavailable_reason = _KERNELS.unavailable_reason
 
 
 def _slopes(coeffs: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
@@ -269,9 +239,7 @@ def _run_backward(lib: ctypes.CDLL, g: torch.Tensor, h: torch.Tensor, coeffs: tu
 def forward(h: torch.Tensor, coeffs: tuple[float, float, float, float]) -> torch.Tensor:
     """``c_relu·relu(h) + c_sig·σ(h) + c_tanh·tanh(h) + c_id·h`` for contiguous float32 CPU ``h``;
     ``coeffs = (c_relu, c_sig, c_tanh, c_id)``."""
-    lib = _library()
-    if lib is None:
-        raise RuntimeError(f"native Flex-Act kernel unavailable: {_failure}")
+    lib = _KERNELS.require()
     return _run_forward(lib, h, coeffs, torch.get_num_threads())
 
 
@@ -279,9 +247,7 @@ def backward(g: torch.Tensor, h: torch.Tensor, coeffs: tuple[float, float, float
              ) -> tuple[torch.Tensor, tuple[float, float, float, float] | None]:
     """``(∂L/∂h, (Σ g·relu(h), Σ g·σ(h), Σ g·tanh(h), Σ g·h))``; the sums (accumulated in float64)
     are ``None`` unless ``need_sums``."""
-    lib = _library()
-    if lib is None:
-        raise RuntimeError(f"native Flex-Act kernel unavailable: {_failure}")
+    lib = _KERNELS.require()
     return _run_backward(lib, g, h, coeffs, need_sums, torch.get_num_threads())
 
 
@@ -294,9 +260,7 @@ def _run_grad_norms(lib: ctypes.CDLL, h: torch.Tensor, rows: int, nthreads: int)
 def grad_norm_sums(h: torch.Tensor, rows: int) -> torch.Tensor:
     """``(rows, 3)`` float64: per row of contiguous float32 ``h`` viewed as ``rows × cols``, the
     count of ``h > 0``, ``Σ σ'(h)²`` and ``Σ tanh'(h)²`` (squared norms of the derivatives)."""
-    lib = _library()
-    if lib is None:
-        raise RuntimeError(f"native Flex-Act kernel unavailable: {_failure}")
+    lib = _KERNELS.require()
     return _run_grad_norms(lib, h, rows, torch.get_num_threads())
 
 

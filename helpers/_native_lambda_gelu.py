@@ -42,12 +42,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
-import warnings
 
 import torch
 
-from helpers._cbuild import build_library
+from helpers._cbuild import KernelLibrary
 
 __all__ = ["available", "unavailable_reason", "forward", "backward", "layout"]
 
@@ -230,9 +228,6 @@ void lg_backward(const float* restrict g, const float* restrict x, const float* 
 _SEG = 16384
 _ROWBLOCK = 64
 
-_failure: str | None = None
-
-
 def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     p, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     lib.lg_forward.argtypes = [p, p, p, i64, i64, i64, i32]
@@ -242,34 +237,10 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     return lib
 
 
-@functools.lru_cache(maxsize=1)
-def _library() -> ctypes.CDLL | None:
-    global _failure
-    if os.environ.get("REPRO_LAMBDA_GELU_BACKEND", "").lower() == "eager":
-        _failure = "disabled by REPRO_LAMBDA_GELU_BACKEND=eager"
-        return None
-    try:
-        lib = _declare(build_library("lambda_gelu", _SOURCE, libs=("-lm",)))
-        _self_test(lib)
-    except Exception as err:  # any failure means: use the eager path, and say why once
-        _failure = f"{type(err).__name__}: {err}"
-        warnings.warn(
-            f"λ-GELU fast CPU kernel unavailable, using eager PyTorch ({_failure})", RuntimeWarning, stacklevel=3
-        )
-        return None
-    _failure = None
-    return lib
-
-
-def available() -> bool:
-    """True when the compiled kernel loaded and passed its self-test (compiles on first call)."""
-    return _library() is not None
-
-
-def unavailable_reason() -> str | None:
-    """Why the kernel is not used, or ``None`` when it is."""
-    _library()
-    return _failure
+_KERNELS = KernelLibrary("lambda_gelu", _SOURCE, declare=_declare, self_test=lambda lib: _self_test(lib),
+                         env_var="REPRO_LAMBDA_GELU_BACKEND", label="λ-GELU", libs=("-lm",))
+available = _KERNELS.available
+unavailable_reason = _KERNELS.unavailable_reason
 
 
 @functools.lru_cache(maxsize=512)
@@ -333,9 +304,7 @@ def _run_backward(lib: ctypes.CDLL, g: torch.Tensor, x: torch.Tensor, lam: torch
 def forward(x: torch.Tensor, lam: torch.Tensor | float, lay: tuple[int, int, int]) -> torch.Tensor:
     """``x Φ(λx)`` for contiguous float32 ``x``; ``lam`` is a float (one λ) or holds the ``C``
     values of λ in layout order."""
-    lib = _library()
-    if lib is None:
-        raise RuntimeError(f"native λ-GELU kernel unavailable: {_failure}")
+    lib = _KERNELS.require()
     return _run_forward(lib, x, lam, lay, torch.get_num_threads())
 
 
@@ -344,9 +313,7 @@ def backward(
 ) -> tuple[torch.Tensor, torch.Tensor | float | None]:
     """``(∂L/∂x, ∂L/∂λ)``; ``∂L/∂λ`` is a float for a float ``lam``, else a float64 tensor of
     ``C`` entries (sums accumulated in float64; the caller casts)."""
-    lib = _library()
-    if lib is None:
-        raise RuntimeError(f"native λ-GELU kernel unavailable: {_failure}")
+    lib = _KERNELS.require()
     return _run_backward(lib, g, x, lam, lay, need_lam, torch.get_num_threads())
 
 

@@ -184,16 +184,9 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
 def default_workers(profile: str) -> int:
     """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per CPU core (one in the smoke
     profile, whose runs take seconds and would spend longer starting processes)."""
-    raw = os.environ.get("REPRO_WORKERS")
-    if raw is not None:
-        try:
-            value = int(raw)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise ValueError(f"REPRO_WORKERS must be a positive integer, got {raw!r}")
-        return value
-    return 1 if profile == "smoke" else max(1, os.cpu_count() or 1)
+    from helpers.runtime import positive_int_env
+
+    return positive_int_env("REPRO_WORKERS", 1 if profile == "smoke" else max(1, os.cpu_count() or 1))
 
 
 def _run_in_worker(config: Any, rerun: bool) -> dict:

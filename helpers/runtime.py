@@ -76,6 +76,21 @@ def seed_everything(seed: int) -> torch.Generator:
     return generator
 
 
+def positive_int_env(name: str, default: int) -> int:
+    """The environment variable ``name`` as a positive integer (``default`` when unset); a
+    clear ``ValueError`` for anything else."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    return value
+
+
 def train_threads() -> int:
     """Intra-op threads of one training run: ``REPRO_TRAIN_THREADS``, default 1.
 
@@ -84,14 +99,7 @@ def train_threads() -> int:
     runs at once (:func:`helpers.experiments.run_many`). Another count gives valid results that
     differ from the committed ones at float32 rounding level.
     """
-    raw = os.environ.get("REPRO_TRAIN_THREADS", "1")
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"REPRO_TRAIN_THREADS must be a positive integer, got {raw!r}")
-    return value
+    return positive_int_env("REPRO_TRAIN_THREADS", 1)
 
 
 @contextmanager
