@@ -135,3 +135,15 @@ def test_run_many_worker_processes_give_the_in_process_results(tmp_path, monkeyp
     serial = experiments.run_many(configs, workers=1)
     strip = lambda r: {k: v for k, v in r.items() if k not in ("train_seconds",)}  # noqa: E731
     assert [strip(r) for r in parallel] == [strip(r) for r in serial]
+
+
+def test_compute_time_simulates_the_workers():
+    results = [{"config_hash": h, "train_seconds": s} for h, s in (("a", 60), ("b", 120), ("c", 60), ("a", 60))]
+    out = experiments.compute_time(results, workers=2)
+    assert out["n_runs"] == 3 and out["core_minutes"] == 4.0
+    assert out["wall_minutes"] == 2.0  # a then c on one worker, b on the other
+    assert experiments.compute_time(results, workers=1)["wall_minutes"] == 4.0
+    with pytest.raises(ValueError, match="workers"):
+        experiments.compute_time(results, workers=0)
+    with pytest.raises(TypeError, match="train_seconds"):
+        experiments.compute_time([{"x": 1}])
