@@ -126,4 +126,13 @@ def progress(iterable: Iterable[T], **kwargs: object) -> Iterator[T]:
     from tqdm.auto import tqdm
 
     kwargs.setdefault("leave", False)
-    return iter(tqdm(iterable, **kwargs))
+    if kwargs.get("total") is None:
+        try:
+            kwargs["total"] = len(iterable)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    # Hand tqdm an iterator, never the iterable: tqdm.auto's class calls iter() on what it gets
+    # in __init__ and again when iterated, and every iter() of a DataLoader draws a seed from the
+    # loader's (or the global) generator. Two draws per epoch with a bar and one without made
+    # results depend on whether progress bars were shown.
+    return iter(tqdm(iter(iterable), **kwargs))

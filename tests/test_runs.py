@@ -82,3 +82,24 @@ def test_training_threads_pin_and_restore(monkeypatch):
         monkeypatch.setenv("REPRO_TRAIN_THREADS", bad)
         with pytest.raises(ValueError, match="REPRO_TRAIN_THREADS"):
             train_threads()
+
+
+def test_progress_bars_do_not_change_the_batch_order(monkeypatch):
+    """A shown bar must not consume randomness: with tqdm.auto, iterating the DataLoader itself
+    created a second (seed-drawing) iterator per epoch, so results depended on REPRO_QUIET."""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from helpers.runtime import progress
+
+    def orders(quiet: bool) -> list[list[int]]:
+        if quiet:
+            monkeypatch.setenv("REPRO_QUIET", "1")
+        else:
+            monkeypatch.delenv("REPRO_QUIET", raising=False)
+            monkeypatch.delenv("CI", raising=False)
+        gen = torch.Generator().manual_seed(0)
+        loader = DataLoader(TensorDataset(torch.arange(64)), batch_size=8, shuffle=True, generator=gen)
+        return [[int(b[0][0]) for b in progress(loader)] for _ in range(3)]
+
+    assert orders(quiet=False) == orders(quiet=True)
