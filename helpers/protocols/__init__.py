@@ -23,10 +23,16 @@ def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
 
 
 def cheap_check_configs() -> list[TrainConfig]:
-    """cpu-profile runs cheap enough for CI to retrain and compare with their committed results."""
+    """cpu-profile runs cheap enough for CI to retrain and compare with their committed results:
+    one per paper's pipeline (λ-GELU MLP on Adult with the fused kernel, S-ReLU ViT on CIFAR-10,
+    Flex-Act synthetic regression with the fused mixture), about a minute in all."""
+    from helpers.flexact_experiments import synthetic_configs
+    from helpers.protocols import srelu
     from helpers.protocols.lambda_gelu import pair_config
 
-    return [replace(pair_config("adult", "cpu", activation="lambda_gelu", mode="increasing", seed=0))]
+    flexact = next(c for c in synthetic_configs("cpu") if c.method == "flexact")
+    return [replace(pair_config("adult", "cpu", activation="lambda_gelu", mode="increasing", seed=0)),
+            srelu.EXPERIMENTS["srelu_delta"]("cpu")[0], flexact]
 
 
 def main(argv: list[str] | None = None) -> None:
