@@ -4,8 +4,9 @@
 
 Every candidate is timed on the same float32 tensor with the same upstream gradient; one call
 is ``y = act(x); y.backward(g)`` with a fresh leaf ``x`` (so allocation of ``y`` and ``x.grad``
-is included, as in training). Candidates are interleaved round by round, so that load from other
-processes hits all of them alike, and each ratio is the median over rounds of the per-round
+is included, as in training). Candidates are interleaved round by round, in a new random order
+each round, so that load from other processes and the state left by the previous call hit all of
+them alike, and each ratio is the median over rounds of the per-round
 ratio to ``nn.GELU`` (resp. ``nn.ReLU``); medians and minima of the times are printed too. The
 thread count is left as it is (``torch.get_num_threads()``).
 
@@ -31,6 +32,7 @@ import argparse
 import math
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -145,8 +147,15 @@ def time_activations(numel: int, rounds: int, warmup: int = 3) -> list[dict[str,
             print(f"  skipped {name}: {type(err).__name__}: {err}")
     times: dict[str, list[float]] = {name: [] for name in usable}
     cpu: dict[str, list[float]] = {name: [] for name in usable}
+    order = random.Random(0)
+    names = list(usable)
     for _ in range(rounds):
-        for name, act in usable.items():
+        # A fresh order every round: what ran just before a call (its cache and thread-pool
+        # state) changes that call's time at small sizes, so a fixed order would charge one
+        # candidate for its neighbour.
+        order.shuffle(names)
+        for name in names:
+            act = usable[name]
             wall, cpu_s = _time_once(act, x0, g)
             times[name].append(wall)
             cpu[name].append(cpu_s)
