@@ -52,11 +52,11 @@ compiler) uses eager ATen kernels. Choose with :func:`set_backend` or the enviro
 ``REPRO_FLEXACT_BACKEND`` = ``auto`` (default) | ``native`` | ``eager``; the two backends agree to
 float32 rounding (a few ulp against float64), not bit for bit. Other candidates (``lambda_gelu``,
 ``srelu``, any ``nn.Module``) are added to the basis mixture the ordinary way. In eval/argmax mode
-only the chosen candidate runs. Measured with ``benchmarks/activations.py --skip-mlp``
-(training-mode forward+backward of the default set, sampling included, vs ``nn.GELU``, float32, on
-this project's shared 2-core CPU while two training processes kept it busy, load average 2-3):
-1.2-1.45x at 4·10^6 elements and 1.9-2.0x at 65 536 with 2 threads, 1.34-1.36x and 1.86-1.87x with
-one thread; the eager ATen version measured 5.9x and 3.3x (2 threads). At 65 536 elements about
+only the chosen candidate runs. Measured with ``benchmarks/activations.py`` (training-mode
+forward+backward of the default set, sampling included, vs ``nn.GELU``, float32, 2 threads, on
+this project's 2-core CPU at load 0.5; the record is ``benchmarks/activations_measured.txt``):
+1.29x at 4·10^6 elements and 1.48x at 65 536 (under load 2-3 from two training processes:
+1.2-1.45x and 1.9-2.0x); the eager ATen version measured 5.9x and 3.3x. At 65 536 elements about
 40% of the time is the Python and autograd overhead of the custom node (two leaves: ``h`` and
 the logits), not the kernels. The fused :func:`mean_gradient_norms` of a 128×256 batch took about
 80 µs against 355 µs for the per-candidate version (same load).
