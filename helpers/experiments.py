@@ -209,7 +209,7 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing
 
-    from helpers.runtime import progress, quiet
+    from helpers.runtime import progress
 
     configs = list(configs)
     if not configs:
@@ -244,9 +244,7 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
             context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
             with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
                 futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
-                done = as_completed(futures)
-                if not quiet():
-                    done = progress(done, desc=f"{desc} ({n} processes)", total=len(futures))
+                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures))
                 for future in done:
                     try:
                         results[futures[future]] = future.result()
@@ -271,9 +269,9 @@ def compute_time(results: Any, workers: int = 2) -> dict[str, float]:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     seconds: dict[str, float] = {}
     for result in results:
-        if not isinstance(result, dict) or "train_seconds" not in result:
-            raise TypeError("each result must be a run_or_load result dict with 'train_seconds'")
-        seconds.setdefault(result.get("config_hash", str(id(result))), float(result["train_seconds"]))
+        if not isinstance(result, dict) or not {"config_hash", "train_seconds"} <= result.keys():
+            raise TypeError("each result must be a run_or_load result dict with 'config_hash' and 'train_seconds'")
+        seconds.setdefault(result["config_hash"], float(result["train_seconds"]))
     finish = [0.0] * workers
     for s in seconds.values():
         heapq.heappush(finish, heapq.heappop(finish) + s)

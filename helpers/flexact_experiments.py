@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.experiments import register_runner, run_many
 from helpers.flexact import DEFAULT_CANDIDATES, FlexAct, FlexActHook, TemperatureSchedule
-from helpers.runtime import current_profile, seed_everything
+from helpers.runtime import current_profile, seed_everything, training_threads
 
 GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
@@ -149,19 +148,6 @@ def batch_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int, *, shuffle: 
     generator.manual_seed(seed)
     sampler = _BatchIndexSampler(x.shape[0], batch_size, shuffle, generator)
     return DataLoader(TensorDataset(x, y), sampler=sampler, batch_size=None, generator=generator)
-
-
-@contextmanager
-def single_thread():
-    """Run tiny models on one thread: with a busy shared CPU, OpenMP regions of 2 threads wait
-    for each other for milliseconds, and one thread also makes results independent of the
-    machine's core count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,7 +304,7 @@ def _held_out(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict[str, f
 @register_runner(FlexActSyntheticConfig)
 def run_synthetic(cfg: FlexActSyntheticConfig, workdir: Path) -> dict[str, Any]:
     """Train one model and return history, held-out MSE, choice and predictions on a grid."""
-    with single_thread():
+    with training_threads():  # 1 thread by default, like every training run
         result = _train_and_evaluate(cfg)
     try:
         workdir.rmdir()  # no checkpoints: a run takes seconds
@@ -654,5 +640,5 @@ __all__ = [
     "SENSITIVITY_ALPHAS", "sensitivity_configs", "sensitivity_table", "majority_picks", "mark_ranks", "optimum_table", "picks_ground_truth",
     "final_probability_of_choice", "prediction_panels", "profile_settings", "results_frame", "run_all", "run_synthetic", "selection_summary",
     "single_neuron_optimum", "synthetic_config", "synthetic_configs", "synthetic_data", "table1",
-    "single_thread", "table1_stats", "trajectories",
+    "table1_stats", "trajectories",
 ]
