@@ -262,8 +262,11 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     sizes = [1 << 18, 1 << 14] if args.quick else [4_000_000, 1 << 16]
     rounds = 5 if args.quick else 30
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
-          f"python {platform.python_version()}")
+    from helpers.provenance import cpu_capability, cpu_model
+
+    # timings are only comparable on one CPU type: name it in every output
+    print(f"CPU: {cpu_model()} ({cpu_capability()}, {platform.machine()})")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}")
     print("allocator: " + ("freed blocks reused (mallopt); --system-malloc for glibc's defaults" if warm
                            else "glibc defaults (large tensors are fresh mappings: page faults included)"))
     print(f"λ-GELU backend: {lg.get_backend()}"

@@ -22,10 +22,13 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from helpers import provenance
+from helpers.result_files import CorruptResult, read_verified, with_checksum
 from helpers.runtime import current_profile, results_root
 
 # Bump when a change to training code would change results of an unchanged config.
@@ -58,6 +61,11 @@ def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
     return decorator
 
 
+def registered_config_classes() -> dict[str, type]:
+    """Config classes with a runner, by class name (the ``config_class`` of a stored config)."""
+    return {cls.__name__: cls for cls in _RUNNERS}
+
+
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
@@ -77,7 +85,8 @@ def config_dict(config: Any) -> dict:
     return {"config_class": type(config).__name__, **_jsonable(config)}
 
 
-def _field_defaults(config_cls: type) -> dict[str, Any]:
+def field_defaults(config_cls: type) -> dict[str, Any]:
+    """Each field's default value of a config class, JSON-able (fields without one are left out)."""
     defaults = {}
     for f in dataclasses.fields(config_cls):
         if f.default is not dataclasses.MISSING:
@@ -94,7 +103,7 @@ def hash_payload(config: Any) -> dict:
     default that reproduces the old behaviour) is added to a config class.
     """
     full = config_dict(config)
-    defaults = _field_defaults(type(config))
+    defaults = field_defaults(type(config))
     return {k: v for k, v in full.items() if k not in defaults or defaults[k] != v}
 
 
@@ -127,16 +136,57 @@ def write_json_atomic(path: Path, data: dict) -> None:
         raise
 
 
+def store_result(config: Any, result: dict) -> Path:
+    """Write ``result`` as the cached result of ``config`` (``config``, ``config_hash`` and
+    ``status`` filled in when absent, the content checksum added) and return its path.
+
+    For results computed outside :func:`run_or_load` (imports, tests of the analysis code);
+    the record must be a success: failed runs go to ``<hash>.failed.json`` through ``run_or_load``.
+    """
+    record = {"config": config_dict(config), "config_hash": config_hash(config), "status": "ok", **result}
+    if record["status"] != "ok" or record["config_hash"] != config_hash(config):
+        raise ValueError(f"store_result takes a successful result of this config, got status "
+                         f"{record['status']!r} and config_hash {record['config_hash']!r}")
+    path = result_path(config)
+    write_json_atomic(path, with_checksum(record))
+    return path
+
+
+def _precision(config: Any) -> str:
+    """The compute precision a config asks for (configs without the field train in float32)."""
+    return getattr(config, "precision", "float32")
+
+
 def _rerun_requested() -> bool:
     return os.environ.get("REPRO_RERUN", "") not in ("", "0")
 
 
 def load_result(config: Any) -> dict | None:
-    """The cached result for ``config``, or ``None``."""
+    """The cached result for ``config``, or ``None`` when there is none.
+
+    The file is verified first (:func:`helpers.result_files.read_verified`: checksum, status,
+    finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
+    a file that fails raises :class:`~helpers.result_files.CorruptResult` naming it.
+    """
     path = result_path(config)
     if not path.exists():
         return None
-    return json.loads(path.read_text())
+    return read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+
+
+def _load_or_discard(config: Any, path: Path) -> dict | None:
+    """``load_result``, except that a corrupt file is retrained (``None``) where that is safe.
+
+    Under CI a corrupt cpu- or paper-profile result is an error: the book must not silently
+    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained.
+    """
+    try:
+        return load_result(config)
+    except CorruptResult as err:
+        if os.environ.get("CI") and config.profile != "smoke":
+            raise
+        warnings.warn(f"{err} Retraining it now.", RuntimeWarning, stacklevel=3)
+        return None
 
 
 def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
@@ -155,7 +205,9 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     path = result_path(config)
     rerun = _rerun_requested() if rerun is None else rerun
     if path.exists() and not rerun:
-        return json.loads(path.read_text())
+        cached = _load_or_discard(config, path)
+        if cached is not None:
+            return cached
     if config.profile == "cpu" and os.environ.get("CI") and not rerun:
         raise MissingResult(
             f"cpu-profile result missing: {path.relative_to(results_root('cpu').parent)} "
@@ -165,12 +217,17 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     workdir = path.with_suffix("")  # checkpoints beside the result, ignored by git
     workdir.mkdir(parents=True, exist_ok=True)
     record = {"config": config_dict(config), "config_hash": config_hash(config)}
-    try:
-        outcome = runner(config, workdir)
-    except RunFailed as err:
-        write_json_atomic(path.with_suffix(".failed.json"), {**record, "status": "failed", "error": str(err)})
-        raise
-    result = {**record, **outcome, "status": "ok"}
+    with provenance.recording() as used:
+        try:
+            outcome = runner(config, workdir)
+        except RunFailed as err:
+            write_json_atomic(path.with_suffix(".failed.json"),
+                              {**record, "status": "failed", "error": str(err),
+                               "provenance": provenance.run_provenance(used, _precision(config))})
+            raise
+    # where and how it ran (CPU, torch, threads, precision, backends): reruns compare by it
+    result = with_checksum({**record, **outcome, "status": "ok",
+                            "provenance": provenance.run_provenance(used, _precision(config))})
     write_json_atomic(path, result)
     path.with_suffix(".failed.json").unlink(missing_ok=True)
     return result

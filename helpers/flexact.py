@@ -80,6 +80,7 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 
 from helpers import _native_flexact as _native
+from helpers.provenance import note_backend
 from helpers.train import TrainHook
 
 __all__ = [
@@ -230,9 +231,10 @@ def _flat(x: torch.Tensor) -> torch.Tensor:
 
 def _use_native(h: torch.Tensor) -> bool:
     """Whether ``h`` goes through the compiled kernels (float32 CPU, backend not ``eager``)."""
-    if _backend == "eager" or h.dtype != torch.float32 or h.device.type != "cpu" or h.numel() == 0:
-        return False
-    return _native.available()
+    native = (_backend != "eager" and h.dtype == torch.float32 and h.device.type == "cpu"
+              and h.numel() > 0 and _native.available())
+    note_backend("flexact", "native" if native else "eager")  # the result's provenance
+    return native
 
 
 @functools.lru_cache(maxsize=64)

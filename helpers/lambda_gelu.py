@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers import _native_lambda_gelu as _native
+from helpers.provenance import note_backend
 
 __all__ = [
     "lambda_gelu",
@@ -86,6 +87,12 @@ def get_backend() -> str:
 
 # ----------------------------------------------------------------------------- the function
 def _use_native(x: torch.Tensor, lam_shape: torch.Size) -> tuple[int, int, int] | None:
+    lay = _native_layout(x, lam_shape)
+    note_backend("lambda_gelu", "eager" if lay is None else "native")  # the result's provenance
+    return lay
+
+
+def _native_layout(x: torch.Tensor, lam_shape: torch.Size) -> tuple[int, int, int] | None:
     if _backend == "eager" or x.dtype != torch.float32 or x.device.type != "cpu":
         return None
     if not x.is_contiguous() or x.numel() == 0 or not _native.available():
@@ -191,6 +198,7 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     if not lam >= 1 or not math.isfinite(lam):
         raise ValueError(f"λ-GELU needs a finite lam >= 1, got {lam!r}")
     if lam == 1:
+        note_backend("lambda_gelu", "eager")
         return F.gelu(x)  # exactly nn.GELU()
     return _apply(x, torch.tensor(float(lam), dtype=x.dtype, device=x.device), ())
 

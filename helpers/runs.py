@@ -9,6 +9,7 @@ parts are switched on by fields: λ-GELU hardness (``activation="lambda_gelu"``,
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.experiments import register_runner
+from helpers.provenance import PRECISIONS, check_precision
 from helpers.runtime import current_profile, seed_everything, training_threads
 from helpers.train import TrainHook
 
@@ -78,6 +80,9 @@ class TrainConfig:
     flexact_tau_min: float | None = None  # None: τ stays 1; else exponential 1 → τ_min per step
     block_size: int = 64
     max_grad_norm: float | None = None
+    # float32, or bf16 autocast (see helpers.provenance.check_precision). Part of the cache key
+    # (when not the default), so a float32 rerun never overwrites or passes for a bf16 result.
+    precision: str = "float32"
     scale_note: str = ""
 
     def __post_init__(self) -> None:
@@ -102,6 +107,8 @@ class TrainConfig:
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
         if self.anneal_target is not None and self.anneal_target < 1:
             raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.flexact_tau_min is not None and not 0 < self.flexact_tau_min <= 1:
             raise ValueError(f"flexact_tau_min must be in (0, 1] (τ starts at 1), got {self.flexact_tau_min!r}")
 
@@ -202,6 +209,13 @@ def build_run(cfg: TrainConfig):
             "train_loader": train_loader, "val_loader": val_loader, "source": source}
 
 
+def _autocast(precision: str):
+    """The autocast context of ``precision`` (a no-op for float32)."""
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 @register_runner(TrainConfig)
 def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     """Train one configuration with :func:`helpers.runtime.train_threads` intra-op threads (1 by
@@ -215,6 +229,7 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     from helpers.hardness import layer_lambdas
     from helpers.train import evaluate, fit
 
+    check_precision(cfg.precision)  # a bf16 run on a CPU without native bf16 stops here
     seed_everything(cfg.seed)
     parts = build_run(cfg)
     model = parts["model"]
@@ -224,7 +239,8 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
               scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
               checkpoint_path=checkpoint, keep_best_state=True,
-              max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}")
+              max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
+              autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None)
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],
@@ -241,9 +257,10 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
         from helpers.models import replace_activations
 
         model.load_state_dict(out["best_state"])
-        original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]
-        swapped = replace_activations(model, nn.ReLU)
-        substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
+        with _autocast(cfg.precision):  # evaluated as it was trained
+            original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]
+            swapped = replace_activations(model, nn.ReLU)
+            substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
         result["substitution"] = {"epoch": out["best_epoch"], "original": original,
                                   "substituted": substituted}
     checkpoint.unlink(missing_ok=True)

@@ -105,9 +105,12 @@ def train_threads() -> int:
 @contextmanager
 def training_threads() -> Iterator[int]:
     """Run the block with :func:`train_threads` intra-op threads; restore the count after."""
+    from helpers.provenance import note_threads
+
     before = torch.get_num_threads()
     n = train_threads()
     torch.set_num_threads(n)
+    note_threads(n)  # recorded in the result's provenance
     try:
         yield n
     finally:

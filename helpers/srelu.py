@@ -39,6 +39,8 @@ import warnings
 import torch
 from torch import nn
 
+from helpers.provenance import note_backend
+
 __all__ = [
     "srelu",
     "srelu_derivative",
@@ -306,6 +308,12 @@ def _native_library() -> ctypes.CDLL | None:
 
 
 def _use_native(x: torch.Tensor, delta: Delta) -> bool:
+    native = _native_applies(x, delta)
+    note_backend("srelu", "native" if native else "eager")  # the result's provenance
+    return native
+
+
+def _native_applies(x: torch.Tensor, delta: Delta) -> bool:
     if x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
         return False
     if isinstance(delta, torch.Tensor) and (delta.numel() != 1 or delta.device.type != "cpu"):

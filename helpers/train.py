@@ -12,6 +12,7 @@ finished epoch and ends with metrics identical to an uninterrupted run.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import os
@@ -26,6 +27,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from helpers.experiments import RunFailed
+from helpers.provenance import note_steps
 from helpers.runtime import progress
 
 Task = Literal["classification", "regression", "lm"]
@@ -146,6 +148,7 @@ def fit(
     keep_best_state: bool = False,
     max_grad_norm: float | None = None,
     desc: str = "",
+    autocast_dtype: torch.dtype | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` for ``epochs`` epochs and return its history.
 
@@ -154,6 +157,12 @@ def fit(
     kept in memory, not in the JSON result). Each history row has ``epoch`` (1-based),
     ``train_loss``, ``val_loss``, ``val_metric`` and whatever the hooks record. The scheduler,
     if any, is stepped once per epoch.
+
+    ``autocast_dtype`` (e.g. ``torch.bfloat16``) runs the forward pass and the loss under
+    ``torch.autocast("cpu", dtype=autocast_dtype)``; parameters, gradients and the optimiser
+    stay float32. Evaluation runs under the same autocast, so the metrics describe the model as
+    it trains. Callers check that the CPU supports the dtype natively
+    (:func:`helpers.provenance.check_precision`).
 
     Raises :class:`helpers.experiments.RunFailed` as soon as the loss is NaN or infinite.
     """
@@ -165,6 +174,10 @@ def fit(
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     if max_grad_norm is not None and max_grad_norm <= 0:
         raise ValueError(f"max_grad_norm must be positive, got {max_grad_norm}")
+    if autocast_dtype not in (None, torch.bfloat16, torch.float16):
+        raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
+    autocast = (lambda: torch.autocast("cpu", dtype=autocast_dtype)) if autocast_dtype is not None \
+        else contextlib.nullcontext
 
     history: list[dict[str, Any]] = []
     best_state: dict[str, torch.Tensor] | None = None
@@ -192,11 +205,12 @@ def fit(
         for inputs, targets in batches:
             for hook in hooks:
                 _call(hook, "on_step", step, model)
-            loss = task_loss(task, model(inputs), targets)
-            for hook in hooks:
-                extra = _call(hook, "extra_loss", model)
-                if extra is not None:
-                    loss = loss + extra
+            with autocast():
+                loss = task_loss(task, model(inputs), targets)
+                for hook in hooks:
+                    extra = _call(hook, "extra_loss", model)
+                    if extra is not None:
+                        loss = loss + extra
             if not torch.isfinite(loss):
                 raise RunFailed(f"non-finite loss ({loss.item()}) at epoch {epoch}, step {step}")
             optimizer.zero_grad(set_to_none=True)
@@ -207,10 +221,12 @@ def fit(
             loss_sum += loss.item() * targets.shape[0]
             seen += targets.shape[0]
             step += 1
+        note_steps(step)  # the run's length, recorded in its provenance
         if scheduler is not None:
             scheduler.step()
         row: dict[str, Any] = {"epoch": epoch, "train_loss": loss_sum / max(seen, 1)}
-        row.update(evaluate(model, val_loader, task))
+        with autocast():
+            row.update(evaluate(model, val_loader, task))
         if not math.isfinite(row["val_loss"]):
             raise RunFailed(f"non-finite validation loss at epoch {epoch}")
         for hook in hooks:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from helpers import experiment_tables as T
-from helpers.experiments import MissingResult, config_hash, hash_payload, result_path, write_json_atomic
+from helpers.experiments import MissingResult, config_hash, hash_payload, result_path, store_result
 from helpers.protocols import flexact_cifar as FC
 from helpers.protocols import srelu as SP
 from helpers.runs import TrainConfig
@@ -236,7 +236,7 @@ def test_gather_results_loads_only_and_names_the_command(monkeypatch):
     with pytest.raises(MissingResult, match=r"6 of 6 cpu-profile results are missing"):
         T.gather_results(configs, protocol="flexact_cifar")
     for cfg in configs:
-        write_json_atomic(result_path(cfg), fake_result(cfg, [0.5]))
+        store_result(cfg, fake_result(cfg, [0.5]))
     assert len(T.gather_results(configs, protocol="flexact_cifar")) == len(configs)
     assert len(T.load_all(configs)) == len(configs)
     with pytest.raises(TypeError, match="run configs"):
@@ -315,7 +315,7 @@ def test_claims_without_results_are_not_run_here():
 def _store(configs, acc_of, probs=None):
     for cfg in configs:
         flex = cfg.penultimate_activation == "flexact"
-        write_json_atomic(result_path(cfg), fake_result(cfg, [acc_of(cfg) * 0.9, acc_of(cfg)],
+        store_result(cfg, fake_result(cfg, [acc_of(cfg) * 0.9, acc_of(cfg)],
                                                         probs if flex else None))
 
 

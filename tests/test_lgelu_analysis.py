@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from helpers import lgelu_analysis as A
-from helpers.experiments import config_dict, config_hash, result_path, write_json_atomic
+from helpers.experiments import config_dict, config_hash, result_path, store_result
 from helpers.protocols.lambda_gelu import EXPERIMENTS, pair_config
 
 
@@ -394,7 +394,7 @@ def test_claims_from_synthetic_cpu_results():
         for cfg in configs("cpu"):
             path = result_path(cfg)
             if not path.exists():
-                write_json_atomic(path, _synthetic(cfg))
+                store_result(cfg, _synthetic(cfg))
     claims = {c.claim: c for c in A.experiment_claims("cpu")}
     assert not [c for c in claims.values() if c.verdict == "not run here"]
     by_start = lambda s: [c for k, c in claims.items() if k.startswith(s)]  # noqa: E731

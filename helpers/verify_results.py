@@ -1,0 +1,70 @@
+"""Verify every committed result file: ``python -m helpers.verify_results [folder]``.
+
+Runs the checks of :mod:`helpers.result_files` (JSON object with the required keys, status
+``ok``, finite numbers, content checksum, ``config_hash`` equal to the file name and to the hash
+of the stored config) over every ``*.json`` under ``results/`` (or the given folder), skipping
+``*.failed.json`` records of failed runs. Prints one line per problem file and a closing
+``N passed, N failed`` line; exits 1 when any file fails. CI runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from helpers.experiments import CODE_VERSION, field_defaults, registered_config_classes
+from helpers.result_files import CorruptResult, read_verified
+from helpers.runtime import results_root
+
+
+def _config_classes() -> dict[str, type]:
+    # importing these modules registers their runners (and so their config classes)
+    import helpers.flexact_experiments  # noqa: F401
+    import helpers.runs  # noqa: F401
+
+    return registered_config_classes()
+
+
+def result_files(folder: Path) -> list[Path]:
+    """Every result JSON under ``folder`` (records of failed runs excluded), sorted."""
+    return sorted(p for p in folder.rglob("*.json") if not p.name.endswith(".failed.json"))
+
+
+def verify_file(path: Path, classes: dict[str, type]) -> None:
+    """Raise :class:`CorruptResult` naming ``path`` when it fails any check."""
+    try:
+        name = json.loads(path.read_text()).get("config", {}).get("config_class")
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        name = None  # read_verified reports the damage below
+    cls = classes.get(name) if isinstance(name, str) else None
+    if isinstance(name, str) and cls is None:
+        raise CorruptResult(f"{path}: unknown config_class {name!r} (known: {', '.join(sorted(classes))})")
+    read_verified(path, field_defaults(cls) if cls is not None else None, CODE_VERSION)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", nargs="?", type=Path, default=None,
+                        help="folder of result files (default: the committed results/)")
+    args = parser.parse_args(argv)
+    folder = args.folder if args.folder is not None else results_root("cpu")
+    if not folder.is_dir():
+        parser.error(f"{folder} is not a folder")
+    classes = _config_classes()
+    files = result_files(folder)
+    failed = 0
+    for path in files:
+        try:
+            verify_file(path, classes)
+        except CorruptResult as err:
+            failed += 1
+            print(f"FAILED {err}")
+    print(f"verified {len(files)} result files under {folder}: every file's checksum, status, "
+          "numbers and config hash checked")
+    print(f"{len(files) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""Result files verify themselves: edited, swapped, truncated, empty, failed and NaN files are
+caught on load, named, and (outside CI) retrained; ``verify_results`` checks a whole folder."""
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from helpers import verify_results
+from helpers.experiments import load_result, register_runner, result_path, run_or_load
+from helpers.result_files import CorruptResult, content_checksum
+
+CALLS: list = []
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    experiment: str = "files"
+    profile: str = "cpu"
+    x: float = 1.0
+
+
+@register_runner(FileConfig)
+def _run(cfg, workdir):
+    CALLS.append(cfg)
+    return {"best_val_metric": cfg.x / 10, "history": [{"epoch": 1, "val_metric": cfg.x / 10}]}
+
+
+def _written(x: float = 1.0) -> Path:
+    run_or_load(FileConfig(x=x))
+    return result_path(FileConfig(x=x))
+
+
+def _edit(path: Path, fn) -> None:
+    data = json.loads(path.read_text())
+    fn(data)
+    path.write_text(json.dumps(data))
+
+
+def test_a_written_result_carries_a_checksum_and_loads():
+    path = _written()
+    data = json.loads(path.read_text())
+    assert data["checksum"] == content_checksum(data) and data["checksum"].startswith("sha256:")
+    assert load_result(FileConfig())["best_val_metric"] == 0.1
+
+
+CORRUPTIONS = {
+    "one number edited": (lambda p: _edit(p, lambda d: d.__setitem__("best_val_metric", 0.9)), "checksum"),
+    "empty object": (lambda p: p.write_text("{}"), "missing"),
+    "truncated": (lambda p: p.write_text(p.read_text()[:40]), "not valid JSON"),
+    "status failed": (lambda p: _edit(p, lambda d: d.__setitem__("status", "failed")), "status"),
+    "NaN metric": (lambda p: _edit(p, lambda d: d.__setitem__("best_val_metric", float("nan"))), "non-finite"),
+    "not an object": (lambda p: p.write_text("[1, 2]"), "not a JSON object"),
+    "config edited": (lambda p: _edit(p, lambda d: d["config"].__setitem__("x", 5.0)), "hashes to"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_corrupt_files_are_errors_naming_the_file_under_ci(name, monkeypatch):
+    corrupt, fragment = CORRUPTIONS[name]
+    path = _written()
+    corrupt(path)
+    with pytest.raises(CorruptResult, match=fragment) as err:
+        load_result(FileConfig())
+    assert str(path) in str(err.value)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(CorruptResult):
+        run_or_load(FileConfig())
+
+
+def test_another_runs_file_copied_over_is_caught():
+    mine, other = _written(1.0), _written(2.0)
+    shutil.copy(other, mine)
+    with pytest.raises(CorruptResult, match="is not the file name"):
+        load_result(FileConfig(x=1.0))
+
+
+def test_outside_ci_a_corrupt_file_is_reported_and_retrained(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    path = _written()
+    path.write_text("{")
+    CALLS.clear()
+    with pytest.warns(RuntimeWarning, match="Retraining"):
+        result = run_or_load(FileConfig())
+    assert len(CALLS) == 1 and result["best_val_metric"] == 0.1
+    assert load_result(FileConfig())["checksum"] == result["checksum"]
+
+
+def test_verify_results_checks_every_file_of_a_folder(tmp_path, capsys):
+    good = _written(1.0)
+    bad = _written(3.0)
+    _edit(bad, lambda d: d["history"][0].__setitem__("val_metric", 0.5))
+    folder = good.parent
+    # FileConfig is registered (above), so its stored configs are re-hashed too
+    assert verify_results.main([str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert f"FAILED {bad}" in out and "checksum" in out and "1 passed, 1 failed" in out
+    bad.unlink()
+    assert verify_results.main([str(folder)]) == 0
+
+
+def test_committed_results_all_verify():
+    """Every file under the checkout's results/ passes (CI also runs the command itself)."""
+    root = Path(__file__).resolve().parent.parent / "results"
+    classes = verify_results._config_classes()
+    files = verify_results.result_files(root)
+    assert len(files) > 400
+    for path in files:
+        verify_results.verify_file(path, classes)
