@@ -4,8 +4,13 @@ Shared by the fused CPU kernels (:mod:`helpers._native_lambda_gelu`, :mod:`helpe
 The library lands in ``<cache_root>/kernels/<name>_<key>.so`` where ``key`` hashes the source,
 the flags, the compiler's version and the CPU flags: ``-march=native`` bakes the CPU into the
 binary, so a cache shared between machines never loads a binary built for another CPU. The file
-is written to a temporary name and renamed, so concurrent processes never load half a file; a
-read-only cache folder falls back to the system temp folder.
+is written to a temporary name and renamed, so concurrent processes never load half a file.
+
+Loading a shared library runs its code in this process, so a library is only loaded from a folder
+this user owns and nobody else can write to. When the cache folder is read-only or not trusted,
+the kernel is built into a fresh private folder (``tempfile.mkdtemp``: mode 0700, unpredictable
+name) and loaded from there; an existing file in a shared, predictable place (say
+``/tmp/repro-act-kernels``, where another local user could plant one) is never loaded.
 
 Numerics: any change to a kernel's source or flags changes float32 rounding, and so every result
 trained with it; the kernels' modules say which results depend on them.
@@ -82,14 +87,35 @@ def build_library(name: str, source: str, flags: Sequence[str] = NATIVE_FLAGS,
 
     filename = f"{name}_{key}.so"
     target = cache_root() / "kernels" / filename
+    if target.exists() and not (_trusted(target.parent) and _trusted(target)):
+        target = _private_dir() / filename  # never load what someone else could have written
     if not target.exists():
         try:
             _compile(compiler, source, flags, libs, target)
-        except OSError:  # read-only cache folder: build in the temp folder instead
-            target = Path(tempfile.gettempdir()) / "repro-act-kernels" / filename
-            if not target.exists():
-                _compile(compiler, source, flags, libs, target)
+        except OSError:  # read-only cache folder: build in a private folder of this process
+            target = _private_dir() / filename
+            _compile(compiler, source, flags, libs, target)
     return ctypes.CDLL(str(target))
+
+
+_PRIVATE_DIR: list[Path] = []
+
+
+def _private_dir() -> Path:
+    """A folder only this user can write to, new for this process (``mkdtemp`` makes it 0700
+    under an unpredictable name), for kernels that cannot go into the cache folder."""
+    if not _PRIVATE_DIR:
+        _PRIVATE_DIR.append(Path(tempfile.mkdtemp(prefix="repro-act-kernels-")))
+    return _PRIVATE_DIR[0]
+
+
+def _trusted(path: Path) -> bool:
+    """Owned by this user and not writable by others: safe to load a library from (or in)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o002
 
 
 class KernelLibrary:
@@ -117,7 +143,7 @@ class KernelLibrary:
         if self._loaded:
             return self._lib
         self._loaded = True
-        if os.environ.get(self.env_var, "").lower() == "eager":
+        if os.environ.get(self.env_var, "").strip().lower() == "eager":
             self._failure = f"disabled by {self.env_var}=eager"
             return None
         try:

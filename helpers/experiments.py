@@ -29,7 +29,7 @@ from typing import Any
 
 from helpers import provenance
 from helpers.result_files import CorruptResult, read_verified, with_checksum
-from helpers.runtime import current_profile, results_root
+from helpers.runtime import bool_env, current_profile, results_root
 
 # Bump when a change to training code would change results of an unchanged config.
 CODE_VERSION = "1"
@@ -158,7 +158,7 @@ def _precision(config: Any) -> str:
 
 
 def _rerun_requested() -> bool:
-    return os.environ.get("REPRO_RERUN", "") not in ("", "0")
+    return bool_env("REPRO_RERUN", False)
 
 
 def load_result(config: Any) -> dict | None:

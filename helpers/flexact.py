@@ -106,7 +106,7 @@ _BASIS_ROWS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "identity")
 
 Backend = Literal["auto", "native", "eager"]
 _BACKENDS: tuple[str, ...] = ("auto", "native", "eager")
-_backend: str = os.environ.get("REPRO_FLEXACT_BACKEND", "auto").lower()
+_backend: str = os.environ.get("REPRO_FLEXACT_BACKEND", "auto").strip().lower() or "auto"
 if _backend not in _BACKENDS:
     raise ValueError(f"REPRO_FLEXACT_BACKEND must be one of {_BACKENDS}, got {_backend!r}")
 
@@ -720,6 +720,15 @@ class FlexAct(nn.Module):
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         if not isinstance(h, torch.Tensor):
             raise TypeError(f"FlexAct expects a tensor, got {type(h).__name__}")
+        if not h.is_floating_point():
+            raise TypeError(
+                f"FlexAct expects a floating-point tensor, got {h.dtype} (the mixture of "
+                "activations is not defined for integer tensors; convert with h.float())"
+            )
+        if h.dtype not in (torch.float32, torch.float64):
+            # half precision: the mixing weights and candidates run in float32, and only the
+            # output is cast back (a float16 weight has 3 significant digits)
+            return self.forward(h.to(torch.float32)).to(h.dtype)
         if not self.training:
             if self.eval_mode == "argmax":
                 return self.candidates[self.chosen_index](h)

@@ -62,7 +62,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: and still lets s move. Override with ``lam_init``.
 LAMBDA_NEAR_ONE: float = 1.01
 
-_backend: str = os.environ.get("REPRO_LAMBDA_GELU_BACKEND", "auto").lower()
+_backend: str = os.environ.get("REPRO_LAMBDA_GELU_BACKEND", "auto").strip().lower() or "auto"
 if _backend not in _BACKENDS:
     raise ValueError(f"REPRO_LAMBDA_GELU_BACKEND must be one of {_BACKENDS}, got {_backend!r}")
 
@@ -139,7 +139,7 @@ class _LambdaGELUFunction(torch.autograd.Function):
         lam = _lambda_of(p, t, view)
         if lay is not None:
             return _native.forward(x, lam, lay)
-        return F.gelu(x * lam) / lam
+        return _eager_forward(x, lam)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
@@ -161,11 +161,36 @@ class _LambdaGELUFunction(torch.autograd.Function):
             glam = dlam.to(p.dtype).view(p.shape) if dlam is not None else None
         else:  # eager; also used under create_graph=True, since these ops are differentiable again
             u = x * lam
-            gx = torch.ops.aten.gelu_backward(grad, u) if need_x else None
+            gx = _eager_grad_x(grad, x, u) if need_x else None
             glam = (grad * x * (x * _phi(u))).sum_to_size(lam.shape).reshape(p.shape) if need_p else None
         if glam is not None and t is not None:
             glam = glam * (torch.sigmoid(p / t) / t)  # ∂λ/∂s = σ(s/t)/t
         return (gx if need_x else None), glam, None, None
+
+
+def _overflowed(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Where ``u = λx`` overflowed although ``x`` is finite: there the gate ``Φ(λx)`` is exactly
+    0 or 1 at any floating precision, so the mathematical values are known."""
+    return torch.isinf(u) & torch.isfinite(x)
+
+
+def _eager_forward(x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    """``GELU(λx)/λ``, and ``x·Φ(±∞) = relu(x)`` where ``λx`` overflows.
+
+    ``GELU(λx)/λ`` alone gives ``∞/λ`` or ``NaN`` once ``|λx|`` passes the dtype's maximum (e.g.
+    λ = 3e38 with ``|x|`` > 1.2 in float32), where the native kernel and the mathematics give
+    ``x`` or ``0``. Entries where ``λx`` is finite keep exactly the values of ``GELU(λx)/λ``.
+    """
+    u = x * lam
+    y = F.gelu(u) / lam
+    return torch.where(_overflowed(x, u), torch.relu(x), y)
+
+
+def _eager_grad_x(grad: torch.Tensor, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """``∂L/∂x = grad·GELU'(λx)``, with ``GELU'(±∞) = 1 or 0`` where ``λx`` overflowed (ATen's
+    ``gelu_backward`` returns NaN there: ``∞·φ(∞) = ∞·0``)."""
+    gx = torch.ops.aten.gelu_backward(grad, u)
+    return torch.where(_overflowed(x, u), grad * (u > 0).to(grad.dtype), gx)
 
 
 def _apply(x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t: float | None = None) -> torch.Tensor:
@@ -173,11 +198,39 @@ def _apply(x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t: float | N
 
 
 def _check_lambda_tensor(lam: torch.Tensor, x: torch.Tensor) -> None:
-    if torch.broadcast_shapes(x.shape, lam.shape) != x.shape:
+    """``lam`` (already in x's dtype) broadcasts to ``x`` without enlarging it and is finite and
+    ``>= 1`` everywhere; one pass over ``lam``."""
+    try:
+        shape = torch.broadcast_shapes(x.shape, lam.shape)
+    except RuntimeError:
+        shape = None
+    if shape != x.shape:
         raise ValueError(f"lam of shape {tuple(lam.shape)} does not broadcast to x of shape {tuple(x.shape)}")
-    if lam.numel() and not bool(torch.all(lam.detach() >= 1)):  # also catches NaN
-        bad = lam.detach().min().item() if not torch.isnan(lam).any() else float("nan")
-        raise ValueError(f"λ-GELU needs lam >= 1 everywhere, got min {bad}")
+    top = torch.finfo(lam.dtype).max
+    if lam.numel() and not bool(torch.all((lam.detach() >= 1) & (lam.detach() <= top))):  # also NaN
+        d = lam.detach()
+        bad = float("nan") if torch.isnan(d).any() else (d.min().item() if d.min() < 1 else d.max().item())
+        raise ValueError(
+            f"λ-GELU needs a finite lam >= 1 everywhere (at most {top:.4g}, the largest {lam.dtype}), "
+            f"got {bad:.6g}; beyond that maximum λ-GELU is ReLU to {lam.dtype} precision: use relu"
+        )
+
+
+def _compute_dtype(x: torch.Tensor) -> torch.dtype:
+    """float64 for float64 inputs, float32 for everything else: λ and the gate are never formed
+    in half precision, where λ = 1e5 is already ``inf``."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _check_x(x: object, where: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{where}: x must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(
+            f"{where}: x must be a floating-point tensor, got {x.dtype} (like "
+            "torch.nn.functional.gelu, λ-GELU is not defined for integer or complex tensors; "
+            "convert with x.float())"
+        )
 
 
 def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
@@ -186,17 +239,23 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     ``lam`` is a number or a tensor broadcastable to ``x`` (without enlarging it), with every
     entry ``>= 1``; gradients flow to both ``x`` and a tensor ``lam``.
     """
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got {x.dtype}")
+    _check_x(x, "lambda_gelu")
+    if x.dtype not in (torch.float32, torch.float64):
+        # half precision: λ and the gate in float32, only the output is cast back
+        return lambda_gelu(x.to(torch.float32), lam).to(x.dtype)
     if isinstance(lam, torch.Tensor):
-        _check_lambda_tensor(lam, x)
-        return _apply(x, lam.to(x.dtype), tuple(lam.shape))
+        if not (lam.is_floating_point() or lam.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)):
+            raise TypeError(f"lambda_gelu: lam must be a real tensor, got {lam.dtype}")
+        lam_x = lam.to(x.dtype)
+        _check_lambda_tensor(lam_x, x)
+        return _apply(x, lam_x, tuple(lam.shape))
     if isinstance(lam, bool) or not isinstance(lam, Real):
-        raise TypeError(f"lam must be a real number or a tensor, got {type(lam).__name__}")
-    if not lam >= 1 or not math.isfinite(lam):
-        raise ValueError(f"λ-GELU needs a finite lam >= 1, got {lam!r}")
+        raise TypeError(f"lambda_gelu: lam must be a real number or a tensor, got {type(lam).__name__}")
+    top = torch.finfo(x.dtype).max
+    if not lam >= 1 or not math.isfinite(lam) or lam > top:
+        raise ValueError(
+            f"λ-GELU needs a finite lam >= 1 (at most {top:.4g}, the largest {x.dtype}), got {lam!r}"
+        )
     if lam == 1:
         note_backend("lambda_gelu", "eager")
         return F.gelu(x)  # exactly nn.GELU()
@@ -321,6 +380,11 @@ class LambdaGELU(nn.Module):
             else:
                 lam0 = LAMBDA_NEAR_ONE if lam_init is None else lam_init
                 s0 = torch.broadcast_to(s_from_lambda(lam0, self.t), shape).to(torch.float32).clone()
+                if not bool(torch.all(torch.isfinite(lambda_from_s(s0, self.t)))):
+                    raise ValueError(
+                        f"lam_init={lam_init!r} is too large for t={self.t}: s/t or λ = 1 + softplus(s/t) "
+                        "overflows float32; use fixed_lambda for a huge constant λ"
+                    )
             self.s = nn.Parameter(s0)
             self.register_buffer("fixed_lam", None)
         # The annealing override lives in buffers so that checkpoints restore it.
@@ -404,6 +468,11 @@ class LambdaGELU(nn.Module):
         return self.param_shape
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_x(x, "LambdaGELU")
+        if x.dtype not in (torch.float32, torch.float64):
+            # Never cast s or λ to x's dtype: an integer x made λ 1 + softplus(int(s)/t) before,
+            # and float16 turns λ > 65504 into inf. Compute in float32, cast only the output.
+            return self.forward(x.to(torch.float32)).to(x.dtype)
         view = self._view(x)
         if self.s is not None and not bool(self.override_active):
             # learnable: the softplus map runs inside the autograd function (fewer graph nodes)

@@ -27,6 +27,9 @@ ActFactory = Callable[[], nn.Module]
 
 
 def _check_factory(act: ActFactory) -> ActFactory:
+    if isinstance(act, nn.Module):
+        # one instance would be called as act() (its forward without input), and shared by every site
+        raise TypeError(f"act must be a factory such as nn.ReLU or lambda: nn.ReLU(), not the module instance {act!r}")
     if not callable(act):
         raise TypeError(f"act must be a zero-argument callable returning nn.Module, got {act!r}")
     return act
@@ -36,6 +39,41 @@ def _positive_int(name: str, value: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return value
+
+
+def _positive_float(name: str, value: float) -> float:
+    """A finite number > 0 (``inf`` would build a layer of ``round(inf)`` units)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _probability(name: str, value: float) -> float:
+    """A dropout rate in ``[0, 1)`` (1 would zero every activation)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
+    return float(value)
+
+
+def _stage_counts(name: str, value: Sequence[int], length: int | None = None) -> tuple[int, ...]:
+    """Positive ints, one per stage. A zero used to build one block anyway (``[first] + n - 1``
+    more), and ``zip`` with the stage widths silently dropped extra entries."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{name} must be a sequence of positive ints, got {value!r}")
+    counts = tuple(value)
+    if length is not None and len(counts) != length:
+        raise ValueError(f"{name} must have exactly {length} entries (one per stage), got {len(counts)}: {counts!r}")
+    if not counts:
+        raise ValueError(f"{name} must not be empty")
+    for i, n in enumerate(counts):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name}[{i}] must be a positive int, got {n!r} (in {name}={counts!r})")
+    return counts
+
+
+def _check_optional_factory(name: str, act: ActFactory | None) -> None:
+    if act is not None and not callable(act):
+        raise TypeError(f"{name} must be None or a zero-argument callable returning nn.Module, got {act!r}")
 
 
 # --------------------------------------------------------------------------------------- MLP
@@ -104,9 +142,13 @@ class ResNet(nn.Module):
                  act: ActFactory = nn.ReLU, penultimate_act: ActFactory | None = None) -> None:
         super().__init__()
         _positive_int("num_classes", num_classes)
-        if not (width_mult > 0):
-            raise ValueError(f"width_mult must be > 0, got {width_mult!r}")
+        _positive_int("in_channels", in_channels)
+        blocks = _stage_counts("blocks", blocks, length=4)
+        _positive_float("width_mult", width_mult)
+        if not isinstance(cifar_stem, bool):
+            raise TypeError(f"cifar_stem must be a bool, got {cifar_stem!r}")
         _check_factory(act)
+        _check_optional_factory("penultimate_act", penultimate_act)
         widths = [max(1, round(c * width_mult)) for c in (64, 128, 256, 512)]
         if cifar_stem:
             self.stem = nn.Sequential(
@@ -209,8 +251,14 @@ class ViT(nn.Module):
                  mlp_ratio: float = 4.0, dropout: float = 0.0, act: ActFactory = nn.GELU) -> None:
         super().__init__()
         for name, v in (("num_classes", num_classes), ("image_size", image_size), ("patch", patch),
-                        ("dim", dim), ("depth", depth), ("heads", heads)):
+                        ("in_channels", in_channels), ("dim", dim), ("depth", depth), ("heads", heads)):
             _positive_int(name, v)
+        _positive_float("mlp_ratio", mlp_ratio)
+        _probability("dropout", dropout)
+        if dim % heads:
+            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+        if int(dim * mlp_ratio) < 1:
+            raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
         if image_size % patch:
             raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
         _check_factory(act)
@@ -245,6 +293,12 @@ class GPT(nn.Module):
         for name, v in (("vocab_size", vocab_size), ("block_size", block_size), ("layers", layers),
                         ("dim", dim), ("heads", heads)):
             _positive_int(name, v)
+        _positive_float("mlp_ratio", mlp_ratio)
+        _probability("dropout", dropout)
+        if dim % heads:
+            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+        if int(dim * mlp_ratio) < 1:
+            raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
         _check_factory(act)
         self.block_size = block_size
         self.tok_emb = nn.Embedding(vocab_size, dim)
@@ -317,7 +371,12 @@ class ConvNeXt(nn.Module):
                  dims: Sequence[int] = (96, 192, 384, 768), in_channels: int = 3, stem_patch: int = 2,
                  act: ActFactory = nn.GELU) -> None:
         super().__init__()
-        if len(depths) != len(dims) or not depths:
+        _positive_int("num_classes", num_classes)
+        _positive_int("in_channels", in_channels)
+        _positive_int("stem_patch", stem_patch)
+        depths = _stage_counts("depths", depths)
+        dims = _stage_counts("dims", dims)
+        if len(depths) != len(dims):
             raise ValueError(f"depths {tuple(depths)} and dims {tuple(dims)} must be equally long")
         _check_factory(act)
         self.downsample = nn.ModuleList(
@@ -349,9 +408,21 @@ MODEL_NAMES: tuple[str, ...] = ("mlp", "resnet18", "resnet34", "vit", "convnext"
 
 def build_model(name: str, *, input_shape: Sequence[int] | None = None, num_classes: int | None = None,
                 vocab_size: int | None = None, act: ActFactory = nn.GELU, **kwargs) -> nn.Module:
-    """Build a model by name for data of ``input_shape`` (C,H,W or features) and ``num_classes``."""
-    if name not in MODEL_NAMES:
+    """Build a model by name for data of ``input_shape`` (C,H,W or features) and ``num_classes``.
+
+    Image models need ``input_shape = (C, H, W)``; the ViT also needs ``H == W``, since its
+    positional table is built for a square grid of patches.
+    """
+    if not isinstance(name, str) or name not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    if input_shape is not None:
+        if isinstance(input_shape, (str, bytes)) or not isinstance(input_shape, Sequence):
+            raise ValueError(f"input_shape must be a sequence of positive ints, got {input_shape!r}")
+        input_shape = _stage_counts("input_shape", input_shape)
+        if name in ("resnet18", "resnet34", "vit", "convnext") and len(input_shape) != 3:
+            raise ValueError(f"model {name!r} needs input_shape (C, H, W), got {input_shape!r}")
+        if name == "vit" and input_shape[1] != input_shape[2]:
+            raise ValueError(f"model 'vit' needs square images, got input_shape {input_shape!r}")
     if name == "gpt":
         if vocab_size is None:
             raise ValueError("model 'gpt' needs vocab_size")
@@ -391,6 +462,11 @@ def replace_activations(model: nn.Module, factory: Callable[..., nn.Module],
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     if not callable(factory):
         raise TypeError(f"factory must be callable, got {factory!r}")
+    if types is not None and (
+        not isinstance(types, tuple) or not types
+        or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in types)
+    ):
+        raise TypeError(f"types must be a non-empty tuple of nn.Module classes, got {types!r}")
     types = ACTIVATION_TYPES if types is None else types
     try:
         takes_module = len(inspect.signature(factory).parameters) >= 1
@@ -399,11 +475,23 @@ def replace_activations(model: nn.Module, factory: Callable[..., nn.Module],
     if isinstance(factory, type):  # a class like nn.ReLU: call without the old module
         takes_module = False
     new_model = copy.deepcopy(model)
+    made: set[int] = set()
     for parent in list(new_model.modules()):
         for child_name, child in list(parent.named_children()):
             if isinstance(child, types):
                 replacement = factory(child) if takes_module else factory()
                 if not isinstance(replacement, nn.Module):
-                    raise TypeError(f"factory returned {type(replacement).__name__}, not nn.Module")
+                    raise TypeError(f"factory returned {type(replacement).__name__}, not nn.Module "
+                                    f"(at site {child_name!r})")
+                if id(replacement) in made:
+                    # one module at several sites would share a layerwise parameter such as λ
+                    raise ValueError(
+                        f"factory returned the same {type(replacement).__name__} object for two "
+                        "activation sites; it must build a new module on every call"
+                    )
+                made.add(id(replacement))
                 setattr(parent, child_name, replacement)
+    if not made:
+        names = ", ".join(t.__name__ for t in types)
+        raise ValueError(f"model has no activation site of the types ({names}); nothing was replaced")
     return new_model

@@ -115,8 +115,9 @@ def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     if precision == "bf16" and not bf16_is_native():
-        allowed = os.environ.get(ALLOW_EMULATED_BF16_ENV, "").strip().lower()
-        if allowed not in ("1", "true", "yes"):
+        from helpers.runtime import bool_env
+
+        if not bool_env(ALLOW_EMULATED_BF16_ENV, False):
             raise PrecisionUnavailable(
                 f"this run is configured for bf16, but this CPU ({cpu_model()}, "
                 f"{cpu_capability()}) has no native bf16 (no AMX or AVX512-BF16): PyTorch would "

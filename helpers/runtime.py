@@ -45,7 +45,7 @@ def results_root(profile: str) -> Path:
     results only prove code paths run, so they go to an ignored cache and never mix with them.
     ``REPRO_RESULTS_DIR`` overrides both (tests point it at a temporary folder).
     """
-    override = os.environ.get("REPRO_RESULTS_DIR")
+    override = dir_env("REPRO_RESULTS_DIR") if os.environ.get("REPRO_RESULTS_DIR") else None
     if override:
         return Path(override) / profile if profile == "smoke" else Path(override)
     if profile == "smoke":
@@ -54,8 +54,12 @@ def results_root(profile: str) -> Path:
 
 
 def cache_root() -> Path:
-    """Folder for decoded datasets and checkpoints (``REPRO_CACHE_DIR`` or ``~/.cache/repro-act``)."""
-    return Path(os.environ.get("REPRO_CACHE_DIR", Path.home() / ".cache" / "repro-act"))
+    """Folder for decoded datasets and checkpoints (``REPRO_CACHE_DIR`` or ``~/.cache/repro-act``).
+
+    A bad ``REPRO_CACHE_DIR`` (empty, a file, a path with a NUL byte) is reported here, naming
+    the variable, rather than later inside ``pathlib`` or ``mkdir`` with only a path.
+    """
+    return dir_env("REPRO_CACHE_DIR", Path.home() / ".cache" / "repro-act")
 
 
 def seed_everything(seed: int) -> torch.Generator:
@@ -74,6 +78,54 @@ def seed_everything(seed: int) -> torch.Generator:
     generator = torch.Generator()
     generator.manual_seed(seed)
     return generator
+
+
+#: Spellings :func:`bool_env` accepts (compared case-insensitively, surrounding blanks ignored).
+TRUE_WORDS: tuple[str, ...] = ("1", "true", "yes", "on")
+FALSE_WORDS: tuple[str, ...] = ("0", "false", "no", "off")
+
+
+def bool_env(name: str, default: bool) -> bool:
+    """The environment variable ``name`` as a boolean; ``default`` when unset or empty.
+
+    Accepts 1/0, true/false, yes/no, on/off in any case. Anything else is a ``ValueError`` naming
+    the variable: before, any non-empty value other than ``0`` meant "on", so
+    ``REPRO_RERUN=false`` silently retrained everything.
+    """
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ValueError(
+        f"{name}={raw!r} is not a boolean; use one of {', '.join(TRUE_WORDS)} (on) or "
+        f"{', '.join(FALSE_WORDS)} (off), case-insensitive, or unset it"
+    )
+
+
+def dir_env(name: str, default: Path | None = None) -> Path | None:
+    """The environment variable ``name`` as a directory path (``~`` expanded); ``default`` when unset.
+
+    The folder need not exist yet (callers create it), but it must not be an existing file, and
+    the value must be a usable path: otherwise a ``ValueError`` names the variable and its value.
+    """
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if not raw.strip():
+        raise ValueError(f"{name} is set but empty; unset it or give it a folder path")
+    if "\x00" in raw:
+        raise ValueError(f"{name}={raw!r} contains a NUL byte; give it a folder path")
+    path = Path(raw).expanduser()
+    try:
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"{name}={raw!r} is an existing file, not a folder; point it at a folder")
+    except OSError as err:  # e.g. a name too long, or a parent that cannot be searched
+        raise ValueError(f"{name}={raw!r} is not a usable folder path: {err}") from err
+    return path
 
 
 def positive_int_env(name: str, default: int) -> int:
@@ -119,7 +171,8 @@ def training_threads() -> Iterator[int]:
 
 def quiet() -> bool:
     """Progress bars stay silent under CI (``CI`` set) or with ``REPRO_QUIET=1``."""
-    return bool(os.environ.get("CI")) or os.environ.get("REPRO_QUIET", "") not in ("", "0")
+    # REPRO_QUIET is parsed first, so a malformed value is an error under CI too
+    return bool_env("REPRO_QUIET", False) or bool(os.environ.get("CI"))
 
 
 def progress(iterable: Iterable[T], **kwargs: object) -> Iterator[T]:

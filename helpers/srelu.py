@@ -67,8 +67,35 @@ def _check_x(x: object, fn: str) -> None:
         raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
 
 
+def _compute_dtype(x: torch.Tensor | None) -> torch.dtype:
+    """float64 for float64 inputs, else float32: δ, 1/δ and the quartic are never formed in half
+    precision (where δ = 1e-5 is subnormal and 1/δ overflows)."""
+    return torch.float64 if x is not None and x.dtype == torch.float64 else torch.float32
+
+
+def delta_range(dtype: torch.dtype = torch.float32) -> tuple[float, float]:
+    """The radii S-ReLU accepts when computing in ``dtype``: the normal range of the dtype.
+
+    Below the smallest normal number ``1/δ`` overflows (``x·(1/δ)`` is then ``0·∞ = NaN`` at
+    ``x = 0``); such a radius is ReLU to the dtype's precision anyway. Above the largest finite
+    number δ itself is infinite.
+    """
+    info = torch.finfo(dtype)
+    return float(info.tiny), float(info.max)
+
+
+def _check_delta_range(low: float, high: float, dtype: torch.dtype, fn: str, shown: object) -> None:
+    lo, hi = delta_range(dtype)
+    if low < lo or high > hi:
+        raise ValueError(
+            f"{fn}: delta must lie in [{lo:.4g}, {hi:.4g}] (the normal {dtype} range S-ReLU is "
+            f"computed in), got {shown!r}; below the floor S-ReLU is ReLU to {dtype} precision"
+        )
+
+
 def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
-    """Return δ as a Python float or a floating tensor; raise for anything that is not δ > 0."""
+    """Return δ as a Python float or a floating tensor; raise for anything that is not a δ > 0
+    within :func:`delta_range` of the dtype S-ReLU is computed in for ``x``."""
     if isinstance(delta, bool) or not isinstance(delta, (numbers.Real, torch.Tensor)):
         raise TypeError(
             f"{fn}: delta must be a positive real number or a floating tensor, "
@@ -81,6 +108,10 @@ def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
             ok = bool(torch.all(torch.isfinite(delta) & (delta > 0)))
         if not ok:
             raise ValueError(f"{fn}: delta must be finite and > 0 everywhere, got {delta}")
+        if delta.numel():
+            with torch.no_grad():
+                low, high = float(delta.min()), float(delta.max())
+            _check_delta_range(low, high, _compute_dtype(x), fn, low if low < 1 else high)
         if x is not None:
             try:
                 shape = torch.broadcast_shapes(x.shape, delta.shape)
@@ -98,6 +129,7 @@ def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
     value = float(delta)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{fn}: delta must be finite and > 0, got {delta!r}")
+    _check_delta_range(value, value, _compute_dtype(x), fn, delta)
     return value
 
 
@@ -232,7 +264,7 @@ _OPS: dict[tuple[str, torch.dtype], int] = {
 }
 
 _state: dict[str, object] = {
-    "backend": os.environ.get("REPRO_SRELU_BACKEND", "auto"),
+    "backend": os.environ.get("REPRO_SRELU_BACKEND", "auto").strip().lower() or "auto",
     "lib": None,  # the loaded ctypes library once built
     "broken": False,  # building failed once under "auto": stay eager
 }
@@ -406,6 +438,8 @@ def srelu(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     ``ValueError`` for ``delta <= 0``, NaN or infinite.
     """
     _check_x(x, "srelu")
+    if x.dtype not in (torch.float32, torch.float64):  # half precision: compute in float32
+        return srelu(x.to(torch.float32), delta).to(x.dtype)
     d = _check_delta(delta, x, "srelu")
     if isinstance(d, torch.Tensor) and d.dtype != x.dtype:
         d = d.to(x.dtype)
@@ -416,6 +450,8 @@ def srelu_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """``S-ReLU'(x) = (1 + t)²(2 - t)/4`` with ``t = clamp(x/δ, -1, 1)``: 0 left of the band,
     1 right of it, a cubic smoothstep inside."""
     _check_x(x, "srelu_derivative")
+    if x.dtype not in (torch.float32, torch.float64):
+        return srelu_derivative(x.to(torch.float32), delta).to(x.dtype)
     d = _check_delta(delta, x, "srelu_derivative")
     return _backward_x_kernel(x, d, torch.ones_like(x))
 
@@ -423,6 +459,8 @@ def srelu_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
 def srelu_second_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """``S-ReLU''(x) = 3(1 - t²)/(4δ)``: the Epanechnikov density itself, 0 outside ``(-δ, δ)``."""
     _check_x(x, "srelu_second_derivative")
+    if x.dtype not in (torch.float32, torch.float64):
+        return srelu_second_derivative(x.to(torch.float32), delta).to(x.dtype)
     d = _check_delta(delta, x, "srelu_second_derivative")
     t = torch.clamp(x / d, -1.0, 1.0)
     return 0.75 * (1.0 - t * t) / d
@@ -479,13 +517,16 @@ class SReLU(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_x(x, "SReLU")
+        if x.dtype not in (torch.float32, torch.float64):  # half precision: compute in float32
+            return self.forward(x.to(torch.float32)).to(x.dtype)
         if self._delta is not None:
             return _SReLUFunction.apply(x, self._delta)
         delta = self.log_delta.exp().to(x.dtype)
-        if not torch.compiler.is_compiling() and not (0 < float(delta.detach()) < math.inf):
+        lo, hi = delta_range(x.dtype)
+        if not torch.compiler.is_compiling() and not (lo <= float(delta.detach()) <= hi):
             raise ValueError(
-                f"SReLU: learned delta = exp({float(self.log_delta):.4g}) is not a positive "
-                "finite number in this dtype; log_delta has diverged"
+                f"SReLU: learned delta = exp({float(self.log_delta):.4g}) is outside "
+                f"[{lo:.4g}, {hi:.4g}], the normal range of {x.dtype}; log_delta has diverged"
             )
         return _SReLUFunction.apply(x, delta)
 

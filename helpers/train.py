@@ -17,6 +17,8 @@ import copy
 import math
 import os
 import random
+import tempfile
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -106,11 +108,15 @@ def evaluate(model: nn.Module, loader: DataLoader, task: Task) -> dict[str, floa
     return {"val_loss": mean_loss, "val_metric": metric}
 
 
-def _rng_state(train_loader: DataLoader) -> dict[str, Any]:
-    state = {
+def _rng_state(train_loader: DataLoader | None) -> dict[str, Any]:
+    """Every RNG a training step may draw from, in types ``torch.load(weights_only=True)``
+    accepts: NumPy's MT19937 key array is stored as a tensor, not an ``ndarray``."""
+    kind, keys, pos, has_gauss, cached_gaussian = np.random.get_state()
+    state: dict[str, Any] = {
         "torch": torch.get_rng_state(),
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        "numpy": {"kind": str(kind), "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64).copy()),
+                  "pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)},
     }
     generator = getattr(train_loader, "generator", None)
     if generator is not None:
@@ -118,20 +124,129 @@ def _rng_state(train_loader: DataLoader) -> dict[str, Any]:
     return state
 
 
-def _set_rng_state(state: dict[str, Any], train_loader: DataLoader) -> None:
+def _set_rng_state(state: dict[str, Any], train_loader: DataLoader | None) -> None:
     torch.set_rng_state(state["torch"])
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    python = state["python"]  # a tuple once pickled, possibly a list after other round trips
+    random.setstate((python[0], tuple(python[1]), python[2]))
+    numpy_state = state["numpy"]
+    if isinstance(numpy_state, dict):
+        keys = numpy_state["keys"]
+        keys = keys.numpy() if isinstance(keys, torch.Tensor) else np.asarray(keys)
+        np.random.set_state((numpy_state["kind"], keys.astype(np.uint32), numpy_state["pos"],
+                             numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+    else:  # the tuple of checkpoints written before the tensor form
+        np.random.set_state(numpy_state)
     generator = getattr(train_loader, "generator", None)
     if generator is not None and "loader" in state:
         generator.set_state(state["loader"])
 
 
 def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` atomically: a unique temporary file in the same folder, then a rename.
+
+    ``mkstemp`` gives every writer its own temporary name, so two processes checkpointing the
+    same run (or a stale file from a killed one) never write into each other's file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(payload, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+#: Keys every checkpoint written by :func:`fit` has.
+CHECKPOINT_KEYS: frozenset[str] = frozenset({"epoch", "step", "model", "optimizer", "hooks", "rng", "history"})
+
+
+def _numpy_safe_globals() -> list[Any]:
+    """NumPy array and scalar constructors: data only, so allowing them keeps ``weights_only``
+    loading unable to run code, while checkpoints written before the RNG state was stored as a
+    tensor (and hooks that record NumPy scalars) still load."""
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # NumPy 1.x
+        from numpy.core import multiarray  # type: ignore[no-redef]
+    dtypes = [type(np.dtype(t)) for t in (np.uint8, np.uint32, np.int32, np.int64, np.float32, np.float64, np.bool_)]
+    return [multiarray._reconstruct, multiarray.scalar, np.ndarray, np.dtype, *dtypes]
+
+
+def _read_checkpoint(path: Path) -> dict[str, Any]:
+    """The checkpoint's payload, loaded with ``weights_only=True`` (a planted file cannot run code)."""
+    with torch.serialization.safe_globals(_numpy_safe_globals()):
+        saved = torch.load(path, weights_only=True)
+    if not isinstance(saved, dict):
+        raise ValueError(f"expected a dict, got {type(saved).__name__}")
+    missing = CHECKPOINT_KEYS - set(saved)
+    if missing:
+        raise ValueError(f"keys missing: {sorted(missing)}")
+    return saved
+
+
+def _discard_checkpoint(path: Path, why: str) -> None:
+    """Report an unusable checkpoint by path and move it aside (kept for inspection as
+    ``<name>.corrupt``), so the run restarts from scratch instead of stopping."""
+    aside = path.with_name(path.name + ".corrupt")
+    try:
+        os.replace(path, aside)
+        where = f"moved to {aside}"
+    except OSError:
+        path.unlink(missing_ok=True)
+        where = "deleted"
+    warnings.warn(f"checkpoint {path} {why}; {where}; the run restarts from epoch 1",
+                  RuntimeWarning, stacklevel=3)
+
+
+def load_checkpoint(
+    path: str | Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    hooks: Sequence[TrainHook] = (),
+    train_loader: DataLoader | None = None,
+) -> dict[str, Any] | None:
+    """Restore a :func:`fit` checkpoint into the objects given; return its payload, or ``None``.
+
+    ``None`` means the file was unusable (truncated, not a checkpoint, refused by
+    ``weights_only``, or written for another model, optimiser or set of hooks): a
+    ``RuntimeWarning`` names the path and why, the file is moved aside and every object is left
+    exactly as it was, so the caller trains from scratch. Before, a truncated file stopped the run
+    with a zip error that named no file.
+    """
+    path = Path(path)
+    try:
+        saved = _read_checkpoint(path)
+    except Exception as err:  # noqa: BLE001 - any unreadable file means: start again
+        _discard_checkpoint(path, f"could not be read ({type(err).__name__}: {str(err)[:300]})")
+        return None
+    before = (copy.deepcopy(model.state_dict()), copy.deepcopy(optimizer.state_dict()),
+              scheduler.state_dict() if scheduler is not None else None,
+              [copy.deepcopy(_call(hook, "state_dict")) for hook in hooks], _rng_state(train_loader))
+    try:
+        if len(saved["hooks"]) != len(hooks):
+            raise ValueError(f"it holds state for {len(saved['hooks'])} hooks, this run has {len(hooks)}")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        if scheduler is not None and saved.get("scheduler") is not None:
+            scheduler.load_state_dict(saved["scheduler"])
+        for hook, hook_state in zip(hooks, saved["hooks"]):
+            _call(hook, "load_state_dict", hook_state)
+        _set_rng_state(saved["rng"], train_loader)
+    except Exception as err:  # noqa: BLE001 - leave everything as it was and start again
+        model.load_state_dict(before[0])
+        optimizer.load_state_dict(before[1])
+        if scheduler is not None:
+            scheduler.load_state_dict(before[2])
+        for hook, hook_state in zip(hooks, before[3]):
+            if hook_state is not None:
+                _call(hook, "load_state_dict", hook_state)
+        _set_rng_state(before[4], train_loader)
+        _discard_checkpoint(path, f"does not fit this run ({type(err).__name__}: {str(err)[:300]})")
+        return None
+    return saved
 
 
 def fit(
@@ -184,16 +299,10 @@ def fit(
     start_epoch, step = 1, 0
     checkpoint = Path(checkpoint_path) if checkpoint_path is not None else None
     if checkpoint is not None and checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=False)
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        if scheduler is not None and saved.get("scheduler") is not None:
-            scheduler.load_state_dict(saved["scheduler"])
-        for hook, hook_state in zip(hooks, saved["hooks"]):
-            _call(hook, "load_state_dict", hook_state)
-        _set_rng_state(saved["rng"], train_loader)
-        history, step, best_state = saved["history"], saved["step"], saved.get("best_state")
-        start_epoch = saved["epoch"] + 1
+        resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader)
+        if resumed is not None:  # None: unreadable checkpoint, reported and moved aside
+            history, step, best_state = resumed["history"], resumed["step"], resumed.get("best_state")
+            start_epoch = resumed["epoch"] + 1
 
     sign = 1.0 if higher_is_better(task) else -1.0
     for epoch in range(start_epoch, epochs + 1):

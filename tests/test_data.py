@@ -55,7 +55,16 @@ def _isolated_data(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("REPRO_OFFLINE", "1")
     monkeypatch.delenv("REPRO_DATA_DIR", raising=False)
+    # The synthetic files below are deliberately not the official ones; the tests of the real
+    # data (and tests/test_bad_inputs.py) switch the checksum check back on.
+    monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     yield
+
+
+@pytest.fixture
+def verified(monkeypatch):
+    """Check local files against the known checksums, as outside these tests."""
+    monkeypatch.setenv("REPRO_VERIFY_DATA", "1")
 
 
 # ----------------------------------------------------------------------------- synthetic files
@@ -815,7 +824,7 @@ def real_cache(monkeypatch):
 
 @needs_mirror
 @pytest.mark.slow
-def test_real_cifar10_mirror(real_cache):
+def test_real_cifar10_mirror(real_cache, verified):
     splits = load_dataset("cifar10", root=REAL_DATA_DIR, n_train=500, n_val=200, seed=0)
     assert splits.name == "CIFAR-10 (JPEG mirror)"
     assert splits.train.tensors[0].shape == (500, 3, 32, 32)
@@ -830,7 +839,7 @@ def test_real_cifar10_mirror(real_cache):
 
 
 @needs_mirror
-def test_real_adult_and_tinyshakespeare():
+def test_real_adult_and_tinyshakespeare(verified):
     adult = load_adult(root=REAL_DATA_DIR)
     assert (adult.n_train, adult.n_val) == (39_074, 9_768)
     assert adult.train.tensors[0].shape[1] == len(adult.feature_names)
@@ -842,7 +851,7 @@ def test_real_adult_and_tinyshakespeare():
 @pytest.mark.skipif(
     not FMNIST_SYSTEM_DIR.exists(), reason="apt package dataset-fashion-mnist is not installed"
 )
-def test_real_fashion_mnist_from_system_path():
+def test_real_fashion_mnist_from_system_path(verified):
     splits = load_fashion_mnist(n_train=100, n_val=50)
     assert "via system path)" in splits.source
     assert splits.train.tensors[0].shape == (100, 1, 28, 28)

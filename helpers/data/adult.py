@@ -24,7 +24,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from helpers.data.core import DataSplits, check_count, check_seed, subset_indices
-from helpers.data.sources import Found, Layout, Remote, SourceSpec, locate
+from helpers.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error, locate, reading
 
 NUMERIC: tuple[str, ...] = (
     "age",
@@ -90,6 +90,15 @@ SPEC = SourceSpec(
         ),
     ),
     download_layout="uci",
+    # The offline mirror's file (shared/data/README.md) and its decompressed content (adult.csv).
+    known=(
+        KnownFile(
+            "adult.csv.gz",
+            ("1c5316247e07e1dfde1834ed02508155ed950a1814b950da9c5e30b4f24bc9c0",),
+            "2a974e047fea771e7c773b66db2ec9e3403d68b33c9532e26e714d42610dae20",
+        ),
+        KnownFile("adult.csv", ("2a974e047fea771e7c773b66db2ec9e3403d68b33c9532e26e714d42610dae20",)),
+    ),
 )
 
 
@@ -108,19 +117,29 @@ def _read_uci(path: os.PathLike[str], skip_first: bool) -> pd.DataFrame:
 
 def read_adult(found: Found) -> pd.DataFrame:
     """All rows as strings, in the OpenML v2 order, columns :data:`COLUMNS`."""
-    if found.format == "uci":
-        frame = pd.concat(
-            [_read_uci(found.paths[1], True), _read_uci(found.paths[0], False)], ignore_index=True
-        )
-    else:
-        frame = pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True)
+    with reading(found.paths[0], "Adult table"):
+        if found.format == "uci":
+            frame = pd.concat(
+                [_read_uci(found.paths[1], True), _read_uci(found.paths[0], False)], ignore_index=True
+            )
+        else:
+            try:
+                frame = pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True)
+            except pd.errors.ParserError as exc:
+                raise data_error(found.paths[0], f"not a readable CSV table ({exc})") from exc
     missing = set(COLUMNS) - set(frame.columns)
     if missing:
-        raise ValueError(f"{found.paths[0]}: Adult columns missing: {sorted(missing)}")
+        raise data_error(found.paths[0], f"Adult columns missing: {sorted(missing)}")
     frame = frame[list(COLUMNS)]
-    bad = sorted(set(frame["income"]) - set(CLASSES))
+    bad = sorted(set(frame["income"].astype(str)) - set(CLASSES))
     if bad:
-        raise ValueError(f"{found.paths[0]}: unexpected income labels {bad[:5]}")
+        raise data_error(found.paths[0], f"unexpected income labels {bad[:5]} (allowed: {', '.join(CLASSES)})")
+    numeric = frame[list(NUMERIC)].apply(pd.to_numeric, errors="coerce")
+    if numeric.isna().to_numpy().any():
+        column = next(c for c in NUMERIC if numeric[c].isna().any())
+        row = int(numeric[column].isna().to_numpy().argmax())
+        raise data_error(found.paths[0], f"numeric column {column!r} holds {frame[column].iloc[row]!r} "
+                                         f"(row {row}), not a number")
     return frame
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from helpers.data.core import DataSplits
 from helpers.data.images import decode_jpeg, decoded, image_splits, iter_members
-from helpers.data.sources import Found, Layout, Remote, SourceSpec, locate
+from helpers.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, locate
 
 CIFAR10_CLASSES: tuple[str, ...] = (
     "airplane",
@@ -62,6 +62,12 @@ CIFAR10_SPEC = SourceSpec(
         ),
     ),
     download_layout="python-tar",
+    # The offline mirror's JPEG archive (shared/data/README.md).
+    known=(
+        KnownFile(
+            "cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)
+        ),
+    ),
 )
 
 CIFAR100_SPEC = SourceSpec(

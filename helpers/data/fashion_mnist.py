@@ -14,7 +14,7 @@ import numpy as np
 
 from helpers.data.core import DataSplits
 from helpers.data.images import decoded, image_splits
-from helpers.data.sources import Found, Layout, Remote, SourceSpec, locate
+from helpers.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error, locate, reading
 
 CLASSES: tuple[str, ...] = (
     "T-shirt/top",
@@ -44,6 +44,27 @@ _SHA256 = {
     "t10k-labels-idx1-ubyte": "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
 }
 
+# sha256 of the decompressed IDX files (what every faithful copy holds, however compressed) and of
+# the Debian package's .gz files (the offline mirror's copies; shared/data/README.md lists the
+# first, the others were computed from the mirror, whose payloads match the official files').
+_CONTENT_SHA256 = {
+    "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+}
+_DEBIAN_GZ_SHA256 = {
+    "train-images-idx3-ubyte": "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7",
+    "train-labels-idx1-ubyte": "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056",
+    "t10k-images-idx3-ubyte": "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa",
+    "t10k-labels-idx1-ubyte": "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
+}
+_KNOWN = tuple(KnownFile(f"{f}.gz", (_DEBIAN_GZ_SHA256[f],), _CONTENT_SHA256[f]) for f in _FILES) + tuple(
+    KnownFile(f, (_CONTENT_SHA256[f],)) for f in _FILES
+)
+#: Images are 28×28 and labels index :data:`CLASSES`.
+IMAGE_SIZE = (28, 28)
+
 SPEC = SourceSpec(
     key="fashion_mnist",
     title="Fashion-MNIST",
@@ -57,29 +78,37 @@ SPEC = SourceSpec(
     system_dirs=(Path("/usr/share/datasets/fashion-mnist"),),
     hint="install the Debian package: apt-get install dataset-fashion-mnist "
     "(puts the IDX files in /usr/share/datasets/fashion-mnist)",
+    known=_KNOWN,
 )
 
 
 def read_idx(path: Path) -> np.ndarray:
     """An IDX file (``.gz`` or raw) of unsigned bytes as a NumPy array of its declared shape."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as handle:
+    with reading(path, "IDX file"), opener(path, "rb") as handle:
         data = handle.read()
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 0x08:
-        raise ValueError(f"{path} is not an unsigned-byte IDX file (bad magic {data[:4]!r})")
+        raise data_error(path, f"not an unsigned-byte IDX file (bad magic {data[:4]!r})")
     ndim = data[3]
+    if len(data) < 4 + 4 * ndim:
+        raise data_error(path, f"IDX header of {ndim} dimensions is cut short ({len(data)} bytes)")
     dims = tuple(int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     payload = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
     if payload.size != int(np.prod(dims)):
-        raise ValueError(f"{path}: header says {dims} but holds {payload.size} bytes")
+        raise data_error(path, f"IDX header says {dims} but the file holds {payload.size} bytes (truncated?)")
     return payload.reshape(dims)
 
 
 def _decode(found: Found) -> dict[str, np.ndarray]:
     x_train, y_train, x_test, y_test = (read_idx(p) for p in found.paths)
-    for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
-        if x.ndim != 3 or x.shape[0] != y.shape[0]:
-            raise ValueError(f"Fashion-MNIST {split}: {x.shape} images vs {y.shape} labels")
+    paths = found.paths
+    for x, y, (xp, yp) in ((x_train, y_train, paths[:2]), (x_test, y_test, paths[2:])):
+        if x.ndim != 3 or tuple(x.shape[1:]) != IMAGE_SIZE:
+            raise data_error(xp, f"expected N×28×28 Fashion-MNIST images, got shape {x.shape}")
+        if y.ndim != 1 or x.shape[0] != y.shape[0]:
+            raise data_error(yp, f"expected {x.shape[0]} labels (one per image of {xp.name}), got shape {y.shape}")
+        if y.size and int(y.max()) >= len(CLASSES):
+            raise data_error(yp, f"label {int(y.max())} is out of range: Fashion-MNIST labels are 0..{len(CLASSES) - 1}")
     return {
         "x_train": x_train[:, None].copy(),
         "y_train": y_train.astype(np.int64),

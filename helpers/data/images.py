@@ -23,7 +23,7 @@ from torch.utils.data import TensorDataset
 
 from helpers.data.cache import cached_arrays, fingerprint
 from helpers.data.core import DataSplits, check_count, check_seed, subset_indices
-from helpers.data.sources import Found
+from helpers.data.sources import Found, data_error, reading
 from helpers.runtime import progress
 
 
@@ -34,7 +34,15 @@ def iter_members(
 
     ``path`` is a ``.tar``/``.tar.gz``/``.tgz``, a ``.zip`` or a folder; names use ``/`` and are
     relative to the archive (or folder) root. Tar archives are streamed, never extracted to disk.
+    A truncated or corrupt archive raises :class:`~helpers.data.sources.DataError` naming ``path``.
     """
+    with reading(path, "archive"):
+        yield from _iter_members(path, select, desc, total)
+
+
+def _iter_members(
+    path: Path, select: Callable[[str], bool], desc: str = "", total: int | None = None
+) -> Iterator[tuple[str, bytes]]:
     if path.is_dir():
         names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
         names = [n for n in names if select(n)]
@@ -53,7 +61,7 @@ def iter_members(
                     assert handle is not None  # regular files always have data
                     yield member.name.removeprefix("./"), handle.read()
     else:
-        raise ValueError(f"{path} is neither a folder nor a tar/zip archive")
+        raise data_error(path, "neither a folder nor a readable tar/zip archive")
 
 
 def decode_jpeg(data: bytes, size: tuple[int, int], name: str) -> np.ndarray:
@@ -135,6 +143,14 @@ def image_splits(
 ) -> DataSplits:
     """Subset, normalise and wrap decoded arrays (see the module docstring)."""
     seed = check_seed(seed)
+    for split_name in ("train", "val"):
+        x, y = arrays[f"x_{split_name}"], arrays[f"y_{split_name}"]
+        if x.ndim != 4 or y.ndim != 1 or len(x) != len(y):
+            raise data_error(location or name, f"{name} {split_name}: {x.shape} images vs {y.shape} labels "
+                                               "(want N×C×H×W and N)")
+        if len(y) and (int(y.min()) < 0 or int(y.max()) >= len(class_names)):
+            raise data_error(location or name, f"{name} {split_name} labels span {int(y.min())}..{int(y.max())}, "
+                                               f"outside 0..{len(class_names) - 1} ({len(class_names)} classes)")
     n_train = check_count(n_train, len(arrays["y_train"]), "n_train", name)
     n_val = check_count(n_val, len(arrays["y_val"]), "n_val", name)
     mean, std = arrays["mean"], arrays["std"]

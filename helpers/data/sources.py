@@ -5,20 +5,31 @@ the system folders a package installs, the official downloads with their sha256)
 :func:`locate`. When nothing works, :class:`DatasetNotFound` names the dataset, every place
 tried (folders and URLs, with why each failed) and how to supply the data, in one message.
 
-Files found on disk are *not* checked against the official checksums: mirrors and distribution
-packages legitimately re-compress them (the Debian Fashion-MNIST ``.gz`` files differ byte-wise
-from the official ones while holding the same IDX payload). Downloads always are.
+Files found on disk are checked before first use against every digest known for that file
+(:class:`KnownFile`: the official download's, the offline mirror's, and for a ``.gz`` the digest
+of its decompressed content, which re-compressed copies such as Debian's Fashion-MNIST keep).
+The check is remembered by path, size and modification time, so it costs a ``stat`` after the
+first load; a file whose name has no known digest is not checked (the loaders' shape and label
+checks still apply). ``REPRO_VERIFY_DATA=0`` skips the checksum check for deliberately different
+copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError` names
+the file and how to fix it.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
+import tarfile
 import urllib.request
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.runtime import cache_root
+from helpers.runtime import bool_env, cache_root, dir_env
 
 #: Seconds a download waits on the network before giving up (connect and each read).
 DOWNLOAD_TIMEOUT_S = 10.0
@@ -26,6 +37,53 @@ DOWNLOAD_TIMEOUT_S = 10.0
 
 class DatasetNotFound(FileNotFoundError):
     """No readable copy of a dataset anywhere; the message lists every place tried."""
+
+
+class DataError(ValueError):
+    """A dataset file exists but is wrong: checksum, truncation, format, shapes or labels.
+
+    The message names the file and says how to fix it. A ``ValueError``, so callers that caught
+    the loaders' format errors before still catch it.
+    """
+
+
+#: What every :class:`DataError` suggests.
+FIX_HINT = ("Fix: replace the file with a good copy (delete it to have it downloaded again where "
+            "the network allows; the offline mirror is described in shared/data/README.md)")
+
+
+def data_error(path: os.PathLike[str] | str, problem: str) -> DataError:
+    """A :class:`DataError` for ``path`` with the standard advice."""
+    return DataError(f"{path}: {problem}. {FIX_HINT}.")
+
+
+@contextmanager
+def reading(path: os.PathLike[str] | str, what: str = "dataset file") -> Iterator[None]:
+    """Turn the errors of a truncated or corrupt file (gzip, tar, zip, decoding) into a
+    :class:`DataError` that names the path; gzip's own ``EOFError`` names none."""
+    try:
+        yield
+    except DataError:
+        raise
+    except FileNotFoundError:
+        raise
+    except (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise data_error(path, f"unreadable {what}, truncated or corrupt ({type(exc).__name__}: {exc})") from exc
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    """Digests a dataset file of this name may have.
+
+    ``sha256``: digests of the file's bytes (official download, known mirrors and packages).
+    ``content_sha256``: for a ``.gz`` file, the digest of its decompressed bytes, which every
+    faithful re-compression keeps. ``md5``: only where no sha256 of the official file is known.
+    """
+
+    filename: str
+    sha256: tuple[str, ...] = ()
+    content_sha256: str = ""
+    md5: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +137,22 @@ class SourceSpec:
     download_layout: str | None = None
     system_dirs: tuple[Path, ...] = ()
     hint: str = ""
+    known: tuple[KnownFile, ...] = ()
+
+    def known_file(self, filename: str) -> KnownFile | None:
+        """Every digest known for ``filename`` (from :attr:`known` and the remotes), or None."""
+        sha = [d for k in self.known if k.filename == filename for d in k.sha256]
+        content = next((k.content_sha256 for k in self.known if k.filename == filename and k.content_sha256), "")
+        md5 = next((k.md5 for k in self.known if k.filename == filename and k.md5), "")
+        for remote in self.remotes:
+            if remote.filename == filename:
+                if remote.sha256:
+                    sha.append(remote.sha256)
+                elif not md5:
+                    md5 = remote.md5
+        if not (sha or content or md5):
+            return None
+        return KnownFile(filename, tuple(dict.fromkeys(sha)), content, md5)
 
 
 @dataclass(frozen=True)
@@ -98,8 +172,70 @@ class Found:
 
 
 def offline() -> bool:
-    """Downloads are disabled with ``REPRO_OFFLINE=1`` (CI sets it)."""
-    return os.environ.get("REPRO_OFFLINE", "") not in ("", "0")
+    """Downloads are disabled with ``REPRO_OFFLINE=1`` (CI sets it); see :func:`bool_env`."""
+    return bool_env("REPRO_OFFLINE", False)
+
+
+def verification_enabled() -> bool:
+    """Local files are checked against known checksums unless ``REPRO_VERIFY_DATA=0``."""
+    return bool_env("REPRO_VERIFY_DATA", True)
+
+
+def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
+    digest = hashlib.new(algorithm)
+    with reading(path), (gzip.open(path, "rb") if gunzip else open(path, "rb")) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified_marker(path: Path, known: KnownFile) -> Path | None:
+    """Where the check of this exact file (path, size, mtime, expected digests) is remembered."""
+    try:
+        st = path.stat()
+        key = "|".join([str(path.resolve()), str(st.st_size), str(st.st_mtime_ns), *known.sha256,
+                        known.content_sha256, known.md5])
+        return cache_root() / "verified" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    except (OSError, ValueError):
+        return None
+
+
+def verify_file(path: Path, known: KnownFile, title: str) -> None:
+    """Raise :class:`DataError` unless ``path`` has one of ``known``'s digests (cached)."""
+    marker = _verified_marker(path, known)
+    if marker is not None and marker.exists():
+        return
+    got = _digest_file(path, "sha256")
+    ok = got in known.sha256
+    if not ok and known.md5:
+        ok = _digest_file(path, "md5") == known.md5
+    if not ok and known.content_sha256 and path.suffix == ".gz":
+        ok = _digest_file(path, "sha256", gunzip=True) == known.content_sha256
+    if not ok:
+        expected = ", ".join(known.sha256) or "-"
+        extra = f"; or decompressed content sha256 {known.content_sha256}" if known.content_sha256 else ""
+        raise DataError(
+            f"{path}: sha256 {got} matches no known copy of {title}'s {known.filename} (known sha256: "
+            f"{expected}{extra}{'; md5 ' + known.md5 if known.md5 else ''}). The file is corrupt, "
+            f"truncated or another dataset. {FIX_HINT}; or, for a deliberately different copy (a "
+            "subset, your own re-encoding), set REPRO_VERIFY_DATA=0 to skip the checksum check."
+        )
+    if marker is not None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(got + "\n")
+        except OSError:
+            pass  # a read-only cache only means the check runs again next time
+
+
+def verify_found(spec: SourceSpec, found: Found) -> None:
+    """Check every file of ``found`` that has known digests (see the module docstring)."""
+    if not verification_enabled():
+        return
+    for path in found.paths:
+        known = spec.known_file(path.name)
+        if known is not None:
+            verify_file(path, known, spec.title)
 
 
 def download_dir(key: str) -> Path:
@@ -186,6 +322,18 @@ def _how_to(spec: SourceSpec) -> str:
 
 
 def locate(
+    spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True,
+    verify: bool = True,
+) -> Found:
+    """Find ``spec``'s files (see :func:`_locate`) and, with ``verify``, check them against the
+    known checksums before first use (:func:`verify_found`)."""
+    found = _locate(spec, root, download=download)
+    if verify:
+        verify_found(spec, found)
+    return found
+
+
+def _locate(
     spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True
 ) -> Found:
     """Find ``spec``'s files, in the documented order, or raise :class:`DatasetNotFound`.
@@ -203,9 +351,11 @@ def locate(
             return found
         _raise(spec, tried)
 
-    env = os.environ.get("REPRO_DATA_DIR")
-    if env:
-        found = _search(spec, Path(env).expanduser(), "REPRO_DATA_DIR", tried)
+    env = dir_env("REPRO_DATA_DIR") if os.environ.get("REPRO_DATA_DIR") else None
+    if env is not None and not env.is_dir():
+        tried.append(f"REPRO_DATA_DIR: {env} (no such folder)")
+    elif env is not None:
+        found = _search(spec, env, "REPRO_DATA_DIR", tried)
         if found is not None:
             return found
     else:

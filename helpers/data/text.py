@@ -13,7 +13,7 @@ import zipfile
 import torch
 
 from helpers.data.core import TextSplits, check_count, check_seed, words_of
-from helpers.data.sources import Found, Layout, Remote, SourceSpec, locate
+from helpers.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, locate, reading
 
 SHAKESPEARE_SPEC = SourceSpec(
     key="tinyshakespeare",
@@ -30,6 +30,8 @@ SHAKESPEARE_SPEC = SourceSpec(
         ),
     ),
     download_layout="txt",
+    # the same corpus under the other accepted name
+    known=(KnownFile("tinyshakespeare.txt", ("86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",)),),
 )
 
 WIKITEXT2_SPEC = SourceSpec(
@@ -87,7 +89,8 @@ def load_tinyshakespeare(
     """
     check_seed(seed)
     found = locate(SHAKESPEARE_SPEC, root, download=download)
-    text = found.paths[0].read_text(encoding="utf-8")
+    with reading(found.paths[0], "UTF-8 text file"):
+        text = found.paths[0].read_text(encoding="utf-8")
     if not text:
         raise ValueError(f"{found.paths[0]} is empty")
     vocab = tuple(sorted(set(text)))
@@ -112,8 +115,12 @@ def _wikitext_texts(found: Found) -> tuple[str, str]:
     suffix = "raw" if found.format.startswith("raw") else "tokens"
     wanted = (f"wiki.train.{suffix}", f"wiki.valid.{suffix}")
     if found.format.endswith("dir"):
-        return tuple(p.read_text(encoding="utf-8") for p in found.paths)  # type: ignore[return-value]
-    with zipfile.ZipFile(found.paths[0]) as archive:
+        texts = []
+        for p in found.paths:
+            with reading(p, "UTF-8 text file"):
+                texts.append(p.read_text(encoding="utf-8"))
+        return tuple(texts)  # type: ignore[return-value]
+    with reading(found.paths[0], "zip archive"), zipfile.ZipFile(found.paths[0]) as archive:
         by_name = {n.rsplit("/", 1)[-1]: n for n in archive.namelist()}
         missing = [w for w in wanted if w not in by_name]
         if missing:

@@ -35,6 +35,43 @@ def cheap_check_configs() -> list[TrainConfig]:
             srelu.EXPERIMENTS["srelu_delta"]("cpu")[0], flexact]
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` as ``(i, n)`` with ``n >= 1`` and ``0 <= i < n``.
+
+    ``5/2`` used to be accepted and run nothing, and ``0/0`` failed with "slice step cannot be
+    zero"; a bad shard is now an error naming the argument.
+    """
+    parts = text.split("/") if isinstance(text, str) else []
+    try:
+        index, count = (int(p.strip()) for p in parts)
+    except ValueError:
+        raise ValueError(f"--shard must be i/n with integers, e.g. 0/2, got {text!r}") from None
+    if count < 1 or not 0 <= index < count:
+        raise ValueError(f"--shard {text!r}: need n >= 1 and 0 <= i < n (shard i of n), e.g. 0/2 or 1/2")
+    return index, count
+
+
+def _shard_arg(text: str) -> tuple[int, int]:
+    import argparse
+
+    try:
+        return parse_shard(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def _threads_arg(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--threads must be a positive integer, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -46,17 +83,24 @@ def main(argv: list[str] | None = None) -> None:
     experiments = all_experiments()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("experiment", choices=sorted(experiments))
-    parser.add_argument("--profile", default=None)
-    parser.add_argument("--shard", default="0/1", help="i/n: run every n-th config starting at i")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--profile", default=None, choices=("smoke", "cpu", "paper"))
+    parser.add_argument("--shard", default=(0, 1), type=_shard_arg,
+                        help="i/n: run every n-th config starting at i (0 <= i < n)")
+    parser.add_argument("--threads", type=_threads_arg, default=None)
     parser.add_argument("--only", default=None, help="comma-separated activations to run (default: all)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    index, count = (int(v) for v in args.shard.split("/"))
+    index, count = args.shard
     configs = experiments[args.experiment](current_profile(args.profile))
     if args.only:
-        configs = [c for c in configs if c.activation in args.only.split(",")]
+        wanted = [a.strip() for a in args.only.split(",") if a.strip()]
+        known = sorted({c.activation for c in configs})
+        unknown = [a for a in wanted if a not in known]
+        if unknown or not wanted:
+            parser.error(f"--only {args.only!r}: {', '.join(unknown) or 'no name given'} not in "
+                         f"{args.experiment}'s activations ({', '.join(known)})")
+        configs = [c for c in configs if c.activation in wanted]
     mine = configs[index::count]
     for i, cfg in enumerate(mine, 1):
         label = (f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={cfg.init_mode} "
