@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.report import Verdict
+from helpers.statistics import Comparison
 
 #: Display names of activation registry names, as the papers print them.
 DISPLAY_NAMES: dict[str, str] = {
@@ -373,24 +374,40 @@ def paper_difference(paper: Mapping[Hashable, tuple[float, float]], a: Hashable,
     return Difference(a, b, paper[a][0], paper[b][0], paper[a][1], paper[b][1], n_runs, n_runs)
 
 
+def compare_groups(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric: str = "best", *,
+                   paired: bool | None = None) -> Comparison:
+    """``a − b`` of the per-seed ``metric`` of two groups of :func:`accuracy_rows`, with a 95 % CI
+    (:func:`helpers.statistics.compare`: paired by seed when both groups ran the same seeds, as
+    every protocol of the book does; Welch otherwise). This is what the claims use; the
+    :class:`Difference` above only describes a summary table."""
+    from helpers.statistics import compare, seed_values
+
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    return compare(seed_values(rows, metric, where={by: a}), seed_values(rows, metric, where={by: b}),
+                   paired=paired)
+
+
 def gain_verdict(ours: Difference, paper_gain: float | None = None, *, z: float = Z_SIGNIFICANT,
                  fraction: float = MARGIN_FRACTION) -> Verdict:
-    """Does a gain the paper reports reproduce? ``confirmed`` when our difference is positive by
-    more than ``z`` standard errors and, if ``paper_gain`` is given, at least ``fraction`` of it;
-    otherwise ``not confirmed`` (a scaled experiment never *contradicts*; see the report page)."""
+    """Descriptive rule of the pages' summary sentences (not used by the claims, which decide with
+    :func:`helpers.report.run_verdict` on paired CIs): ``confirmed`` when our difference is positive
+    by more than ``z`` standard errors and, if ``paper_gain`` is given, at least ``fraction`` of it;
+    otherwise ``inconclusive``."""
     if not 0 <= fraction <= 1:
         raise ValueError(f"fraction must be in [0, 1], got {fraction!r}")
     positive = ours.diff > 0 and ours.significant(z)
     big_enough = paper_gain is None or ours.diff >= fraction * paper_gain
-    return "confirmed" if positive and big_enough else "not confirmed"
+    return "confirmed" if positive and big_enough else "inconclusive"
 
 
 def matches_verdict(ours: Difference, *, z: float = Z_SIGNIFICANT) -> Verdict:
-    """"Matches or improves": ``confirmed`` unless our difference is negative by more than ``z``
-    standard errors (or cannot be judged: a single seed)."""
+    """"Matches or improves", descriptive rule (claims use :func:`helpers.report.run_verdict`):
+    ``confirmed`` unless our difference is negative by more than ``z`` standard errors;
+    ``inconclusive`` otherwise or with a single seed."""
     if not math.isfinite(ours.se):
-        return "not confirmed"
-    return "not confirmed" if ours.diff < 0 and ours.significant(z) else "confirmed"
+        return "inconclusive"
+    return "inconclusive" if ours.diff < 0 and ours.significant(z) else "confirmed"
 
 
 def margin_statement(ours: Difference, paper: Difference | None = None, *,
@@ -552,7 +569,7 @@ def binomial_se(accuracy: float, n: int) -> float:
 
 __all__ = [
     "DISPLAY_NAMES", "Difference", "MARGIN_FRACTION", "PAPER_RUNS", "Z_SIGNIFICANT", "accuracy_rows",
-    "binomial_se", "config_frame", "difference", "margin_statement", "flexact_selections", "flexact_trajectory", "format_mean_std",
+    "binomial_se", "compare_groups", "config_frame", "difference", "margin_statement", "flexact_selections", "flexact_trajectory", "format_mean_std",
     "gain_verdict", "gather_results", "load_all", "margin_over_rest", "matches_verdict",
     "paper_difference", "rank_correlation", "rekey", "side_by_side", "summarize", "sweep_frame",
     "training_curves",

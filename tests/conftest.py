@@ -9,3 +9,17 @@ def _isolated_results(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_QUIET", "1")
     monkeypatch.delenv("REPRO_RERUN", raising=False)
     yield
+
+
+@pytest.fixture
+def require_dataset():
+    """``require_dataset("adult")`` skips the test when the dataset cannot be read offline
+    (the README's commands point ``REPRO_DATA_DIR`` at the project's mirror, so CI has them)."""
+
+    def need(name: str) -> None:
+        from helpers.data import available
+
+        if not available(name):
+            pytest.skip(f"{name} not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
+
+    return need

@@ -62,7 +62,8 @@ def test_backends_are_recorded_as_used():
     provenance.note_backend("lambda_gelu", "native")  # outside recording: ignored, no error
 
 
-def test_training_run_records_threads_steps_and_backends(monkeypatch):
+def test_training_run_records_threads_steps_and_backends(monkeypatch, require_dataset):
+    require_dataset("adult")
     monkeypatch.setenv("REPRO_TRAIN_THREADS", "1")
     cfg = TrainConfig(experiment="t", dataset="adult", model="mlp", profile="smoke", epochs=1,
                       n_train=256, n_val=128, batch_size=64, activation="lambda_gelu",
@@ -163,7 +164,8 @@ def test_bf16_on_a_cpu_without_native_bf16_stops_with_a_clear_message(monkeypatc
         run_or_load(cfg)
 
 
-def test_bf16_runs_and_is_recorded_where_allowed(monkeypatch):
+def test_bf16_runs_and_is_recorded_where_allowed(monkeypatch, require_dataset):
+    require_dataset("adult")
     monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
     monkeypatch.setenv("REPRO_ALLOW_EMULATED_BF16", "1")
     cfg = TrainConfig(experiment="t", dataset="adult", model="mlp", profile="smoke", epochs=1,

@@ -1,0 +1,88 @@
+"""helpers.report: the one verdict vocabulary and the run-based verdict rule."""
+
+import pytest
+
+from helpers import report as R
+from helpers import statistics as S
+
+
+def test_vocabulary_is_defined_once_and_described():
+    assert R.VERDICTS == ("confirmed", "contradicted", "inconclusive", "not reproduced under our reading",
+                          "not run here")
+    assert set(R.VERDICT_DESCRIPTIONS) == set(R.VERDICTS)
+    assert all(f"**{v}**" in R.verdicts_markdown() for v in R.VERDICTS)
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        R.Claim("c", "s", "1", "1", "cpu", "", "not confirmed", "nb")  # type: ignore[arg-type]
+
+
+def test_run_based_contradiction_is_labelled_at_our_scale():
+    run = R.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb")
+    exact = R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb")
+    source = R.Claim("c", "s", "1", "2", "cpu", "", "contradicted", "nb", basis="source")
+    assert run.basis == "runs" and run.verdict_label == "contradicted at our scale"
+    assert exact.basis == "exact" and exact.verdict_label == "contradicted"
+    assert source.verdict_label == "contradicted" and run.as_row()["verdict_label"] == "contradicted at our scale"
+
+
+def _comp(diffs):
+    return S.one_sample(diffs)
+
+
+def test_direction_rule():
+    assert R.run_verdict(_comp([1.0, 1.2, 0.9]), direction=1) == "confirmed"
+    assert R.run_verdict(_comp([-1.0, -1.2, -0.9]), direction=1) == "contradicted"
+    noisy = _comp([1.0, -0.8, 0.5])
+    assert R.run_verdict(noisy, direction=1) == "inconclusive"
+    # the CI contains 0 but excludes a claimed +25: ruled out at our scale
+    assert R.run_verdict(noisy, 25.0) == "contradicted"
+    assert R.run_verdict(noisy, 0.5) == "inconclusive"
+    with pytest.raises(ValueError):
+        R.run_verdict(noisy)
+
+
+def test_size_rule():
+    c = _comp([1.0, 1.2, 0.9])  # CI roughly [0.7, 1.4]
+    assert R.run_verdict(c, 1.0, claim="size") == "confirmed"
+    assert R.run_verdict(c, 5.9, claim="size") == "contradicted"
+    assert R.run_verdict(_comp([1.0, -0.8, 0.5]), 0.5, claim="size") == "inconclusive"
+
+
+def test_equivalence_needs_tost_not_a_tolerance():
+    tight = _comp([0.001, -0.001, 0.0005, 0.0])
+    wide = _comp([0.004, -0.02, 0.015])  # mean within ±0.01, spread larger than the margin
+    assert abs(wide.effect) < 0.01
+    assert R.run_verdict(tight, claim="equivalence", margin=0.01) == "confirmed"
+    assert R.run_verdict(wide, claim="equivalence", margin=0.01) == "inconclusive"
+    assert R.run_verdict(_comp([0.5, 0.6, 0.55]), claim="equivalence", margin=0.01) == "contradicted"
+    with pytest.raises(ValueError, match="margin"):
+        R.run_verdict(tight, claim="equivalence")
+
+
+def test_non_inferiority():
+    assert R.run_verdict(_comp([0.1, -0.1, 0.05]), claim="non-inferiority", margin=0.5) == "confirmed"
+    assert R.run_verdict(_comp([-2.0, -2.1, -1.9]), claim="non-inferiority", margin=0.5) == "contradicted"
+    assert R.run_verdict(_comp([0.0, 0.65, -2.05]), claim="non-inferiority", margin=0.5) == "inconclusive"
+
+
+def test_comparison_fields_and_table_html():
+    c = S.paired_comparison({0: 72.0, 1: 70.5, 2: 71.0}, {0: 71.0, 1: 70.0, 2: 70.2})
+    f = R.comparison_fields(c, digits=1, unit="points")
+    assert set(f) == {"effect", "ci", "n", "test", "mde"} and f["n"] == "3 pairs of runs"
+    claims = [R.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f),
+              R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y")]
+    html = R.claims_table_html(claims)
+    assert html.count("<tr data-paper=") == 2 and 'data-verdict="inconclusive"' in html
+    assert 'id="claims-table"' in html and "claims-filter-verdict" in html
+    counts = R.verdict_counts(claims)
+    assert counts.loc["total", "total"] == 2 and counts.loc["P1", "inconclusive"] == 1
+
+
+def test_judge_says_inconclusive_with_one_seed():
+    verdict, fields, comp = R.judge(lambda: S.paired_comparison({0: 1.0}, {0: 0.5}), direction=1)
+    assert verdict == "inconclusive" and comp is None and "no interval" in fields["test"]
+    verdict, fields, comp = R.judge(lambda: S.one_sample([0.001, 0.0, -0.001]), claim="equivalence", margin=0.01,
+                                    label="x")
+    assert verdict == "confirmed" and "TOST" in fields["test"] and fields["effect"].startswith("x: ")
+    assert R.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
+    assert R.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
+    assert R.merge_fields({"a": {"effect": "+1"}, "b": {"effect": "+2"}})["effect"] == "a: +1; b: +2"
