@@ -2,7 +2,10 @@
 # One entry point for the README's two commands:
 #   bash repro.sh book   create .venv, install, execute the notebooks (cpu profile), write _build/html
 #   bash repro.sh test   create .venv, install, run pytest and nbval (smoke profile)
-# Both fail loudly: every step runs under `set -euo pipefail`, with no pipelines that hide a status.
+#   bash repro.sh lab    create .venv, install, open the notebooks in JupyterLab (cpu profile)
+# Each first checks that the datasets are readable (python -m helpers.preflight): book and test stop
+# at once, naming every missing one and how to supply it; lab says so and opens anyway.
+# All fail loudly: every step runs under `set -euo pipefail`, with no pipelines that hide a status.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -28,20 +31,35 @@ setup() {
   fi
 }
 
+preflight() {
+  "$VENV/bin/python" -m helpers.preflight
+}
+
 case "${1:-}" in
   book)
     setup
+    preflight
     export REPRO_PROFILE="${REPRO_PROFILE:-cpu}"
     "$VENV/bin/jupyter-book" build . -n -W --keep-going
     echo "book written to _build/html/index.html"
     ;;
   test)
     setup
+    preflight
     "$VENV/bin/pytest" tests -m "not browser"
     REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks
     ;;
+  lab)
+    setup
+    preflight || echo "opening JupyterLab anyway: cells that load a missing dataset will fail" >&2
+    export REPRO_PROFILE="${REPRO_PROFILE:-cpu}"
+    shift
+    as_root=()
+    if [ "$(id -u)" = 0 ]; then as_root=(--allow-root); fi  # containers often run as root
+    exec "$VENV/bin/jupyter" lab notebooks/ "${as_root[@]}" "$@"
+    ;;
   *)
-    echo "usage: bash repro.sh book|test" >&2
+    echo "usage: bash repro.sh book|test|lab" >&2
     exit 2
     ;;
 esac

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["METRICS", "PAPER_TABLE3", "claims", "grad_norm_frame", "metrics_frame", "paired_table",
+__all__ = ["METRICS", "PAPER_TABLE3", "claims", "grad_norm_frame", "grad_norm_table", "metrics_frame", "paired_table",
            "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
 
 #: Table 3's four metrics on the validation pairs (names as in the result files).
@@ -97,6 +97,28 @@ def grad_norm_frame(results: Sequence[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def grad_norm_table(results: Sequence[dict]) -> pd.DataFrame:
+    """Per (family, β): the mean over DPO steps of log10 of the gradient norm, S-ReLU − GELU,
+    paired by seed (a positive effect: S-ReLU's gradients are larger), with its 95 % CI."""
+    import numpy as np
+
+    from helpers.statistics import InsufficientData, paired_comparison
+
+    frame = grad_norm_frame(results)
+    frame["log10_norm"] = np.log10(frame.grad_norm)
+    per_run = frame.groupby(["family", "beta", "activation", "seed"]).log10_norm.mean()
+    rows = []
+    for (family, beta), _ in frame.groupby(["family", "beta"]):
+        a, b = (per_run[(family, beta, act)].to_dict() for act in ("srelu", "gelu"))
+        try:
+            c = paired_comparison(a, b)
+        except InsufficientData:
+            continue
+        rows.append({"family": family, "beta": beta, "S-ReLU / GELU (geometric mean)": 10 ** c.effect,
+                     "log10 ratio, 95% CI": c.ci_text(3), "pairs": c.n})
+    return pd.DataFrame(rows)
+
+
 def plot_grad_norms(results: Sequence[dict]):
     """Gradient norm over DPO steps, GELU vs S-ReLU (mean over seeds, band = min..max), one
     panel per (family, β). Returns the matplotlib figure."""
@@ -161,13 +183,13 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
         our_value=("the table's own values give S-ReLU the higher rejected reward at every β, under both "
                    "readings of its unlabelled column" if srelu_higher else "not decidable from the table"),
         profile="any", scale="the paper's Table 3", verdict="contradicted" if srelu_higher else "inconclusive",
-        notebook=NOTEBOOK, basis="source",
+        notebook=NOTEBOOK, basis="source", anchor="srelu-dpo-claims",
         note="the text extraction of Table 3 lost one column; both readings are computed on the page"))
     if not results:
         out.append(Claim(claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
                                "on the four DPO metrics", source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value="S-ReLU better on all four",
                          our_value="no results", profile=profile, scale=scale, verdict="not run here",
-                         notebook=NOTEBOOK, note="results missing for this profile"))
+                         notebook=NOTEBOOK, note="results missing for this profile", anchor="srelu-dpo-claims"))
         return out
     frame = metrics_frame(results)
     for family in sorted(frame.family.unique()):
@@ -190,5 +212,6 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
                 claim=(f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
                        f"{word} {METRIC_LABELS[m]} than GELU at every β"),
                 source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value=paper, our_value=ours, profile=profile, scale=scale,
-                verdict=combine_verdicts(verdicts), notebook=NOTEBOOK, **merge_fields(parts)))
+                verdict=combine_verdicts(verdicts), notebook=NOTEBOOK, anchor="srelu-dpo-claims",
+                **merge_fields(parts)))
     return out

@@ -9,10 +9,14 @@ such a list into
 * mean ± standard deviation over seeds per group (:func:`summarize`),
 * our table beside the paper's (:func:`side_by_side`) and the rank agreement of the two
   (:func:`rank_correlation`),
-* the difference between two groups with its standard error (:func:`difference`), the margin of
-  one group over the best of the others (:func:`margin_over_rest`), the same computed from a
-  paper's printed mean ± std (:func:`paper_difference`), and the verdict rules the claims use
-  (:func:`gain_verdict`, :func:`matches_verdict`).
+* the difference of two groups' means (:func:`difference`), the margin of one group over the
+  best of the others (:func:`margin_over_rest`, which picks the runner-up), the same computed from
+  a paper's printed mean ± std (:func:`paper_difference`, with a Welch t interval from those
+  printed numbers: :meth:`Difference.welch`),
+* the comparison every claim and every page sentence about our runs uses: ``a − b`` paired by
+  seed with a 95 % Student-t interval and the MDE (:func:`compare_groups`), and the sentence a page
+  glues, decided by the report's rule (:func:`run_statement`, which calls
+  :func:`helpers.report.judge`, so the page and the report's row give the same verdict).
 
 Nothing here knows about a particular paper: the S-ReLU and Flex-Act pages and their claims
 (:mod:`helpers.paper.srelu`, :mod:`helpers.paper.flexact`) call it with their own keys.
@@ -21,7 +25,8 @@ Conventions. Accuracies are in percent, like the papers' tables. "Best" is the m
 per-epoch validation accuracy (the validation images are drawn from CIFAR-10's test split, so it
 is selected on the data it is reported on, as the papers' tables presumably are); "final" is the
 last epoch's. Standard deviations are over seeds with ``ddof = 1`` (``NaN`` for a single seed).
-The standard error of a difference of two means is Welch's ``sqrt(s_a²/n_a + s_b²/n_b)``.
+Our arms share seeds, so our differences are paired by seed (:mod:`helpers.statistics`); a paper
+prints only mean ± std, so its differences use Welch's t on those printed numbers.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.report import Verdict
+from helpers.report import RunClaim, Verdict
 from helpers.statistics import Comparison
 
 #: Display names of activation registry names, as the papers print them.
@@ -44,10 +49,6 @@ DISPLAY_NAMES: dict[str, str] = {
     "srelu": "S-ReLU", "relu": "ReLU", "leaky_relu": "LeakyReLU", "sigmoid": "Sigmoid", "tanh": "Tanh",
     "identity": "Identity", "flexact": "Flex-Act", "lambda_gelu": "λ-GELU",
 }
-#: Significance multiplier of the verdict rules: a difference counts when it exceeds 2 standard errors.
-Z_SIGNIFICANT = 2.0
-#: A paper's margin "reproduces in size" when ours is at least this fraction of it.
-MARGIN_FRACTION = 0.5
 #: The paper's number of runs per cell when it states none (S-ReLU App. G: "three runs").
 PAPER_RUNS = 3
 
@@ -308,29 +309,28 @@ class Difference:
             return math.nan
         return math.sqrt(self.std_a**2 / self.n_a + self.std_b**2 / self.n_b)
 
-    @property
-    def z(self) -> float:
-        """``diff / se`` (±inf for a nonzero difference with zero spread, NaN when undefined)."""
-        se = self.se
-        if not math.isfinite(se):
-            return math.nan
-        if se == 0:
-            return math.copysign(math.inf, self.diff) if self.diff else math.nan
-        return self.diff / se
+    def welch(self) -> Comparison:
+        """``a − b`` with a 95 % Welch t interval from the means, spreads and counts
+        (:func:`helpers.statistics.welch_from_stats`): what a paper's printed table supports.
+        Raises :class:`helpers.statistics.InsufficientData` without a spread (one seed, or a
+        table that prints none)."""
+        from helpers.statistics import welch_from_stats
 
-    def significant(self, z: float = Z_SIGNIFICANT) -> bool:
-        """True when ``diff`` exceeds ``z`` standard errors (in either direction)."""
-        zz = self.z
-        return math.isinf(zz) or (math.isfinite(zz) and abs(zz) > z)
+        return welch_from_stats(self.mean_a, self.std_a, self.n_a, self.mean_b, self.std_b, self.n_b)
 
-    def describe(self, labels: Mapping[Hashable, str] | None = None, digits: int = 1,
-                 unit: str = "seeds") -> str:
-        """``"S-ReLU − GELU = +1.2 ± 0.4 points (z = 3.0, 3 vs 3 seeds)"`` (± one standard error)."""
+    def describe(self, labels: Mapping[Hashable, str] | None = None, digits: int = 1) -> str:
+        """``"S-ReLU − GELU = +1.2 points, 95% CI [+0.1, +2.3] (Welch t from printed mean ± sd, df =
+        3.9, p = 0.04; 3 vs 3 runs; MDE 1.5)"``, or the difference alone when there is no spread.
+        Meant for a paper's printed table (:func:`paper_difference`); our runs are described
+        paired by seed (:func:`run_statement`)."""
+        from helpers.statistics import InsufficientData
+
         name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
-        se = f" ± {self.se:.{digits}f}" if math.isfinite(self.se) else ""
-        z = f"z = {self.z:.1f}, " if math.isfinite(self.z) else ""
-        return (f"{name(self.a)} − {name(self.b)} = {self.diff:+.{digits}f}{se} points "
-                f"({z}{self.n_a} vs {self.n_b} {unit})")
+        head = f"{name(self.a)} − {name(self.b)} = "
+        try:
+            return head + self.welch().describe(digits, unit="points")
+        except InsufficientData:
+            return head + f"{self.diff:+.{digits}f} points (no spread, so no interval)"
 
 
 def difference(summary: pd.DataFrame, a: Hashable, b: Hashable, metric: str = "best") -> Difference:
@@ -388,53 +388,70 @@ def compare_groups(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric
                    paired=paired)
 
 
-def gain_verdict(ours: Difference, paper_gain: float | None = None, *, z: float = Z_SIGNIFICANT,
-                 fraction: float = MARGIN_FRACTION) -> Verdict:
-    """Descriptive rule of the pages' summary sentences (not used by the claims, which decide with
-    :func:`helpers.report.run_verdict` on paired CIs): ``confirmed`` when our difference is positive
-    by more than ``z`` standard errors and, if ``paper_gain`` is given, at least ``fraction`` of it;
-    otherwise ``inconclusive``."""
-    if not 0 <= fraction <= 1:
-        raise ValueError(f"fraction must be in [0, 1], got {fraction!r}")
-    positive = ours.diff > 0 and ours.significant(z)
-    big_enough = paper_gain is None or ours.diff >= fraction * paper_gain
-    return "confirmed" if positive and big_enough else "inconclusive"
+@dataclass(frozen=True)
+class Statement:
+    """A page's sentence about one comparison of our runs, decided like a claim row."""
+
+    text: str
+    verdict: Verdict
+    comparison: Comparison | None
 
 
-def matches_verdict(ours: Difference, *, z: float = Z_SIGNIFICANT) -> Verdict:
-    """"Matches or improves", descriptive rule (claims use :func:`helpers.report.run_verdict`):
-    ``confirmed`` unless our difference is negative by more than ``z`` standard errors;
-    ``inconclusive`` otherwise or with a single seed."""
-    if not math.isfinite(ours.se):
-        return "inconclusive"
-    return "inconclusive" if ours.diff < 0 and ours.significant(z) else "confirmed"
+def _tested(claim: RunClaim, a: str, b: str, *, claimed_effect: float | None, margin: float | None,
+            direction: int | None, digits: int) -> str:
+    """What a rule tests, in words (``"S-ReLU ahead of GELU"``)."""
+    if claim == "direction":
+        ahead = (claimed_effect if claimed_effect is not None else direction or 1) > 0
+        size = "" if claimed_effect is None else f" (claimed effect {claimed_effect:+.{digits}f} points)"
+        return f"{a} {'ahead of' if ahead else 'behind'} {b}{size}"
+    if claim == "size":
+        return f"{a} ahead of {b} by {claimed_effect:+.{digits}f} points or more"
+    if claim == "non-inferiority":
+        return f"{a} not worse than {b} by more than {margin:g} point{'' if margin == 1 else 's'}"
+    return f"{a} within ±{margin:g} point{'' if margin == 1 else 's'} of {b}"
 
 
-def margin_statement(ours: Difference, paper: Difference | None = None, *,
-                     labels: Mapping[Hashable, str] | None = None, digits: int = 1,
-                     z: float = Z_SIGNIFICANT, fraction: float = MARGIN_FRACTION,
-                     size_rule: bool = True) -> str:
-    """A plain sentence: our difference, whether it is significant, and whether the paper's
-    difference reproduces under :func:`gain_verdict`'s rule (``size_rule=False``: the paper's
-    difference is only quoted, for comparisons where its size depends on the training budget)."""
-    out = [f"Ours: {ours.describe(labels, digits)}"]
-    if not math.isfinite(ours.se):
-        out.append("one seed per group gives no standard error, so no significance statement")
-    elif ours.significant(z):
-        out.append(f"{'ahead' if ours.diff > 0 else 'behind'} by {abs(ours.z):.1f} standard errors, "
-                   f"significant (more than {z:g})")
+def run_statement(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, *, metric: str = "best",
+                  labels: Mapping[Hashable, str] | None = None, digits: int = 1, claim: RunClaim = "direction",
+                  claimed_effect: float | None = None, margin: float | None = None, direction: int | None = 1,
+                  paper: Difference | None = None, paper_size: bool = False) -> Statement:
+    """``a − b`` of our runs as a sentence, with the report's statistics and verdict words.
+
+    The comparison is :func:`compare_groups` (paired by seed, 95 % Student-t CI, MDE) and the
+    verdict :func:`helpers.report.judge` with the same ``claim``/``margin``/``direction`` the claim
+    row uses, so a page's sentence and the report's row agree. ``paper`` (from
+    :func:`paper_difference`) appends the paper's difference with its Welch t interval from the
+    printed mean ± std; ``paper_size=True`` also tests whether the paper's difference is reached
+    (the ``"size"`` rule of :func:`helpers.report.run_verdict`), and the statement's verdict is then
+    that one. With one seed per group the verdict is ``inconclusive`` (no interval).
+    """
+    from helpers.report import judge
+
+    name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
+    head = f"{name(a)} − {name(b)}"
+
+    def make() -> Comparison:
+        return compare_groups(rows, by, a, b, metric)
+
+    verdict, fields, comp = judge(make, claimed_effect, claim=claim, margin=margin,
+                                  direction=direction if claimed_effect is None else None,
+                                  digits=digits, unit="points")
+    tested = _tested(claim, name(a), name(b), claimed_effect=claimed_effect, margin=margin, direction=direction,
+                     digits=digits)
+    if comp is None:
+        ours = f"Ours: {head}: {fields['test']}"
     else:
-        out.append(f"within {z:g} standard errors of zero: no detectable difference")
-    sentence = "; ".join(out) + "."
-    if paper is None:
-        return sentence
-    if not size_rule:
-        return f"{sentence} Paper: {paper.describe(labels, digits, unit='runs')}."
-    verdict = gain_verdict(ours, paper.diff, z=z, fraction=fraction)
-    share = f"{ours.diff / paper.diff:.0%} of it" if paper.diff else "the paper's is zero"
-    result = ("the paper's margin reproduces" if verdict == "confirmed"
-              else f"the paper's margin does not reproduce (ours is {share})")
-    return f"{sentence} Paper: {paper.describe(labels, digits, unit='runs')}; {result}."
+        ours = f"Ours: {head} = {comp.describe(digits, unit='points')}"
+    text = f"{ours}. \"{tested}\": {verdict}."
+    if paper is not None:
+        text += (f" Paper, computed from its printed mean ± std ({paper.n_a} runs per cell): "
+                 f"{paper.describe(labels, digits)}.")
+        if paper_size:
+            verdict, _, _ = judge(make, paper.diff, claim="size", digits=digits, unit="points")
+            reached = _tested("size", name(a), name(b), claimed_effect=paper.diff, margin=None, direction=None,
+                              digits=digits)
+            text += f" \"{reached}\" (the paper's margin, at our scale): {verdict}."
+    return Statement(text=text, verdict=verdict, comparison=comp)
 
 
 def config_frame(configs: Mapping[str, Any], fields: Sequence[str]) -> pd.DataFrame:
@@ -568,9 +585,8 @@ def binomial_se(accuracy: float, n: int) -> float:
 
 
 __all__ = [
-    "DISPLAY_NAMES", "Difference", "MARGIN_FRACTION", "PAPER_RUNS", "Z_SIGNIFICANT", "accuracy_rows",
-    "binomial_se", "compare_groups", "config_frame", "difference", "margin_statement", "flexact_selections", "flexact_trajectory", "format_mean_std",
-    "gain_verdict", "gather_results", "load_all", "margin_over_rest", "matches_verdict",
-    "paper_difference", "rank_correlation", "rekey", "side_by_side", "summarize", "sweep_frame",
-    "training_curves",
+    "DISPLAY_NAMES", "Difference", "PAPER_RUNS", "Statement", "accuracy_rows", "binomial_se", "compare_groups",
+    "config_frame", "difference", "flexact_selections", "flexact_trajectory", "format_mean_std", "gather_results",
+    "load_all", "margin_over_rest", "paper_difference", "rank_correlation", "rekey", "run_statement",
+    "side_by_side", "summarize", "sweep_frame", "training_curves",
 ]

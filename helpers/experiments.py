@@ -292,7 +292,7 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
         n = min(n, len(todo))
         failures: list[BaseException] = []
         if n == 1:
-            for i in progress(todo, desc=desc, total=len(todo)):
+            for i in progress(todo, desc=desc, total=len(todo), each=True, unit="run"):
                 try:
                     results[i] = run_or_load(configs[i], rerun=rerun)
                 except RunFailed as err:
@@ -301,7 +301,8 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
             context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
             with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
                 futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
-                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures))
+                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures),
+                                each=True, unit="run")
                 for future in done:
                     try:
                         results[futures[future]] = future.result()

@@ -837,6 +837,9 @@ def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
 _NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
 _NB_PROFILES = "notebooks/11_lambda_gelu_profiles"
 _NB_ANNEAL = "notebooks/12_lambda_gelu_annealing"
+#: MyST label (``(label)=`` before the heading) of the section of each page that computes its claims.
+ANCHORS: dict[str, str] = {_NB_GRID: "lambda-gelu-grid-claims", _NB_PROFILES: "lambda-gelu-profiles-claims",
+                           _NB_ANNEAL: "lambda-gelu-annealing-claims"}
 _NOT_RUN_NOTE = "results of this profile are not committed"
 #: A "severe" deterioration of perplexity after the ReLU swap (Section IV-C, GPT-2): +10 %.
 SEVERE_PERPLEXITY_INCREASE: float = 0.10
@@ -862,7 +865,7 @@ def _claim(claim: str, where: str, paper: str, ours: str | None, ok: bool | str 
         verdict = "confirmed" if ok else "inconclusive"
     return Claim(claim=claim, source=f"λ-GELU paper, {where}", paper_value=paper, our_value=ours,
                  profile=profile, scale=scale, verdict=verdict, notebook=notebook, note=note,  # type: ignore[arg-type]
-                 **stats)
+                 anchor=ANCHORS.get(notebook, ""), **stats)
 
 
 def _pair_claim_label(pair: str, profile: str) -> str:

@@ -9,7 +9,8 @@ reproducibility report page renders :func:`collect_claims` as one table; nothing
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -40,6 +41,9 @@ Basis = Literal["exact", "source", "runs"]
 BASES: tuple[str, ...] = ("exact", "source", "runs")
 #: The kinds of run-based claim :func:`run_verdict` decides.
 RunClaim = Literal["direction", "size", "equivalence", "non-inferiority"]
+#: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
+#: (lower case, starting with a letter: docutils drops leading digits and maps other characters).
+ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,10 @@ class Claim:
     ``paper_value`` and ``our_value`` are display strings (numbers formatted by the builder);
     ``verdict`` is decided by the builder with :func:`numeric_verdict`, :func:`run_verdict` or an
     explicit rule. ``notebook`` is the notebook's docname (e.g. ``notebooks/02_lambda_gelu_theory``),
-    used for the link in the report. ``basis`` says what decided the verdict (exact computation,
+    used for the link in the report; ``anchor`` (optional) is the MyST target label, a markdown line
+    ``(anchor)=`` on that page right before the heading of the section that computes the claim, so the
+    report links to ``page.html#anchor`` (Sphinx gives the target that HTML id). ``basis`` says what
+    decided the verdict (exact computation,
     the source's own numbers, or our runs; by default ``runs`` unless the profile is ``theory`` or
     ``any``). A run-based claim carries ``effect``, ``ci`` (95 %), ``n``, ``test`` and ``mde``
     (display strings; see :func:`comparison_fields`); they stay empty for exact claims.
@@ -70,10 +77,14 @@ class Claim:
     test: str = ""
     mde: str = ""
     basis: str = ""
+    anchor: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.anchor and not ANCHOR_PATTERN.fullmatch(self.anchor):
+            raise ValueError(f"anchor must be a lower-case MyST label such as 'srelu-delta-claims' (letters, "
+                             f"digits, single hyphens, starting with a letter), got {self.anchor!r}")
         if not self.basis:
             object.__setattr__(self, "basis", "exact" if self.profile in ("theory", "any") else "runs")
         if self.basis not in BASES:
@@ -249,7 +260,7 @@ def collect_claims() -> list[Claim]:
 #: Columns of :func:`claims_frame`, in display order.
 CLAIM_COLUMNS: tuple[str, ...] = ("paper", "claim", "source", "paper_value", "our_value", "verdict",
                                   "verdict_label", "effect", "ci", "n", "test", "mde", "basis", "profile",
-                                  "scale", "note", "notebook")
+                                  "scale", "note", "notebook", "anchor")
 
 
 def paper_of(claim: Claim) -> str:
@@ -302,10 +313,25 @@ function reproFilterClaims() {
 """
 
 
-def claims_table_html(claims: list[Claim], link=None) -> str:
+def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None = None, prefix: str = "../") -> str:
+    """HTML of the link from the report to the page ``docname`` and, when given, the section labelled
+    ``anchor`` that computes the claim: ``<a href="../notebooks/x.html#anchor">x</a>``. ``prefix`` is
+    the path from the report's HTML to the book root; a docname not in ``built`` (pages the book does
+    not build yet) gets its name without a link."""
+    import html
+
+    name = html.escape(docname.rsplit("/", 1)[-1])
+    if built is not None and docname not in built:
+        return name
+    target = html.escape(f"{prefix}{docname}.html" + (f"#{anchor}" if anchor else ""))
+    return f'<a href="{target}">{name}</a>'
+
+
+def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None = None) -> str:
     """The report's table: one ``<tr>`` per claim (``data-paper`` and ``data-verdict`` attributes)
-    and two selects that filter it by source and verdict. ``link(docname)`` gives the HTML of the
-    link to the page that computes a claim (default: the docname as text)."""
+    and two selects that filter it by source and verdict. ``link(docname, anchor)`` gives the HTML of
+    the link to the page (and section) that computes a claim, e.g. :func:`page_link` (default: the
+    docname as text)."""
     import html
 
     esc = html.escape
@@ -328,7 +354,7 @@ def claims_table_html(claims: list[Claim], link=None) -> str:
         cells = [esc(r.claim), esc(r.source), esc(r.paper_value), esc(r.our_value),
                  f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', esc(r.effect), esc(r.ci), esc(r.n),
                  esc(r.test), esc(r.mde), esc(f"{r.profile}, {r.scale}" if r.scale else r.profile), esc(r.note),
-                 link(r.notebook) if link else esc(r.notebook)]
+                 link(r.notebook, r.anchor) if link else esc(r.notebook)]
         rows.append(f'<tr data-paper="{esc(r.paper)}" data-verdict="{esc(r.verdict)}">'
                     + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     table = ('<table id="claims-table" class="claims-table"><thead><tr>'

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import random
+import sys
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -175,18 +177,69 @@ def quiet() -> bool:
     return bool_env("REPRO_QUIET", False) or bool(os.environ.get("CI"))
 
 
-def progress(iterable: Iterable[T], **kwargs: object) -> Iterator[T]:
-    """A tqdm progress bar (notebook-aware) that is disabled under CI."""
+def _in_jupyter_kernel() -> bool:
+    """Whether this process is a Jupyter kernel (its stderr is no TTY, yet a bar is wanted)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 - a half-imported IPython means no kernel
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def interactive_stderr() -> bool:
+    """Whether progress bars can redraw in place: stderr is a terminal, or this is a kernel."""
+    try:
+        tty = sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):  # closed or replaced stream
+        tty = False
+    return tty or _in_jupyter_kernel()
+
+
+def _log_lines(iterator: Iterator[T], *, desc: str, unit: str, total: int | None,
+               each: bool) -> Iterator[T]:
+    """Yield from ``iterator`` (already created: nothing here calls ``iter()`` again), writing a
+    plain line to stderr when it is exhausted, and after every item with ``each``."""
+    start = time.monotonic()
+    label = f"{desc}: " if desc else ""
+    of = f"/{total}" if total is not None else ""
+    count = 0
+    for count, item in enumerate(iterator, 1):
+        yield item
+        if each:
+            print(f"{label}{count}{of} {unit} done ({time.monotonic() - start:.1f} s)",
+                  file=sys.stderr, flush=True)
+    if not each or count == 0:
+        print(f"{label}{count}{of} {unit} in {time.monotonic() - start:.1f} s",
+              file=sys.stderr, flush=True)
+
+
+def progress(iterable: Iterable[T], *, each: bool = False, **kwargs: object) -> Iterator[T]:
+    """Progress over ``iterable``: a tqdm bar (notebook-aware) in a terminal or a Jupyter kernel,
+    plain lines when stderr is a file or a pipe, nothing under CI or ``REPRO_QUIET=1``.
+
+    Outside a terminal a bar's carriage-return redraws flood a log file, so there one line is
+    written when the iteration ends (one per epoch of the training loop), or one per item with
+    ``each=True`` (one per finished run in :func:`helpers.experiments.run_many`). ``desc``,
+    ``total`` and ``unit`` are used for those lines; other tqdm options are ignored there.
+    """
     if quiet():  # no bar, and no tqdm import (tqdm.auto warns without ipywidgets)
         return iter(iterable)
-    from tqdm.auto import tqdm
-
-    kwargs.setdefault("leave", False)
     if kwargs.get("total") is None:
         try:
             kwargs["total"] = len(iterable)  # type: ignore[arg-type]
         except TypeError:
             pass
+    if not interactive_stderr():
+        total = kwargs.get("total")
+        return _log_lines(iter(iterable), desc=str(kwargs.get("desc") or ""),
+                          unit=str(kwargs.get("unit") or "it"),
+                          total=total if isinstance(total, int) else None, each=each)
+    from tqdm.auto import tqdm
+
+    kwargs.setdefault("leave", False)
     # Hand tqdm an iterator, never the iterable: tqdm.auto's class calls iter() on what it gets
     # in __init__ and again when iterated, and every iter() of a DataLoader draws a seed from the
     # loader's (or the global) generator. Two draws per epoch with a bar and one without made

@@ -11,6 +11,8 @@ computed by :mod:`scipy.stats` (no distribution code is written here):
   when the arms' seeds differ;
 * :func:`welch_comparison` -- ``a − b`` of independent arms (``scipy.stats.ttest_ind`` with
   ``equal_var=False``, Welch-Satterthwaite degrees of freedom);
+* :func:`welch_from_stats` -- the same from printed ``mean ± sd`` and run counts
+  (``scipy.stats.ttest_ind_from_stats``), for a source's own table;
 * :func:`compare` -- paired when both arms have the same seeds, Welch otherwise;
 * :func:`one_sample` -- the mean of one set of values (``scipy.stats.ttest_1samp``), e.g. a drop
   measured within each run;
@@ -55,7 +57,7 @@ Values = Union[Mapping[Hashable, float], Sequence[float], np.ndarray]
 __all__ = [
     "ALPHA", "CONFIDENCE", "POWER", "Comparison", "Equivalence", "InsufficientData", "Proportion", "bootstrap_ci",
     "compare", "minimal_detectable_effect", "non_inferiority", "one_sample", "paired_comparison",
-    "proportion", "seed_values", "tost", "welch_comparison",
+    "proportion", "seed_values", "tost", "welch_comparison", "welch_from_stats",
 ]
 
 
@@ -277,6 +279,39 @@ def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) ->
     return _t_result(float(va.mean() - vb.mean()), se, df, p, test="Welch t", sd=math.sqrt(max(s2a, s2b)),
                      n=len(va) + len(vb), n_a=len(va), n_b=len(vb), confidence=confidence,
                      values_a=va, values_b=vb)
+
+
+def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, *,
+                     confidence: float = CONFIDENCE) -> Comparison:
+    """``mean_a − mean_b`` from printed summary statistics (a source's ``mean ± sd`` over ``n`` runs),
+    by Welch's t (``scipy.stats.ttest_ind_from_stats`` with ``equal_var=False``; Welch-Satterthwaite
+    degrees of freedom). For a source's own table, where the per-run values are not printed, so no
+    pairing is possible; the test reads ``"Welch t from printed mean ± sd"``. The result carries no
+    per-run values, so :func:`tost` and :func:`non_inferiority` do not apply to it."""
+    _check_level(confidence)
+    for name, v in (("n_a", n_a), ("n_b", n_b)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {v!r}")
+    for name, v in (("mean_a", mean_a), ("mean_b", mean_b)):
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {v!r}")
+    for name, v in (("sd_a", sd_a), ("sd_b", sd_b)):
+        if not math.isfinite(v):
+            raise InsufficientData(f"{name} is {v}: the source prints no spread, so no interval")
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v!r}")
+    _need(int(n_a), "a")
+    _need(int(n_b), "b")
+    va, vb = sd_a**2 / n_a, sd_b**2 / n_b
+    se = math.sqrt(va + vb)
+    if se == 0:
+        df, p = float(n_a + n_b - 2), math.nan
+    else:
+        df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
+        p = float(stats.ttest_ind_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, equal_var=False).pvalue)
+    return _t_result(float(mean_a - mean_b), se, df, p, test="Welch t from printed mean ± sd", sd=max(sd_a, sd_b),
+                     n=int(n_a + n_b), n_a=int(n_a), n_b=int(n_b), confidence=confidence, values_a=(),
+                     values_b=())
 
 
 def compare(a: Values, b: Values, *, paired: bool | None = None, confidence: float = CONFIDENCE) -> Comparison:

@@ -122,21 +122,25 @@ def test_sweep_and_config_frames():
 
 
 # --------------------------------------------------------------------------------------------
-# differences and verdicts
+# differences and statements
 
 
-def test_difference_welch_standard_error_and_z():
+def test_difference_welch_interval_from_printed_numbers():
+    from scipy import stats
+
     d = T.Difference("a", "b", 82.3, 76.4, 0.4, 0.3, 3, 3)
     assert d.diff == pytest.approx(5.9)
     assert d.se == pytest.approx(math.sqrt(0.4**2 / 3 + 0.3**2 / 3))
-    assert d.z == pytest.approx(5.9 / d.se)
-    assert d.significant() and not T.Difference("a", "b", 1.0, 0.9, 1.0, 1.0, 3, 3).significant()
+    w = d.welch()
+    p = stats.ttest_ind_from_stats(82.3, 0.4, 3, 76.4, 0.3, 3, equal_var=False).pvalue
+    assert w.test == "Welch t from printed mean ± sd" and w.p == pytest.approx(p) and w.effect == pytest.approx(5.9)
+    assert w.ci_low > 0 and 2 < w.df < 4
+    text = d.describe({"a": "S-ReLU", "b": "PReLU"})
+    assert text.startswith("S-ReLU − PReLU = +5.9 points, 95% CI [") and "3 vs 3 runs" in text and "MDE" in text
+    assert "z =" not in text and "standard error" not in text
     single = T.Difference("a", "b", 1.0, 0.0, math.nan, math.nan, 1, 1)
-    assert math.isnan(single.se) and math.isnan(single.z) and not single.significant()
-    exact = T.Difference("a", "b", 1.0, 0.0, 0.0, 0.0, 3, 3)
-    assert exact.z == math.inf and exact.significant()
-    text = d.describe({"a": "S-ReLU", "b": "PReLU"}, unit="runs")
-    assert text.startswith("S-ReLU − PReLU = +5.9 ± ") and "3 vs 3 runs" in text
+    assert math.isnan(single.se) and "no interval" in single.describe()
+    assert not hasattr(T, "margin_statement") and not hasattr(T, "Z_SIGNIFICANT")
 
 
 def test_margin_over_rest_and_paper_difference():
@@ -159,31 +163,32 @@ def test_margin_over_rest_and_paper_difference():
     assert T.paper_difference(table2, "srelu", "elu").diff == pytest.approx(89.9 - 59.8)
 
 
-def test_gain_and_match_verdicts():
-    big = T.Difference("a", "b", 80.0, 70.0, 1.0, 1.0, 3, 3)
-    small = T.Difference("a", "b", 72.0, 70.0, 0.5, 0.5, 3, 3)
-    noisy = T.Difference("a", "b", 71.0, 70.0, 3.0, 3.0, 3, 3)
-    worse = T.Difference("a", "b", 65.0, 70.0, 1.0, 1.0, 3, 3)
-    assert T.gain_verdict(big) == "confirmed"
-    assert T.gain_verdict(small) == "confirmed"
-    assert T.gain_verdict(small, paper_gain=25.0) == "inconclusive"  # significant but far smaller
-    assert T.gain_verdict(big, paper_gain=20.0) == "confirmed"  # exactly half counts
-    assert T.gain_verdict(noisy) == "inconclusive"
-    assert T.gain_verdict(worse) == "inconclusive"  # descriptive rule; claims use report.run_verdict
-    assert T.matches_verdict(noisy) == "confirmed" and T.matches_verdict(worse) == "inconclusive"
-    assert T.matches_verdict(T.Difference("a", "b", 1.0, 0.0, math.nan, math.nan, 1, 1)) == "inconclusive"
-    with pytest.raises(ValueError, match="fraction"):
-        T.gain_verdict(big, fraction=2.0)
+def _seed_rows(arms: dict[str, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"activation": a, "seed": i, "best": v, "final": v}
+                         for a, values in arms.items() for i, v in enumerate(values)])
 
 
-def test_margin_statement_says_whether_the_margin_reproduces():
-    paper = T.Difference("a", "b", 89.9, 64.9, 0.1, 0.4, 3, 3)
-    ours = T.Difference("a", "b", 50.0, 49.0, 0.2, 0.2, 3, 3)
-    text = T.margin_statement(ours, paper)
-    assert "significant" in text and "does not reproduce (ours is 4% of it)" in text
-    assert "reproduce" not in T.margin_statement(ours, paper, size_rule=False)
-    one_seed = T.Difference("a", "b", 50.0, 49.0, math.nan, math.nan, 1, 1)
-    assert "no significance statement" in T.margin_statement(one_seed)
+def test_run_statement_pairs_by_seed_and_uses_the_report_verdicts():
+    from helpers.report import VERDICTS, judge
+
+    rows = _seed_rows({"srelu": [50.0, 52.0, 47.0], "gelu": [49.0, 51.1, 46.0]})
+    st = T.run_statement(rows, "activation", "srelu", "gelu", labels={"srelu": "S-ReLU", "gelu": "GELU"})
+    assert st.comparison is not None and st.comparison.paired and st.verdict == "confirmed"
+    assert st.text.startswith(f"Ours: S-ReLU − GELU = {st.comparison.effect:+.1f} points, 95% CI [")
+    assert "paired t" in st.text and "MDE" in st.text and '"S-ReLU ahead of GELU": confirmed' in st.text
+    # the same verdict as a claim row built with report.judge
+    same, _, _ = judge(lambda: T.compare_groups(rows, "activation", "srelu", "gelu"), direction=1)
+    assert st.verdict == same and st.verdict in VERDICTS
+    paper = T.Difference("srelu", "gelu", 89.9, 64.9, 0.1, 0.4, 3, 3)
+    sized = T.run_statement(rows, "activation", "srelu", "gelu", paper=paper, paper_size=True)
+    assert "computed from its printed mean ± std" in sized.text and sized.verdict == "contradicted"
+    quoted = T.run_statement(rows, "activation", "srelu", "gelu", paper=paper)
+    assert quoted.verdict == "confirmed" and "the paper's margin" not in quoted.text
+    noisy = _seed_rows({"a": [50.0, 40.0, 47.0], "b": [49.0, 51.0, 46.0]})
+    st = T.run_statement(noisy, "activation", "a", "b", claim="non-inferiority", margin=0.5)
+    assert st.verdict == "inconclusive" and "not worse than b by more than 0.5 points" in st.text
+    one = T.run_statement(_seed_rows({"a": [50.0], "b": [49.0]}), "activation", "a", "b")
+    assert one.verdict == "inconclusive" and one.comparison is None and "no interval" in one.text
 
 
 def test_binomial_se():

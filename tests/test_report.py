@@ -86,3 +86,51 @@ def test_judge_says_inconclusive_with_one_seed():
     assert R.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
     assert R.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
     assert R.merge_fields({"a": {"effect": "+1"}, "b": {"effect": "+2"}})["effect"] == "a: +1; b: +2"
+
+
+def test_claim_anchor_and_page_link():
+    c = R.Claim("x", "P, Eq. 1", "1", "1", "theory", "exact", "confirmed", "notebooks/20_x", anchor="x-claims")
+    html = R.claims_table_html([c], lambda doc, anchor: R.page_link(doc, anchor, built={doc}))
+    assert '<a href="../notebooks/20_x.html#x-claims">20_x</a>' in html
+    assert R.page_link("notebooks/20_x", "x-claims", built=set()) == "20_x"  # not built: no link
+    assert R.page_link("notebooks/20_x") == '<a href="../notebooks/20_x.html">20_x</a>'
+    for bad in ("20-claims", "Claims", "a_b", "a--b", "a b"):
+        with pytest.raises(ValueError, match="anchor"):
+            R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad)
+
+
+def _page_anchors() -> dict[str, set[str]]:
+    """Every anchor a claim builder sets, by page (the constants the Claim(...) calls use)."""
+    from helpers import lgelu_analysis
+    from helpers.paper import flexact, gelu_blog, lambda_gelu, srelu
+
+    pages: dict[str, set[str]] = {}
+    pairs = [*srelu.ANCHORS.items(), *lgelu_analysis.ANCHORS.items(),
+             (lambda_gelu.THEORY_NOTEBOOK, lambda_gelu.THEORY_ANCHOR),
+             (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_TABLES), (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_PROSE),
+             (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_SYNTHETIC), (flexact.NOTEBOOK_CIFAR, flexact.ANCHOR_CIFAR),
+             ("notebooks/22_srelu_dpo", "srelu-dpo-claims")]  # set in helpers.dpo_analysis
+    for docname, anchor in pairs:
+        pages.setdefault(docname, set()).add(anchor)
+    return pages
+
+
+@pytest.mark.parametrize("docname", sorted(_page_anchors()))
+def test_claim_anchors_are_myst_labels_before_a_heading(docname):
+    """The report links a claim to ``page.html#anchor``: the page must have the MyST target
+    ``(anchor)=`` right before a heading (Sphinx then gives that section the HTML id ``anchor``;
+    the browser test checks the built HTML)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / f"{docname}.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()]
+    for anchor in sorted(_page_anchors()[docname]):
+        R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", docname, anchor=anchor)  # a valid label
+        where = [i for i, line in enumerate(lines) if line.strip() == f"({anchor})="]
+        if not where and docname == "notebooks/22_srelu_dpo":
+            pytest.xfail("the DPO page's owner adds '(srelu-dpo-claims)=' before its '## Claims' heading")
+        assert len(where) == 1, f"{docname}: expected one line '({anchor})=', found {len(where)}"
+        following = lines[where[0] + 1] if where[0] + 1 < len(lines) else ""
+        assert following.startswith("#"), f"{docname}: '({anchor})=' must stand right before a heading"

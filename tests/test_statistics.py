@@ -156,3 +156,21 @@ def test_bootstrap_and_proportion():
     with pytest.raises(ValueError):
         S.proportion(3, 2)
     assert math.isclose(p.rate, 0.8)
+
+
+def test_welch_from_stats_matches_welch_on_the_values():
+    a, b = [1.0, 2.0, 3.5], [0.0, 0.3, 1.1]
+    ref = S.welch_comparison(a, b)
+    got = S.welch_from_stats(float(np.mean(a)), float(np.std(a, ddof=1)), 3, float(np.mean(b)),
+                             float(np.std(b, ddof=1)), 3)
+    for field in ("effect", "ci_low", "ci_high", "se", "df", "p", "mde"):
+        assert getattr(got, field) == pytest.approx(getattr(ref, field)), field
+    assert got.test == "Welch t from printed mean ± sd" and got.n_text() == "3 vs 3 runs"
+    with pytest.raises(S.InsufficientData, match="no spread"):
+        S.welch_from_stats(95.4, float("nan"), 1, 95.4, float("nan"), 1)
+    with pytest.raises(S.InsufficientData):
+        S.welch_from_stats(1.0, 0.1, 1, 0.0, 0.1, 3)
+    with pytest.raises(TypeError):
+        S.welch_from_stats(1.0, 0.1, 3.0, 0.0, 0.1, 3)
+    with pytest.raises(ValueError):
+        S.tost(got, 1.0)  # no per-run values: no one-sided test

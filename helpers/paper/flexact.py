@@ -17,6 +17,13 @@ import pandas as pd
 from helpers.report import Claim
 
 NOTEBOOK_SYNTHETIC = "notebooks/30_flexact_synthetic"
+NOTEBOOK_CIFAR = "notebooks/31_flexact_cifar"
+#: MyST labels (``(label)=`` before the "Claims" heading) of the sections that compute the claims.
+ANCHOR_SYNTHETIC = "flexact-synthetic-claims"
+ANCHOR_CIFAR = "flexact-cifar-claims"
+#: "Matches" on CIFAR-10 (Table 2): Flex-Act not worse than the plain ResNet by more than this many
+#: points (non-inferiority, paired by seed); the claim and the page use it.
+MATCH_MARGIN = 0.5
 SOURCE = "Flex-Act"
 GROUND_TRUTHS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
 
@@ -110,7 +117,7 @@ def _claim(claim: str, where: str, paper: str, ours: str, verdict: str, note: st
            scale: str = "", profile: str = "cpu", **fields: str) -> Claim:
     return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
                  profile=profile, scale=scale, verdict=verdict,  # type: ignore[arg-type]
-                 notebook=NOTEBOOK_SYNTHETIC, note=note, **fields)
+                 notebook=NOTEBOOK_SYNTHETIC, note=note, anchor=ANCHOR_SYNTHETIC, **fields)
 
 
 def _cpu_results() -> tuple[list[dict], str] | None:
@@ -324,7 +331,7 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
     from helpers.runtime import current_profile
 
     profile = current_profile(profile)
-    notebook = "notebooks/31_flexact_cifar"
+    notebook = NOTEBOOK_CIFAR
     not_run = f"{profile}-profile results are not stored"
     scale = P.scale_note(profile) + "; " + P.paper_gaps_text()
     out: list[Claim] = []
@@ -333,14 +340,15 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
             where: str = "Section 4.2 / Table 2", **fields: str) -> None:
         out.append(Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
                          profile=run_profile or profile, scale=scale if verdict != "not run here" else "",
-                         verdict=verdict, notebook=notebook, note=note, **fields))  # type: ignore[arg-type]
+                         verdict=verdict, notebook=notebook, note=note, anchor=ANCHOR_CIFAR,  # type: ignore[arg-type]
+                         **fields))
 
     gains = {m: (TABLE2[f"{m} + Flex-Act"], TABLE2[m]) for m in ("ResNet18", "ResNet34")}
     # The paper's gain against the sampling noise of one accuracy on CIFAR-10's 10,000 test images.
     noise = {m: T.binomial_se(plain, 10_000) for m, (_, plain) in gains.items()}
     paper_text = {m: f"{flex:.2f} vs {plain:.2f} ({flex - plain:+.2f} points; no spread given)"
                   for m, (flex, plain) in gains.items()}
-    match_margin = 0.5
+    match_margin = MATCH_MARGIN
     noise_note = {m: (f"The paper's gain is {gains[m][0] - gains[m][1]:.2f} points, "
                       f"{(gains[m][0] - gains[m][1]) / noise[m]:.2f} of the binomial standard error "
                       f"({noise[m]:.2f} points) of one accuracy on 10,000 test images: 'improves' is not "

@@ -21,6 +21,10 @@ from helpers.report import Claim
 from helpers.symbolic import gelu as g
 
 NOTEBOOK = "notebooks/01_gelu_primer"
+#: MyST labels on that page (``(label)=`` before a heading) of the sections that compute the claims:
+#: the printed tables' columns, and the prose claims.
+ANCHOR_TABLES = "gelu-primer-table-claims"
+ANCHOR_PROSE = "gelu-primer-prose-claims"
 SOURCE = "GELU blog"
 PROFILE = "any"  # no training: every value here is exact and independent of the profile
 SCALE = "exact (sympy/mpmath, 40 digits)"
@@ -251,6 +255,7 @@ def _column_claim(spec: PrintedTable, quantity: str) -> Claim:
         verdict="confirmed" if bad.empty else "contradicted",
         notebook=NOTEBOOK,
         note=note.strip(),
+        anchor=ANCHOR_TABLES,
     )
 
 
@@ -270,6 +275,7 @@ def _claim(claim: str, where: str, paper: str, ours: str, verdict: str, note: st
         verdict=verdict,  # type: ignore[arg-type]
         notebook=NOTEBOOK,
         note=note,
+        anchor=ANCHOR_PROSE,
     )
 
 

@@ -22,6 +22,8 @@ from helpers.report import Claim, rounds_to
 
 SOURCE = "λ-GELU paper"
 THEORY_NOTEBOOK = "notebooks/02_lambda_gelu_theory"
+#: MyST label of the theory page's section that lists its claims (``(label)=`` before the heading).
+THEORY_ANCHOR = "lambda-gelu-theory-claims"
 THEORY_PROFILE = "any"  # closed forms: independent of the profile
 THEORY_SCALE = "exact (sympy), checked by quadrature and finite differences"
 
@@ -171,7 +173,7 @@ def _theory(claim: str, where: str, paper: str, ours: str, verdict: str, note: s
     return Claim(
         claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
         profile=THEORY_PROFILE, scale=THEORY_SCALE, verdict=verdict,  # type: ignore[arg-type]
-        notebook=THEORY_NOTEBOOK, note=note,
+        notebook=THEORY_NOTEBOOK, note=note, anchor=THEORY_ANCHOR,
     )
 
 
@@ -276,9 +278,13 @@ def experiment_claims() -> list[Claim]:
 
 def coverage_claims() -> list[Claim]:
     """Claims of the paper that no page tests yet, each with the reason ("not run here")."""
+    from helpers.lgelu_analysis import ANCHORS
+
+    anchors = {THEORY_NOTEBOOK: THEORY_ANCHOR, **ANCHORS}
+
     def row(claim: str, where: str, paper: str, notebook: str, note: str, profile: str) -> Claim:
         return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value="—", profile=profile,
-                     scale="", verdict="not run here", notebook=notebook, note=note)
+                     scale="", verdict="not run here", notebook=notebook, note=note, anchor=anchors[notebook])
 
     return [
         row("Table I and Table II, ResNet-18/CIFAR-100 rows (BVS parity, λ̄, drift; annealed ReLU swap)",

@@ -24,6 +24,15 @@ from helpers.report import Claim, numeric_verdict, rounds_to
 SOURCE = "S-ReLU paper"
 NB_DERIVATION = "notebooks/03_srelu_derivation"
 NB_LIPSCHITZ = "notebooks/04_lipschitz_and_mollifiers"
+NB_DELTA = "notebooks/20_srelu_delta_sensitivity"
+NB_BENCH = "notebooks/21_srelu_benchmarks"
+#: MyST label of each page's section that computes its claims (``(label)=`` before the heading); the
+#: report links a claim to ``page.html#label``. The DPO page's label is set in helpers.dpo_analysis.
+ANCHORS: dict[str, str] = {NB_DERIVATION: "srelu-derivation-claims", NB_LIPSCHITZ: "lipschitz-claims",
+                           NB_DELTA: "srelu-delta-claims", NB_BENCH: "srelu-benchmarks-claims"}
+#: Table 4 / App. H: δ = 0.001 counts as "(one of) the best" when no δ beats it by more than this many
+#: points (non-inferiority, paired by seed); the claim and the δ page use it.
+DELTA_BEST_MARGIN = 1.0
 
 # --------------------------------------------------------------------------------------------
 # Theory: what the paper states (Secs. 4.2-4.6, Appendices B-F)
@@ -143,7 +152,7 @@ def _formula_claim(claim: str, where: str, paper: str, ours: sp.Expr, notebook: 
     return Claim(
         claim=claim, source=f"{SOURCE}, {where}", paper_value=sp.sstr(paper_e),
         our_value=sp.sstr(sp.simplify(ours)), profile="theory", scale="exact (sympy)",
-        verdict="confirmed" if same else "contradicted", notebook=notebook,
+        verdict="confirmed" if same else "contradicted", notebook=notebook, anchor=ANCHORS[notebook],
         note="" if same else note_if_wrong,
     )
 
@@ -167,14 +176,15 @@ def _theory_claims() -> tuple[Claim, ...]:
         source=f"{SOURCE}, Sec. 4.2 / App. B", paper_value="1",
         our_value=f"{float(mass):.15f} (A = {float(a):.10f})", profile="theory",
         scale="numeric, 30 digits", verdict=numeric_verdict(1.0, float(mass), abs_tol=1e-12),
-        notebook=NB_DERIVATION, note="A has no closed form; computed by tanh-sinh quadrature.",
+        notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
+        note="A has no closed form; computed by tanh-sinh quadrature.",
     ))
     out.append(Claim(
         claim="The Epanechnikov kernel 3/(4δ)(1 - x²/δ²) is normalised",
         source=f"{SOURCE}, Sec. 4.6", paper_value="1", our_value=sp.sstr(M.epanechnikov_mass()),
         profile="theory", scale="exact (sympy)",
         verdict="confirmed" if M.epanechnikov_mass() == 1 else "contradicted",
-        notebook=NB_DERIVATION,
+        notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
     ))
 
     # --- S-ReLU closed form, derivatives, smoothness -------------------------------------
@@ -198,7 +208,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         claim="S-ReLU is C² (second derivative continuous)", source=f"{SOURCE}, abstract / Sec. 4.6",
         paper_value="C^2", our_value=f"C^{order}; f''' jumps by {jump3} at ±δ", profile="theory",
         scale="exact (sympy)", verdict="confirmed" if order == SRELU_SMOOTHNESS_ABSTRACT else "contradicted",
-        notebook=NB_DERIVATION,
+        notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
     ))
     out.append(Claim(
         claim="Mollified activations, S-ReLU included, are infinitely differentiable",
@@ -206,7 +216,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         our_value=f"S-ReLU is C^{order}, not C^{order + 1}: f''' jumps by {jump3} at ±δ",
         profile="theory", scale="exact (sympy)",
         verdict="contradicted" if order < SRELU_SMOOTHNESS_SEC_4_6 else "confirmed",
-        notebook=NB_DERIVATION,
+        notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
         note="The C^∞ argument of Sec. 4.3 needs a C^∞ kernel (the bump of Definition 1); the "
              "Epanechnikov kernel S-ReLU uses has a kink at ±δ, so only two derivatives survive.",
     ))
@@ -217,7 +227,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         paper_value=sp.sstr(paper_err), our_value=f"{sp.sstr(err.value)} at x = {sp.sstr(err.argmax)}",
         profile="theory", scale="exact (sympy)",
         verdict="confirmed" if M.expressions_equal(paper_err, err.value) else "contradicted",
-        notebook=NB_DERIVATION,
+        notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
         note="App. C calls E(0) the *minimum* of a decreasing function on [0, δ] (and writes "
              "3a/16); it is the maximum, 3δ/16, the value the paper then uses.",
     ))
@@ -229,6 +239,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         our_value=f"max |ours - App. D| = {gap:.1e} (float64, δ = {APPENDIX_D_DELTA})",
         profile="theory", scale="60001-point grid",
         verdict="confirmed" if gap < 1e-15 else "contradicted", notebook=NB_DERIVATION,
+        anchor=ANCHORS[NB_DERIVATION],
         note=f"The pseudocode hard-codes a = {APPENDIX_D_DELTA}, while App. H says every "
              f"experiment used δ = {APPENDIX_H_DELTA}.",
     ))
@@ -267,7 +278,7 @@ def _theory_claims() -> tuple[Claim, ...]:
             claim=f"Lipschitz constant of {label}", source=f"{SOURCE}, Fact 1 / App. F",
             paper_value=f"{paper:.3f}", our_value=f"{res.constant:.5f} at {where}",
             profile="theory", scale="numeric, 30 digits", verdict=verdict,
-            notebook=NB_LIPSCHITZ, note=note,
+            notebook=NB_LIPSCHITZ, anchor=ANCHORS[NB_LIPSCHITZ], note=note,
         ))
         if name in CRITICAL_POINT_DECIMALS or name == "gelu":
             dec = CRITICAL_POINT_DECIMALS.get(name, 10)
@@ -279,7 +290,7 @@ def _theory_claims() -> tuple[Claim, ...]:
                 + (" (±√2)" if name == "gelu" else ""),
                 our_value=", ".join(_fmt(c, 6) for c in res.critical_points), profile="theory",
                 scale="numeric, 30 digits", verdict="confirmed" if ok else "contradicted",
-                notebook=NB_LIPSCHITZ,
+                notebook=NB_LIPSCHITZ, anchor=ANCHORS[NB_LIPSCHITZ],
             ))
         if name in DERIVATIVE_RANGE and name != "srelu":
             lo, hi = DERIVATIVE_RANGE[name]
@@ -289,7 +300,7 @@ def _theory_claims() -> tuple[Claim, ...]:
                 paper_value=f"[{lo:.3f}, {hi:.3f}]",
                 our_value=f"[{res.min_slope:.5f}, {res.max_slope:.5f}]", profile="theory",
                 scale="numeric, 30 digits", verdict="confirmed" if ok else "contradicted",
-                notebook=NB_LIPSCHITZ,
+                notebook=NB_LIPSCHITZ, anchor=ANCHORS[NB_LIPSCHITZ],
             ))
 
     # --- Sec. 4.5: larger δ, smaller Lipschitz constant ------------------------------------
@@ -306,6 +317,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         our_value="S-ReLU: L = " + ", ".join(f"{c:.4f} (δ={d:g})" for c, d in zip(consts, deltas)),
         profile="theory", scale="grid, float64",
         verdict="contradicted" if np.ptp(consts) < 1e-12 else "confirmed", notebook=NB_LIPSCHITZ,
+        anchor=ANCHORS[NB_LIPSCHITZ],
         note=f"The bound holds but is loose: M grows with |x| for ReLU, and mollifying with any "
              f"probability kernel never raises the Lipschitz constant (Lip(f*φ) ≤ Lip(f)), so "
              f"S-ReLU's is exactly 1 for every δ. C_φ = {c_bump:.4f} (bump), {c_epa:.4f} "
@@ -318,7 +330,8 @@ def untested_theory_claims() -> list[Claim]:
     """Statements of Secs. 4.1-4.2 that no page checks yet ("not run here", with the reason)."""
     def row(claim: str, where: str, paper: str, note: str) -> Claim:
         return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value="—", profile="theory",
-                     scale="", verdict="not run here", notebook=NB_DERIVATION, note=note)
+                     scale="", verdict="not run here", notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
+                     note=note)
 
     return [
         row("Smooth activations propagate information better: the inter-layer correlation converges to 1 at "
@@ -355,7 +368,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     from helpers.runtime import current_profile
 
     profile = current_profile(profile)
-    nb_delta, nb_bench = "notebooks/20_srelu_delta_sensitivity", "notebooks/21_srelu_benchmarks"
+    nb_delta, nb_bench = NB_DELTA, NB_BENCH
     names = {a: T.DISPLAY_NAMES[a] for a in P.ACTIVATIONS}
     not_run = f"{profile}-profile results are not stored"
     out: list[Claim] = []
@@ -364,7 +377,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
             scale: str, note: str = "", run_profile: str | None = None, **fields: str) -> None:
         out.append(Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
                          profile=run_profile or profile, scale=scale, verdict=verdict,  # type: ignore[arg-type]
-                         notebook=notebook, note=note, **fields))
+                         notebook=notebook, anchor=ANCHORS[notebook], note=note, **fields))
 
     def mean_gap(summary, a, b) -> float:
         return float(summary.loc[a, "best_mean"] - summary.loc[b, "best_mean"])
@@ -378,13 +391,14 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     loaded = T.load_all(P.delta_configs(profile))
     rows4 = T.accuracy_rows(loaded) if loaded else None
     summary = T.summarize(rows4, "delta") if loaded else None
-    best_margin = 1.0
+    best_margin = DELTA_BEST_MARGIN
     claim_best = (f"δ = 0.001 is (one of) the best δ for ViT-tiny on CIFAR-10 (no δ better by more than "
                   f"{best_margin:g} point), the reason App. H uses it")
     paper_best = (f"{format(paper4[APPENDIX_H_DELTA][0], '.1f')} at δ = 0.001; "
-                  + p_best.describe(delta_labels, unit="runs"))
-    note_best = (f"The paper's own margin is {p_best.diff:+.1f} points, z = {p_best.z:.1f} with its stds "
-                 f"and {T.PAPER_RUNS} runs: Table 4 alone does not single δ = 0.001 out. Rule: non-inferiority "
+                  + p_best.describe(delta_labels))
+    note_best = (f"The paper's own margin is {p_best.diff:+.1f} points, 95% CI {p_best.welch().ci_text(1)} by Welch's "
+                 f"t on its printed mean ± std with {T.PAPER_RUNS} runs: Table 4 alone does not single δ = 0.001 "
+                 "out. Rule: non-inferiority "
                  f"of δ = 0.001 against the best other δ (by mean) with margin {best_margin:g} point, paired by "
                  "seed.")
     if summary is None or APPENDIX_H_DELTA not in summary.index:
@@ -400,7 +414,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
                 f"{mean_gap(summary, APPENDIX_H_DELTA, rival):+.1f} points")
         add(claim_best, "Table 4 / App. H", paper_best, ours, verdict, nb_delta, scale_vit, note_best, **fields)
     claim_drop = "Large δ lowers accuracy (Table 4: δ = 10 far below δ = 0.001), ViT-tiny on CIFAR-10"
-    paper_drop = p_drop.describe(delta_labels, unit="runs")
+    paper_drop = p_drop.describe(delta_labels)
     big = max(TABLE4_DELTAS)
     if summary is None or not {APPENDIX_H_DELTA, big} <= set(summary.index):
         add(claim_drop, "Table 4 / App. G", paper_drop, "—", "not run here", nb_delta, "", not_run)
@@ -428,7 +442,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
         scale = P.SCALES[model][profile].note
         p_margin = T.paper_difference(paper, "srelu")
         paper_margins[label] = p_margin.diff
-        paper_text = p_margin.describe(names, unit="runs")
+        paper_text = p_margin.describe(names)
         loaded = T.load_all(P.compare_configs(profile, model=model))
         rows = T.accuracy_rows(loaded) if loaded else None
         summary = T.summarize(rows, "activation") if loaded else None
@@ -483,9 +497,10 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     # --- What the book cannot run, and what the printed tables say about themselves -------------
     p_in = T.paper_difference(T.rekey(TABLE2["ImageNet-1K"], names), "srelu")
     add("On ImageNet-1K, ConvNeXt with S-ReLU surpasses GELU, SiLU, Mish and the other baselines",
-        "Sec. 5.1 / Table 2", p_in.describe(names, unit="runs"), "—", "not run here", nb_bench, "",
+        "Sec. 5.1 / Table 2", p_in.describe(names), "—", "not run here", nb_bench, "",
         f"ImageNet-1K is not available offline. By the paper's own numbers the lead is {p_in.diff:+.1f} "
-        f"points, z = {p_in.z:.1f} with its stds and {T.PAPER_RUNS} runs: not significant.",
+        f"points, 95% CI {p_in.welch().ci_text(1)} by Welch's t on its printed mean ± std with {T.PAPER_RUNS} "
+        "runs: the table itself does not separate S-ReLU from the runner-up.",
         run_profile="paper")
     add("Tables 1, 2 and 4 on CIFAR-100 and ImageNet-1K; Table 1's DeiT-Tiny and TNT-Small",
         "Tables 1, 2, 4", "see the tables", "—", "not run here", nb_bench, "",

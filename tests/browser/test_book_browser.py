@@ -3,7 +3,8 @@
 Per page: it loads, the browser console has no SEVERE message, the server answered no request
 with an error, every image decoded (naturalWidth > 0), MathJax (vendored, see _config.yml) typeset
 without TeX errors, and every link into the book points to a file that exists. The report page's
-claims table has exactly one row per claim of ``helpers.report.collect_claims()``.
+claims table has exactly one row per claim of ``helpers.report.collect_claims()``, and each row's
+link goes to a section id (the claim's MyST label) that exists on the target page.
 
 Run after building the book:  REPRO_REQUIRE_BROWSER=1 .venv/bin/pytest -m browser tests/browser
 """
@@ -155,6 +156,37 @@ def test_report_table_has_one_row_per_claim(
     from helpers.report import VERDICTS
 
     assert verdicts <= {*VERDICTS, "contradicted at our scale"}, verdicts
+
+
+def test_report_links_point_to_the_section_that_computes_each_claim(
+    browser, book_server: BookServer, html_dir: Path
+) -> None:
+    """Each claim row's page link carries ``#anchor`` (the claim's MyST label), and the target
+    page's built HTML has an element with that id (Sphinx renders ``(label)=`` as ``id="label"``)."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    _open(browser, book_server, REPORT_DOC, html_dir)
+    rows = browser.find_elements(By.CSS_SELECTOR, "table#claims-table tbody > tr")
+    assert rows, "the report has no claim rows"
+    problems, ids_by_page = [], {}
+    for row in rows:
+        links = row.find_elements(By.CSS_SELECTOR, "td:last-child a[href]")
+        if not links:
+            continue  # a page not built yet is named without a link
+        href = links[0].get_attribute("href")
+        parts = urlsplit(href)
+        if not parts.fragment:
+            problems.append(f"{href}: no #anchor")
+            continue
+        page = html_dir / unquote(parts.path).lstrip("/")
+        if page not in ids_by_page:
+            text = page.read_text(encoding="utf-8") if page.is_file() else ""
+            ids_by_page[page] = set(re.findall(r'\bid="([^"]+)"', text))
+        if unquote(parts.fragment) not in ids_by_page[page]:
+            problems.append(f"{href}: no element with that id in {page.name}")
+    assert not problems, "report links whose section anchor does not exist:\n" + "\n".join(sorted(set(problems)))
 
 
 def test_intro_quotes_the_reports_claim_count(

@@ -1,0 +1,208 @@
+"""Check, before a long command starts, that every dataset it needs can be read.
+
+``bash repro.sh test``, ``book`` and ``lab`` run ``python -m helpers.preflight`` first. Without it, a
+machine that lacked a dataset spent minutes in pytest and nbval and ended with dozens of failures
+(``DatasetNotFound`` in one cell, then a cascade of ``NameError``s). Now the command stops at once
+with one message that names every missing dataset and how to supply it.
+
+A dataset counts as present when :func:`helpers.data.available` finds its files (explicit
+``REPRO_DATA_DIR``, the Debian package path, the download cache; nothing is read or verified
+here, the loaders do that). A missing dataset the loaders could still download does not stop the
+command, unless downloads are off (``REPRO_OFFLINE=1``, as in CI) or its host cannot be reached.
+
+As root, with ``apt-get`` on the PATH and Fashion-MNIST the only missing dataset, ``--install``
+(or answering yes at the prompt, when stdin is a terminal) runs
+``apt-get install -y dataset-fashion-mnist`` and checks again.
+
+Exit status: 0 when everything needed is there (or downloadable), 1 otherwise, 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+#: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
+#: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see
+#: :data:`helpers.data.OFFLINE_STAND_INS`; tests/test_preflight.py keeps this list complete.)
+NEEDED: dict[str, str] = {
+    "adult": "00_datasets, λ-GELU Adult/MLP runs (10-12)",
+    "fashion_mnist": "00_datasets, λ-GELU FMNIST/MLP runs (11-12)",
+    "cifar10": "00_datasets, λ-GELU ResNet/DeiT runs, S-ReLU (20-21), Flex-Act CIFAR (31)",
+    "tinyshakespeare": "00_datasets, λ-GELU GPT runs, S-ReLU DPO (22)",
+}
+
+#: The Debian package that provides Fashion-MNIST, and where it puts the files.
+APT_PACKAGE = "dataset-fashion-mnist"
+APT_DIR = "/usr/share/datasets/fashion-mnist"
+
+#: Seconds to wait for a dataset host before counting it unreachable.
+PROBE_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A needed dataset that is not on disk: its key, title, readers and expected files."""
+
+    key: str
+    title: str
+    used_by: str
+    expected: str  # relative to REPRO_DATA_DIR, e.g. "adult/adult.csv.gz"
+
+
+def _expected_files(key: str) -> str:
+    from helpers.data import SPECS
+
+    spec = SPECS[key]
+    folder = spec.folders[0]
+    shown = []
+    for layout in spec.layouts[:3]:
+        files = layout.files if len(layout.files) <= 2 else (f"{{{layout.files[0]}, ...}}",)
+        shown.append(" + ".join(f"{folder}/{name}" for name in files))
+    return " or ".join(shown)
+
+
+def missing(names: Sequence[str] | None = None) -> list[Missing]:
+    """The datasets of ``names`` (default: :data:`NEEDED`) that no local place holds.
+
+    A bad ``REPRO_DATA_DIR`` (a file, an empty value) raises the ``ValueError`` naming it.
+    """
+    from helpers.data import SPECS, _canonical, available
+
+    out = []
+    for name in names if names is not None else NEEDED:
+        key = _canonical(name)
+        if not available(key):
+            out.append(Missing(key, SPECS[key].title, NEEDED.get(key, "requested"), _expected_files(key)))
+    return out
+
+
+def _host_reachable(url: str, timeout: float) -> bool:
+    parts = urlsplit(url)
+    if not parts.hostname:
+        return False
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def downloadable(items: Sequence[Missing], timeout: float = PROBE_TIMEOUT_S) -> dict[str, bool]:
+    """For each missing dataset, whether the loaders may download it: downloads are on
+    (``REPRO_OFFLINE`` unset) and the host of its first official file answers (probed in
+    parallel, ``timeout`` seconds at most)."""
+    from helpers.data import SPECS
+    from helpers.data.sources import offline
+
+    if offline():
+        return {m.key: False for m in items}
+    urls = {m.key: SPECS[m.key].remotes[0].urls[0] for m in items if SPECS[m.key].remotes}
+    result = {m.key: False for m in items}
+    if urls:
+        with ThreadPoolExecutor(max_workers=len(urls)) as pool:
+            answers = pool.map(lambda url: _host_reachable(url, timeout), urls.values())
+            result.update(dict(zip(urls, answers)))
+    return result
+
+
+def message(items: Sequence[Missing], *, offline_reason: str) -> str:
+    """One message naming every missing dataset and every way to supply it."""
+    data_dir = os.environ.get("REPRO_DATA_DIR") or "(not set)"
+    lines = [
+        f"{len(items)} dataset{'s' if len(items) != 1 else ''} needed by the notebooks and tests "
+        f"{'are' if len(items) != 1 else 'is'} missing, so nothing was run:",
+    ]
+    for m in items:
+        lines += [f"  * {m.key} ({m.title}), used by {m.used_by}",
+                  f"      files looked for under REPRO_DATA_DIR: {m.expected}"]
+    lines += [
+        f"Looked in REPRO_DATA_DIR={data_dir}, {APT_DIR}, the download cache; {offline_reason}.",
+        "How to supply them:",
+        "  * point REPRO_DATA_DIR at a folder laid out as the project's offline mirror (shared/data,"
+        " see its README.md):",
+        "    adult/adult.csv.gz, cifar10/cifar10-jpeg.tar.gz, fashion-mnist/*-ubyte.gz,"
+        " tinyshakespeare/input.txt;",
+        "    repro.sh uses ../shared/data beside the checkout automatically when it exists",
+    ]
+    if any(m.key == "fashion_mnist" for m in items):
+        lines.append(f"  * Fashion-MNIST also comes from Debian: sudo apt-get install {APT_PACKAGE}"
+                     f" (puts it in {APT_DIR})")
+    lines.append("  * or, on a machine that reaches the official hosts, unset REPRO_OFFLINE: the"
+                 " loaders download and verify each dataset on first use")
+    return "\n".join(lines)
+
+
+def _can_apt_install(items: Sequence[Missing]) -> bool:
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return is_root and shutil.which("apt-get") is not None and [m.key for m in items] == ["fashion_mnist"]
+
+
+def _apt_install() -> bool:
+    print(f"preflight: apt-get install -y {APT_PACKAGE}", file=sys.stderr, flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    done = subprocess.run(["apt-get", "install", "-y", "-q", APT_PACKAGE], env=env, check=False)
+    return done.returncode == 0
+
+
+def check(names: Sequence[str] | None = None, *, install: bool = False,
+          timeout: float = PROBE_TIMEOUT_S) -> int:
+    """Print one message for every missing dataset and return the exit status (0 = go on)."""
+    try:
+        absent = missing(names)
+    except ValueError as err:  # a bad REPRO_DATA_DIR, an unknown dataset name
+        print(f"preflight: {err}", file=sys.stderr)
+        return 1
+    if absent and _can_apt_install(absent):
+        ask = not install and sys.stdin is not None and sys.stdin.isatty()
+        if ask:
+            try:
+                answer = input(f"Fashion-MNIST is missing. Install the Debian package {APT_PACKAGE} now? [y/N] ")
+            except EOFError:
+                answer = ""
+            install = answer.strip().lower() in ("y", "yes")
+        if install and _apt_install():
+            absent = missing(names)
+    if not absent:
+        return 0
+    can_download = downloadable(absent, timeout)
+    from helpers.data.sources import offline
+
+    later = [m.key for m in absent if can_download[m.key]]
+    if later:
+        print(f"preflight: {', '.join(later)} not on disk; the loaders will download "
+              f"{'them' if len(later) > 1 else 'it'} on first use", file=sys.stderr)
+    absent = [m for m in absent if not can_download[m.key]]
+    if not absent:
+        return 0
+    if offline():
+        reason = "downloads are off (REPRO_OFFLINE=1)"
+    else:
+        reason = f"the official download hosts did not answer within {timeout:g} s"
+    print(message(absent, offline_reason=reason), file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.preflight",
+        description="Check that the datasets the notebooks and tests need are readable.",
+    )
+    parser.add_argument("datasets", nargs="*", help=f"dataset names (default: {', '.join(NEEDED)})")
+    parser.add_argument("--install", action="store_true",
+                        help=f"as root, apt-get install {APT_PACKAGE} when Fashion-MNIST is all that is missing")
+    args = parser.parse_args(argv)
+    return check(args.datasets or None, install=args.install)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
