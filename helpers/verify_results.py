@@ -19,7 +19,9 @@ from helpers.runtime import results_root
 
 
 def _config_classes() -> dict[str, type]:
-    # importing these modules registers their runners (and so their config classes)
+    # importing these modules registers their runners (and so their config classes); a result
+    # of a class not registered here fails as "unknown config_class", so a new runner is noticed
+    import helpers.dpo_experiment  # noqa: F401
     import helpers.flexact_experiments  # noqa: F401
     import helpers.runs  # noqa: F401
 
