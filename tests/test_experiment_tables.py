@@ -362,4 +362,7 @@ def test_flexact_claims_from_stored_results():
     assert match.verdict == "contradicted" and "-1.00" in match.our_value  # 1 point worse on every seed
     assert "non-inferiority" in match.test and match.ci == "[-1.00, -1.00]"
     assert fallback.verdict == "inconclusive" and "seed 0: sigmoid" in fallback.our_value
+    # every seed ends on Sigmoid: 0 of 3 seeds plain-like, with its exact binomial interval
+    assert fallback.effect == "0/3 seeds = 0%" and fallback.ci == "[0%, 71%]" and fallback.n == "3 seeds"
+    assert "Clopper-Pearson" in fallback.test and not fallback.mde
     assert r34.verdict == "not run here"

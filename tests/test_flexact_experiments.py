@@ -293,3 +293,21 @@ def test_cell_agreement_rule():
     assert fixed_cells_within(0.5208, 0.5209)
     assert fixed_cells_within(0.0002, 0.0000)
     assert not fixed_cells_within(0.60, 0.5209)
+
+
+def test_count_claims_carry_a_binomial_interval(smoke_results):
+    """Every count claim of the synthetic study carries effect, exact binomial CI, n and test (no MDE)."""
+    from helpers.paper import flexact as paper
+
+    fields = paper.proportion_fields(3, 5, "seeds")
+    assert fields == {"effect": "3/5 seeds = 60%", "ci": "[15%, 95%]", "n": "5 seeds",
+                      "test": "exact binomial (Clopper-Pearson) 95% CI of the rate; no MDE for a count"}
+    assert paper.proportion_fields(0, 18, "cells")["ci"] == "[0%, 19%]"
+    for build in (paper._claim_matched_fixed, paper._claim_fixed_cells, paper._claim_std_meaning,
+                  paper._claim_rank):
+        ours, verdict, note, f = build(smoke_results)
+        assert verdict in ("confirmed", "contradicted", "inconclusive", "not reproduced under our reading")
+        assert f["effect"] and f["ci"].startswith("[") and f["n"] and "Clopper-Pearson" in f["test"], build
+        assert "mde" not in f
+    _, _, _, seed_cols = paper._claim_rank(smoke_results)
+    assert seed_cols["n"] == "5 seed-columns"  # 1 seed × 5 ground truths in the smoke grid

@@ -260,6 +260,10 @@ def test_spearman_curves_average_over_seeds():
     rho = A.spearman_curves(runs)
     assert rho[rho["epoch"] == 1]["rho"].tolist() == pytest.approx([0.0])  # (1 + (−1)) / 2
     assert rho["n_seeds"].unique().tolist() == [2]
+    # the per-seed final ρ_S, whose mean over seeds is the curve's last value (the units of Fig. 3's CIs)
+    per_seed = A.spearman_final_seeds(runs)
+    assert per_seed["seed"].tolist() == [0, 1] and per_seed["rho"].tolist() == pytest.approx([1.0, -1.0])
+    assert per_seed["rho"].mean() == pytest.approx(float(rho[rho["epoch"] == 1]["rho"].iloc[0]))
 
 
 def test_layer_profiles_hand_values():
@@ -410,6 +414,10 @@ def test_claims_from_synthetic_cpu_results():
     assert family.test.startswith("Welch t") and family.n == "3 vs 2 pairs"
     assert by_start("Fig. 3: ρ_S converges")[0].verdict == "confirmed"  # same ranking in every mode
     assert by_start("Fig. 3: ρ_S is lower")[0].verdict == "inconclusive"  # equal, not lower
+    high, lower = by_start("Fig. 3: ρ_S converges")[0], by_start("Fig. 3: ρ_S is lower")[0]
+    # per-seed ρ_S is 1 on every seed: one-sample t against the threshold, the CI collapses to 1 − 0.7
+    assert "one-sample t" in high.test and "[+0.30, +0.30]" in high.ci and "3 runs" in high.n and high.mde
+    assert "Welch t" in lower.test and "[+0.00, +0.00]" in lower.ci and "3 vs 3 runs" in lower.n
     assert all(c.verdict == "confirmed" for c in by_start("Table II, ") if "reduces" in c.claim)
     assert by_start("Table II, MLP/Adult: after annealing")[0].verdict == "confirmed"  # drop 0.001
     gpt = by_start("GPT-2 on Tiny Shakespeare (stand-in for WikiText-2): replacing")
