@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["METRICS", "PAPER_TABLE3", "claims", "grad_norm_frame", "grad_norm_table", "metrics_frame", "paired_table",
-           "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
+__all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table", "metrics_frame", "paired_table",
+           "paper_accuracy_fractions", "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
 
 #: Table 3's four metrics on the validation pairs (names as in the result files).
 METRICS: tuple[str, ...] = ("chosen_reward", "rejected_reward", "reward_margin", "preference_accuracy")
@@ -164,6 +164,43 @@ def paper_rejected_reward_readings() -> pd.DataFrame:
 def _paper_mean(beta: float, activation: str, metric: str) -> str:
     value = PAPER_TABLE3[beta][activation][metric]
     return f"{value[0] if isinstance(value, tuple) else value:+.4f}"
+
+
+def accuracy_as_fraction(value: float, decimals: int = 4, max_denominator: int = 256) -> tuple[int, int] | None:
+    """The fraction ``k/n`` with the smallest ``n <= max_denominator`` that rounds to ``value``
+    at ``decimals`` places (``None`` if there is none): a preference accuracy measured on ``n``
+    pairs is such a fraction."""
+    half = 0.5 * 10.0 ** -decimals
+    for n in range(1, max_denominator + 1):
+        k = round(value * n)
+        if abs(k / n - value) <= half + 1e-12:
+            return k, n
+    return None
+
+
+def gpt2_small_parameters() -> int:
+    """Parameters of the book's GPT decoder at GPT-2 small's shape (12 layers, width 768, 1,024
+    positions, 50,257 tokens), counted on the meta device (nothing is allocated)."""
+    import torch
+
+    from helpers.models import GPT
+
+    with torch.device("meta"):
+        model = GPT(50257, block_size=1024, layers=12, dim=768, heads=12)
+    return sum(p.numel() for p in model.parameters())
+
+
+def paper_accuracy_fractions(max_denominator: int = 64) -> pd.DataFrame:
+    """Each printed Table 3 preference accuracy as the simplest fraction ``k/n``,
+    ``n <= max_denominator``, that rounds to it ("—": none)."""
+    rows = []
+    for beta, acts in PAPER_TABLE3.items():
+        for act, vals in acts.items():
+            mean, sd = vals["preference_accuracy"]
+            frac = accuracy_as_fraction(mean, max_denominator=max_denominator)
+            rows.append({"beta": beta, "activation": act, "accuracy": mean, "sd": sd,
+                         "simplest fraction": f"{frac[0]}/{frac[1]}" if frac else "—"})
+    return pd.DataFrame(rows).set_index(["beta", "activation"])
 
 
 def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:

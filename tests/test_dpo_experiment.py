@@ -96,3 +96,14 @@ def test_one_seed_is_inconclusive_not_an_error():
 
     results = [_fake_result(a, 0, 0.05 if a == "srelu" else 0.0) for a in ("gelu", "srelu")]
     assert all(c.verdict == "inconclusive" for c in claims(results, "smoke") if "stand-in" in c.claim)
+
+
+def test_accuracy_fractions_and_gpt2_size():
+    from helpers.dpo_analysis import accuracy_as_fraction, gpt2_small_parameters, paper_accuracy_fractions
+
+    assert accuracy_as_fraction(0.5938) == (19, 32) and accuracy_as_fraction(0.5156) == (33, 64)
+    assert accuracy_as_fraction(0.5080, max_denominator=64) is None
+    assert accuracy_as_fraction(0.5) == (1, 2)
+    table = paper_accuracy_fractions()
+    assert table.loc[(0.1, "gelu"), "simplest fraction"] == "17/32"
+    assert gpt2_small_parameters() == 124_439_808  # GPT-2 small with a tied head
