@@ -17,7 +17,6 @@ This module is part of the core: it imports no method module.
 
 from __future__ import annotations
 
-import os
 import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
