@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table", "metrics_frame", "paired_table",
-           "paper_accuracy_fractions", "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
+           "paper_accuracy_fractions", "pretrain_losses", "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
 
 #: Table 3's four metrics on the validation pairs (names as in the result files).
 METRICS: tuple[str, ...] = ("chosen_reward", "rejected_reward", "reward_margin", "preference_accuracy")
@@ -62,6 +62,21 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     for m in METRICS:
         out[m] = [f"{a:+.4f} ± {b:.4f}" if pd.notna(b) else f"{a:+.4f}" for a, b in zip(mean[m], sd[m])]
     return out.rename(columns=METRIC_LABELS)
+
+
+def pretrain_losses(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Pre-training validation loss per seed (columns: activation) and S-ReLU − GELU paired by
+    seed as one line (with one seed, e.g. the smoke profile, the plain difference and why there is
+    no interval)."""
+    from helpers.statistics import InsufficientData, paired_comparison
+
+    table = frame.drop_duplicates(["activation", "seed"]).pivot(index="seed", columns="activation",
+                                                                values="pretrain_val_loss")
+    try:
+        text = paired_comparison(table["srelu"].to_dict(), table["gelu"].to_dict()).describe(digits=4, unit="nats")
+    except InsufficientData as err:
+        text = f"{(table['srelu'] - table['gelu']).mean():+.4f} nats (no interval: {err})"
+    return table, text
 
 
 def _by_seed(frame: pd.DataFrame, activation: str, family: str, beta: float, metric: str) -> dict[int, float]:

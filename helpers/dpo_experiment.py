@@ -33,6 +33,7 @@ import torch
 from helpers.dpo import DPOBatch, dpo_step_outputs, frozen_reference
 from helpers.experiments import register_runner
 from helpers.preference_data import REJECTION_FAMILIES, preference_pairs, split_stream
+from helpers.provenance import note_steps
 from helpers.runtime import current_profile, seed_everything, training_threads
 
 __all__ = ["DPOConfig", "dpo_configs", "run_dpo"]
@@ -201,6 +202,8 @@ def _run(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
         val = preference_pairs(dpo_val_text, n_pairs=cfg.val_pairs, seed=100 + fi, **pair_kw)
         for bi, beta in enumerate(cfg.betas):
             runs[f"{family}/beta={beta:g}"] = _dpo(model, train, val, float(beta), cfg, fi, bi)
+    # the run's length for its provenance: pre-training steps plus every DPO step
+    note_steps(pre.epochs * len(parts["train_loader"]) + cfg.dpo_steps * len(runs))
     (workdir / "pretrain.ckpt").unlink(missing_ok=True)
     try:
         workdir.rmdir()

@@ -240,6 +240,17 @@ class Block(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+def _check_transformer(dim: int, heads: int, mlp_ratio: float, dropout: float) -> None:
+    """The settings a transformer block needs (ViT and GPT share them): heads divide the width,
+    the MLP has a hidden unit, dropout is a probability."""
+    _positive_float("mlp_ratio", mlp_ratio)
+    _probability("dropout", dropout)
+    if dim % heads:
+        raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+    if int(dim * mlp_ratio) < 1:
+        raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
+
+
 class ViT(nn.Module):
     """ViT / DeiT-tiny-style classifier (class token, learned positions, pre-norm blocks).
 
@@ -253,12 +264,7 @@ class ViT(nn.Module):
         for name, v in (("num_classes", num_classes), ("image_size", image_size), ("patch", patch),
                         ("in_channels", in_channels), ("dim", dim), ("depth", depth), ("heads", heads)):
             _positive_int(name, v)
-        _positive_float("mlp_ratio", mlp_ratio)
-        _probability("dropout", dropout)
-        if dim % heads:
-            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
-        if int(dim * mlp_ratio) < 1:
-            raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
+        _check_transformer(dim, heads, mlp_ratio, dropout)
         if image_size % patch:
             raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
         _check_factory(act)
@@ -293,12 +299,7 @@ class GPT(nn.Module):
         for name, v in (("vocab_size", vocab_size), ("block_size", block_size), ("layers", layers),
                         ("dim", dim), ("heads", heads)):
             _positive_int(name, v)
-        _positive_float("mlp_ratio", mlp_ratio)
-        _probability("dropout", dropout)
-        if dim % heads:
-            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
-        if int(dim * mlp_ratio) < 1:
-            raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
+        _check_transformer(dim, heads, mlp_ratio, dropout)
         _check_factory(act)
         self.block_size = block_size
         self.tok_emb = nn.Embedding(vocab_size, dim)

@@ -40,6 +40,8 @@ def test_smoke_run_records_pretraining_dpo_and_table3_metrics(require_dataset):
     assert val["n_pairs"] == cfg.val_pairs and 0 <= val["preference_accuracy"] <= 1
     assert val["reward_margin"] == pytest.approx(val["chosen_reward"] - val["rejected_reward"], abs=1e-5)
     assert "srelu" in result["provenance"]["backends"]  # S-ReLU ran, natively or eagerly
+    pre_steps = len(result["pretrain_history"]) * -(-cfg.pretrain_blocks // cfg.batch_size)
+    assert result["provenance"]["optimizer_steps"] == pre_steps + 2 * cfg.dpo_steps  # 2 DPO settings
 
 
 def test_gelu_and_srelu_of_a_seed_start_from_the_same_weights():
