@@ -44,8 +44,9 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without install
 
-import helpers.lambda_gelu as lg  # noqa: E402
-from helpers.lambda_gelu import LambdaGELU, lambda_gelu_reference  # noqa: E402
+import helpers.lambda_gelu.activation as lg  # noqa: E402
+from helpers.core import kernels  # noqa: E402
+from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu_reference  # noqa: E402
 
 Step = Callable[[torch.Tensor], torch.Tensor]
 
@@ -63,15 +64,15 @@ class NaiveLambdaGELU(nn.Module):
 
 
 class EagerLambdaGELU(LambdaGELU):
-    """Our LambdaGELU forced onto the eager ATen path (what the compiled kernel replaces)."""
+    """Our LambdaGELU forced onto the eager ATen path (what the fused kernels replace)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        previous = lg._backend
-        lg._backend = "eager"
+        previous = kernels.kernel_backend()
+        kernels.set_kernel_backend("eager")
         try:
             return super().forward(x)
         finally:
-            lg._backend = previous
+            kernels.set_kernel_backend(previous)
 
 
 def candidates() -> tuple[dict[str, nn.Module | Step], list[str]]:
@@ -92,7 +93,7 @@ def candidates() -> tuple[dict[str, nn.Module | Step], list[str]]:
     except Exception as err:  # noqa: BLE001 - an unfinished module must not stop the benchmark
         skipped.append(f"srelu: {type(err).__name__}: {err}")
     try:
-        from helpers.srelu import srelu_paper_reference
+        from helpers.srelu.activation import srelu_paper_reference
 
         acts["srelu_paper_where (reference)"] = lambda x: srelu_paper_reference(x, 1e-3)
     except Exception as err:  # noqa: BLE001
@@ -188,7 +189,7 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
     The two models are stepped alternately on the same batches, so that load from other
     processes falls on both alike; an "epoch time" is the sum of a model's step times.
     """
-    from helpers.hardness import make_optimizer
+    from helpers.lambda_gelu.hardness import make_optimizer
 
     try:
         from helpers.models import MLP
@@ -262,15 +263,16 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     sizes = [1 << 18, 1 << 14] if args.quick else [4_000_000, 1 << 16]
     rounds = 5 if args.quick else 30
-    from helpers.provenance import cpu_capability, cpu_model
+    from helpers.core.provenance import cpu_capability, cpu_model
 
     # timings are only comparable on one CPU type: name it in every output
     print(f"CPU: {cpu_model()} ({cpu_capability()}, {platform.machine()})")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}")
     print("allocator: " + ("freed blocks reused (mallopt); --system-malloc for glibc's defaults" if warm
                            else "glibc defaults (large tensors are fresh mappings: page faults included)"))
-    print(f"λ-GELU backend: {lg.get_backend()}"
-          + (f" ({lg._native.unavailable_reason()})" if lg.get_backend() == "eager" else ""))
+    reason = kernels.compile_unavailable_reason()
+    print(f"kernel backend: {kernels.kernel_backend()} (fused above {kernels.COMPILE_MIN_NUMEL:,} elements)"
+          + (f"; compiled kernels unavailable: {reason}" if reason else ""))
     if hasattr(os, "getloadavg"):
         print(f"load average at start: {', '.join(f'{v:.2f}' for v in os.getloadavg())} "
               f"on {os.cpu_count()} CPUs (other processes make timings noisy)")

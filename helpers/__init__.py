@@ -5,8 +5,8 @@ Public API (kept stable, see DESIGN.md):
 
 * ``helpers.activations``: ``lambda_gelu``, ``LambdaGELU``, ``srelu``, ``SReLU``, ``FlexAct``,
   ``get_activation``
-* ``helpers.models.replace_activations``
-* ``helpers.experiments.run_or_load``
+* ``helpers.core.models.replace_activations``
+* ``helpers.core.results_cache.run_or_load``
 """
 
 __version__ = "0.1.0"

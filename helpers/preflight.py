@@ -5,7 +5,7 @@ machine that lacked a dataset spent minutes in pytest and nbval and ended with d
 (``DatasetNotFound`` in one cell, then a cascade of ``NameError``s). Now the command stops at once
 with one message that names every missing dataset and how to supply it.
 
-A dataset counts as present when :func:`helpers.data.available` finds its files (explicit
+A dataset counts as present when :func:`helpers.core.data.available` finds its files (explicit
 ``REPRO_DATA_DIR``, the Debian package path, the download cache; nothing is read or verified
 here, the loaders do that). A missing dataset the loaders could still download does not stop the
 command, unless downloads are off (``REPRO_OFFLINE=1``, as in CI) or its host cannot be reached.
@@ -29,10 +29,12 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+from helpers.core.data import SPECS, _canonical, available
+from helpers.core.data.sources import offline
 
 #: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
 #: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see
-#: :data:`helpers.data.OFFLINE_STAND_INS`; tests/test_preflight.py keeps this list complete.)
+#: :data:`helpers.core.data.OFFLINE_STAND_INS`; tests/test_preflight.py keeps this list complete.)
 NEEDED: dict[str, str] = {
     "adult": "00_datasets, λ-GELU Adult/MLP runs (10-12)",
     "fashion_mnist": "00_datasets, λ-GELU FMNIST/MLP runs (11-12)",
@@ -59,8 +61,6 @@ class Missing:
 
 
 def _expected_files(key: str) -> str:
-    from helpers.data import SPECS
-
     spec = SPECS[key]
     folder = spec.folders[0]
     shown = []
@@ -75,7 +75,6 @@ def missing(names: Sequence[str] | None = None) -> list[Missing]:
 
     A bad ``REPRO_DATA_DIR`` (a file, an empty value) raises the ``ValueError`` naming it.
     """
-    from helpers.data import SPECS, _canonical, available
 
     out = []
     for name in names if names is not None else NEEDED:
@@ -101,8 +100,6 @@ def downloadable(items: Sequence[Missing], timeout: float = PROBE_TIMEOUT_S) -> 
     """For each missing dataset, whether the loaders may download it: downloads are on
     (``REPRO_OFFLINE`` unset) and the host of its first official file answers (probed in
     parallel, ``timeout`` seconds at most)."""
-    from helpers.data import SPECS
-    from helpers.data.sources import offline
 
     if offline():
         return {m.key: False for m in items}
@@ -175,7 +172,6 @@ def check(names: Sequence[str] | None = None, *, install: bool = False,
     if not absent:
         return 0
     can_download = downloadable(absent, timeout)
-    from helpers.data.sources import offline
 
     later = [m.key for m in absent if can_download[m.key]]
     if later:

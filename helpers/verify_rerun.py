@@ -4,9 +4,9 @@
 :func:`helpers.protocols.cheap_check_configs`, load the committed result from ``results/``,
 retrain into a temporary results folder, and compare every recorded value. How floats are
 compared depends on where the two runs were computed (their ``provenance``,
-:mod:`helpers.provenance`):
+:mod:`helpers.core.provenance`):
 
-* **exact**, when the provenance fields of :data:`helpers.provenance.COMPARED_FIELDS` agree (same
+* **exact**, when the provenance fields of :data:`helpers.core.provenance.COMPARED_FIELDS` agree (same
   CPU model and vector ISA, torch version, thread count, precision and activation backends):
   seeded CPU runs are then bit-identical, so any difference is a real change.
 * **tolerance**, otherwise (another CPU type, or a result committed before provenance was
@@ -28,8 +28,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from helpers import provenance as prov
-from helpers.experiments import load_result, run_or_load
+from helpers.core import provenance as prov
+from helpers.core.results_cache import field_defaults, load_result, run_or_load
+from helpers.protocols import cheap_check_configs
 
 #: Never compared: wall-clock time, the provenance itself (compared field by field to choose
 #: the comparison) and the content checksum (it changes with any float).
@@ -79,7 +80,7 @@ EXACT = Comparison("exact", 0.0, "")
 
 
 def choose_comparison(committed: dict, rerun: dict) -> Comparison:
-    """Exact when the two results' provenance agree on :data:`helpers.provenance.COMPARED_FIELDS`,
+    """Exact when the two results' provenance agree on :data:`helpers.core.provenance.COMPARED_FIELDS`,
     else the float tolerance of the rerun's length; ``reason`` says which fields differ."""
     fresh = rerun.get("provenance")
     if not fresh:
@@ -146,7 +147,6 @@ def with_default_fields(committed: dict, fresh: dict, config_cls: type | None) -
     defaults). Any other config difference is kept and reported."""
     if config_cls is None or "config" not in committed or "config" not in fresh:
         return committed
-    from helpers.experiments import field_defaults
 
     defaults = field_defaults(config_cls)
     config = dict(committed["config"])
@@ -177,8 +177,6 @@ def _retrain(cfg: Any) -> dict:
 
 
 def main() -> int:
-    from helpers.protocols import cheap_check_configs
-
     configs = cheap_check_configs()
     failures = 0
     print(f"this machine: {prov.cpu_model()} ({prov.cpu_capability()})")

@@ -1,6 +1,6 @@
 """Verify every committed result file: ``python -m helpers.verify_results [folder]``.
 
-Runs the checks of :mod:`helpers.result_files` (JSON object with the required keys, status
+Runs the checks of :mod:`helpers.core.result_files` (JSON object with the required keys, status
 ``ok``, finite numbers, content checksum, ``config_hash`` equal to the file name and to the hash
 of the stored config) over every ``*.json`` under ``results/`` (or the given folder), skipping
 ``*.failed.json`` records of failed runs. Prints one line per problem file and a closing
@@ -13,18 +13,20 @@ import argparse
 import json
 from pathlib import Path
 
-from helpers.experiments import CODE_VERSION, field_defaults, registered_config_classes
-from helpers.result_files import CorruptResult, read_verified
-from helpers.runtime import results_root
+from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
+from helpers.core.result_files import CorruptResult, read_verified
+from helpers.core.runtime import results_root
+
+# Importing the runner modules registers their runners (and so their config classes): TrainConfig,
+# FlexActSyntheticConfig, DPOConfig. A result of a class not registered here fails as "unknown
+# config_class", so a new runner is noticed.
+from helpers.core import runs as _train_runner  # noqa: F401
+from helpers.flexact import synthetic as _flexact_synthetic_runner  # noqa: F401
+from helpers.srelu import dpo_experiment as _dpo_runner  # noqa: F401
 
 
 def _config_classes() -> dict[str, type]:
-    # importing these modules registers their runners (and so their config classes); a result
-    # of a class not registered here fails as "unknown config_class", so a new runner is noticed
-    import helpers.dpo_experiment  # noqa: F401
-    import helpers.flexact_experiments  # noqa: F401
-    import helpers.runs  # noqa: F401
-
+    """Every registered config class by name (see the runner imports above)."""
     return registered_config_classes()
 
 

@@ -1,7 +1,7 @@
 """One-off migration: add the content checksum to result files written before checksums existed.
 
 ``python scripts/stamp_result_checksums.py [folder]`` (default ``results/``). A file is stamped
-only when it passes every other check of :mod:`helpers.result_files` (status, finite numbers,
+only when it passes every other check of :mod:`helpers.core.result_files` (status, finite numbers,
 config hash equal to its name and to its stored config), so a file that was already damaged is
 reported, not blessed. Files that already carry a checksum are left alone. Used once, on
 2026-11-23, on the 469 results committed by then (their git history shows their content).
@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
-from helpers.result_files import find_problems, with_checksum
-from helpers.runtime import results_root
+from helpers.core.result_files import find_problems, with_checksum
+from helpers.core.runtime import results_root
 from helpers.verify_results import _config_classes, result_files
 
 

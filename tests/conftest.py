@@ -17,7 +17,7 @@ def require_dataset():
     (the README's commands point ``REPRO_DATA_DIR`` at the project's mirror, so CI has them)."""
 
     def need(name: str) -> None:
-        from helpers.data import available
+        from helpers.core.data import available
 
         if not available(name):
             pytest.skip(f"{name} not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")

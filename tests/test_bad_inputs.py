@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import stat
 import tarfile
 import warnings
 from collections.abc import Callable
@@ -25,12 +24,13 @@ import torch.nn.functional as F
 from PIL import Image
 from torch import nn
 
-from helpers import lambda_gelu as lgelu_module
+from helpers.core import kernels
+from helpers.lambda_gelu import kernels as lgelu_kernels
 from helpers.activations import FlexAct, LambdaGELU, SReLU, get_activation, lambda_gelu, srelu
 from helpers.models import ConvNeXt, GPT, MLP, ResNet, ViT, build_model, replace_activations
 from helpers.protocols import main as protocols_main
 from helpers.protocols import parse_shard
-from helpers.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads
+from helpers.core.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads
 
 
 class CliError(Exception):
@@ -47,13 +47,13 @@ def _cli(argv: list[str]) -> None:
 
 
 def _offline() -> bool:
-    from helpers.data.sources import offline
+    from helpers.core.data.sources import offline
 
     return offline()
 
 
 def _verify_setting() -> bool:
-    from helpers.data.sources import verification_enabled
+    from helpers.core.data.sources import verification_enabled
 
     return verification_enabled()
 
@@ -112,7 +112,7 @@ CASES: list[Case] = [
     ("srelu-delta-tensor-zero", lambda: srelu(x, torch.tensor([0.0])), ValueError, "everywhere", {}),
     ("srelu-delta-tensor-subnormal", lambda: srelu(x, torch.tensor(1e-40, dtype=torch.float64)), ValueError, "normal torch.float32 range", {}),
     ("srelu-delta-tensor-enlarges", lambda: srelu(x, torch.full((2, 7), 0.1)), ValueError, "enlarge", {}),
-    ("srelu-derivative-delta", lambda: __import__("helpers.srelu", fromlist=["x"]).srelu_derivative(x, 1e-40), ValueError, "normal torch.float32 range", {}),
+    ("srelu-derivative-delta", lambda: __import__("helpers.srelu.activation", fromlist=["x"]).srelu_derivative(x, 1e-40), ValueError, "normal torch.float32 range", {}),
     ("SReLU-tensor-delta", lambda: SReLU(torch.tensor(0.1)), TypeError, "Python number", {}),
     ("SReLU-delta-zero", lambda: SReLU(0.0), ValueError, "delta must be finite and > 0", {}),
     ("SReLU-delta-subnormal", lambda: SReLU(1e-40), ValueError, "normal torch.float32 range", {}),
@@ -257,12 +257,12 @@ def test_huge_lambda_is_right_on_every_path():
         assert torch.equal(lambda_gelu(xs.contiguous(), lam), y)
     xr = xs.clone().requires_grad_()
     lam = torch.tensor(3e38, requires_grad=True)
-    lgelu_module.set_backend("eager")
+    kernels.set_kernel_backend("eager")
     try:
         y = lambda_gelu(xr, lam)
         y.sum().backward()
     finally:
-        lgelu_module.set_backend("auto")
+        kernels.set_kernel_backend("auto")
     assert torch.isfinite(xr.grad).all() and torch.isfinite(lam.grad)
     # d/dx x·Φ(λx) is 1 or 0 wherever λx is huge, and Φ(0) = 1/2 at x = 0
     assert torch.equal(xr.grad, torch.where(xs == 0, 0.5, (xs > 0).float()))
@@ -273,14 +273,14 @@ def test_eager_float32_values_are_unchanged_where_nothing_overflows():
     g = torch.Generator().manual_seed(0)
     h = torch.randn(1000, generator=g) * 5
     lam = torch.tensor(7.5)
-    assert torch.equal(lgelu_module._eager_forward(h, lam), F.gelu(h * lam) / lam)
+    assert torch.equal(lgelu_kernels._eager_forward(h, lam), F.gelu(h * lam) / lam)
     grad = torch.randn(1000, generator=g)
-    assert torch.equal(lgelu_module._eager_grad_x(grad, h, h * lam),
+    assert torch.equal(lgelu_kernels._eager_grad_x(grad, h, lam),
                        torch.ops.aten.gelu_backward(grad, h * lam))
 
 
 def test_smallest_accepted_delta_is_finite_everywhere():
-    from helpers.srelu import delta_range
+    from helpers.srelu.activation import delta_range
 
     lo, hi = delta_range(torch.float32)
     h = torch.tensor([-1.0, -lo, 0.0, lo, 1.0])
@@ -290,7 +290,7 @@ def test_smallest_accepted_delta_is_finite_everywhere():
 
 # ------------------------------------------------------------------------ checkpoints
 def _training(seed: int = 3):
-    from helpers.data import make_loader
+    from helpers.core.data import make_loader
     from torch.utils.data import TensorDataset
 
     torch.manual_seed(seed)
@@ -310,7 +310,7 @@ class _NumpyDraws:
 
 
 def _fit(ckpt: Path | None, epochs: int, seed: int = 3, np_seed: int = 0) -> tuple[dict, list[torch.Tensor]]:
-    from helpers.train import fit
+    from helpers.core.train import fit
 
     model, train, val, opt = _training(seed)
     np.random.seed(np_seed)
@@ -365,7 +365,7 @@ def test_planted_checkpoint_cannot_run_code(tmp_path):
 
 
 def test_checkpoint_of_another_model_leaves_the_run_untouched(tmp_path):
-    from helpers.train import fit
+    from helpers.core.train import fit
 
     ckpt = tmp_path / "run.ckpt"
     other = MLP(4, 2, depth=2, width=8)
@@ -379,7 +379,7 @@ def test_checkpoint_of_another_model_leaves_the_run_untouched(tmp_path):
 
 
 def test_checkpoint_temp_names_are_unique(tmp_path):
-    from helpers.train import _save_checkpoint
+    from helpers.core.train import _save_checkpoint
 
     ckpt = tmp_path / "run.ckpt"
     (tmp_path / "run.ckpt.tmp").mkdir()  # the old fixed temp name, taken by someone else
@@ -421,8 +421,8 @@ def data_env(tmp_path, monkeypatch):
 
 def test_right_size_file_with_garbage_pixels_is_refused(data_env):
     """Same name and size as the official raw IDX file, random pixels: the checksum catches it."""
-    from helpers.data import load_fashion_mnist
-    from helpers.data.sources import DataError
+    from helpers.core.data import load_fashion_mnist
+    from helpers.core.data.sources import DataError
 
     folder = data_env / "fashion-mnist"
     _fashion(folder, n=4, gz=False)
@@ -434,8 +434,8 @@ def test_right_size_file_with_garbage_pixels_is_refused(data_env):
 
 
 def test_labels_out_of_range_name_the_file(data_env, monkeypatch):
-    from helpers.data import load_fashion_mnist
-    from helpers.data.sources import DataError
+    from helpers.core.data import load_fashion_mnist
+    from helpers.core.data.sources import DataError
 
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")  # a deliberately different copy
     _fashion(data_env / "fashion-mnist", labels=np.array([0, 1, 200, 3, 4, 5]))
@@ -445,8 +445,8 @@ def test_labels_out_of_range_name_the_file(data_env, monkeypatch):
 
 @pytest.mark.parametrize("verify", ["0", "1"])
 def test_truncated_gz_names_the_path(data_env, monkeypatch, verify):
-    from helpers.data import load_fashion_mnist
-    from helpers.data.sources import DataError
+    from helpers.core.data import load_fashion_mnist
+    from helpers.core.data.sources import DataError
 
     monkeypatch.setenv("REPRO_VERIFY_DATA", verify)
     folder = _fashion(data_env / "fashion-mnist")
@@ -457,8 +457,8 @@ def test_truncated_gz_names_the_path(data_env, monkeypatch, verify):
 
 
 def test_truncated_archive_names_the_path(data_env, monkeypatch):
-    from helpers.data import load_cifar10
-    from helpers.data.sources import DataError
+    from helpers.core.data import load_cifar10
+    from helpers.core.data.sources import DataError
 
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     folder = data_env / "cifar10"
@@ -479,9 +479,9 @@ def test_truncated_archive_names_the_path(data_env, monkeypatch):
 
 
 def test_adult_with_a_non_numeric_age_names_the_file(data_env, monkeypatch):
-    from helpers.data import load_adult
-    from helpers.data.adult import COLUMNS
-    from helpers.data.sources import DataError
+    from helpers.core.data import load_adult
+    from helpers.core.data.adult import COLUMNS
+    from helpers.core.data.sources import DataError
 
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     folder = data_env / "adult"
@@ -494,7 +494,7 @@ def test_adult_with_a_non_numeric_age_names_the_file(data_env, monkeypatch):
 
 
 def test_verification_is_cached_by_size_and_mtime(data_env):
-    from helpers.data.sources import KnownFile, verify_file
+    from helpers.core.data.sources import KnownFile, verify_file
 
     path = data_env / "f.bin"
     path.write_bytes(b"abc")
@@ -504,55 +504,3 @@ def test_verification_is_cached_by_size_and_mtime(data_env):
     path.write_bytes(b"abd")  # a new size/mtime: checked again, and refused
     with pytest.raises(ValueError, match="matches no known copy"):
         verify_file(path, known, "test")
-
-
-# ------------------------------------------------------------------------ native kernels
-def test_read_only_kernel_cache_builds_in_a_private_folder(tmp_path, monkeypatch):
-    import shutil
-
-    from helpers import _cbuild
-
-    if shutil.which(os.environ.get("CC", "gcc")) is None:
-        pytest.skip("no C compiler")
-    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(_cbuild, "_PRIVATE_DIR", [])
-    real = _cbuild._compile
-    cache = tmp_path / "cache"
-
-    def compile_(compiler, source, flags, libs, target):
-        if cache in target.parents:
-            raise PermissionError(f"read-only: {target.parent}")
-        return real(compiler, source, flags, libs, target)
-
-    monkeypatch.setattr(_cbuild, "_compile", compile_)
-    # what an attacker would plant at the old predictable place
-    planted = Path(os.environ.get("TMPDIR", "/tmp")) / "repro-act-kernels"
-    lib = _cbuild.build_library("badinput_probe", "int probe(void) { return 42; }", flags=("-O1", "-fPIC", "-shared"), libs=())
-    assert lib.probe() == 42
-    private = _cbuild._PRIVATE_DIR[0]
-    assert Path(lib._name).parent == private and private != planted
-    assert stat.S_IMODE(private.stat().st_mode) == 0o700
-
-
-def test_untrusted_kernel_file_is_not_loaded(tmp_path, monkeypatch):
-    import shutil
-
-    from helpers import _cbuild
-
-    if shutil.which(os.environ.get("CC", "gcc")) is None:
-        pytest.skip("no C compiler")
-    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(_cbuild, "_PRIVATE_DIR", [])
-    source, flags = "int probe(void) { return 7; }", ("-O1", "-fPIC", "-shared")
-    first = Path(_cbuild.build_library("badinput_trust", source, flags=flags, libs=())._name)
-    assert first.parent == tmp_path / "cache" / "kernels"
-    # replaced (a new file, not rewritten in place: the loaded copy stays mapped) by someone who
-    # could write the folder
-    planted = first.with_name(first.name + ".new")
-    planted.write_bytes(b"not a library")
-    os.replace(planted, first)
-    first.parent.chmod(0o777)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        lib = _cbuild.build_library("badinput_trust", source, flags=flags, libs=())
-    assert lib.probe() == 7 and Path(lib._name).parent == _cbuild._PRIVATE_DIR[0]

@@ -1,4 +1,4 @@
-"""Tests for helpers.data: parsers on tiny synthetic files in the official formats, the search
+"""Tests for helpers.core.data: parsers on tiny synthetic files in the official formats, the search
 order and its error, deterministic subsets, preprocessing, and (when available) the real data.
 
 Every test runs with an empty download cache, ``REPRO_OFFLINE=1`` and no ``REPRO_DATA_DIR``
@@ -22,8 +22,8 @@ import pytest
 import torch
 from PIL import Image
 
-from helpers import data
-from helpers.data import (
+from helpers.core import data
+from helpers.core.data import (
     CIFAR10_CLASSES,
     DATASET_NAMES,
     DatasetNotFound,
@@ -37,12 +37,12 @@ from helpers.data import (
     load_wikitext2,
     make_loader,
 )
-from helpers.data import adult as adult_module
-from helpers.data import cifar as cifar_module
-from helpers.data import fashion_mnist as fmnist_module
-from helpers.data import text as text_module
-from helpers.data.cache import cache_file
-from helpers.data.sources import Remote
+from helpers.core.data import adult as adult_module
+from helpers.core.data import cifar as cifar_module
+from helpers.core.data import fashion_mnist as fmnist_module
+from helpers.core.data import text as text_module
+from helpers.core.data.cache import cache_file
+from helpers.core.data.sources import Remote
 
 # Captured before the autouse fixture hides them: the real data, for the tests that use it.
 REAL_DATA_DIR = os.environ.get("REPRO_DATA_DIR")
@@ -392,7 +392,7 @@ def test_available_checks_files_without_downloading(tmp_path, monkeypatch):
     make_cifar10_jpeg_tar(tmp_path / "cifar10")
     monkeypatch.setenv("REPRO_OFFLINE", "0")
     monkeypatch.setattr(
-        "helpers.data.sources.fetch",
+        "helpers.core.data.sources.fetch",
         lambda *a, **k: pytest.fail("available() must never download"),
     )
     assert data.available("cifar10", root=tmp_path)
@@ -864,7 +864,7 @@ def test_show_image_grid_titles_and_rejects_bad_input():
     import matplotlib
 
     matplotlib.use("Agg")
-    from helpers.plots import show_image_grid
+    from helpers.core.plots import show_image_grid
 
     fig = show_image_grid(torch.rand(5, 3, 8, 8), [0, 1, 2, 3, 4], CIFAR10_CLASSES, ncols=3)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from helpers.dpo import DPOBatch, continuation_logprob, dpo_loss, dpo_step_outputs, frozen_reference
+from helpers.srelu.dpo import DPOBatch, continuation_logprob, dpo_loss, dpo_step_outputs, frozen_reference
 from helpers.models import GPT
 
 
@@ -105,7 +105,7 @@ def test_bad_batches_are_rejected(kw, exc, match):
 
 
 # ------------------------------------------------------------------- preference pairs
-from helpers.preference_data import preference_pairs, split_stream  # noqa: E402
+from helpers.srelu.preference_data import preference_pairs, split_stream  # noqa: E402
 
 STREAM = torch.randint(0, 20, (2_000,), generator=torch.Generator().manual_seed(7))
 

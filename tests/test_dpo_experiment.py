@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from helpers.dpo_experiment import PAPER_DELTA, DPOConfig, dpo_configs
+from helpers.srelu.dpo_experiment import PAPER_DELTA, DPOConfig, dpo_configs
 from helpers.experiments import run_or_load
 
 
@@ -48,7 +48,7 @@ def test_gelu_and_srelu_of_a_seed_start_from_the_same_weights():
     import torch
 
     from helpers.models import build_model
-    from helpers.runs import _activation
+    from helpers.core.runs import _activation
 
     gelu, srelu = dpo_configs("smoke")
     states = []
@@ -76,7 +76,7 @@ def _fake_result(activation: str, seed: int, shift: float) -> dict:
 
 
 def test_claims_pair_by_seed_and_follow_the_claimed_direction():
-    from helpers.dpo_analysis import claims, metrics_frame, paired_table, summary_table
+    from helpers.srelu.dpo_analysis import claims, metrics_frame, paired_table, summary_table
 
     results = [_fake_result(a, s, 0.05 if a == "srelu" else 0.0) for s in range(3) for a in ("gelu", "srelu")]
     frame = metrics_frame(results)
@@ -94,14 +94,14 @@ def test_claims_pair_by_seed_and_follow_the_claimed_direction():
 
 
 def test_one_seed_is_inconclusive_not_an_error():
-    from helpers.dpo_analysis import claims
+    from helpers.srelu.dpo_analysis import claims
 
     results = [_fake_result(a, 0, 0.05 if a == "srelu" else 0.0) for a in ("gelu", "srelu")]
     assert all(c.verdict == "inconclusive" for c in claims(results, "smoke") if "stand-in" in c.claim)
 
 
 def test_accuracy_fractions_and_gpt2_size():
-    from helpers.dpo_analysis import accuracy_as_fraction, gpt2_small_parameters, paper_accuracy_fractions
+    from helpers.srelu.dpo_analysis import accuracy_as_fraction, gpt2_small_parameters, paper_accuracy_fractions
 
     assert accuracy_as_fraction(0.5938) == (19, 32) and accuracy_as_fraction(0.5156) == (33, 64)
     assert accuracy_as_fraction(0.5080, max_denominator=64) is None

@@ -1,4 +1,4 @@
-"""Tests for helpers.experiment_tables, the Flex-Act CIFAR protocol, and the claims built on them.
+"""Tests for helpers.core.tables, the Flex-Act CIFAR protocol, and the claims built on them.
 
 Results are fabricated dicts (or JSON files in the temporary results folder of conftest), so no
 test trains a network except the one that checks how ``build_run`` wires the temperature schedule.
@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import experiment_tables as T
+from helpers.core import tables as T
+from helpers.flexact import selections
 from helpers.experiments import MissingResult, config_hash, hash_payload, result_path, store_result
-from helpers.protocols import flexact_cifar as FC
-from helpers.protocols import srelu as SP
-from helpers.runs import TrainConfig
+from helpers.flexact import protocol as FC
+from helpers.srelu import protocol as SP
+from helpers.core.runs import TrainConfig
 
 
 def fake_result(cfg: TrainConfig | dict, accs: list[float], flexact_probs: list[list[float]] | None = None) -> dict:
@@ -154,7 +155,7 @@ def test_margin_over_rest_and_paper_difference():
         T.margin_over_rest(summary, "srelu", exclude=["relu", "gelu"])
     with pytest.raises(KeyError, match="not in the summary"):
         T.difference(summary, "srelu", "mish")
-    from helpers.paper import srelu as paper
+    from helpers.srelu import paper
 
     table2 = T.rekey(paper.TABLE2["CIFAR-10"], T.DISPLAY_NAMES)
     p = T.paper_difference(table2, "srelu")
@@ -169,7 +170,7 @@ def _seed_rows(arms: dict[str, list[float]]) -> pd.DataFrame:
 
 
 def test_run_statement_pairs_by_seed_and_uses_the_report_verdicts():
-    from helpers.report import VERDICTS, judge
+    from helpers.core.report import VERDICTS, judge
 
     rows = _seed_rows({"srelu": [50.0, 52.0, 47.0], "gelu": [49.0, 51.1, 46.0]})
     st = T.run_statement(rows, "activation", "srelu", "gelu", labels={"srelu": "S-ReLU", "gelu": "GELU"})
@@ -217,15 +218,15 @@ def test_flexact_selections_and_trajectory():
     probs = [[0.2, 0.3, 0.2, 0.15, 0.15], [0.1, 0.5, 0.2, 0.1, 0.1]]
     cfg = FC.flexact_cifar_config("cpu", "resnet18", True, 0)
     results = [fake_result(replace(cfg, seed=s), [0.5, 0.6], probs) for s in (0, 1)]
-    picks = T.flexact_selections(results)
+    picks = selections.flexact_selections(results)
     assert list(picks["chosen"]) == ["sigmoid", "sigmoid"] and picks["p_chosen"][0] == pytest.approx(0.5)
-    traj = T.flexact_trajectory(results)
+    traj = selections.flexact_trajectory(results)
     assert traj["probs"].shape == (2, 3, 5) and traj["pseudo_probs"].shape == (2, 2, 5)
     assert traj["probs"][0, 0].tolist() == pytest.approx([0.2] * 5)  # logits start at zero
     assert traj["candidates"] == ["relu", "sigmoid", "tanh", "leaky_relu", "identity"]
     plain = fake_result(FC.flexact_cifar_config("cpu", "resnet18", False, 0), [0.5])
     with pytest.raises(ValueError, match="no Flex-Act records"):
-        T.flexact_selections([plain])
+        selections.flexact_selections([plain])
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,9 +287,9 @@ def test_new_tau_field_leaves_existing_cache_keys_alone():
 
 
 def test_build_run_anneals_the_temperature_over_all_steps():
-    from helpers.data import available
-    from helpers.flexact import FlexActHook
-    from helpers.runs import build_run
+    from helpers.core.data import available
+    from helpers.flexact.hook import FlexActHook
+    from helpers.core.runs import build_run
 
     if not available("cifar10"):
         pytest.skip("CIFAR-10 not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
@@ -306,17 +307,18 @@ def test_build_run_anneals_the_temperature_over_all_steps():
 
 
 def test_claims_without_results_are_not_run_here():
-    from helpers.paper import flexact, srelu
+    from helpers.flexact.claims import cifar_claims
+    from helpers.srelu.claims import experiment_claims
 
-    s_claims = srelu.experiment_claims("cpu")
+    s_claims = experiment_claims("cpu")
     by_verdict = {c.claim: c.verdict for c in s_claims}
     paper_data = {c.claim: c.verdict for c in s_claims if c.basis == "source"}
     assert len(paper_data) == 2  # decided from the paper's own numbers, whatever our runs
     assert [v for c, v in paper_data.items() if "Average row" in c] == ["confirmed"]  # Table 1's Average is a mean
     assert [v for c, v in paper_data.items() if "rejected rewards" in c] == ["contradicted"]  # Table 3's own values
     assert {v for c, v in by_verdict.items() if c not in paper_data} == {"not run here"}
-    assert {c.verdict for c in flexact.cifar_claims("cpu")} == {"not run here"}
-    assert all(c.notebook == "notebooks/31_flexact_cifar" for c in flexact.cifar_claims("cpu"))
+    assert {c.verdict for c in cifar_claims("cpu")} == {"not run here"}
+    assert all(c.notebook == "notebooks/31_flexact_cifar" for c in cifar_claims("cpu"))
 
 
 def _store(configs, acc_of, probs=None):
@@ -327,7 +329,7 @@ def _store(configs, acc_of, probs=None):
 
 
 def test_srelu_claims_from_stored_results():
-    from helpers.paper import srelu
+    from helpers.srelu.claims import experiment_claims
 
     noise = {0: -0.002, 1: 0.0, 2: 0.002}
     # S-ReLU ahead of the others by 1 point, ReLU equal to S-ReLU; accuracy falls with δ.
@@ -335,7 +337,7 @@ def test_srelu_claims_from_stored_results():
     _store(SP.compare_configs("cpu"), lambda c: level.get(c.activation, 0.45) + noise[c.seed])
     _store(SP.delta_configs("cpu"), lambda c: 0.50 - 0.01 * math.log10(c.activation_kwargs["delta"] / 0.001)
            + noise[c.seed])
-    claims = {c.claim: c for c in srelu.experiment_claims("cpu")}
+    claims = {c.claim: c for c in experiment_claims("cpu")}
     best_vit = next(c for k, c in claims.items() if k.startswith("S-ReLU beats every other activation on ViT"))
     size_vit = next(c for k, c in claims.items() if k.startswith("S-ReLU's margin over the best other activation on ViT"))
     relu = next(c for k, c in claims.items() if k.startswith("S-ReLU's advantage comes from smoothing"))
@@ -352,12 +354,12 @@ def test_srelu_claims_from_stored_results():
 
 
 def test_flexact_claims_from_stored_results():
-    from helpers.paper import flexact
+    from helpers.flexact.claims import cifar_claims
 
     probs = [[0.2, 0.3, 0.2, 0.15, 0.15], [0.1, 0.5, 0.2, 0.1, 0.1]]  # ends on Sigmoid
     noise = {0: -0.002, 1: 0.0, 2: 0.002}
     _store(FC.table2_configs("cpu"), lambda c: (0.70 if c.penultimate_activation else 0.71) + noise[c.seed], probs)
-    claims = flexact.cifar_claims("cpu")
+    claims = cifar_claims("cpu")
     match, fallback, r34 = claims
     assert match.verdict == "contradicted" and "-1.00" in match.our_value  # 1 point worse on every seed
     assert "non-inferiority" in match.test and match.ci == "[-1.00, -1.00]"

@@ -126,7 +126,7 @@ def test_run_many_bad_arguments(monkeypatch):
 
 def test_run_many_worker_processes_give_the_in_process_results(tmp_path, monkeypatch):
     """Two spawned workers (one thread each) reproduce the in-process runs bit for bit."""
-    from helpers import flexact_experiments as fx
+    from helpers.flexact import synthetic as fx
 
     configs = fx.synthetic_configs("smoke")[:2]
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "parallel"))

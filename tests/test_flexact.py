@@ -13,18 +13,17 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.activations import get_activation
-from helpers.flexact import (
+from helpers.flexact.activation import (
     DEFAULT_CANDIDATES,
     FlexAct,
-    FlexActHook,
-    TemperatureSchedule,
     flexact_modules,
     gradient_norm_regularizer,
     kl_to_pseudo_probabilities,
     mean_gradient_norms,
     pseudo_probabilities,
 )
-from helpers.runtime import seed_everything
+from helpers.flexact.hook import FlexActHook, TemperatureSchedule
+from helpers.core.runtime import seed_everything
 
 
 def _reference_mix(module: FlexAct, h: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -379,7 +378,7 @@ def test_temperature_schedule_rejects_bad_arguments(kwargs):
 
 
 def test_hook_trains_anneals_and_records():
-    from helpers.train import fit
+    from helpers.core.train import fit
 
     gen = seed_everything(0)
     x = torch.rand(128, 2) * 2 - 1

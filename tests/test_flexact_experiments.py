@@ -12,15 +12,20 @@ import torch
 matplotlib.use("Agg")
 
 from helpers.experiments import config_hash, run_or_load  # noqa: E402
-from helpers.flexact import FlexAct  # noqa: E402
-from helpers.flexact_experiments import (  # noqa: E402
+from helpers.flexact.activation import FlexAct  # noqa: E402
+from helpers.flexact.synthetic import (  # noqa: E402
     GROUND_TRUTHS,
     FlexActSyntheticConfig,
     SyntheticNet,
     batch_loader,
     build_model,
-    format_table,
     sensitivity_configs,
+    synthetic_config,
+    synthetic_configs,
+    synthetic_data,
+)
+from helpers.flexact.synthetic_analysis import (  # noqa: E402
+    format_table,
     sensitivity_table,
     majority_picks,
     mark_ranks,
@@ -28,14 +33,11 @@ from helpers.flexact_experiments import (  # noqa: E402
     results_frame,
     selection_summary,
     single_neuron_optimum,
-    synthetic_config,
-    synthetic_configs,
-    synthetic_data,
     table1,
     table1_stats,
     trajectories,
 )
-from helpers.report import Claim  # noqa: E402
+from helpers.core.report import Claim  # noqa: E402
 
 # ------------------------------------------------------------------------------ data and model
 
@@ -203,7 +205,7 @@ def test_mark_ranks_ties_share_a_rank():
 
 
 def test_rank_rule_reproduces_the_papers_daggers():
-    from helpers.paper import flexact as paper
+    from helpers.flexact import paper
 
     frame = paper.table1_frame()
     marks = mark_ranks(frame["mean"])
@@ -229,7 +231,7 @@ def test_selection_helpers(smoke_results):
 
 
 def test_plots(smoke_results):
-    from helpers.plots import plot_function_fits, plot_selection_trajectories
+    from helpers.flexact.plots import plot_function_fits, plot_selection_trajectories
 
     fig = plot_selection_trajectories({"sigmoid": trajectories(smoke_results, "sigmoid", 0.3)})
     assert len(fig.axes) >= 1
@@ -265,7 +267,8 @@ def test_single_neuron_optimum_closed_forms():
 
 
 def test_paper_tables_are_complete():
-    from helpers.paper import flexact as paper
+    from helpers.flexact import paper
+    from helpers.flexact import synthetic_analysis
 
     assert set(paper.TABLE1) == {"Flex-Act (α=0.3)", "Flex-Act (α=0)", "ReLU Model", "Sigmoid Model",
                                  "Tanh Model", "LeakyReLU Model", "Identity Model"}
@@ -273,22 +276,23 @@ def test_paper_tables_are_complete():
         assert set(row) == set(GROUND_TRUTHS)
     assert paper.TABLE1["Identity Model"]["relu"][:2] == (0.5209, 0.4659)
     assert paper.TABLE2["ResNet34 + Flex-Act"] == 95.44
-    shown = paper.table1_display()
+    shown = synthetic_analysis.table1_display()
     assert shown.loc["ReLU Model", "ReLU"].endswith("★")
 
 
 def test_claims_without_committed_results_are_not_run_here():
-    from helpers.paper import flexact as paper
+    from helpers.flexact import claims as flexact_claims
+    from helpers.flexact.claims import cifar_claims
 
-    claims = paper.claims()
+    claims = flexact_claims.claims()
     assert claims and all(isinstance(c, Claim) for c in claims)
     assert {c.verdict for c in claims} == {"not run here"}  # tests use an empty results folder
-    assert paper.cifar_claims() and {c.verdict for c in paper.cifar_claims()} == {"not run here"}
+    assert cifar_claims() and {c.verdict for c in cifar_claims()} == {"not run here"}
     assert all(c.notebook in ("notebooks/30_flexact_synthetic", "notebooks/31_flexact_cifar") for c in claims)
 
 
 def test_cell_agreement_rule():
-    from helpers.paper.flexact import fixed_cells_within
+    from helpers.flexact.claims import fixed_cells_within
 
     assert fixed_cells_within(0.5208, 0.5209)
     assert fixed_cells_within(0.0002, 0.0000)
@@ -297,17 +301,23 @@ def test_cell_agreement_rule():
 
 def test_count_claims_carry_a_binomial_interval(smoke_results):
     """Every count claim of the synthetic study carries effect, exact binomial CI, n and test (no MDE)."""
-    from helpers.paper import flexact as paper
+    from helpers.flexact.claims import (
+        _claim_fixed_cells,
+        _claim_matched_fixed,
+        _claim_rank,
+        _claim_std_meaning,
+        proportion_fields,
+    )
 
-    fields = paper.proportion_fields(3, 5, "seeds")
+    fields = proportion_fields(3, 5, "seeds")
     assert fields == {"effect": "3/5 seeds = 60%", "ci": "[15%, 95%]", "n": "5 seeds",
                       "test": "exact binomial (Clopper-Pearson) 95% CI of the rate; no MDE for a count"}
-    assert paper.proportion_fields(0, 18, "cells")["ci"] == "[0%, 19%]"
-    for build in (paper._claim_matched_fixed, paper._claim_fixed_cells, paper._claim_std_meaning,
-                  paper._claim_rank):
+    assert proportion_fields(0, 18, "cells")["ci"] == "[0%, 19%]"
+    for build in (_claim_matched_fixed, _claim_fixed_cells, _claim_std_meaning,
+                  _claim_rank):
         ours, verdict, note, f = build(smoke_results)
         assert verdict in ("confirmed", "contradicted", "inconclusive", "not reproduced under our reading")
         assert f["effect"] and f["ci"].startswith("[") and f["n"] and "Clopper-Pearson" in f["test"], build
         assert "mde" not in f
-    _, _, _, seed_cols = paper._claim_rank(smoke_results)
+    _, _, _, seed_cols = _claim_rank(smoke_results)
     assert seed_cols["n"] == "5 seed-columns"  # 1 seed × 5 ground truths in the smoke grid

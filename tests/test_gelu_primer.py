@@ -13,10 +13,12 @@ import torch
 from scipy.optimize import minimize_scalar
 from scipy.special import erf
 
-from helpers.paper import gelu_blog
-from helpers.report import VERDICTS, Claim
-from helpers.runtime import repo_root
-from helpers.symbolic import gelu as g
+from helpers.gelu_primer import paper as gelu_blog
+from helpers.gelu_primer import claims as gelu_primer_claims
+from helpers.gelu_primer.claims import mismatches, run_post_code
+from helpers.core.report import VERDICTS, Claim
+from helpers.core.runtime import repo_root
+from helpers.gelu_primer import theory as g
 
 
 def _gelu_np(x: np.ndarray) -> np.ndarray:
@@ -143,7 +145,7 @@ def test_limits_at_minus_infinity() -> None:
 
 def test_the_posts_wrong_table_values_are_exactly_these() -> None:
     """The finding the notebook reports: GELU' at -3, -1, 0.5, 3 and the tanh form at ±3."""
-    bad = gelu_blog.mismatches()
+    bad = mismatches()
     found = {(row.table, row.z, row.quantity) for row in bad.itertuples()}
     expected = set()
     for key in ("gradient", "code"):
@@ -156,7 +158,7 @@ def test_the_posts_wrong_table_values_are_exactly_these() -> None:
 
 
 def test_running_the_posts_code_does_not_print_its_shown_output() -> None:
-    printed = gelu_blog.run_post_code()
+    printed = run_post_code()
     assert printed != gelu_blog.POST_CODE_PRINTED
     grads = [line.split("|")[-1].strip() for line in printed.splitlines()[1:]]
     ours = [str(g.round_half_even(g.evaluate(g.gelu_prime_closed_form(), z), 4)) for z in gelu_blog.ANCHORS]
@@ -164,7 +166,7 @@ def test_running_the_posts_code_does_not_print_its_shown_output() -> None:
 
 
 def test_claims_are_well_formed_and_point_to_an_existing_notebook() -> None:
-    claims = gelu_blog.claims()
+    claims = gelu_primer_claims.claims()
     assert claims and all(isinstance(c, Claim) for c in claims)
     assert all(c.verdict in VERDICTS for c in claims)
     assert all(c.paper_value and c.our_value for c in claims)

@@ -12,8 +12,8 @@ from scipy.special import ndtr
 from scipy.stats import spearmanr
 from torch import nn
 
-from helpers import hardness as H
-from helpers.lambda_gelu import LAMBDA_NEAR_ONE, LambdaGELU
+from helpers.lambda_gelu import hardness as H
+from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE, LambdaGELU
 from helpers.models import MLP
 
 

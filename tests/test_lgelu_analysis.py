@@ -1,4 +1,4 @@
-"""helpers.lgelu_analysis on small synthetic result dicts whose numbers can be checked by hand."""
+"""helpers.lambda_gelu.records on small synthetic result dicts whose numbers can be checked by hand."""
 
 from __future__ import annotations
 
@@ -8,9 +8,35 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import lgelu_analysis as A
+from helpers.lambda_gelu import records as A
+from helpers.lambda_gelu import grid
+from helpers.lambda_gelu import run_claims
+from helpers.lambda_gelu import formatting
+from helpers.lambda_gelu.substitution import (
+    annealing_effect,
+    annealing_side_by_side,
+    lambda_trajectories,
+    paper_table2,
+    paper_table_consistency,
+    table2,
+    table2_side_by_side,
+)
+from helpers.lambda_gelu.profiles import (
+    bvs_parity,
+    family_side_by_side,
+    lambda_by_family,
+    layer_profiles,
+    paper_table1,
+    parity_side_by_side,
+    spearman_curves,
+    spearman_final,
+    spearman_final_seeds,
+    table1,
+    table1_side_by_side,
+    validation_curves,
+)
 from helpers.experiments import config_dict, config_hash, result_path, store_result
-from helpers.protocols.lambda_gelu import EXPERIMENTS, pair_config
+from helpers.lambda_gelu.protocol import EXPERIMENTS, pair_config
 
 
 def make_result(pair="fmnist", activation="gelu", seed=0, mode=None, t=0.1, c=9.0, anneal=False,
@@ -101,45 +127,45 @@ def _grid(drift_of, bvs_of, seeds=(0, 1), ts=(0.1, 0.3), cs=(1.0, 9.0)):
 def test_grid_cells_hand_values():
     drift = lambda t, c, s, m: c / t + s  # noqa: E731  cell mean = c/t + 0.5
     bvs = lambda t, c, s, m: 0.8 + (0.01 if m == "uniform" else 0.0)  # noqa: E731  mean = 0.80333
-    cells = A.grid_cells(_grid(drift, bvs))
+    cells = grid.grid_cells(_grid(drift, bvs))
     assert list(zip(cells["t"], cells["c"])) == [(0.1, 1.0), (0.1, 9.0), (0.3, 1.0), (0.3, 9.0)]
     assert cells["delta_lambda"].tolist() == pytest.approx([10.5, 90.5, 1 / 0.3 + 0.5, 30.5])
     assert cells["bvs_gelu"].tolist() == pytest.approx([0.81] * 4)
     assert cells["delta_bvs"].tolist() == pytest.approx([0.8 + 0.01 / 3 - 0.81] * 4)
     assert cells["n_runs"].tolist() == [6] * 4
     assert cells["c_over_t2"].tolist() == pytest.approx([100, 900, 1 / 0.09, 100])
-    pivot = A.grid_pivot(cells, "delta_lambda")
+    pivot = grid.grid_pivot(cells, "delta_lambda")
     assert pivot.loc[0.3, 9.0] == pytest.approx(30.5)
 
 
 def test_grid_cells_rejects_bad_grids():
     runs = _grid(lambda *a: 1.0, lambda *a: 0.5)
     with pytest.raises(ValueError, match="GELU baseline"):
-        A.grid_cells([r for r in runs if r["config"]["activation"] != "gelu"])
+        grid.grid_cells([r for r in runs if r["config"]["activation"] != "gelu"])
     with pytest.raises(ValueError, match="one pair"):
-        A.grid_cells(runs + [make_result(pair="adult")])
+        grid.grid_cells(runs + [make_result(pair="adult")])
     with pytest.raises(ValueError, match="duplicate"):
-        A.grid_cells(runs + [runs[-1]])
+        grid.grid_cells(runs + [runs[-1]])
     with pytest.raises(ValueError, match="incomplete grid"):  # a seed missing one mode
-        A.grid_cells(runs[:-1])
+        grid.grid_cells(runs[:-1])
     with pytest.raises(ValueError, match="unknown column"):
-        A.grid_pivot(A.grid_cells(runs), "nope")
+        grid.grid_pivot(grid.grid_cells(runs), "nope")
 
 
 def test_monotone_trends_counts_lines():
     cells = pd.DataFrame({"t": [0.1, 0.1, 0.3, 0.3], "c": [1.0, 9.0, 1.0, 9.0],
                           "delta_lambda": [5.0, 9.0, 6.0, 2.0]})
-    trends = A.monotone_trends(cells)
+    trends = grid.monotone_trends(cells)
     # along t: c=1 goes 5 -> 6 (not decreasing), c=9 goes 9 -> 2 (decreasing)
     # along c: t=0.1 goes 5 -> 9 (increasing), t=0.3 goes 6 -> 2 (not)
     assert trends.set_index(["along", "fixed"])["monotone"].to_dict() == {
         ("t", 1.0): False, ("t", 9.0): True, ("c", 0.1): True, ("c", 0.3): False}
-    assert A.count_monotone(trends) == {"t": (1, 2), "c": (1, 2)}
+    assert grid.count_monotone(trends) == {"t": (1, 2), "c": (1, 2)}
 
 
 def test_monotone_trends_ties_are_not_monotone():
     cells = pd.DataFrame({"t": [0.1, 0.1], "c": [1.0, 9.0], "delta_lambda": [3.0, 3.0]})
-    assert A.count_monotone(A.monotone_trends(cells)) == {"t": (0, 0), "c": (0, 1)}
+    assert grid.count_monotone(grid.monotone_trends(cells)) == {"t": (0, 0), "c": (0, 1)}
 
 
 def test_equal_rate_runs_pairs_cells_with_the_same_c_over_t2():
@@ -150,17 +176,17 @@ def test_equal_rate_runs_pairs_cells_with_the_same_c_over_t2():
     runs = [run(0.1, 1.0), run(0.3, 9.0, lam2=2.5, val=(0.5, 0.7)),  # c/t² = 100 both
             run(0.1, 9.0), run(0.3, 1.0),                           # 900 and 11.1: no partner
             run(0.3, 9.0, seed=1), run(0.1, 1.0, mode="increasing")]  # other seed / other mode
-    pairs = A.equal_rate_runs(runs)
+    pairs = grid.equal_rate_runs(runs)
     assert len(pairs) == 1
     row = pairs.iloc[0]
     assert row["rate"] == pytest.approx(100.0) and {row["cell_a"], row["cell_b"]} == {(0.1, 1.0), (0.3, 9.0)}
     assert row["max_lambda_diff"] == pytest.approx(0.5)
     assert row["max_lambda_rel_diff"] == pytest.approx(0.2)  # 0.5 / 2.5
     assert row["max_val_diff"] == pytest.approx(0.1)
-    seeds = A.seed_differences(runs)
+    seeds = grid.seed_differences(runs)
     assert len(seeds) == 1 and seeds.iloc[0]["seeds"] == (0, 1) and seeds.iloc[0]["cell"] == (0.3, 9.0)
     with pytest.raises(ValueError, match="rel_tol"):
-        A.equal_rate_runs(runs, rel_tol=-1.0)
+        grid.equal_rate_runs(runs, rel_tol=-1.0)
 
 
 # -------------------------------------------------------------------------------------- Table I
@@ -174,7 +200,7 @@ def _table1_runs():
 
 
 def test_table1_hand_values_and_order():
-    t1 = A.table1(_table1_runs())
+    t1 = table1(_table1_runs())
     assert list(zip(t1["act"], t1["mode"])) == [("GELU", "-"), ("ReLU", "-"), ("λ-GELU", "uni")]
     gelu, lam = t1.iloc[0], t1.iloc[2]
     assert gelu["bvs"] == pytest.approx(0.85)
@@ -187,14 +213,14 @@ def test_table1_hand_values_and_order():
 
 def test_table1_ignores_annealed_runs_and_single_seed_std_is_nan():
     runs = [make_result(val=(0.8,)), lam_run(mode="uniform", anneal=True)]
-    t1 = A.table1(runs)
+    t1 = table1(runs)
     assert list(t1["act"]) == ["GELU"]
     assert math.isnan(t1.iloc[0]["bvs_std"])
 
 
 def test_table1_side_by_side_puts_the_papers_row_beside_ours():
-    side = A.table1_side_by_side(A.table1(_table1_runs()))
-    paper = A.paper_table1()
+    side = table1_side_by_side(table1(_table1_runs()))
+    paper = paper_table1()
     expected = paper[(paper["paper_dataset"] == "FMNIST") & (paper["act"] == "λ-GELU") & (paper["mode"] == "uni")]
     row = side[(side["act"] == "λ-GELU")].iloc[0]
     assert row["lam_mean_paper"] == expected["lam_mean"].iloc[0]
@@ -211,12 +237,12 @@ def test_bvs_parity_and_family_on_hand_tables():
         "lam_mean": [np.nan, 4.0, 2.0, np.nan, 1.5],
         "higher_is_better": [True] * 3 + [False] * 2,
     })
-    parity = A.bvs_parity(table).set_index("pair")
+    parity = bvs_parity(table).set_index("pair")
     assert parity.loc["adult", "max_gap"] == pytest.approx(0.02)
     assert not parity.loc["adult", "within"]
     assert parity.loc["wikitext_gpt", "tolerance"] == pytest.approx(0.6)  # 2 % of 30
     assert parity.loc["wikitext_gpt", "within"]
-    fam = A.lambda_by_family(table).set_index("pair")
+    fam = lambda_by_family(table).set_index("pair")
     assert fam.loc["adult", "lam_bar"] == pytest.approx(3.0) and fam.loc["adult", "family"] == "MLP/CNN"
     assert fam.loc["wikitext_gpt", "family"] == "transformer"
 
@@ -224,11 +250,11 @@ def test_bvs_parity_and_family_on_hand_tables():
 # ----------------------------------------------------------------------------------------- Fig. 3
 def test_validation_curves_mean_and_std():
     runs = [make_result(seed=0, val=(0.5, 0.7)), make_result(seed=1, val=(0.7, 0.9))]
-    curves = A.validation_curves(runs)
+    curves = validation_curves(runs)
     assert curves["mean"].tolist() == pytest.approx([0.6, 0.8])
     assert curves["std"].tolist() == pytest.approx([math.sqrt(0.02)] * 2)
     with pytest.raises(ValueError, match="different numbers of epochs"):
-        A.validation_curves(runs + [make_result(seed=2, val=(0.1,))])
+        validation_curves(runs + [make_result(seed=2, val=(0.1,))])
 
 
 def _mode_runs(seed, profiles, init):
@@ -243,13 +269,13 @@ def test_spearman_curves_hand_values():
     profiles = {"uniform": [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]],
                 "increasing": [[1.0, 2.0, 3.0], [1.1, 2.1, 3.1]],
                 "decreasing": [[3.0, 2.0, 1.0], [1.2, 2.2, 3.2]]}
-    rho = A.spearman_curves(_mode_runs(0, profiles, init))
+    rho = spearman_curves(_mode_runs(0, profiles, init))
     table = rho.pivot(index="epoch", columns="modes", values="rho")
     assert math.isnan(table.loc[0, "uni-inc"])  # the uniform profile is constant at epoch 0
     assert table.loc[0, "inc-dec"] == pytest.approx(-1.0)
     assert table.loc[1, "uni-inc"] == pytest.approx(1.0) and table.loc[1, "uni-dec"] == pytest.approx(-1.0)
     assert table.loc[2].tolist() == pytest.approx([1.0, 1.0, 1.0])
-    final = A.spearman_final(rho).set_index("pair")
+    final = spearman_final(rho).set_index("pair")
     assert final.loc["fmnist", "mean"] == pytest.approx(1.0)
 
 
@@ -257,11 +283,11 @@ def test_spearman_curves_average_over_seeds():
     init = {"increasing": [1.0, 2.0, 3.0], "decreasing": [3.0, 2.0, 1.0]}
     runs = _mode_runs(0, {"increasing": [[1.0, 2.0, 3.0]], "decreasing": [[1.0, 2.0, 3.0]]}, init)
     runs += _mode_runs(1, {"increasing": [[1.0, 2.0, 3.0]], "decreasing": [[3.0, 2.0, 1.0]]}, init)
-    rho = A.spearman_curves(runs)
+    rho = spearman_curves(runs)
     assert rho[rho["epoch"] == 1]["rho"].tolist() == pytest.approx([0.0])  # (1 + (−1)) / 2
     assert rho["n_seeds"].unique().tolist() == [2]
     # the per-seed final ρ_S, whose mean over seeds is the curve's last value (the units of Fig. 3's CIs)
-    per_seed = A.spearman_final_seeds(runs)
+    per_seed = spearman_final_seeds(runs)
     assert per_seed["seed"].tolist() == [0, 1] and per_seed["rho"].tolist() == pytest.approx([1.0, -1.0])
     assert per_seed["rho"].mean() == pytest.approx(float(rho[rho["epoch"] == 1]["rho"].iloc[0]))
 
@@ -269,7 +295,7 @@ def test_spearman_curves_average_over_seeds():
 def test_layer_profiles_hand_values():
     runs = [make_result(activation="lambda_gelu", mode="increasing", seed=s, val=(0.1,),
                         lambdas=[[1.0 + s, 3.0 + 2 * s]], lambda_init=[1.0, 2.0]) for s in (0, 1)]
-    prof = A.layer_profiles(runs)
+    prof = layer_profiles(runs)
     assert prof["lam_final"].tolist() == pytest.approx([1.5, 4.0])
     assert prof["lam_final_std"].tolist() == pytest.approx([math.sqrt(0.5), math.sqrt(2.0)])
     assert prof["lam_init"].tolist() == pytest.approx([1.0, 2.0])
@@ -292,7 +318,7 @@ def _table2_runs():
 
 
 def test_table2_and_annealing_effect_hand_values():
-    t2 = A.table2(_table2_runs())
+    t2 = table2(_table2_runs())
     assert list(zip(t2["pair"], t2["mode"])) == [("fmnist", "GELU"), ("fmnist", "λ-GELU"),
                                                  ("wikitext_gpt", "GELU"), ("wikitext_gpt", "λ-GELU")]
     row = t2.set_index(["pair", "mode"])
@@ -300,20 +326,20 @@ def test_table2_and_annealing_effect_hand_values():
     assert row.loc[("fmnist", "GELU"), "degradation"] == pytest.approx(0.15)
     assert row.loc[("fmnist", "λ-GELU"), "degradation"] == pytest.approx(0.01)
     assert row.loc[("wikitext_gpt", "GELU"), "degradation"] == pytest.approx(15.0)  # perplexity up = worse
-    eff = A.annealing_effect(t2).set_index("pair")
+    eff = annealing_effect(t2).set_index("pair")
     assert eff.loc["fmnist", "reduced"] and eff.loc["fmnist", "annealed_better_after"]
     assert eff.loc["fmnist", "anneal_cost"] == pytest.approx(0.05)
     assert eff.loc["wikitext_gpt", "reduced"]
     assert eff.loc["wikitext_gpt", "anneal_cost"] == pytest.approx(2.0)  # 32 vs 30 perplexity
-    side = A.table2_side_by_side(t2).set_index(["pair", "mode"])
+    side = table2_side_by_side(t2).set_index(["pair", "mode"])
     assert side.loc[("fmnist", "GELU"), "in_paper"] and not side.loc[("wikitext_gpt", "GELU"), "in_paper"]
-    paper = A.paper_table2()
+    paper = paper_table2()
     expected = paper[(paper["paper_dataset"] == "FMNIST") & (paper["mode"] == "GELU")]["substituted"].iloc[0]
     assert side.loc[("fmnist", "GELU"), "substituted_paper"] == expected
 
 
 def test_side_by_side_tables_list_every_pair_of_either_side_in_paper_order():
-    side = A.annealing_side_by_side(A.table2(_table2_runs()))
+    side = annealing_side_by_side(table2(_table2_runs()))
     assert list(side["pair"]) == ["adult", "fmnist", "cifar10_resnet", "cifar100_resnet", "tinyimagenet_deit",
                                   "wikitext_gpt"]
     row = side.set_index("pair")
@@ -321,46 +347,46 @@ def test_side_by_side_tables_list_every_pair_of_either_side_in_paper_order():
     assert row.loc["fmnist", "gelu_degradation paper"] == pytest.approx(0.03)  # 0.86 − 0.83, printed
     assert math.isnan(row.loc["wikitext_gpt", "gelu_degradation paper"])
     assert math.isnan(row.loc["adult", "gelu_degradation ours"])
-    parity = A.parity_side_by_side(A.table1(_table1_runs())).set_index("pair")
+    parity = parity_side_by_side(table1(_table1_runs())).set_index("pair")
     assert parity.loc["fmnist", "max_gap ours"] == pytest.approx(0.0)  # λ-GELU uni = GELU in every seed
     assert parity.loc["adult", "max_gap paper"] == pytest.approx(0.02)  # 0.87 (dec) − 0.85
-    fam = A.family_side_by_side(A.table1(_table1_runs())).set_index("pair")
+    fam = family_side_by_side(table1(_table1_runs())).set_index("pair")
     assert fam.loc["fmnist", "lam_bar ours"] == pytest.approx(3.0)
     assert fam.loc["wikitext_gpt", "family"] == "transformer" and math.isnan(fam.loc["wikitext_gpt", "lam_bar ours"])
 
 
 def test_table2_needs_substitution_records():
     with pytest.raises(ValueError, match="substitution"):
-        A.table2([make_result()])
+        table2([make_result()])
     with pytest.raises(ValueError, match="no GELU or annealed"):
-        A.table2([make_result(activation="relu")])
+        table2([make_result(activation="relu")])
 
 
 def test_lambda_trajectories_prepend_init_and_mark_the_switch():
     runs = [make_result(activation="lambda_gelu", mode="uniform", anneal=True, seed=s, val=(0.1, 0.2),
                         lambdas=[[1.5, 2.0 + s], [160.0, 160.0]], lambda_init=[1.0, 1.0]) for s in (0, 1)]
-    traj = A.lambda_trajectories(runs)
+    traj = lambda_trajectories(runs)
     assert traj[traj["epoch"] == 0]["lam"].tolist() == [1.0, 1.0]
     assert traj[(traj["epoch"] == 1) & (traj["layer"] == 2)]["lam"].iloc[0] == pytest.approx(2.5)
     assert traj["switch_epoch"].unique().tolist() == [0]  # floor(0.25 · 2)
 
 
 def test_paper_tables_disagree_on_tinyimagenet_gelu():
-    table = A.paper_table_consistency().set_index("paper_dataset")
+    table = paper_table_consistency().set_index("paper_dataset")
     assert not table.loc["TinyImageNet", "consistent"]
     assert table.drop("TinyImageNet")["consistent"].all()
 
 
 def test_format_pm():
-    assert A.format_pm(0.8612, 0.0021) == "0.861 ± 0.002"
-    assert A.format_pm(0.8612, 0.0004) == "0.861 ± 4e-04"
-    assert A.format_pm(float("nan")) == "–"
-    assert A.format_pm(2.5, float("nan"), digits=2) == "2.50"
+    assert formatting.format_pm(0.8612, 0.0021) == "0.861 ± 0.002"
+    assert formatting.format_pm(0.8612, 0.0004) == "0.861 ± 4e-04"
+    assert formatting.format_pm(float("nan")) == "–"
+    assert formatting.format_pm(2.5, float("nan"), digits=2) == "2.50"
 
 
 # ------------------------------------------------------------------------------------------ claims
 def test_claims_without_results_are_not_run_here():
-    claims = A.experiment_claims("cpu")
+    claims = run_claims.experiment_claims("cpu")
     verdicts = {c.claim: c.verdict for c in claims}
     consistency = [k for k in verdicts if k.startswith("Table II's GELU")]
     assert len(consistency) == 1 and verdicts[consistency[0]] == "contradicted"
@@ -399,7 +425,7 @@ def test_claims_from_synthetic_cpu_results():
             path = result_path(cfg)
             if not path.exists():
                 store_result(cfg, _synthetic(cfg))
-    claims = {c.claim: c for c in A.experiment_claims("cpu")}
+    claims = {c.claim: c for c in run_claims.experiment_claims("cpu")}
     assert not [c for c in claims.values() if c.verdict == "not run here"]
     by_start = lambda s: [c for k, c in claims.items() if k.startswith(s)]  # noqa: E731
     assert [c.verdict for c in by_start("Fig. 1: smaller t")] == ["confirmed"]
@@ -436,18 +462,22 @@ def test_plots_draw_from_the_analysis_frames():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from helpers import plots
+    from helpers.lambda_gelu.plots import (
+        lgelu_layer_profiles,
+        lgelu_tc_heatmap,
+        lgelu_trajectories_and_spearman,
+    )
 
-    cells = A.grid_cells(_grid(lambda t, c, s, m: c / t, lambda *a: 0.8))
-    fig = plots.lgelu_tc_heatmap(A.grid_pivot(cells), A.grid_pivot(cells, "delta_bvs"))
+    cells = grid.grid_cells(_grid(lambda t, c, s, m: c / t, lambda *a: 0.8))
+    fig = lgelu_tc_heatmap(grid.grid_pivot(cells), grid.grid_pivot(cells, "delta_bvs"))
     texts = sorted(t.get_text() for t in fig.axes[0].texts)
     assert texts == ["-0.010"] * 4  # ΔBVS = 0.80 − 0.81 in every cell
     with pytest.raises(ValueError, match="same t index"):
-        plots.lgelu_tc_heatmap(A.grid_pivot(cells), A.grid_pivot(cells).iloc[:1])
+        lgelu_tc_heatmap(grid.grid_pivot(cells), grid.grid_pivot(cells).iloc[:1])
     runs = _table1_runs()
-    t1 = A.table1(runs)
-    fig3 = plots.lgelu_trajectories_and_spearman(A.validation_curves(runs), A.spearman_curves(runs), t1, ["fmnist"])
+    t1 = table1(runs)
+    fig3 = lgelu_trajectories_and_spearman(validation_curves(runs), spearman_curves(runs), t1, ["fmnist"])
     assert len(fig3.axes) == 2
     with pytest.raises(ValueError, match="no pair"):
-        plots.lgelu_layer_profiles(A.layer_profiles(runs), [])
+        lgelu_layer_profiles(layer_profiles(runs), [])
     plt.close("all")

@@ -12,7 +12,7 @@ from scipy.integrate import quad
 from scipy.special import ndtr
 
 from helpers.activations import get_activation, register_activation
-from helpers.mollify import (
+from helpers.srelu.mollify import (
     BoxKernel,
     BumpKernel,
     EpanechnikovKernel,
@@ -23,7 +23,7 @@ from helpers.mollify import (
     mollified_activation,
     mollify,
 )
-from helpers.srelu import srelu, srelu_derivative, srelu_second_derivative
+from helpers.srelu.activation import srelu, srelu_derivative, srelu_second_derivative
 
 KERNELS = (EpanechnikovKernel(0.3), BumpKernel(0.3), GaussianKernel(0.3), BoxKernel(0.3))
 

@@ -1,6 +1,6 @@
 """The ``paper`` profile of the λ-GELU protocols builds the paper's setup (Section IV), untrained.
 
-Configs are checked field by field against :mod:`helpers.paper.lambda_gelu` (the paper's numbers,
+Configs are checked field by field against :mod:`helpers.lambda_gelu.paper` (the paper's numbers,
 typed once there). Models are built directly at the paper's shapes, since the paper-profile data
 sets (CIFAR-100, TinyImageNet, WikiText-2) are not available offline; their parameter counts are
 checked against closed-form counts of the architectures, and the optimiser against Section III
@@ -16,10 +16,10 @@ import torch
 from torch import nn
 
 from helpers.activations import activation_factory
-from helpers.hardness import hardness_parameters, lambda_target, make_optimizer
+from helpers.lambda_gelu.hardness import hardness_parameters, lambda_target, make_optimizer
 from helpers.models import build_model
-from helpers.paper import lambda_gelu as paper
-from helpers.protocols.lambda_gelu import (
+from helpers.lambda_gelu import paper
+from helpers.lambda_gelu.protocol import (
     PAIRS,
     TABLE1_PAIRS,
     c_sweep_configs,
@@ -28,7 +28,7 @@ from helpers.protocols.lambda_gelu import (
     table1_pairs,
     table2_configs,
 )
-from helpers.runs import TrainConfig
+from helpers.core.runs import TrainConfig
 
 PROFILE = "paper"
 #: Which of the paper's training recipes (Section IV) each model follows.

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import data, preflight
-from helpers.runtime import repo_root
+from helpers.core import data
+from helpers import preflight
+from helpers.core.runtime import repo_root
 
 
 @pytest.fixture
@@ -131,7 +132,7 @@ def _notebook_datasets() -> set[str]:
 def test_needed_covers_every_dataset_the_notebooks_and_protocols_read():
     from helpers.protocols import all_experiments
 
-    used = _notebook_datasets() | {"tinyshakespeare"}  # helpers.dpo_experiment
+    used = _notebook_datasets() | {"tinyshakespeare"}  # helpers.srelu.dpo_experiment
     for profile in ("smoke", "cpu"):
         for configs in all_experiments().values():
             used |= {cfg.dataset for cfg in configs(profile)}

@@ -1,4 +1,4 @@
-"""helpers.runtime.progress: a bar in a terminal or kernel, plain lines in a log, nothing under CI,
+"""helpers.core.runtime.progress: a bar in a terminal or kernel, plain lines in a log, nothing under CI,
 and in every mode exactly one iter() of the iterable (each iter() of a DataLoader draws a seed)."""
 
 import pytest
@@ -6,8 +6,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers import runtime
-from helpers.runtime import progress
+from helpers.core import runtime
+from helpers.core.runtime import progress
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_quiet_writes_nothing(monkeypatch, capsys):
 
 
 def test_training_log_has_at_most_one_line_per_epoch(shown, capsys):
-    from helpers.train import fit
+    from helpers.core.train import fit
 
     torch.manual_seed(0)
     x = torch.randn(256, 2)

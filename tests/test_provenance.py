@@ -2,7 +2,7 @@
 
 These tests cover the CPU type this machine does not have: a committed result "from another
 CPU" is made by editing the recorded provenance, and an AVX2-only CPU is simulated by
-patching :func:`helpers.provenance.bf16_is_native`.
+patching :func:`helpers.core.provenance.bf16_is_native`.
 """
 
 import copy
@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from helpers import provenance, verify_rerun
+from helpers.core import provenance
+from helpers import verify_rerun
 from helpers.experiments import config_hash, register_runner, run_or_load
-from helpers.provenance import PrecisionUnavailable, check_precision
-from helpers.runs import TrainConfig
+from helpers.core.provenance import PrecisionUnavailable, check_precision
+from helpers.core.runs import TrainConfig
 from helpers.verify_rerun import choose_comparison, float_tolerance, verify
 
 

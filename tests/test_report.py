@@ -1,9 +1,9 @@
-"""helpers.report: the one verdict vocabulary and the run-based verdict rule."""
+"""helpers.core.report: the one verdict vocabulary and the run-based verdict rule."""
 
 import pytest
 
-from helpers import report as R
-from helpers import statistics as S
+from helpers.core import report as R
+from helpers.core import statistics as S
 
 
 def test_vocabulary_is_defined_once_and_described():
@@ -101,15 +101,18 @@ def test_claim_anchor_and_page_link():
 
 def _page_anchors() -> dict[str, set[str]]:
     """Every anchor a claim builder sets, by page (the constants the Claim(...) calls use)."""
-    from helpers import lgelu_analysis
-    from helpers.paper import flexact, gelu_blog, lambda_gelu, srelu
+    from helpers.lambda_gelu import run_claims
+    from helpers.flexact import paper as flexact
+    from helpers.gelu_primer import paper as gelu_blog
+    from helpers.lambda_gelu import paper as lambda_gelu
+    from helpers.srelu import paper as srelu
 
     pages: dict[str, set[str]] = {}
-    pairs = [*srelu.ANCHORS.items(), *lgelu_analysis.ANCHORS.items(),
+    pairs = [*srelu.ANCHORS.items(), *run_claims.ANCHORS.items(),
              (lambda_gelu.THEORY_NOTEBOOK, lambda_gelu.THEORY_ANCHOR),
              (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_TABLES), (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_PROSE),
              (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_SYNTHETIC), (flexact.NOTEBOOK_CIFAR, flexact.ANCHOR_CIFAR),
-             ("notebooks/22_srelu_dpo", "srelu-dpo-claims")]  # set in helpers.dpo_analysis
+             ("notebooks/22_srelu_dpo", "srelu-dpo-claims")]  # set in helpers.srelu.dpo_analysis
     for docname, anchor in pairs:
         pages.setdefault(docname, set()).add(anchor)
     return pages

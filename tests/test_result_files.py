@@ -10,7 +10,7 @@ import pytest
 
 from helpers import verify_results
 from helpers.experiments import load_result, register_runner, result_path, run_or_load
-from helpers.result_files import CorruptResult, content_checksum
+from helpers.core.result_files import CorruptResult, content_checksum
 
 CALLS: list = []
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from helpers.experiments import run_or_load
-from helpers.runs import TrainConfig, lm_blocks, make_scheduler
+from helpers.core.runs import TrainConfig, lm_blocks, make_scheduler
 
 
 def _cfg(**kw):
@@ -52,7 +52,7 @@ def test_warmup_cosine_schedule_hits_its_endpoints():
 
 
 def test_tiny_end_to_end_run_is_cached_and_records_substitution(tmp_path, monkeypatch):
-    data_dir = pytest.importorskip("helpers.data").available
+    data_dir = pytest.importorskip("helpers.core.data").available
     if not data_dir("adult"):
         pytest.skip("Adult not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
     cfg = _cfg(activation="lambda_gelu", activation_kwargs={"t": 0.1}, init_mode="increasing",
@@ -70,7 +70,7 @@ def test_tiny_end_to_end_run_is_cached_and_records_substitution(tmp_path, monkey
 def test_training_threads_pin_and_restore(monkeypatch):
     import torch
 
-    from helpers.runtime import train_threads, training_threads
+    from helpers.core.runtime import train_threads, training_threads
 
     before = torch.get_num_threads()
     monkeypatch.delenv("REPRO_TRAIN_THREADS", raising=False)
@@ -90,7 +90,7 @@ def test_progress_bars_do_not_change_the_batch_order(monkeypatch):
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
-    from helpers.runtime import progress
+    from helpers.core.runtime import progress
 
     def orders(quiet: bool) -> list[list[int]]:
         if quiet:

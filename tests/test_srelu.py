@@ -7,29 +7,29 @@ import math
 import pytest
 import torch
 
-import helpers.srelu as S
+import helpers.srelu.activation as S
+from helpers.core import kernels
 from helpers.activations import get_activation
-from helpers.srelu import (
+from helpers.srelu.activation import (
     SReLU,
     SReLUPaperReference,
-    set_srelu_backend,
     srelu,
-    srelu_backend,
     srelu_derivative,
     srelu_paper_reference,
     srelu_second_derivative,
 )
 
 DELTAS = (1e-6, 1e-3, 0.01, 0.5, 3.0)
-BACKENDS = ("native", "eager")
+BACKENDS = ("compiled", "eager")
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request):
-    """Run a test with each backend; the native one must build on the project's machines."""
-    set_srelu_backend(request.param)
+    """Run a test with each kernel backend (``compiled``: TorchInductor even for small tensors;
+    float64 inputs always run the torch formulas)."""
+    kernels.set_kernel_backend(request.param)
     yield request.param
-    set_srelu_backend("auto")
+    kernels.set_kernel_backend("auto")
 
 
 def _grid(delta: float, dtype=torch.float64, n: int = 4001) -> torch.Tensor:
@@ -46,11 +46,6 @@ def _closed_form(x: torch.Tensor, delta: float) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------- values
-def test_native_backend_is_built_here():
-    set_srelu_backend("auto")
-    assert srelu_backend() == "native"
-
-
 @pytest.mark.parametrize("delta", DELTAS)
 def test_matches_closed_form_float64(backend, delta):
     x = _grid(delta)
@@ -121,19 +116,20 @@ def test_backends_agree():
     x = torch.randn(70000, generator=torch.Generator().manual_seed(1)) * 0.02
     out = {}
     for b in BACKENDS:
-        set_srelu_backend(b)
+        kernels.set_kernel_backend(b)
         xx = x.clone().requires_grad_()
         y = srelu(xx, 0.01)
         y.backward(torch.cos(x))
         out[b] = (y.detach(), xx.grad)
-    set_srelu_backend("auto")
-    for a, b in zip(out["native"], out["eager"]):
-        # float32; native forms x·(1/δ), eager x/δ: one rounding apart in t
+    kernels.set_kernel_backend("auto")
+    for a, b in zip(out["compiled"], out["eager"]):
+        # float32; Inductor may form x·(1/δ) where eager forms x/δ: one rounding apart in t
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
 
 
 def test_deterministic_and_thread_count_independent():
-    set_srelu_backend("native")
+    """Elementwise, so the forward does not depend on how the loop is split over threads."""
+    kernels.set_kernel_backend("compiled")
     x = torch.randn(1 << 18, generator=torch.Generator().manual_seed(2)) * 0.01
     threads = torch.get_num_threads()
     try:
@@ -143,7 +139,7 @@ def test_deterministic_and_thread_count_independent():
         many = srelu(x, 0.01)
     finally:
         torch.set_num_threads(threads)
-        set_srelu_backend("auto")
+        kernels.set_kernel_backend("auto")
     assert torch.equal(one, many) and torch.equal(srelu(x, 0.01), srelu(x, 0.01))
 
 
@@ -291,19 +287,24 @@ def test_bad_flags_and_backend_names():
     with pytest.raises(TypeError, match="learnable"):
         SReLU(0.1, learnable="yes")
     with pytest.raises(ValueError, match="backend"):
-        set_srelu_backend("fast")
+        kernels.set_kernel_backend("fast")
 
 
-def test_build_failure_falls_back_to_eager(monkeypatch, tmp_path):
-    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
-    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))  # empty cache: must build, and fails
-    monkeypatch.setattr(S, "_state", {"backend": "auto", "lib": None, "broken": False})
-    x = torch.linspace(-0.02, 0.02, 11, dtype=torch.float64)
-    with pytest.warns(RuntimeWarning, match="native kernel unavailable"):
+def test_compile_failure_falls_back_to_eager(monkeypatch):
+    """A failed compile: one warning naming it, then the torch formulas; ``compiled`` forced: an error."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("no C++ compiler (simulated)")
+
+    monkeypatch.setattr(kernels, "_compile_error", None)
+    monkeypatch.setattr(S.FORWARD, "_compiled", broken)
+    x = torch.linspace(-0.02, 0.02, 1 << 17)
+    with pytest.warns(RuntimeWarning, match="simulated"):
         y = srelu(x, 0.01)
-    assert S.srelu_backend() == "eager"
-    torch.testing.assert_close(y, _closed_form(x, 0.01), rtol=0, atol=1e-16)
-    S._state["backend"] = "native"
-    S._state["broken"] = False
-    with pytest.raises(RuntimeError, match="native kernel unavailable"):
-        srelu(x, 0.01)
+    assert "simulated" in kernels.compile_unavailable_reason()
+    torch.testing.assert_close(y.double(), _closed_form(x.double(), 0.01), rtol=0, atol=1e-8)
+    kernels.set_kernel_backend("compiled")
+    try:
+        with pytest.raises(RuntimeError, match="compiled kernels unavailable"):
+            srelu(x, 0.01)
+    finally:
+        kernels.set_kernel_backend("auto")

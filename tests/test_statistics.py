@@ -1,4 +1,4 @@
-"""helpers.statistics against scipy.stats on hand-made data."""
+"""helpers.core.statistics against scipy.stats on hand-made data."""
 
 import math
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from helpers import statistics as S
+from helpers.core import statistics as S
 
 # ConvNeXt-tiny, CIFAR-10, cpu profile: S-ReLU (δ = 0.001) and ReLU score the same on every seed.
 CONVNEXT = {0: 27.8, 1: 29.4, 2: 27.7}

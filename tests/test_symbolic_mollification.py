@@ -10,9 +10,11 @@ import pytest
 import sympy as sp
 import torch
 
-from helpers.paper import srelu as paper
-from helpers.srelu import srelu
-from helpers.symbolic import mollification as M
+from helpers.srelu import paper
+from helpers.srelu import claims as srelu_claims
+from helpers.srelu.claims import experiment_claims, paper_expr, theory_claims
+from helpers.srelu.activation import srelu
+from helpers.srelu import theory as M
 
 x, d, t = M.X, M.DELTA, M.T
 
@@ -40,7 +42,7 @@ def test_epanechnikov_moments():
 def test_convolution_pieces_match_paper_and_direct_integral():
     p = M.srelu_by_convolution()
     assert p.left == 0 and p.right == x
-    assert M.expressions_equal(p.middle, paper.paper_expr(paper.SRELU_MIDDLE))
+    assert M.expressions_equal(p.middle, paper_expr(paper.SRELU_MIDDLE))
     direct = M.srelu_direct_convolution()
     for region, piece in zip(("left", "middle", "right"), p.as_tuple()):
         assert M.expressions_equal(M.clamp_form_piece(direct, region), piece)
@@ -81,7 +83,7 @@ def test_smoothness_is_c2_not_c3():
 def test_uniform_error():
     err = M.srelu_uniform_error()
     assert err.coefficient == sp.Rational(3, 16) and err.argmax == 0
-    assert M.expressions_equal(err.value, paper.paper_expr(paper.UNIFORM_ERROR))
+    assert M.expressions_equal(err.value, paper_expr(paper.UNIFORM_ERROR))
 
 
 @pytest.mark.parametrize(
@@ -116,9 +118,9 @@ def test_srelu_lipschitz_is_one():
 
 
 def test_mish_second_derivative_in_paper_has_wrong_sign():
-    mish = paper.paper_expr(paper.MISH)
+    mish = paper_expr(paper.MISH)
     assert M.expressions_equal(mish, M.activation_expr("mish"))
-    ratio = sp.simplify(paper.paper_expr(paper.MISH_D2) / sp.diff(mish, x, 2))
+    ratio = sp.simplify(paper_expr(paper.MISH_D2) / sp.diff(mish, x, 2))
     assert ratio == -1
 
 
@@ -147,9 +149,9 @@ def test_activation_expr_rejects_unknown():
 
 
 def test_paper_claims():
-    claims = paper.claims()
-    assert len(claims) == len(paper.theory_claims()) + len(paper.experiment_claims())
-    assert len(paper.theory_claims()) >= 20
+    claims = srelu_claims.claims()
+    assert len(claims) == len(theory_claims()) + len(experiment_claims())
+    assert len(theory_claims()) >= 20
     by_claim = {c.claim: c for c in claims}
     assert by_claim["Lipschitz constant of GELU"].verdict == "contradicted"
     assert by_claim["Lipschitz constant of SiLU"].verdict == "confirmed"
@@ -159,10 +161,10 @@ def test_paper_claims():
     assert by_claim["Mish''"].verdict == "contradicted"
     assert by_claim["S-ReLU is C² (second derivative continuous)"].verdict == "confirmed"
     assert by_claim["Uniform error sup|S-ReLU - ReLU|"].verdict == "confirmed"
-    assert all(c.notebook.startswith("notebooks/0") for c in paper.theory_claims())
-    assert all(c.notebook.startswith("notebooks/2") for c in paper.experiment_claims())
+    assert all(c.notebook.startswith("notebooks/0") for c in theory_claims())
+    assert all(c.notebook.startswith("notebooks/2") for c in experiment_claims())
     with pytest.raises(TypeError):
-        paper.paper_expr(3)
+        paper_expr(3)
 
 
 def test_paper_tables_are_consistent_data():

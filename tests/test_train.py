@@ -9,8 +9,8 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.experiments import RunFailed
-from helpers.runtime import seed_everything
-from helpers.train import TrainHook, evaluate, fit
+from helpers.core.runtime import seed_everything
+from helpers.core.train import TrainHook, evaluate, fit
 
 
 def _blobs(n: int = 256, seed: int = 0):

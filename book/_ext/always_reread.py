@@ -1,7 +1,7 @@
 """Sphinx extension: re-read the pages listed in ``always_reread`` on every build.
 
 Why: the reproducibility report and the status page show things their source does not contain
-(claims computed by ``helpers.paper.*``, the installed packages). Sphinx re-reads a page only
+(claims computed by ``helpers.<method>.claims``, the installed packages). Sphinx re-reads a page only
 when its source changed, so an incremental build kept showing an old report even though the
 page asks myst-nb for ``execution_mode: force``. Pages that paste glued values from those pages
 (the intro quotes the report's counts) must be listed too, or they keep the old values.

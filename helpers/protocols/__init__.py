@@ -1,8 +1,8 @@
 """Experimental protocols of the papers as lists of run configs, and a CLI to run them.
 
-* :mod:`helpers.protocols.lambda_gelu`: Fig. 1 (t, c) grid, Fig. 2 c sweep, Table I, Table II.
-* :mod:`helpers.protocols.srelu`: Table 4 (δ sensitivity), Tables 1-2 (activation comparison).
-* :mod:`helpers.protocols.flexact_cifar`: Flex-Act Table 2 (ResNet on CIFAR-10).
+* :mod:`helpers.lambda_gelu.protocol`: Fig. 1 (t, c) grid, Fig. 2 c sweep, Table I, Table II.
+* :mod:`helpers.srelu.protocol`: Table 4 (δ sensitivity), Tables 1-2 (activation comparison).
+* :mod:`helpers.flexact.protocol`: Flex-Act Table 2 (ResNet on CIFAR-10).
 
 ``python -m helpers.protocols lgelu_table1 --profile cpu --shard 0/2`` runs (or loads) one
 protocol; shards let several processes share the list, since every run is cached on its own.
@@ -10,15 +10,23 @@ protocol; shards let several processes share the list, since every run is cached
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from dataclasses import replace
 
-from helpers.runs import TrainConfig
+import torch
+
+from helpers.core.runs import TrainConfig
+from helpers.flexact import protocol as flexact_cifar
+from helpers.lambda_gelu import protocol as lambda_gelu
+from helpers.srelu import protocol as srelu
+from helpers.flexact.synthetic import synthetic_configs
+from helpers.lambda_gelu.protocol import pair_config
+from helpers.core.results_cache import RunFailed, run_or_load
+from helpers.core.runtime import current_profile
 
 
 def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
-    from helpers.protocols import flexact_cifar, lambda_gelu, srelu
-
     return {**lambda_gelu.EXPERIMENTS, **srelu.EXPERIMENTS, **flexact_cifar.EXPERIMENTS}
 
 
@@ -26,9 +34,6 @@ def cheap_check_configs() -> list[TrainConfig]:
     """cpu-profile runs cheap enough for CI to retrain and compare with their committed results:
     one per paper's pipeline (λ-GELU MLP on Adult with the fused kernel, S-ReLU ViT on CIFAR-10,
     Flex-Act synthetic regression with the fused mixture), about a minute in all."""
-    from helpers.flexact_experiments import synthetic_configs
-    from helpers.protocols import srelu
-    from helpers.protocols.lambda_gelu import pair_config
 
     flexact = next(c for c in synthetic_configs("cpu") if c.method == "flexact")
     return [replace(pair_config("adult", "cpu", activation="lambda_gelu", mode="increasing", seed=0)),
@@ -52,8 +57,6 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def _shard_arg(text: str) -> tuple[int, int]:
-    import argparse
-
     try:
         return parse_shard(text)
     except ValueError as err:
@@ -61,8 +64,6 @@ def _shard_arg(text: str) -> tuple[int, int]:
 
 
 def _threads_arg(text: str) -> int:
-    import argparse
-
     try:
         value = int(text)
     except ValueError:
@@ -73,12 +74,8 @@ def _threads_arg(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
 
-    import torch
 
-    from helpers.experiments import RunFailed, run_or_load
-    from helpers.runtime import current_profile
 
     experiments = all_experiments()
     parser = argparse.ArgumentParser(description=__doc__)

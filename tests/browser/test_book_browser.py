@@ -3,7 +3,7 @@
 Per page: it loads, the browser console has no SEVERE message, the server answered no request
 with an error, every image decoded (naturalWidth > 0), MathJax (vendored, see _config.yml) typeset
 without TeX errors, and every link into the book points to a file that exists. The report page's
-claims table has exactly one row per claim of ``helpers.report.collect_claims()``, and each row's
+claims table has exactly one row per claim of ``helpers.claims.collect_claims()``, and each row's
 link goes to a section id (the claim's MyST label) that exists on the target page.
 
 Run after building the book:  REPRO_REQUIRE_BROWSER=1 .venv/bin/pytest -m browser tests/browser
@@ -131,7 +131,7 @@ def _claims_count(monkeypatch: pytest.MonkeyPatch) -> int:
     # Count claims as the book build did: committed results, the build's profile (cpu by default).
     monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)
     monkeypatch.setenv("REPRO_PROFILE", os.environ.get("REPRO_PROFILE", "cpu"))
-    from helpers.report import collect_claims
+    from helpers.claims import collect_claims
 
     return len(collect_claims())
 
@@ -153,7 +153,7 @@ def test_report_table_has_one_row_per_claim(
         "stale (rebuild the book) or a claim failed to render"
     )
     verdicts = {row.find_element(By.CSS_SELECTOR, "span.verdict").text for row in rows}
-    from helpers.report import VERDICTS
+    from helpers.core.report import VERDICTS
 
     assert verdicts <= {*VERDICTS, "contradicted at our scale"}, verdicts
 

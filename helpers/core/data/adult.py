@@ -1,0 +1,230 @@
+"""UCI Adult / census income (Becker and Kohavi, 1996): predict income ``>50K`` from 14 attributes.
+
+All 48,842 records (the UCI train and test files merged, in the OpenML ``adult`` v2 order: the
+16,281 ``adult.test`` rows, then the 32,561 ``adult.data`` rows) are split once, by a fixed seeded
+permutation (:data:`SPLIT_SEED`), 80 % train / 20 % validation. Preprocessing uses the training
+rows only:
+
+* the 6 numeric columns are standardised with the training mean and population std;
+* the 8 categorical columns are one-hot encoded over the categories seen in training (sorted);
+  a missing value ``?`` is kept as a category of its own (nothing is dropped) and a category that
+  occurs only in validation rows gets an all-zero encoding.
+
+Label 1 means ``>50K``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pandas as pd
+import torch
+from torch.utils.data import TensorDataset
+
+from helpers.core.data.core import DataSplits, check_count, check_seed, subset_indices
+from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error, locate, reading
+
+NUMERIC: tuple[str, ...] = (
+    "age",
+    "fnlwgt",
+    "educational-num",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+)
+CATEGORICAL: tuple[str, ...] = (
+    "workclass",
+    "education",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "gender",
+    "native-country",
+)
+COLUMNS: tuple[str, ...] = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "educational-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "gender",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+)
+CLASSES: tuple[str, ...] = ("<=50K", ">50K")
+#: Seed of the fixed 80/20 train/validation permutation (part of the dataset's definition).
+SPLIT_SEED = 0
+TRAIN_FRACTION = 0.8
+
+_UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult/"
+SPEC = SourceSpec(
+    key="adult",
+    title="Adult",
+    folders=("adult",),
+    layouts=(
+        Layout("csv", ("adult.csv.gz",)),
+        Layout("csv", ("adult.csv",)),
+        Layout("uci", ("adult.data", "adult.test")),
+    ),
+    # sha256 as listed in tensorflow/datasets' url_checksums/adult.txt.
+    remotes=(
+        Remote(
+            "adult.data",
+            (_UCI + "adult.data",),
+            "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+        ),
+        Remote(
+            "adult.test",
+            (_UCI + "adult.test",),
+            "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+        ),
+    ),
+    download_layout="uci",
+    # The offline mirror's file (shared/data/README.md) and its decompressed content (adult.csv).
+    known=(
+        KnownFile(
+            "adult.csv.gz",
+            ("1c5316247e07e1dfde1834ed02508155ed950a1814b950da9c5e30b4f24bc9c0",),
+            "2a974e047fea771e7c773b66db2ec9e3403d68b33c9532e26e714d42610dae20",
+        ),
+        KnownFile("adult.csv", ("2a974e047fea771e7c773b66db2ec9e3403d68b33c9532e26e714d42610dae20",)),
+    ),
+)
+
+
+def _read_uci(path: os.PathLike[str], skip_first: bool) -> pd.DataFrame:
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    if skip_first:  # adult.test opens with a "|1x3 Cross validator" line
+        text = text.split("\n", 1)[1]
+    frame = pd.read_csv(
+        io.StringIO(text), header=None, names=list(COLUMNS), skipinitialspace=True, dtype=str
+    )
+    frame = frame.dropna(how="all")
+    frame["income"] = frame["income"].str.rstrip(".")  # adult.test writes ">50K."
+    return frame
+
+
+def read_adult(found: Found) -> pd.DataFrame:
+    """All rows as strings, in the OpenML v2 order, columns :data:`COLUMNS`."""
+    with reading(found.paths[0], "Adult table"):
+        if found.format == "uci":
+            frame = pd.concat(
+                [_read_uci(found.paths[1], True), _read_uci(found.paths[0], False)], ignore_index=True
+            )
+        else:
+            try:
+                frame = pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True)
+            except pd.errors.ParserError as exc:
+                raise data_error(found.paths[0], f"not a readable CSV table ({exc})") from exc
+    missing = set(COLUMNS) - set(frame.columns)
+    if missing:
+        raise data_error(found.paths[0], f"Adult columns missing: {sorted(missing)}")
+    frame = frame[list(COLUMNS)]
+    bad = sorted(set(frame["income"].astype(str)) - set(CLASSES))
+    if bad:
+        raise data_error(found.paths[0], f"unexpected income labels {bad[:5]} (allowed: {', '.join(CLASSES)})")
+    numeric = frame[list(NUMERIC)].apply(pd.to_numeric, errors="coerce")
+    if numeric.isna().to_numpy().any():
+        column = next(c for c in NUMERIC if numeric[c].isna().any())
+        row = int(numeric[column].isna().to_numpy().argmax())
+        raise data_error(found.paths[0], f"numeric column {column!r} holds {frame[column].iloc[row]!r} "
+                                         f"(row {row}), not a number")
+    return frame
+
+
+def split_rows(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed train and validation row indices (sorted) of an ``n_rows`` table."""
+    order = np.random.default_rng(SPLIT_SEED).permutation(n_rows)
+    n_train = int(round(TRAIN_FRACTION * n_rows))
+    return np.sort(order[:n_train]), np.sort(order[n_train:])
+
+
+def encode(
+    frame: pd.DataFrame, train_rows: np.ndarray
+) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """Features (float32), their names, and the numeric mean/std, all fitted on ``train_rows``."""
+    numeric = frame[list(NUMERIC)].astype(np.float64).to_numpy()
+    mean = numeric[train_rows].mean(axis=0)
+    std = numeric[train_rows].std(axis=0)  # population std: the train columns get std exactly 1
+    blocks, names = [(numeric - mean) / std], list(NUMERIC)
+    train_frame = frame.iloc[train_rows]
+    for column in CATEGORICAL:
+        categories = sorted(train_frame[column].unique())
+        position = {c: i for i, c in enumerate(categories)}
+        codes = frame[column].map(position).fillna(-1).to_numpy(dtype=np.int64)
+        onehot = np.zeros((len(frame), len(categories)))
+        seen = codes >= 0
+        onehot[np.flatnonzero(seen), codes[seen]] = 1.0
+        blocks.append(onehot)
+        names.extend(f"{column}={c}" for c in categories)
+    return np.hstack(blocks).astype(np.float32), names, mean, std
+
+
+def load_adult(
+    *,
+    root: str | os.PathLike[str] | None = None,
+    n_train: int | None = None,
+    n_val: int | None = None,
+    seed: int = 0,
+    download: bool = True,
+) -> DataSplits:
+    """Adult as float feature vectors (numeric standardised, categorical one-hot) and 0/1 labels.
+
+    Validation = the fixed 20 % of the 48,842 rows (see the module docstring); ``n_train`` and
+    ``n_val`` draw seeded subsets of the two parts. ``mean``/``std`` of the result are the
+    training statistics of the numeric columns (raw units), ``feature_names`` name every column.
+    """
+    seed = check_seed(seed)
+    found = locate(SPEC, root, download=download)
+    frame = read_adult(found)
+    train_rows, val_rows = split_rows(len(frame))
+    n_train = check_count(n_train, len(train_rows), "n_train", "Adult")
+    n_val = check_count(n_val, len(val_rows), "n_val", "Adult")
+    features, names, mean, std = encode(frame, train_rows)
+    labels = (frame["income"] == ">50K").to_numpy().astype(np.int64)
+
+    def split(rows: np.ndarray, n: int | None, name: str) -> tuple[TensorDataset, torch.Tensor]:
+        idx = subset_indices(len(rows), n, seed, name)
+        chosen = rows[idx]
+        return (
+            TensorDataset(torch.from_numpy(features[chosen]), torch.from_numpy(labels[chosen])),
+            torch.from_numpy(idx),
+        )
+
+    train, train_idx = split(train_rows, n_train, "train")
+    val, val_idx = split(val_rows, n_val, "val")
+    return DataSplits(
+        key="adult",
+        name="Adult",
+        source=f"UCI Adult, {len(frame):,} rows ({found.describe()})",
+        train=train,
+        val=val,
+        num_classes=2,
+        input_shape=(features.shape[1],),
+        class_names=CLASSES,
+        train_indices=train_idx,
+        val_indices=val_idx,
+        val_split=f"fixed seeded 20 % of all rows ({len(val_rows):,} rows; seed {SPLIT_SEED})",
+        mean=tuple(float(m) for m in mean),
+        std=tuple(float(s) for s in std),
+        feature_names=tuple(names),
+        location=str(found.directory),
+    )
+
+
+def adult_table(
+    *, root: str | os.PathLike[str] | None = None, download: bool = True
+) -> pd.DataFrame:
+    """The raw Adult table (strings, before encoding), for display."""
+    return read_adult(locate(SPEC, root, download=download))

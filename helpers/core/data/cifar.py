@@ -1,0 +1,266 @@
+"""CIFAR-10 and CIFAR-100 (Krizhevsky, 2009): 32×32 colour images, 50,000 train + 10,000 test.
+
+Two formats are read:
+
+* the official "python version" (``cifar-10-python.tar.gz`` / ``cifar-100-python.tar.gz`` or
+  their extracted folders): pickled batches of raw pixels, lossless;
+* for CIFAR-10 only, the JPEG mirror of ``shared/data`` (``cifar10-jpeg.tar.gz``:
+  ``train/<class>/NNNN.jpg``, ``test/<class>/NNNN.jpg``). A third party re-encoded the images as
+  JPEG, so pixels differ slightly from the official release; results on it are labelled
+  "CIFAR-10 (JPEG mirror)" (the ``name`` of the returned splits).
+
+When both formats are present the official one wins. The official test split serves as the
+validation split. Decoding 60,000 JPEGs takes a while the first time; the arrays are cached.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import PurePosixPath
+from typing import ClassVar
+import io
+
+import numpy as np
+
+from helpers.core.data.core import DataSplits
+from helpers.core.data.images import ImageDataset, ImageFormat, decode_jpeg, iter_members, load_image_dataset
+from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec
+
+CIFAR10_CLASSES: tuple[str, ...] = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
+
+_KRIZ = "https://www.cs.toronto.edu/~kriz/"
+_C10_BATCHES = tuple(f"cifar-10-batches-py/data_batch_{i}" for i in range(1, 6)) + (
+    "cifar-10-batches-py/test_batch",
+)
+
+CIFAR10_SPEC = SourceSpec(
+    key="cifar10",
+    title="CIFAR-10",
+    folders=("cifar10", "cifar-10"),
+    layouts=(
+        Layout("python-tar", ("cifar-10-python.tar.gz",)),
+        Layout("python-dir", _C10_BATCHES),
+        Layout("jpeg-tar", ("cifar10-jpeg.tar.gz",)),
+    ),
+    # sha256 as listed in tensorflow/datasets' url_checksums/cifar10.csv.
+    remotes=(
+        Remote(
+            "cifar-10-python.tar.gz",
+            (_KRIZ + "cifar-10-python.tar.gz",),
+            "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
+        ),
+    ),
+    download_layout="python-tar",
+    # The offline mirror's JPEG archive (shared/data/README.md).
+    known=(
+        KnownFile(
+            "cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)
+        ),
+    ),
+)
+
+CIFAR100_SPEC = SourceSpec(
+    key="cifar100",
+    title="CIFAR-100",
+    folders=("cifar100", "cifar-100"),
+    layouts=(
+        Layout("python-tar", ("cifar-100-python.tar.gz",)),
+        Layout(
+            "python-dir",
+            ("cifar-100-python/train", "cifar-100-python/test", "cifar-100-python/meta"),
+        ),
+    ),
+    # sha256 as listed in tensorflow/datasets' url_checksums/cifar100.csv.
+    remotes=(
+        Remote(
+            "cifar-100-python.tar.gz",
+            (_KRIZ + "cifar-100-python.tar.gz",),
+            "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
+        ),
+    ),
+    download_layout="python-tar",
+)
+
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles only NumPy arrays and plain containers: a pickle cannot run arbitrary code here."""
+
+    _ALLOWED: ClassVar[frozenset[tuple[str, str]]] = frozenset(
+        {
+            ("numpy.core.multiarray", "_reconstruct"),
+            ("numpy._core.multiarray", "_reconstruct"),
+            ("numpy.core.multiarray", "scalar"),
+            ("numpy._core.multiarray", "scalar"),
+            ("numpy.core.numeric", "_frombuffer"),
+            ("numpy._core.numeric", "_frombuffer"),
+            ("numpy", "ndarray"),
+            ("numpy", "dtype"),
+            ("_codecs", "encode"),
+        }
+    )
+
+    def find_class(self, module: str, name: str) -> object:
+        if (module, name) not in self._ALLOWED:
+            raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name} from a CIFAR batch")
+        return super().find_class(module, name)
+
+
+def _unpickle(data: bytes, name: str) -> dict:
+    batch = _ArrayUnpickler(io.BytesIO(data), encoding="bytes").load()
+    if not isinstance(batch, dict):
+        raise ValueError(f"{name}: expected a pickled dict, got {type(batch).__name__}")
+    return {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
+
+
+def _read_pickles(found: Found, wanted: tuple[str, ...]) -> dict[str, dict]:
+    """The pickled batches named in ``wanted`` (file names without folder), from tar or folder."""
+    source = found.paths[0] if found.format == "python-tar" else found.paths[0].parent
+    batches = {}
+    for name, data in iter_members(
+        source, lambda n: PurePosixPath(n).name in wanted, desc="CIFAR batches"
+    ):
+        batches[PurePosixPath(name).name] = _unpickle(data, name)
+    missing = sorted(set(wanted) - batches.keys())
+    if missing:
+        raise ValueError(f"{source}: missing CIFAR batches {missing}")
+    return batches
+
+
+def _pixels(batch: dict, name: str) -> np.ndarray:
+    data = np.asarray(batch["data"], dtype=np.uint8)
+    if data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
+        raise ValueError(f"{name}: expected N×3072 pixel rows, got {data.shape}")
+    return data.reshape(-1, 3, 32, 32)
+
+
+def _decode_cifar10_python(found: Found) -> dict[str, np.ndarray]:
+    train_names = tuple(f"data_batch_{i}" for i in range(1, 6))
+    batches = _read_pickles(found, train_names + ("test_batch",))
+    x_train = np.concatenate([_pixels(batches[n], n) for n in train_names])
+    y_train = np.concatenate(
+        [np.asarray(batches[n]["labels"], dtype=np.int64) for n in train_names]
+    )
+    test = batches["test_batch"]
+    return {
+        "x_train": x_train,
+        "y_train": y_train,
+        "x_val": _pixels(test, "test_batch"),
+        "y_val": np.asarray(test["labels"], dtype=np.int64),
+    }
+
+
+def _decode_cifar10_jpeg(found: Found) -> dict[str, np.ndarray]:
+    """Decode ``<split>/<class>/<file>.jpg`` members, ordered by split, class index, file name."""
+    class_index = {c: i for i, c in enumerate(CIFAR10_CLASSES)}
+    records: dict[str, list[tuple[int, str, np.ndarray]]] = {"train": [], "test": []}
+    members = iter_members(
+        found.paths[0],
+        lambda n: n.lower().endswith((".jpg", ".jpeg")),
+        desc="decoding CIFAR-10 JPEGs",
+        total=60_022,
+    )
+    for name, data in members:
+        parts = PurePosixPath(name).parts
+        if len(parts) < 3 or parts[-3] not in records or parts[-2] not in class_index:
+            raise ValueError(
+                f"{found.paths[0]}: unexpected member {name!r} (want train|test/<class>/<file>.jpg)"
+            )
+        records[parts[-3]].append(
+            (class_index[parts[-2]], parts[-1], decode_jpeg(data, (32, 32), name))
+        )
+    arrays = {}
+    for split, out in (("train", "train"), ("test", "val")):
+        rows = sorted(records[split], key=lambda r: (r[0], r[1]))
+        if not rows:
+            raise ValueError(f"{found.paths[0]}: no {split}/<class>/*.jpg images")
+        arrays[f"x_{out}"] = np.stack([r[2] for r in rows])
+        arrays[f"y_{out}"] = np.array([r[0] for r in rows], dtype=np.int64)
+    return arrays
+
+
+#: CIFAR-10 in the loader table of :func:`helpers.core.data.images.load_image_dataset`: the official
+#: python batches, or the JPEG mirror (re-encoded by a third party, so its pixels differ slightly).
+CIFAR10 = ImageDataset(
+    key="cifar10",
+    spec=lambda: CIFAR10_SPEC,
+    formats={
+        "jpeg-tar": ImageFormat(
+            "cifar10-jpeg", lambda found: _decode_cifar10_jpeg(found), "CIFAR-10 (JPEG mirror)",
+            "CIFAR-10 (JPEG mirror): images re-encoded as JPEG by a third party, pixels differ "
+            "slightly from the official release ({found})"),
+        None: ImageFormat("cifar10-python", lambda found: _decode_cifar10_python(found), "CIFAR-10",
+                          "CIFAR-10, official python batches ({found})"),
+    },
+    val_split="official test split (10,000 images)",
+    class_names=CIFAR10_CLASSES,
+)
+
+
+def load_cifar10(
+    *,
+    root: str | os.PathLike[str] | None = None,
+    n_train: int | None = None,
+    n_val: int | None = None,
+    seed: int = 0,
+    download: bool = True,
+) -> DataSplits:
+    """CIFAR-10 as ``3×32×32`` float images; validation = the official test split.
+
+    Normalised per channel with the mean/std of all 50,000 training images of the copy read.
+    ``name`` is "CIFAR-10" for the official files and "CIFAR-10 (JPEG mirror)" for the JPEG mirror.
+    """
+    return load_image_dataset(CIFAR10, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+
+
+
+def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
+    batches = _read_pickles(found, ("train", "test", "meta"))
+    names = [
+        n.decode() if isinstance(n, bytes) else str(n) for n in batches["meta"]["fine_label_names"]
+    ]
+    return {
+        "x_train": _pixels(batches["train"], "train"),
+        "y_train": np.asarray(batches["train"]["fine_labels"], dtype=np.int64),
+        "x_val": _pixels(batches["test"], "test"),
+        "y_val": np.asarray(batches["test"]["fine_labels"], dtype=np.int64),
+        "class_names": np.array(names, dtype=np.str_),
+    }
+
+
+#: CIFAR-100 (fine labels) in the loader table of :func:`helpers.core.data.images.load_image_dataset`.
+CIFAR100 = ImageDataset(
+    key="cifar100",
+    spec=lambda: CIFAR100_SPEC,
+    formats={None: ImageFormat("cifar100-python", lambda found: _decode_cifar100_python(found), "CIFAR-100",
+                               "CIFAR-100, official python batches ({found})")},
+    val_split="official test split (10,000 images)",
+)
+
+
+def load_cifar100(
+    *,
+    root: str | os.PathLike[str] | None = None,
+    n_train: int | None = None,
+    n_val: int | None = None,
+    seed: int = 0,
+    download: bool = True,
+) -> DataSplits:
+    """CIFAR-100 (fine labels, 100 classes) as ``3×32×32`` float images.
+
+    Validation = the official test split; normalised with the mean/std of the 50,000 train images.
+
+    Not available offline on the project's machines: the cpu profile uses CIFAR-10 instead.
+    """
+    return load_image_dataset(CIFAR100, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)

@@ -1,0 +1,247 @@
+"""Shared plumbing for image datasets: reading archives, decoding, statistics, splitting.
+
+Decoders produce ``uint8`` arrays ``N×C×H×W`` plus ``int64`` labels for the official train split
+and for the split used as validation. :func:`image_splits` turns them into a
+:class:`~helpers.core.data.core.DataSplits`: it draws the requested subsets first (so a small profile
+never converts 50,000 images to float) and then normalises per channel with the mean and standard
+deviation of the *complete* official training split, computed once at decode time and cached.
+Using the full train split (never the validation split) keeps the normalisation identical
+whatever subset a profile trains on.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.data import TensorDataset
+
+from helpers.core.data.cache import cached_arrays, fingerprint
+from helpers.core.data.core import DataSplits, check_count, check_seed, subset_indices
+from helpers.core.data.sources import Found, SourceSpec, data_error, locate, reading
+from helpers.core.runtime import progress
+
+
+def iter_members(
+    path: Path, select: Callable[[str], bool], desc: str = "", total: int | None = None
+) -> Iterator[tuple[str, bytes]]:
+    """``(name, bytes)`` of every regular file in ``path`` whose name passes ``select``.
+
+    ``path`` is a ``.tar``/``.tar.gz``/``.tgz``, a ``.zip`` or a folder; names use ``/`` and are
+    relative to the archive (or folder) root. Tar archives are streamed, never extracted to disk.
+    A truncated or corrupt archive raises :class:`~helpers.core.data.sources.DataError` naming ``path``.
+    """
+    with reading(path, "archive"):
+        yield from _iter_members(path, select, desc, total)
+
+
+def _iter_members(
+    path: Path, select: Callable[[str], bool], desc: str = "", total: int | None = None
+) -> Iterator[tuple[str, bytes]]:
+    if path.is_dir():
+        names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+        names = [n for n in names if select(n)]
+        for name in progress(names, desc=desc, total=len(names)):
+            yield name, (path / name).read_bytes()
+    elif zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/") and select(n)]
+            for name in progress(names, desc=desc, total=len(names)):
+                yield name, archive.read(name)
+    elif tarfile.is_tarfile(path):
+        with tarfile.open(path, mode="r|*") as archive:
+            for member in progress(archive, desc=desc, total=total):
+                if member.isfile() and select(member.name):
+                    handle = archive.extractfile(member)
+                    assert handle is not None  # regular files always have data
+                    yield member.name.removeprefix("./"), handle.read()
+    else:
+        raise data_error(path, "neither a folder nor a readable tar/zip archive")
+
+
+def decode_jpeg(data: bytes, size: tuple[int, int], name: str) -> np.ndarray:
+    """An RGB image as ``uint8`` ``C×H×W``; grayscale files are converted to RGB."""
+    from PIL import Image  # lazy: PIL is only needed when images are decoded, not when cached arrays load
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            rgb = np.asarray(image.convert("RGB"))
+    except OSError as exc:  # PIL's errors do not say which archive member was broken
+        raise ValueError(f"{name}: not a readable image ({exc})") from exc
+    if rgb.shape[:2] != size:
+        raise ValueError(
+            f"{name}: expected a {size[0]}×{size[1]} image, got {rgb.shape[0]}×{rgb.shape[1]}"
+        )
+    return rgb.transpose(2, 0, 1)
+
+
+def channel_stats(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact per-channel mean and (population) std of ``uint8`` ``N×C×H×W`` images, in [0, 1] units.
+
+    A 256-bin histogram per channel gives both moments without a float copy of the data.
+    """
+    values = np.arange(256, dtype=np.float64) / 255.0
+    means, stds = [], []
+    for c in range(images.shape[1]):
+        counts = np.bincount(images[:, c].reshape(-1), minlength=256).astype(np.float64)
+        mean = counts @ values / counts.sum()
+        var = counts @ (values - mean) ** 2 / counts.sum()
+        means.append(mean)
+        stds.append(np.sqrt(var))
+    return np.array(means), np.array(stds)
+
+
+def decoded(
+    cache_name: str, found: Found, decode: Callable[[Found], dict[str, np.ndarray]]
+) -> dict[str, np.ndarray]:
+    """``decode(found)`` plus train statistics, through the decoded-array cache."""
+
+    def build() -> dict[str, np.ndarray]:
+        arrays = decode(found)
+        arrays["mean"], arrays["std"] = channel_stats(arrays["x_train"])
+        return arrays
+
+    return cached_arrays(cache_name, fingerprint(found.paths, found.format), build)
+
+
+def _normalise(
+    images: np.ndarray, mean: np.ndarray, std: np.ndarray, chunk: int = 2048
+) -> torch.Tensor:
+    """``(images / 255 - mean) / std`` as float32, computed chunk by chunk.
+
+    Chunks small enough to stay in cache make the three elementwise steps one pass over memory,
+    which is most of what a cached reload of CIFAR-10 costs.
+    """
+    source = torch.from_numpy(images)
+    out = torch.empty(images.shape, dtype=torch.float32)
+    scale = torch.tensor(1.0 / (255.0 * std), dtype=torch.float32).view(1, -1, 1, 1)
+    shift = torch.tensor(-mean / std, dtype=torch.float32).view(1, -1, 1, 1)
+    for start in range(0, len(images), chunk):
+        block = out[start : start + chunk]
+        block.copy_(source[start : start + chunk])
+        block.mul_(scale).add_(shift)
+    return out
+
+
+def image_splits(
+    arrays: dict[str, np.ndarray],
+    *,
+    key: str,
+    name: str,
+    source: str,
+    class_names: tuple[str, ...],
+    val_split: str,
+    n_train: int | None,
+    n_val: int | None,
+    seed: int,
+    location: str = "",
+) -> DataSplits:
+    """Subset, normalise and wrap decoded arrays (see the module docstring)."""
+    seed = check_seed(seed)
+    for split_name in ("train", "val"):
+        x, y = arrays[f"x_{split_name}"], arrays[f"y_{split_name}"]
+        if x.ndim != 4 or y.ndim != 1 or len(x) != len(y):
+            raise data_error(location or name, f"{name} {split_name}: {x.shape} images vs {y.shape} labels "
+                                               "(want N×C×H×W and N)")
+        if len(y) and (int(y.min()) < 0 or int(y.max()) >= len(class_names)):
+            raise data_error(location or name, f"{name} {split_name} labels span {int(y.min())}..{int(y.max())}, "
+                                               f"outside 0..{len(class_names) - 1} ({len(class_names)} classes)")
+    n_train = check_count(n_train, len(arrays["y_train"]), "n_train", name)
+    n_val = check_count(n_val, len(arrays["y_val"]), "n_val", name)
+    mean, std = arrays["mean"], arrays["std"]
+
+    def split(split_name: str, n: int | None) -> tuple[TensorDataset, torch.Tensor]:
+        x, y = arrays[f"x_{split_name}"], arrays[f"y_{split_name}"]
+        idx = subset_indices(len(y), n, seed, split_name)
+        xs = x if n is None else x[idx]
+        images = _normalise(np.ascontiguousarray(xs), mean, std)
+        labels = torch.from_numpy(np.asarray(y[idx] if n is not None else y, dtype=np.int64))
+        return TensorDataset(images, labels), torch.from_numpy(idx)
+
+    train, train_idx = split("train", n_train)
+    val, val_idx = split("val", n_val)
+    return DataSplits(
+        key=key,
+        name=name,
+        source=source,
+        train=train,
+        val=val,
+        num_classes=len(class_names),
+        input_shape=tuple(arrays["x_train"].shape[1:]),
+        class_names=class_names,
+        train_indices=train_idx,
+        val_indices=val_idx,
+        val_split=val_split,
+        mean=tuple(float(m) for m in mean),
+        std=tuple(float(s) for s in std),
+        location=location,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# One table entry per image dataset, one function that loads any of them
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ImageFormat:
+    """How one on-disk format of an image dataset is decoded and described.
+
+    ``source`` is a template with ``{found}`` (the files read, :meth:`Found.describe`).
+    """
+
+    cache_name: str
+    decode: Callable[[Found], dict[str, np.ndarray]]
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ImageDataset:
+    """An image dataset: where its files are (``spec``), how each format decodes (``formats``, by
+    :attr:`Found.format`; the ``None`` entry serves every other format), and its classes
+    (``None``: the decoder returns them as ``class_names``). ``spec`` and the decoders are looked
+    up when a load runs (zero-argument ``spec``, decoders calling the module's function), so a
+    test or a user can swap the module's ``SPEC`` or decoder."""
+
+    key: str
+    spec: Callable[[], SourceSpec]
+    formats: Mapping[str | None, ImageFormat]
+    val_split: str
+    class_names: tuple[str, ...] | None = None
+
+
+def load_image_dataset(
+    dataset: ImageDataset,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    n_train: int | None = None,
+    n_val: int | None = None,
+    seed: int = 0,
+    download: bool = True,
+) -> DataSplits:
+    """Resolve -> verify -> decode (through the array cache) -> subset and normalise, for any
+    :class:`ImageDataset` (the loaders ``load_fashion_mnist``, ``load_cifar10``... are this)."""
+    found = locate(dataset.spec(), root, download=download)
+    fmt = dataset.formats.get(found.format) or dataset.formats[None]
+    arrays = decoded(fmt.cache_name, found, fmt.decode)
+    classes = dataset.class_names
+    if classes is None:
+        classes = tuple(str(c) for c in arrays["class_names"])
+    return image_splits(
+        arrays,
+        key=dataset.key,
+        name=fmt.name,
+        source=fmt.source.format(found=found.describe()),
+        class_names=classes,
+        val_split=dataset.val_split,
+        n_train=n_train,
+        n_val=n_val,
+        seed=seed,
+        location=str(found.directory),
+    )

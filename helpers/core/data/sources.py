@@ -1,0 +1,399 @@
+"""Finding a dataset's files: explicit ``root`` → ``REPRO_DATA_DIR`` → system paths → download.
+
+Every loader describes what it can read as a :class:`SourceSpec` (the file layouts it accepts,
+the system folders a package installs, the official downloads with their sha256) and calls
+:func:`locate`. When nothing works, :class:`DatasetNotFound` names the dataset, every place
+tried (folders and URLs, with why each failed) and how to supply the data, in one message.
+
+Files found on disk are checked before first use against every digest known for that file
+(:class:`KnownFile`: the official download's, the offline mirror's, and for a ``.gz`` the digest
+of its decompressed content, which re-compressed copies such as Debian's Fashion-MNIST keep).
+The check is remembered by path, size and modification time, so it costs a ``stat`` after the
+first load; a file whose name has no known digest is not checked (the loaders' shape and label
+checks still apply). ``REPRO_VERIFY_DATA=0`` skips the checksum check for deliberately different
+copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError` names
+the file and how to fix it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tarfile
+import urllib.request
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.core.runtime import bool_env, cache_root, dir_env, progress
+
+#: Seconds a download waits on the network before giving up (connect and each read).
+DOWNLOAD_TIMEOUT_S = 10.0
+
+
+class DatasetNotFound(FileNotFoundError):
+    """No readable copy of a dataset anywhere; the message lists every place tried."""
+
+
+class DataError(ValueError):
+    """A dataset file exists but is wrong: checksum, truncation, format, shapes or labels.
+
+    The message names the file and says how to fix it. A ``ValueError``, so callers that caught
+    the loaders' format errors before still catch it.
+    """
+
+
+#: What every :class:`DataError` suggests.
+FIX_HINT = ("Fix: replace the file with a good copy (delete it to have it downloaded again where "
+            "the network allows; the offline mirror is described in shared/data/README.md)")
+
+
+def data_error(path: os.PathLike[str] | str, problem: str) -> DataError:
+    """A :class:`DataError` for ``path`` with the standard advice."""
+    return DataError(f"{path}: {problem}. {FIX_HINT}.")
+
+
+@contextmanager
+def reading(path: os.PathLike[str] | str, what: str = "dataset file") -> Iterator[None]:
+    """Turn the errors of a truncated or corrupt file (gzip, tar, zip, decoding) into a
+    :class:`DataError` that names the path; gzip's own ``EOFError`` names none."""
+    try:
+        yield
+    except DataError:
+        raise
+    except FileNotFoundError:
+        raise
+    except (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise data_error(path, f"unreadable {what}, truncated or corrupt ({type(exc).__name__}: {exc})") from exc
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    """Digests a dataset file of this name may have.
+
+    ``sha256``: digests of the file's bytes (official download, known mirrors and packages).
+    ``content_sha256``: for a ``.gz`` file, the digest of its decompressed bytes, which every
+    faithful re-compression keeps. ``md5``: only where no sha256 of the official file is known.
+    """
+
+    filename: str
+    sha256: tuple[str, ...] = ()
+    content_sha256: str = ""
+    md5: str = ""
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One official file: where to fetch it and the digest it must have.
+
+    ``urls`` are tried in order (canonical source first, then mirrors of the same bytes).
+    The download is verified against ``sha256``; only where no sha256 of the official file is
+    published anywhere we could check is the widely cited ``md5`` used instead.
+    """
+
+    filename: str
+    urls: tuple[str, ...]
+    sha256: str = ""
+    md5: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.sha256 or self.md5):
+            raise ValueError(f"{self.filename}: a download needs a sha256 (or md5) to verify")
+
+    def digest(self) -> tuple[str, str]:
+        """``(algorithm, expected hex digest)``."""
+        return ("sha256", self.sha256) if self.sha256 else ("md5", self.md5)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A recognised on-disk format: all of ``files`` must exist, relative to one folder."""
+
+    format: str
+    files: tuple[str, ...]
+
+    def describe(self) -> str:
+        return " + ".join(self.files)
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What a loader can read and where to look for it.
+
+    ``folders`` are the sub-folder names looked for under a data directory (``root`` or
+    ``REPRO_DATA_DIR``), which is itself also searched. ``download_layout`` is the layout the
+    ``remotes`` form once downloaded into the cache.
+    """
+
+    key: str
+    title: str
+    folders: tuple[str, ...]
+    layouts: tuple[Layout, ...]
+    remotes: tuple[Remote, ...] = ()
+    download_layout: str | None = None
+    system_dirs: tuple[Path, ...] = ()
+    hint: str = ""
+    known: tuple[KnownFile, ...] = ()
+
+    def known_file(self, filename: str) -> KnownFile | None:
+        """Every digest known for ``filename`` (from :attr:`known` and the remotes), or None."""
+        sha = [d for k in self.known if k.filename == filename for d in k.sha256]
+        content = next((k.content_sha256 for k in self.known if k.filename == filename and k.content_sha256), "")
+        md5 = next((k.md5 for k in self.known if k.filename == filename and k.md5), "")
+        for remote in self.remotes:
+            if remote.filename == filename:
+                if remote.sha256:
+                    sha.append(remote.sha256)
+                elif not md5:
+                    md5 = remote.md5
+        if not (sha or content or md5):
+            return None
+        return KnownFile(filename, tuple(dict.fromkeys(sha)), content, md5)
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where a dataset was found: its format, the folder, the layout's files in it, and ``via``
+    which step of the search order (``root``, ``REPRO_DATA_DIR``, ``system path``,
+    ``download cache``, ``download``)."""
+
+    format: str
+    directory: Path
+    paths: tuple[Path, ...]
+    via: str = ""
+
+    def describe(self) -> str:
+        """Machine-independent: file names and search step, no absolute path."""
+        return f"{', '.join(p.name for p in self.paths)} via {self.via}"
+
+
+def offline() -> bool:
+    """Downloads are disabled with ``REPRO_OFFLINE=1`` (CI sets it); see :func:`bool_env`."""
+    return bool_env("REPRO_OFFLINE", False)
+
+
+def verification_enabled() -> bool:
+    """Local files are checked against known checksums unless ``REPRO_VERIFY_DATA=0``."""
+    return bool_env("REPRO_VERIFY_DATA", True)
+
+
+def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
+    digest = hashlib.new(algorithm)
+    with reading(path), (gzip.open(path, "rb") if gunzip else open(path, "rb")) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified_marker(path: Path, known: KnownFile) -> Path | None:
+    """Where the check of this exact file (path, size, mtime, expected digests) is remembered."""
+    try:
+        st = path.stat()
+        key = "|".join([str(path.resolve()), str(st.st_size), str(st.st_mtime_ns), *known.sha256,
+                        known.content_sha256, known.md5])
+        return cache_root() / "verified" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    except (OSError, ValueError):
+        return None
+
+
+def verify_file(path: Path, known: KnownFile, title: str) -> None:
+    """Raise :class:`DataError` unless ``path`` has one of ``known``'s digests (cached)."""
+    marker = _verified_marker(path, known)
+    if marker is not None and marker.exists():
+        return
+    got = _digest_file(path, "sha256")
+    ok = got in known.sha256
+    if not ok and known.md5:
+        ok = _digest_file(path, "md5") == known.md5
+    if not ok and known.content_sha256 and path.suffix == ".gz":
+        ok = _digest_file(path, "sha256", gunzip=True) == known.content_sha256
+    if not ok:
+        expected = ", ".join(known.sha256) or "-"
+        extra = f"; or decompressed content sha256 {known.content_sha256}" if known.content_sha256 else ""
+        raise DataError(
+            f"{path}: sha256 {got} matches no known copy of {title}'s {known.filename} (known sha256: "
+            f"{expected}{extra}{'; md5 ' + known.md5 if known.md5 else ''}). The file is corrupt, "
+            f"truncated or another dataset. {FIX_HINT}; or, for a deliberately different copy (a "
+            "subset, your own re-encoding), set REPRO_VERIFY_DATA=0 to skip the checksum check."
+        )
+    if marker is not None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(got + "\n")
+        except OSError:
+            pass  # a read-only cache only means the check runs again next time
+
+
+def verify_found(spec: SourceSpec, found: Found) -> None:
+    """Check every file of ``found`` that has known digests (see the module docstring)."""
+    if not verification_enabled():
+        return
+    for path in found.paths:
+        known = spec.known_file(path.name)
+        if known is not None:
+            verify_file(path, known, spec.title)
+
+
+def download_dir(key: str) -> Path:
+    """Where official files of dataset ``key`` are downloaded to."""
+    return cache_root() / "downloads" / key
+
+
+def _match(spec: SourceSpec, directory: Path) -> Found | None:
+    for layout in spec.layouts:
+        paths = tuple(directory / rel for rel in layout.files)
+        if all(p.exists() for p in paths):
+            return Found(layout.format, directory, paths)
+    return None
+
+
+def _candidates(spec: SourceSpec, base: Path) -> list[Path]:
+    return [base / sub for sub in spec.folders] + [base]
+
+
+def _looked_for(spec: SourceSpec) -> str:
+    return " or ".join(layout.describe() for layout in spec.layouts)
+
+
+def _search(spec: SourceSpec, base: Path, label: str, tried: list[str]) -> Found | None:
+    dirs = _candidates(spec, base)
+    for directory in dirs:
+        found = _match(spec, directory)
+        if found is not None:
+            return Found(found.format, found.directory, found.paths, label.rstrip("="))
+    tried.append(f"{label}: {', '.join(str(d) for d in dirs)} (none holds {_looked_for(spec)})")
+    return None
+
+
+def fetch(remote: Remote, dest_dir: Path, timeout: float = DOWNLOAD_TIMEOUT_S) -> Path:
+    """Download ``remote`` into ``dest_dir`` (first URL that works), verifying its digest.
+
+    The file is written under a temporary name and renamed only once its checksum matches,
+    so an interrupted or corrupted download never looks like a good one.
+    Raises ``OSError`` naming each URL and why it failed.
+    """
+
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / remote.filename
+    errors = []
+    for url in remote.urls:
+        tmp = dest_dir / f".{remote.filename}.{os.getpid()}.part"
+        try:
+            algorithm, expected = remote.digest()
+            digest = hashlib.new(algorithm)
+            with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
+                blocks = iter(lambda: response.read(1 << 20), b"")
+                for block in progress(blocks, desc=f"download {remote.filename}", unit="MiB"):
+                    digest.update(block)
+                    out.write(block)
+            if digest.hexdigest() != expected:
+                raise OSError(
+                    f"{algorithm} mismatch: expected {expected}, got {digest.hexdigest()}"
+                )
+            os.replace(tmp, dest)
+            return dest
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none is fatal yet
+            errors.append(f"{url}: {type(exc).__name__}: {exc}")
+        finally:
+            tmp.unlink(missing_ok=True)
+    raise OSError("; ".join(errors))
+
+
+def _how_to(spec: SourceSpec) -> str:
+    layouts = "; ".join(f"{layout.describe()} ({layout.format})" for layout in spec.layouts)
+    lines = [
+        "How to supply it:",
+        f"  * set REPRO_DATA_DIR to a folder holding {spec.folders[0]}/ with {layouts}",
+        f"  * or pass root=<folder> to the loader (it or its {spec.folders[0]}/ sub-folder)",
+    ]
+    if spec.hint:
+        lines.append(f"  * or {spec.hint}")
+    if spec.remotes:
+        lines.append(
+            "  * or allow the download (network access, REPRO_OFFLINE unset) into "
+            f"{download_dir(spec.key)}"
+        )
+    return "\n".join(lines)
+
+
+def locate(
+    spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True,
+    verify: bool = True,
+) -> Found:
+    """Find ``spec``'s files (see :func:`_locate`) and, with ``verify``, check them against the
+    known checksums before first use (:func:`verify_found`)."""
+    found = _locate(spec, root, download=download)
+    if verify:
+        verify_found(spec, found)
+    return found
+
+
+def _locate(
+    spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True
+) -> Found:
+    """Find ``spec``'s files, in the documented order, or raise :class:`DatasetNotFound`.
+
+    An explicit ``root`` is the only place searched: a caller who names a folder means that
+    folder, and silently reading another copy would hide a mistake. ``download=False`` stops
+    before the network (as ``REPRO_OFFLINE=1`` does).
+    """
+    tried: list[str] = []
+    if root is not None:
+        if not isinstance(root, (str, os.PathLike)):
+            raise TypeError(f"root must be a path (str or os.PathLike), got {type(root).__name__}")
+        found = _search(spec, Path(root).expanduser(), "root=", tried)
+        if found is not None:
+            return found
+        _raise(spec, tried)
+
+    env = dir_env("REPRO_DATA_DIR") if os.environ.get("REPRO_DATA_DIR") else None
+    if env is not None and not env.is_dir():
+        tried.append(f"REPRO_DATA_DIR: {env} (no such folder)")
+    elif env is not None:
+        found = _search(spec, env, "REPRO_DATA_DIR", tried)
+        if found is not None:
+            return found
+    else:
+        tried.append("REPRO_DATA_DIR: not set")
+
+    for system_dir in spec.system_dirs:
+        found = _match(spec, system_dir)
+        if found is not None:
+            return Found(found.format, found.directory, found.paths, "system path")
+        tried.append(f"system path {system_dir} (no {_looked_for(spec)})")
+
+    if spec.remotes:
+        cache = download_dir(spec.key)
+        layout = next(lay for lay in spec.layouts if lay.format == spec.download_layout)
+        paths = tuple(cache / rel for rel in layout.files)
+        if all(p.exists() for p in paths):
+            return Found(layout.format, cache, paths, "download cache")
+        tried.append(f"download cache {cache} (no {layout.describe()})")
+        if offline() or not download:
+            why = "REPRO_OFFLINE=1" if offline() else "download=False"
+            for remote in spec.remotes:
+                tried.append(f"download {', '.join(remote.urls)}: skipped, {why}")
+        else:
+            for remote in spec.remotes:
+                if (cache / remote.filename).exists():
+                    continue  # verified by an earlier, partly failed attempt
+                try:
+                    fetch(remote, cache)
+                except OSError as exc:
+                    tried.append(f"download {remote.filename}: {exc}")
+                    break
+            else:
+                return Found(layout.format, cache, paths, "download")
+    _raise(spec, tried)
+    raise AssertionError("unreachable")
+
+
+def _raise(spec: SourceSpec, tried: list[str]) -> None:
+    places = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, 1))
+    raise DatasetNotFound(
+        f"dataset {spec.title!r} not found. Places tried, in order:\n{places}\n{_how_to(spec)}"
+    )

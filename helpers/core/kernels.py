@@ -1,0 +1,151 @@
+"""Elementwise activation kernels: one formula in plain torch ops, run fused or eagerly.
+
+Every activation of the book (λ-GELU, S-ReLU, Flex-Act's mixture) is a custom
+:class:`torch.autograd.Function` whose forward and closed-form backward are written once, as plain
+torch operations on tensors (:class:`Kernel` wraps such a formula). How a formula runs is the
+*backend*, chosen in one place for all of them:
+
+* ``compiled``: the formula compiled by :func:`torch.compile` (TorchInductor generates one fused,
+  vectorised C++ loop per formula: one pass over memory instead of one per torch op). It is
+  compiled on first use for each kind of input (rank, memory layout, which gradients are needed)
+  with dynamic shapes, so a new batch size does not recompile; Inductor caches the generated code
+  on disk, so later processes load it in seconds.
+* ``eager``: the same formula as ordinary ATen calls. Always available, differentiable again
+  (double backward), used for float64 (gradcheck), for other devices, and below
+  :data:`COMPILE_MIN_NUMEL` elements, where the compiled function's Python wrapper costs more
+  than the memory passes it saves.
+* ``auto`` (default): ``compiled`` where it applies and works, else ``eager``.
+
+Choose with the environment variable ``REPRO_KERNELS`` or :func:`set_kernel_backend`. Both are
+deterministic for a given thread count; they agree to float32 rounding, not bit for bit, which is
+why every result records the backend each activation used (:func:`helpers.core.provenance.note_backend`).
+If compilation fails (no C++ compiler, an unsupported platform), the kernel says why once, in a
+warning, and runs eagerly from then on; :func:`compile_unavailable_reason` repeats it.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import Literal
+
+import torch
+
+from helpers.core.provenance import note_backend
+
+__all__ = [
+    "Kernel",
+    "KERNEL_BACKENDS",
+    "COMPILE_MIN_NUMEL",
+    "set_kernel_backend",
+    "kernel_backend",
+    "compile_unavailable_reason",
+]
+
+KernelBackend = Literal["auto", "compiled", "eager"]
+KERNEL_BACKENDS: tuple[str, ...] = ("auto", "compiled", "eager")
+
+#: Below this many elements a formula runs eagerly in ``auto`` mode. Measured on this project's
+#: CPUs (``benchmarks/activations.py``): one call of a compiled function costs 70-120 µs of
+#: Python and guard overhead, about the time of three ATen elementwise passes over 64k floats.
+COMPILE_MIN_NUMEL: int = 1 << 16
+
+# Dynamo keeps at most this many compiled variants per formula (rank x layout x gradients needed
+# stay well below it); past it, it silently runs the formula eagerly, which is still correct.
+_RECOMPILE_LIMIT = 64
+
+
+def _backend_from_env() -> str:
+    value = os.environ.get("REPRO_KERNELS", "auto").strip().lower() or "auto"
+    if value not in KERNEL_BACKENDS:
+        raise ValueError(f"REPRO_KERNELS must be one of {KERNEL_BACKENDS}, got {value!r}")
+    return value
+
+
+_backend: str = _backend_from_env()
+_compile_error: str | None = None
+
+
+def set_kernel_backend(name: KernelBackend) -> None:
+    """``"compiled"`` (TorchInductor; an error later if it cannot compile), ``"eager"`` or ``"auto"``."""
+    global _backend
+    if name not in KERNEL_BACKENDS:
+        raise ValueError(f"kernel backend must be one of {KERNEL_BACKENDS}, got {name!r}")
+    _backend = name
+
+
+def kernel_backend() -> str:
+    """The backend setting now: ``auto``, ``compiled`` or ``eager``."""
+    return _backend
+
+
+def compile_unavailable_reason() -> str | None:
+    """Why compiled kernels are off in this process (None while they work)."""
+    return _compile_error
+
+
+def _raise_recompile_limit() -> None:
+    import torch._dynamo.config as dynamo_config
+
+    for name in ("recompile_limit", "cache_size_limit"):
+        if getattr(dynamo_config, name, _RECOMPILE_LIMIT) < _RECOMPILE_LIMIT:
+            setattr(dynamo_config, name, _RECOMPILE_LIMIT)
+
+
+class Kernel:
+    """A formula ``fn(*tensors) -> tensor(s)`` in plain torch ops, run compiled or eagerly.
+
+    ``eager``, if given, computes the same values with fewer, larger ATen kernels than ``fn``
+    would (e.g. ATen's own ``gelu``): what matters for an eager call is the number of passes.
+    ``activation`` names whose provenance records the backend (e.g. ``"lambda_gelu"``). Call it
+    with the tensors; the first one decides (dtype, device, size) whether the compiled version
+    applies. Python numbers must be passed as tensors (or fixed in ``fn``): a changing Python
+    number would be compiled as a constant, once per value.
+    """
+
+    def __init__(self, activation: str, fn: Callable[..., object],
+                 eager: Callable[..., object] | None = None) -> None:
+        self.activation = activation
+        self.fn = fn
+        self.eager = fn if eager is None else eager
+        self._compiled: Callable[..., object] | None = None
+
+    def compiles(self, *tensors: torch.Tensor) -> bool:
+        """Whether a call with these tensors would run the compiled formula."""
+        x = tensors[0]
+        if _backend == "eager" or _compile_error is not None:
+            if _backend == "compiled" and _compile_error is not None:
+                raise RuntimeError(f"compiled kernels unavailable: {_compile_error}")
+            return False
+        if torch.compiler.is_compiling():
+            return False  # inside a user's torch.compile: it traces and fuses the formula itself
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return False  # double backward: keep every op differentiable
+        if x.device.type != "cpu" or x.dtype != torch.float32 or x.numel() == 0:
+            return False
+        return _backend == "compiled" or x.numel() >= COMPILE_MIN_NUMEL
+
+    def __call__(self, *tensors: torch.Tensor):
+        global _compile_error
+        if self.compiles(*tensors):
+            try:
+                if self._compiled is None:
+                    _raise_recompile_limit()
+                    self._compiled = torch.compile(self.fn, dynamic=True, fullgraph=True)
+                out = self._compiled(*tensors)
+            except Exception as err:  # noqa: BLE001 (any compiler failure: fall back, say why once)
+                if _backend == "compiled":
+                    raise
+                _compile_error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                warnings.warn(
+                    f"torch.compile failed ({_compile_error}); activations run as eager torch ops "
+                    "from now on (same formulas, slower). Set REPRO_KERNELS=eager to silence this.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            else:
+                note_backend(self.activation, "compiled")
+                return out
+        note_backend(self.activation, "eager")
+        return self.eager(*tensors)

@@ -1,0 +1,496 @@
+"""The book's networks, each with every activation site built from an activation factory.
+
+``act`` arguments are zero-argument callables returning a fresh ``nn.Module`` (e.g. ``nn.GELU``
+or ``helpers.core.registry.activation_factory("lambda_gelu", t=0.1)``). Every site gets its *own*
+module, so a layerwise parameter such as λ-GELU's hardness is one scalar per site. (This is why
+ResNet-18 is written out here instead of taken from torchvision, whose ``BasicBlock`` reuses one
+ReLU module for both of its sites and has no width multiplier; its parameter count equals
+torchvision's ``resnet18`` with a CIFAR stem, which a test checks.)
+
+Models: :class:`MLP`, :class:`ResNet18`, :class:`ViT` (DeiT-tiny-style), :class:`ConvNeXt`
+(ConvNeXt-tiny-style), :class:`GPT` (GPT-2-style decoder). :func:`build_model` makes any of them
+by name; :func:`replace_activations` swaps every activation site in a copy.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from helpers.core.registry import activation_types
+
+ActFactory = Callable[[], nn.Module]
+
+
+def _check_factory(act: ActFactory) -> ActFactory:
+    if isinstance(act, nn.Module):
+        # one instance would be called as act() (its forward without input), and shared by every site
+        raise TypeError(f"act must be a factory such as nn.ReLU or lambda: nn.ReLU(), not the module instance {act!r}")
+    if not callable(act):
+        raise TypeError(f"act must be a zero-argument callable returning nn.Module, got {act!r}")
+    return act
+
+
+def _positive_int(name: str, value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def _positive_float(name: str, value: float) -> float:
+    """A finite number > 0 (``inf`` would build a layer of ``round(inf)`` units)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _probability(name: str, value: float) -> float:
+    """A dropout rate in ``[0, 1)`` (1 would zero every activation)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
+    return float(value)
+
+
+def _stage_counts(name: str, value: Sequence[int], length: int | None = None) -> tuple[int, ...]:
+    """Positive ints, one per stage. A zero used to build one block anyway (``[first] + n - 1``
+    more), and ``zip`` with the stage widths silently dropped extra entries."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{name} must be a sequence of positive ints, got {value!r}")
+    counts = tuple(value)
+    if length is not None and len(counts) != length:
+        raise ValueError(f"{name} must have exactly {length} entries (one per stage), got {len(counts)}: {counts!r}")
+    if not counts:
+        raise ValueError(f"{name} must not be empty")
+    for i, n in enumerate(counts):
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"{name}[{i}] must be a positive int, got {n!r} (in {name}={counts!r})")
+    return counts
+
+
+def _check_optional_factory(name: str, act: ActFactory | None) -> None:
+    if act is not None and not callable(act):
+        raise TypeError(f"{name} must be None or a zero-argument callable returning nn.Module, got {act!r}")
+
+
+# --------------------------------------------------------------------------------------- MLP
+class MLP(nn.Module):
+    """``depth`` hidden layers of ``width`` units, each Linear -> activation; then a linear head.
+
+    The λ-GELU paper's "4-layer MLP with 256 hidden units" is ``MLP(in, out, depth=4, width=256)``.
+    Inputs of any shape are flattened.
+    """
+
+    def __init__(self, in_features: int, out_features: int, *, depth: int = 4, width: int = 256,
+                 act: ActFactory = nn.GELU) -> None:
+        super().__init__()
+        _positive_int("in_features", in_features)
+        _positive_int("out_features", out_features)
+        _positive_int("depth", depth)
+        _positive_int("width", width)
+        _check_factory(act)
+        layers: list[nn.Module] = []
+        fan_in = in_features
+        for _ in range(depth):
+            layers += [nn.Linear(fan_in, width), act()]
+            fan_in = width
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(fan_in, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x.flatten(1)))
+
+
+# --------------------------------------------------------------------------------- ResNet-18
+class BasicBlock(nn.Module):
+    """torchvision's BasicBlock, with two separate activation modules."""
+
+    def __init__(self, in_ch: int, out_ch: int, stride: int, act: ActFactory) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_ch, out_ch, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(out_ch)
+        self.act1 = act()
+        self.conv2 = nn.Conv2d(out_ch, out_ch, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(out_ch)
+        self.act2 = act()
+        self.downsample: nn.Module = nn.Identity()
+        if stride != 1 or in_ch != out_ch:
+            self.downsample = nn.Sequential(
+                nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), nn.BatchNorm2d(out_ch)
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.act1(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.act2(out + self.downsample(x))
+
+
+class ResNet(nn.Module):
+    """ResNet with BasicBlocks; ``blocks=(2,2,2,2)`` is ResNet-18, ``(3,4,6,3)`` ResNet-34.
+
+    ``cifar_stem=True`` uses a 3x3 stride-1 convolution and no max-pool (the usual stem for 32x32
+    inputs); ``width_mult`` scales every channel count (64, 128, 256, 512) for the cpu profile.
+    ``penultimate_act``, if given, adds an activation site on the pooled features before the
+    classifier (Flex-Act's "penultimate layer" placement).
+    """
+
+    def __init__(self, num_classes: int = 10, *, blocks: Sequence[int] = (2, 2, 2, 2),
+                 width_mult: float = 1.0, in_channels: int = 3, cifar_stem: bool = True,
+                 act: ActFactory = nn.ReLU, penultimate_act: ActFactory | None = None) -> None:
+        super().__init__()
+        _positive_int("num_classes", num_classes)
+        _positive_int("in_channels", in_channels)
+        blocks = _stage_counts("blocks", blocks, length=4)
+        _positive_float("width_mult", width_mult)
+        if not isinstance(cifar_stem, bool):
+            raise TypeError(f"cifar_stem must be a bool, got {cifar_stem!r}")
+        _check_factory(act)
+        _check_optional_factory("penultimate_act", penultimate_act)
+        widths = [max(1, round(c * width_mult)) for c in (64, 128, 256, 512)]
+        if cifar_stem:
+            self.stem = nn.Sequential(
+                nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), act()
+            )
+        else:
+            self.stem = nn.Sequential(
+                nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False), nn.BatchNorm2d(widths[0]), act(),
+                nn.MaxPool2d(3, 2, 1),
+            )
+        stages: list[nn.Module] = []
+        in_ch = widths[0]
+        for i, (n, out_ch) in enumerate(zip(blocks, widths)):
+            stride = 1 if i == 0 else 2
+            stage = [BasicBlock(in_ch, out_ch, stride, act)]
+            stage += [BasicBlock(out_ch, out_ch, 1, act) for _ in range(n - 1)]
+            stages.append(nn.Sequential(*stage))
+            in_ch = out_ch
+        self.stages = nn.Sequential(*stages)
+        self.penultimate = penultimate_act() if penultimate_act is not None else nn.Identity()
+        self.fc = nn.Linear(in_ch, num_classes)
+        for m in self.modules():  # torchvision's initialisation
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stages(self.stem(x))
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return self.fc(self.penultimate(x))
+
+
+def ResNet18(num_classes: int = 10, **kwargs) -> ResNet:  # noqa: N802 (reads like a class)
+    return ResNet(num_classes, blocks=(2, 2, 2, 2), **kwargs)
+
+
+def ResNet34(num_classes: int = 10, **kwargs) -> ResNet:  # noqa: N802
+    return ResNet(num_classes, blocks=(3, 4, 6, 3), **kwargs)
+
+
+# ------------------------------------------------------------------------------ Transformers
+class FeedForward(nn.Module):
+    """Linear -> activation -> Linear: the one activation site of a transformer block."""
+
+    def __init__(self, dim: int, hidden: int, act: ActFactory, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.act = act()
+        self.fc2 = nn.Linear(hidden, dim)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.fc2(self.act(self.fc1(x))))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, dim: int, heads: int, causal: bool, dropout: float = 0.0) -> None:
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+        self.heads, self.causal, self.dropout = heads, causal, dropout
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(
+            q, k, v, is_causal=self.causal, dropout_p=self.dropout if self.training else 0.0
+        )
+        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block (ViT/DeiT and GPT-2 share it)."""
+
+    def __init__(self, dim: int, heads: int, mlp_ratio: float, act: ActFactory, causal: bool,
+                 dropout: float = 0.0) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = SelfAttention(dim, heads, causal, dropout)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = FeedForward(dim, int(dim * mlp_ratio), act, dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+def _check_transformer(dim: int, heads: int, mlp_ratio: float, dropout: float) -> None:
+    """The settings a transformer block needs (ViT and GPT share them): heads divide the width,
+    the MLP has a hidden unit, dropout is a probability."""
+    _positive_float("mlp_ratio", mlp_ratio)
+    _probability("dropout", dropout)
+    if dim % heads:
+        raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+    if int(dim * mlp_ratio) < 1:
+        raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
+
+
+class ViT(nn.Module):
+    """ViT / DeiT-tiny-style classifier (class token, learned positions, pre-norm blocks).
+
+    DeiT-tiny is ``dim=192, depth=12, heads=3, mlp_ratio=4``; ``patch=4`` suits 32x32 inputs.
+    """
+
+    def __init__(self, num_classes: int = 10, *, image_size: int = 32, patch: int = 4,
+                 in_channels: int = 3, dim: int = 192, depth: int = 12, heads: int = 3,
+                 mlp_ratio: float = 4.0, dropout: float = 0.0, act: ActFactory = nn.GELU) -> None:
+        super().__init__()
+        for name, v in (("num_classes", num_classes), ("image_size", image_size), ("patch", patch),
+                        ("in_channels", in_channels), ("dim", dim), ("depth", depth), ("heads", heads)):
+            _positive_int(name, v)
+        _check_transformer(dim, heads, mlp_ratio, dropout)
+        if image_size % patch:
+            raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
+        _check_factory(act)
+        n_patches = (image_size // patch) ** 2
+        self.patch_embed = nn.Conv2d(in_channels, dim, patch, patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos_embed = nn.Parameter(torch.zeros(1, n_patches + 1, dim))
+        nn.init.trunc_normal_(self.pos_embed, std=0.02)
+        nn.init.trunc_normal_(self.cls_token, std=0.02)
+        self.blocks = nn.Sequential(
+            *[Block(dim, heads, mlp_ratio, act, causal=False, dropout=dropout) for _ in range(depth)]
+        )
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embed
+        return self.head(self.norm(self.blocks(x))[:, 0])
+
+
+class GPT(nn.Module):
+    """GPT-2-style decoder: token + position embeddings, causal pre-norm blocks, tied head.
+
+    GPT-2 small is ``layers=12, dim=768, heads=12, block_size=1024, vocab_size=50257``.
+    """
+
+    def __init__(self, vocab_size: int, *, block_size: int = 256, layers: int = 6, dim: int = 384,
+                 heads: int = 6, mlp_ratio: float = 4.0, dropout: float = 0.0,
+                 act: ActFactory = nn.GELU) -> None:
+        super().__init__()
+        for name, v in (("vocab_size", vocab_size), ("block_size", block_size), ("layers", layers),
+                        ("dim", dim), ("heads", heads)):
+            _positive_int(name, v)
+        _check_transformer(dim, heads, mlp_ratio, dropout)
+        _check_factory(act)
+        self.block_size = block_size
+        self.tok_emb = nn.Embedding(vocab_size, dim)
+        self.pos_emb = nn.Embedding(block_size, dim)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.Sequential(
+            *[Block(dim, heads, mlp_ratio, act, causal=True, dropout=dropout) for _ in range(layers)]
+        )
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab_size, bias=False)
+        self.head.weight = self.tok_emb.weight  # weight tying, as in GPT-2
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():  # GPT-2's scaled init of residual projections
+            if name.endswith("proj.weight") or name.endswith("fc2.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * layers))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        if idx.dim() != 2:
+            raise ValueError(f"GPT expects (batch, time) token ids, got shape {tuple(idx.shape)}")
+        t = idx.shape[1]
+        if t > self.block_size:
+            raise ValueError(f"sequence length {t} exceeds block_size {self.block_size}")
+        pos = torch.arange(t, device=idx.device)
+        x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))
+        return self.head(self.norm(self.blocks(x)))
+
+
+# ---------------------------------------------------------------------------------- ConvNeXt
+class LayerNorm2d(nn.LayerNorm):
+    """LayerNorm over channels of an N×C×H×W tensor."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+class ConvNeXtBlock(nn.Module):
+    """Depthwise 7x7 conv -> LayerNorm -> 1x1 (4x) -> activation -> 1x1, layer scale, residual."""
+
+    def __init__(self, dim: int, act: ActFactory, layer_scale: float = 1e-6) -> None:
+        super().__init__()
+        self.dwconv = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim)
+        self.pwconv1 = nn.Linear(dim, 4 * dim)
+        self.act = act()
+        self.pwconv2 = nn.Linear(4 * dim, dim)
+        self.gamma = nn.Parameter(layer_scale * torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.dwconv(x).permute(0, 2, 3, 1)
+        y = self.pwconv2(self.act(self.pwconv1(self.norm(y))))
+        return x + (self.gamma * y).permute(0, 3, 1, 2)
+
+
+class ConvNeXt(nn.Module):
+    """ConvNeXt-tiny-style network: ``depths=(3,3,9,3), dims=(96,192,384,768)`` is ConvNeXt-T.
+
+    For 32x32 inputs the stem is a 2x2 stride-2 patchify (ConvNeXt-T uses 4x4 on 224x224).
+    """
+
+    def __init__(self, num_classes: int = 10, *, depths: Sequence[int] = (3, 3, 9, 3),
+                 dims: Sequence[int] = (96, 192, 384, 768), in_channels: int = 3, stem_patch: int = 2,
+                 act: ActFactory = nn.GELU) -> None:
+        super().__init__()
+        _positive_int("num_classes", num_classes)
+        _positive_int("in_channels", in_channels)
+        _positive_int("stem_patch", stem_patch)
+        depths = _stage_counts("depths", depths)
+        dims = _stage_counts("dims", dims)
+        if len(depths) != len(dims):
+            raise ValueError(f"depths {tuple(depths)} and dims {tuple(dims)} must be equally long")
+        _check_factory(act)
+        self.downsample = nn.ModuleList(
+            [nn.Sequential(nn.Conv2d(in_channels, dims[0], stem_patch, stem_patch), LayerNorm2d(dims[0]))]
+        )
+        for i in range(1, len(dims)):
+            self.downsample.append(
+                nn.Sequential(LayerNorm2d(dims[i - 1]), nn.Conv2d(dims[i - 1], dims[i], 2, 2))
+            )
+        self.stages = nn.ModuleList(
+            [nn.Sequential(*[ConvNeXtBlock(d, act) for _ in range(n)]) for n, d in zip(depths, dims)]
+        )
+        self.norm = nn.LayerNorm(dims[-1])
+        self.head = nn.Linear(dims[-1], num_classes)
+        for m in self.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)):
+                nn.init.trunc_normal_(m.weight, std=0.02)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for down, stage in zip(self.downsample, self.stages):
+            x = stage(down(x))
+        return self.head(self.norm(x.mean(dim=(2, 3))))
+
+
+# ------------------------------------------------------------------------------ construction
+MODEL_NAMES: tuple[str, ...] = ("mlp", "resnet18", "resnet34", "vit", "convnext", "gpt")
+
+
+def build_model(name: str, *, input_shape: Sequence[int] | None = None, num_classes: int | None = None,
+                vocab_size: int | None = None, act: ActFactory = nn.GELU, **kwargs) -> nn.Module:
+    """Build a model by name for data of ``input_shape`` (C,H,W or features) and ``num_classes``.
+
+    Image models need ``input_shape = (C, H, W)``; the ViT also needs ``H == W``, since its
+    positional table is built for a square grid of patches.
+    """
+    if not isinstance(name, str) or name not in MODEL_NAMES:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    if input_shape is not None:
+        if isinstance(input_shape, (str, bytes)) or not isinstance(input_shape, Sequence):
+            raise ValueError(f"input_shape must be a sequence of positive ints, got {input_shape!r}")
+        input_shape = _stage_counts("input_shape", input_shape)
+        if name in ("resnet18", "resnet34", "vit", "convnext") and len(input_shape) != 3:
+            raise ValueError(f"model {name!r} needs input_shape (C, H, W), got {input_shape!r}")
+        if name == "vit" and input_shape[1] != input_shape[2]:
+            raise ValueError(f"model 'vit' needs square images, got input_shape {input_shape!r}")
+    if name == "gpt":
+        if vocab_size is None:
+            raise ValueError("model 'gpt' needs vocab_size")
+        return GPT(vocab_size, act=act, **kwargs)
+    if input_shape is None or num_classes is None:
+        raise ValueError(f"model {name!r} needs input_shape and num_classes")
+    if name == "mlp":
+        return MLP(math.prod(input_shape), num_classes, act=act, **kwargs)
+    if name in ("resnet18", "resnet34"):
+        builder = ResNet18 if name == "resnet18" else ResNet34
+        return builder(num_classes, in_channels=input_shape[0], act=act, **kwargs)
+    if name == "vit":
+        return ViT(num_classes, image_size=input_shape[-1], in_channels=input_shape[0], act=act, **kwargs)
+    return ConvNeXt(num_classes, in_channels=input_shape[0], act=act, **kwargs)
+
+
+def activation_sites(model: nn.Module, types: tuple[type[nn.Module], ...] | None = None) -> list[str]:
+    """Qualified names of every activation module in ``model`` (registration order)."""
+    types = activation_types() if types is None else types
+    return [name for name, m in model.named_modules() if isinstance(m, types) and name]
+
+
+def replace_activations(model: nn.Module, factory: Callable[..., nn.Module],
+                        types: tuple[type[nn.Module], ...] | None = None) -> nn.Module:
+    """Return a deep copy of ``model`` with every activation site rebuilt by ``factory``.
+
+    ``factory`` is called with no argument, or with the old module if it takes one parameter
+    (useful to carry settings over). ``types`` defaults to every activation class of
+    :func:`helpers.core.registry.activation_types`. The original model is left untouched; the
+    copy's activation modules are new objects, so no old activation is left behind.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if not callable(factory):
+        raise TypeError(f"factory must be callable, got {factory!r}")
+    if types is not None and (
+        not isinstance(types, tuple) or not types
+        or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in types)
+    ):
+        raise TypeError(f"types must be a non-empty tuple of nn.Module classes, got {types!r}")
+    types = activation_types() if types is None else types
+    try:
+        takes_module = len(inspect.signature(factory).parameters) >= 1
+    except (TypeError, ValueError):  # builtins without a signature
+        takes_module = False
+    if isinstance(factory, type):  # a class like nn.ReLU: call without the old module
+        takes_module = False
+    new_model = copy.deepcopy(model)
+    made: set[int] = set()
+    for parent in list(new_model.modules()):
+        for child_name, child in list(parent.named_children()):
+            if isinstance(child, types):
+                replacement = factory(child) if takes_module else factory()
+                if not isinstance(replacement, nn.Module):
+                    raise TypeError(f"factory returned {type(replacement).__name__}, not nn.Module "
+                                    f"(at site {child_name!r})")
+                if id(replacement) in made:
+                    # one module at several sites would share a layerwise parameter such as λ
+                    raise ValueError(
+                        f"factory returned the same {type(replacement).__name__} object for two "
+                        "activation sites; it must build a new module on every call"
+                    )
+                made.add(id(replacement))
+                setattr(parent, child_name, replacement)
+    if not made:
+        names = ", ".join(t.__name__ for t in types)
+        raise ValueError(f"model has no activation site of the types ({names}); nothing was replaced")
+    return new_model

@@ -1,0 +1,149 @@
+"""The activation registry: name -> module factory, and the classes that count as activation sites.
+
+The core knows no paper, yet ``get_activation("lambda_gelu")`` must work from core code such as
+:mod:`helpers.core.runs`. So the method activations are listed here as *import strings*
+(``"package.module:attribute"``), resolved with :mod:`importlib` on first use, the way plugin
+entry points work: a string is not an import edge, and the method package is only loaded when
+one of its activations is asked for.
+
+:data:`ACTIVATION_TYPES` (the classes :func:`helpers.core.models.replace_activations` and
+:func:`helpers.core.models.activation_sites` recognise) holds the torch built-ins plus every class
+a method module registers at import time with :func:`register_activation_type`; a model holding a
+``LambdaGELU`` necessarily imported its module, so its class is registered by then.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+__all__ = [
+    "ActivationFactory",
+    "ACTIVATION_TYPES",
+    "activation_types",
+    "register_activation_type",
+    "available_activations",
+    "register_activation",
+    "get_activation",
+    "activation_factory",
+    "apply_activation",
+]
+
+ActivationFactory = Callable[..., nn.Module]
+
+_REGISTRY: dict[str, ActivationFactory] = {
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,  # exact (erf) form
+    "gelu_tanh": lambda **kw: nn.GELU(approximate="tanh", **kw),
+    "elu": nn.ELU,
+    "celu": nn.CELU,
+    "prelu": nn.PReLU,
+    "silu": nn.SiLU,
+    "mish": nn.Mish,
+    "leaky_relu": nn.LeakyReLU,
+    "sigmoid": nn.Sigmoid,
+    "tanh": nn.Tanh,
+    "identity": nn.Identity,
+}
+
+# The methods' activations, resolved on first use (see the module docstring).
+_ENTRY_POINTS: dict[str, str] = {
+    "lambda_gelu": "helpers.lambda_gelu.activation:LambdaGELU",
+    "srelu": "helpers.srelu.activation:SReLU",
+    "srelu_paper": "helpers.srelu.activation:SReLUPaperReference",
+    "flexact": "helpers.flexact.activation:FlexAct",
+}
+
+_ACTIVATION_TYPES: list[type[nn.Module]] = [
+    nn.ReLU,
+    nn.GELU,
+    nn.ELU,
+    nn.CELU,
+    nn.PReLU,
+    nn.SiLU,
+    nn.Mish,
+    nn.LeakyReLU,
+    nn.Sigmoid,
+    nn.Tanh,
+]
+
+
+def register_activation_type(cls: type[nn.Module]) -> type[nn.Module]:
+    """Count ``cls`` as an activation site (usable as a class decorator). Idempotent."""
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise TypeError(f"an activation type must be an nn.Module subclass, got {cls!r}")
+    if cls not in _ACTIVATION_TYPES:
+        _ACTIVATION_TYPES.append(cls)
+    return cls
+
+
+def activation_types() -> tuple[type[nn.Module], ...]:
+    """The module classes that count as "an activation site", as registered so far."""
+    return tuple(_ACTIVATION_TYPES)
+
+
+def __getattr__(name: str) -> object:  # ACTIVATION_TYPES is computed, so later registrations show
+    if name == "ACTIVATION_TYPES":
+        return activation_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _resolve(name: str) -> ActivationFactory:
+    if name not in _REGISTRY and name in _ENTRY_POINTS:
+        module, _, attribute = _ENTRY_POINTS[name].partition(":")
+        _REGISTRY[name] = getattr(importlib.import_module(module), attribute)
+    return _REGISTRY[name]
+
+
+def available_activations() -> list[str]:
+    """Registered activation names, sorted."""
+    return sorted(set(_REGISTRY) | set(_ENTRY_POINTS))
+
+
+def register_activation(name: str, factory: ActivationFactory) -> None:
+    """Add a new activation under ``name`` (e.g. a mollified activation built in a notebook)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("activation name must be a non-empty string")
+    if not callable(factory):
+        raise TypeError(f"factory for {name!r} must be callable, got {type(factory).__name__}")
+    _REGISTRY[name] = factory
+
+
+def get_activation(name: str, **kwargs: object) -> nn.Module:
+    """Build a fresh activation module by registry name, e.g. ``get_activation("srelu", delta=0.01)``.
+
+    Raises ``ValueError`` naming the registered activations for an unknown name, and
+    ``TypeError`` with the name when the keyword arguments do not fit its constructor.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"activation name must be a string, got {type(name).__name__}")
+    key = name.lower()
+    if key not in _REGISTRY and key not in _ENTRY_POINTS:
+        raise ValueError(
+            f"unknown activation {name!r}; registered: {', '.join(available_activations())}"
+        )
+    factory = _resolve(key)
+    try:
+        module = factory(**kwargs)
+    except TypeError as err:
+        raise TypeError(f"bad arguments for activation {name!r}: {err}") from err
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"factory for {name!r} returned {type(module).__name__}, not nn.Module")
+    return module
+
+
+def activation_factory(name: str, **kwargs: object) -> Callable[[], nn.Module]:
+    """A zero-argument factory for :func:`helpers.core.models.replace_activations` and model builders.
+
+    The name is checked now, so a typo fails at configuration time, not mid-build.
+    """
+    get_activation(name, **kwargs)  # validate eagerly
+    return lambda: get_activation(name, **kwargs)
+
+
+def apply_activation(x: torch.Tensor, name: str, **kwargs: object) -> torch.Tensor:
+    """Functional convenience: ``get_activation(name, **kwargs)(x)``."""
+    return get_activation(name, **kwargs)(x)

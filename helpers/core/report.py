@@ -1,0 +1,344 @@
+"""Claims the book tests, and the verdict for each.
+
+Every method's claims module (``helpers/<method>/claims.py``) exposes ``claims() -> list[Claim]``. A claim holds the
+paper's value (from the paper module, typed once from the source text) and *our* value, which the
+claim's builder computes (sympy, quadrature, or a committed result under ``results/``). The
+reproducibility report page renders :func:`helpers.claims.collect_claims` as one table; nothing in it is typed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Literal
+import html
+from helpers.core.statistics import InsufficientData, non_inferiority, tost
+
+if TYPE_CHECKING:  # the statistics module is core too; imported lazily to keep this import light
+    from helpers.core.statistics import Comparison
+
+Verdict = Literal["confirmed", "contradicted", "inconclusive", "not reproduced under our reading",
+                  "not run here"]
+#: The one verdict vocabulary of the book, in report order. Every page and the report use it.
+VERDICTS: tuple[str, ...] = ("confirmed", "contradicted", "inconclusive", "not reproduced under our reading",
+                             "not run here")
+#: What each verdict means; the intro and the report print this dict.
+VERDICT_DESCRIPTIONS: dict[str, str] = {
+    "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based 95% "
+                 "confidence interval that supports the claim (for a \"matches\" or \"close to\" claim: an "
+                 "equivalence test within the margin the claim states)",
+    "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
+                    "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
+                    "are labelled \"at our scale\", because our runs are scaled down",
+    "inconclusive": "the run-based 95% confidence interval contains both no effect and the claimed effect; "
+                    "the row shows the minimal detectable effect our seeds could see",
+    "not reproduced under our reading": "the source leaves choices open that decide the outcome; the row "
+                                        "lists the readings we tried, none of which gives the claimed result",
+    "not run here": "the claim needs a run the book does not do; the row says why",
+}
+#: How a verdict was reached: an exact computation, the source's own printed numbers, or our runs.
+Basis = Literal["exact", "source", "runs"]
+BASES: tuple[str, ...] = ("exact", "source", "runs")
+#: The kinds of run-based claim :func:`run_verdict` decides.
+RunClaim = Literal["direction", "size", "equivalence", "non-inferiority"]
+#: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
+#: (lower case, starting with a letter: docutils drops leading digits and maps other characters).
+ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One quantitative statement of a source document and what we found.
+
+    ``paper_value`` and ``our_value`` are display strings (numbers formatted by the builder);
+    ``verdict`` is decided by the builder with :func:`numeric_verdict`, :func:`run_verdict` or an
+    explicit rule. ``notebook`` is the notebook's docname (e.g. ``notebooks/02_lambda_gelu_theory``),
+    used for the link in the report; ``anchor`` (optional) is the MyST target label, a markdown line
+    ``(anchor)=`` on that page right before the heading of the section that computes the claim, so the
+    report links to ``page.html#anchor`` (Sphinx gives the target that HTML id). ``basis`` says what
+    decided the verdict (exact computation,
+    the source's own numbers, or our runs; by default ``runs`` unless the profile is ``theory`` or
+    ``any``). A run-based claim carries ``effect``, ``ci`` (95 %), ``n``, ``test`` and ``mde``
+    (display strings; see :func:`comparison_fields`); they stay empty for exact claims.
+    """
+
+    claim: str
+    source: str
+    paper_value: str
+    our_value: str
+    profile: str
+    scale: str
+    verdict: Verdict
+    notebook: str
+    note: str = ""
+    effect: str = ""
+    ci: str = ""
+    n: str = ""
+    test: str = ""
+    mde: str = ""
+    basis: str = ""
+    anchor: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.anchor and not ANCHOR_PATTERN.fullmatch(self.anchor):
+            raise ValueError(f"anchor must be a lower-case MyST label such as 'srelu-delta-claims' (letters, "
+                             f"digits, single hyphens, starting with a letter), got {self.anchor!r}")
+        if not self.basis:
+            object.__setattr__(self, "basis", "exact" if self.profile in ("theory", "any") else "runs")
+        if self.basis not in BASES:
+            raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
+
+    @property
+    def verdict_label(self) -> str:
+        """The verdict as shown: a run-based contradiction reads "contradicted at our scale"."""
+        if self.verdict == "contradicted" and self.basis == "runs":
+            return "contradicted at our scale"
+        return self.verdict
+
+    def as_row(self) -> dict[str, str]:
+        row = asdict(self)
+        row["verdict_label"] = self.verdict_label
+        return row
+
+
+def comparison_fields(comparison: Comparison, *, digits: int = 2, unit: str = "",
+                      test_extra: str = "") -> dict[str, str]:
+    """The ``effect, ci, n, test, mde`` strings of a :class:`Claim` from a comparison
+    (``test_extra``: e.g. the TOST result, appended to the test)."""
+    u = f" {unit}" if unit else ""
+    test = comparison.test_text() + (f"; {test_extra}" if test_extra else "")
+    return {"effect": f"{comparison.effect:+.{digits}f}{u}", "ci": comparison.ci_text(digits),
+            "n": comparison.n_text(), "test": test, "mde": f"{comparison.mde:.{digits}f}{u}"}
+
+
+def judge(make: Callable[[], Comparison], claimed_effect: float | None = None, *, claim: RunClaim = "direction",
+          margin: float | None = None, direction: int | None = None, digits: int = 2, unit: str = "",
+          label: str = "") -> tuple[Verdict, dict[str, str], Comparison | None]:
+    """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
+    ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
+    TOST or non-inferiority result appended to the test). With too few runs for an interval (one
+    seed, e.g. the smoke profile) the verdict is ``inconclusive`` and the fields say why, so a page
+    still renders. ``label`` prefixes the effect (e.g. which arms)."""
+
+    try:
+        comp = make()
+    except InsufficientData as err:
+        return "inconclusive", {"n": "too few runs", "test": f"no interval: {err}"}, None
+    verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction)
+    extra = ""
+    if claim == "equivalence":
+        extra = tost(comp, margin).describe()  # type: ignore[arg-type]
+    elif claim == "non-inferiority":
+        extra = non_inferiority(comp, margin).describe()  # type: ignore[arg-type]
+    fields = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra)
+    if label:
+        fields["effect"] = f"{label}: {fields['effect']}"
+    return verdict, fields, comp
+
+
+def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
+    """A claim made of several run-based parts: confirmed when all are; contradicted when any is;
+    inconclusive otherwise."""
+    if verdicts and all(v == "confirmed" for v in verdicts):
+        return "confirmed"
+    return "contradicted" if "contradicted" in verdicts else "inconclusive"
+
+
+def merge_fields(parts: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The claim fields of several parts in one row: ``"ViT: +0.1; ConvNeXt: +0.0"`` per field."""
+    keys = ("effect", "ci", "n", "test", "mde")
+    return {k: "; ".join(f"{name}: {f[k]}" for name, f in parts.items() if f.get(k)) for k in keys}
+
+
+def run_verdict(comparison: Comparison, claimed_effect: float | None = None, *, claim: RunClaim = "direction",
+                margin: float | None = None, direction: int | None = None) -> Verdict:
+    """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book.
+
+    ``claim``:
+
+    * ``"direction"`` -- "a is better than b" (sign of ``claimed_effect``, or ``direction`` = ±1
+      when the claim states no size): confirmed when the CI lies on the claimed side of 0;
+      contradicted when it lies on the other side, or contains 0 but excludes ``claimed_effect``
+      (we can rule out an effect that large); else inconclusive.
+    * ``"size"`` -- "the effect is as large as ``claimed_effect``": confirmed when the CI excludes 0
+      on the claimed side and reaches the claimed size; contradicted when the CI lies entirely
+      short of it; else inconclusive.
+    * ``"equivalence"`` -- "matches" / "close to", within ``± margin`` (stated in the claim):
+      confirmed when TOST shows equivalence; contradicted when the CI lies entirely outside
+      ``(−margin, margin)``; else inconclusive (failing to find a difference is not agreement).
+    * ``"non-inferiority"`` -- "matches or improves": confirmed when the one-sided test shows the
+      effect above ``−margin``; contradicted when the CI lies entirely below ``−margin``; else
+      inconclusive.
+
+    Contradictions decided here are run-based: a :class:`Claim` with ``basis="runs"`` shows them
+    as "contradicted at our scale".
+    """
+
+    lo, hi = comparison.ci_low, comparison.ci_high
+    if claim in ("direction", "size"):
+        if claimed_effect is not None:
+            if not math.isfinite(claimed_effect) or claimed_effect == 0:
+                raise ValueError(f"claimed_effect must be finite and nonzero, got {claimed_effect!r}")
+            sign = 1 if claimed_effect > 0 else -1
+        elif direction in (1, -1) and claim == "direction":
+            sign = direction
+        else:
+            raise ValueError("a direction claim needs claimed_effect or direction=±1; a size claim needs "
+                             "claimed_effect")
+        s_lo, s_hi = sorted((sign * lo, sign * hi))  # the CI on the claimed side's scale
+        if claim == "direction":
+            if s_lo > 0:
+                return "confirmed"
+            if s_hi < 0:
+                return "contradicted"
+            if claimed_effect is not None and not comparison.contains(claimed_effect):
+                return "contradicted"
+            return "inconclusive"
+        target = abs(claimed_effect)  # type: ignore[arg-type]
+        if s_lo > 0 and s_hi >= target:
+            return "confirmed"
+        if s_hi < target:
+            return "contradicted"
+        return "inconclusive"
+    if claim in ("equivalence", "non-inferiority"):
+        if margin is None:
+            raise ValueError(f"a {claim} claim needs the margin it states")
+        if claim == "equivalence":
+            if tost(comparison, margin).equivalent:
+                return "confirmed"
+            return "contradicted" if (lo >= margin or hi <= -margin) else "inconclusive"
+        if non_inferiority(comparison, margin).equivalent:
+            return "confirmed"
+        return "contradicted" if hi < -margin else "inconclusive"
+    raise ValueError(f"claim must be one of direction, size, equivalence, non-inferiority; got {claim!r}")
+
+
+def numeric_verdict(
+    paper: float, ours: float, *, rel_tol: float = 0.0, abs_tol: float = 0.0
+) -> Verdict:
+    """``confirmed`` when ``ours`` matches ``paper`` within the tolerances, else ``contradicted``.
+
+    Use for exact statements (a constant, a closed form evaluated at a point), where a mismatch
+    beyond rounding of the printed digits is a contradiction, not a scale effect.
+    """
+    if not (math.isfinite(paper) and math.isfinite(ours)):
+        return "contradicted"
+    return "confirmed" if math.isclose(paper, ours, rel_tol=rel_tol, abs_tol=abs_tol) else "contradicted"
+
+
+def rounds_to(value: float, printed: float, decimals: int) -> bool:
+    """True when ``value`` rounded to ``decimals`` places gives the printed number."""
+    return round(value, decimals) == round(printed, decimals) or math.isclose(
+        round(value, decimals), printed, abs_tol=10 ** (-decimals) / 2
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The report page: counts and the filterable table (logic here, the notebook only calls it)
+# --------------------------------------------------------------------------------------------
+
+#: Columns of :func:`claims_frame`, in display order.
+CLAIM_COLUMNS: tuple[str, ...] = ("paper", "claim", "source", "paper_value", "our_value", "verdict",
+                                  "verdict_label", "effect", "ci", "n", "test", "mde", "basis", "profile",
+                                  "scale", "note", "notebook", "anchor")
+
+
+def paper_of(claim: Claim) -> str:
+    """The source document a claim belongs to (its ``source`` up to the first comma)."""
+    return claim.source.split(",", 1)[0].strip()
+
+
+def claims_frame(claims: list[Claim]):  # -> pandas.DataFrame (pandas imported lazily)
+    """One row per claim with :data:`CLAIM_COLUMNS`."""
+    import pandas as pd  # lazy: the Claim type is used without pandas (results, tests); only the tables need it
+
+    return pd.DataFrame([{**c.as_row(), "paper": paper_of(c)} for c in claims], columns=list(CLAIM_COLUMNS))
+
+
+def verdict_counts(claims: list[Claim]):
+    """Claims per source (rows, report order) and verdict (columns, :data:`VERDICTS` order), with
+    a ``total`` row and column. A run-based contradiction counts as ``contradicted``."""
+    import pandas as pd  # lazy: the Claim type is used without pandas (results, tests); only the tables need it
+
+    frame = claims_frame(claims)
+    papers = list(dict.fromkeys(frame["paper"]))
+    table = pd.crosstab(frame["paper"], frame["verdict"]).reindex(index=papers, columns=list(VERDICTS),
+                                                                   fill_value=0)
+    table.loc["total"] = table.sum()
+    table["total"] = table.sum(axis=1)
+    table.index.name, table.columns.name = "source", "verdict"
+    return table
+
+
+def verdicts_markdown() -> str:
+    """:data:`VERDICT_DESCRIPTIONS` as a markdown list (what the intro and the report show)."""
+    return "\n".join(f"- **{v}**: {VERDICT_DESCRIPTIONS[v]}." for v in VERDICTS)
+
+
+_FILTER_SCRIPT = """
+<script>
+function reproFilterClaims() {
+  var paper = document.getElementById('claims-filter-paper').value;
+  var verdict = document.getElementById('claims-filter-verdict').value;
+  var rows = document.querySelectorAll('#claims-table tbody tr');
+  var shown = 0;
+  rows.forEach(function (row) {
+    var ok = (!paper || row.dataset.paper === paper) && (!verdict || row.dataset.verdict === verdict);
+    row.style.display = ok ? '' : 'none';
+    if (ok) { shown += 1; }
+  });
+  document.getElementById('claims-filter-count').textContent = shown + ' of ' + rows.length + ' claims shown';
+}
+</script>
+"""
+
+
+def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None = None, prefix: str = "../") -> str:
+    """HTML of the link from the report to the page ``docname`` and, when given, the section labelled
+    ``anchor`` that computes the claim: ``<a href="../notebooks/x.html#anchor">x</a>``. ``prefix`` is
+    the path from the report's HTML to the book root; a docname not in ``built`` (pages the book does
+    not build yet) gets its name without a link."""
+
+    name = html.escape(docname.rsplit("/", 1)[-1])
+    if built is not None and docname not in built:
+        return name
+    target = html.escape(f"{prefix}{docname}.html" + (f"#{anchor}" if anchor else ""))
+    return f'<a href="{target}">{name}</a>'
+
+
+def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None = None) -> str:
+    """The report's table: one ``<tr>`` per claim (``data-paper`` and ``data-verdict`` attributes)
+    and two selects that filter it by source and verdict. ``link(docname, anchor)`` gives the HTML of
+    the link to the page (and section) that computes a claim, e.g. :func:`page_link` (default: the
+    docname as text)."""
+
+    esc = html.escape
+    frame = claims_frame(claims)
+    papers = list(dict.fromkeys(frame["paper"]))
+    options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
+    controls = (
+        '<div class="claims-filter">'
+        '<label>source <select id="claims-filter-paper" onchange="reproFilterClaims()">'
+        f'<option value="">all</option>{options(papers)}</select></label> '
+        '<label>verdict <select id="claims-filter-verdict" onchange="reproFilterClaims()">'
+        f'<option value="">all</option>{options(VERDICTS)}</select></label> '
+        f'<span id="claims-filter-count">{len(frame)} of {len(frame)} claims shown</span></div>'
+    )
+    head = ["claim", "source", "source's value", "our value", "verdict", "effect", "95% CI", "n", "test", "MDE",
+            "profile, scale", "note", "page"]
+    rows = []
+    for r in frame.itertuples():
+        cls = "verdict-" + r.verdict_label.replace(" ", "-")
+        cells = [esc(r.claim), esc(r.source), esc(r.paper_value), esc(r.our_value),
+                 f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', esc(r.effect), esc(r.ci), esc(r.n),
+                 esc(r.test), esc(r.mde), esc(f"{r.profile}, {r.scale}" if r.scale else r.profile), esc(r.note),
+                 link(r.notebook, r.anchor) if link else esc(r.notebook)]
+        rows.append(f'<tr data-paper="{esc(r.paper)}" data-verdict="{esc(r.verdict)}">'
+                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    table = ('<table id="claims-table" class="claims-table"><thead><tr>'
+             + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return _FILTER_SCRIPT + controls + table

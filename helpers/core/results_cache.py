@@ -1,0 +1,335 @@
+"""Cached experiment runs: ``run_or_load(config)``.
+
+A *config* is a frozen dataclass with at least the fields ``experiment`` (results subfolder) and
+``profile``. Each config class is paired with a *runner* through :func:`register_runner`; the
+runner trains/evaluates and returns a JSON-able dict. ``run_or_load`` keys the run on a stable
+hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomically in
+``results/<experiment>/<hash>.json``.
+
+Rules (DESIGN.md, "Results cache"):
+
+* ``REPRO_RERUN=1`` (or deleting the file) retrains.
+* Under CI (``CI`` set) a missing **cpu**-profile result is an error naming the run, never a
+  silent multi-hour retrain; smoke runs are always allowed (they are cheap by construction).
+* A failed or NaN run is stored with ``status == "failed"`` in a separate ``.failed.json`` file
+  and raises :class:`RunFailed`; it is never returned as a cached success.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from concurrent.futures import ProcessPoolExecutor, as_completed
+import multiprocessing
+import heapq
+
+from helpers.core import provenance
+from helpers.core.result_files import CorruptResult, read_verified, with_checksum
+from helpers.core.runtime import bool_env, current_profile, positive_int_env, progress, results_root
+
+# Bump when a change to training code would change results of an unchanged config.
+CODE_VERSION = "1"
+
+Runner = Callable[[Any, Path], dict]
+_RUNNERS: dict[type, Runner] = {}
+
+
+class RunFailed(RuntimeError):
+    """A run diverged (NaN/Inf loss) or crashed; its record is kept as failed."""
+
+
+class MissingResult(RuntimeError):
+    """A cpu-profile result is not committed and this process may not retrain it."""
+
+
+def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
+    """Decorator: ``@register_runner(MyConfig) def run(cfg, workdir) -> dict``.
+
+    ``workdir`` is a per-run folder for checkpoints (resume after a kill).
+    """
+    if not dataclasses.is_dataclass(config_cls):
+        raise TypeError(f"{config_cls!r} is not a dataclass")
+
+    def decorator(fn: Runner) -> Runner:
+        _RUNNERS[config_cls] = fn
+        return fn
+
+    return decorator
+
+
+def registered_config_classes() -> dict[str, type]:
+    """Config classes with a runner, by class name (the ``config_class`` of a stored config)."""
+    return {cls.__name__: cls for cls in _RUNNERS}
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return value  # json keeps 1.0 vs 1 distinct; both are stable
+    return value
+
+
+def config_dict(config: Any) -> dict:
+    """The config as a plain, JSON-able dict (with its class name)."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
+    return {"config_class": type(config).__name__, **_jsonable(config)}
+
+
+def field_defaults(config_cls: type) -> dict[str, Any]:
+    """Each field's default value of a config class, JSON-able (fields without one are left out)."""
+    defaults = {}
+    for f in dataclasses.fields(config_cls):
+        if f.default is not dataclasses.MISSING:
+            defaults[f.name] = _jsonable(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            defaults[f.name] = _jsonable(f.default_factory())
+    return defaults
+
+
+def hash_payload(config: Any) -> dict:
+    """What the hash sees: the config without fields left at their default value.
+
+    Leaving defaults out keeps every committed result's key unchanged when a new field (with a
+    default that reproduces the old behaviour) is added to a config class.
+    """
+    full = config_dict(config)
+    defaults = field_defaults(type(config))
+    return {k: v for k, v in full.items() if k not in defaults or defaults[k] != v}
+
+
+def config_hash(config: Any) -> str:
+    """Stable 16-hex-digit hash of the config's non-default fields and the code version."""
+    payload = json.dumps({"code_version": CODE_VERSION, **hash_payload(config)}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def result_path(config: Any) -> Path:
+    """``<results root>/<experiment>/<hash>.json`` for this config."""
+    for field in ("experiment", "profile"):
+        if not hasattr(config, field):
+            raise TypeError(f"config {type(config).__name__} needs a {field!r} field")
+    return results_root(config.profile) / config.experiment / f"{config_hash(config)}.json"
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON to a temp file in the same folder, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            # compact: per-epoch histories of hundreds of runs are committed
+            json.dump(data, fh, sort_keys=True, allow_nan=False, separators=(",", ":"))
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def store_result(config: Any, result: dict) -> Path:
+    """Write ``result`` as the cached result of ``config`` (``config``, ``config_hash`` and
+    ``status`` filled in when absent, the content checksum added) and return its path.
+
+    For results computed outside :func:`run_or_load` (imports, tests of the analysis code);
+    the record must be a success: failed runs go to ``<hash>.failed.json`` through ``run_or_load``.
+    """
+    record = {"config": config_dict(config), "config_hash": config_hash(config), "status": "ok", **result}
+    if record["status"] != "ok" or record["config_hash"] != config_hash(config):
+        raise ValueError(f"store_result takes a successful result of this config, got status "
+                         f"{record['status']!r} and config_hash {record['config_hash']!r}")
+    path = result_path(config)
+    write_json_atomic(path, with_checksum(record))
+    return path
+
+
+def _precision(config: Any) -> str:
+    """The compute precision a config asks for (configs without the field train in float32)."""
+    return getattr(config, "precision", "float32")
+
+
+def _rerun_requested() -> bool:
+    return bool_env("REPRO_RERUN", False)
+
+
+def load_result(config: Any) -> dict | None:
+    """The cached result for ``config``, or ``None`` when there is none.
+
+    The file is verified first (:func:`helpers.core.result_files.read_verified`: checksum, status,
+    finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
+    a file that fails raises :class:`~helpers.core.result_files.CorruptResult` naming it.
+    """
+    path = result_path(config)
+    if not path.exists():
+        return None
+    return read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+
+
+def _load_or_discard(config: Any, path: Path) -> dict | None:
+    """``load_result``, except that a corrupt file is retrained (``None``) where that is safe.
+
+    Under CI a corrupt cpu- or paper-profile result is an error: the book must not silently
+    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained.
+    """
+    try:
+        return load_result(config)
+    except CorruptResult as err:
+        if os.environ.get("CI") and config.profile != "smoke":
+            raise
+        warnings.warn(f"{err} Retraining it now.", RuntimeWarning, stacklevel=3)
+        return None
+
+
+def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
+    """Return the cached result of ``config``, running it first if needed.
+
+    The returned dict always has ``config`` (the full config), ``config_hash`` and
+    ``status == "ok"`` plus whatever the runner returned (``history``, metrics, ...).
+    """
+    runner = _RUNNERS.get(type(config))
+    if runner is None:
+        raise TypeError(
+            f"no runner registered for {type(config).__name__}; "
+            f"known: {', '.join(c.__name__ for c in _RUNNERS) or 'none'}"
+        )
+    current_profile(config.profile)  # validates the profile name
+    path = result_path(config)
+    rerun = _rerun_requested() if rerun is None else rerun
+    if path.exists() and not rerun:
+        cached = _load_or_discard(config, path)
+        if cached is not None:
+            return cached
+    if config.profile == "cpu" and os.environ.get("CI") and not rerun:
+        raise MissingResult(
+            f"cpu-profile result missing: {path.relative_to(results_root('cpu').parent)} "
+            f"for {type(config).__name__} {config_dict(config)}. Run the notebook locally with "
+            "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
+        )
+    workdir = path.with_suffix("")  # checkpoints beside the result, ignored by git
+    workdir.mkdir(parents=True, exist_ok=True)
+    record = {"config": config_dict(config), "config_hash": config_hash(config)}
+    with provenance.recording() as used:
+        try:
+            outcome = runner(config, workdir)
+        except RunFailed as err:
+            write_json_atomic(path.with_suffix(".failed.json"),
+                              {**record, "status": "failed", "error": str(err),
+                               "provenance": provenance.run_provenance(used, _precision(config))})
+            raise
+    # where and how it ran (CPU, torch, threads, precision, backends): reruns compare by it
+    result = with_checksum({**record, **outcome, "status": "ok",
+                            "provenance": provenance.run_provenance(used, _precision(config))})
+    write_json_atomic(path, result)
+    path.with_suffix(".failed.json").unlink(missing_ok=True)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Many runs at once
+# --------------------------------------------------------------------------------------------
+
+
+def default_workers(profile: str) -> int:
+    """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per CPU core (one in the smoke
+    profile, whose runs take seconds and would spend longer starting processes)."""
+
+    return positive_int_env("REPRO_WORKERS", 1 if profile == "smoke" else max(1, os.cpu_count() or 1))
+
+
+def _run_in_worker(config: Any, rerun: bool) -> dict:
+    """Body of a :func:`run_many` worker process (module level, so it can be pickled)."""
+    os.environ["REPRO_QUIET"] = "1"  # the parent shows one bar for all runs
+    return run_or_load(config, rerun=rerun)
+
+
+def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
+             rerun: bool | None = None) -> list[dict]:
+    """``run_or_load`` every config, training the missing ones in parallel worker processes.
+
+    Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results do
+    not depend on ``workers``: ``workers`` runs share the machine instead of one run using every
+    core, which for the book's small models is also faster. Results come back in the order of
+    ``configs``. Under CI a missing cpu-profile result raises :class:`MissingResult` naming how
+    many are missing, before anything trains. A failed run (:class:`RunFailed`) is re-raised after
+    the other runs finish, so one diverging run does not waste the rest.
+    """
+
+
+    configs = list(configs)
+    if not configs:
+        return []
+    for cfg in configs:
+        if type(cfg) not in _RUNNERS:
+            raise TypeError(f"no runner registered for {type(cfg).__name__}")
+    rerun = _rerun_requested() if rerun is None else rerun
+    todo = [i for i, cfg in enumerate(configs) if rerun or not result_path(cfg).exists()]
+    missing_cpu = [configs[i] for i in todo if configs[i].profile == "cpu"]
+    if missing_cpu and os.environ.get("CI") and not rerun:
+        first = result_path(missing_cpu[0])
+        raise MissingResult(
+            f"{len(missing_cpu)} of {len(configs)} cpu-profile results are missing (first: "
+            f"{first.relative_to(results_root('cpu').parent)}). Run the notebook locally with "
+            "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
+        )
+    results: list[dict | None] = [None] * len(configs)
+    if todo:
+        n = workers if workers is not None else default_workers(current_profile(configs[todo[0]].profile))
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"workers must be a positive integer, got {n!r}")
+        n = min(n, len(todo))
+        failures: list[BaseException] = []
+        if n == 1:
+            for i in progress(todo, desc=desc, total=len(todo), each=True, unit="run"):
+                try:
+                    results[i] = run_or_load(configs[i], rerun=rerun)
+                except RunFailed as err:
+                    failures.append(err)
+        else:
+            context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
+            with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
+                futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
+                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures),
+                                each=True, unit="run")
+                for future in done:
+                    try:
+                        results[futures[future]] = future.result()
+                    except RunFailed as err:
+                        failures.append(err)
+        if failures:
+            raise failures[0]
+    return [res if res is not None else run_or_load(cfg) for res, cfg in zip(results, configs)]
+
+
+def compute_time(results: Any, workers: int = 2) -> dict[str, float]:
+    """What ``results`` cost to train, from each run's recorded ``train_seconds``.
+
+    Returns ``n_runs`` (distinct runs), ``core_minutes`` (their sum; every run uses one intra-op
+    thread) and ``wall_minutes``: the time :func:`run_many` with ``workers`` processes needs from
+    an empty cache, simulated by handing the runs, in order, to whichever worker is free first
+    (process start and data loading, about 2 s a run, are not included).
+    """
+
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    seconds: dict[str, float] = {}
+    for result in results:
+        if not isinstance(result, dict) or not {"config_hash", "train_seconds"} <= result.keys():
+            raise TypeError("each result must be a run_or_load result dict with 'config_hash' and 'train_seconds'")
+        seconds.setdefault(result["config_hash"], float(result["train_seconds"]))
+    finish = [0.0] * workers
+    for s in seconds.values():
+        heapq.heappush(finish, heapq.heappop(finish) + s)
+    return {"n_runs": len(seconds), "core_minutes": sum(seconds.values()) / 60,
+            "wall_minutes": max(finish) / 60}

@@ -1,0 +1,300 @@
+"""The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
+
+Every image/tabular/language experiment of the book is a :class:`TrainConfig`; the notebooks build
+lists of them (see :mod:`helpers.protocols`) and call ``run_or_load`` on each. Method-specific
+parts are switched on by fields: λ-GELU hardness (``activation="lambda_gelu"``, ``hardness_lr_mult``,
+``init_mode``), Algorithm 1 annealing (``anneal_target``), and an extra activation site before the classifier
+(``penultimate_activation``, Flex-Act's placement). The code behind those fields lives in the method
+packages, plugged in as :class:`RunExtension` objects named by import strings (:data:`RUN_EXTENSIONS`),
+so this core module imports no method.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+from helpers.core.data import TEXT_DATASETS, load_dataset, make_loader
+from helpers.core.models import build_model, replace_activations
+from helpers.core.provenance import PRECISIONS, check_precision
+from helpers.core.registry import activation_factory
+from helpers.core.results_cache import register_runner
+from helpers.core.runtime import current_profile, seed_everything, training_threads
+from helpers.core.train import TrainHook, evaluate, fit, optimizer_from_groups
+
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+
+
+class RunExtension:
+    """The method-specific steps of a :class:`TrainConfig` run; every step is optional.
+
+    A method package provides one (λ-GELU: init modes, hardness parameter groups, annealing and
+    the λ record; Flex-Act: its regulariser hook) and lists it in :data:`RUN_EXTENSIONS`.
+    """
+
+    def prepare(self, model: nn.Module, cfg: "TrainConfig") -> None:
+        """Change the freshly built model before the optimiser sees it (e.g. an init mode)."""
+
+    def param_groups(self, model: nn.Module, cfg: "TrainConfig") -> list[dict[str, Any]] | None:
+        """The optimiser's parameter groups, or None for the default (one group of all weights)."""
+        return None
+
+    def hooks(self, model: nn.Module, cfg: "TrainConfig", steps_per_epoch: int) -> list[TrainHook]:
+        """Training hooks of the run (in order)."""
+        return []
+
+    def initial_record(self, model: nn.Module) -> dict[str, Any]:
+        """Entries of the result recorded right before training starts."""
+        return {}
+
+
+#: The methods' run extensions as ``"module:attribute"`` import strings, resolved on first use
+#: (plugin entry points, like :mod:`helpers.core.registry`; a string is not an import edge).
+RUN_EXTENSIONS: tuple[str, ...] = (
+    "helpers.lambda_gelu.training:RUN_EXTENSION",
+    "helpers.flexact.hook:RUN_EXTENSION",
+)
+_LOADED_EXTENSIONS: list[RunExtension] = []
+
+
+def run_extensions() -> list[RunExtension]:
+    """The resolved :data:`RUN_EXTENSIONS`, in order."""
+    if not _LOADED_EXTENSIONS:
+        for ref in RUN_EXTENSIONS:
+            module, _, attribute = ref.partition(":")
+            _LOADED_EXTENSIONS.append(getattr(importlib.import_module(module), attribute))
+    return list(_LOADED_EXTENSIONS)
+
+
+def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> list[dict[str, Any]]:
+    """One group of every parameter (what a run uses when no extension groups them)."""
+    return [{"params": list(model.parameters()), "lr": lr, "weight_decay": weight_decay, "name": "weights"}]
+
+
+SCHEDULES: tuple[str, ...] = ("none", "cosine", "warmup_cosine")
+SUBSTITUTABLE: tuple[str, ...] = ("gelu", "gelu_tanh", "lambda_gelu")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines one training run (and so its cache key).
+
+    ``n_train``/``n_val`` subset the data (``None``: all); for language models they count blocks
+    of ``block_size`` tokens. ``scale_note`` says in words what the run changed from the paper.
+    """
+
+    experiment: str
+    dataset: str
+    model: str
+    profile: str = "cpu"
+    activation: str = "gelu"
+    activation_kwargs: dict[str, Any] = field(default_factory=dict)
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    n_train: int | None = None
+    n_val: int | None = None
+    data_seed: int = 0
+    epochs: int = 10
+    batch_size: int = 128
+    optimizer: str = "sgd"
+    lr: float = 0.05
+    weight_decay: float = 1e-4
+    momentum: float = 0.9
+    schedule: str = "none"
+    warmup_epochs: int = 0
+    warmup_start_lr: float = 0.0
+    min_lr: float = 0.0
+    seed: int = 0
+    hardness_lr_mult: float = 1.0
+    init_mode: str | None = None
+    anneal_target: float | None = None
+    anneal_switch: float = 0.25
+    penultimate_activation: str | None = None
+    penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
+    flexact_alpha: float = 0.0
+    flexact_lam: float = 1.0
+    flexact_tau_min: float | None = None  # None: τ stays 1; else exponential 1 → τ_min per step
+    block_size: int = 64
+    max_grad_norm: float | None = None
+    # float32, or bf16 autocast (see helpers.core.provenance.check_precision). Part of the cache key
+    # (when not the default), so a float32 rerun never overwrites or passes for a bf16 result.
+    precision: str = "float32"
+    scale_note: str = ""
+
+    def __post_init__(self) -> None:
+        current_profile(self.profile)
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        for name in ("epochs", "batch_size", "block_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not (self.lr > 0) or not math.isfinite(self.lr):
+            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        if not (self.hardness_lr_mult > 0):
+            raise ValueError(f"hardness_lr_mult (c) must be > 0, got {self.hardness_lr_mult!r}")
+        if not 0 < self.anneal_switch < 1:
+            raise ValueError(f"anneal_switch must be in (0, 1), got {self.anneal_switch!r}")
+        if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
+            raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
+        if self.anneal_target is not None and self.anneal_target < 1:
+            raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if self.flexact_tau_min is not None and not 0 < self.flexact_tau_min <= 1:
+            raise ValueError(f"flexact_tau_min must be in (0, 1] (τ starts at 1), got {self.flexact_tau_min!r}")
+
+    @property
+    def task(self) -> str:
+        return "lm" if self.dataset in TEXT_DATASETS else "classification"
+
+
+def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:
+    """Cut a token stream into non-overlapping (input, next-token target) blocks."""
+    n_blocks = (tokens.numel() - 1) // block_size
+    if limit is not None:
+        n_blocks = min(n_blocks, limit)
+    if n_blocks < 1:
+        raise ValueError(f"{tokens.numel()} tokens are too few for one block of {block_size}")
+    span = tokens[: n_blocks * block_size + 1]
+    x = span[:-1].view(n_blocks, block_size)
+    y = span[1:].view(n_blocks, block_size)
+    return TensorDataset(x.clone(), y.clone())
+
+
+def make_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig):
+    """Per-epoch learning-rate schedule: none, cosine to ``min_lr``, or linear warmup from
+    ``warmup_start_lr`` over ``warmup_epochs`` followed by cosine to ``min_lr`` (the S-ReLU
+    paper's recipe). Every parameter group is scaled by the same factor, so λ-GELU's c·η_w
+    ratio is preserved."""
+    if cfg.schedule == "none":
+        return None
+    if cfg.schedule == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs, eta_min=cfg.min_lr)
+    warm, total, base = cfg.warmup_epochs, cfg.epochs, cfg.lr
+
+    def factor(epoch: int) -> float:  # epoch = number of finished epochs
+        if epoch < warm:
+            return (cfg.warmup_start_lr + (base - cfg.warmup_start_lr) * epoch / warm) / base
+        progress = (epoch - warm) / max(total - warm, 1)
+        return (cfg.min_lr + (base - cfg.min_lr) * 0.5 * (1 + math.cos(math.pi * progress))) / base
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def _build_data(cfg: TrainConfig):
+    if cfg.task == "lm":
+        splits = load_dataset(cfg.dataset)
+        block = cfg.model_kwargs.get("block_size", cfg.block_size)  # the model's context wins
+        train = lm_blocks(splits.train_tokens, block, cfg.n_train)
+        val = lm_blocks(splits.val_tokens, block, cfg.n_val)
+        return train, val, {"vocab_size": len(splits.vocab)}, splits.source
+    splits = load_dataset(cfg.dataset, n_train=cfg.n_train, n_val=cfg.n_val, seed=cfg.data_seed)
+    shape = {"input_shape": tuple(splits.input_shape), "num_classes": splits.num_classes}
+    return splits.train, splits.val, shape, splits.source
+
+
+def _activation(name: str, kwargs: dict[str, Any]):
+    return activation_factory(name, **kwargs)
+
+
+def build_run(cfg: TrainConfig):
+    """Data loaders, model, optimiser, scheduler and hooks of a run (no training).
+
+    Also used by tests to check that the ``paper`` profile constructs the paper's setup.
+    """
+    train, val, shape, source = _build_data(cfg)
+    model_kwargs = dict(cfg.model_kwargs)
+    if cfg.penultimate_activation is not None:
+        model_kwargs["penultimate_act"] = _activation(cfg.penultimate_activation, cfg.penultimate_kwargs)
+    model = build_model(cfg.model, act=_activation(cfg.activation, cfg.activation_kwargs), **shape,
+                        **model_kwargs)
+    extensions = run_extensions()
+    for extension in extensions:
+        extension.prepare(model, cfg)
+    groups = None
+    for extension in extensions:
+        groups = extension.param_groups(model, cfg)
+        if groups is not None:
+            break
+    if groups is None:
+        groups = default_param_groups(model, cfg.lr, cfg.weight_decay)
+    optimizer = optimizer_from_groups(groups, cfg.optimizer, lr=cfg.lr, momentum=cfg.momentum)
+    scheduler = make_scheduler(optimizer, cfg)
+    steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
+    hooks: list = [hook for extension in extensions for hook in extension.hooks(model, cfg, steps_per_epoch)]
+    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=cfg.seed)
+    val_loader = make_loader(val, 512, shuffle=False, seed=0)
+    return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "hooks": hooks,
+            "train_loader": train_loader, "val_loader": val_loader, "source": source}
+
+
+def _autocast(precision: str):
+    """The autocast context of ``precision`` (a no-op for float32)."""
+    if precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+@register_runner(TrainConfig)
+def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+    """Train one configuration with :func:`helpers.core.runtime.train_threads` intra-op threads (1 by
+    default; float32 results depend on it); returns history, best score and optional
+    substitution metrics."""
+    with training_threads():
+        return _run_training(cfg, workdir)
+
+
+def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+    check_precision(cfg.precision)  # a bf16 run on a CPU without native bf16 stops here
+    seed_everything(cfg.seed)
+    parts = build_run(cfg)
+    model = parts["model"]
+    initial: dict[str, Any] = {}
+    for extension in run_extensions():
+        initial.update(extension.initial_record(model))
+    started = time.perf_counter()
+    checkpoint = workdir / "checkpoint.ckpt"
+    out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
+              scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
+              checkpoint_path=checkpoint, keep_best_state=True,
+              max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
+              autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None)
+    result: dict[str, Any] = {
+        "history": out["history"],
+        "best_epoch": out["best_epoch"],
+        "best_val_metric": out["best_val_metric"],
+        "higher_is_better": out["higher_is_better"],
+        **initial,  # λ-GELU: "lambda_init"
+        "n_params": sum(p.numel() for p in model.parameters()),
+        "data_source": parts["source"],
+        "train_seconds": time.perf_counter() - started,  # informative only; never compared
+    }
+    if cfg.activation in SUBSTITUTABLE:
+        # Table II's test, recorded for every GELU/λ-GELU run: at the best-validation checkpoint,
+        # swap every activation for ReLU and re-evaluate without any weight update.
+        model.load_state_dict(out["best_state"])
+        with _autocast(cfg.precision):  # evaluated as it was trained
+            original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]
+            swapped = replace_activations(model, nn.ReLU)
+            substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
+        result["substitution"] = {"epoch": out["best_epoch"], "original": original,
+                                  "substituted": substituted}
+    checkpoint.unlink(missing_ok=True)
+    try:
+        workdir.rmdir()
+    except OSError:
+        pass
+    return result

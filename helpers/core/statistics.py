@@ -1,0 +1,508 @@
+"""Statistics behind every run-based verdict: paired or Welch differences, 95 % CIs, TOST, MDE.
+
+Why a module of its own: the book compares arms that share seeds (the same seed gives the same
+data order and, for most models, the same initial weights), so a difference must be taken *per
+seed* and its spread is the spread of those differences, not Welch's combination of two arm
+spreads. With 3 seeds a difference has 2 degrees of freedom and the two-sided 95 % t critical
+value is 4.30, not 2: "|z| > 2" over-states significance. This module gives one answer to both,
+computed by :mod:`scipy.stats` (no distribution code is written here):
+
+* :func:`paired_comparison` -- ``a − b`` matched on seed (``scipy.stats.ttest_rel``), an error
+  when the arms' seeds differ;
+* :func:`welch_comparison` -- ``a − b`` of independent arms (``scipy.stats.ttest_ind`` with
+  ``equal_var=False``, Welch-Satterthwaite degrees of freedom);
+* :func:`welch_from_stats` -- the same from printed ``mean ± sd`` and run counts
+  (``scipy.stats.ttest_ind_from_stats``), for a source's own table;
+* :func:`compare` -- paired when both arms have the same seeds, Welch otherwise;
+* :func:`one_sample` -- the mean of one set of values (``scipy.stats.ttest_1samp``), e.g. a drop
+  measured within each run;
+* :func:`tost` -- the two one-sided tests of equivalence within ``± margin`` (for "matches" and
+  "close to" claims; a margin is part of the claim, so it is an argument, never a default);
+* :func:`non_inferiority` -- the one-sided half of TOST ("matches or improves");
+* :func:`minimal_detectable_effect` -- the smallest true difference the comparison detects with
+  power 0.8 at two-sided α = 0.05, from the noncentral t distribution (``scipy.stats.nct``);
+* :func:`bootstrap_ci` -- a seeded percentile-BCa bootstrap (``scipy.stats.bootstrap``) for
+  statistics without a t interval;
+* :func:`proportion` -- a count of successes with its exact Clopper-Pearson interval
+  (``scipy.stats.binomtest``).
+
+Every comparison is a :class:`Comparison` (effect, 95 % CI, n, df, test, p, MDE), whose
+:meth:`Comparison.describe` is the text the claims show. This module imports no method module.
+
+Degenerate data. When every paired difference is the same number (e.g. two arms that produce
+bit-identical accuracies on every seed, as S-ReLU at δ = 0.001 and ReLU do on ConvNeXt), the
+standard error is 0: the CI collapses to that number, p is 0 for a nonzero difference and 1 for
+zero, and the MDE is 0. scipy returns NaN there; we state the exact result instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+import numpy as np
+from scipy import optimize, stats
+
+#: Two-sided confidence level of every interval the book shows.
+CONFIDENCE: float = 0.95
+#: Significance level (two-sided) of the difference tests and of each one-sided TOST test.
+ALPHA: float = 0.05
+#: Power at which :func:`minimal_detectable_effect` is computed.
+POWER: float = 0.8
+
+Values = Union[Mapping[Hashable, float], Sequence[float], np.ndarray]
+
+__all__ = [
+    "ALPHA", "CONFIDENCE", "POWER", "Comparison", "Equivalence", "InsufficientData", "Proportion", "bootstrap_ci",
+    "compare", "minimal_detectable_effect", "non_inferiority", "one_sample", "paired_comparison",
+    "proportion", "seed_values", "tost", "welch_comparison", "welch_from_stats",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Input checking
+# --------------------------------------------------------------------------------------------
+
+
+def _as_mapping(values: Values, name: str) -> dict[Hashable, float]:
+    """``{seed: value}``; a plain sequence is keyed by position. Rejects empty input and NaN/inf."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a mapping seed -> value or a sequence of numbers, got a string")
+    if isinstance(values, Mapping):
+        items = dict(values)
+    else:
+        try:
+            items = dict(enumerate(np.asarray(values, dtype=float).ravel().tolist()))
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be numbers: {err}") from None
+    if not items:
+        raise ValueError(f"{name} is empty: a comparison needs at least 2 values per arm")
+    out: dict[Hashable, float] = {}
+    for key, value in items.items():
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}[{key!r}] is not a number: {value!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{name}[{key!r}] is {v}: a failed or NaN run cannot enter a comparison")
+        out[key] = v
+    return out
+
+
+class InsufficientData(ValueError):
+    """Too few values for an interval (one seed per arm, as in the smoke profile). A claim builder
+    catches it to say "inconclusive: no interval" instead of failing (see
+    :func:`helpers.core.report.judge`)."""
+
+
+def _need(n: int, name: str, minimum: int = 2) -> None:
+    if n < minimum:
+        raise InsufficientData(f"{name} has {n} value(s); a t interval needs at least {minimum} "
+                         "(one seed gives no spread)")
+
+
+def _negligible(sd: float, *arrays: np.ndarray) -> bool:
+    """True when ``sd`` is float rounding of identical values (relative to their magnitude): such
+    differences are exact, and scipy's moment calculation loses all precision on them."""
+    scale = max([1.0] + [float(np.abs(a).max()) for a in arrays if len(a)])
+    return sd <= 1e-12 * scale
+
+
+def _check_level(confidence: float) -> None:
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+def seed_values(rows: Any, value: str, *, where: Mapping[str, Any], seed: str = "seed") -> dict[Hashable, float]:
+    """``{seed: rows[value]}`` for the rows of a frame that match ``where`` (column -> value).
+
+    The shape :func:`compare` takes, from e.g. :func:`helpers.core.tables.accuracy_rows`.
+    A seed that appears twice is an error: pairing would be ambiguous.
+    """
+    mask = np.ones(len(rows), dtype=bool)
+    for column, wanted in where.items():
+        if column not in rows.columns:
+            raise KeyError(f"no column {column!r} (have {list(rows.columns)})")
+        col = rows[column]
+        if isinstance(wanted, float) and math.isnan(wanted):
+            mask &= col.isna().to_numpy()
+        else:
+            mask &= (col == wanted).to_numpy()
+    sel = rows[mask]
+    if sel.empty:
+        raise ValueError(f"no rows match {dict(where)}")
+    dupes = sel[seed][sel[seed].duplicated()].tolist()
+    if dupes:
+        raise ValueError(f"seeds {dupes} appear more than once for {dict(where)}")
+    return {k: float(v) for k, v in zip(sel[seed], sel[value])}
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One estimated effect with its 95 % Student-t interval and what it could have detected.
+
+    ``effect`` is ``mean(a − b)`` (paired), ``mean(a) − mean(b)`` (Welch) or ``mean(a) − null``
+    (one sample). ``n`` is the number of pairs (paired, one sample) or ``n_a + n_b`` (Welch); ``df``
+    the t distribution's degrees of freedom (fractional for Welch). ``p`` is the two-sided p-value
+    of ``effect = 0``. ``mde`` is :func:`minimal_detectable_effect` at this ``se`` and ``df``.
+    ``sd`` is the standard deviation of the per-seed differences (paired), or of the values (one
+    sample); for Welch it is the larger of the two arm SDs (the scale a fixed tolerance must beat).
+    """
+
+    effect: float
+    ci_low: float
+    ci_high: float
+    se: float
+    df: float
+    n: int
+    p: float
+    mde: float
+    test: str
+    sd: float
+    n_a: int
+    n_b: int
+    confidence: float = CONFIDENCE
+    values_a: tuple[float, ...] = field(default=(), repr=False)
+    values_b: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def paired(self) -> bool:
+        return self.test.startswith("paired")
+
+    def contains(self, value: float) -> bool:
+        """True when ``value`` lies in the confidence interval (bounds included)."""
+        return self.ci_low <= value <= self.ci_high
+
+    def excludes_zero(self) -> bool:
+        return not self.contains(0.0)
+
+    def ci_text(self, digits: int = 2) -> str:
+        return f"[{self.ci_low:+.{digits}f}, {self.ci_high:+.{digits}f}]"
+
+    def n_text(self) -> str:
+        if self.test.startswith("Welch"):
+            return f"{self.n_a} vs {self.n_b} runs"
+        return f"{self.n} {'pairs of runs' if self.paired else 'runs'}"
+
+    def test_text(self) -> str:
+        df = f"{self.df:.0f}" if float(self.df).is_integer() else f"{self.df:.1f}"
+        return f"{self.test} (df = {df}, {_p_text(self.p)})"
+
+    def describe(self, digits: int = 2, unit: str = "") -> str:
+        """``"+0.47 points, 95% CI [-1.2, +2.1] (paired t, df = 2, p = 0.41; 3 pairs of runs; MDE 3.1)"``."""
+        u = f" {unit}" if unit else ""
+        return (f"{self.effect:+.{digits}f}{u}, {self.confidence:.0%} CI {self.ci_text(digits)} "
+                f"({self.test_text()}; {self.n_text()}; MDE {self.mde:.{digits}f})")
+
+
+def _p_text(p: float) -> str:
+    """``"p = 0.23"``, ``"p = 0.012"``, ``"p < 0.001"``."""
+    if not math.isfinite(p):
+        return "p n/a"
+    return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
+
+
+def _t_result(effect: float, se: float, df: float, p: float, *, test: str, sd: float, n: int, n_a: int,
+              n_b: int, confidence: float, values_a: Sequence[float], values_b: Sequence[float]) -> Comparison:
+    if se == 0:  # every difference identical: the exact value, no sampling spread (see module doc)
+        lo = hi = effect
+        p = 0.0 if effect != 0 else 1.0
+    else:
+        half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+        lo, hi = effect - half, effect + half
+    return Comparison(effect=effect, ci_low=lo, ci_high=hi, se=se, df=df, n=n, p=float(p),
+                      mde=minimal_detectable_effect(se, df), test=test, sd=sd, n_a=n_a, n_b=n_b,
+                      confidence=confidence, values_a=tuple(values_a), values_b=tuple(values_b))
+
+
+# --------------------------------------------------------------------------------------------
+# Comparisons
+# --------------------------------------------------------------------------------------------
+
+
+def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
+    """``a − b`` matched on seed: the mean of the per-seed differences and its t interval.
+
+    ``a`` and ``b`` map seed -> value (a sequence is keyed by position, so two sequences pair
+    element by element). The seed sets must be equal: pairing a seed with a different seed would
+    silently turn a paired test into a wrong one. Uses ``scipy.stats.ttest_rel``; df = n − 1.
+    """
+    _check_level(confidence)
+    ma, mb = _as_mapping(a, "a"), _as_mapping(b, "b")
+    if set(ma) != set(mb):
+        only_a, only_b = sorted(set(ma) - set(mb), key=str), sorted(set(mb) - set(ma), key=str)
+        raise ValueError(f"paired comparison needs the same seeds in both arms; only in a: {only_a}, "
+                         f"only in b: {only_b}")
+    seeds = sorted(ma, key=str)
+    _need(len(seeds), "each arm")
+    va = np.array([ma[s] for s in seeds])
+    vb = np.array([mb[s] for s in seeds])
+    d = va - vb
+    n = len(d)
+    sd = float(np.std(d, ddof=1))
+    if _negligible(sd, va, vb):
+        sd = 0.0
+    se = sd / math.sqrt(n)
+    if se == 0:
+        p = math.nan
+    else:
+        p = float(stats.ttest_rel(va, vb).pvalue)
+    return _t_result(float(d.mean()), se, n - 1, p, test="paired t", sd=sd, n=n, n_a=n, n_b=n,
+                     confidence=confidence, values_a=va, values_b=vb)
+
+
+def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
+    """``mean(a) − mean(b)`` of independent arms: Welch's t (``scipy.stats.ttest_ind``,
+    ``equal_var=False``) with Welch-Satterthwaite degrees of freedom. Use only when the arms do
+    not share seeds; :func:`compare` chooses for you."""
+    _check_level(confidence)
+    va = np.array(list(_as_mapping(a, "a").values()))
+    vb = np.array(list(_as_mapping(b, "b").values()))
+    _need(len(va), "a")
+    _need(len(vb), "b")
+    s2a, s2b = float(np.var(va, ddof=1)), float(np.var(vb, ddof=1))
+    if _negligible(math.sqrt(max(s2a, s2b)), va, vb):
+        s2a = s2b = 0.0
+    se = math.sqrt(s2a / len(va) + s2b / len(vb))
+    if se == 0:
+        df, p = float(len(va) + len(vb) - 2), math.nan
+    else:
+        res = stats.ttest_ind(va, vb, equal_var=False)
+        df, p = float(res.df), float(res.pvalue)
+    return _t_result(float(va.mean() - vb.mean()), se, df, p, test="Welch t", sd=math.sqrt(max(s2a, s2b)),
+                     n=len(va) + len(vb), n_a=len(va), n_b=len(vb), confidence=confidence,
+                     values_a=va, values_b=vb)
+
+
+def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, *,
+                     confidence: float = CONFIDENCE) -> Comparison:
+    """``mean_a − mean_b`` from printed summary statistics (a source's ``mean ± sd`` over ``n`` runs),
+    by Welch's t (``scipy.stats.ttest_ind_from_stats`` with ``equal_var=False``; Welch-Satterthwaite
+    degrees of freedom). For a source's own table, where the per-run values are not printed, so no
+    pairing is possible; the test reads ``"Welch t from printed mean ± sd"``. The result carries no
+    per-run values, so :func:`tost` and :func:`non_inferiority` do not apply to it."""
+    _check_level(confidence)
+    for name, v in (("n_a", n_a), ("n_b", n_b)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {v!r}")
+    for name, v in (("mean_a", mean_a), ("mean_b", mean_b)):
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {v!r}")
+    for name, v in (("sd_a", sd_a), ("sd_b", sd_b)):
+        if not math.isfinite(v):
+            raise InsufficientData(f"{name} is {v}: the source prints no spread, so no interval")
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0, got {v!r}")
+    _need(int(n_a), "a")
+    _need(int(n_b), "b")
+    va, vb = sd_a**2 / n_a, sd_b**2 / n_b
+    se = math.sqrt(va + vb)
+    if se == 0:
+        df, p = float(n_a + n_b - 2), math.nan
+    else:
+        df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
+        p = float(stats.ttest_ind_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, equal_var=False).pvalue)
+    return _t_result(float(mean_a - mean_b), se, df, p, test="Welch t from printed mean ± sd", sd=max(sd_a, sd_b),
+                     n=int(n_a + n_b), n_a=int(n_a), n_b=int(n_b), confidence=confidence, values_a=(),
+                     values_b=())
+
+
+def compare(a: Values, b: Values, *, paired: bool | None = None, confidence: float = CONFIDENCE) -> Comparison:
+    """``a − b``: paired by seed when both arms have the same seeds (or ``paired=True``, which
+    raises if they do not), Welch otherwise (or ``paired=False``)."""
+    if paired is None:
+        ma, mb = _as_mapping(a, "a"), _as_mapping(b, "b")
+        paired = isinstance(a, Mapping) and isinstance(b, Mapping) and set(ma) == set(mb)
+    if paired:
+        return paired_comparison(a, b, confidence=confidence)
+    return welch_comparison(a, b, confidence=confidence)
+
+
+def one_sample(values: Values, null: float = 0.0, *, confidence: float = CONFIDENCE) -> Comparison:
+    """``mean(values) − null`` with its t interval (``scipy.stats.ttest_1samp``; df = n − 1).
+
+    For effects measured within each run (the accuracy drop of one network when its activation is
+    swapped), where there is no second arm to pair with.
+    """
+    _check_level(confidence)
+    if not math.isfinite(null):
+        raise ValueError(f"null must be finite, got {null!r}")
+    v = np.array(list(_as_mapping(values, "values").values()))
+    _need(len(v), "values")
+    sd = float(np.std(v, ddof=1))
+    if _negligible(sd, v):
+        sd = 0.0
+    se = sd / math.sqrt(len(v))
+    p = float(stats.ttest_1samp(v, null).pvalue) if se > 0 else math.nan
+    return _t_result(float(v.mean() - null), se, len(v) - 1, p, test="one-sample t", sd=sd, n=len(v),
+                     n_a=len(v), n_b=0, confidence=confidence, values_a=v, values_b=())
+
+
+# --------------------------------------------------------------------------------------------
+# Equivalence and power
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Result of :func:`tost` (or :func:`non_inferiority`, where ``p_upper`` is NaN).
+
+    ``p`` is the larger of the one-sided p-values; ``equivalent`` is ``p < alpha``, which is the
+    same as the ``1 − 2·alpha`` CI lying inside ``(−margin, +margin)``.
+    """
+
+    margin: float
+    p_lower: float
+    p_upper: float
+    p: float
+    alpha: float
+    equivalent: bool
+    test: str
+
+    def describe(self) -> str:
+        word = "equivalent" if self.equivalent else "not shown equivalent"
+        return f"{self.test}, margin ±{self.margin:.3g}: {_p_text(self.p)} ({word})"
+
+
+def _check_margin(margin: float, alpha: float) -> None:
+    if not (isinstance(margin, (int, float)) and math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0 (state it in the claim), got {margin!r}")
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}")
+
+
+def _one_sided(comparison: Comparison, shift: float, alternative: str) -> float:
+    """p of ``effect − shift`` > 0 (``greater``) or < 0 (``less``), with scipy's own tests."""
+    va, vb = np.asarray(comparison.values_a), np.asarray(comparison.values_b)
+    if comparison.se == 0:
+        d = comparison.effect - shift
+        return 0.0 if (d > 0 if alternative == "greater" else d < 0) else 1.0
+    if comparison.test == "paired t":
+        return float(stats.ttest_rel(va - shift, vb, alternative=alternative).pvalue)
+    if comparison.test == "Welch t":
+        return float(stats.ttest_ind(va - shift, vb, equal_var=False, alternative=alternative).pvalue)
+    if comparison.test == "one-sample t":
+        return float(stats.ttest_1samp(va, _null(comparison) + shift, alternative=alternative).pvalue)
+    raise ValueError(f"no one-sided test for a {comparison.test!r} comparison")
+
+
+def _null(comparison: Comparison) -> float:
+    """The null value a one-sample comparison was taken against (``mean − effect``)."""
+    return float(np.mean(comparison.values_a)) - comparison.effect
+
+
+def tost(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equivalence:
+    """Two one-sided tests: is ``|true effect| < margin``?
+
+    H0 is "the effect is at least ``margin`` in size"; rejecting both ``effect ≤ −margin`` and
+    ``effect ≥ +margin`` at level ``alpha`` shows equivalence. Each side is one scipy one-sided t
+    test (``ttest_rel``, ``ttest_ind`` with ``equal_var=False``, or ``ttest_1samp``) on data shifted
+    by the margin, with the comparison's own pairing.
+    """
+    _check_margin(margin, alpha)
+    p_lo = _one_sided(comparison, -margin, "greater")
+    p_hi = _one_sided(comparison, +margin, "less")
+    p = max(p_lo, p_hi)
+    return Equivalence(margin=float(margin), p_lower=p_lo, p_upper=p_hi, p=p, alpha=alpha,
+                       equivalent=p < alpha, test=f"TOST ({comparison.test})")
+
+
+def non_inferiority(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equivalence:
+    """One-sided test that ``effect > −margin`` ("not worse by more than ``margin``"), the half of
+    :func:`tost` that a "matches or improves" claim needs."""
+    _check_margin(margin, alpha)
+    p_lo = _one_sided(comparison, -margin, "greater")
+    return Equivalence(margin=float(margin), p_lower=p_lo, p_upper=math.nan, p=p_lo, alpha=alpha,
+                       equivalent=p_lo < alpha, test=f"non-inferiority ({comparison.test})")
+
+
+def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Smallest true effect a two-sided t test at level ``alpha`` detects with probability ``power``.
+
+    Exact, from the noncentral t distribution: the noncentrality ``λ`` solves
+    ``P(|T| > t_{1−α/2, df}) = power`` for ``T ~ nct(df, λ)`` (``scipy.stats.nct``, root by
+    ``scipy.optimize.brentq``), and the MDE is ``λ · se``. (The usual approximation
+    ``(t_{1−α/2} + t_{power}) · se`` is close for large df and too small for df = 2.) ``se`` is the
+    *observed* standard error, so the MDE says what this design could have seen at this spread.
+    """
+    if not (math.isfinite(se) and se >= 0):
+        raise ValueError(f"se must be finite and >= 0, got {se!r}")
+    if not (math.isfinite(df) and df > 0):
+        raise ValueError(f"df must be > 0, got {df!r}")
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
+    if se == 0:
+        return 0.0
+    crit = float(stats.t.ppf(1 - alpha / 2, df))
+
+    def gap(nc: float) -> float:
+        # the far lower tail can underflow to NaN in scipy's nct.cdf; it is negligible there
+        lower = float(np.nan_to_num(stats.nct.cdf(-crit, df, nc), nan=0.0))
+        return float(stats.nct.sf(crit, df, nc)) + lower - power
+
+    hi = crit + 3.0
+    while gap(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(gap, 0.0, hi, xtol=1e-10)) * se
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap and proportions
+# --------------------------------------------------------------------------------------------
+
+
+def bootstrap_ci(values: Values, statistic: Callable[[np.ndarray], float] = np.mean, *, seed: int = 0,
+                 confidence: float = CONFIDENCE, n_resamples: int = 9999) -> tuple[float, float, float]:
+    """``(statistic, low, high)``: a seeded BCa bootstrap interval (``scipy.stats.bootstrap``).
+
+    For statistics with no t interval (a median, a ratio). With a handful of seeds a bootstrap
+    interval is too narrow; prefer the t interval for means.
+    """
+    _check_level(confidence)
+    v = np.array(list(_as_mapping(values, "values").values()))
+    _need(len(v), "values")
+    if np.ptp(v) == 0:
+        s = float(statistic(v))
+        return s, s, s
+    res = stats.bootstrap((v,), lambda x, axis=-1: np.apply_along_axis(statistic, axis, x),
+                          confidence_level=confidence, n_resamples=n_resamples, method="BCa",
+                          rng=np.random.default_rng(seed))
+    return float(statistic(v)), float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """``k`` successes of ``n`` trials with the exact (Clopper-Pearson) interval of the rate."""
+
+    k: int
+    n: int
+    ci_low: float
+    ci_high: float
+    confidence: float = CONFIDENCE
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n
+
+    def describe(self) -> str:
+        return (f"{self.k}/{self.n} = {self.rate:.0%}, {self.confidence:.0%} CI "
+                f"[{self.ci_low:.0%}, {self.ci_high:.0%}] (exact binomial)")
+
+
+def proportion(k: int, n: int, *, confidence: float = CONFIDENCE) -> Proportion:
+    """``k`` of ``n`` with its Clopper-Pearson interval (``scipy.stats.binomtest``)."""
+    _check_level(confidence)
+    for name, v in (("k", k), ("n", n)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {v!r}")
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
+    return Proportion(int(k), int(n), float(ci.low), float(ci.high), confidence)

@@ -1,0 +1,530 @@
+"""Tables of classification runs beside a paper's: seeds → mean ± std, margins, verdicts.
+
+Every image-classification experiment of the book is a list of :class:`helpers.core.runs.TrainConfig`
+results (``history`` rows with ``val_metric`` = accuracy, ``best_val_metric``). This module turns
+such a list into
+
+* one row per run (:func:`accuracy_rows`: the run's grouping keys, its best and final validation
+  accuracy in %),
+* mean ± standard deviation over seeds per group (:func:`summarize`),
+* our table beside the paper's (:func:`side_by_side`) and the rank agreement of the two
+  (:func:`rank_correlation`),
+* the difference of two groups' means (:func:`difference`), the margin of one group over the
+  best of the others (:func:`margin_over_rest`, which picks the runner-up), the same computed from
+  a paper's printed mean ± std (:func:`paper_difference`, with a Welch t interval from those
+  printed numbers: :meth:`Difference.welch`),
+* the comparison every claim and every page sentence about our runs uses: ``a − b`` paired by
+  seed with a 95 % Student-t interval and the MDE (:func:`compare_groups`), and the sentence a page
+  glues, decided by the report's rule (:func:`run_statement`, which calls
+  :func:`helpers.core.report.judge`, so the page and the report's row give the same verdict).
+
+Nothing here knows about a particular paper: the S-ReLU and Flex-Act pages and their claims
+(:mod:`helpers.srelu.paper`, :mod:`helpers.flexact.paper`) call it with their own keys.
+
+Conventions. Accuracies are in percent, like the papers' tables. "Best" is the maximum of the
+per-epoch validation accuracy (the validation images are drawn from CIFAR-10's test split, so it
+is selected on the data it is reported on, as the papers' tables presumably are); "final" is the
+last epoch's. Standard deviations are over seeds with ``ddof = 1`` (``NaN`` for a single seed).
+Our arms share seeds, so our differences are paired by seed (:mod:`helpers.core.statistics`); a paper
+prints only mean ± std, so its differences use Welch's t on those printed numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from helpers.core.report import judge, RunClaim, Verdict
+from helpers.core.results_cache import load_result, MissingResult, result_path, run_many
+from helpers.core.statistics import compare, Comparison, InsufficientData, seed_values, welch_from_stats
+
+
+__all__ = [
+    "DISPLAY_NAMES",
+    "PAPER_RUNS",
+    "load_all",
+    "gather_results",
+    "accuracy_rows",
+    "summarize",
+    "format_mean_std",
+    "rekey",
+    "side_by_side",
+    "difference",
+    "rank_correlation",
+    "sweep_frame",
+    "Difference",
+    "paper_difference",
+    "run_statement",
+    "margin_over_rest",
+    "compare_groups",
+    "Statement",
+    "config_frame",
+    "training_curves",
+    "binomial_se",
+]
+
+
+#: Display names of activation registry names, as the papers print them.
+DISPLAY_NAMES: dict[str, str] = {
+    "gelu": "GELU", "elu": "ELU", "prelu": "PReLU", "celu": "CELU", "silu": "SiLU", "mish": "Mish",
+    "srelu": "S-ReLU", "relu": "ReLU", "leaky_relu": "LeakyReLU", "sigmoid": "Sigmoid", "tanh": "Tanh",
+    "identity": "Identity", "flexact": "Flex-Act", "lambda_gelu": "λ-GELU",
+}
+#: The paper's number of runs per cell when it states none (S-ReLU App. G: "three runs").
+PAPER_RUNS = 3
+
+_METRICS = ("best", "final")
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def _check_configs(configs: Sequence[Any]) -> None:
+    if isinstance(configs, (str, bytes)) or not isinstance(configs, Sequence):
+        raise TypeError(f"configs must be a sequence of run configs, got {type(configs).__name__}")
+    for cfg in configs:
+        if not (hasattr(cfg, "experiment") and hasattr(cfg, "profile")):
+            raise TypeError(f"not a run config (needs 'experiment' and 'profile'): {cfg!r}")
+
+
+def load_all(configs: Sequence[Any]) -> list[dict] | None:
+    """The stored results of every config, or ``None`` when any is missing or failed (no training)."""
+
+    _check_configs(configs)
+    results = []
+    for cfg in configs:
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            return None
+        results.append(result)
+    return results
+
+
+def gather_results(configs: Sequence[Any], *, protocol: str | None = None,
+                   train: bool | None = None) -> list[dict]:
+    """Results of ``configs`` for a notebook, in order: loaded, and the missing ones trained.
+
+    Like the λ-GELU pages, a page trains what is missing (in parallel worker processes, see
+    :func:`helpers.core.results_cache.run_many`), except under CI, where a missing cpu-profile result
+    raises :class:`helpers.core.results_cache.MissingResult`. ``train=False`` only loads and raises
+    ``MissingResult`` naming ``python -m helpers.protocols <protocol>`` for anything missing.
+    """
+
+    _check_configs(configs)
+    if not configs:
+        raise ValueError("no configs given")
+    profiles = {cfg.profile for cfg in configs}
+    if train is None or train:
+        return run_many(configs, desc=protocol or "runs")
+    results, missing = [], []
+    for cfg in configs:
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            missing.append(result_path(cfg))
+        else:
+            results.append(result)
+    if missing:
+        how = (f"python -m helpers.protocols {protocol} --profile {sorted(profiles)[0]}"
+               if protocol else "the protocol's runs")
+        raise MissingResult(
+            f"{len(missing)} of {len(configs)} results are missing (first: {missing[0]}); produce them "
+            f"with `{how}` (or set REPRO_RERUN=1 to train here)"
+        )
+    return results
+
+
+# --------------------------------------------------------------------------------------------
+# Rows and summaries
+# --------------------------------------------------------------------------------------------
+
+
+def _config(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not isinstance(result, Mapping) or "config" not in result or "history" not in result:
+        raise TypeError("each result must be a run_or_load result dict with 'config' and 'history'")
+    return result["config"]
+
+
+def accuracy_rows(results: Iterable[Mapping[str, Any]],
+                  extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None) -> pd.DataFrame:
+    """One row per run: its grouping keys and its best/final validation accuracy in %.
+
+    Columns: ``experiment, model, dataset, activation, delta`` (S-ReLU's δ, else NaN),
+    ``penultimate`` (the extra activation before the classifier, ``"none"`` without),
+    ``seed, best, final, best_epoch, epochs, n_params``, plus one column per entry of ``extra``
+    (a function of the result dict). Only classification results (higher is better) are accepted.
+    """
+    rows = []
+    for result in results:
+        cfg = _config(result)
+        if result.get("status", "ok") != "ok":
+            raise ValueError(f"result {result.get('config_hash')} is not a successful run")
+        if not result.get("higher_is_better", True):
+            raise ValueError("accuracy_rows takes classification runs (higher is better); got a run "
+                             f"of task metric {cfg.get('dataset')!r} where lower is better")
+        history = result["history"]
+        if not history:
+            raise ValueError(f"result {result.get('config_hash')} has an empty history")
+        kwargs = cfg.get("activation_kwargs") or {}
+        row = {
+            "experiment": cfg.get("experiment"), "model": cfg.get("model"), "dataset": cfg.get("dataset"),
+            "activation": cfg.get("activation"),
+            "delta": float(kwargs["delta"]) if "delta" in kwargs else math.nan,
+            "penultimate": cfg.get("penultimate_activation") or "none",
+            "seed": cfg.get("seed"),
+            "best": 100.0 * float(result["best_val_metric"]),
+            "final": 100.0 * float(history[-1]["val_metric"]),
+            "best_epoch": int(result["best_epoch"]), "epochs": len(history),
+            "n_params": result.get("n_params"),
+        }
+        for name, fn in (extra or {}).items():
+            row[name] = fn(result)
+        rows.append(row)
+    if not rows:
+        raise ValueError("no results given")
+    return pd.DataFrame(rows)
+
+
+def summarize(rows: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
+    """Mean ± std over seeds of ``best`` and ``final`` per group of ``by`` (column name(s)).
+
+    Columns ``n, best_mean, best_std, final_mean, final_std``; index: the ``by`` column(s), in the
+    order the groups first appear in ``rows`` (the protocol's order).
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    if not by:
+        raise ValueError("by must name at least one column")
+    missing = [c for c in [*by, *_METRICS] if c not in rows.columns]
+    if missing:
+        raise ValueError(f"rows lack columns {missing}; build them with accuracy_rows()")
+    grouped = rows.groupby(by if len(by) > 1 else by[0], sort=False, dropna=False)
+    out = pd.DataFrame({"n": grouped.size()})
+    for metric in _METRICS:
+        out[f"{metric}_mean"] = grouped[metric].mean()
+        out[f"{metric}_std"] = grouped[metric].std(ddof=1)  # NaN for one seed
+    return out
+
+
+def format_mean_std(mean: float, std: float, digits: int = 1) -> str:
+    """``"72.4 ± 0.7"``; only the mean when ``std`` is NaN (one seed); ``"—"`` for a NaN mean."""
+    if not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be an int >= 0, got {digits!r}")
+    if mean is None or not math.isfinite(mean):
+        return "—"
+    if std is None or not math.isfinite(std):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _check_paper(paper: Mapping[Hashable, tuple[float, float]]) -> None:
+    if not isinstance(paper, Mapping):
+        raise TypeError(f"paper must map a key to (mean, std), got {type(paper).__name__}")
+    for key, value in paper.items():
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise ValueError(f"paper[{key!r}] must be a (mean, std) tuple, got {value!r}")
+
+
+def rekey(paper: Mapping[Hashable, tuple[float, float]], names: Mapping[Hashable, Hashable]) -> dict:
+    """A paper table re-keyed by our keys: ``{ours: paper[names[ours]]}`` for the names it has
+    (e.g. ``rekey(TABLE2["CIFAR-10"], {"gelu": "GELU", ...})``)."""
+    _check_paper(paper)
+    return {ours: paper[theirs] for ours, theirs in names.items() if theirs in paper}
+
+
+def side_by_side(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]], *,
+                 labels: Mapping[Hashable, str] | None = None, digits: int = 1,
+                 paper_name: str = "paper") -> pd.DataFrame:
+    """Our best and final accuracy (mean ± std), the paper's, their difference and the ranks.
+
+    ``summary`` comes from :func:`summarize` with one index level; ``paper`` maps the same keys to
+    the paper's ``(mean, std)`` (keys only one side has get "—"). Ranks are by mean, 1 = highest.
+    """
+    _check_paper(paper)
+    if summary.index.nlevels != 1:
+        raise ValueError("side_by_side needs a summary with one index level; select one group first")
+    keys = list(summary.index) + [k for k in paper if k not in summary.index]
+    ours_rank = summary["best_mean"].rank(ascending=False, method="min")
+    paper_means = pd.Series({k: v[0] for k, v in paper.items()}, dtype=float)
+    paper_rank = paper_means.rank(ascending=False, method="min")
+    rows = []
+    for key in keys:
+        have = key in summary.index
+        s = summary.loc[key] if have else None
+        p = paper.get(key)
+        rows.append({
+            "": (labels or {}).get(key, str(key)),
+            "ours, best": format_mean_std(s["best_mean"], s["best_std"], digits) if have else "—",
+            "ours, final": format_mean_std(s["final_mean"], s["final_std"], digits) if have else "—",
+            paper_name: format_mean_std(*p, digits) if p else "—",
+            "ours − paper": f"{s['best_mean'] - p[0]:+.{digits}f}" if (have and p) else "—",
+            "rank (ours)": int(ours_rank[key]) if have else "—",
+            f"rank ({paper_name})": int(paper_rank[key]) if p else "—",
+        })
+    return pd.DataFrame(rows).set_index("")
+
+
+def rank_correlation(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]],
+                     metric: str = "best") -> tuple[float, int]:
+    """Spearman correlation between our mean ``metric`` and the paper's means over the shared keys,
+    and the number of keys (NaN for fewer than 3 keys or a constant side)."""
+    from scipy.stats import spearmanr  # lazy: scipy.stats is slow to import and only this statistic needs it
+
+    _check_paper(paper)
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    shared = [k for k in summary.index if k in paper]
+    if len(shared) < 3:
+        return math.nan, len(shared)
+    ours = summary.loc[shared, f"{metric}_mean"].to_numpy(float)
+    theirs = np.array([paper[k][0] for k in shared], dtype=float)
+    if np.ptp(ours) == 0 or np.ptp(theirs) == 0:
+        return math.nan, len(shared)
+    return float(spearmanr(ours, theirs).statistic), len(shared)
+
+
+def sweep_frame(source: pd.DataFrame | Mapping[float, tuple[float, float]], metric: str = "best") -> pd.DataFrame:
+    """Columns ``x, mean, std`` for :func:`helpers.core.plots.plot_sweep_errorbars`, from a
+    :func:`summarize` frame indexed by the swept value (its ``metric``) or from a paper's
+    ``{value: (mean, std)}``."""
+    if isinstance(source, pd.DataFrame):
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+        if source.index.nlevels != 1:
+            raise ValueError("sweep_frame needs a summary with one index level (the swept value)")
+        return pd.DataFrame({"x": source.index.to_numpy(float), "mean": source[f"{metric}_mean"].to_numpy(float),
+                             "std": source[f"{metric}_std"].to_numpy(float)})
+    _check_paper(source)
+    return pd.DataFrame([(float(k), float(m), float(s)) for k, (m, s) in source.items()],
+                        columns=["x", "mean", "std"])
+
+
+# --------------------------------------------------------------------------------------------
+# Differences, margins and verdicts
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``mean_a − mean_b`` of two groups, with the spreads and counts behind it."""
+
+    a: Hashable
+    b: Hashable
+    mean_a: float
+    mean_b: float
+    std_a: float
+    std_b: float
+    n_a: int
+    n_b: int
+
+    @property
+    def diff(self) -> float:
+        return self.mean_a - self.mean_b
+
+    @property
+    def se(self) -> float:
+        """Welch's standard error of the difference (NaN with a single seed on either side)."""
+        if self.n_a < 2 or self.n_b < 2 or not (math.isfinite(self.std_a) and math.isfinite(self.std_b)):
+            return math.nan
+        return math.sqrt(self.std_a**2 / self.n_a + self.std_b**2 / self.n_b)
+
+    def welch(self) -> Comparison:
+        """``a − b`` with a 95 % Welch t interval from the means, spreads and counts
+        (:func:`helpers.core.statistics.welch_from_stats`): what a paper's printed table supports.
+        Raises :class:`helpers.core.statistics.InsufficientData` without a spread (one seed, or a
+        table that prints none)."""
+
+        return welch_from_stats(self.mean_a, self.std_a, self.n_a, self.mean_b, self.std_b, self.n_b)
+
+    def describe(self, labels: Mapping[Hashable, str] | None = None, digits: int = 1) -> str:
+        """``"S-ReLU − GELU = +1.2 points, 95% CI [+0.1, +2.3] (Welch t from printed mean ± sd, df =
+        3.9, p = 0.04; 3 vs 3 runs; MDE 1.5)"``, or the difference alone when there is no spread.
+        Meant for a paper's printed table (:func:`paper_difference`); our runs are described
+        paired by seed (:func:`run_statement`)."""
+
+        name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
+        head = f"{name(self.a)} − {name(self.b)} = "
+        try:
+            return head + self.welch().describe(digits, unit="points")
+        except InsufficientData:
+            return head + f"{self.diff:+.{digits}f} points (no spread, so no interval)"
+
+
+def difference(summary: pd.DataFrame, a: Hashable, b: Hashable, metric: str = "best") -> Difference:
+    """``a − b`` of the mean ``metric`` in ``summary`` (from :func:`summarize`)."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    for key in (a, b):
+        if key not in summary.index:
+            raise KeyError(f"{key!r} is not in the summary (have {list(summary.index)})")
+    sa, sb = summary.loc[a], summary.loc[b]
+    return Difference(a, b, float(sa[f"{metric}_mean"]), float(sb[f"{metric}_mean"]),
+                      float(sa[f"{metric}_std"]), float(sb[f"{metric}_std"]), int(sa["n"]), int(sb["n"]))
+
+
+def margin_over_rest(summary: pd.DataFrame, target: Hashable, *, metric: str = "best",
+                     exclude: Iterable[Hashable] = ()) -> Difference:
+    """``target`` minus the best of the other groups (by mean ``metric``), ``exclude`` left out."""
+    excluded = set(exclude)
+    others = [k for k in summary.index if k != target and k not in excluded]
+    if not others:
+        raise ValueError(f"no group besides {target!r} to compare with")
+    runner_up = max(others, key=lambda k: summary.loc[k, f"{metric}_mean"])
+    return difference(summary, target, runner_up, metric)
+
+
+def paper_difference(paper: Mapping[Hashable, tuple[float, float]], a: Hashable, b: Hashable | None = None,
+                     *, exclude: Iterable[Hashable] = (), n_runs: int = PAPER_RUNS) -> Difference:
+    """The same difference from a paper's printed ``(mean, std)``: ``a − b``, or ``a`` minus the
+    best other entry when ``b`` is None. ``n_runs`` is the paper's runs per cell."""
+    _check_paper(paper)
+    if a not in paper:
+        raise KeyError(f"{a!r} is not in the paper's table (have {list(paper)})")
+    if b is None:
+        excluded = set(exclude)
+        others = [k for k in paper if k != a and k not in excluded]
+        if not others:
+            raise ValueError(f"no entry besides {a!r} in the paper's table")
+        b = max(others, key=lambda k: paper[k][0])
+    if b not in paper:
+        raise KeyError(f"{b!r} is not in the paper's table (have {list(paper)})")
+    return Difference(a, b, paper[a][0], paper[b][0], paper[a][1], paper[b][1], n_runs, n_runs)
+
+
+def compare_groups(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric: str = "best", *,
+                   paired: bool | None = None) -> Comparison:
+    """``a − b`` of the per-seed ``metric`` of two groups of :func:`accuracy_rows`, with a 95 % CI
+    (:func:`helpers.core.statistics.compare`: paired by seed when both groups ran the same seeds, as
+    every protocol of the book does; Welch otherwise). This is what the claims use; the
+    :class:`Difference` above only describes a summary table."""
+
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    return compare(seed_values(rows, metric, where={by: a}), seed_values(rows, metric, where={by: b}),
+                   paired=paired)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A page's sentence about one comparison of our runs, decided like a claim row."""
+
+    text: str
+    verdict: Verdict
+    comparison: Comparison | None
+
+
+def _tested(claim: RunClaim, a: str, b: str, *, claimed_effect: float | None, margin: float | None,
+            direction: int | None, digits: int) -> str:
+    """What a rule tests, in words (``"S-ReLU ahead of GELU"``)."""
+    if claim == "direction":
+        ahead = (claimed_effect if claimed_effect is not None else direction or 1) > 0
+        size = "" if claimed_effect is None else f" (claimed effect {claimed_effect:+.{digits}f} points)"
+        return f"{a} {'ahead of' if ahead else 'behind'} {b}{size}"
+    if claim == "size":
+        return f"{a} ahead of {b} by {claimed_effect:+.{digits}f} points or more"
+    if claim == "non-inferiority":
+        return f"{a} not worse than {b} by more than {margin:g} point{'' if margin == 1 else 's'}"
+    return f"{a} within ±{margin:g} point{'' if margin == 1 else 's'} of {b}"
+
+
+def run_statement(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, *, metric: str = "best",
+                  labels: Mapping[Hashable, str] | None = None, digits: int = 1, claim: RunClaim = "direction",
+                  claimed_effect: float | None = None, margin: float | None = None, direction: int | None = 1,
+                  paper: Difference | None = None, paper_size: bool = False) -> Statement:
+    """``a − b`` of our runs as a sentence, with the report's statistics and verdict words.
+
+    The comparison is :func:`compare_groups` (paired by seed, 95 % Student-t CI, MDE) and the
+    verdict :func:`helpers.core.report.judge` with the same ``claim``/``margin``/``direction`` the claim
+    row uses, so a page's sentence and the report's row agree. ``paper`` (from
+    :func:`paper_difference`) appends the paper's difference with its Welch t interval from the
+    printed mean ± std; ``paper_size=True`` also tests whether the paper's difference is reached
+    (the ``"size"`` rule of :func:`helpers.core.report.run_verdict`), and the statement's verdict is then
+    that one. With one seed per group the verdict is ``inconclusive`` (no interval).
+    """
+
+    name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
+    head = f"{name(a)} − {name(b)}"
+
+    def make() -> Comparison:
+        return compare_groups(rows, by, a, b, metric)
+
+    verdict, fields, comp = judge(make, claimed_effect, claim=claim, margin=margin,
+                                  direction=direction if claimed_effect is None else None,
+                                  digits=digits, unit="points")
+    tested = _tested(claim, name(a), name(b), claimed_effect=claimed_effect, margin=margin, direction=direction,
+                     digits=digits)
+    if comp is None:
+        ours = f"Ours: {head}: {fields['test']}"
+    else:
+        ours = f"Ours: {head} = {comp.describe(digits, unit='points')}"
+    text = f"{ours}. \"{tested}\": {verdict}."
+    if paper is not None:
+        text += (f" Paper, computed from its printed mean ± std ({paper.n_a} runs per cell): "
+                 f"{paper.describe(labels, digits)}.")
+        if paper_size:
+            verdict, _, _ = judge(make, paper.diff, claim="size", digits=digits, unit="points")
+            reached = _tested("size", name(a), name(b), claimed_effect=paper.diff, margin=None, direction=None,
+                              digits=digits)
+            text += f" \"{reached}\" (the paper's margin, at our scale): {verdict}."
+    return Statement(text=text, verdict=verdict, comparison=comp)
+
+
+def config_frame(configs: Mapping[str, Any], fields: Sequence[str]) -> pd.DataFrame:
+    """Run configs side by side (one column per label, one row per field), e.g. the paper
+    profile's config beside ours, to show what a scaled profile changed."""
+    if not configs:
+        raise ValueError("no configs given")
+    for label, cfg in configs.items():
+        absent = [f for f in fields if not hasattr(cfg, f)]
+        if absent:
+            raise ValueError(f"config {label!r} has no fields {absent}")
+    # None means "all" for data sizes and "off" elsewhere; "—" says it without guessing which.
+    return pd.DataFrame({label: ["—" if getattr(cfg, f) is None else str(getattr(cfg, f)) for f in fields]
+                         for label, cfg in configs.items()},
+                        index=pd.Index(list(fields), name="field"))
+
+
+# --------------------------------------------------------------------------------------------
+# Curves and Flex-Act selections
+# --------------------------------------------------------------------------------------------
+
+
+def training_curves(results: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Hashable],
+                    metrics: Sequence[str] = ("val_metric", "train_loss")) -> pd.DataFrame:
+    """Per-epoch mean and std over seeds of history ``metrics``, grouped by ``key(config)``.
+
+    Long format: columns ``group, epoch`` and ``<metric>_mean``, ``<metric>_std`` per metric
+    (``val_metric`` is converted to %).
+    """
+    rows = []
+    for result in results:
+        cfg = _config(result)
+        for row in result["history"]:
+            entry = {"group": key(cfg), "epoch": int(row["epoch"])}
+            for metric in metrics:
+                if metric not in row:
+                    raise KeyError(f"history rows have no {metric!r} (have {sorted(row)})")
+                entry[metric] = 100.0 * row[metric] if metric == "val_metric" else row[metric]
+            rows.append(entry)
+    if not rows:
+        raise ValueError("no results given")
+    frame = pd.DataFrame(rows)
+    grouped = frame.groupby(["group", "epoch"], sort=False)
+    out = grouped[list(metrics)].agg(["mean", "std"])
+    out.columns = [f"{m}_{s}" for m, s in out.columns]
+    return out.reset_index()
+
+
+def binomial_se(accuracy: float, n: int) -> float:
+    """Standard error, in percentage points, of one accuracy (in %) measured on ``n`` images."""
+    if not 0 <= accuracy <= 100:
+        raise ValueError(f"accuracy must be in [0, 100] %, got {accuracy!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got {n!r}")
+    p = accuracy / 100.0
+    return 100.0 * math.sqrt(p * (1 - p) / n)

@@ -1,0 +1,183 @@
+"""Flex-Act in training: the Gumbel-softmax temperature schedule and the hook that adds the
+gradient-norm regulariser (Eqs. 3-4) to the loss, plus Flex-Act's part of a
+:class:`~helpers.core.runs.TrainConfig` run (``flexact_alpha``, ``flexact_lam``, ``flexact_tau_min``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from helpers.core.runs import RunExtension, TrainConfig
+from helpers.core.train import TrainHook
+from helpers.flexact.activation import (
+    FlexAct,
+    _check_alpha,
+    _check_positive,
+    flexact_modules,
+    kl_to_pseudo_probabilities,
+    mean_gradient_norms,
+    pseudo_probabilities,
+)
+
+__all__ = ["TemperatureSchedule", "FlexActHook", "FlexActRun", "RUN_EXTENSION"]
+
+
+# --------------------------------------------------------------------------------------------
+# Temperature schedule and training hook
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TemperatureSchedule:
+    """``τ(t)`` from ``tau_start`` to ``tau_min`` over ``total`` units (steps or epochs), then flat.
+
+    ``kind``: ``"exponential"`` (``τ_start·(τ_min/τ_start)^(t/total)``), ``"linear"``, or
+    ``"constant"`` (always ``tau_start``). The paper only says "as τ is annealed".
+    """
+
+    tau_start: float = 1.0
+    tau_min: float = 0.1
+    total: int = 1
+    kind: Literal["exponential", "linear", "constant"] = "exponential"
+
+    def __post_init__(self) -> None:
+        _check_positive("tau_start", self.tau_start)
+        _check_positive("tau_min", self.tau_min)
+        if self.tau_min > self.tau_start:
+            raise ValueError(f"tau_min ({self.tau_min}) must not exceed tau_start ({self.tau_start})")
+        if isinstance(self.total, bool) or not isinstance(self.total, int) or self.total < 1:
+            raise ValueError(f"total (number of steps/epochs to anneal over) must be an int >= 1, got {self.total!r}")
+        if self.kind not in ("exponential", "linear", "constant"):
+            raise ValueError(f"kind must be 'exponential', 'linear' or 'constant', got {self.kind!r}")
+
+    def __call__(self, t: int) -> float:
+        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+            raise ValueError(f"schedule position must be an int >= 0, got {t!r}")
+        frac = min(t / self.total, 1.0)
+        if self.kind == "constant":
+            return self.tau_start
+        if self.kind == "linear":
+            return self.tau_start + (self.tau_min - self.tau_start) * frac
+        return self.tau_start * (self.tau_min / self.tau_start) ** frac
+
+
+class FlexActHook(TrainHook):
+    """Training hook (:class:`helpers.core.train.TrainHook`) for models with Flex-Act layers.
+
+    * sets ``tau`` of every Flex-Act module from ``temperature_schedule`` before each step
+      (``unit="step"``, 0-based global step) or each epoch (``unit="epoch"``, epoch 1 -> 0);
+      without a schedule the modules keep their own ``tau``;
+    * ``extra_loss``: ``α·Σ_layers KL(p̃ ‖ p)`` (Eqs. 3-4) at the batch just seen; ``None`` when
+      ``alpha == 0``, so the regulariser is off and costs nothing;
+    * ``epoch_record``: ``{"tau": τ, "flexact": {layer: row}}`` where ``row`` holds ``probs``
+      (selection probabilities ``softmax(θ)`` at the end of the epoch), and ``grad_norms`` (ḡ),
+      ``pseudo_probs`` (p̃) and ``kl`` at the epoch's last training batch (recorded for
+      ``α = 0`` too, as a diagnostic), plus ``kl_mean`` over the epoch's steps when ``α > 0``.
+    """
+
+    def __init__(
+        self,
+        alpha: float,
+        lam: float,
+        temperature_schedule: TemperatureSchedule | None = None,
+        *,
+        unit: Literal["step", "epoch"] = "step",
+        detach: bool = True,
+    ) -> None:
+        self.alpha = _check_alpha(alpha)
+        self.lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
+        if temperature_schedule is not None and not isinstance(temperature_schedule, TemperatureSchedule):
+            raise TypeError(
+                f"temperature_schedule must be a TemperatureSchedule or None, got {type(temperature_schedule).__name__}"
+            )
+        if unit not in ("step", "epoch"):
+            raise ValueError(f"unit must be 'step' or 'epoch', got {unit!r}")
+        if not isinstance(detach, bool):
+            raise TypeError(f"detach must be a bool, got {type(detach).__name__}")
+        self.schedule = temperature_schedule
+        self.unit = unit
+        self.detach = detach
+        self.tau: float | None = None
+        self._kl_sum: dict[str, float] = {}
+        self._kl_steps = 0
+        self._cached_model: nn.Module | None = None
+        self._cached_modules: dict[str, FlexAct] = {}
+
+    def _modules(self, model: nn.Module) -> dict[str, FlexAct]:
+        # Walking the module tree every step costs more than the step itself for tiny models;
+        # the tree does not change during training, so walk it once per model.
+        if self._cached_model is not model:
+            self._cached_model, self._cached_modules = model, flexact_modules(model)
+        return self._cached_modules
+
+    def _set_tau(self, t: int, model: nn.Module) -> None:
+        if self.schedule is None:
+            return
+        self.tau = self.schedule(t)
+        for module in self._modules(model).values():
+            module.tau = self.tau
+
+    def on_epoch_start(self, epoch: int, model: nn.Module) -> None:
+        self._kl_sum, self._kl_steps = {}, 0
+        if self.unit == "epoch":
+            self._set_tau(max(epoch - 1, 0), model)
+
+    def on_step(self, step: int, model: nn.Module) -> None:
+        if self.unit == "step":
+            self._set_tau(step, model)
+
+    def extra_loss(self, model: nn.Module) -> torch.Tensor | None:
+        if self.alpha == 0.0:
+            return None
+        total: torch.Tensor | None = None
+        for name, module in self._modules(model).items():
+            if module.last_pre_activations is None:
+                continue
+            term = module.regularizer(self.alpha, self.lam, detach=self.detach)
+            self._kl_sum[name] = self._kl_sum.get(name, 0.0) + float(term.detach()) / self.alpha
+            total = term if total is None else total + term
+        self._kl_steps += 1
+        return total
+
+    def epoch_record(self, model: nn.Module) -> dict[str, Any]:
+        layers: dict[str, dict[str, Any]] = {}
+        for name, module in self._modules(model).items():
+            row: dict[str, Any] = {"probs": module.probabilities().tolist()}
+            h = module.last_pre_activations
+            if h is not None and h.numel():
+                g_bar = mean_gradient_norms(h.detach(), module.candidates)
+                row["grad_norms"] = g_bar.tolist()
+                row["pseudo_probs"] = pseudo_probabilities(g_bar, self.lam).tolist()
+                row["kl"] = float(kl_to_pseudo_probabilities(g_bar, module.logits.detach(), self.lam))
+            if self._kl_steps and name in self._kl_sum:
+                row["kl_mean"] = self._kl_sum[name] / self._kl_steps
+            layers[name] = row
+        tau = self.tau
+        if tau is None and layers:
+            tau = next(iter(self._modules(model).values())).tau
+        return {"tau": tau, "flexact": layers}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"tau": self.tau}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.tau = state.get("tau")
+
+
+class FlexActRun(RunExtension):
+    """A :class:`FlexActHook` for every run whose model has a Flex-Act layer; with
+    ``flexact_tau_min`` it anneals τ exponentially from 1 over every training step of the run."""
+
+    def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
+        if not any(isinstance(m, FlexAct) for m in model.modules()):
+            return []
+        schedule = None
+        if cfg.flexact_tau_min is not None:  # anneal over every training step of the run
+            schedule = TemperatureSchedule(1.0, cfg.flexact_tau_min, cfg.epochs * steps_per_epoch, "exponential")
+        return [FlexActHook(alpha=cfg.flexact_alpha, lam=cfg.flexact_lam, temperature_schedule=schedule)]
+
+
+RUN_EXTENSION = FlexActRun()

@@ -1,0 +1,257 @@
+"""Flex-Act's mixture ``Σ_j w_j φ_j(h)`` of basis candidates as one autograd node.
+
+Every built-in candidate is a combination of the basis ``{relu, sigmoid, tanh, identity}``
+(``leaky_relu_k = (1-k)·relu + k·identity``), so the mixture needs the four basis coefficients
+only, whatever the number of candidates. :class:`_BasisMixture` mixes with given weights;
+:class:`_SampledMixture` also draws the Gumbel-softmax sample inside the node (same noise draws as
+``F.gumbel_softmax``, the softmax over the few candidates in Python floats), which saves a dozen
+tiny tensor ops per call. Large float32 CPU tensors run the fused kernels of
+:mod:`helpers.flexact.kernels` (one pass forward, one backward, only ``h`` saved), everything else
+the eager ATen code below; the two agree to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
+
+from helpers.core.provenance import note_backend
+from helpers.flexact.kernels import MIX_FORWARD, MIX_GRAD_H, MIX_GRAD_H_SUMS
+
+__all__ = ["BASIS_ROWS"]
+
+# Basis of the fused path: every built-in candidate is a linear combination of these.
+BASIS_ROWS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "identity")
+
+
+# --------------------------------------------------------------------------------------------
+# Fused mixture of basis functions
+# --------------------------------------------------------------------------------------------
+
+
+def _flat(x: torch.Tensor) -> torch.Tensor:
+    return x.reshape(-1)
+
+
+def _fused(h: torch.Tensor) -> bool:
+    """Whether ``h`` goes through the fused kernels of :mod:`helpers.flexact.kernels` (large
+    float32 CPU tensors; see :mod:`helpers.core.kernels`); the eager ATen code below otherwise."""
+    fused = MIX_FORWARD.compiles(h.detach())
+    if not fused:
+        note_backend("flexact", "eager")  # the result's provenance (the kernels note their own)
+    return fused
+
+
+@functools.lru_cache(maxsize=64)
+def _sparse_basis(basis: tuple[tuple[float, ...], ...]) -> tuple[tuple[tuple[tuple[int, float], ...], ...],
+                                                                 tuple[tuple[tuple[int, float], ...], ...]]:
+    """The non-zero entries of ``basis`` by row ``(j, value)`` and by column ``(r, value)``."""
+    by_row = tuple(tuple((j, b) for j, b in enumerate(row) if b != 0.0) for row in basis)
+    by_col = tuple(tuple((r, row[j]) for r, row in enumerate(basis) if row[j] != 0.0) for j in range(len(basis[0])))
+    return by_row, by_col
+
+
+def _coefficients(basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], w: Sequence[float]) -> dict[str, float]:
+    """Basis coefficients ``c_r = Σ_j basis[r][j]·w_j`` as Python floats (float64 arithmetic)."""
+    out = {}
+    for r, nonzero in zip(rows, _sparse_basis(basis)[0]):
+        acc = 0.0
+        for j, b in nonzero:
+            acc += b * w[j]
+        out[r] = acc
+    return out
+
+
+def _weight_gradient(basis: tuple[tuple[float, ...], ...], sums: Sequence[float]) -> list[float]:
+    """``∂L/∂w_j = Σ_r basis[r][j]·Σ g·b_r(h)``, skipping zero entries (so an infinite sum of
+    a basis function that candidate ``j`` does not use cannot turn its gradient into ``0·∞``)."""
+    out = []
+    for nonzero in _sparse_basis(basis)[1]:
+        acc = 0.0
+        for r, b in nonzero:
+            acc += b * sums[r]
+        out.append(acc)
+    return out
+
+
+def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor:
+    """``Σ_r c_r·b_r(h)``; saves what :func:`_mix_backward` needs on ``ctx``.
+
+    Native (float32 CPU): one fused pass, saves ``h`` only. Eager: ``sigmoid``, ``tanh`` and
+    ``leaky_relu`` kernels combined with in-place scaled adds, saves ``h``, ``σ(h)``, ``tanh(h)``.
+    """
+    ctx.coeffs = c
+    if _fused(h):
+        coeffs = (c.get("relu", 0.0), c.get("sigmoid", 0.0), c.get("tanh", 0.0), c.get("identity", 0.0))
+        ctx.native = torch.tensor(coeffs, dtype=h.dtype)  # a tensor: a new sample does not recompile
+        ctx.save_for_backward(h)
+        return MIX_FORWARD(h, ctx.native)
+    ctx.native = None
+    out: torch.Tensor | None = None
+    s = t = None
+    if "sigmoid" in c:
+        s = torch.sigmoid(h)
+        out = s * c["sigmoid"]
+    if "tanh" in c:
+        t = torch.tanh(h)
+        out = t * c["tanh"] if out is None else out.add_(t, alpha=c["tanh"])
+    cr, ci = c.get("relu", 0.0), c.get("identity", 0.0)
+    if cr > 0 and ci > 0:
+        # cr·relu(h) + ci·h = (cr+ci)·leaky_relu(h, ci/(cr+ci)): one kernel for both terms
+        # (slope in [0, 1], so no cancellation)
+        a = cr + ci
+        piece = F.leaky_relu(h, ci / a)
+        out = piece.mul_(a) if out is None else out.add_(piece, alpha=a)
+    else:  # zero coefficients (hard samples) or negative ones (a leaky slope > 1)
+        if cr != 0:
+            out = torch.relu(h) * cr if out is None else out.add_(torch.relu(h), alpha=cr)
+        if ci != 0:
+            out = h * ci if out is None else out.add_(h, alpha=ci)
+    if out is None:  # every coefficient is zero
+        out = torch.zeros_like(h)
+    ctx.save_for_backward(h, s, t)
+    return out
+
+
+def _mix_backward(ctx: Any, g: torch.Tensor, rows: tuple[str, ...], need_h: bool, need_sums: bool
+                  ) -> tuple[torch.Tensor | None, list[float] | list[torch.Tensor] | None]:
+    """``∂L/∂h`` and the sums ``Σ g·b_r(h)`` in ``rows`` order (floats from the fused kernel,
+    0-dim tensors from the eager path)."""
+    c: dict[str, float] = ctx.coeffs
+    if ctx.native is not None:
+        (h,) = ctx.saved_tensors
+        if not need_sums:
+            return MIX_GRAD_H(g, h, ctx.native), None
+        grad_h, sums = MIX_GRAD_H_SUMS(g, h, ctx.native)
+        by_row = dict(zip(BASIS_ROWS, sums.tolist()))
+        return grad_h, [by_row[r] for r in rows]
+    h, s, t = ctx.saved_tensors
+    aten = torch.ops.aten
+    grad_h: torch.Tensor | None = None
+    sums: dict[str, torch.Tensor] = {}
+
+    def accumulate(term: torch.Tensor, coef: float) -> None:
+        nonlocal grad_h
+        grad_h = term.mul_(coef) if grad_h is None else grad_h.add_(term, alpha=coef)
+
+    if "sigmoid" in c:
+        if need_sums:
+            sums["sigmoid"] = torch.dot(_flat(g), _flat(s))  # ∂L/∂c = Σ g·σ(h)
+        if need_h:
+            accumulate(aten.sigmoid_backward(g, s), c["sigmoid"])
+    if "tanh" in c:
+        if need_sums:
+            sums["tanh"] = torch.dot(_flat(g), _flat(t))
+        if need_h:
+            accumulate(aten.tanh_backward(g, t), c["tanh"])
+    if "relu" in c:
+        q = aten.threshold_backward(g, h, 0)  # g·[h > 0]
+        if need_sums:
+            sums["relu"] = torch.dot(_flat(q), _flat(h))  # Σ g·relu(h)
+        if need_h:
+            accumulate(q, c["relu"])
+    if "identity" in c:
+        if need_sums:
+            sums["identity"] = torch.dot(_flat(g), _flat(h))
+        if need_h:
+            grad_h = g * c["identity"] if grad_h is None else grad_h.add_(g, alpha=c["identity"])
+    if need_h and grad_h is None:
+        grad_h = torch.zeros_like(h)
+    return grad_h, ([sums[r] for r in rows] if need_sums else None)
+
+
+def _weight_gradient_tensor(basis: tuple[tuple[float, ...], ...], sums: list[float] | list[torch.Tensor],
+                            dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """:func:`_weight_gradient` as a tensor of ``dtype`` on ``device``."""
+    if not isinstance(sums[0], torch.Tensor):
+        return torch.tensor(_weight_gradient(basis, sums), dtype=dtype, device=device)  # type: ignore[arg-type]
+    grad_c = torch.stack(sums)  # type: ignore[arg-type]
+    b = torch.tensor(basis, dtype=grad_c.dtype, device=grad_c.device)  # (rows, K)
+    return torch.where(b != 0, b * grad_c[:, None], 0.0).sum(0).to(dtype)  # no 0·∞
+
+
+class _BasisMixture(torch.autograd.Function):
+    """``out = Σ_r c_r·b_r(h)``, ``c = basis @ weights``, ``b_r`` in {relu, sigmoid, tanh, identity}.
+
+    One autograd node instead of one per candidate; the cost does not grow with the number of
+    candidates that map onto the basis. ``basis`` is a tuple of rows (one per entry of ``rows``,
+    exact float64 values); the coefficients are formed in Python floats (one host sync).
+    Large float32 CPU tensors use the fused kernels of :mod:`helpers.flexact.kernels`, everything
+    else eager ATen kernels (:func:`_mix_forward`).
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx, h: torch.Tensor, weights: torch.Tensor, basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...]
+    ) -> torch.Tensor:
+        ctx.rows, ctx.basis = rows, basis
+        ctx.w_dtype, ctx.w_device = weights.dtype, weights.device
+        w = weights.detach().tolist()  # a host sync on GPU; this path is tuned for the CPU
+        return _mix_forward(ctx, h, _coefficients(basis, rows, w))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
+        need_h, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_h, sums = _mix_backward(ctx, grad_out, ctx.rows, need_h, need_w)
+        grad_w = _weight_gradient_tensor(ctx.basis, sums, ctx.w_dtype, ctx.w_device) if need_w else None
+        return (grad_h if need_h else None), grad_w, None, None
+
+
+class _SampledMixture(torch.autograd.Function):
+    """One Gumbel-softmax sample of the weights and the basis mixture in one autograd node.
+
+    The noise is drawn exactly as :func:`torch.nn.functional.gumbel_softmax` draws it (same
+    generator calls), the softmax over the few candidates is done in Python floats (float64),
+    and ``∂L/∂logits = y ⊙ (∂L/∂w − ⟨y, ∂L/∂w⟩)/τ`` with the soft sample ``y`` (also for
+    ``hard=True``: the straight-through estimator). This saves the dozen tiny tensor ops of a
+    separate sampling graph, which cost as much as the mixture itself for 10^4-10^5 elements.
+    ``box`` receives the weights used in the forward pass (for :attr:`FlexAct.last_weights`).
+    """
+
+    @staticmethod
+    def forward(  # type: ignore[override]
+        ctx, h: torch.Tensor, logits: torch.Tensor, tau: float, hard: bool,
+        basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], box: list,
+    ) -> torch.Tensor:
+        draws = torch.empty_like(logits, memory_format=torch.legacy_contiguous_format).exponential_().tolist()
+        z = [(lg + (-math.log(e) if e > 0.0 else math.inf)) / tau for lg, e in zip(logits.tolist(), draws)]
+        top = max(z)
+        ex = [math.exp(v - top) for v in z]
+        total = sum(ex)
+        y = [v / total for v in ex]
+        if hard:
+            k = max(range(len(y)), key=y.__getitem__)  # first maximum, as torch's argmax
+            w = [0.0] * len(y)
+            w[k] = 1.0
+        else:
+            w = y
+        box.append(w)
+        ctx.rows, ctx.basis, ctx.y, ctx.tau = rows, basis, y, tau
+        ctx.l_dtype, ctx.l_device = logits.dtype, logits.device
+        return _mix_forward(ctx, h, _coefficients(basis, rows, w))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
+        need_h, need_l = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_h, sums = _mix_backward(ctx, grad_out, ctx.rows, need_h, need_l)
+        grad_l = None
+        if need_l:
+            y, tau = ctx.y, ctx.tau
+            if isinstance(sums[0], torch.Tensor):
+                gw = _weight_gradient_tensor(ctx.basis, sums, ctx.l_dtype, ctx.l_device)
+                yt = torch.tensor(y, dtype=gw.dtype, device=gw.device)
+                grad_l = yt * (gw - (yt * gw).sum()) / tau
+            else:
+                gw = _weight_gradient(ctx.basis, sums)
+                mean = sum(a * b for a, b in zip(y, gw))
+                grad_l = torch.tensor([a * (b - mean) / tau for a, b in zip(y, gw)],
+                                      dtype=ctx.l_dtype, device=ctx.l_device)
+        return (grad_h if need_h else None), grad_l, None, None, None, None, None

@@ -1,0 +1,103 @@
+"""Flex-Act (``shared/papers/flex-act.txt``): its reported numbers, as data.
+
+Table 1 (synthetic regression, MSE "mean ± std" per model and ground-truth activation) and
+Table 2 (CIFAR-10 accuracy) are typed once from the paper as printed. ``†`` marks are the
+paper's (its bold marks did not survive the text extraction; the paper says the best entry of
+each column is bold). The claims built on them are in :mod:`helpers.flexact.claims`."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+__all__ = [
+    "NOTEBOOK_SYNTHETIC",
+    "NOTEBOOK_CIFAR",
+    "ANCHOR_SYNTHETIC",
+    "ANCHOR_CIFAR",
+    "MATCH_MARGIN",
+    "SOURCE",
+    "GROUND_TRUTHS",
+    "K_SCALE",
+    "N_FEATURES",
+    "N_SEEDS",
+    "ALPHAS",
+    "TABLE1",
+    "TABLE2",
+    "table1_frame",
+]
+
+
+NOTEBOOK_SYNTHETIC = "notebooks/30_flexact_synthetic"
+NOTEBOOK_CIFAR = "notebooks/31_flexact_cifar"
+#: MyST labels (``(label)=`` before the "Claims" heading) of the sections that compute the claims.
+ANCHOR_SYNTHETIC = "flexact-synthetic-claims"
+ANCHOR_CIFAR = "flexact-cifar-claims"
+#: "Matches" on CIFAR-10 (Table 2): Flex-Act not worse than the plain ResNet by more than this many
+#: points (non-inferiority, paired by seed); the claim and the page use it.
+MATCH_MARGIN = 0.5
+SOURCE = "Flex-Act"
+GROUND_TRUTHS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
+
+#: Stated settings of Section 4.1.
+K_SCALE = 5.0
+N_FEATURES = 4
+N_SEEDS = 5
+ALPHAS: tuple[float, ...] = (0.3, 0.0)
+
+#: Table 1 as printed: row label -> ground truth -> (mean, std, paper's † mark).
+TABLE1: dict[str, dict[str, tuple[float, float, bool]]] = {
+    "Flex-Act (α=0.3)": {
+        "relu": (0.0001, 0.0002, True), "sigmoid": (0.0011, 0.0006, True), "tanh": (0.0001, 0.0002, True),
+        "leaky_relu": (0.0001, 0.0002, True), "identity": (0.0000, 0.0000, False),
+    },
+    "Flex-Act (α=0)": {
+        "relu": (0.0001, 0.0001, True), "sigmoid": (0.0059, 0.0073, False), "tanh": (0.0021, 0.0028, False),
+        "leaky_relu": (0.0001, 0.0002, True), "identity": (0.0000, 0.0000, False),
+    },
+    "ReLU Model": {
+        "relu": (0.0000, 0.0000, False), "sigmoid": (0.0059, 0.0072, False), "tanh": (0.4328, 0.4287, False),
+        "leaky_relu": (0.0004, 0.0007, False), "identity": (4.1675, 6.7199, False),
+    },
+    "Sigmoid Model": {
+        "relu": (2.1360, 3.9912, False), "sigmoid": (0.0000, 0.0000, False), "tanh": (0.4020, 0.4536, False),
+        "leaky_relu": (2.1365, 3.9910, False), "identity": (6.3056, 6.5772, False),
+    },
+    "Tanh Model": {
+        "relu": (2.2941, 3.9616, False), "sigmoid": (0.0141, 0.0119, False), "tanh": (0.0000, 0.0000, False),
+        "leaky_relu": (2.2909, 3.9623, False), "identity": (4.2737, 4.7666, False),
+    },
+    "LeakyReLU Model": {
+        "relu": (0.0004, 0.0007, False), "sigmoid": (0.0059, 0.0072, False), "tanh": (0.4286, 0.4227, False),
+        "leaky_relu": (0.0000, 0.0000, False), "identity": (4.0787, 6.5640, False),
+    },
+    "Identity Model": {
+        "relu": (0.5209, 0.4659, False), "sigmoid": (0.0078, 0.0061, False), "tanh": (0.0985, 0.0798, False),
+        "leaky_relu": (0.5105, 0.4566, False), "identity": (0.0000, 0.0000, False),
+    },
+}
+
+#: Table 2 as printed: CIFAR-10 test accuracy (%).
+TABLE2: dict[str, float] = {
+    "ResNet18": 95.39,
+    "ResNet18 + Flex-Act": 95.43,
+    "ResNet34": 95.36,
+    "ResNet34 + Flex-Act": 95.44,
+}
+
+_FIXED_LABELS = {
+    "relu": "ReLU Model", "sigmoid": "Sigmoid Model", "tanh": "Tanh Model",
+    "leaky_relu": "LeakyReLU Model", "identity": "Identity Model",
+}
+
+
+def table1_frame() -> pd.DataFrame:
+    """The paper's Table 1 as a frame with MultiIndex columns (``mean``/``std``/``dagger``, gt)."""
+    data = {}
+    for row, cells in TABLE1.items():
+        data[row] = {(stat, gt): cells[gt][i] for gt in GROUND_TRUTHS
+                     for i, stat in enumerate(("mean", "std", "dagger"))}
+    frame = pd.DataFrame.from_dict(data, orient="index")
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+    frame.index.name = "Model"
+    return frame

@@ -1,0 +1,145 @@
+"""The Flex-Act figures: selection trajectories, function fits, selection against the target."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+import numpy as np
+
+
+__all__ = [
+    "plot_selection_trajectories",
+    "plot_function_fits",
+    "plot_selection_with_target",
+]
+
+
+# ------------------------------------------------------------------------------ Flex-Act
+_FLEXACT_COLORS = {
+    "relu": "tab:blue", "sigmoid": "tab:orange", "tanh": "tab:green",
+    "leaky_relu": "tab:red", "identity": "tab:purple",
+}
+
+
+def plot_selection_trajectories(
+    panels: dict[str, dict],
+    *,
+    ncols: int | None = None,
+    panel_size: tuple[float, float] = (3.2, 2.6),
+    display: dict[str, str] | None = None,
+) -> plt.Figure:
+    """Flex-Act selection probabilities over epochs, one panel per entry of ``panels``.
+
+    Each value is :func:`helpers.flexact.synthetic.trajectories` output (``epochs``,
+    ``probs`` of shape seeds × epochs × candidates, ``candidates``). A line is the mean over
+    seeds, the band spans the seeds' minimum to maximum. Returns the figure.
+    """
+    if not panels:
+        raise ValueError("no panels to plot")
+    display = display or {}
+    n = len(panels)
+    ncols = min(ncols or n, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+                             squeeze=False, sharey=True)
+    for ax, (title, traj) in zip(axes.flat, panels.items()):
+        probs = np.asarray(traj["probs"], dtype=float)
+        if probs.ndim != 3:
+            raise ValueError(f"panel {title!r}: probs must be seeds × epochs × candidates, got {probs.shape}")
+        epochs = np.asarray(traj["epochs"])
+        for j, name in enumerate(traj["candidates"]):
+            color = _FLEXACT_COLORS.get(name)
+            ax.plot(epochs, probs[:, :, j].mean(axis=0), color=color, label=display.get(name, name))
+            ax.fill_between(epochs, probs[:, :, j].min(axis=0), probs[:, :, j].max(axis=0),
+                            color=color, alpha=0.15, linewidth=0)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("selection probability")
+    for ax in list(axes.flat)[n:]:
+        ax.set_axis_off()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def plot_function_fits(
+    panels: dict[str, dict],
+    *,
+    ncols: int | None = None,
+    panel_size: tuple[float, float] = (3.2, 2.6),
+) -> plt.Figure:
+    """Predictions against the informative input, one panel per ground truth.
+
+    Each value holds ``x`` (grid), ``truth`` (target on the grid) and ``fits``
+    (``{label: predictions on the grid}``). The truth is drawn thick and grey underneath.
+    """
+    if not panels:
+        raise ValueError("no panels to plot")
+    n = len(panels)
+    ncols = min(ncols or n, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
+                             squeeze=False)
+    for ax, (title, panel) in zip(axes.flat, panels.items()):
+        x = np.asarray(panel["x"], dtype=float)
+        ax.plot(x, panel["truth"], color="0.6", linewidth=5, alpha=0.6, label="truth")
+        for label, pred in panel["fits"].items():
+            flex = label.startswith("Flex-Act")  # drawn solid, thicker and on top of the fixed models
+            ax.plot(x, pred, "-" if flex else "--", linewidth=1.8 if flex else 1.0,
+                    zorder=3 if flex else 2, label=label)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("$x_1$ (other features 0)")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("prediction")
+    for ax in list(axes.flat)[n:]:
+        ax.set_axis_off()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def plot_selection_with_target(
+    panels: dict[str, dict],
+    *,
+    display: dict[str, str] | None = None,
+    panel_size: tuple[float, float] = (3.4, 2.8),
+) -> plt.Figure:
+    """Flex-Act selection probabilities (solid) and the regulariser's target p̃ (dashed) per epoch,
+    one panel per entry, on a y-axis fitted to the data (small moves away from uniform stay visible).
+
+    Each value is :func:`helpers.flexact.selections.flexact_trajectory` output for one run
+    (``epochs``, ``probs`` of shape 1 × (E+1) × K, ``pseudo_probs`` of shape 1 × E × K,
+    ``candidates``).
+    """
+    if not panels:
+        raise ValueError("no panels to plot")
+    display = display or {}
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(panel_size[0] * n, panel_size[1]), squeeze=False, sharey=True)
+    for ax, (title, traj) in zip(axes.flat, panels.items()):
+        probs = np.asarray(traj["probs"], dtype=float)
+        target = np.asarray(traj["pseudo_probs"], dtype=float)
+        if probs.ndim != 3 or probs.shape[0] != 1 or target.shape[0] != 1:
+            raise ValueError(f"panel {title!r}: expected the trajectory of one run, got probs {probs.shape}")
+        epochs = np.asarray(traj["epochs"])
+        for j, name in enumerate(traj["candidates"]):
+            color = _FLEXACT_COLORS.get(name)
+            ax.plot(epochs, probs[0, :, j], color=color, marker=".", label=display.get(name, name))
+            ax.plot(epochs[1:], target[0, :, j], color=color, linestyle="--", linewidth=0.9)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("probability")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], color="0.3", linestyle="--", linewidth=0.9))
+    labels.append("target p̃ (dashed)")
+    ncol = len(labels) if n > 1 else 3  # one narrow panel: wrap the legend
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.12 if n > 1 else 0.22, 1, 1))
+    return fig

@@ -1,0 +1,190 @@
+"""Flex-Act's gradient-norm regulariser (Eqs. 1-4 of the paper) and the checks it shares with the layer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers.flexact.kernels import GRAD_NORM_SUMS
+from helpers.flexact.mixture import _fused
+
+__all__ = [
+    "mean_gradient_norms",
+    "pseudo_probabilities",
+    "kl_to_pseudo_probabilities",
+    "gradient_norm_regularizer",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Input validation shared by the module, the functional regulariser and the hook
+# --------------------------------------------------------------------------------------------
+
+
+def _check_positive(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _check_alpha(alpha: object) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
+    if not math.isfinite(alpha) or alpha < 0:
+        raise ValueError(f"alpha (weight of the KL term) must be finite and >= 0, got {alpha!r}")
+    return float(alpha)
+
+
+# --------------------------------------------------------------------------------------------
+# Regulariser (Eqs. 1-4)
+# --------------------------------------------------------------------------------------------
+
+
+def _closed_form_derivative(candidate: nn.Module, h: torch.Tensor) -> torch.Tensor | None:
+    """``φ'(h)`` for the built-in basis candidates (same convention as autograd: relu'(0) = 0,
+    leaky_relu'(0) = k), or None for any other module."""
+    kind = type(candidate)
+    if kind is nn.ReLU:
+        return (h > 0).to(h.dtype)
+    if kind is nn.LeakyReLU:
+        k = float(candidate.negative_slope)
+        return torch.where(h > 0, torch.ones_like(h), torch.full_like(h, k))
+    if kind is nn.Sigmoid:
+        s = torch.sigmoid(h)
+        return s * (1 - s)
+    if kind is nn.Tanh:
+        return 1 - torch.tanh(h).square()
+    if kind is nn.Identity:
+        return torch.ones_like(h)
+    return None
+
+
+def _elementwise_derivative(
+    candidate: nn.Module, h: torch.Tensor, *, detach: bool
+) -> torch.Tensor:
+    """``φ'(h)`` elementwise: closed form for the basis candidates, autograd for any other
+    elementwise module (exact either way)."""
+    closed = _closed_form_derivative(candidate, h.detach() if detach else h)
+    if closed is not None:
+        return closed
+    with torch.enable_grad():
+        if detach or not h.requires_grad:
+            x = h.detach().requires_grad_(True)
+            (d,) = torch.autograd.grad(candidate(x), x, torch.ones_like(x))
+            return d.detach()
+        (d,) = torch.autograd.grad(candidate(h), h, torch.ones_like(h), create_graph=True)
+        return d
+
+
+_NORM_TYPES = (nn.ReLU, nn.LeakyReLU, nn.Sigmoid, nn.Tanh, nn.Identity)
+
+
+def _fused_gradient_norms(h: torch.Tensor, candidates: Sequence[nn.Module] | nn.ModuleList) -> torch.Tensor | None:
+    """:func:`mean_gradient_norms` from one pass of the fused kernel when every candidate is a
+    basis candidate (else None): ``‖relu'‖² = #{h > 0}``, ``‖leaky_k'‖² = #{h > 0} + k²·#{h ≤ 0}``,
+    ``‖id'‖² = D`` and the kernel's sums of ``σ'²`` and ``tanh'²`` (per sample, float64)."""
+    if not all(type(c) in _NORM_TYPES for c in candidates):
+        return None
+    rows = h.shape[0]
+    cols = h.numel() // rows
+    sums = GRAD_NORM_SUMS(h.detach().reshape(rows, cols))  # (rows, 3) float64
+    npos = sums[:, 0]
+    norms = []
+    for cand in candidates:
+        kind = type(cand)
+        if kind is nn.ReLU:
+            sq = npos
+        elif kind is nn.LeakyReLU:
+            k = float(cand.negative_slope)
+            sq = npos + (k * k) * (cols - npos)
+        elif kind is nn.Sigmoid:
+            sq = sums[:, 1]
+        elif kind is nn.Tanh:
+            sq = sums[:, 2]
+        else:  # identity
+            sq = torch.full_like(npos, float(cols))
+        norms.append(sq.sqrt().mean())
+    return torch.stack(norms).to(h.dtype)
+
+
+def mean_gradient_norms(
+    pre_activations: torch.Tensor,
+    candidates: Sequence[nn.Module] | nn.ModuleList,
+    *,
+    detach: bool = True,
+) -> torch.Tensor:
+    """``ḡ_i``: batch mean of ``‖φ_i'(h_n)‖₂`` for each candidate ``φ_i`` (Eqs. 1-2).
+
+    ``pre_activations`` has the batch on dim 0; the norm runs over all other dims of a sample
+    (a 1-D tensor is a batch of scalars, so the norm is ``|φ_i'(h_n)|``). Returns shape ``(K,)``.
+    """
+    if not isinstance(pre_activations, torch.Tensor):
+        raise TypeError(f"pre_activations must be a tensor, got {type(pre_activations).__name__}")
+    if pre_activations.numel() == 0:
+        raise ValueError("pre_activations is empty; run a forward pass on a non-empty batch first")
+    if len(candidates) == 0:
+        raise ValueError("need at least one candidate activation")
+    h = pre_activations if pre_activations.dim() > 0 else pre_activations.reshape(1)
+    if (detach or not h.requires_grad) and _fused(h):
+        fused = _fused_gradient_norms(h, candidates)
+        if fused is not None:
+            return fused
+    norms = []
+    for candidate in candidates:
+        d = _elementwise_derivative(candidate, h, detach=detach)
+        norms.append(d.reshape(d.shape[0], -1).norm(dim=1).mean())
+    return torch.stack(norms)
+
+
+def pseudo_probabilities(mean_grad_norms: torch.Tensor, lam: float) -> torch.Tensor:
+    """Eq. (2): ``p̃ = softmax(−ḡ/λ)``; larger gradients get smaller pseudo-probabilities."""
+    lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
+    return torch.softmax(-mean_grad_norms / lam, dim=-1)
+
+
+def kl_to_pseudo_probabilities(
+    mean_grad_norms: torch.Tensor, logits: torch.Tensor, lam: float
+) -> torch.Tensor:
+    """Eq. (4) for one layer: ``KL(p̃ ‖ softmax(logits)) = Σ_k p̃_k (log p̃_k − log p_k)``.
+
+    Computed from log-probabilities (``log_target``), so it stays finite when some ``p̃_k`` or
+    ``p_k`` underflow to zero.
+    """
+    lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
+    if mean_grad_norms.shape != logits.shape or logits.dim() != 1:
+        raise ValueError(
+            f"need one gradient norm per logit (1-D, same length); got {tuple(mean_grad_norms.shape)} "
+            f"and {tuple(logits.shape)}"
+        )
+    log_p_tilde = torch.log_softmax(-mean_grad_norms.to(logits.dtype) / lam, dim=-1)
+    log_p = torch.log_softmax(logits, dim=-1)
+    return F.kl_div(log_p, log_p_tilde, reduction="sum", log_target=True)
+
+
+def gradient_norm_regularizer(
+    pre_activations: torch.Tensor,
+    candidates: Sequence[nn.Module] | nn.ModuleList,
+    logits: torch.Tensor,
+    alpha: float,
+    lam: float,
+    *,
+    detach: bool = True,
+) -> torch.Tensor:
+    """``α · KL(p̃ ‖ softmax(logits))`` of one layer (Eqs. 1-4; readings in the module docstring).
+
+    ``alpha == 0`` returns an exact zero without evaluating anything (the regulariser is off).
+    """
+    alpha = _check_alpha(alpha)
+    _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 1 or logits.numel() != len(candidates):
+        raise ValueError(f"logits must be a 1-D tensor with one entry per candidate ({len(candidates)})")
+    if alpha == 0.0:
+        return logits.new_zeros(())
+    g_bar = mean_gradient_norms(pre_activations, candidates, detach=detach)
+    return alpha * kl_to_pseudo_probabilities(g_bar, logits, lam)

@@ -1,0 +1,387 @@
+"""Flex-Act's synthetic regression study (paper Section 4.1, Table 1, Figs. 1-3, Appendix A).
+
+Task: ``x ∈ R⁴``, target ``y = a(k·x₁)`` with ``k = 5`` and the other three features distractors;
+ground truths ``a ∈ {ReLU, Sigmoid, Tanh, LeakyReLU, Identity}``. Models: five fixed-activation
+networks and Flex-Act with ``α = 0`` and ``α = 0.3`` over the same five candidates; MSE over five
+seeds.
+
+What the paper states, and what we had to choose (the notebook repeats this list):
+
+* stated: ``d = 4``, ``k = 5``, one informative feature, distractors "i.i.d. Gaussian noise",
+  the five candidates, ``α ∈ {0, 0.3}``, 5 seeds, MSE loss, a "single-layer network".
+* inferred from the paper's own numbers (see :func:`single_neuron_optimum`): the network is one
+  neuron ``ŷ = φ(w·x + b)`` with no output layer (``hidden = 0``), and ``x₁ ~ U(−1, 1)``: the
+  Identity model's MSE on the ReLU target, 0.5209, is exactly the best linear fit of ``relu(5x)``
+  for uniform ``x`` on ``[−1, 1]`` (0.5208), and ReLU's on the Identity target, 4.1675, is
+  ``E[relu(−5x)²] = 25/6``; LeakyReLU's slope is 0.01 (0.5105 = 0.99²·0.5208).
+* not stated, our choice: training/validation sizes, optimiser (Adam), learning rate and its
+  cosine decay, batch size, epochs, the temperature schedule (exponential 1 → 0.1 per step),
+  soft (not straight-through) samples, ``λ`` of the regulariser (1), weight initialisation
+  (PyTorch default), and that the reported MSE is the held-out MSE of the argmax activation.
+
+The runner is registered with :func:`helpers.core.results_cache.register_runner`, so
+``run_or_load(cfg)`` caches each run's JSON under ``results/flexact_synthetic/``."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from helpers.core.registry import get_activation
+from helpers.core.results_cache import register_runner, run_many
+from helpers.core.runtime import current_profile, seed_everything, training_threads
+from helpers.core.train import fit
+from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
+from helpers.flexact.hook import FlexActHook, TemperatureSchedule
+
+
+__all__ = [
+    "GROUND_TRUTHS",
+    "FIXED_METHODS",
+    "METHODS",
+    "DISPLAY",
+    "PAPER_ALPHAS",
+    "INFORMATIVE_DISTRIBUTIONS",
+    "synthetic_data",
+    "SyntheticNet",
+    "batch_loader",
+    "FlexActSyntheticConfig",
+    "profile_settings",
+    "synthetic_config",
+    "synthetic_configs",
+    "SENSITIVITY_ALPHAS",
+    "SENSITIVITY_LAMBDAS",
+    "SENSITIVITY_SEEDS",
+    "sensitivity_configs",
+    "run_all",
+    "build_model",
+    "run_synthetic",
+]
+
+
+GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
+FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
+METHODS: tuple[str, ...] = ("flexact", *FIXED_METHODS)
+DISPLAY: dict[str, str] = {
+    "relu": "ReLU",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "leaky_relu": "LeakyReLU",
+    "identity": "Identity",
+}
+PAPER_ALPHAS: tuple[float, ...] = (0.3, 0.0)  # Table 1's row order
+INFORMATIVE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal")
+
+
+# --------------------------------------------------------------------------------------------
+# Data and model
+# --------------------------------------------------------------------------------------------
+
+
+def _target_function(name: str) -> nn.Module:
+    if name not in GROUND_TRUTHS:
+        raise ValueError(f"unknown ground truth {name!r}; choose one of {GROUND_TRUTHS}")
+    return get_activation(name)
+
+
+def synthetic_data(
+    ground_truth: str,
+    n: int,
+    generator: torch.Generator,
+    *,
+    k: float = 5.0,
+    n_features: int = 4,
+    informative: str = "uniform",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(x, y)`` with ``x₁ ~ U(−1, 1)`` (or ``N(0, 1)``), distractors ``N(0, 1)``, ``y = a(k·x₁)``.
+
+    ``y`` has shape ``(n, 1)``. Draws come from ``generator`` only (not the global RNG), so the
+    data of a seed are the same whatever ran before.
+    """
+    target = _target_function(ground_truth)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if not isinstance(n_features, int) or n_features < 1:
+        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
+    if informative not in INFORMATIVE_DISTRIBUTIONS:
+        raise ValueError(f"informative must be one of {INFORMATIVE_DISTRIBUTIONS}, got {informative!r}")
+    if not math.isfinite(k):
+        raise ValueError(f"k must be finite, got {k!r}")
+    x = torch.empty(n, n_features)
+    if informative == "uniform":
+        x[:, 0] = torch.rand(n, generator=generator) * 2 - 1
+    else:
+        x[:, 0] = torch.randn(n, generator=generator)
+    if n_features > 1:
+        x[:, 1:] = torch.randn(n, n_features - 1, generator=generator)
+    with torch.no_grad():
+        y = target(k * x[:, :1])
+    return x, y
+
+
+class SyntheticNet(nn.Module):
+    """``hidden == 0``: one neuron ``φ(w·x + b)`` (what the paper's numbers imply); otherwise
+    ``Linear(d, hidden) → φ → Linear(hidden, 1)``. The activation module is ``self.act``."""
+
+    def __init__(self, n_features: int, hidden: int, act: nn.Module) -> None:
+        super().__init__()
+        if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 0:
+            raise ValueError(f"hidden must be an int >= 0, got {hidden!r}")
+        self.linear = nn.Linear(n_features, hidden if hidden else 1)
+        self.act = act
+        self.head = nn.Linear(hidden, 1) if hidden else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.act(self.linear(x))
+        return self.head(out) if self.head is not None else out
+
+
+class _BatchIndexSampler(torch.utils.data.Sampler):
+    """Yields whole batches of indices as tensors (a new random permutation per epoch when
+    ``shuffle``), so a ``TensorDataset`` is indexed once per batch with a tensor: per-sample
+    indexing and collation would cost more than a training step of these tiny models."""
+
+    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator) -> None:
+        self.n, self.batch_size, self.shuffle, self.generator = n, batch_size, shuffle, generator
+
+    def __len__(self) -> int:
+        return -(-self.n // self.batch_size)
+
+    def __iter__(self):
+        order = torch.randperm(self.n, generator=self.generator) if self.shuffle else torch.arange(self.n)
+        yield from order.split(self.batch_size)
+
+
+def batch_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int, *, shuffle: bool, seed: int) -> DataLoader:
+    """A ``DataLoader`` over ``(x, y)`` that fetches each batch with one tensor index; its order
+    depends only on ``seed`` (its own generator, exposed as ``loader.generator`` so that
+    :func:`helpers.core.train.fit` checkpoints it)."""
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"x and y have different lengths: {x.shape[0]} vs {y.shape[0]}")
+    generator = torch.Generator()
+    generator.manual_seed(seed)
+    sampler = _BatchIndexSampler(x.shape[0], batch_size, shuffle, generator)
+    return DataLoader(TensorDataset(x, y), sampler=sampler, batch_size=None, generator=generator)
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlexActSyntheticConfig:
+    """One run of the synthetic study. ``method`` is ``"flexact"`` or a fixed activation name."""
+
+    experiment: str = "flexact_synthetic"
+    profile: str = "cpu"
+    ground_truth: str = "relu"
+    method: str = "flexact"
+    alpha: float = 0.0
+    lam: float = 1.0
+    seed: int = 0
+    n_train: int = 1024
+    n_val: int = 4096
+    hidden: int = 0
+    epochs: int = 60
+    lr: float = 0.05
+    lr_schedule: str = "cosine"
+    batch_size: int = 32
+    k: float = 5.0
+    n_features: int = 4
+    informative: str = "uniform"
+    tau_start: float = 1.0
+    tau_min: float = 0.1
+    tau_schedule: str = "exponential"
+    hard: bool = False
+    scale_note: str = ""
+
+    def __post_init__(self) -> None:
+        current_profile(self.profile)
+        if self.ground_truth not in GROUND_TRUTHS:
+            raise ValueError(f"ground_truth must be one of {GROUND_TRUTHS}, got {self.ground_truth!r}")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.method != "flexact" and self.alpha != 0:
+            raise ValueError("alpha applies to method='flexact' only; fixed models need alpha=0")
+        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha >= 0):
+            raise ValueError(f"alpha must be finite and >= 0, got {self.alpha!r}")
+        if not (isinstance(self.lam, (int, float)) and math.isfinite(self.lam) and self.lam > 0):
+            raise ValueError(f"lam must be finite and > 0, got {self.lam!r}")
+        for name in ("n_train", "n_val", "epochs", "batch_size", "n_features"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {self.seed!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be positive and finite, got {self.lr!r}")
+        if self.lr_schedule not in ("cosine", "none"):
+            raise ValueError(f"lr_schedule must be 'cosine' or 'none', got {self.lr_schedule!r}")
+        if self.informative not in INFORMATIVE_DISTRIBUTIONS:
+            raise ValueError(f"informative must be one of {INFORMATIVE_DISTRIBUTIONS}, got {self.informative!r}")
+        TemperatureSchedule(self.tau_start, self.tau_min, 1, self.tau_schedule)  # validates
+        if self.hidden < 0:
+            raise ValueError(f"hidden must be >= 0, got {self.hidden!r}")
+
+    @property
+    def label(self) -> str:
+        """Row label as in Table 1 (``Flex-Act (α=0.3)``, ``ReLU Model``)."""
+        if self.method == "flexact":
+            lam = "" if self.lam == 1.0 else f", λ={self.lam:g}"
+            return f"Flex-Act (α={self.alpha:g}{lam})"
+        return f"{DISPLAY[self.method]} Model"
+
+
+# Profiles: what each one changes. The paper gives none of these numbers.
+_PROFILES: dict[str, dict[str, Any]] = {
+    "smoke": dict(n_train=128, n_val=256, epochs=2, batch_size=32, seeds=(0,),
+                  note="smoke: 128 samples, 2 epochs, 1 seed (code path only)"),
+    "cpu": dict(n_train=1024, n_val=4096, epochs=60, batch_size=32, seeds=(0, 1, 2, 3, 4),
+                note="1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)"),
+    "paper": dict(n_train=10_000, n_val=10_000, epochs=100, batch_size=64, seeds=(0, 1, 2, 3, 4),
+                  note="paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu"),
+}
+
+
+def profile_settings(profile: str) -> dict[str, Any]:
+    """The scaled settings of ``profile`` (sizes, epochs, seeds, note)."""
+    return dict(_PROFILES[current_profile(profile)])
+
+
+def synthetic_config(profile: str, ground_truth: str, method: str, seed: int, *, alpha: float = 0.0,
+                     lam: float = 1.0) -> FlexActSyntheticConfig:
+    """The config of one cell of Table 1 for one seed."""
+    s = profile_settings(profile)
+    return FlexActSyntheticConfig(
+        profile=profile, ground_truth=ground_truth, method=method, alpha=float(alpha), lam=float(lam),
+        seed=seed, n_train=s["n_train"], n_val=s["n_val"], epochs=s["epochs"], batch_size=s["batch_size"],
+        scale_note=s["note"],
+    )
+
+
+def synthetic_configs(profile: str) -> list[FlexActSyntheticConfig]:
+    """Table 1's grid: 5 ground truths × (Flex-Act α ∈ {0.3, 0} + 5 fixed models) × seeds."""
+    seeds = profile_settings(profile)["seeds"]
+    configs = []
+    for gt in GROUND_TRUTHS:
+        for seed in seeds:
+            for alpha in PAPER_ALPHAS:
+                configs.append(synthetic_config(profile, gt, "flexact", seed, alpha=alpha))
+            for method in FIXED_METHODS:
+                configs.append(synthetic_config(profile, gt, method, seed))
+    return configs
+
+
+SENSITIVITY_ALPHAS: tuple[float, ...] = (0.03, 0.1, 1.0)
+SENSITIVITY_LAMBDAS: tuple[float, ...] = (0.1, 10.0)
+SENSITIVITY_SEEDS = 3
+
+
+def sensitivity_configs(profile: str) -> list[FlexActSyntheticConfig]:
+    """Flex-Act beyond the paper's two settings, on the first 3 seeds of the profile:
+    ``α`` ∈ :data:`SENSITIVITY_ALPHAS` at ``λ = 1``, and ``λ`` ∈ :data:`SENSITIVITY_LAMBDAS` at
+    ``α = 0.3`` (the paper gives no ``λ``)."""
+    seeds = profile_settings(profile)["seeds"][:SENSITIVITY_SEEDS]
+    pairs = [(a, 1.0) for a in SENSITIVITY_ALPHAS] + [(0.3, lam) for lam in SENSITIVITY_LAMBDAS]
+    return [
+        synthetic_config(profile, gt, "flexact", seed, alpha=alpha, lam=lam)
+        for alpha, lam in pairs for gt in GROUND_TRUTHS for seed in seeds
+    ]
+
+
+def run_all(configs: list[FlexActSyntheticConfig], desc: str = "flexact synthetic") -> list[dict]:
+    """``run_or_load`` every config (cached runs load in milliseconds; missing ones train in
+    parallel worker processes, see :func:`helpers.core.results_cache.run_many`)."""
+    return run_many(configs, desc=desc)
+
+
+# --------------------------------------------------------------------------------------------
+# Runner
+# --------------------------------------------------------------------------------------------
+
+
+def build_model(cfg: FlexActSyntheticConfig) -> SyntheticNet:
+    act = FlexAct(hard=cfg.hard) if cfg.method == "flexact" else get_activation(cfg.method)
+    return SyntheticNet(cfg.n_features, cfg.hidden, act)
+
+
+@torch.no_grad()
+def _held_out(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict[str, float]:
+    model.eval()
+    sq = (model(x) - y).square().flatten().double()
+    return {"val_mse": float(sq.mean()), "val_sq_err_std": float(sq.std(unbiased=False))}
+
+
+@register_runner(FlexActSyntheticConfig)
+def run_synthetic(cfg: FlexActSyntheticConfig, workdir: Path) -> dict[str, Any]:
+    """Train one model and return history, held-out MSE, choice and predictions on a grid."""
+    with training_threads():  # 1 thread by default, like every training run
+        result = _train_and_evaluate(cfg)
+    try:
+        workdir.rmdir()  # no checkpoints: a run takes seconds
+    except OSError:
+        pass
+    return result
+
+
+def _train_and_evaluate(cfg: FlexActSyntheticConfig) -> dict[str, Any]:
+    seed_everything(cfg.seed)
+    data_gen = torch.Generator().manual_seed(10_000 + cfg.seed)  # same data for every method
+    x_train, y_train = synthetic_data(cfg.ground_truth, cfg.n_train, data_gen, k=cfg.k,
+                                      n_features=cfg.n_features, informative=cfg.informative)
+    x_val, y_val = synthetic_data(cfg.ground_truth, cfg.n_val, data_gen, k=cfg.k,
+                                  n_features=cfg.n_features, informative=cfg.informative)
+    model = build_model(cfg)
+    train_loader = batch_loader(x_train, y_train, cfg.batch_size, shuffle=True, seed=cfg.seed)
+    val_loader = batch_loader(x_val, y_val, cfg.n_val, shuffle=False, seed=0)
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs)
+                 if cfg.lr_schedule == "cosine" else None)
+    hooks = []
+    flexact = model.act if isinstance(model.act, FlexAct) else None
+    if flexact is not None:
+        steps = cfg.epochs * len(train_loader)
+        schedule = TemperatureSchedule(cfg.tau_start, cfg.tau_min, steps, cfg.tau_schedule)
+        hooks.append(FlexActHook(cfg.alpha, cfg.lam, schedule))
+    initial_probs = flexact.probabilities().tolist() if flexact is not None else None
+    started = time.perf_counter()
+    out = fit(model, train_loader, val_loader, optimizer=optimizer, epochs=cfg.epochs,
+              task="regression", scheduler=scheduler, hooks=hooks, checkpoint_path=None,
+              desc=f"{cfg.ground_truth} {cfg.label} s{cfg.seed}")
+    seconds = time.perf_counter() - started
+    held_out = _held_out(model, x_val, y_val)
+    if flexact is not None:
+        # The same network evaluated with the softmax(θ)-weighted mixture instead of the argmax:
+        # tells whether a poor held-out MSE comes from the discrete choice or from the weights.
+        flexact.eval_mode = "expected"
+        held_out["val_mse_expected"] = _held_out(model, x_val, y_val)["val_mse"]
+        flexact.eval_mode = "argmax"
+    grid = torch.zeros(201, cfg.n_features)
+    grid[:, 0] = torch.linspace(-1, 1, 201) if cfg.informative == "uniform" else torch.linspace(-3, 3, 201)
+    with torch.no_grad():
+        model.eval()
+        grid_pred = model(grid).flatten().tolist()
+        grid_true = _target_function(cfg.ground_truth)(cfg.k * grid[:, :1]).flatten().tolist()
+    result: dict[str, Any] = {
+        "history": out["history"],
+        **held_out,
+        "chosen_activation": flexact.chosen_activation if flexact is not None else cfg.method,
+        "candidates": list(flexact.names) if flexact is not None else None,
+        "initial_probs": initial_probs,
+        "final_probs": flexact.probabilities().tolist() if flexact is not None else None,
+        "weight": model.linear.weight.detach().flatten().tolist() if cfg.hidden == 0 else None,
+        "bias": float(model.linear.bias.detach()[0]) if cfg.hidden == 0 else None,
+        "grid": {"x1": grid[:, 0].tolist(), "truth": grid_true, "pred": grid_pred},
+        "train_seconds": seconds,  # informative only; never compared
+    }
+    return result

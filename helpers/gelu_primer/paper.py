@@ -1,0 +1,160 @@
+"""The GELU primer blog post (``shared/papers/gelu-blog.txt``): its printed numbers, as data.
+
+The post prints three tables of values at the anchor points z ∈ {-3, -1, 0, 0.5, 1, 3}, the
+output of a short NumPy/SciPy script, figure labels and a handful of prose claims. The tables
+below are typed once from the post, as the strings it prints (so the number of printed decimals
+is kept). The comparison with our values is in :mod:`helpers.gelu_primer.claims`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+
+__all__ = [
+    "NOTEBOOK",
+    "table",
+    "ANCHOR_TABLES",
+    "TABLES",
+    "ANCHOR_PROSE",
+    "SOURCE",
+    "PROFILE",
+    "SCALE",
+    "ANCHORS",
+    "QUANTITY_LABELS",
+    "PrintedTable",
+    "POST_CODE",
+    "POST_CODE_PRINTED",
+]
+
+
+NOTEBOOK = "notebooks/01_gelu_primer"
+#: MyST labels on that page (``(label)=`` before a heading) of the sections that compute the claims:
+#: the printed tables' columns, and the prose claims.
+ANCHOR_TABLES = "gelu-primer-table-claims"
+ANCHOR_PROSE = "gelu-primer-prose-claims"
+SOURCE = "GELU blog"
+PROFILE = "any"  # no training: every value here is exact and independent of the profile
+SCALE = "exact (sympy/mpmath, 40 digits)"
+
+#: The post's anchor points, as exact decimal strings.
+ANCHORS: tuple[str, ...] = ("-3", "-1", "0", "0.5", "1", "3")
+
+#: The quantities the post tabulates, with their column labels (computed in
+#: :data:`helpers.gelu_primer.claims.QUANTITIES`).
+QUANTITY_LABELS: dict[str, str] = {
+    "Phi": "Φ(z)",
+    "gelu": "GELU exact",
+    "gelu_tanh": "GELU approx (tanh)",
+    "gelu_prime": "GELU'(z)",
+    "relu": "ReLU",
+    "relu_prime": "ReLU'",
+    "elu": "ELU (α=1)",
+}
+@dataclass(frozen=True)
+class PrintedTable:
+    """One table of the post: the quantities of its columns and the printed strings per z."""
+
+    key: str
+    title: str
+    columns: tuple[str, ...]
+    rows: dict[str, tuple[str, ...]]
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.columns if c not in QUANTITY_LABELS]
+        if unknown:
+            raise ValueError(f"unknown quantities {unknown}; known: {sorted(QUANTITY_LABELS)}")
+        for at, values in self.rows.items():
+            if len(values) != len(self.columns):
+                raise ValueError(f"row z={at} has {len(values)} values for {len(self.columns)} columns")
+
+
+TABLES: tuple[PrintedTable, ...] = (
+    PrintedTable(
+        key="forms",
+        title="table 'Exact and Approximate Forms'",
+        columns=("Phi", "gelu", "gelu_tanh"),
+        rows={
+            "-3": ("0.0013", "-0.0040", "-0.0040"),
+            "-1": ("0.1587", "-0.1587", "-0.1588"),
+            "0": ("0.5000", "0.0000", "0.0000"),
+            "0.5": ("0.6915", "0.3457", "0.3457"),
+            "1": ("0.8413", "0.8413", "0.8412"),
+            "3": ("0.9987", "2.9960", "2.9960"),
+        },
+    ),
+    PrintedTable(
+        key="gradient",
+        title="table 'Why the Gradient Matters'",
+        columns=("gelu", "gelu_tanh", "gelu_prime", "relu", "relu_prime"),
+        rows={
+            "-3": ("-0.0040", "-0.0040", "0.0040", "0", "0"),
+            "-1": ("-0.1587", "-0.1588", "0.0833", "0", "0"),
+            "0": ("0.0000", "0.0000", "0.5000", "0", "0"),
+            "0.5": ("0.3457", "0.3457", "0.8832", "0.5", "1"),
+            "1": ("0.8413", "0.8412", "1.0833", "1", "1"),
+            "3": ("2.9960", "2.9960", "1.0040", "3", "1"),
+        },
+    ),
+    PrintedTable(
+        key="elu",
+        title="table 'Comparison: ReLU vs ELU vs GELU'",
+        columns=("relu", "elu", "gelu"),
+        rows={
+            "-3": ("0", "-0.9502", "-0.0040"),
+            "-1": ("0", "-0.6321", "-0.1587"),
+            "0": ("0", "0.0000", "0.0000"),
+            "0.5": ("0.5", "0.5000", "0.3457"),
+            "1": ("1", "1.0000", "0.8413"),
+            "3": ("3", "3.0000", "2.9960"),
+        },
+    ),
+    PrintedTable(
+        key="code",
+        title="printed output of the post's code",
+        columns=("gelu", "gelu_tanh", "gelu_prime"),
+        rows={
+            "-3": ("-0.0040", "-0.0040", "0.0040"),
+            "-1": ("-0.1587", "-0.1588", "0.0833"),
+            "0": ("0.0000", "0.0000", "0.5000"),
+            "0.5": ("0.3457", "0.3457", "0.8832"),
+            "1": ("0.8413", "0.8412", "1.0833"),
+            "3": ("2.9960", "2.9960", "1.0040"),
+        },
+    ),
+)
+
+#: The post's code, verbatim, so that we can run it and read what it really prints.
+POST_CODE = '''\
+import numpy as np
+from scipy.stats import norm
+
+def gelu_exact(z): return z * norm.cdf(z)
+def gelu_approx(z):
+    return 0.5 * z * (1 + np.tanh(np.sqrt(2/np.pi) * (z + 0.044715 * z**3)))
+def gelu_grad(z): return norm.cdf(z) + z * norm.pdf(z)
+
+z_vals = np.array([-3., -1., 0., 0.5, 1., 3.])
+print(f"{'z':>5} | {'GELU_exact':>10} | {'GELU_approx':>11} | {'GELU_grad':>9}")
+for z in z_vals:
+    print(f"{z:5.1f} | {gelu_exact(z):10.4f} | {gelu_approx(z):11.4f} | {gelu_grad(z):9.4f}")
+'''
+
+#: What the post shows as that code's output.
+POST_CODE_PRINTED = """\
+    z | GELU_exact | GELU_approx | GELU_grad
+ -3.0 |    -0.0040 |     -0.0040 |    0.0040
+ -1.0 |    -0.1587 |     -0.1588 |    0.0833
+  0.0 |     0.0000 |      0.0000 |    0.5000
+  0.5 |     0.3457 |      0.3457 |    0.8832
+  1.0 |     0.8413 |      0.8412 |    1.0833
+  3.0 |     2.9960 |      2.9960 |    1.0040
+"""
+
+
+def table(key: str) -> PrintedTable:
+    """The printed table with this key (``forms``, ``gradient``, ``elu``, ``code``)."""
+    for t in TABLES:
+        if t.key == key:
+            return t
+    raise ValueError(f"no table {key!r}; choose one of {[t.key for t in TABLES]}")

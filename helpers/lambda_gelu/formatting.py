@@ -1,0 +1,110 @@
+"""Display helpers of the λ-GELU pages: mean ± std cells, Table I/II as printed, scale notes, the
+claims table of a page."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
+
+
+__all__ = [
+    "format_pm",
+    "table1_display",
+    "table2_display",
+    "scale_notes",
+    "stand_ins",
+    "claims_frame",
+]
+
+
+# ------------------------------------------------------------------------------------ display
+def format_pm(mean: float, std: float | None = None, digits: int = 3) -> str:
+    """``"0.861 ± 0.002"``; the std in one significant digit of scientific notation when small;
+    ``"–"`` for a missing mean."""
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "–"
+    text = f"{mean:.{digits}f}"
+    if std is None or (isinstance(std, float) and math.isnan(std)):
+        return text
+    # a std that would print as 0.000 keeps one significant digit instead
+    return f"{text} ± {std:.0e}" if 0 < abs(std) < 0.5 * 10 ** (-digits) else f"{text} ± {std:.{digits}f}"
+
+def _display_pm(df: pd.DataFrame, mean: str, std: str, digits: pd.Series) -> list[str]:
+    return [format_pm(m, s, int(d)) for m, s, d in zip(df[mean], df[std], digits)]
+
+
+def table1_display(side: pd.DataFrame) -> pd.DataFrame:
+    """:func:`table1_side_by_side` as strings for reading: each quantity's paper value beside
+    ours (mean ± std over seeds), accuracy to 3 decimals, perplexity and λ to 2."""
+    digits = side["paper_dataset"].map(lambda d: 2 if d == "WikiText-2" else 3)
+    two = pd.Series(2, index=side.index)  # the paper prints BVS and λ to two decimals
+    out = pd.DataFrame({
+        "pair": [pair_label(p) for p in side["pair"]],
+        "our data": side["dataset"],
+        "act.": side["act"], "mode": side["mode"],
+        "BVS paper": _display_pm(side, "bvs_paper", "bvs_std_paper", two),
+        "BVS ours": _display_pm(side, "bvs_ours", "bvs_std_ours", digits),
+        "Ep. paper": side["epoch_paper"].map(lambda v: "–" if pd.isna(v) else f"{v:.0f}"),
+        "Ep. ours": [f"{e:.1f} / {t}" for e, t in zip(side["epoch_ours"], side["epochs"])],
+        "λ̄ paper": _display_pm(side, "lam_mean_paper", "lam_std_paper", two),
+        "λ̄ ours": _display_pm(side, "lam_mean_ours", "lam_std_ours", two),
+        "Δλ paper": _display_pm(side, "drift_paper", "drift_std_paper", two),
+        "Δλ ours": _display_pm(side, "drift_ours", "drift_std_ours", two),
+    })
+    return out
+
+
+def table2_display(side: pd.DataFrame) -> pd.DataFrame:
+    """:func:`table2_side_by_side` as strings: original and substituted metric, paper and ours."""
+    def fmt(v: float, d: int) -> str:
+        return "–" if pd.isna(v) else f"{v:.{d}f}"
+
+    digits = side["paper_dataset"].map(lambda d: 2 if d == "WikiText-2" else 3)
+    rows = []
+    for r, d in zip(side.itertuples(), digits):
+        rows.append({"pair": pair_label(r.pair), "our data": r.dataset, "mode": r.mode,
+                     "original paper": fmt(r.original_paper, 2), "original ours": fmt(r.original_ours, d),
+                     "substituted paper": fmt(r.substituted_paper, 2),
+                     "substituted ours": fmt(r.substituted_ours, d),
+                     "drop paper": fmt(r.degradation_paper, 2), "drop ours": fmt(r.degradation_ours, d),
+                     "best epoch (ours)": f"{r.best_epoch:.1f}",
+                     "λ̄ at that epoch (ours)": fmt(r.lam_at_best, 1)})
+    return pd.DataFrame(rows)
+
+
+def scale_notes(pairs: Sequence[str], profile: str) -> pd.DataFrame:
+    """What each pair changed from the paper at ``profile`` (the protocol's ``Scale.note``),
+    with the data set and epochs used and the paper's gaps that we had to fill."""
+    rows = []
+    for pair in pairs:
+        spec = _pairs()[pair]
+        scale = spec.scale(profile)
+        rows.append({"pair": pair_label(pair), "data set used": scale.dataset, "epochs": scale.epochs,
+                     "seeds": len(scale.seeds), "what was scaled": scale.note or "as in the paper",
+                     "paper leaves open": spec.paper_gaps})
+    return pd.DataFrame(rows)
+
+
+def stand_ins(pairs: Sequence[str], profile: str) -> str:
+    """One sentence naming the stand-in data sets of ``pairs`` at ``profile`` ("" when none)."""
+    parts = []
+    for pair in pairs:
+        spec = _pairs()[pair]
+        used = spec.scale(profile).dataset
+        if _dataset_key(used) != _dataset_key(spec.paper_dataset):
+            parts.append(f"{used} stands in for {spec.paper_dataset} ({pair_label(pair)})")
+    return "; ".join(parts)
+
+
+def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
+    """Claims as a table for a notebook: claim, the paper's value, ours, verdict (as shown in the
+    report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
+    MDE) and the note."""
+    return pd.DataFrame([{"claim": c.claim, "paper": c.paper_value, "ours": c.our_value,
+                          "verdict": c.verdict_label, "effect": c.effect, "95% CI": c.ci, "n": c.n,
+                          "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])

@@ -1,0 +1,196 @@
+"""λ-GELU's forward and closed-form backward, and the autograd function that runs them.
+
+``a(x; λ) = x Φ(λx)`` with
+
+* ``∂a/∂x = Φ(λx) + λx φ(λx) = GELU'(λx)``,
+* ``∂a/∂λ = x² φ(λx)``.
+
+Each formula exists twice, with the same values to float32 rounding
+(:class:`helpers.core.kernels.Kernel` picks one per call):
+
+* the *fused* formula in plain torch ops, which TorchInductor compiles into one loop forward and
+  one backward (``Φ`` through ``erf``, as ATen's GELU computes it; ``erfc`` would be exact deeper in
+  the left tail, but Inductor does not vectorise it and it costs 3x);
+* the *eager* formula through ATen's own GELU kernels, ``GELU(λx)/λ`` forward and
+  ``gelu_backward(g, λx)`` for ``∂L/∂x``, the fewest passes over memory for small tensors, where
+  every extra ATen call costs more than its arithmetic. There ``Σ g x² φ(λx)`` is formed as
+  ``Σ (x/λ)·(∂L/∂x − g Φ(λx))``, which reuses ``∂L/∂x``.
+
+Large λ. Nothing overflows for ``|λx|`` up to float32's range (~3e38): the gate saturates to
+exactly 0 or 1 and ``x φ(λx)`` underflows to 0 (it is formed as ``x·φ``, never ``λx·φ`` = ∞·0).
+Past that range ``λx`` itself is ±∞; the fused formula still gives ``x·Φ(±∞)`` exactly, and the
+eager one checks for it (one min/max pass) only when ``λ`` reaches :data:`OVERFLOW_CHECK_LAMBDA`,
+since below it ``|x|`` would have to exceed 3e32.
+
+The autograd function saves ``x`` and ``λ``'s parameter only; the learnable case folds
+``λ = 1 + softplus(s/t)`` into it, in Python floats when λ is one number (the paper's layerwise
+case), which saves a handful of tiny tensor operations per call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from helpers.core.kernels import Kernel
+
+__all__ = ["apply_lambda_gelu", "OVERFLOW_CHECK_LAMBDA"]
+
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+#: Below this λ, ``λx`` can overflow float32 only for ``|x|`` > 3e32, so the eager path skips the
+#: check for it (a network with such activations has long diverged; the loss is already inf).
+OVERFLOW_CHECK_LAMBDA: float = 1e6
+
+
+# ------------------------------------------------------------------------- fused formulas
+def _gate(u: torch.Tensor) -> torch.Tensor:
+    return 0.5 + 0.5 * torch.erf(u * _INV_SQRT2)
+
+
+def _x_phi(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """``x·φ(λx)``: 0 where ``λx`` overflows (never ``∞·0``)."""
+    return x * (torch.exp(-0.5 * u * u) * _INV_SQRT_2PI)
+
+
+def _fused_forward(x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    return x * _gate(x * lam)
+
+
+def _fused_grad_x(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    u = x * lam
+    return grad * (_gate(u) + lam * _x_phi(x, u))
+
+
+def _fused_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    u = x * lam
+    xphi = _x_phi(x, u)
+    return grad * (_gate(u) + lam * xphi), (grad * x * xphi).sum_to_size(lam.shape)
+
+
+# ------------------------------------------------------------------------- eager formulas
+def _as_number(lam: torch.Tensor) -> float | torch.Tensor:
+    """A one-element λ as a Python number (a scalar operand costs no broadcast), else λ itself."""
+    return float(lam) if lam.numel() == 1 else lam
+
+
+def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
+    top = float(lam) if isinstance(lam, float) else float(lam.max())
+    if top < OVERFLOW_CHECK_LAMBDA:
+        return False
+    lo, hi = torch.aminmax(x)
+    return bool(torch.isinf(torch.maximum(hi, -lo) * top))
+
+
+def _overflowed(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Where ``λx`` overflowed although ``x`` is finite: there ``Φ(λx)`` is exactly 0 or 1."""
+    return torch.isinf(u) & torch.isfinite(x)
+
+
+def _eager_forward(x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    lam_v = _as_number(lam)
+    u = x * lam_v
+    y = F.gelu(u).div_(lam_v)
+    if _needs_overflow_fix(x, lam_v):
+        y = torch.where(_overflowed(x, u), torch.relu(x), y)
+    return y
+
+
+def _eager_grads(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, need_lam: bool):
+    lam_v = _as_number(lam)
+    u = x * lam_v
+    gx = torch.ops.aten.gelu_backward(grad, u)  # grad·GELU'(λx)
+    bad = _overflowed(x, u) if _needs_overflow_fix(x, lam_v) else None
+    if bad is not None:  # GELU'(±∞) is 1 or 0; ATen returns ∞·0 = NaN there
+        gx = torch.where(bad, grad * (u > 0).to(grad.dtype), gx)
+    if not need_lam:
+        return gx, None
+    z = torch.addcmul(gx, grad, torch.special.ndtr(u), value=-1.0)  # = grad·λxφ(λx), from ∂L/∂x
+    if bad is not None:
+        z = torch.where(bad, 0.0, z)
+    if lam.numel() == 1:  # Σ x·z in one pass
+        return gx, torch.vdot(z.reshape(-1), x.reshape(-1)).reshape(lam.shape) / lam
+    return gx, (z * x).sum_to_size(lam.shape) / lam
+
+
+def _eager_grad_x(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
+    return _eager_grads(grad, x, lam, False)[0]
+
+
+def _eager_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor):
+    return _eager_grads(grad, x, lam, True)
+
+
+FORWARD = Kernel("lambda_gelu", _fused_forward, _eager_forward)
+GRAD_X = Kernel("lambda_gelu", _fused_grad_x, _eager_grad_x)
+GRAD_X_LAM = Kernel("lambda_gelu", _fused_grad_x_lam, _eager_grad_x_lam)
+
+
+def _differentiable_grads(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, need_lam: bool):
+    """Both gradients as differentiable torch ops (double backward, ``create_graph=True``)."""
+    u = x * lam
+    xphi = torch.where(torch.isinf(u), 0.0, _x_phi(x, u))
+    gx = grad * (_gate(u) + lam * xphi)
+    return gx, ((grad * x * xphi).sum_to_size(lam.shape) if need_lam else None)
+
+
+# ------------------------------------------------------------------------- autograd function
+def _lambda_of(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch.Tensor:
+    lam = p if t is None else 1.0 + F.softplus(p / t)
+    return lam if lam.shape == view else lam.reshape(view)
+
+
+def _lambda_value(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch.Tensor:
+    """λ detached, for the kernels; one learnable λ is mapped in Python floats (three tensor ops
+    on one number cost more than a small activation), rounded to p's dtype like the tensor path."""
+    if t is not None and p.numel() == 1:
+        z = float(p) / t
+        lam = 1.0 + (z if z > 20.0 else math.log1p(math.exp(z)))  # torch's softplus threshold
+        return torch.tensor(lam, dtype=p.dtype).reshape(view)
+    return _lambda_of(p, t, view).detach()
+
+
+class _LambdaGELUFunction(torch.autograd.Function):
+    """``x Φ(λx)`` with ``λ = p`` (``t is None``) or ``λ = 1 + softplus(p/t)`` (``p`` is ``s``).
+
+    ``view`` is the shape λ takes to broadcast against ``x``. Saves ``x`` and ``p``; ``λ`` is
+    recomputed in backward (a few values).
+    """
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t: float | None):  # type: ignore[override]
+        ctx.view, ctx.t = view, t
+        ctx.save_for_backward(x, p)
+        return FORWARD(x, _lambda_value(p, t, view))
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        x, p = ctx.saved_tensors
+        need_x, need_p = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        t = ctx.t
+        if torch.is_grad_enabled():  # create_graph=True: keep every op differentiable
+            lam = _lambda_of(p, t, ctx.view)
+            gx, glam = _differentiable_grads(grad, x, lam, need_p)
+        else:
+            lam = _lambda_value(p, t, ctx.view)
+            if need_p:
+                gx, glam = GRAD_X_LAM(grad, x, lam)
+            else:
+                gx, glam = GRAD_X(grad, x, lam), None
+        if glam is not None:
+            glam = glam.reshape(p.shape)
+            if t is not None and p.numel() == 1 and not torch.is_grad_enabled():
+                z = float(p) / t
+                sig = 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+                glam = glam * (sig / t)  # ∂λ/∂s = σ(s/t)/t, in Python floats for one λ
+            elif t is not None:
+                glam = glam * (torch.sigmoid(p / t) / t)
+        return (gx if need_x else None), glam, None, None
+
+
+def apply_lambda_gelu(x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t: float | None = None) -> torch.Tensor:
+    """``x Φ(λx)`` through the autograd function (inputs already checked by the caller)."""
+    return _LambdaGELUFunction.apply(x, p, view, t)

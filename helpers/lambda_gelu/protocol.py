@@ -1,0 +1,259 @@
+"""The λ-GELU paper's experimental protocols as lists of :class:`~helpers.core.runs.TrainConfig`.
+
+Each model–dataset *pair* of the paper (Section IV) is a :class:`PairSpec` holding the paper's
+optimiser recipe and, per profile, the scale at which we run it. ``paper`` reproduces the paper's
+stated setup (where the paper is silent, e.g. epochs and batch size, the choice is ours and named
+in ``paper_gaps``); ``cpu`` shrinks width, data and epochs to fit a 2-core CPU and says so in
+``scale_note``; ``smoke`` only exercises the code path.
+
+Datasets not available offline are replaced in the cpu and smoke profiles by an available
+stand-in that is named in the note (CIFAR-10 for CIFAR-100 and TinyImageNet, Tiny Shakespeare for
+WikiText-2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from helpers.core.runs import TrainConfig
+from helpers.core.runtime import current_profile
+from helpers.lambda_gelu.hardness import lambda_target
+
+INIT_MODES: tuple[str, ...] = ("uniform", "increasing", "decreasing")
+MODE_ABBREVIATIONS = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
+GRID_T: tuple[float, ...] = (0.1, 0.3, 0.6, 0.9)
+GRID_C: tuple[float, ...] = (1.0, 3.0, 6.0, 9.0)
+DEFAULT_T, DEFAULT_C = 0.1, 9.0
+EPSILON = 5e-3  # tolerance of the annealing target, Section IV-C
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How one profile runs a pair."""
+
+    dataset: str
+    model_kwargs: dict[str, Any]
+    epochs: int
+    n_train: int | None
+    n_val: int | None
+    seeds: tuple[int, ...]
+    batch_size: int = 128
+    lr: float | None = None  # None: the paper's learning rate
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """A model–dataset pair of Table I with the paper's optimiser recipe."""
+
+    key: str
+    paper_dataset: str
+    model: str
+    optimizer: str
+    lr: float
+    weight_decay: float
+    scales: dict[str, Scale] = field(default_factory=dict)
+    paper_gaps: str = ""
+
+    def scale(self, profile: str) -> Scale:
+        return self.scales[current_profile(profile)]
+
+
+SEEDS3 = (0, 1, 2)
+
+PAIRS: dict[str, PairSpec] = {
+    "adult": PairSpec(
+        "adult", "Adult", "mlp", "sgd", 5e-2, 1e-4,
+        scales={
+            "paper": Scale("adult", {"depth": 4, "width": 256}, 50, None, None, SEEDS3),
+            "cpu": Scale("adult", {"depth": 4, "width": 256}, 20, None, None, SEEDS3,
+                         note="full data and width; 20 epochs instead of 50"),
+            "smoke": Scale("adult", {"depth": 4, "width": 32}, 2, 512, 256, (0,),
+                           note="smoke: width 32, 512 rows, 2 epochs"),
+        },
+        paper_gaps="epochs (50 inferred from Table I's BVS epochs 32-46), batch size (128), SGD momentum (0.9; the paper says only \"SGD\")",
+    ),
+    "fmnist": PairSpec(
+        "fmnist", "FMNIST", "mlp", "sgd", 5e-2, 1e-4,
+        scales={
+            "paper": Scale("fashion_mnist", {"depth": 4, "width": 256}, 50, None, None, SEEDS3),
+            "cpu": Scale("fashion_mnist", {"depth": 4, "width": 256}, 12, 8000, None, SEEDS3,
+                         note="full width; 8,000 of 60,000 training images; 12 epochs instead of 50"),
+            "smoke": Scale("fashion_mnist", {"depth": 4, "width": 32}, 2, 512, 256, (0,),
+                           note="smoke: width 32, 512 images, 2 epochs"),
+        },
+        paper_gaps="epochs (50 inferred from Table I), batch size (128), SGD momentum (0.9; the paper says only \"SGD\")",
+    ),
+    "cifar10_resnet": PairSpec(
+        "cifar10_resnet", "CIFAR10", "resnet18", "adamw", 5e-4, 1e-4,
+        scales={
+            "paper": Scale("cifar10", {"width_mult": 1.0}, 100, None, None, SEEDS3),
+            "cpu": Scale("cifar10", {"width_mult": 0.125}, 6, 4000, 2000, SEEDS3,
+                         note="ResNet-18 at 1/8 width; 4,000 training / 2,000 validation images; "
+                              "6 epochs instead of ~100; CIFAR-10 (JPEG mirror)"),
+            "smoke": Scale("cifar10", {"width_mult": 0.0625}, 1, 256, 128, (0,),
+                           note="smoke: 1/16 width, 256 images, 1 epoch"),
+        },
+        paper_gaps="epochs (100 inferred from Table I's BVS epochs 70-75), batch size (128), "
+                   "augmentation (none)",
+    ),
+    "cifar100_resnet": PairSpec(
+        "cifar100_resnet", "CIFAR100", "resnet18", "adamw", 5e-4, 1e-4,
+        scales={
+            "paper": Scale("cifar100", {"width_mult": 1.0}, 100, None, None, SEEDS3),
+            "cpu": Scale("cifar10", {"width_mult": 0.125}, 6, 4000, 2000, SEEDS3,
+                         note="CIFAR-100 is not available offline: CIFAR-10 (JPEG mirror) stands in; "
+                              "ResNet-18 at 1/8 width; 4,000/2,000 images; 6 epochs"),
+            "smoke": Scale("cifar10", {"width_mult": 0.0625}, 1, 256, 128, (0,),
+                           note="smoke: CIFAR-10 stand-in, 1/16 width, 256 images, 1 epoch"),
+        },
+        paper_gaps="epochs (100 inferred), batch size (128)",
+    ),
+    "tinyimagenet_deit": PairSpec(
+        "tinyimagenet_deit", "TinyImageNet", "vit", "adamw", 5e-4, 7e-2,
+        scales={
+            "paper": Scale("tinyimagenet", {"dim": 192, "depth": 12, "heads": 3, "patch": 8}, 100,
+                           None, None, SEEDS3),
+            "cpu": Scale("cifar10", {"dim": 64, "depth": 6, "heads": 2, "patch": 4}, 6, 4000, 2000,
+                         SEEDS3,
+                         note="TinyImageNet is not available offline: CIFAR-10 (JPEG mirror) stands in; "
+                              "DeiT-tiny shrunk to width 64, depth 6; 4,000/2,000 images; 6 epochs"),
+            "smoke": Scale("cifar10", {"dim": 16, "depth": 2, "heads": 2, "patch": 8}, 1, 256, 128, (0,),
+                           note="smoke: CIFAR-10 stand-in, tiny ViT, 1 epoch"),
+        },
+        paper_gaps="epochs (100 inferred from Table I's BVS epochs 85-90), batch size (128), "
+                   "patch size for 64x64 inputs (8), no distillation token or augmentation",
+    ),
+    "wikitext_gpt": PairSpec(
+        "wikitext_gpt", "WikiText-2", "gpt", "adamw", 5e-5, 1e-2,
+        scales={
+            "paper": Scale("wikitext2", {"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
+                           10, None, None, SEEDS3, batch_size=8),
+            "cpu": Scale("tinyshakespeare", {"layers": 6, "dim": 64, "heads": 4, "block_size": 64}, 5,
+                         2000, 300, SEEDS3, batch_size=32, lr=1e-3,
+                         note="WikiText-2 is not available offline: Tiny Shakespeare (characters) stands in; "
+                              "a 6-layer, width-64 decoder trained from scratch on 2,000 blocks of 64 "
+                              "characters for 5 epochs; learning rate 1e-3 instead of 5e-5, since 5e-5 "
+                              "barely moves a from-scratch model in 5 epochs"),
+            "smoke": Scale("tinyshakespeare", {"layers": 2, "dim": 16, "heads": 2, "block_size": 32}, 1,
+                           64, 16, (0,), batch_size=16, lr=1e-3, note="smoke: tiny decoder, 64 blocks"),
+        },
+        paper_gaps="epochs (10, Table I's BVS epoch is 7), batch size, whether GPT-2 was pretrained "
+                   "(the reported perplexity ~28 suggests it was), tokenizer",
+    ),
+}
+
+TABLE1_PAIRS: tuple[str, ...] = tuple(PAIRS)
+
+
+def pair_config(pair: str, profile: str, *, activation: str, seed: int, mode: str | None = None,
+                t: float = DEFAULT_T, c: float = DEFAULT_C, anneal: bool = False,
+                experiment: str | None = None) -> TrainConfig:
+    """One run of ``pair`` at ``profile``: activation "gelu", "relu" or "lambda_gelu" (with mode)."""
+    if pair not in PAIRS:
+        raise ValueError(f"unknown pair {pair!r}; choose one of {', '.join(PAIRS)}")
+    if activation == "lambda_gelu":
+        if mode not in INIT_MODES:
+            raise ValueError(f"lambda_gelu needs an init mode in {INIT_MODES}, got {mode!r}")
+    elif mode is not None or anneal:
+        raise ValueError(f"mode and anneal apply to lambda_gelu only, not {activation!r}")
+    spec = PAIRS[pair]
+    scale = spec.scale(profile)
+
+    is_lambda = activation == "lambda_gelu"
+    return TrainConfig(
+        experiment=experiment or f"lgelu_{pair}",
+        profile=profile,
+        dataset=scale.dataset,
+        model=spec.model,
+        activation=activation,
+        activation_kwargs={"t": t} if is_lambda else {},
+        model_kwargs=dict(scale.model_kwargs),
+        n_train=scale.n_train,
+        n_val=scale.n_val,
+        epochs=scale.epochs,
+        batch_size=scale.batch_size,
+        optimizer=spec.optimizer,
+        lr=scale.lr if scale.lr is not None else spec.lr,
+        weight_decay=spec.weight_decay,
+        seed=seed,
+        hardness_lr_mult=c if is_lambda else 1.0,
+        init_mode=mode if is_lambda else None,
+        anneal_target=lambda_target(EPSILON) if anneal else None,
+        scale_note=scale.note,
+    )
+
+
+def grid_configs(profile: str) -> list[TrainConfig]:
+    """Fig. 1: (t, c) grid × init modes × seeds on MLP/FMNIST with SGD, plus the GELU baseline."""
+    seeds = PAIRS["fmnist"].scale(profile).seeds
+    grid_t = GRID_T if profile != "smoke" else GRID_T[:2]
+    grid_c = GRID_C if profile != "smoke" else GRID_C[-2:]
+    configs = [pair_config("fmnist", profile, activation="gelu", seed=s) for s in seeds]
+    for t in grid_t:
+        for c in grid_c:
+            # (t, c) = (0.1, 9) is Table I's setting and has every seed; off the GPU the other
+            # cells get the first seed only (2 CPU cores), which the notebook states.
+            cell_seeds = seeds if ((t, c) == (DEFAULT_T, DEFAULT_C) or profile == "paper") else seeds[:1]
+            configs += [pair_config("fmnist", profile, activation="lambda_gelu", mode=m, seed=s, t=t, c=c)
+                        for m in INIT_MODES for s in cell_seeds]
+    return configs
+
+
+def c_sweep_pair(profile: str) -> str:
+    """Fig. 2's pair: ResNet-18/CIFAR-100 in the paper profile; off the GPU, CIFAR-100 is not
+    available and its stand-in (CIFAR-10) would repeat the CIFAR-10 pair exactly, so the cpu and
+    smoke profiles reuse the ``cifar10_resnet`` runs (c = 9 is shared with Table I)."""
+    return "cifar100_resnet" if current_profile(profile) == "paper" else "cifar10_resnet"
+
+
+def table1_pairs(profile: str) -> tuple[str, ...]:
+    """Table I's pairs at ``profile``: all six in the paper profile; off the GPU the CIFAR-100
+    pair is left out because its stand-in is the CIFAR-10 pair itself."""
+    if current_profile(profile) == "paper":
+        return TABLE1_PAIRS
+    return tuple(p for p in TABLE1_PAIRS if p != "cifar100_resnet")
+
+
+def c_sweep_configs(profile: str) -> list[TrainConfig]:
+    """Fig. 2: c ∈ {1,3,6,9} at t = 0.1 on ResNet-18 with AdamW, plus the GELU baseline."""
+    pair = c_sweep_pair(profile)
+    seeds = PAIRS[pair].scale(profile).seeds
+    grid_c = GRID_C if profile != "smoke" else GRID_C[-1:]
+    configs = [pair_config(pair, profile, activation="gelu", seed=s) for s in seeds]
+    for c in grid_c:
+        # c = 9 is Table I's setting and has every seed; off the GPU the other c values get the
+        # first seed only (a ResNet run costs minutes on 2 cores), which the notebook states.
+        c_seeds = seeds if (c == DEFAULT_C or profile == "paper") else seeds[:1]
+        configs += [pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s, c=c)
+                    for m in INIT_MODES for s in c_seeds]
+    return configs
+
+
+def table1_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[TrainConfig]:
+    """Table I / Fig. 3: GELU, ReLU and λ-GELU (three init modes), t = 0.1, c = 9, every pair."""
+    pairs = table1_pairs(profile) if pairs is None else pairs
+    configs = []
+    for pair in pairs:
+        for s in PAIRS[pair].scale(profile).seeds:
+            configs.append(pair_config(pair, profile, activation="gelu", seed=s))
+            configs.append(pair_config(pair, profile, activation="relu", seed=s))
+            configs += [pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s)
+                        for m in INIT_MODES]
+    return configs
+
+
+def table2_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[TrainConfig]:
+    """Table II: annealed λ-GELU (uniform init, switch at 25 %, target λ(ε = 5e-3)) per pair.
+
+    The GELU rows of Table II come from the Table I GELU runs, whose ReLU substitution at the best
+    checkpoint is recorded with every run.
+    """
+    pairs = table1_pairs(profile) if pairs is None else pairs
+    return [pair_config(pair, profile, activation="lambda_gelu", mode="uniform", seed=s, anneal=True)
+            for pair in pairs for s in PAIRS[pair].scale(profile).seeds]
+
+
+EXPERIMENTS = {"lgelu_grid": grid_configs, "lgelu_csweep": c_sweep_configs,
+               "lgelu_table1": table1_configs, "lgelu_table2": table2_configs}

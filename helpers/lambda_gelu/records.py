@@ -1,0 +1,190 @@
+"""λ-GELU run records: one result dict -> :class:`RunInfo` (pair, activation, mode, seed, t, c) and
+the labels and orders shared by the λ-GELU tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
+from helpers.lambda_gelu.protocol import PAIRS
+
+
+__all__ = [
+    "ACT_LABELS",
+    "MODE_ABBREVIATIONS",
+    "MODE_PAIRS",
+    "BVS_TOL_ACCURACY",
+    "BVS_TOL_PERPLEXITY_REL",
+    "RHO_HIGH",
+    "RunInfo",
+    "run_info",
+    "run_table",
+    "pair_label",
+]
+
+
+ACT_LABELS: dict[str, str] = {"gelu": "GELU", "relu": "ReLU", "lambda_gelu": "λ-GELU"}
+MODE_ABBREVIATIONS: dict[str, str] = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
+#: The three pairs of initialisation modes of Fig. 3 (right), with their labels.
+MODE_PAIRS: dict[str, tuple[str, str]] = {
+    "uni-inc": ("uniform", "increasing"),
+    "uni-dec": ("uniform", "decreasing"),
+    "inc-dec": ("increasing", "decreasing"),
+}
+#: "Close to GELU" for the BVS parity claims: 1 accuracy point, or 2 % of the GELU perplexity.
+BVS_TOL_ACCURACY: float = 0.01
+BVS_TOL_PERPLEXITY_REL: float = 0.02
+#: "High" rank correlation of layerwise hardness across initialisations (Fig. 3 claims).
+RHO_HIGH: float = 0.7
+
+_MODEL_LABELS = {"mlp": "MLP", "resnet18": "ResNet-18", "vit": "DeiT-tiny", "gpt": "GPT-2"}
+#: Architectures "more commonly trained with ReLU" (Table I discussion) vs transformers.
+_RELU_STYLE_MODELS = ("mlp", "resnet18")
+_ACT_ORDER = {"GELU": 0, "ReLU": 1, "λ-GELU": 2}
+_MODE_ORDER = {"-": 0, "dec": 1, "inc": 2, "uni": 3}  # Table I prints dec, inc, uni
+
+
+# ------------------------------------------------------------------------------- run records
+@dataclass(frozen=True)
+class RunInfo:
+    """What identifies one run inside the λ-GELU protocols."""
+
+    pair: str
+    dataset: str
+    model: str
+    activation: str
+    mode: str | None
+    t: float | None
+    c: float | None
+    seed: int
+    annealed: bool
+    epochs: int
+    profile: str
+
+
+def _pairs() -> Mapping[str, Any]:
+    return PAIRS
+
+
+def _check_result(result: object) -> Mapping[str, Any]:
+    if not isinstance(result, Mapping):
+        raise TypeError(f"a result must be a dict from run_or_load, got {type(result).__name__}")
+    for key in ("config", "history"):
+        if key not in result:
+            raise ValueError(f"result has no {key!r} entry (keys: {sorted(result)}); "
+                             "pass the dicts returned by helpers.core.results_cache.run_or_load")
+    if result.get("status", "ok") != "ok":
+        raise ValueError(f"result {result.get('config_hash', '?')} has status {result.get('status')!r}")
+    history = result["history"]
+    if not isinstance(history, Sequence) or not history:
+        raise ValueError(f"result {result.get('config_hash', '?')} has an empty history")
+    return result
+
+
+def run_info(result: Mapping[str, Any]) -> RunInfo:
+    """The protocol coordinates of one result (pair, activation, mode, t, c, seed, annealing)."""
+    cfg = _check_result(result)["config"]
+    experiment = str(cfg.get("experiment", ""))
+    if not experiment.startswith("lgelu_") or experiment[len("lgelu_"):] not in _pairs():
+        raise ValueError(f"result of experiment {experiment!r} is not a λ-GELU pair run "
+                         f"(expected lgelu_<pair> with pair in {list(_pairs())})")
+    activation = cfg["activation"]
+    is_lambda = activation == "lambda_gelu"
+    return RunInfo(
+        pair=experiment[len("lgelu_"):],
+        dataset=cfg["dataset"],
+        model=cfg["model"],
+        activation=activation,
+        mode=cfg.get("init_mode") if is_lambda else None,
+        t=float(cfg.get("activation_kwargs", {}).get("t", 1.0)) if is_lambda else None,
+        c=float(cfg.get("hardness_lr_mult", 1.0)) if is_lambda else None,
+        seed=int(cfg["seed"]),
+        annealed=cfg.get("anneal_target") is not None,
+        epochs=int(cfg["epochs"]),
+        profile=cfg["profile"],
+    )
+
+
+def _val_metrics(result: Mapping[str, Any]) -> list[float]:
+    return [float(h["val_metric"]) for h in result["history"]]
+
+
+def _lambda_history(result: Mapping[str, Any]) -> np.ndarray:
+    """``[epoch, layer]`` λ at the end of each epoch (epochs 1..T)."""
+    try:
+        rows = [h["lambdas"] for h in result["history"]]
+    except KeyError:
+        raise ValueError(f"λ-GELU result {result.get('config_hash', '?')} has epochs without 'lambdas'") from None
+    return np.asarray(rows, dtype=float)
+
+
+def _with_init(result: Mapping[str, Any]) -> np.ndarray:
+    """``[epoch, layer]`` with the initial λ as epoch 0."""
+    hist = _lambda_history(result)
+    init = np.asarray(result.get("lambda_init") or [], dtype=float)
+    if init.shape != hist.shape[1:]:
+        raise ValueError(f"result {result.get('config_hash', '?')}: lambda_init has {init.size} layers, "
+                         f"history has {hist.shape[1]}")
+    return np.vstack([init[None], hist])
+
+
+def _bvs(result: Mapping[str, Any]) -> tuple[float, int]:
+    mode = "max" if result.get("higher_is_better", True) else "min"
+    return best_validation_score(_val_metrics(result), mode)
+
+
+def run_table(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per run: its coordinates, BVS and its epoch, final mean λ (``lam_bar``), drift
+    ``V_λ``, and the ReLU substitution (``original``, ``substituted``) when recorded."""
+    rows = []
+    for result in results:
+        info = run_info(result)
+        bvs, epoch = _bvs(result)
+        row: dict[str, Any] = {**info.__dict__, "act": ACT_LABELS.get(info.activation, info.activation),
+                               "mode_label": MODE_ABBREVIATIONS.get(info.mode or "", "-"),
+                               "bvs": bvs, "bvs_epoch": epoch,
+                               "higher_is_better": bool(result.get("higher_is_better", True)),
+                               "lam_bar": np.nan, "drift": np.nan, "lam_at_best": np.nan,
+                               "original": np.nan, "substituted": np.nan}
+        if info.activation == "lambda_gelu":
+            hist = _lambda_history(result)
+            row["lam_bar"] = float(hist[-1].mean())
+            row["drift"] = hardness_drift(hist)
+            row["lam_at_best"] = float(hist[epoch - 1].mean())
+        sub = result.get("substitution")
+        if sub:
+            row["original"], row["substituted"] = float(sub["original"]), float(sub["substituted"])
+        rows.append(row)
+    if not rows:
+        raise ValueError("no results given")
+    return pd.DataFrame(rows)
+
+
+def pair_label(pair: str, dataset: str | None = None) -> str:
+    """``"MLP/FMNIST"``; with ``dataset`` differing from the paper's, the stand-in is named."""
+    spec = _pairs().get(pair)
+    if spec is None:
+        raise ValueError(f"unknown pair {pair!r}; choose one of {list(_pairs())}")
+    label = f"{_MODEL_LABELS.get(spec.model, spec.model)}/{spec.paper_dataset}"
+    if dataset is not None and _dataset_key(dataset) != _dataset_key(spec.paper_dataset):
+        label += f" (on {dataset})"
+    return label
+
+
+def _dataset_key(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "").replace("fashionmnist", "fmnist")
+
+
+def _pair_order(pair: str) -> int:
+    return list(_pairs()).index(pair)
+
+def _side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    merged = paper.merge(ours, on="paper_dataset", how="outer", suffixes=(" paper", " ours"))
+    merged["pair"] = merged["pair ours"].fillna(merged["pair paper"])
+    merged = merged.iloc[merged["pair"].map(_pair_order).argsort()].reset_index(drop=True)
+    return merged[["pair", "paper_dataset"] + [f"{c}{s}" for c in columns for s in (" paper", " ours")]]

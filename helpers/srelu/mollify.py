@@ -1,0 +1,363 @@
+"""Numeric mollification: smooth any activation with any kernel, by quadrature.
+
+``mollify(f, kernel, x)`` computes ``(f * φ_s)(x) = ∫ f(x - y) φ_s(y) dy`` for a torch or numpy
+callable ``f`` and a :class:`Kernel` (Epanechnikov, bump, Gaussian, box), optionally its first or
+second derivative, and :func:`mollified_activation` wraps the result as an ``nn.Module`` that can be
+registered with :func:`helpers.core.registry.register_activation`.
+
+Quadrature. In the kernel's unit variable ``v = y/s`` the integral is ``∫ f(x - s v) φ(v) dv``.
+
+* Compact kernels (Epanechnikov, bump, box) use Gauss-Legendre on ``[-1, 1]``. A kink of ``f``
+  at a *breakpoint* ``b`` (ReLU: ``b = 0``) sits at ``v = (x - b)/s``; splitting the interval
+  there keeps each piece smooth, so the rule converges at its full rate (for ReLU with the
+  Epanechnikov kernel each piece is a cubic and the result is exact to rounding).
+* The Gaussian uses Gauss-Hermite when no breakpoint is given (exact for polynomial × Gaussian,
+  excellent for smooth ``f``), else piecewise Gauss-Legendre on ``[-tail, tail]`` (tail mass
+  below 1e-30 for the default ``tail = 12``).
+
+Derivatives put every derivative on the kernel (the paper's Sec. 4.3 formula
+``f_δ^(k) = f * φ_δ^(k)``), so ``f`` need not be differentiable: ``d/dx (f*φ_s) =
+(1/s)[∫ f(x - s v) φ'(v) dv + φ(-1⁺) f(x + s) - φ(1⁻) f(x - s)]``, where the last two terms are
+the jumps of ``φ`` at its support ends (nonzero only for the box kernel), and likewise for the
+second derivative with ``φ''`` and the jumps of ``φ'`` (the Epanechnikov kernel's ``φ'`` jumps by
+``±3/2`` there), which needs ``φ`` itself continuous.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from helpers.core.registry import register_activation_type
+from helpers.srelu.theory import bump_normaliser
+
+__all__ = [
+    "Kernel",
+    "EpanechnikovKernel",
+    "BumpKernel",
+    "GaussianKernel",
+    "BoxKernel",
+    "make_kernel",
+    "KERNEL_NAMES",
+    "mollify",
+    "MollifiedActivation",
+    "mollified_activation",
+]
+
+ArrayLike = np.ndarray | torch.Tensor | float
+
+
+def _positive_scale(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a positive real number, got {type(value).__name__}")
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{what} must be finite and > 0, got {value!r}")
+    return value
+
+
+class Kernel(ABC):
+    """A normalised, even mollifier ``φ_s(y) = φ(y/s)/s`` built from a unit kernel ``φ``.
+
+    Subclasses give the unit kernel (``pdf``) and its first two derivatives on the open support,
+    ``radius`` (1 for the compact kernels, ``inf`` for the Gaussian), and the one-sided values
+    of ``φ`` and ``φ'`` just inside the support ends (``edge_values``).
+    """
+
+    name: str = "kernel"
+    radius: float = 1.0
+
+    def __init__(self, scale: float) -> None:
+        self.scale = _positive_scale(scale, f"{type(self).__name__} scale")
+
+    @abstractmethod
+    def pdf(self, v: np.ndarray) -> np.ndarray:
+        """Unit kernel ``φ(v)`` (float64; 0 outside the support)."""
+
+    @abstractmethod
+    def dpdf(self, v: np.ndarray) -> np.ndarray:
+        """``φ'(v)`` inside the support (0 outside)."""
+
+    @abstractmethod
+    def d2pdf(self, v: np.ndarray) -> np.ndarray:
+        """``φ''(v)`` inside the support (0 outside)."""
+
+    def edge_values(self, order: int) -> tuple[float, float]:
+        """``(φ^(order)(-R⁺), φ^(order)(R⁻))`` at the support ends ``±R`` (0 for the Gaussian)."""
+        return (0.0, 0.0)
+
+    @property
+    def compact(self) -> bool:
+        return math.isfinite(self.radius)
+
+    @property
+    def support(self) -> tuple[float, float]:
+        """Support of the scaled kernel, ``(-s·R, s·R)``."""
+        return (-self.scale * self.radius, self.scale * self.radius)
+
+    def density(self, y: ArrayLike) -> np.ndarray:
+        """The scaled, normalised density ``φ_s(y) = φ(y/s)/s``."""
+        y = np.asarray(y, dtype=np.float64)
+        return self.pdf(y / self.scale) / self.scale
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.scale:g})"
+
+
+class EpanechnikovKernel(Kernel):
+    """``φ(v) = 3/4 (1 - v²)`` on ``[-1, 1]``; radius δ = ``scale`` (the paper's S-ReLU kernel)."""
+
+    name = "epanechnikov"
+
+    def pdf(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        return np.where(np.abs(v) <= 1, 0.75 * (1 - v * v), 0.0)
+
+    def dpdf(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        return np.where(np.abs(v) < 1, -1.5 * v, 0.0)
+
+    def d2pdf(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        return np.where(np.abs(v) < 1, -1.5, 0.0)
+
+    def edge_values(self, order: int) -> tuple[float, float]:
+        return {0: (0.0, 0.0), 1: (1.5, -1.5)}[order]
+
+
+@functools.lru_cache(maxsize=1)
+def _bump_normaliser() -> float:
+    return float(bump_normaliser(30))
+
+
+class BumpKernel(Kernel):
+    """The C^∞ bump of the paper's Definition 1, ``φ(v) = A·exp(1/(v² - 1))`` on ``(-1, 1)``."""
+
+    name = "bump"
+
+    @staticmethod
+    def _parts(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        v = np.asarray(v, dtype=np.float64)
+        inside = np.abs(v) < 1
+        q = np.where(inside, v * v - 1, -1.0)  # safe denominator outside
+        phi = np.where(inside, _bump_normaliser() * np.exp(1 / q), 0.0)
+        return v, q, phi
+
+    def pdf(self, v: np.ndarray) -> np.ndarray:
+        return self._parts(v)[2]
+
+    def dpdf(self, v: np.ndarray) -> np.ndarray:
+        v, q, phi = self._parts(v)
+        return phi * (-2 * v / q**2)
+
+    def d2pdf(self, v: np.ndarray) -> np.ndarray:
+        v, q, phi = self._parts(v)
+        return phi * (4 * v * v / q**4 - 2 / q**2 + 8 * v * v / q**3)
+
+
+class GaussianKernel(Kernel):
+    """Standard normal density; ``scale`` is σ (infinite support)."""
+
+    name = "gaussian"
+    radius = math.inf
+
+    def pdf(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        return np.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
+
+    def dpdf(self, v: np.ndarray) -> np.ndarray:
+        return -np.asarray(v, dtype=np.float64) * self.pdf(v)
+
+    def d2pdf(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        return (v * v - 1) * self.pdf(v)
+
+
+class BoxKernel(Kernel):
+    """Uniform density ``1/2`` on ``[-1, 1]`` (a moving average of width ``2·scale``)."""
+
+    name = "box"
+
+    def pdf(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        return np.where(np.abs(v) <= 1, 0.5, 0.0)
+
+    def dpdf(self, v: np.ndarray) -> np.ndarray:
+        return np.zeros_like(np.asarray(v, dtype=np.float64))
+
+    def d2pdf(self, v: np.ndarray) -> np.ndarray:
+        return np.zeros_like(np.asarray(v, dtype=np.float64))
+
+    def edge_values(self, order: int) -> tuple[float, float]:
+        return {0: (0.5, 0.5), 1: (0.0, 0.0)}[order]
+
+
+_KERNELS: dict[str, type[Kernel]] = {
+    "epanechnikov": EpanechnikovKernel,
+    "bump": BumpKernel,
+    "gaussian": GaussianKernel,
+    "box": BoxKernel,
+    "uniform": BoxKernel,
+}
+KERNEL_NAMES: tuple[str, ...] = tuple(_KERNELS)
+
+
+def make_kernel(name: str, scale: float) -> Kernel:
+    """Kernel by name (``epanechnikov``, ``bump``, ``gaussian``, ``box``/``uniform``)."""
+    if not isinstance(name, str) or name.lower() not in _KERNELS:
+        raise ValueError(f"unknown kernel {name!r}; choose one of {', '.join(KERNEL_NAMES)}")
+    return _KERNELS[name.lower()](scale)
+
+
+# ------------------------------------------------------------------------------------------
+# Quadrature
+# ------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)
+def _legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.legendre.leggauss(n)
+
+
+@functools.lru_cache(maxsize=16)
+def _hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n)  # weight exp(-v²/2)
+    return nodes, weights / math.sqrt(2 * math.pi)  # ∫ h φ ≈ Σ w h(v)
+
+
+def _nodes_and_weights(
+    kernel: Kernel, x: np.ndarray, breakpoints: Sequence[float], order: int, derivative: int,
+    tail: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unit-variable nodes ``v`` and weights (kernel factor included), shape ``x.shape + (m,)``."""
+    profile = (kernel.pdf, kernel.dpdf, kernel.d2pdf)[derivative]
+    if not kernel.compact and not breakpoints:
+        v, w = _hermite(order)
+        factor = (np.ones_like(v), -v, v * v - 1)[derivative]  # φ^(k)/φ for the Gaussian
+        shape = x.shape + (order,)
+        return np.broadcast_to(v, shape), np.broadcast_to(w * factor, shape)
+    r = kernel.radius if kernel.compact else tail
+    xi, omega = _legendre(order)
+    cuts = [np.clip((x - b) / kernel.scale, -r, r) for b in breakpoints]
+    ends = np.sort(np.stack([np.full_like(x, -r), *cuts, np.full_like(x, r)], axis=-1), axis=-1)
+    lo, hi = ends[..., :-1, None], ends[..., 1:, None]  # pieces, shape x.shape + (K+1, 1)
+    half, mid = (hi - lo) / 2, (hi + lo) / 2
+    v = mid + half * xi
+    w = half * omega * profile(v)
+    m = (len(breakpoints) + 1) * order
+    return v.reshape(x.shape + (m,)), w.reshape(x.shape + (m,))
+
+
+def _check_args(f: object, kernel: object, derivative: object, breakpoints: object, order: object,
+                tail: object) -> tuple[float, ...]:
+    if not callable(f):
+        raise TypeError(f"f must be callable (a torch or numpy function), got {type(f).__name__}")
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a helpers.srelu.mollify.Kernel, got {type(kernel).__name__}")
+    if isinstance(derivative, bool) or derivative not in (0, 1, 2):
+        raise ValueError(f"derivative must be 0, 1 or 2, got {derivative!r}")
+    if derivative == 2 and kernel.edge_values(0) != (0.0, 0.0):
+        raise ValueError(
+            f"the second derivative needs a continuous kernel; {kernel.name} jumps at its "
+            "support ends (differentiate the first derivative's f-terms by hand instead)"
+        )
+    if isinstance(order, bool) or not isinstance(order, int) or order < 2:
+        raise ValueError(f"order must be an int >= 2, got {order!r}")
+    _positive_scale(tail, "tail")
+    if isinstance(breakpoints, (str, bytes)) or not isinstance(breakpoints, Sequence):
+        raise TypeError("breakpoints must be a sequence of real numbers, e.g. (0.0,)")
+    points = []
+    for b in breakpoints:
+        if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(b):
+            raise ValueError(f"breakpoints must be finite real numbers, got {b!r}")
+        points.append(float(b))
+    return tuple(points)
+
+
+def _edge_terms(f: Callable, kernel: Kernel, x: ArrayLike, derivative: int):
+    """Jump terms of the kernel's (derivative-1)-th derivative at its support ends."""
+    left, right = kernel.edge_values(derivative - 1)
+    s, r = kernel.scale, kernel.radius
+    out = 0.0
+    if left:
+        out = out + left * f(x + s * r)
+    if right:
+        out = out - right * f(x - s * r)
+    return out
+
+
+def mollify(
+    f: Callable,
+    kernel: Kernel,
+    x: ArrayLike,
+    *,
+    derivative: int = 0,
+    breakpoints: Sequence[float] = (),
+    order: int = 64,
+    tail: float = 12.0,
+) -> np.ndarray | torch.Tensor:
+    """``(f * φ_s)^(derivative)(x)`` by quadrature (see the module docstring).
+
+    ``f`` is applied elementwise to arrays of the same kind as ``x``: a torch tensor ``x`` gives a
+    tensor (``f`` a torch function, gradients flow to ``x`` through ``f``), anything else is
+    converted to a float64 numpy array (``f`` a numpy function). ``breakpoints`` lists where ``f``
+    is not smooth (ReLU: ``(0.0,)``); ``order`` is the number of nodes per piece.
+    """
+    points = _check_args(f, kernel, derivative, breakpoints, order, tail)
+    if isinstance(x, torch.Tensor):
+        if not x.is_floating_point():
+            raise TypeError(f"x must have a floating dtype, got {x.dtype}")
+        x_np = x.detach().cpu().double().numpy()
+        v, w = _nodes_and_weights(kernel, x_np, points, order, derivative, tail)
+        v_t = torch.as_tensor(np.ascontiguousarray(v), dtype=x.dtype, device=x.device)
+        w_t = torch.as_tensor(np.ascontiguousarray(w), dtype=x.dtype, device=x.device)
+        values = f(x.unsqueeze(-1) - kernel.scale * v_t)
+        out = (values * w_t).sum(dim=-1)
+    else:
+        x_arr = np.asarray(x, dtype=np.float64)
+        v, w = _nodes_and_weights(kernel, x_arr, points, order, derivative, tail)
+        out = np.sum(np.asarray(f(x_arr[..., None] - kernel.scale * v), dtype=np.float64) * w, axis=-1)
+        x = x_arr
+    if derivative and kernel.compact:
+        out = out + _edge_terms(f, kernel, x, derivative)
+    return out / kernel.scale**derivative
+
+
+@register_activation_type
+class MollifiedActivation(nn.Module):
+    """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
+    processes large inputs in chunks). Use it to try a smoothing before deriving its closed form."""
+
+    def __init__(self, f: Callable, kernel: Kernel, *, breakpoints: Sequence[float] = (),
+                 order: int = 64, chunk: int = 1 << 16, name: str | None = None) -> None:
+        super().__init__()
+        self.breakpoints = _check_args(f, kernel, 0, breakpoints, order, 12.0)
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise ValueError(f"chunk must be a positive int, got {chunk!r}")
+        self.f, self.kernel, self.order, self.chunk = f, kernel, order, chunk
+        self.label = name or f"{getattr(f, '__name__', 'f')}*{kernel.name}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        flat = x.reshape(-1)
+        parts = [
+            mollify(self.f, self.kernel, part, breakpoints=self.breakpoints, order=self.order)
+            for part in flat.split(self.chunk)
+        ]
+        return (torch.cat(parts) if parts else flat.clone()).reshape(x.shape)
+
+    def extra_repr(self) -> str:
+        return f"{self.label}, kernel={self.kernel!r}, order={self.order}"
+
+
+def mollified_activation(f: Callable, kernel: Kernel, *, breakpoints: Sequence[float] = (),
+                         order: int = 64, name: str | None = None) -> MollifiedActivation:
+    """A module computing ``f * φ_s``, e.g. ``register_activation("relu_gauss", lambda:
+    mollified_activation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,)))``."""
+    return MollifiedActivation(f, kernel, breakpoints=breakpoints, order=order, name=name)

@@ -1,0 +1,155 @@
+"""The S-ReLU paper's reported numbers, as data.
+
+Source: ``shared/papers/s-relu.txt`` ("Reshaping activation functions: a framework for activation
+function optimization based on mollification theory"). Everything typed below is *what the paper
+says*, copied once from that text; nothing here is used as a result of ours. The claims built on
+these numbers are in :mod:`helpers.srelu.claims`.
+
+Formulas are kept as strings in the paper's own notation (``Phi``/``phi`` for the standard normal
+cdf/pdf) and parsed by :func:`helpers.srelu.claims.paper_expr`."""
+
+from __future__ import annotations
+
+import math
+
+
+__all__ = [
+    "SOURCE",
+    "NB_DERIVATION",
+    "NB_LIPSCHITZ",
+    "LIPSCHITZ",
+    "NB_DELTA",
+    "NB_BENCH",
+    "ANCHORS",
+    "DELTA_BEST_MARGIN",
+    "CRITICAL_POINTS",
+    "CRITICAL_POINT_DECIMALS",
+    "DERIVATIVE_RANGE",
+    "SRELU_MIDDLE",
+    "SRELU_D1_MIDDLE",
+    "SRELU_D2_MIDDLE",
+    "UNIFORM_ERROR",
+    "GELU_D1",
+    "GELU_D2",
+    "SILU_D1",
+    "SILU_D2",
+    "MISH",
+    "MISH_D1",
+    "MISH_D2",
+    "SRELU_SMOOTHNESS_ABSTRACT",
+    "SRELU_SMOOTHNESS_SEC_4_6",
+    "APPENDIX_D_DELTA",
+    "APPENDIX_H_DELTA",
+    "ACTIVATIONS",
+    "TABLE1_AVERAGE",
+    "TABLE1_CELU_PER_MODEL",
+    "TABLE1_UNLABELLED_ROW_VALUES",
+    "TABLE2",
+    "TABLE4",
+    "TABLE4_DELTAS",
+]
+
+
+SOURCE = "S-ReLU paper"
+NB_DERIVATION = "notebooks/03_srelu_derivation"
+NB_LIPSCHITZ = "notebooks/04_lipschitz_and_mollifiers"
+NB_DELTA = "notebooks/20_srelu_delta_sensitivity"
+NB_BENCH = "notebooks/21_srelu_benchmarks"
+#: MyST label of each page's section that computes its claims (``(label)=`` before the heading); the
+#: report links a claim to ``page.html#label``. The DPO page's label is set in helpers.srelu.dpo_analysis.
+ANCHORS: dict[str, str] = {NB_DERIVATION: "srelu-derivation-claims", NB_LIPSCHITZ: "lipschitz-claims",
+                           NB_DELTA: "srelu-delta-claims", NB_BENCH: "srelu-benchmarks-claims"}
+#: Table 4 / App. H: δ = 0.001 counts as "(one of) the best" when no δ beats it by more than this many
+#: points (non-inferiority, paired by seed); the claim and the δ page use it.
+DELTA_BEST_MARGIN = 1.0
+
+# --------------------------------------------------------------------------------------------
+# Theory: what the paper states (Secs. 4.2-4.6, Appendices B-F)
+# --------------------------------------------------------------------------------------------
+#: Fact 1 / Remarks 1-4 (Appendix F): Lipschitz constants, printed to 3 decimals.
+LIPSCHITZ = {"gelu": 1.084, "silu": 1.100, "mish": 1.089, "srelu": 1.000}
+#: Appendix F: roots of f'' (GELU: ±√2 exactly; S-ReLU: ±δ, given here in units of δ).
+CRITICAL_POINTS = {
+    "gelu": (-math.sqrt(2), math.sqrt(2)),
+    "silu": (-2.3994, 2.3994),
+    "mish": (-2.2564, 1.4906),
+    "srelu": (-1.0, 1.0),
+}
+#: Appendix F: decimals printed for the critical points.
+CRITICAL_POINT_DECIMALS = {"silu": 4, "mish": 4}
+#: Appendix F: the interval the first derivative lies in (SiLU, Mish, S-ReLU).
+DERIVATIVE_RANGE = {"silu": (-0.100, 1.100), "mish": (-0.113, 1.089), "srelu": (0.0, 1.0)}
+
+#: Sec. 4.6 / Appendix C: S-ReLU on -δ < x < δ (0 left of it, x right of it).
+SRELU_MIDDLE = "x/2 + 3*x**2/(8*delta) + 3*delta/16 - x**4/(16*delta**3)"
+#: Appendix F, Remark 4: first derivative on the band.
+SRELU_D1_MIDDLE = "1/2 + 3*x/(4*delta) - x**3/(4*delta**3)"
+#: Sec. 4.6 and Remark 4: second derivative on the band.
+SRELU_D2_MIDDLE = "3*(delta**2 - x**2)/(4*delta**3)"
+#: Sec. 4.6 / Appendix C: ||S-ReLU - ReLU||_∞.
+UNIFORM_ERROR = "3*delta/16"
+#: Appendix F: derivative formulas of GELU, SiLU and Mish.
+GELU_D1 = "Phi(x) + x*phi(x)"
+GELU_D2 = "phi(x)*(2 - x**2)"
+SILU_D1 = "((x + 1)*exp(-x) + 1)/(1 + exp(-x))**2"
+SILU_D2 = "exp(x)*(-exp(x)*(x - 2) + x + 2)/(1 + exp(x))**3"
+MISH = "x*(exp(2*x) + 2*exp(x))/(exp(2*x) + 2*exp(x) + 2)"
+MISH_D1 = "exp(x)*(4*(x + 1) + 4*exp(2*x) + exp(3*x) + exp(x)*(4*x + 6))/(exp(2*x) + 2*exp(x) + 2)**2"
+MISH_D2 = (
+    "4*exp(x)*(3*exp(2*x)*(x - 2) + 2*exp(3*x)*(x - 1) - 2*(x + 2) - 2*exp(x)*(x + 4))"
+    "/(exp(2*x) + 2*exp(x) + 2)**3"
+)
+#: Abstract / Sec. 4.6: S-ReLU is C²; Secs. 4.3 and 4.6: mollified activations are C^∞.
+SRELU_SMOOTHNESS_ABSTRACT = 2
+SRELU_SMOOTHNESS_SEC_4_6 = math.inf
+#: Appendix D hard-codes the radius; Appendix H says every experiment used δ = 0.001.
+APPENDIX_D_DELTA = 0.01
+APPENDIX_H_DELTA = 0.001
+
+# --------------------------------------------------------------------------------------------
+# Experiments: test accuracy in %, (mean, std) over runs (three runs per Appendix G)
+# --------------------------------------------------------------------------------------------
+ACTIVATIONS = ("GELU", "ELU", "PReLU", "CELU", "SiLU", "Mish", "S-ReLU")
+
+#: Table 1 (ViT-Tiny, DeiT-Tiny, TNT-Small, 100 epochs): the "Average" rows, which the text
+#: renders unambiguously.
+TABLE1_AVERAGE = {
+    "CIFAR-10": dict(zip(ACTIVATIONS, [(72.2, 0.5), (67.8, 0.6), (76.4, 0.3), (67.6, 0.5),
+                                       (69.9, 0.5), (70.2, 0.6), (82.3, 0.4)])),
+    "CIFAR-100": dict(zip(ACTIVATIONS, [(42.2, 0.8), (43.1, 0.1), (47.4, 0.7), (37.5, 0.4),
+                                        (39.9, 0.7), (40.0, 0.9), (56.6, 0.3)])),
+    "ImageNet-1K": dict(zip(ACTIVATIONS, [(57.8, 0.4), (43.2, 0.7), (58.8, 0.4), (43.3, 0.7),
+                                          (52.3, 0.7), (52.9, 0.7), (60.8, 0.4)])),
+}
+#: Table 1 per-model rows: only the CELU column survives the text extraction with its model
+#: labels (three values for three models, two for ImageNet-1K).
+TABLE1_CELU_PER_MODEL = {
+    "CIFAR-10": {"ViT-Tiny": (66.5, 0.6), "DeiT-Tiny": (67.7, 0.8), "TNT-Small": (68.7, 0.2)},
+    "CIFAR-100": {"ViT-Tiny": (28.9, 0.2), "DeiT-Tiny": (40.5, 0.5), "TNT-Small": (43.0, 0.5)},
+    "ImageNet-1K": {"ViT-Tiny": (37.6, 0.5), "DeiT-Tiny": (48.9, 0.8)},
+}
+#: Table 1 per-model rows, other columns: one value each survives and the extraction lost
+#: which model it belongs to. Kept for reference only; do not compare them to a given model.
+TABLE1_UNLABELLED_ROW_VALUES = {
+    "CIFAR-10": {"GELU": (72.4, 0.7), "ELU": (67.6, 0.6), "PReLU": (75.4, 0.1),
+                 "SiLU": (69.9, 0.5), "Mish": (70.2, 0.6), "S-ReLU": (81.1, 0.3)},
+    "CIFAR-100": {"GELU": (46.6, 0.9), "ELU": (56.9, 0.0), "PReLU": (50.0, 0.5),
+                  "SiLU": (43.5, 0.6), "Mish": (43.8, 1.0), "S-ReLU": (57.1, 0.2)},
+}
+#: Table 2 (ConvNeXt-tiny, 100 epochs).
+TABLE2 = {
+    "CIFAR-10": dict(zip(ACTIVATIONS, [(64.9, 0.4), (59.8, 0.5), (64.6, 1.4), (59.8, 0.5),
+                                       (60.6, 0.2), (61.4, 0.4), (89.9, 0.1)])),
+    "CIFAR-100": dict(zip(ACTIVATIONS, [(36.6, 0.3), (30.3, 0.4), (35.2, 0.5), (30.5, 0.2),
+                                        (35.0, 0.9), (35.3, 0.7), (66.8, 0.1)])),
+    "ImageNet-1K": dict(zip(ACTIVATIONS, [(72.9, 0.3), (71.7, 0.5), (72.9, 0.5), (71.8, 0.9),
+                                          (72.3, 0.7), (72.8, 0.6), (73.1, 0.2)])),
+}
+#: Table 4 (Appendix G): ViT-Tiny test accuracy for each δ.
+TABLE4_DELTAS = (0.001, 0.01, 0.1, 0.2, 0.5, 1.0, 5.0, 10.0)
+TABLE4 = {
+    "CIFAR-10": dict(zip(TABLE4_DELTAS, [(81.0, 0.6), (80.1, 0.2), (80.4, 0.3), (78.2, 0.2),
+                                         (80.4, 0.2), (73.9, 0.3), (63.4, 0.5), (58.5, 0.3)])),
+    "CIFAR-100": dict(zip(TABLE4_DELTAS, [(51.2, 0.6), (48.7, 0.3), (48.7, 0.5), (48.5, 0.5),
+                                          (45.5, 0.3), (41.4, 0.6), (43.8, 1.0), (25.7, 0.2)])),
+}

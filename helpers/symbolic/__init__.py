@@ -1,1 +1,0 @@
-"""Symbolic (sympy) derivations reused by the theory notebooks and by the tests."""

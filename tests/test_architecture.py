@@ -1,0 +1,202 @@
+"""The package's layering rules (helpers/README.md), checked statically with ``ast``.
+
+Every ``helpers/**/*.py`` is parsed; every import (top level or inside a function, absolute or
+relative) that names a ``helpers`` module becomes an edge of the module graph. Then:
+
+1. no module of ``helpers.core`` imports a method package or a top-level tool/re-export module;
+2. method packages do not import each other (except the listed, justified edges);
+3. the graph has no cycle (every strongly connected component is a single module), and
+   ``helpers/__init__.py`` imports nothing;
+4. no module is longer than the line limit (except the listed, justified files);
+5. function-level imports of ``helpers`` modules are gone (there is no cycle left to break).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "helpers"
+
+METHODS = ("helpers.lambda_gelu.activation", "helpers.srelu.activation", "helpers.flexact.activation", "helpers.gelu_primer")
+APP = ("helpers.activations", "helpers.models", "helpers.experiments", "helpers.claims", "helpers.verify_results",
+       "helpers.verify_rerun", "helpers.preflight", "helpers.protocols")
+
+#: Imports between method packages, each with its reason.
+METHOD_TO_METHOD: dict[tuple[str, str], str] = {}
+
+MAX_LINES = 600
+#: Modules allowed past MAX_LINES, with the reason.
+LONG_MODULES: dict[str, str] = {}
+
+
+def _module_name(path: Path) -> tuple[str, bool]:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    return {name: (path, pkg) for path in sorted(PACKAGE.rglob("*.py"))
+            for name, pkg in [_module_name(path)]}
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The longest prefix of ``name`` that is a module of the package."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> list[tuple[str, int, bool]]:
+    """``(imported helpers module, line, inside a function)`` for every import of ``module``."""
+    path, is_package = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if is_package else module.rpartition(".")[0]
+    in_function: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            in_function.update(id(n) for n in ast.walk(node) if n is not node)
+    found = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            # ``from helpers.x import y``: y may be a submodule (an edge to it) or a name in x
+            targets = [stem] + [f"{stem}.{alias.name}" for alias in node.names]
+        for target in targets:
+            if target == "helpers" or target.startswith("helpers."):
+                resolved = _resolve(target)
+                if resolved and resolved != module:
+                    found.append((resolved, node.lineno, id(node) in in_function))
+    return found
+
+
+GRAPH: dict[str, set[str]] = {m: {t for t, _, _ in _imports(m)} for m in MODULES}
+
+
+def _inside(module: str, packages: tuple[str, ...]) -> str | None:
+    return next((p for p in packages if module == p or module.startswith(p + ".")), None)
+
+
+def test_the_scan_sees_the_layout():
+    assert "helpers.core.runs" in MODULES and "helpers.lambda_gelu.activation" in MODULES
+    assert "helpers.lambda_gelu.activation" in GRAPH["helpers.lambda_gelu.hardness"]
+    assert "helpers.core.runs" in GRAPH["helpers.lambda_gelu.training"]
+
+
+def test_core_imports_no_method_and_no_tool():
+    bad = [f"{m} imports {t}" for m in MODULES if m.startswith("helpers.core")
+           for t in GRAPH[m] if _inside(t, METHODS + APP)]
+    assert not bad, "the core must know nothing about the papers or the tools:\n" + "\n".join(bad)
+
+
+def test_method_packages_do_not_import_each_other():
+    bad = []
+    for m in MODULES:
+        own = _inside(m, METHODS)
+        if own is None:
+            continue
+        for t in GRAPH[m]:
+            other = _inside(t, METHODS)
+            if other and other != own and (m, t) not in METHOD_TO_METHOD:
+                bad.append(f"{m} imports {t}")
+            if _inside(t, APP):
+                bad.append(f"{m} imports the tool/re-export module {t}")
+    assert not bad, "\n".join(bad)
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm (iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == node:
+                        break
+                components.append(component)
+    return components
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert sorted(map(sorted, _strongly_connected({"a": {"b"}, "b": {"a"}, "c": {"a"}}))) == [["a", "b"], ["c"]]
+
+
+def test_no_import_cycles():
+    cycles = [sorted(c) for c in _strongly_connected(GRAPH) if len(c) > 1]
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_package_init_imports_nothing():
+    assert GRAPH["helpers"] == set()
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_length(module):
+    path = MODULES[module][0]
+    rel = path.relative_to(ROOT).as_posix()
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    limit = 10**9 if rel in LONG_MODULES else MAX_LINES
+    assert lines <= limit, f"{rel} has {lines} lines (> {MAX_LINES}); split it by concern or justify it in LONG_MODULES"
+
+
+def test_long_module_exceptions_are_still_needed():
+    for rel in LONG_MODULES:
+        path = ROOT / rel
+        assert path.exists(), f"{rel} is listed in LONG_MODULES but does not exist"
+        assert len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES, f"{rel} no longer needs its exception"
+
+
+def test_no_function_level_imports_of_helpers():
+    lazy = [f"{MODULES[m][0].relative_to(ROOT)}:{line} imports {t}" for m in MODULES
+            for t, line, inside in _imports(m) if inside]
+    assert not lazy, "import helpers modules at the top of the module:\n" + "\n".join(lazy)
