@@ -284,7 +284,7 @@ _FILTER_SCRIPT = """
 function reproFilterClaims() {
   var paper = document.getElementById('claims-filter-paper').value;
   var verdict = document.getElementById('claims-filter-verdict').value;
-  var rows = document.querySelectorAll('#claims-table tbody tr');
+  var rows = document.querySelectorAll('#claims-table tbody tr[data-verdict]');
   var shown = 0;
   rows.forEach(function (row) {
     var ok = (!paper || row.dataset.paper === paper) && (!verdict || row.dataset.verdict === verdict);
@@ -310,17 +310,25 @@ def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None =
     return f'<a href="{target}">{name}</a>'
 
 
-def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None = None) -> str:
-    """The report's table: one ``<tr>`` per claim (``data-paper`` and ``data-verdict`` attributes)
-    and two selects that filter it by source and verdict. ``link(docname, anchor)`` gives the HTML of
-    the link to the page (and section) that computes a claim, e.g. :func:`page_link` (default: the
-    docname as text)."""
+def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None = None, *,
+                      grouped: bool = False, controls: bool = True, collapse_at: int = 0) -> str:
+    """The report's table: one ``<tr class="claim-row">`` per claim (``data-paper``/``data-source`` and
+    ``data-verdict`` attributes) and two selects that filter it by source and verdict. ``link(docname,
+    anchor)`` gives the HTML of the link to the page (and section) that computes a claim, e.g.
+    :func:`page_link` (default: the docname as text).
+
+    ``grouped=True``: the compact layout of the report page, see :func:`_grouped_claims_table_html`.
+    ``controls=False`` leaves out the inline selects and script (the book's ``_static/claims-filter.js``
+    adds them to ``table#claims-table``). ``collapse_at`` > 0: notes and tests longer than that many
+    characters are folded into ``<details>``."""
 
     esc = html.escape
+    if grouped:
+        return _grouped_claims_table_html(claims, link, controls=controls, collapse_at=collapse_at)
     frame = claims_frame(claims)
     papers = list(dict.fromkeys(frame["paper"]))
     options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
-    controls = (
+    controls_html = (
         '<div class="claims-filter">'
         '<label>source <select id="claims-filter-paper" onchange="reproFilterClaims()">'
         f'<option value="">all</option>{options(papers)}</select></label> '
@@ -337,8 +345,88 @@ def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | Non
                  f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', esc(r.effect), esc(r.ci), esc(r.n),
                  esc(r.test), esc(r.mde), esc(f"{r.profile}, {r.scale}" if r.scale else r.profile), esc(r.note),
                  link(r.notebook, r.anchor) if link else esc(r.notebook)]
-        rows.append(f'<tr data-paper="{esc(r.paper)}" data-verdict="{esc(r.verdict)}">'
+        rows.append(f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" data-verdict="{esc(r.verdict)}" '
+                    'class="claim-row">'
                     + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     table = ('<table id="claims-table" class="claims-table"><thead><tr>'
              + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    return _FILTER_SCRIPT + controls + table
+    return (_FILTER_SCRIPT + controls_html if controls else "") + table
+
+
+def _folded(text: str, collapse_at: int) -> str:
+    """Escaped ``text``; folded into ``<details>`` (first words as the summary) when longer than
+    ``collapse_at`` > 0 characters."""
+    import html
+
+    if not collapse_at or len(text) <= collapse_at:
+        return html.escape(text)
+    head = text[: max(20, collapse_at // 2)].rsplit(" ", 1)[0]
+    return (f'<details class="claim-more"><summary>{html.escape(head)}…</summary>'
+            f"{html.escape(text)}</details>")
+
+
+def _grouped_claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None, *,
+                               controls: bool, collapse_at: int) -> str:
+    """The report page's layout of :func:`claims_table_html`: rows grouped by source (a
+    ``<tbody class="claims-group" data-source=...>`` per source whose first row names the source
+    and counts its verdicts), seven columns (claim with where in the source and the profile;
+    the source's value; ours; verdict; the run statistics; note; page) and long text folded."""
+    import html
+
+    esc = html.escape
+    frame = claims_frame(claims)
+    head = ["claim", "source's value", "our value", "verdict", "statistics", "note", "page"]
+    widths = ["26%", "14%", "14%", "12%", "14%", "12%", "8%"]
+    bodies = []
+    for paper, group in frame.groupby("paper", sort=False):
+        counts = group["verdict"].value_counts()
+        summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v, 0))
+        rows = [f'<tr class="claims-group-head"><th colspan="{len(head)}" scope="rowgroup">{esc(paper)}'
+                f'<span class="claims-group-count"> · {len(group)} claims: {esc(summary)}</span></th></tr>']
+        for r in group.itertuples():
+            cls = "verdict-" + r.verdict_label.replace(" ", "-")
+            where = r.source.split(",", 1)[1].strip() if "," in r.source else r.source
+            scale = f"{r.profile}, {r.scale}" if r.scale else r.profile
+            stats = [(name, value) for name, value in (("effect", r.effect), ("95% CI", r.ci), ("n", r.n),
+                                                       ("MDE", r.mde)) if value]
+            stats_html = "<br>".join(f"{esc(name)} {esc(value)}" for name, value in stats)
+            if r.test:
+                stats_html += (("<br>" if stats_html else "") + f'<span class="claim-test">test: '
+                               f"{_folded(r.test, collapse_at)}</span>")
+            cells = [f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>',
+                     esc(r.paper_value), esc(r.our_value),
+                     f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', stats_html or "—",
+                     _folded(r.note, collapse_at) if r.note else "",
+                     link(r.notebook, r.anchor) if link else esc(r.notebook)]
+            classes = ["claim-value", "claim-value", "", "claim-stats", "claim-note", ""]
+            rows.append(f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
+                        f'data-verdict="{esc(r.verdict)}" class="claim-row">'
+                        + f"<td>{cells[0]}</td>"
+                        + "".join(f'<td class="{c}">{v}</td>' if c else f"<td>{v}</td>"
+                                  for c, v in zip(classes, cells[1:])) + "</tr>")
+        bodies.append(f'<tbody class="claims-group" data-source="{esc(paper)}">' + "".join(rows) + "</tbody>")
+    table = (f'<div class="claims-table-wrapper"><table id="claims-table" class="claims-table claims-grouped" '
+             f'data-verdicts="{esc("|".join(VERDICTS))}">'
+             + "<colgroup>" + "".join(f'<col style="width: {w}">' for w in widths) + "</colgroup>"
+             + "<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>"
+             + "".join(bodies) + "</table></div>")
+    if not controls:
+        return table
+    papers = list(dict.fromkeys(frame["paper"]))
+    return _FILTER_SCRIPT + _controls_html(papers, len(frame)) + table
+
+
+def _controls_html(papers: Sequence[str], n: int) -> str:
+    """The inline source and verdict selects of :func:`claims_table_html`."""
+    import html
+
+    esc = html.escape
+    options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
+    return (
+        '<div class="claims-filter">'
+        '<label>source <select id="claims-filter-paper" onchange="reproFilterClaims()">'
+        f'<option value="">all</option>{options(papers)}</select></label> '
+        '<label>verdict <select id="claims-filter-verdict" onchange="reproFilterClaims()">'
+        f'<option value="">all</option>{options(VERDICTS)}</select></label> '
+        f'<span id="claims-filter-count">{n} of {n} claims shown</span></div>'
+    )

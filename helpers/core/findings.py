@@ -1,0 +1,208 @@
+"""What a page finds, in a few lines: the "What this page finds" box and readable setup tables.
+
+Every experiment and theory page opens with an admonition that lists its main verdicts, each with
+the source's value and ours. The lines come from the same :class:`helpers.core.report.Claim` objects
+the reproducibility report renders, so the box can never disagree with the report:
+
+    glue("findings", Markdown(findings_markdown(claims, select=["Lipschitz constant of GELU", ...])),
+         display=False)
+
+and, in the page's markdown (MyST, myst-nb 1.x)::
+
+    :::{admonition} What this page finds
+    :class: tip findings
+    ```{glue:md} findings
+    :format: myst
+    ```
+    :::
+
+:func:`readable_frame` turns the raw ``dict``/``list`` values of a setup table (model keyword
+arguments and the like) into short text, e.g. ``{'dim': 48, 'depth': 4}`` -> ``dim 48, depth 4``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from helpers.core.report import VERDICTS, Claim, paper_of
+
+#: Order in which verdicts are picked when a page does not choose its findings itself.
+_PRIORITY: tuple[str, ...] = ("contradicted", "not reproduced under our reading", "confirmed", "inconclusive",
+                              "not run here")
+#: Characters that would start markdown or MyST syntax inside a claim's text (sympy's ``x**2``,
+#: ``3*delta/16``, ``[a, b]``, ``$``...). Backslash-escaping ASCII punctuation is always literal.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}<>$|~#])")
+
+
+def md_escape(text: str) -> str:
+    """``text`` with markdown/MyST syntax characters backslash-escaped (shown literally)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def shorten(text: str, limit: int = 110) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + "…"
+
+
+def page_claims(claims: Iterable[Claim], docname: str) -> list[Claim]:
+    """The claims whose page is ``docname`` (``notebooks/10_x`` or just ``10_x``), in order."""
+    name = docname if "/" in docname else f"notebooks/{docname}"
+    return [c for c in claims if c.notebook == name]
+
+
+def verdict_summary(claims: Sequence[Claim]) -> str:
+    """``"9 claims: 7 confirmed, 1 contradicted, 1 not run here"`` (verdicts in report order)."""
+    counts = Counter(c.verdict for c in claims)
+    parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+    return f"{len(claims)} claim{'s' if len(claims) != 1 else ''}: " + ", ".join(parts)
+
+
+def select_claims(claims: Sequence[Claim], select: Sequence[str] | None = None, max_items: int = 4, *,
+                  strict: bool = True) -> list[Claim]:
+    """The claims a findings box lists.
+
+    ``select``: substrings of :attr:`Claim.claim`, one per item, in the order to show (the first
+    claim containing each; a substring that matches no claim raises ``KeyError``, so a renamed
+    claim cannot silently drop out of the box; with ``strict=False`` it is skipped instead, for
+    claims that exist only in some profiles). Without ``select``: one claim per verdict in the
+    order contradicted, not reproduced, confirmed, inconclusive, not run here, then the next of
+    each, up to ``max_items``.
+    """
+    if select is not None:
+        picked: list[Claim] = []
+        for key in select:
+            match = next((c for c in claims if key in c.claim and c not in picked), None)
+            if match is None:
+                if not strict:
+                    continue
+                raise KeyError(f"no claim contains {key!r}; claims: {[c.claim for c in claims]}")
+            picked.append(match)
+        return picked[:max_items]
+    queues = {v: [c for c in claims if c.verdict == v] for v in _PRIORITY}
+    picked = []
+    while len(picked) < max_items and any(queues.values()):
+        for v in _PRIORITY:
+            if queues[v] and len(picked) < max_items:
+                picked.append(queues[v].pop(0))
+    return picked
+
+
+def _source_word(claim: Claim) -> str:
+    return "the post" if "blog" in paper_of(claim).lower() else "the paper"
+
+
+def finding_line(claim: Claim, *, limit: int = 110, link: bool = True) -> str:
+    """One markdown list item: ``- **verdict**: claim. Ours: X; the paper: Y. (details)``."""
+    ours, theirs = _value(claim.our_value, limit), _value(claim.paper_value, limit)
+    text = md_escape(shorten(claim.claim, 160))
+    ref = f" ({{ref}}`details <{claim.anchor}>`)" if link and claim.anchor else ""
+    if claim.verdict == "not run here":
+        values = f"{_source_word(claim).capitalize()}: {theirs}; not run here."
+    else:
+        values = f"Ours: {ours}; {_source_word(claim)}: {theirs}."
+    end = "" if text.endswith(("…", ".", "?", "!")) else "."
+    return f"- **{claim.verdict_label}**: {text}{end} {values}{ref}"
+
+
+def _value(value: str, limit: int) -> str:
+    """A claim's value for markdown: formulas (sympy's ``x**2``, ``3*delta``) as inline code, the
+    rest escaped."""
+    value = shorten(value or "—", limit)
+    if "*" in value or "sqrt(" in value:
+        return "``" + value.replace("`", "'") + "``"
+    return md_escape(value)
+
+
+def findings_markdown(claims: Sequence[Claim], select: Sequence[str] | None = None, max_items: int = 4, *,
+                      strict: bool = True, summary: bool = True, limit: int = 110, link: bool = True) -> str:
+    """The body of a page's "What this page finds" box (MyST markdown): the page's verdict counts
+    (``summary``), then up to ``max_items`` claims (:func:`select_claims`), each with both values
+    and a link to the section that computes it."""
+    lines = []
+    if summary:
+        lines.append(f"**{verdict_summary(claims)}.** The main ones:")
+        lines.append("")
+    lines += [finding_line(c, limit=limit, link=link) for c in select_claims(claims, select, max_items, strict=strict)]
+    return "\n".join(lines)
+
+
+def readable_value(value: Any) -> str:
+    """A setting as short text: ``{'dim': 48, 'depth': 4}`` -> ``dim 48, depth 4``; lists joined with
+    commas; ``None`` -> ``—``; everything else ``str``."""
+    if value is None:
+        return "—"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {readable_value(v)}" for k, v in value.items()) or "—"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(readable_value(v) for v in value) or "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def readable_frame(frame):  # pandas.DataFrame -> pandas.DataFrame
+    """A copy of ``frame`` with every cell as :func:`readable_value` text (for setup tables)."""
+    return frame.apply(lambda column: column.map(readable_value))
+
+
+#: Row labels of :func:`setup_frame` for config fields whose name reads badly as text.
+FIELD_LABELS: dict[str, str] = {
+    "model_kwargs": "model settings", "n_train": "training samples", "n_val": "validation samples",
+    "warmup_epochs": "warm-up epochs", "batch_size": "batch size", "lr": "learning rate",
+    "weight_decay": "weight decay", "warmup_start_lr": "warm-up start lr", "min_lr": "final lr",
+    "max_grad_norm": "gradient clipping (norm)", "penultimate_activation": "penultimate activation",
+    "flexact_alpha": "Flex-Act α", "flexact_lam": "Flex-Act λ", "flexact_tau_min": "Flex-Act final τ",
+}
+
+
+def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas.DataFrame
+    """Run configs side by side as a readable setup table: one column per label, one row per field
+    (labelled by :data:`FIELD_LABELS`), every value as :func:`readable_value` text (``None``, i.e.
+    "all" for data sizes and "off" elsewhere, as ``—``). The readable twin of
+    ``helpers.core.tables.config_frame``."""
+    import pandas as pd
+
+    if not configs:
+        raise ValueError("no configs given")
+    for label, cfg in configs.items():
+        absent = [f for f in fields if not hasattr(cfg, f)]
+        if absent:
+            raise ValueError(f"config {label!r} has no fields {absent}")
+    index = pd.Index([FIELD_LABELS.get(f, f.replace("_", " ")) for f in fields], name="setting")
+    return pd.DataFrame({label: [readable_value(getattr(cfg, f)) for f in fields] for label, cfg in configs.items()},
+                        index=index)
+
+
+# --------------------------------------------------------------------------------------------
+# Headlines for the introduction (plain text, glued by the report page)
+# --------------------------------------------------------------------------------------------
+
+
+def find_claim(claims: Iterable[Claim], key: str, docname: str | None = None) -> Claim:
+    """The first claim whose text contains ``key`` (on page ``docname`` when given); ``KeyError``
+    when none does."""
+    pool = page_claims(claims, docname) if docname else list(claims)
+    for c in pool:
+        if key in c.claim:
+            return c
+    raise KeyError(f"no claim contains {key!r}" + (f" on {docname}" if docname else ""))
+
+
+def headline(claim: Claim, label: str | None = None, *, limit: int = 90) -> str:
+    """One claim as plain text: ``label: the paper Y, ours X (verdict)``."""
+    ours, theirs = shorten(claim.our_value or "—", limit), shorten(claim.paper_value or "—", limit)
+    return f"{label or claim.claim}: {_source_word(claim)} {theirs}, ours {ours} ({claim.verdict_label})"
+
+
+def tally(claims: Sequence[Claim]) -> str:
+    """``"2 confirmed, 3 inconclusive"``: the verdicts of ``claims`` (labels, report order)."""
+    counts = Counter(c.verdict_label for c in claims)
+    order = [label for v in VERDICTS for label in ((v, "contradicted at our scale") if v == "contradicted" else (v,))]
+    return ", ".join(f"{counts[v]} {v}" for v in order if counts[v])

@@ -1,0 +1,73 @@
+"""helpers.core.findings: the "What this page finds" lines, readable setup tables, intro headlines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from helpers.core import findings as F
+from helpers.core.report import Claim
+
+
+def _claims() -> list[Claim]:
+    return [
+        Claim("Lipschitz constant of GELU", "S-ReLU paper, Fact 1", "1.084", "1.12890", "theory", "exact",
+              "contradicted", "notebooks/04_x", anchor="lip-claims"),
+        Claim("S-ReLU' on -δ < x < δ", "S-ReLU paper, App. F", "1/2 + 3*x/(4*delta)", "1/2 + 3*x/(4*delta)",
+              "theory", "exact", "confirmed", "notebooks/04_x", anchor="lip-claims"),
+        Claim("margin over ReLU", "S-ReLU paper, Table 1", "+5.9 points", "-0.1 points", "cpu", "small",
+              "contradicted", "notebooks/21_x"),
+        Claim("FLOPs", "GELU blog, section 'Honest Limitations'", "3-4×", "", "theory", "exact", "not run here",
+              "notebooks/01_x"),
+    ]
+
+
+def test_findings_markdown_lists_both_values_and_links_the_section():
+    text = F.findings_markdown(F.page_claims(_claims(), "04_x"), ["Lipschitz constant of GELU", "S-ReLU'"])
+    assert text.startswith("**2 claims: 1 confirmed, 1 contradicted.**")
+    assert "- **contradicted**: Lipschitz constant of GELU. Ours: 1.12890; the paper: 1.084." in text
+    assert "{ref}`details <lip-claims>`" in text
+    assert "``1/2 + 3*x/(4*delta)``" in text  # a formula as code, not emphasis
+
+
+def test_select_claims_is_strict_unless_asked():
+    claims = _claims()
+    with pytest.raises(KeyError, match="no claim contains"):
+        F.select_claims(claims, ["absent"])
+    assert F.select_claims(claims, ["absent", "FLOPs"], strict=False) == [claims[3]]
+    auto = F.select_claims(claims, max_items=3)
+    assert [c.verdict for c in auto] == ["contradicted", "confirmed", "not run here"]  # one per verdict first
+
+
+def test_not_run_here_names_the_post_and_escapes_markdown():
+    line = F.finding_line(_claims()[3])
+    assert "The post: 3-4×; not run here." in line
+    assert F.md_escape("a*b_[c]$") == r"a\*b\_\[c\]\$"
+
+
+def test_readable_values_and_setup_frame():
+    assert F.readable_value({"dim": 48, "depth": 4}) == "dim 48, depth 4"
+    assert F.readable_value(None) == "—" and F.readable_value(0.00025) == "0.00025"
+    assert F.readable_value([1, 2]) == "1, 2"
+
+    @dataclass
+    class Cfg:
+        model_kwargs: dict
+        lr: float
+        n_train: int | None
+
+    frame = F.setup_frame({"paper": Cfg({"dim": 192}, 2.5e-4, None), "cpu": Cfg({"dim": 48}, 1e-3, 2000)},
+                          ["model_kwargs", "lr", "n_train"])
+    assert frame.loc["model settings", "cpu"] == "dim 48"
+    assert frame.loc["training samples", "paper"] == "—"
+    assert F.readable_frame(frame).equals(frame)
+
+
+def test_headline_and_tally():
+    claims = _claims()
+    assert F.headline(F.find_claim(claims, "Lipschitz"), "GELU's constant") == (
+        "GELU's constant: the paper 1.084, ours 1.12890 (contradicted)")
+    assert F.tally(claims) == "1 confirmed, 1 contradicted, 1 contradicted at our scale, 1 not run here"
+    with pytest.raises(KeyError):
+        F.find_claim(claims, "Lipschitz", "21_x")
