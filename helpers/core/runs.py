@@ -25,6 +25,7 @@ from torch.utils.data import TensorDataset
 
 from helpers.core.data import TEXT_DATASETS, load_dataset, make_loader
 from helpers.core.models import build_model, replace_activations
+from helpers.core.augment import AUGMENTATIONS, batch_transform
 from helpers.core.provenance import PRECISIONS, check_precision
 from helpers.core.registry import activation_factory
 from helpers.core.results_cache import register_runner
@@ -127,6 +128,8 @@ class TrainConfig:
     # float32, or bf16 autocast (see helpers.core.provenance.check_precision). Part of the cache key
     # (when not the default), so a float32 rerun never overwrites or passes for a bf16 result.
     precision: str = "float32"
+    # Training-batch augmentation (helpers.core.augment); the default leaves every committed key unchanged.
+    augment: str = "none"
     scale_note: str = ""
 
     def __post_init__(self) -> None:
@@ -153,6 +156,10 @@ class TrainConfig:
             raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if self.augment not in AUGMENTATIONS:
+            raise ValueError(f"augment must be one of {', '.join(AUGMENTATIONS)}, got {self.augment!r}")
+        if self.augment != "none" and self.task != "classification":
+            raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
         if self.flexact_tau_min is not None and not 0 < self.flexact_tau_min <= 1:
             raise ValueError(f"flexact_tau_min must be in (0, 1] (τ starts at 1), got {self.flexact_tau_min!r}")
 
@@ -271,7 +278,8 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
               scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
               checkpoint_path=checkpoint, keep_best_state=True,
               max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
-              autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None)
+              autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
+              batch_transform=batch_transform(cfg.augment))
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],

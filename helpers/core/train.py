@@ -19,7 +19,7 @@ import os
 import random
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from numbers import Real
 from pathlib import Path
 from typing import Any, Literal
@@ -281,6 +281,7 @@ def fit(
     max_grad_norm: float | None = None,
     desc: str = "",
     autocast_dtype: torch.dtype | None = None,
+    batch_transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` for ``epochs`` epochs and return its history.
 
@@ -295,6 +296,9 @@ def fit(
     stay float32. Evaluation runs under the same autocast, so the metrics describe the model as
     it trains. Callers check that the CPU supports the dtype natively
     (:func:`helpers.core.provenance.check_precision`).
+
+    ``batch_transform`` maps each training batch's inputs before the forward pass (augmentation:
+    :mod:`helpers.core.augment`); validation batches are used as they are.
 
     Raises :class:`helpers.core.results_cache.RunFailed` as soon as the loss is NaN or infinite.
     """
@@ -331,6 +335,8 @@ def fit(
         for inputs, targets in batches:
             for hook in hooks:
                 _call(hook, "on_step", step, model)
+            if batch_transform is not None:
+                inputs = batch_transform(inputs)
             with autocast():
                 loss = task_loss(task, model(inputs), targets)
                 for hook in hooks:
