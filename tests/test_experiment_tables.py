@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from helpers.core import tables as T
+from helpers.core.findings import setup_frame
 from helpers.flexact import selections
 from helpers.experiments import MissingResult, config_hash, hash_payload, result_path, store_result
 from helpers.flexact import protocol as FC
@@ -108,7 +109,7 @@ def test_rank_correlation():
     assert math.isnan(rho) and n == 2
 
 
-def test_sweep_and_config_frames():
+def test_sweep_and_setup_frames():
     summary = pd.DataFrame({"n": [2, 2], "best_mean": [80.0, 60.0], "best_std": [1.0, 2.0], "final_mean": [79.0, 59.0],
                             "final_std": [1.0, 2.0]}, index=pd.Index([0.001, 10.0], name="delta"))
     frame = T.sweep_frame(summary, "final")
@@ -116,10 +117,10 @@ def test_sweep_and_config_frames():
     paper = T.sweep_frame({0.001: (81.0, 0.6), 10.0: (58.5, 0.3)})
     assert list(paper["x"]) == [0.001, 10.0]
     cfg = SP.srelu_config("vit", "smoke", "srelu", 0)
-    shown = T.config_frame({"a": cfg, "b": SP.srelu_config("vit", "paper", "srelu", 0)}, ["epochs", "n_train"])
-    assert shown.loc["n_train", "b"] == "—" and shown.loc["epochs", "b"] == "100"
+    shown = setup_frame({"a": cfg, "b": SP.srelu_config("vit", "paper", "srelu", 0)}, ["epochs", "n_train"])
+    assert shown.loc["training samples", "b"] == "—" and shown.loc["epochs", "b"] == "100"
     with pytest.raises(ValueError, match="no fields"):
-        T.config_frame({"a": cfg}, ["nonsense"])
+        setup_frame({"a": cfg}, ["nonsense"])
 
 
 # --------------------------------------------------------------------------------------------

@@ -165,8 +165,8 @@ FIELD_LABELS: dict[str, str] = {
 def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas.DataFrame
     """Run configs side by side as a readable setup table: one column per label, one row per field
     (labelled by :data:`FIELD_LABELS`), every value as :func:`readable_value` text (``None``, i.e.
-    "all" for data sizes and "off" elsewhere, as ``—``). The readable twin of
-    ``helpers.core.tables.config_frame``."""
+    "all" for data sizes and "off" elsewhere, as ``—``), e.g. the paper profile's config beside
+    ours, to show what a scaled profile changed."""
     import pandas as pd
 
     if not configs:

@@ -46,9 +46,10 @@ __all__ = [
 KernelBackend = Literal["auto", "compiled", "eager"]
 KERNEL_BACKENDS: tuple[str, ...] = ("auto", "compiled", "eager")
 
-#: Below this many elements a formula runs eagerly in ``auto`` mode. Measured on this project's
-#: CPUs (``benchmarks/activations.py``): one call of a compiled function costs 70-120 µs of
-#: Python and guard overhead, about the time of three ATen elementwise passes over 64k floats.
+#: Below this many elements a formula runs eagerly in ``auto`` mode. Measured on the AMD EPYC
+#: (AVX2) machine of 2026-11-23, one thread, by timing calls in a loop: one call of a compiled
+#: function costs 70-120 µs of Python and guard overhead, about three ATen elementwise passes
+#: over 64k floats. ``benchmarks/training_step.py`` shows the end-to-end effect.
 COMPILE_MIN_NUMEL: int = 1 << 16
 
 # Dynamo keeps at most this many compiled variants per formula (rank x layout x gradients needed

@@ -63,7 +63,6 @@ __all__ = [
     "margin_over_rest",
     "compare_groups",
     "Statement",
-    "config_frame",
     "training_curves",
     "binomial_se",
 ]
@@ -472,21 +471,6 @@ def run_statement(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, *, metr
                               digits=digits)
             text += f" \"{reached}\" (the paper's margin, at our scale): {verdict}."
     return Statement(text=text, verdict=verdict, comparison=comp)
-
-
-def config_frame(configs: Mapping[str, Any], fields: Sequence[str]) -> pd.DataFrame:
-    """Run configs side by side (one column per label, one row per field), e.g. the paper
-    profile's config beside ours, to show what a scaled profile changed."""
-    if not configs:
-        raise ValueError("no configs given")
-    for label, cfg in configs.items():
-        absent = [f for f in fields if not hasattr(cfg, f)]
-        if absent:
-            raise ValueError(f"config {label!r} has no fields {absent}")
-    # None means "all" for data sizes and "off" elsewhere; "—" says it without guessing which.
-    return pd.DataFrame({label: ["—" if getattr(cfg, f) is None else str(getattr(cfg, f)) for f in fields]
-                         for label, cfg in configs.items()},
-                        index=pd.Index(list(fields), name="field"))
 
 
 # --------------------------------------------------------------------------------------------
