@@ -1,0 +1,100 @@
+"""The decisive-scale retrain of the cpu profile (issue "Decisive scale"): which runs, in which
+order, and how far along they are.
+
+Each decisive claim of the issue is a named, ordered list of :class:`TrainConfig` at its new scale
+(the ``DECISIVE_CPU`` scales of the method protocols). A claim's page switches to the new scale
+(``SCALES[...]["cpu"] = DECISIVE_CPU[...]``) once every run of its list is committed, so the book
+always builds from a complete set of results.
+
+Runs are listed seed-major (seed 0 of every arm, then seed 1, ...), so that the runs finished at
+any moment form complete paired sets, and a session that stops leaves whole seeds behind.
+
+    python -m helpers.protocols.retrain --status            # runs done and core-hours, per claim
+    nohup python -m helpers.protocols.retrain a b --workers 2 > retrain.log 2>&1 &
+
+Training resumes from the per-epoch checkpoint of an interrupted run (see
+:func:`helpers.core.train.fit`), so the same command continues after a kill.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from helpers.core.results_cache import load_result, run_many
+from helpers.core.runs import TrainConfig
+from helpers.srelu import protocol as srelu
+
+
+@dataclass(frozen=True)
+class RetrainClaim:
+    """One decisive claim of the retrain: its key, what it tests, and its runs."""
+
+    key: str
+    title: str
+    configs: Callable[[], list[TrainConfig]]
+
+
+def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
+    """The same configs, ordered by seed first (stable within a seed)."""
+    return sorted(configs, key=lambda c: c.seed)
+
+
+CLAIMS: dict[str, RetrainClaim] = {
+    "a": RetrainClaim("a", "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU",
+                      lambda: _seed_major(srelu.decisive_compare_configs("convnext"))),
+    "b": RetrainClaim("b", "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
+                      lambda: _seed_major(srelu.decisive_compare_configs("vit"))),
+}
+
+
+@dataclass(frozen=True)
+class ClaimStatus:
+    key: str
+    title: str
+    done: int
+    total: int
+    core_hours: float  # training time of the finished runs (one thread each)
+
+
+def claim_status(claim: RetrainClaim) -> ClaimStatus:
+    """How many of ``claim``'s runs have a result file, and the core-hours they took."""
+    configs = claim.configs()
+    seconds, done = 0.0, 0
+    for cfg in configs:
+        result = load_result(cfg)  # verified: a corrupt file raises, naming it
+        if result is not None:
+            done += 1
+            seconds += float(result["train_seconds"])
+    return ClaimStatus(claim.key, claim.title, done, len(configs), seconds / 3600)
+
+
+def _claim_keys(text: list[str]) -> list[str]:
+    unknown = [k for k in text if k not in CLAIMS]
+    if unknown:
+        raise SystemExit(f"unknown claim {', '.join(unknown)}; choose from {', '.join(CLAIMS)}")
+    return text or list(CLAIMS)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("claims", nargs="*", help=f"claims to train, in order (default: all of {', '.join(CLAIMS)})")
+    parser.add_argument("--workers", type=int, default=None, help="parallel runs (default: one per core)")
+    parser.add_argument("--status", action="store_true", help="print progress per claim and exit")
+    args = parser.parse_args(argv)
+    keys = _claim_keys(args.claims)
+    if args.status:
+        total = 0.0
+        for key in keys:
+            st = claim_status(CLAIMS[key])
+            total += st.core_hours
+            print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours")
+        print(f"total: {total:.2f} core-hours")
+        return
+    configs = [cfg for key in keys for cfg in CLAIMS[key].configs()]
+    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys))
+
+
+if __name__ == "__main__":
+    main()
