@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.lambda_gelu.protocol import figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
 
@@ -77,13 +78,14 @@ def table2_display(side: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def scale_notes(pairs: Sequence[str], profile: str) -> pd.DataFrame:
+def scale_notes(pairs: Sequence[str], profile: str, *, figures: bool = False) -> pd.DataFrame:
     """What each pair changed from the paper at ``profile`` (the protocol's ``Scale.note``),
-    with the data set and epochs used and the paper's gaps that we had to fill."""
+    with the data set and epochs used and the paper's gaps that we had to fill; ``figures``: at
+    the scale Figs. 1-2 run at (:func:`helpers.lambda_gelu.protocol.figure_scale`)."""
     rows = []
     for pair in pairs:
         spec = _pairs()[pair]
-        scale = spec.scale(profile)
+        scale = (figure_scale(pair, profile) if figures else None) or spec.scale(profile)
         rows.append({"pair": pair_label(pair), "data set used": scale.dataset, "epochs": scale.epochs,
                      "seeds": len(scale.seeds), "what was scaled": scale.note or "as in the paper",
                      "paper leaves open": spec.paper_gaps})

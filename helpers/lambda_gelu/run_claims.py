@@ -24,7 +24,7 @@ from helpers.lambda_gelu.profiles import (
     spearman_final_seeds,
     table1,
 )
-from helpers.lambda_gelu.protocol import EXPERIMENTS, c_sweep_pair, table1_pairs
+from helpers.lambda_gelu.protocol import EXPERIMENTS, c_sweep_pair, figure_scale, table1_pairs
 from helpers.lambda_gelu.records import (
     _dataset_key,
     _MODEL_LABELS,
@@ -147,8 +147,12 @@ def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3
     return _combine([v for v, _, _ in judged.values()]), judged[key][1]
 
 
-def _scale_text(pairs: Sequence[str], profile: str) -> str:
-    return "; ".join(f"{pair_label(p)}: {_pairs()[p].scale(profile).note or 'as in the paper'}" for p in pairs)
+def _scale_text(pairs: Sequence[str], profile: str, *, figures: bool = False) -> str:
+    """Each pair's scale note; ``figures``: the scale Figs. 1-2 run at (``figure_scale``)."""
+    def note(p: str) -> str:
+        scale = (figure_scale(p, profile) if figures else None) or _pairs()[p].scale(profile)
+        return scale.note or "as in the paper"
+    return "; ".join(f"{pair_label(p)}: {note(p)}" for p in pairs)
 
 
 def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
@@ -243,7 +247,7 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     not run in ``profile``)."""
 
     fig1 = "Section IV-A, Fig. 1"
-    scale = _scale_text(["fmnist"], profile)
+    scale = _scale_text(["fmnist"], profile, figures=True)
     out = []
     claim_t = "Fig. 1: smaller t gives more hardness drift Δλ at every c (MLP/FMNIST, SGD)"
     paper_t = "monotone (stated: \"two expected monotonic trends are visible\"; the figure's values are not in the text)"
@@ -283,7 +287,7 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     # its condition; the runs of equal c/t² (equal_rate_runs) are shown on the grid page as evidence.
     fig2 = "Section IV-A, Fig. 2"
     pair = c_sweep_pair(profile)
-    scale = _scale_text([pair], profile)
+    scale = _scale_text([pair], profile, figures=True)
     note = ("CIFAR-100 is not available offline; the sweep runs on the CIFAR-10 pair."
             if pair != "cifar100_resnet" else "")
     claim_m = f"Fig. 2: larger c monotonically increases Δλ ({_pair_claim_label(pair, profile)}, AdamW, t = 0.1)"

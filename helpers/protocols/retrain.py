@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from helpers.core.results_cache import load_result, run_many
 from helpers.core.runs import TrainConfig
+from helpers.lambda_gelu import protocol as lgelu
 from helpers.srelu import protocol as srelu
 
 
@@ -41,11 +42,26 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
     return sorted(configs, key=lambda c: c.seed)
 
 
+def _lgelu_table2(pairs: tuple[str, ...]) -> list[TrainConfig]:
+    """Table II: the GELU runs (their ReLU swap is recorded with them) and annealed λ-GELU."""
+    gelu = [c for p in pairs for c in lgelu.decisive_table1_configs(p) if c.activation == "gelu"]
+    return _seed_major(gelu + [c for p in pairs for c in lgelu.decisive_table2_configs(p)])
+
+
+def _lgelu_table1(pairs: tuple[str, ...]) -> list[TrainConfig]:
+    """Table I + Fig. 3 beyond the GELU runs of Table II: ReLU and λ-GELU in three init modes."""
+    return _seed_major([c for p in pairs for c in lgelu.decisive_table1_configs(p) if c.activation != "gelu"])
+
+
 CLAIMS: dict[str, RetrainClaim] = {
     "a": RetrainClaim("a", "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU",
                       lambda: _seed_major(srelu.decisive_compare_configs("convnext"))),
     "b": RetrainClaim("b", "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
                       lambda: _seed_major(srelu.decisive_compare_configs("vit"))),
+    "c": RetrainClaim("c", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST)",
+                      lambda: _lgelu_table2(tuple(lgelu.DECISIVE_CPU))),
+    "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST)",
+                      lambda: _lgelu_table1(tuple(lgelu.DECISIVE_CPU))),
 }
 
 
