@@ -1,0 +1,72 @@
+"""List committed cpu-profile result files that no protocol asks for any more.
+
+When a claim's cpu scale is switched (see :mod:`helpers.protocols.retrain`), the runs of the
+earlier scale that nothing else shares stop being loaded by any page. This script names them, so
+they can be removed in the same commit (their content stays in git history):
+
+    python scripts/unused_results.py            # list
+    python scripts/unused_results.py --git-rm   # git rm them
+
+"Asked for" means: a config of any protocol of the book in the cpu profile (the papers'
+experiments, the Flex-Act synthetic study and its sweeps, the DPO stand-in, the ReLU-ization
+chapter when present) or of a retrain claim still being trained.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from helpers.core.results_cache import result_path
+from helpers.core.runtime import results_root
+from helpers.flexact import synthetic
+from helpers.protocols import all_experiments
+from helpers.protocols.retrain import CLAIMS
+from helpers.srelu.dpo_experiment import dpo_configs
+from helpers.verify_results import result_files
+
+#: Optional config sources (module, function name) of chapters that may not exist in a checkout.
+OPTIONAL_SOURCES: tuple[tuple[str, str], ...] = (
+    ("helpers.flexact.synthetic", "readings_configs"),
+    ("helpers.relu_ization.protocol", "all_configs"),
+)
+
+
+def _optional_configs() -> Iterable:
+    for module, name in OPTIONAL_SOURCES:
+        try:
+            function = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+        yield from function("cpu")
+
+
+def used_paths() -> set[Path]:
+    """Result paths of every cpu-profile config the book or the retrain asks for."""
+    configs = [c for make in all_experiments().values() for c in make("cpu")]
+    configs += synthetic.synthetic_configs("cpu") + synthetic.sensitivity_configs("cpu")
+    configs += dpo_configs("cpu")
+    configs += list(_optional_configs())
+    configs += [c for claim in CLAIMS.values() for c in claim.configs()]
+    return {result_path(c).resolve() for c in configs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--git-rm", action="store_true", help="remove the unused files with git rm")
+    args = parser.parse_args(argv)
+    used = used_paths()
+    unused = [p for p in result_files(results_root("cpu")) if p.resolve() not in used]
+    for path in unused:
+        print(path)
+    print(f"{len(unused)} unused result file(s)")
+    if args.git_rm and unused:
+        subprocess.run(["git", "rm", "-q", *map(str, unused)], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
