@@ -62,6 +62,8 @@ CLAIMS: dict[str, RetrainClaim] = {
                       lambda: _lgelu_table2(tuple(lgelu.DECISIVE_CPU))),
     "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST)",
                       lambda: _lgelu_table1(tuple(lgelu.DECISIVE_CPU))),
+    "e": RetrainClaim("e", "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
+                      lambda: _seed_major(lgelu.grid_configs("cpu", every_seed=True))),
 }
 
 
