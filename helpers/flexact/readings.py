@@ -90,6 +90,7 @@ __all__ = [
     "readings_overview",
     "readings_display",
     "per_target_display",
+    "readings_summary",
 ]
 
 #: α of the regularised arm (Table 1's regularised row).
@@ -524,4 +525,36 @@ def per_target_display(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd
         out[(d, "Δ vs baseline [95% CI]")] = [
             _interval(m, lo, hi, "+.4f") for m, lo, hi in zip(table[(d, "Δ")], table[(d, "low")], table[(d, "high")])]
     out.columns = pd.MultiIndex.from_tuples(out.columns)
+    return out
+
+
+def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, float]:
+    """The numbers the page quotes, as plain floats keyed for ``glue`` (no dots in the keys):
+    per reading ``<key>_<what>`` (``twin``/``n`` picks up to the twin, ``sig`` Sigmoid picks,
+    ``ratio``/``ratio_low``/``ratio_high`` pooled MSE factor vs the baseline, ``aratio`` MSE factor
+    α = 0.3 / α = 0 on Sigmoid and Tanh, ``d``/``d_low``/``d_high``/``d_mde``/``d_p`` the selection
+    difference up to the twin), plus the page-level counts."""
+    out: dict[str, float] = {}
+    for key, row in table.iterrows():
+        sig = frame[(frame["reading"] == key) & (frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == "sigmoid")]
+        out.update({f"{key}_twin": float(row["picked_twin"]), f"{key}_n": float(row["n_runs"]),
+                    f"{key}_sig": float(sig["picked"].sum()), f"{key}_seeds": float(row["seeds"]),
+                    f"{key}_ratio": float(math.exp(row["log_ratio"])), f"{key}_ratio_low": float(math.exp(row["log_low"])),
+                    f"{key}_ratio_high": float(math.exp(row["log_high"])),
+                    f"{key}_aratio": float(math.exp(row["alpha_log_ratio"])),
+                    f"{key}_d": float(row["d_twin"]), f"{key}_d_low": float(row["d_twin_low"]),
+                    f"{key}_d_high": float(row["d_twin_high"]), f"{key}_d_mde": float(row["d_twin_mde"]),
+                    f"{key}_d_p": float(row["d_twin_p"])})
+    readings = table.drop(index=BASELINE.key)
+    out["n_readings"] = float(len(readings))
+    out["n_keep"] = float((readings["majority_twin"] == 5).sum())
+    out["discord_bound"] = float(proportion(0, int(table.loc[BASELINE.key, "n_runs"])).ci_high)
+    worse = [(table[f"a0_minus_a3_{gt}_high"] < 0) for gt in ALPHA_TARGETS]
+    out["n_alpha_worse"] = float((worse[0] | worse[1]).sum())
+    out["n_with_baseline"] = float(len(table))
+    for gt in ALPHA_TARGETS:
+        sel = frame[(frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
+        out[f"best_a3_{gt}"] = float(sel.groupby("reading")["mse"].mean().min())
+        zero = frame[(frame["alpha"] == 0.0) & (frame["ground_truth"] == gt) & (frame["reading"] == BASELINE.key)]
+        out[f"base_a0_{gt}"] = float(zero["mse"].mean())
     return out
