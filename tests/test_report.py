@@ -111,7 +111,8 @@ def _page_anchors() -> dict[str, set[str]]:
     pairs = [*srelu.ANCHORS.items(), *run_claims.ANCHORS.items(),
              (lambda_gelu.THEORY_NOTEBOOK, lambda_gelu.THEORY_ANCHOR),
              (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_TABLES), (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_PROSE),
-             (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_SYNTHETIC), (flexact.NOTEBOOK_CIFAR, flexact.ANCHOR_CIFAR),
+             (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_SYNTHETIC), (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_READINGS),
+             (flexact.NOTEBOOK_CIFAR, flexact.ANCHOR_CIFAR),
              ("notebooks/22_srelu_dpo", "srelu-dpo-claims")]  # set in helpers.srelu.dpo_analysis
     for docname, anchor in pairs:
         pages.setdefault(docname, set()).add(anchor)

@@ -19,7 +19,9 @@ Readings we chose where the paper is ambiguous or inconsistent (the notebook lis
    noisy sample itself: a hard (one-hot) sample would make ``log p = -inf`` and the KL infinite,
    and a soft sample would make the target of the regulariser random.
 2. The KL direction is the one written, ``KL(p̃ ‖ p) = Σ_k p̃_k log(p̃_k / p_k)`` (p̃ is the
-   target), so ``∂(α KL)/∂θ = α (softmax(θ) − p̃)``.
+   target), so ``∂(α KL)/∂θ = α (softmax(θ) − p̃)``. The other direction, ``KL(p ‖ p̃)``, is
+   available as ``direction="reverse"`` (:func:`kl_to_pseudo_probabilities`), for the synthetic
+   study's readings sweep.
 3. "Gradient norm" (Eq. 1): the text says "with respect to the input" of the activation and the
    formula writes ``∇_x φ_i(h)``; we differentiate w.r.t. the pre-activation ``h`` (not the
    network input ``x``). Because ``φ_i`` acts elementwise, that gradient is the vector
@@ -330,14 +332,17 @@ class FlexAct(nn.Module):
         """``p̃ = softmax(−ḡ/λ)`` (Eq. 2) at the last forward's pre-activations (detached)."""
         return pseudo_probabilities(self.mean_gradient_norms(), lam)
 
-    def regularizer(self, alpha: float, lam: float, *, detach: bool = True) -> torch.Tensor:
-        """``α·KL(p̃ ‖ softmax(logits))`` (Eqs. 3-4) at the last forward's pre-activations."""
+    def regularizer(self, alpha: float, lam: float, *, detach: bool = True,
+                    direction: str = "forward") -> torch.Tensor:
+        """``α·KL(p̃ ‖ softmax(logits))`` (Eqs. 3-4) at the last forward's pre-activations
+        (``direction="reverse"``: ``α·KL(softmax(logits) ‖ p̃)``)."""
         alpha = _check_alpha(alpha)
         _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
         if alpha == 0.0:
             return self.logits.new_zeros(())
         return gradient_norm_regularizer(
-            self._require_pre_activations(), self.candidates, self.logits, alpha, lam, detach=detach
+            self._require_pre_activations(), self.candidates, self.logits, alpha, lam, detach=detach,
+            direction=direction,
         )
 
     def _require_pre_activations(self) -> torch.Tensor:

@@ -1,4 +1,5 @@
-"""Flex-Act in training: the Gumbel-softmax temperature schedule and the hook that adds the
+"""Flex-Act in training: the Gumbel-softmax temperature schedule, the schedule of the KL weight α
+(constant in the paper; the others are readings we try), and the hook that adds the
 gradient-norm regulariser (Eqs. 3-4) to the loss, plus Flex-Act's part of a
 :class:`~helpers.core.runs.TrainConfig` run (``flexact_alpha``, ``flexact_lam``, ``flexact_tau_min``)."""
 
@@ -21,8 +22,9 @@ from helpers.flexact.activation import (
     mean_gradient_norms,
     pseudo_probabilities,
 )
+from helpers.flexact.regulariser import _check_direction
 
-__all__ = ["TemperatureSchedule", "FlexActHook", "FlexActRun", "RUN_EXTENSION"]
+__all__ = ["ALPHA_SCHEDULES", "AlphaSchedule", "TemperatureSchedule", "FlexActHook", "FlexActRun", "RUN_EXTENSION"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -64,14 +66,65 @@ class TemperatureSchedule:
         return self.tau_start * (self.tau_min / self.tau_start) ** frac
 
 
+#: Kinds of :class:`AlphaSchedule`.
+ALPHA_SCHEDULES: tuple[str, ...] = ("constant", "warmup", "late", "decay")
+
+
+@dataclass(frozen=True)
+class AlphaSchedule:
+    """``α(t)``, the weight of the KL term at step ``t`` of ``total`` (the paper gives a constant α).
+
+    ``kind`` (``f = fraction``, ``T = total``):
+
+    * ``"constant"``: ``α`` at every step;
+    * ``"warmup"``: ``α·min(1, t/(f·T))``, ramped linearly from 0 over the first ``f`` of training
+      (the usual way a KL term is brought in, e.g. KL annealing of VAEs);
+    * ``"late"``: 0 before step ``f·T``, ``α`` from then on (the weights fit the data first, then
+      the regulariser corrects the choice);
+    * ``"decay"``: ``α·max(0, 1 − t/(f·T))``, from ``α`` down to 0 at ``f`` of training and off
+      after it (the regulariser steers the early choice, then lets the task loss commit: the
+      paper's "rapidly discovers and locks onto").
+    """
+
+    alpha: float
+    total: int = 1
+    kind: str = "constant"
+    fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        _check_alpha(self.alpha)
+        if isinstance(self.total, bool) or not isinstance(self.total, int) or self.total < 1:
+            raise ValueError(f"total (number of training steps) must be an int >= 1, got {self.total!r}")
+        if self.kind not in ALPHA_SCHEDULES:
+            raise ValueError(f"alpha_schedule must be one of {ALPHA_SCHEDULES}, got {self.kind!r}")
+        if (isinstance(self.fraction, bool) or not isinstance(self.fraction, (int, float))
+                or not 0 < self.fraction <= 1):
+            raise ValueError(f"alpha_fraction must be a number in (0, 1], got {self.fraction!r}")
+
+    def __call__(self, t: int) -> float:
+        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+            raise ValueError(f"schedule position must be an int >= 0, got {t!r}")
+        alpha = float(self.alpha)
+        if self.kind == "constant":
+            return alpha
+        span = self.fraction * self.total
+        if self.kind == "warmup":
+            return alpha * min(1.0, t / span)
+        if self.kind == "late":
+            return alpha if t >= span else 0.0
+        return alpha * max(0.0, 1.0 - t / span)  # decay
+
+
 class FlexActHook(TrainHook):
     """Training hook (:class:`helpers.core.train.TrainHook`) for models with Flex-Act layers.
 
     * sets ``tau`` of every Flex-Act module from ``temperature_schedule`` before each step
       (``unit="step"``, 0-based global step) or each epoch (``unit="epoch"``, epoch 1 -> 0);
       without a schedule the modules keep their own ``tau``;
-    * ``extra_loss``: ``α·Σ_layers KL(p̃ ‖ p)`` (Eqs. 3-4) at the batch just seen; ``None`` when
-      ``alpha == 0``, so the regulariser is off and costs nothing;
+    * ``extra_loss``: ``α·Σ_layers KL(p̃ ‖ p)`` (Eqs. 3-4) at the batch just seen (``kl_direction=
+      "reverse"``: ``KL(p ‖ p̃)``; with an ``alpha_schedule``, ``α`` is the schedule's value at the
+      step, set in ``on_step`` like τ); ``None`` when that ``α`` is 0, so the regulariser is off
+      and costs nothing;
     * ``epoch_record``: ``{"tau": τ, "flexact": {layer: row}}`` where ``row`` holds ``probs``
       (selection probabilities ``softmax(θ)`` at the end of the epoch), and ``grad_norms`` (ḡ),
       ``pseudo_probs`` (p̃) and ``kl`` at the epoch's last training batch (recorded for
@@ -86,8 +139,18 @@ class FlexActHook(TrainHook):
         *,
         unit: Literal["step", "epoch"] = "step",
         detach: bool = True,
+        kl_direction: str = "forward",
+        alpha_schedule: AlphaSchedule | None = None,
     ) -> None:
         self.alpha = _check_alpha(alpha)
+        self.kl_direction = _check_direction(kl_direction)
+        if alpha_schedule is not None:
+            if not isinstance(alpha_schedule, AlphaSchedule):
+                raise TypeError(f"alpha_schedule must be an AlphaSchedule or None, got {type(alpha_schedule).__name__}")
+            if alpha_schedule.alpha != self.alpha:
+                raise ValueError(f"alpha_schedule.alpha ({alpha_schedule.alpha}) differs from alpha ({self.alpha})")
+        self.alpha_schedule = alpha_schedule
+        self.alpha_now = self.alpha  # α at the current step (the schedule's value; α without one)
         self.lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
         if temperature_schedule is not None and not isinstance(temperature_schedule, TemperatureSchedule):
             raise TypeError(
@@ -128,16 +191,19 @@ class FlexActHook(TrainHook):
     def on_step(self, step: int, model: nn.Module) -> None:
         if self.unit == "step":
             self._set_tau(step, model)
+        if self.alpha_schedule is not None:  # always per step (the schedules are fractions of training)
+            self.alpha_now = self.alpha_schedule(step)
 
     def extra_loss(self, model: nn.Module) -> torch.Tensor | None:
-        if self.alpha == 0.0:
+        alpha = self.alpha_now
+        if alpha == 0.0:
             return None
         total: torch.Tensor | None = None
         for name, module in self._modules(model).items():
             if module.last_pre_activations is None:
                 continue
-            term = module.regularizer(self.alpha, self.lam, detach=self.detach)
-            self._kl_sum[name] = self._kl_sum.get(name, 0.0) + float(term.detach()) / self.alpha
+            term = module.regularizer(alpha, self.lam, detach=self.detach, direction=self.kl_direction)
+            self._kl_sum[name] = self._kl_sum.get(name, 0.0) + float(term.detach()) / alpha
             total = term if total is None else total + term
         self._kl_steps += 1
         return total
@@ -151,14 +217,18 @@ class FlexActHook(TrainHook):
                 g_bar = mean_gradient_norms(h.detach(), module.candidates)
                 row["grad_norms"] = g_bar.tolist()
                 row["pseudo_probs"] = pseudo_probabilities(g_bar, self.lam).tolist()
-                row["kl"] = float(kl_to_pseudo_probabilities(g_bar, module.logits.detach(), self.lam))
+                row["kl"] = float(kl_to_pseudo_probabilities(g_bar, module.logits.detach(), self.lam,
+                                                             direction=self.kl_direction))
             if self._kl_steps and name in self._kl_sum:
                 row["kl_mean"] = self._kl_sum[name] / self._kl_steps
             layers[name] = row
         tau = self.tau
         if tau is None and layers:
             tau = next(iter(self._modules(model).values())).tau
-        return {"tau": tau, "flexact": layers}
+        record: dict[str, Any] = {"tau": tau, "flexact": layers}
+        if self.alpha_schedule is not None:
+            record["alpha"] = self.alpha_now  # α at the epoch's last step
+        return record
 
     def state_dict(self) -> dict[str, Any]:
         return {"tau": self.tau}

@@ -1,4 +1,5 @@
-"""The Flex-Act figures: selection trajectories, function fits, selection against the target."""
+"""The Flex-Act figures: selection trajectories, function fits, selection against the target, the
+effects of the readings the paper leaves open."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ __all__ = [
     "plot_selection_trajectories",
     "plot_function_fits",
     "plot_selection_with_target",
+    "plot_reading_effects",
 ]
 
 
@@ -142,4 +144,44 @@ def plot_selection_with_target(
     ncol = len(labels) if n > 1 else 3  # one narrow panel: wrap the legend
     fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.12 if n > 1 else 0.22, 1, 1))
+    return fig
+
+
+def plot_reading_effects(table, *, panel_size: tuple[float, float] = (3.6, 3.4)) -> plt.Figure:
+    """Dot-and-interval plot of each reading's effects (95 % CIs), one row per reading, from
+    :func:`helpers.flexact.readings.readings_table`:
+
+    1. selection accuracy up to the ReLU/LeakyReLU twin − baseline (percentage points; ``d_twin``);
+    2. held-out MSE against the baseline, pooled over the targets, as a factor (``log_ratio``, log axis);
+    3. within the reading, MSE at α = 0.3 / at α = 0 on Sigmoid and Tanh (``alpha_log_ratio``, log
+       axis): the paper's Table 1 says below 1.
+
+    The baseline row has no interval in the first two panels (it is the reference).
+    """
+    if len(table) == 0:
+        raise ValueError("no readings to plot")
+    labels = list(table["label"])
+    y = np.arange(len(labels))[::-1]
+    panels = [
+        ("picked truth (or twin) − baseline (points)", "d_twin", "d_twin_low", "d_twin_high", False, 0.0),
+        ("held-out MSE ÷ baseline (all targets)", "log_ratio", "log_low", "log_high", True, 1.0),
+        ("MSE α=0.3 ÷ α=0 (Sigmoid, Tanh)", "alpha_log_ratio", "alpha_log_low", "alpha_log_high", True, 1.0),
+    ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(panel_size[0] * len(panels), panel_size[1]),
+                             sharey=True, squeeze=False)
+    for ax, (title, mid, lo, hi, log, ref) in zip(axes.flat, panels):
+        m, a, b = (np.asarray(table[c], dtype=float) for c in (mid, lo, hi))
+        if log:
+            m, a, b = np.exp(m), np.exp(a), np.exp(b)
+            ax.set_xscale("log")
+        has_ci = np.isfinite(a) & np.isfinite(b) & (b > a)
+        ax.errorbar(m[has_ci], y[has_ci], xerr=[m[has_ci] - a[has_ci], b[has_ci] - m[has_ci]], fmt="o",
+                    color="tab:blue", ecolor="tab:blue", capsize=3, markersize=4)
+        ax.plot(m[~has_ci], y[~has_ci], "o", color="0.4", markersize=4)
+        ax.axvline(ref, color="0.5", linewidth=1, linestyle="--")
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="x")
+    axes[0, 0].set_yticks(y)
+    axes[0, 0].set_yticklabels(labels, fontsize=8)
+    fig.tight_layout()
     return fig

@@ -12,7 +12,11 @@ from torch import nn
 from helpers.flexact.kernels import GRAD_NORM_SUMS
 from helpers.flexact.mixture import _fused
 
+#: Directions of the KL of Eq. (4): ``"forward"`` = ``KL(p̃ ‖ p)`` as written, ``"reverse"`` = ``KL(p ‖ p̃)``.
+KL_DIRECTIONS: tuple[str, ...] = ("forward", "reverse")
+
 __all__ = [
+    "KL_DIRECTIONS",
     "mean_gradient_norms",
     "pseudo_probabilities",
     "kl_to_pseudo_probabilities",
@@ -148,15 +152,28 @@ def pseudo_probabilities(mean_grad_norms: torch.Tensor, lam: float) -> torch.Ten
     return torch.softmax(-mean_grad_norms / lam, dim=-1)
 
 
+def _check_direction(direction: object) -> str:
+    if direction not in KL_DIRECTIONS:
+        raise ValueError(f"kl_direction must be one of {KL_DIRECTIONS}, got {direction!r}")
+    return str(direction)
+
+
 def kl_to_pseudo_probabilities(
-    mean_grad_norms: torch.Tensor, logits: torch.Tensor, lam: float
+    mean_grad_norms: torch.Tensor, logits: torch.Tensor, lam: float, *, direction: str = "forward"
 ) -> torch.Tensor:
-    """Eq. (4) for one layer: ``KL(p̃ ‖ softmax(logits)) = Σ_k p̃_k (log p̃_k − log p_k)``.
+    """Eq. (4) for one layer, in either direction (``p = softmax(logits)``, ``p̃`` of Eq. 2):
+
+    * ``"forward"`` (as written in the paper, the default): ``KL(p̃ ‖ p) = Σ_k p̃_k (log p̃_k − log p_k)``,
+      whose gradient in the logits is ``p − p̃``;
+    * ``"reverse"``: ``KL(p ‖ p̃) = Σ_k p_k (log p_k − log p̃_k)``, whose gradient in the logits is
+      ``p ⊙ (log p − log p̃ − KL)``; it vanishes where ``p_k → 0``, so it lets ``p`` commit to
+      one candidate (mode-seeking) where the forward direction keeps every ``p_k`` near ``p̃_k``.
 
     Computed from log-probabilities (``log_target``), so it stays finite when some ``p̃_k`` or
     ``p_k`` underflow to zero.
     """
     lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
+    direction = _check_direction(direction)
     if mean_grad_norms.shape != logits.shape or logits.dim() != 1:
         raise ValueError(
             f"need one gradient norm per logit (1-D, same length); got {tuple(mean_grad_norms.shape)} "
@@ -164,6 +181,8 @@ def kl_to_pseudo_probabilities(
         )
     log_p_tilde = torch.log_softmax(-mean_grad_norms.to(logits.dtype) / lam, dim=-1)
     log_p = torch.log_softmax(logits, dim=-1)
+    if direction == "reverse":
+        return F.kl_div(log_p_tilde, log_p, reduction="sum", log_target=True)
     return F.kl_div(log_p, log_p_tilde, reduction="sum", log_target=True)
 
 
@@ -175,16 +194,19 @@ def gradient_norm_regularizer(
     lam: float,
     *,
     detach: bool = True,
+    direction: str = "forward",
 ) -> torch.Tensor:
-    """``α · KL(p̃ ‖ softmax(logits))`` of one layer (Eqs. 1-4; readings in the module docstring).
+    """``α · KL(p̃ ‖ softmax(logits))`` of one layer (Eqs. 1-4; readings in the module docstring);
+    ``direction="reverse"``: ``α · KL(softmax(logits) ‖ p̃)`` (see :func:`kl_to_pseudo_probabilities`).
 
     ``alpha == 0`` returns an exact zero without evaluating anything (the regulariser is off).
     """
     alpha = _check_alpha(alpha)
     _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
+    _check_direction(direction)
     if not isinstance(logits, torch.Tensor) or logits.dim() != 1 or logits.numel() != len(candidates):
         raise ValueError(f"logits must be a 1-D tensor with one entry per candidate ({len(candidates)})")
     if alpha == 0.0:
         return logits.new_zeros(())
     g_bar = mean_gradient_norms(pre_activations, candidates, detach=detach)
-    return alpha * kl_to_pseudo_probabilities(g_bar, logits, lam)
+    return alpha * kl_to_pseudo_probabilities(g_bar, logits, lam, direction=direction)

@@ -16,8 +16,12 @@ What the paper states, and what we had to choose (the notebook repeats this list
   ``E[relu(−5x)²] = 25/6``; LeakyReLU's slope is 0.01 (0.5105 = 0.99²·0.5208).
 * not stated, our choice: training/validation sizes, optimiser (Adam), learning rate and its
   cosine decay, batch size, epochs, the temperature schedule (exponential 1 → 0.1 per step),
-  soft (not straight-through) samples, ``λ`` of the regulariser (1), weight initialisation
-  (PyTorch default), and that the reported MSE is the held-out MSE of the argmax activation.
+  soft (not straight-through) samples, ``λ`` of the regulariser (1), the KL direction (as
+  written, ``KL(p̃ ‖ p)``), a constant ``α``, weight initialisation (PyTorch default), and that the
+  reported MSE is the held-out MSE of the argmax activation. The config fields ``hard``,
+  ``tau_schedule``/``tau_min``, ``kl_direction``, ``alpha_schedule``/``alpha_fraction`` and ``lam``
+  give the other readings (their defaults are ours, so they leave every stored key unchanged);
+  :mod:`helpers.flexact.readings` sweeps them.
 
 The runner is registered with :func:`helpers.core.results_cache.register_runner`, so
 ``run_or_load(cfg)`` caches each run's JSON under ``results/flexact_synthetic/``."""
@@ -39,7 +43,8 @@ from helpers.core.results_cache import register_runner, run_many
 from helpers.core.runtime import current_profile, seed_everything, training_threads
 from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
-from helpers.flexact.hook import FlexActHook, TemperatureSchedule
+from helpers.flexact.hook import ALPHA_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
+from helpers.flexact.regulariser import KL_DIRECTIONS
 
 
 __all__ = [
@@ -203,6 +208,9 @@ class FlexActSyntheticConfig:
     tau_min: float = 0.1
     tau_schedule: str = "exponential"
     hard: bool = False
+    kl_direction: str = "forward"
+    alpha_schedule: str = "constant"
+    alpha_fraction: float = 0.5
     scale_note: str = ""
 
     def __post_init__(self) -> None:
@@ -229,16 +237,63 @@ class FlexActSyntheticConfig:
             raise ValueError(f"lr_schedule must be 'cosine' or 'none', got {self.lr_schedule!r}")
         if self.informative not in INFORMATIVE_DISTRIBUTIONS:
             raise ValueError(f"informative must be one of {INFORMATIVE_DISTRIBUTIONS}, got {self.informative!r}")
-        TemperatureSchedule(self.tau_start, self.tau_min, 1, self.tau_schedule)  # validates
+        try:
+            TemperatureSchedule(self.tau_start, self.tau_min, 1, self.tau_schedule)  # validates
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"tau_start / tau_min / tau_schedule: {err}") from None
+        self._check_readings()
         if self.hidden < 0:
             raise ValueError(f"hidden must be >= 0, got {self.hidden!r}")
 
+    def _check_readings(self) -> None:
+        """The readings of the method the paper leaves open (see :mod:`helpers.flexact.readings`)."""
+        if not isinstance(self.hard, bool):
+            raise ValueError(f"hard must be a bool (straight-through samples or not), got {self.hard!r}")
+        if self.kl_direction not in KL_DIRECTIONS:
+            raise ValueError(f"kl_direction must be one of {KL_DIRECTIONS}, got {self.kl_direction!r}")
+        if self.alpha_schedule not in ALPHA_SCHEDULES:
+            raise ValueError(f"alpha_schedule must be one of {ALPHA_SCHEDULES}, got {self.alpha_schedule!r}")
+        if (isinstance(self.alpha_fraction, bool) or not isinstance(self.alpha_fraction, (int, float))
+                or not 0 < self.alpha_fraction <= 1):
+            raise ValueError(f"alpha_fraction must be a number in (0, 1], got {self.alpha_fraction!r}")
+        # A reading of the regulariser changes nothing when the regulariser is off: refuse it, so
+        # that one run is not stored twice under two keys.
+        for name, default in (("kl_direction", "forward"), ("alpha_schedule", "constant"), ("alpha_fraction", 0.5)):
+            if getattr(self, name) != default and (self.method != "flexact" or self.alpha == 0):
+                raise ValueError(f"{name} applies to Flex-Act with alpha > 0 only (the regulariser is off "
+                                 f"here), got {name}={getattr(self, name)!r}")
+        if self.alpha_fraction != 0.5 and self.alpha_schedule == "constant":
+            raise ValueError(f"alpha_fraction applies to a non-constant alpha_schedule only, got "
+                             f"alpha_fraction={self.alpha_fraction!r} with alpha_schedule='constant'")
+        if self.hard and self.method != "flexact":
+            raise ValueError("hard applies to method='flexact' only")
+
+    @property
+    def reading(self) -> str:
+        """The non-default readings of the method, e.g. ``"hard"`` or ``"KL(p ‖ p̃)"`` (``""``: ours)."""
+        parts = []
+        if self.hard:
+            parts.append("hard")
+        if (self.tau_schedule, self.tau_start, self.tau_min) != ("exponential", 1.0, 0.1):
+            if self.tau_schedule == "constant":
+                parts.append(f"τ={self.tau_start:g}")
+            else:
+                kind = "exp" if self.tau_schedule == "exponential" else "lin"
+                parts.append(f"τ {kind} {self.tau_start:g}→{self.tau_min:g}")
+        if self.kl_direction == "reverse":
+            parts.append("KL(p‖p̃)")
+        if self.alpha_schedule != "constant" or self.alpha_fraction != 0.5:
+            parts.append(f"α {self.alpha_schedule} {self.alpha_fraction:g}")
+        return ", ".join(parts)
+
     @property
     def label(self) -> str:
-        """Row label as in Table 1 (``Flex-Act (α=0.3)``, ``ReLU Model``)."""
+        """Row label as in Table 1 (``Flex-Act (α=0.3)``, ``ReLU Model``); a run under another
+        reading names it (``Flex-Act (α=0.3, hard)``)."""
         if self.method == "flexact":
             lam = "" if self.lam == 1.0 else f", λ={self.lam:g}"
-            return f"Flex-Act (α={self.alpha:g}{lam})"
+            reading = f", {self.reading}" if self.reading else ""
+            return f"Flex-Act (α={self.alpha:g}{lam}{reading})"
         return f"{DISPLAY[self.method]} Model"
 
 
@@ -352,7 +407,10 @@ def _train_and_evaluate(cfg: FlexActSyntheticConfig) -> dict[str, Any]:
     if flexact is not None:
         steps = cfg.epochs * len(train_loader)
         schedule = TemperatureSchedule(cfg.tau_start, cfg.tau_min, steps, cfg.tau_schedule)
-        hooks.append(FlexActHook(cfg.alpha, cfg.lam, schedule))
+        alpha_schedule = (AlphaSchedule(cfg.alpha, steps, cfg.alpha_schedule, cfg.alpha_fraction)
+                          if cfg.alpha_schedule != "constant" else None)
+        hooks.append(FlexActHook(cfg.alpha, cfg.lam, schedule, kl_direction=cfg.kl_direction,
+                                 alpha_schedule=alpha_schedule))
     initial_probs = flexact.probabilities().tolist() if flexact is not None else None
     started = time.perf_counter()
     out = fit(model, train_loader, val_loader, optimizer=optimizer, epochs=cfg.epochs,

@@ -1,0 +1,560 @@
+"""The readings of Flex-Act that the paper leaves open, swept on the synthetic task (one at a time).
+
+The paper fixes ``α ∈ {0, 0.3}`` and the candidate set, and leaves open how the method is run:
+hard or soft Gumbel samples, the temperature schedule ("as τ is annealed"), the direction of the
+KL in Eq. (4) (written ``KL(p̃ ‖ p)``; a reader may take the usual ``KL(p ‖ target)``), whether
+``α`` is constant, and the ``λ`` of Eq. (2). Table 1 (:mod:`helpers.flexact.synthetic`) runs one
+reading of each, the *baseline reading*: soft samples, ``τ`` exponential 1 → 0.1 per step,
+``KL(p̃ ‖ p)``, constant ``α = 0.3``, ``λ = 1``. Here each of :data:`READINGS` changes one of them,
+on every ground truth and the same seeds, so every run pairs by seed with Table 1's run.
+
+For a reading that changes the unregularised model too (hard samples, the τ schedule), the
+``α = 0`` arm is re-run under it, so that "α = 0.3 beats α = 0" is judged within one reading; the
+regulariser's readings (KL direction, α schedule, λ) leave ``α = 0`` unchanged, and Table 1's
+``α = 0`` runs are its arm.
+
+Measures per reading, paired with the baseline reading by seed (:mod:`helpers.core.statistics`):
+
+* held-out MSE per ground truth (difference, paired t);
+* pooled over the ground truths: the mean over targets of ``ln((MSE + ε)/(MSE_base + ε))`` per
+  seed, then a t interval over seeds. Log, because the targets' MSEs span four orders of
+  magnitude (a plain difference would be the Sigmoid and ReLU targets' alone), so each target
+  counts equally and ``exp(effect)`` reads as a factor; ``ε = 10⁻⁴``, the precision Table 1 prints,
+  so that differences between two near-zero errors (1e-7 vs 1e-9) do not dominate. The five
+  targets are a fixed design, so the unit of replication is the seed (df = seeds − 1);
+* selection accuracy: the share of runs whose argmax candidate is the ground truth, with its
+  exact (Clopper-Pearson) interval, and its paired difference from the baseline over the pairs of
+  runs (target, seed), with the exact McNemar test beside the t interval. Per seed the difference
+  is nearly constant (a reading loses or keeps a whole target), which would give a t interval of
+  zero width; over runs the targets' differences count as spread, which is conservative. Also
+  *up to the twin*: ReLU and LeakyReLU (slope 0.01) differ by 1 % on negative inputs, and the
+  paper's Fig. 2 caption concedes they are confused, so a pick of one for the other counts as
+  right there (Table 1's selection claim reads the misses the same way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scipy import stats
+
+from helpers.core.results_cache import load_result, run_many
+from helpers.core.statistics import (
+    CONFIDENCE,
+    Comparison,
+    InsufficientData,
+    Proportion,
+    one_sample,
+    paired_comparison,
+    proportion,
+)
+from helpers.flexact.synthetic import (
+    DISPLAY,
+    GROUND_TRUTHS,
+    SENSITIVITY_SEEDS,
+    FlexActSyntheticConfig,
+    profile_settings,
+    synthetic_config,
+)
+
+__all__ = [
+    "BASELINE",
+    "ALPHA_TARGETS",
+    "BASELINE_ALPHA",
+    "EPSILON",
+    "TWINS",
+    "NOT_SWEPT",
+    "READINGS",
+    "Reading",
+    "reading_by_key",
+    "readings_configs",
+    "baseline_configs",
+    "run_readings",
+    "load_readings",
+    "readings_frame",
+    "mse_comparisons",
+    "pooled_log_ratio",
+    "selection_accuracy",
+    "selection_difference",
+    "mcnemar_p",
+    "majority_targets",
+    "alpha_effect",
+    "readings_table",
+    "per_target_table",
+    "readings_overview",
+    "readings_display",
+    "per_target_display",
+    "readings_summary",
+]
+
+#: α of the regularised arm (Table 1's regularised row).
+BASELINE_ALPHA = 0.3
+#: Floor added to each MSE before the log ratio: Table 1's printed precision.
+EPSILON = 1e-4
+#: Candidates that count as one another "up to the twin" (see the module docstring).
+TWINS = frozenset({"relu", "leaky_relu"})
+#: Config fields whose change also changes the unregularised (α = 0) model.
+_ZERO_ARM_FIELDS = frozenset({"hard", "tau_schedule", "tau_start", "tau_min"})
+#: Targets of Table 1's α claim ("α = 0 does worse on Sigmoid and Tanh"): where a reading changes
+#: the α = 0 model, its α = 0 arm is re-run on these only.
+ALPHA_TARGETS: tuple[str, ...] = ("sigmoid", "tanh")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of an open choice: the config fields it changes from the baseline reading."""
+
+    key: str
+    family: str
+    label: str
+    why: str
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    n_seeds: int | None = None  # the first n seeds of the profile; None: all of them
+
+    @property
+    def changes_zero_arm(self) -> bool:
+        """True when the α = 0 model differs under this reading (so its α = 0 arm is re-run)."""
+        return bool(_ZERO_ARM_FIELDS & set(self.overrides))
+
+
+BASELINE = Reading(
+    "baseline", "baseline", "baseline (Table 1)",
+    "our reading in Table 1: soft samples, τ exponential 1 → 0.1 per step, KL(p̃ ‖ p), constant α, λ = 1")
+
+READINGS: tuple[Reading, ...] = (
+    Reading("hard", "samples", "hard samples (straight-through)",
+            "Section 3.1 describes the Gumbel-max one-hot sample; the convex combination of Section 3.2 "
+            "reads as soft. Hard samples apply one candidate per step, with the soft sample's gradient.",
+            {"hard": True}),
+    Reading("tau_constant", "τ schedule", "τ = 1, constant",
+            "no annealing at all: the paper says only 'as τ is annealed', so the unannealed sampler "
+            "is the reference.", {"tau_schedule": "constant"}),
+    Reading("tau_linear", "τ schedule", "τ linear 1 → 0.1",
+            "the other common annealing shape, to the same end value: hotter for longer than the "
+            "exponential.", {"tau_schedule": "linear"}),
+    Reading("kl_reverse", "KL direction", "KL(p ‖ p̃)",
+            "a KL toward a target is often written the other way round; KL(p ‖ p̃) is mode-seeking, "
+            "so it lets p commit to one candidate.", {"kl_direction": "reverse"}),
+    Reading("alpha_warmup", "α schedule", "α warm-up (0 → 0.3 over the first half)",
+            "the usual way to bring in a KL term (KL annealing): the task loss shapes the weights first.",
+            {"alpha_schedule": "warmup"}),
+    Reading("alpha_decay", "α schedule", "α decayed (0.3 → 0 by mid-training)",
+            "'rapidly discovers and locks onto the true activation' (Fig. 1): the regulariser steers the "
+            "early choice, then the task loss commits to it.", {"alpha_schedule": "decay"}),
+    Reading("lam_0p1", "λ", "λ = 0.1", "the paper gives no λ; a sharper pseudo-label p̃ (the sensitivity "
+            "study's runs, 3 seeds).", {"lam": 0.1}, n_seeds=SENSITIVITY_SEEDS),
+    Reading("lam_10", "λ", "λ = 10", "the paper gives no λ; a flatter pseudo-label p̃ (the sensitivity "
+            "study's runs, 3 seeds).", {"lam": 10.0}, n_seeds=SENSITIVITY_SEEDS),
+)
+#: Readings considered and not swept, with the reason (the page lists them).
+NOT_SWEPT: dict[str, str] = {
+    "α switched on at mid-training (AlphaSchedule 'late')": "implemented; left out to keep the sweep "
+    "within its compute budget (warm-up and decay bracket it)",
+    "τ exponential 1 → 0.5, or other end values": "left out for compute; constant τ = 1 is the far end",
+    "λ at 5 seeds": "the λ readings reuse the sensitivity study's 3 seeds",
+}
+
+
+def reading_by_key(key: str) -> Reading:
+    """The reading called ``key`` (``"baseline"`` included)."""
+    for reading in (BASELINE, *READINGS):
+        if reading.key == key:
+            return reading
+    raise ValueError(f"unknown reading {key!r}; choose one of {[r.key for r in (BASELINE, *READINGS)]}")
+
+
+def _config(profile: str, reading: Reading, ground_truth: str, seed: int, alpha: float) -> FlexActSyntheticConfig:
+    base = synthetic_config(profile, ground_truth, "flexact", seed, alpha=alpha)
+    overrides = dict(reading.overrides)
+    if alpha == 0:  # the regulariser's readings do not exist without it
+        overrides = {k: v for k, v in overrides.items() if k in _ZERO_ARM_FIELDS}
+    return replace(base, **overrides)
+
+
+def _seeds(profile: str, reading: Reading) -> tuple[int, ...]:
+    seeds = tuple(profile_settings(profile)["seeds"])
+    return seeds[: reading.n_seeds] if reading.n_seeds else seeds
+
+
+def _arms(profile: str, reading: Reading) -> dict[float, list[FlexActSyntheticConfig]]:
+    """``{α: configs}`` of one reading: α = 0.3 on every target; α = 0 on :data:`ALPHA_TARGETS`
+    (re-run under the reading where it changes that model, else Table 1's α = 0 runs)."""
+    seeds = _seeds(profile, reading)
+    return {
+        BASELINE_ALPHA: [_config(profile, reading, gt, s, BASELINE_ALPHA) for gt in GROUND_TRUTHS for s in seeds],
+        0.0: [_config(profile, reading, gt, s, 0.0) for gt in (GROUND_TRUTHS if reading is BASELINE else ALPHA_TARGETS)
+              for s in seeds],
+    }
+
+
+def baseline_configs(profile: str) -> dict[float, list[FlexActSyntheticConfig]]:
+    """Table 1's Flex-Act runs (``α = 0.3`` and ``α = 0``), every ground truth and seed: the baseline."""
+    return _arms(profile, BASELINE)
+
+
+def readings_configs(profile: str) -> list[FlexActSyntheticConfig]:
+    """The sweep: every reading of :data:`READINGS` at ``α = 0.3`` on every ground truth, and at
+    ``α = 0`` on :data:`ALPHA_TARGETS` where the reading changes that model; the profile's seeds
+    (cpu: 5, as Table 1; the λ readings are the sensitivity study's runs on the first 3)."""
+    configs = []
+    for reading in READINGS:
+        arms = _arms(profile, reading)
+        configs += arms[BASELINE_ALPHA] + (arms[0.0] if reading.changes_zero_arm else [])
+    return configs
+
+
+def run_readings(profile: str, *, workers: int | None = None) -> dict[str, dict[float, list[dict]]]:
+    """``{reading key: {α: results}}`` for the baseline and every reading (cached runs load; missing
+    ones train through :func:`helpers.core.results_cache.run_many`). A reading whose α = 0 model is
+    Table 1's gets Table 1's α = 0 runs (on :data:`ALPHA_TARGETS` and its seeds)."""
+    arms = {r.key: _arms(profile, r) for r in (BASELINE, *READINGS)}
+    flat = list(dict.fromkeys(c for a in arms.values() for cfgs in a.values() for c in cfgs))
+    by_config = dict(zip(flat, run_many(flat, workers=workers, desc="flexact readings")))
+    return {key: {alpha: [by_config[c] for c in cfgs] for alpha, cfgs in a.items()} for key, a in arms.items()}
+
+
+def load_readings(profile: str = "cpu") -> dict[str, dict[float, list[dict]]] | None:
+    """What :func:`run_readings` returns, from stored results only (never trains); None when any
+    run is missing (the claims then say "not run here")."""
+    out: dict[str, dict[float, list[dict]]] = {}
+    for reading in (BASELINE, *READINGS):
+        out[reading.key] = {}
+        for alpha, cfgs in _arms(profile, reading).items():
+            results = [load_result(c) for c in cfgs]
+            if any(r is None for r in results):
+                return None
+            out[reading.key][alpha] = results  # type: ignore[assignment]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis (nothing here trains)
+# --------------------------------------------------------------------------------------------
+
+
+def _right_up_to_twin(chosen: str, truth: str) -> bool:
+    return chosen == truth or {chosen, truth} <= TWINS
+
+
+def readings_frame(runs: Mapping[str, Mapping[float, list[dict]]]) -> pd.DataFrame:
+    """One row per run: reading, α, ground truth, seed, held-out MSE, chosen candidate, picked truth
+    (``picked``) and picked it up to the twin (``picked_twin``)."""
+    rows = []
+    for key, arms in runs.items():
+        for alpha, results in arms.items():
+            for r in results:
+                c = r["config"]
+                rows.append({"reading": key, "alpha": float(alpha), "ground_truth": c["ground_truth"],
+                             "seed": int(c["seed"]), "mse": float(r["val_mse"]),
+                             "chosen": r["chosen_activation"],
+                             "picked": r["chosen_activation"] == c["ground_truth"],
+                             "picked_twin": _right_up_to_twin(r["chosen_activation"], c["ground_truth"])})
+    if not rows:
+        raise ValueError("no results given")
+    return pd.DataFrame(rows)
+
+
+def _by_seed(frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str | None = None,
+             value: str = "mse") -> dict[int, float]:
+    sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
+    if ground_truth is not None:
+        sel = sel[sel["ground_truth"] == ground_truth]
+    if sel.empty:
+        raise ValueError(f"no runs of reading {reading!r} at alpha={alpha}"
+                         + (f" for {ground_truth}" if ground_truth else ""))
+    return {int(s): float(v) for s, v in zip(sel["seed"], sel[value])}
+
+
+def _on_seeds_of(a: dict[Any, float], b: dict[Any, float]) -> tuple[dict[Any, float], dict[Any, float]]:
+    """``a`` and ``b`` restricted to ``a``'s seeds (or runs): a reading on the first 3 seeds pairs
+    with the baseline's first 3; an error when ``b`` lacks one of them."""
+    missing = sorted(set(a) - set(b))
+    if missing:
+        raise ValueError(f"the comparison arm has no run for seeds {missing}")  # or (target, seed) runs
+    return a, {s: b[s] for s in a}
+
+
+def _safe(make: Callable[[], Comparison]) -> Comparison | None:
+    try:
+        return make()
+    except InsufficientData:
+        return None
+
+
+def _paired(a: dict[Any, float], b: dict[Any, float], confidence: float = CONFIDENCE) -> Comparison | None:
+    return _safe(lambda: paired_comparison(*_on_seeds_of(a, b), confidence=confidence))
+
+
+def mse_comparisons(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA) -> dict[str, Comparison | None]:
+    """Per ground truth: held-out MSE of ``reading`` − baseline at ``α``, paired by seed (None with
+    one seed)."""
+    return {gt: _paired(_by_seed(frame, reading, alpha, gt), _by_seed(frame, BASELINE.key, alpha, gt))
+            for gt in GROUND_TRUTHS}
+
+
+def _seed_log_ratios(frame: pd.DataFrame, a: tuple[str, float], b: tuple[str, float],
+                     targets: tuple[str, ...]) -> dict[int, float]:
+    """Per seed (of ``a``): mean over ``targets`` of ``ln((MSE_a + ε)/(MSE_b + ε))``."""
+    per_seed: dict[int, list[float]] = {}
+    for gt in targets:
+        va, vb = _on_seeds_of(_by_seed(frame, *a, gt), _by_seed(frame, *b, gt))
+        for seed in va:
+            per_seed.setdefault(seed, []).append(math.log((va[seed] + EPSILON) / (vb[seed] + EPSILON)))
+    return {seed: float(np.mean(v)) for seed, v in sorted(per_seed.items())}
+
+
+def pooled_log_ratio(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *,
+                     against: tuple[str, float] | None = None,
+                     targets: tuple[str, ...] = GROUND_TRUTHS) -> Comparison | None:
+    """Pooled over ``targets`` (see the module docstring): the mean log-MSE ratio of ``(reading, α)``
+    against ``against`` (default: the baseline reading at the same α), one t interval over seeds.
+    ``exp(effect)`` is the geometric-mean factor on ``MSE + ε``; None with one seed."""
+    ratios = _seed_log_ratios(frame, (reading, alpha), against or (BASELINE.key, alpha), targets)
+    return _safe(lambda: one_sample(ratios))
+
+
+def _column(twins: bool) -> str:
+    return "picked_twin" if twins else "picked"
+
+
+def selection_accuracy(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *,
+                       twins: bool = False) -> Proportion:
+    """Share of runs of ``(reading, α)`` whose argmax is the ground truth (``twins``: or its twin),
+    with its exact interval."""
+    sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
+    if sel.empty:
+        raise ValueError(f"no runs of reading {reading!r} at alpha={alpha}")
+    return proportion(int(sel[_column(twins)].sum()), len(sel))
+
+
+def _run_picks(frame: pd.DataFrame, reading: str, alpha: float, twins: bool) -> dict[tuple[str, int], float]:
+    """Per run (target, seed): 100 when its argmax is right, else 0."""
+    sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
+    if sel.empty:
+        raise ValueError(f"no runs of reading {reading!r} at alpha={alpha}")
+    return {(str(g), int(s)): 100.0 * bool(v) for g, s, v in zip(sel["ground_truth"], sel["seed"], sel[_column(twins)])}
+
+
+def selection_difference(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *,
+                         twins: bool = False, confidence: float = CONFIDENCE) -> Comparison | None:
+    """Selection accuracy of ``reading`` − baseline in percentage points, paired over the runs
+    (target, seed) of the reading; None with fewer than two runs."""
+    return _paired(_run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
+                   _run_picks(frame, BASELINE.key, alpha, twins), confidence)  # type: ignore[arg-type]
+
+
+def mcnemar_p(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False) -> float:
+    """Exact McNemar test of the selection difference: two-sided binomial test of the discordant
+    pairs of runs (right under one reading only); 1 when there is none."""
+    a, b = _on_seeds_of(_run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
+                        _run_picks(frame, BASELINE.key, alpha, twins))  # type: ignore[arg-type]
+    gained = sum(a[k] > b[k] for k in a)
+    lost = sum(a[k] < b[k] for k in a)
+    return float(stats.binomtest(gained, gained + lost).pvalue) if gained + lost else 1.0
+
+
+def alpha_effect(frame: pd.DataFrame, reading: str, ground_truth: str) -> Comparison | None:
+    """Table 1's α comparison within one reading: MSE at α = 0 − MSE at α = 0.3 on one target,
+    paired by seed (positive: the regulariser helps, as the paper says); None with one seed."""
+    return _paired(_by_seed(frame, reading, 0.0, ground_truth), _by_seed(frame, reading, BASELINE_ALPHA, ground_truth))
+
+
+def majority_targets(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA) -> dict[str, str]:
+    """Per target: the candidate a strict majority of seeds chose (``""`` when none has one)."""
+    sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
+    out = {}
+    for gt, group in sel.groupby("ground_truth"):
+        counts = group["chosen"].value_counts()
+        out[str(gt)] = str(counts.index[0]) if counts.iloc[0] * 2 > len(group) else ""
+    return {gt: out[gt] for gt in GROUND_TRUTHS if gt in out}
+
+
+def _stats(comp: Comparison | None, scale: float = 1.0) -> tuple[float, float, float, float]:
+    """``(effect, CI low, CI high, MDE)`` × ``scale``; NaNs without an interval."""
+    if comp is None:
+        return (math.nan,) * 4  # type: ignore[return-value]
+    return comp.effect * scale, comp.ci_low * scale, comp.ci_high * scale, comp.mde * scale
+
+
+def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per reading (baseline first), plain floats for the page to format and glue:
+
+    * selection at α = 0.3, strict (``picked``/``n_runs``, exact 95 % interval ``acc_low``/``acc_high``)
+      and up to the twin (``picked_twin``, ``twin_low``/``twin_high``); ``majority`` and
+      ``majority_twin``: targets (of 5) that a strict majority of seeds picked right;
+    * ``d_acc`` and ``d_twin``: the paired differences from the baseline (percentage points) with
+      ``_low``/``_high``/``_mde`` and the exact McNemar ``_p``;
+    * ``log_ratio`` (pooled ln MSE ratio vs the baseline at α = 0.3) with ``log_low``/``log_high``/
+      ``log_mde``; ``ratio`` = ``exp(log_ratio)``;
+    * ``a0_minus_a3_<target>`` for Sigmoid and Tanh (Table 1's α claim within the reading: MSE at
+      α = 0 − at α = 0.3) with ``_low``/``_high``/``_mde``; ``alpha_log_ratio``: pooled over those
+      two targets, ln(MSE at α = 0.3 / MSE at α = 0) within the reading, with CI and MDE;
+    * ``seeds``: seeds of the reading (its comparisons pair with the baseline's same seeds).
+    """
+    rows = []
+    for reading in (BASELINE, *READINGS):
+        if not (frame["reading"] == reading.key).any():
+            continue
+        majority = majority_targets(frame, reading.key)
+        sel = frame[(frame["reading"] == reading.key) & (frame["alpha"] == BASELINE_ALPHA)]
+        row: dict[str, Any] = {"reading": reading.key, "family": reading.family, "label": reading.label,
+                               "seeds": int(sel["seed"].nunique()),
+                               "majority": sum(choice == gt for gt, choice in majority.items()),
+                               "majority_twin": sum(_right_up_to_twin(c, gt) for gt, c in majority.items() if c)}
+        for name, twins in (("acc", False), ("twin", True)):
+            acc = selection_accuracy(frame, reading.key, twins=twins)
+            row["picked" if not twins else "picked_twin"] = acc.k
+            row["n_runs"] = acc.n
+            row[f"{name}_low"], row[f"{name}_high"] = acc.ci_low, acc.ci_high
+            d = f"d_{name}"
+            if reading is BASELINE:
+                row.update({d: 0.0, f"{d}_low": 0.0, f"{d}_high": 0.0, f"{d}_mde": math.nan, f"{d}_p": 1.0})
+            else:
+                row[d], row[f"{d}_low"], row[f"{d}_high"], row[f"{d}_mde"] = _stats(
+                    selection_difference(frame, reading.key, twins=twins))
+                row[f"{d}_p"] = mcnemar_p(frame, reading.key, twins=twins)
+        if reading is BASELINE:
+            row.update(log_ratio=0.0, log_low=0.0, log_high=0.0, log_mde=math.nan)
+        else:
+            row["log_ratio"], row["log_low"], row["log_high"], row["log_mde"] = _stats(
+                pooled_log_ratio(frame, reading.key))
+        row["ratio"] = math.exp(row["log_ratio"]) if math.isfinite(row["log_ratio"]) else math.nan
+        for gt in ALPHA_TARGETS:
+            key = f"a0_minus_a3_{gt}"
+            row[key], row[f"{key}_low"], row[f"{key}_high"], row[f"{key}_mde"] = _stats(
+                alpha_effect(frame, reading.key, gt))
+        row["alpha_log_ratio"], row["alpha_log_low"], row["alpha_log_high"], row["alpha_log_mde"] = _stats(
+            pooled_log_ratio(frame, reading.key, BASELINE_ALPHA, against=(reading.key, 0.0), targets=ALPHA_TARGETS))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("reading")
+
+
+def per_target_table(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.DataFrame:
+    """Per reading (rows) and ground truth (columns): mean held-out MSE at ``α`` over the reading's
+    seeds, and the paired difference from the baseline (``Δ``) with its 95 % CI and MDE."""
+    rows = {}
+    for reading in (BASELINE, *READINGS):
+        if not (frame["reading"] == reading.key).any():
+            continue
+        comps = mse_comparisons(frame, reading.key, alpha) if reading is not BASELINE else {}
+        row = {}
+        for gt in GROUND_TRUTHS:
+            row[(DISPLAY[gt], "MSE")] = float(np.mean(list(_by_seed(frame, reading.key, alpha, gt).values())))
+            eff, lo, hi, mde = _stats(comps.get(gt))
+            row[(DISPLAY[gt], "Δ")], row[(DISPLAY[gt], "low")], row[(DISPLAY[gt], "high")] = eff, lo, hi
+            row[(DISPLAY[gt], "MDE")] = mde
+        rows[reading.label] = row
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    table.index.name = "reading"
+    return table
+
+
+# --------------------------------------------------------------------------------------------
+# Display
+# --------------------------------------------------------------------------------------------
+
+
+def readings_overview() -> pd.DataFrame:
+    """What each reading changes and why it is a fair reading of the paper."""
+    rows = [(BASELINE.family, BASELINE.label, BASELINE.why, "Table 1's runs")]
+    for r in READINGS:
+        zero = "re-run under the reading" if r.changes_zero_arm else "Table 1's α = 0 runs"
+        rows.append((r.family, r.label, r.why, zero))
+    return pd.DataFrame(rows, columns=["open choice", "reading", "why", "α = 0 arm"]).set_index("reading")
+
+
+def _interval(mid: float, lo: float, hi: float, fmt: str, mde: float = math.nan) -> str:
+    if not math.isfinite(mid):
+        return "—"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return format(mid, fmt)
+    text = f"{format(mid, fmt)} [{format(lo, fmt)}, {format(hi, fmt)}]"
+    return text + (f" (MDE {format(mde, fmt.lstrip('+'))})" if math.isfinite(mde) else "")
+
+
+def _factor(log_mid: float, log_lo: float, log_hi: float, log_mde: float) -> str:
+    """A log ratio shown as a factor: ``0.85 [0.70, 1.03] (MDE ×1.21)`` (the MDE as the factor it detects)."""
+    if not math.isfinite(log_mid):
+        return "—"
+    if not (math.isfinite(log_lo) and math.isfinite(log_hi)):
+        return f"{math.exp(log_mid):.2f}"
+    mde = f" (MDE ×{math.exp(log_mde):.2f})" if math.isfinite(log_mde) else ""
+    return f"{math.exp(log_mid):.2f} [{math.exp(log_lo):.2f}, {math.exp(log_hi):.2f}]{mde}"
+
+
+def readings_display(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`readings_table` as text: estimate [95 % CI] (MDE) per measure."""
+    out = pd.DataFrame(index=table["label"])
+    out["seeds"] = table["seeds"].to_numpy()
+    out["picked truth"] = [f"{int(r.picked)}/{int(r.n_runs)} [{r.acc_low:.0%}, {r.acc_high:.0%}]"
+                           for r in table.itertuples()]
+    out["Δ (points)"] = [_interval(r.d_acc, r.d_acc_low, r.d_acc_high, "+.0f", r.d_acc_mde)
+                         + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_acc_p:.2f}")
+                         for r in table.itertuples()]
+    out["truth or twin"] = [f"{int(r.picked_twin)}/{int(r.n_runs)} [{r.twin_low:.0%}, {r.twin_high:.0%}]"
+                            for r in table.itertuples()]
+    out["Δ up to twin (points)"] = [_interval(r.d_twin, r.d_twin_low, r.d_twin_high, "+.0f", r.d_twin_mde)
+                                    + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_twin_p:.2f}")
+                                    for r in table.itertuples()]
+    out["targets by majority (up to twin)"] = [f"{int(r.majority_twin)}/5" for r in table.itertuples()]
+    out["MSE ÷ baseline"] = [_factor(r.log_ratio, r.log_low, r.log_high, r.log_mde) if r.Index != BASELINE.key
+                             else "1" for r in table.itertuples()]
+    for gt in ALPHA_TARGETS:
+        c = f"a0_minus_a3_{gt}"
+        out[f"{DISPLAY[gt]}: MSE α=0 − α=0.3"] = [
+            _interval(getattr(r, c), getattr(r, f"{c}_low"), getattr(r, f"{c}_high"), "+.4f", getattr(r, f"{c}_mde"))
+            for r in table.itertuples()]
+    out.index.name = "reading"
+    return out
+
+
+def per_target_display(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.DataFrame:
+    """:func:`per_target_table` as text: per target, the mean MSE and ``Δ [95 % CI]`` vs the baseline."""
+    table = per_target_table(frame, alpha)
+    out = pd.DataFrame(index=table.index)
+    for gt in GROUND_TRUTHS:
+        d = DISPLAY[gt]
+        out[(d, "MSE")] = table[(d, "MSE")].map(lambda v: f"{v:.4f}")
+        out[(d, "Δ vs baseline [95% CI]")] = [
+            _interval(m, lo, hi, "+.4f") for m, lo, hi in zip(table[(d, "Δ")], table[(d, "low")], table[(d, "high")])]
+    out.columns = pd.MultiIndex.from_tuples(out.columns)
+    return out
+
+
+def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, float]:
+    """The numbers the page quotes, as plain floats keyed for ``glue`` (no dots in the keys):
+    per reading ``<key>_<what>`` (``twin``/``n`` picks up to the twin, ``sig`` Sigmoid picks,
+    ``ratio``/``ratio_low``/``ratio_high`` pooled MSE factor vs the baseline, ``aratio`` MSE factor
+    α = 0.3 / α = 0 on Sigmoid and Tanh, ``d``/``d_low``/``d_high``/``d_mde``/``d_p`` the selection
+    difference up to the twin), plus the page-level counts."""
+    out: dict[str, float] = {}
+    for key, row in table.iterrows():
+        sig = frame[(frame["reading"] == key) & (frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == "sigmoid")]
+        out.update({f"{key}_twin": float(row["picked_twin"]), f"{key}_n": float(row["n_runs"]),
+                    f"{key}_sig": float(sig["picked"].sum()), f"{key}_seeds": float(row["seeds"]),
+                    f"{key}_ratio": float(math.exp(row["log_ratio"])), f"{key}_ratio_low": float(math.exp(row["log_low"])),
+                    f"{key}_ratio_high": float(math.exp(row["log_high"])),
+                    f"{key}_aratio": float(math.exp(row["alpha_log_ratio"])),
+                    f"{key}_d": float(row["d_twin"]), f"{key}_d_low": float(row["d_twin_low"]),
+                    f"{key}_d_high": float(row["d_twin_high"]), f"{key}_d_mde": float(row["d_twin_mde"]),
+                    f"{key}_d_p": float(row["d_twin_p"])})
+    readings = table.drop(index=BASELINE.key)
+    out["n_readings"] = float(len(readings))
+    out["n_keep"] = float((readings["majority_twin"] == 5).sum())
+    out["discord_bound"] = float(proportion(0, int(table.loc[BASELINE.key, "n_runs"])).ci_high)
+    worse = [(table[f"a0_minus_a3_{gt}_high"] < 0) for gt in ALPHA_TARGETS]
+    out["n_alpha_worse"] = float((worse[0] | worse[1]).sum())
+    out["n_with_baseline"] = float(len(table))
+    for gt in ALPHA_TARGETS:
+        sel = frame[(frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
+        out[f"best_a3_{gt}"] = float(sel.groupby("reading")["mse"].mean().min())
+        zero = frame[(frame["alpha"] == 0.0) & (frame["ground_truth"] == gt) & (frame["reading"] == BASELINE.key)]
+        out[f"base_a0_{gt}"] = float(zero["mse"].mean())
+    return out
