@@ -27,6 +27,7 @@ import datetime
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -38,9 +39,9 @@ from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
 from helpers.relu_ization import claims as C  # noqa: E402
-from helpers.relu_ization.experiment import calibration_batches, trained_models  # noqa: E402
+from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
 from helpers.relu_ization.latency import RECORD, calls_for, csr_matmul_times, interleaved_times, ratio_summary  # noqa: E402
-from helpers.relu_ization.protocol import ARM_LABELS, RELU_PAIRS, TRAIN_ARMS, reluization_config  # noqa: E402
+from helpers.relu_ization.protocol import ARM_LABELS, RELU_PAIRS, TRAIN_ARMS  # noqa: E402
 from helpers.relu_ization.quantize import quantize_int8, quantized_engine  # noqa: E402
 
 BATCHES = (1, 256)
@@ -126,9 +127,10 @@ def main(argv: list[str] | None = None) -> None:
                    "date": datetime.date.today().isoformat(), "batches": list(BATCHES),
                    "script": "benchmarks/relu_ization_latency.py"})
     for pair in pairs:
-        load = os.getloadavg()[0]
-        record["pairs"][pair] = {**_time_pair(pair, args.seed, args.rounds), "load_average": load}
-        print(f"{pair}: timed (load average {load:.2f})", flush=True)
+        load, started = os.getloadavg()[0], time.perf_counter()
+        timed = _time_pair(pair, args.seed, args.rounds)
+        record["pairs"][pair] = {**timed, "load_average": load, "seconds": time.perf_counter() - started}
+        print(f"{pair}: timed in {record['pairs'][pair]['seconds']:.0f} s (load average {load:.2f})", flush=True)
         path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     print(f"written {path}")
 

@@ -15,7 +15,6 @@ from torch import nn
 
 from helpers.core.models import MLP, build_model
 from helpers.core.results_cache import config_hash, run_or_load
-from helpers.core.runs import TrainConfig
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
 from helpers.lambda_gelu.layer_targets import (
@@ -31,6 +30,7 @@ from helpers.lambda_gelu.protocol import pair_config
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization import claims as C
 from helpers.relu_ization import protocol as P
+from helpers.relu_ization import experiment as E
 from helpers.relu_ization.experiment import swap_to_relu
 from helpers.relu_ization.latency import interleaved_times, latency_claims, ratio_summary
 from helpers.relu_ization.quantize import module_summary, quantize_int8, quantized_engine
@@ -188,7 +188,7 @@ def test_layerwise_annealing_records_targets_and_anneals_each_layer_to_its_own()
     record = hook.epoch_record(model)
     expected = [layer_lambda_target(s, 0.01) for s in seen]
     assert record["lambda_targets"] == pytest.approx(expected, rel=1e-12)
-    starts = [float(m.base_lam) for m in (model[1], model[3])]
+    starts = [float(m.base_lam.detach()) for m in (model[1], model[3])]
     lams = hook.on_epoch_start(4, model)  # w = (4 − 2)/(5 − 2)
     assert lams == pytest.approx([s + (2 / 3) * (t - s) for s, t in zip(starts, expected)], rel=1e-5)
     assert hook.on_epoch_start(5, model) == pytest.approx(expected, rel=1e-6)
@@ -330,7 +330,7 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
 
 
 def test_reluization_config_key_follows_the_pair_scale():
-    cfg = P.reluization_config("fmnist", "relu", 0, "cpu")
+    cfg = E.reluization_config("fmnist", "relu", 0, "cpu")
     assert cfg.train_config() == P.arm_train_config("fmnist", "relu", 0, "cpu")
     bigger = replace(cfg, train={**cfg.train, "n_train": 60000})
     assert config_hash(bigger) != config_hash(cfg)  # a new scale is a new run, never a stale load
@@ -346,7 +346,7 @@ def test_reluization_config_key_follows_the_pair_scale():
 @pytest.mark.slow
 def test_smoke_run_of_every_arm_and_its_tables_and_claims(require_dataset):
     require_dataset("fashion_mnist")
-    results = [run_or_load(cfg) for cfg in P.reluization_configs("fmnist", "smoke")]
+    results = [run_or_load(cfg) for cfg in E.reluization_configs("fmnist", "smoke")]
     by_arm = {r["config"]["arm"]: r for r in results}
     assert by_arm["relu"]["before_swap"] == by_arm["relu"]["after_swap"]
     assert all(0 <= z <= 1 for r in results for z in r["sparsity"]["after_swap"])
@@ -354,7 +354,7 @@ def test_smoke_run_of_every_arm_and_its_tables_and_claims(require_dataset):
     assert by_arm["lgelu_anneal"]["train"]["history"][-1]["lambdas"] == pytest.approx([P.LAMBDA_TARGET] * 4, rel=1e-6)
     targets = next(row["lambda_targets"] for row in by_arm["lgelu_layerwise"]["train"]["history"] if "lambda_targets" in row)
     assert by_arm["lgelu_layerwise"]["train"]["history"][-1]["lambdas"] == pytest.approx(targets, rel=1e-6)
-    assert len(by_arm["gelu"]["regions"]["pieces"]) == P.reluization_config("fmnist", "gelu", 0, "smoke").n_lines
+    assert len(by_arm["gelu"]["regions"]["pieces"]) == E.reluization_config("fmnist", "gelu", 0, "smoke").n_lines
     rows = A.arm_rows(results)
     assert list(rows["arm"]) == list(P.ARMS)
     assert A.summary_table(rows).shape[0] == len(P.ARMS)

@@ -33,7 +33,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers.core.train import TrainHook
 from helpers.lambda_gelu.hardness import AnnealingSchedule, lambda_modules
 
 __all__ = [

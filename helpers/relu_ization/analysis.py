@@ -214,23 +214,27 @@ def preactivation_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------------------- records
 def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """What int8 quantisation covered in each training arm (seed 0 is representative: the module
-    lists depend on the architecture and activation only)."""
-    rows = []
-    seen = set()
+    """What int8 quantisation covered in each network (the first seed of each training arm stands
+    for all: the module lists depend on the architecture and activation only). ``arm`` is the row
+    of :data:`ARMS` (the GELU run gives (i) and, swapped, (ii)); ``network`` says which network of
+    the arm was quantised."""
+    fmt = lambda d: ", ".join(f"{k} ×{v}" for k, v in d.items()) or "none"  # noqa: E731
+    rows, seen = [], set()
     for r in _check(list(results)):
         cfg, q = r["config"], r["int8"]
         if cfg["arm"] in seen:
             continue
         seen.add(cfg["arm"])
-        for stage in ("before_swap", "after_swap"):
-            if cfg["arm"] == "relu" and stage == "after_swap":
-                continue
+        if cfg["arm"] == "gelu":
+            networks = [("gelu", "GELU network", "before_swap"), ("gelu_swap", "swapped to ReLU", "after_swap")]
+        elif cfg["arm"] == "relu":
+            networks = [("relu", "as trained", "before_swap")]
+        else:
+            networks = [(cfg["arm"], "before swap", "before_swap"), (cfg["arm"], "swapped to ReLU", "after_swap")]
+        for arm, network, stage in networks:
             mods = q[f"modules_{stage}"]
-            fmt = lambda d: ", ".join(f"{k} ×{v}" for k, v in d.items()) or "none"  # noqa: E731
-            rows.append({"arm": cfg["arm"], "network": stage.replace("_", " ") if cfg["arm"] != "relu" else "as trained",
-                         "int8 modules": fmt(mods["int8"]), "float32 modules": fmt(mods["float"]),
-                         "scope": q["scope"]})
+            rows.append({"arm": arm, "network": network, "int8 modules": fmt(mods["int8"]),
+                         "float32 modules": fmt(mods["float"]), "scope": q["scope"]})
     return pd.DataFrame(rows)
 
 
@@ -257,13 +261,14 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
             continue
         t = cfg.train_config()
         e_s = math.floor(t.anneal_switch * t.epochs)
+        epochs = f"{e_s} epoch{'s' if e_s != 1 else ''}"
         if t.anneal_target is not None:
-            how = f"λ learned for {e_s} epochs, then linear to λ_target = {t.anneal_target:.1f} (Algorithm 1)"
+            how = f"λ learned for {epochs}, then linear to λ_target = {t.anneal_target:.1f} (Algorithm 1)"
         elif t.anneal_layer_eps is not None:
-            how = (f"λ learned for {e_s} epochs, then linear to a per-layer target "
+            how = (f"λ learned for {epochs}, then linear to a per-layer target "
                    f"(gate error ≤ ε = {t.anneal_layer_eps:g} on the layer's inputs)")
         elif t.delta_anneal_target is not None:
-            how = (f"δ = {t.activation_kwargs['delta']:.3f} for {e_s} epochs, then 1/δ linear to "
+            how = (f"δ = {t.activation_kwargs['delta']:.3f} for {epochs}, then 1/δ linear to "
                    f"δ_T = {t.delta_anneal_target:.4f}")
         else:
             how = "none"

@@ -15,6 +15,10 @@ validation set). For the model before and after every activation is replaced by 
   and the swap errors at the global λ_target;
 * for MLP pairs, the exact count of linear regions along lines between validation images (:mod:`.regions`).
 
+Configs. :class:`ReluizationConfig` (one training arm of one pair and seed) is defined here, beside
+its runner, so that building the configs registers the runner; :func:`reluization_configs` lists
+a pair's runs.
+
 Weights. The results hold every number the book shows; the trained weights are not committed.
 Each run stores its final state dict beside its result as ``<hash>.weights.ckpt`` (ignored by
 git) for the latency benchmark; :func:`trained_models` retrains a run when the file is missing
@@ -25,6 +29,7 @@ committed Table I/II result of the same TrainConfig (``reproduces``).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,21 +40,80 @@ from torch.utils.data import Subset
 from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
-from helpers.core.results_cache import config_hash, load_result, register_runner, result_path
+from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
 from helpers.core.runs import TrainConfig, build_run, train_model
-from helpers.core.runtime import training_threads
+from helpers.core.runtime import current_profile, training_threads
 from helpers.core.train import evaluate
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.layer_targets import activation_error, gate_error, layer_lambda_target, strided_sample
-from helpers.relu_ization.protocol import EPSILON, LAMBDA_TARGET, RELU_PAIRS, ReluizationConfig
+from helpers.relu_ization.protocol import (
+    EPSILON,
+    LAMBDA_TARGET,
+    RELU_PAIRS,
+    TRAIN_ARMS,
+    relu_pair,
+    arm_train_config,
+    pair_seeds,
+)
 from helpers.relu_ization.quantize import ENGINE, QUANT_API, module_summary, quantize_int8, quantized_engine
 from helpers.relu_ization.regions import count_regions, line_endpoints
 from helpers.relu_ization.sparsity import zero_fractions
 from helpers.srelu.activation import SReLU
 from helpers.srelu.training import DeltaAnnealing, set_srelu_delta
 
-__all__ = ["SWAPPED_TYPES", "swap_to_relu", "calibration_batches", "analyse", "run_reluization",
+__all__ = ["ReluizationConfig", "reluization_config", "reluization_configs", "SWAPPED_TYPES", "swap_to_relu", "calibration_batches", "analyse", "run_reluization",
            "weights_path", "trained_models"]
+
+@dataclass(frozen=True)
+class ReluizationConfig:
+    """One training arm, trained and then analysed (swap, sparsity, int8, pre-activations, regions).
+
+    ``train`` is the arm's :class:`TrainConfig` as its non-default fields (so the key changes with
+    the pair's scale, and not when TrainConfig gains a defaulted field). ``n_calibration``:
+    training images (or text blocks) for int8 calibration and pre-activation statistics;
+    ``n_lines``: lines for the linear-region count (MLP pairs).
+    """
+
+    experiment: str
+    pair: str
+    arm: str
+    seed: int
+    train: dict[str, Any]
+    profile: str = "cpu"
+    n_calibration: int = 2048
+    n_lines: int = 16
+    scale_note: str = ""
+
+    def __post_init__(self) -> None:
+        current_profile(self.profile)
+        relu_pair(self.pair)
+        if self.arm not in TRAIN_ARMS:
+            raise ValueError(f"unknown training arm {self.arm!r}; choose one of {', '.join(TRAIN_ARMS)}")
+        for name in ("n_calibration", "n_lines"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not isinstance(self.train, dict) or self.train.get("profile", "cpu") != self.profile:
+            raise ValueError(f"train must be a TrainConfig's fields of profile {self.profile!r}")
+
+    def train_config(self) -> TrainConfig:
+        return TrainConfig(**self.train)
+
+
+def reluization_config(pair: str, arm: str, seed: int, profile: str) -> ReluizationConfig:
+    cfg = arm_train_config(pair, arm, seed, profile)
+    fields = {k: v for k, v in hash_payload(cfg).items() if k != "config_class"}
+    fields["profile"] = cfg.profile  # kept even at its default, so the profile check above can read it
+    n_cal = 2048 if current_profile(profile) != "smoke" else 128
+    return ReluizationConfig(experiment=f"reluization_{pair}", pair=pair, arm=arm, seed=seed, train=fields,
+                             profile=profile, n_calibration=n_cal, n_lines=16 if profile != "smoke" else 2,
+                             scale_note=cfg.scale_note)
+
+
+def reluization_configs(pair: str, profile: str, arms: tuple[str, ...] = TRAIN_ARMS) -> list[ReluizationConfig]:
+    """Every training arm × seed of ``pair`` at ``profile``."""
+    return [reluization_config(pair, arm, s, profile) for s in pair_seeds(pair, profile) for arm in arms]
+
 
 #: The smooth activations the swap replaces by ``nn.ReLU``.
 SWAPPED_TYPES: tuple[type[nn.Module], ...] = (nn.GELU, LambdaGELU, SReLU)

@@ -172,6 +172,8 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
         for text, a, b, kw, note in cases:
             pct = _pct(record, pair, a, b)
             verdict, fields, comp = judge(lambda pct=pct: one_sample(pct), unit="%", digits=1, **kw)
+            if fields.get("n"):
+                fields["n"] = fields["n"].replace("runs", "timing rounds")
             ours = f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})" \
                 if comp is not None else "–"
             out.append(Claim(claim=f"{label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,

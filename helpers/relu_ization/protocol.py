@@ -9,11 +9,12 @@ A network trained with a smooth activation is turned into a ReLU network. The ar
 * (vi) λ-GELU annealed to a distribution-aware target per layer
   (:class:`helpers.lambda_gelu.layer_targets.LayerwiseAnnealing`), then swapped (analysis 6).
 
-Four training arms (:data:`TRAIN_ARMS`) give the six rows: a GELU run provides (i) before and
+Five training arms (:data:`TRAIN_ARMS`) give the six rows: a GELU run provides (i) before and
 (ii) after its swap. Every pair reuses a pair of the λ-GELU protocol (:data:`helpers.lambda_gelu.protocol.PAIRS`):
 its optimiser recipe and its scale per profile, so the GELU, ReLU and annealed λ-GELU arms are
 exactly the committed Table I/II runs (same config, same hash) and their retraining is checked
-against them. **Changing a pair's scale is one line**: the ``lgelu_pair`` of its
+against them. The run configs (:class:`~helpers.relu_ization.experiment.ReluizationConfig`) are
+built in :mod:`helpers.relu_ization.experiment`, beside their runner. **Changing a pair's scale is one line**: the ``lgelu_pair`` of its
 :class:`ReluPair` (or the :func:`pair_scale` line that reads it), e.g. when the decisive-scale
 pairs land.
 """
@@ -24,7 +25,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from helpers.core.results_cache import hash_payload
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
@@ -34,7 +34,7 @@ from helpers.srelu.training import delta_for_gate_gap
 __all__ = [
     "ARMS", "TRAIN_ARMS", "ARM_LABELS", "ReluPair", "RELU_PAIRS", "EPSILON", "LAMBDA_TARGET",
     "DELTA_START", "DELTA_TARGET", "delta_matching_lambda", "pair_scale", "pair_seeds", "cpu_pairs",
-    "pending_pairs", "arm_train_config", "ReluizationConfig", "reluization_config", "reluization_configs",
+    "pending_pairs", "relu_pair", "arm_train_config",
 ]
 
 #: The tolerance of both annealing targets: the λ-GELU paper's ε (Section IV-C).
@@ -99,7 +99,7 @@ RELU_PAIRS: dict[str, ReluPair] = {
 }
 
 
-def _pair(pair: str) -> ReluPair:
+def relu_pair(pair: str) -> ReluPair:
     if pair not in RELU_PAIRS:
         raise ValueError(f"unknown pair {pair!r}; choose one of {', '.join(RELU_PAIRS)}")
     return RELU_PAIRS[pair]
@@ -107,11 +107,11 @@ def _pair(pair: str) -> ReluPair:
 
 def pair_scale(pair: str, profile: str) -> Scale:
     """The scale ``pair`` runs at in ``profile`` (today: its λ-GELU pair's)."""
-    return PAIRS[_pair(pair).lgelu_pair].scale(profile)
+    return PAIRS[relu_pair(pair).lgelu_pair].scale(profile)
 
 
 def pair_seeds(pair: str, profile: str) -> tuple[int, ...]:
-    spec = _pair(pair)
+    spec = relu_pair(pair)
     if current_profile(profile) == "cpu" and spec.cpu_seeds is not None:
         return spec.cpu_seeds
     return pair_scale(pair, profile).seeds
@@ -136,7 +136,7 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str) -> TrainConfi
     """
     if arm not in TRAIN_ARMS:
         raise ValueError(f"unknown training arm {arm!r}; choose one of {', '.join(TRAIN_ARMS)}")
-    lp = _pair(pair).lgelu_pair
+    lp = relu_pair(pair).lgelu_pair
     if arm in ("gelu", "relu"):
         cfg = pair_config(lp, profile, activation=arm, seed=seed)
     else:
@@ -150,54 +150,3 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str) -> TrainConfi
         changes.update(experiment=f"reluization_{pair}", activation="srelu", activation_kwargs={"delta": DELTA_START},
                        hardness_lr_mult=1.0, init_mode=None, anneal_target=None, delta_anneal_target=DELTA_TARGET)
     return replace(cfg, **changes)
-
-
-@dataclass(frozen=True)
-class ReluizationConfig:
-    """One training arm, trained and then analysed (swap, sparsity, int8, pre-activations, regions).
-
-    ``train`` is the arm's :class:`TrainConfig` as its non-default fields (so the key changes with
-    the pair's scale, and not when TrainConfig gains a defaulted field). ``n_calibration``:
-    training images (or text blocks) for int8 calibration and pre-activation statistics;
-    ``n_lines``: lines for the linear-region count (MLP pairs).
-    """
-
-    experiment: str
-    pair: str
-    arm: str
-    seed: int
-    train: dict[str, Any]
-    profile: str = "cpu"
-    n_calibration: int = 2048
-    n_lines: int = 16
-    scale_note: str = ""
-
-    def __post_init__(self) -> None:
-        current_profile(self.profile)
-        _pair(self.pair)
-        if self.arm not in TRAIN_ARMS:
-            raise ValueError(f"unknown training arm {self.arm!r}; choose one of {', '.join(TRAIN_ARMS)}")
-        for name in ("n_calibration", "n_lines"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not isinstance(self.train, dict) or self.train.get("profile", "cpu") != self.profile:
-            raise ValueError(f"train must be a TrainConfig's fields of profile {self.profile!r}")
-
-    def train_config(self) -> TrainConfig:
-        return TrainConfig(**self.train)
-
-
-def reluization_config(pair: str, arm: str, seed: int, profile: str) -> ReluizationConfig:
-    cfg = arm_train_config(pair, arm, seed, profile)
-    fields = {k: v for k, v in hash_payload(cfg).items() if k != "config_class"}
-    fields["profile"] = cfg.profile  # kept even at its default, so the profile check above can read it
-    n_cal = 2048 if current_profile(profile) != "smoke" else 128
-    return ReluizationConfig(experiment=f"reluization_{pair}", pair=pair, arm=arm, seed=seed, train=fields,
-                             profile=profile, n_calibration=n_cal, n_lines=16 if profile != "smoke" else 2,
-                             scale_note=cfg.scale_note)
-
-
-def reluization_configs(pair: str, profile: str, arms: tuple[str, ...] = TRAIN_ARMS) -> list[ReluizationConfig]:
-    """Every training arm × seed of ``pair`` at ``profile``."""
-    return [reluization_config(pair, arm, s, profile) for s in pair_seeds(pair, profile) for arm in arms]
