@@ -37,9 +37,9 @@ from helpers.core.data.sources import offline
 #: :data:`helpers.core.data.OFFLINE_STAND_INS`; tests/test_preflight.py keeps this list complete.)
 NEEDED: dict[str, str] = {
     "adult": "00_datasets, λ-GELU Adult/MLP runs (10-12)",
-    "fashion_mnist": "00_datasets, λ-GELU FMNIST/MLP runs (11-12)",
-    "cifar10": "00_datasets, λ-GELU ResNet/DeiT runs, S-ReLU (20-21), Flex-Act CIFAR (31)",
-    "tinyshakespeare": "00_datasets, λ-GELU GPT runs, S-ReLU DPO (22)",
+    "fashion_mnist": "00_datasets, λ-GELU FMNIST/MLP runs (11-12), ReLU-ization MLP (40)",
+    "cifar10": "00_datasets, λ-GELU ResNet/DeiT runs, S-ReLU (20-21), Flex-Act CIFAR (31), ReLU-ization (41)",
+    "tinyshakespeare": "00_datasets, λ-GELU GPT runs, S-ReLU DPO (22), ReLU-ization GPT (41)",
 }
 
 #: The Debian package that provides Fashion-MNIST, and where it puts the files.

@@ -18,11 +18,12 @@ from helpers.core.result_files import CorruptResult, read_verified
 from helpers.core.runtime import results_root
 
 # Importing the runner modules registers their runners (and so their config classes): TrainConfig,
-# FlexActSyntheticConfig, DPOConfig. A result of a class not registered here fails as "unknown
+# FlexActSyntheticConfig, DPOConfig, ReluizationConfig. A result of a class not registered here fails as "unknown
 # config_class", so a new runner is noticed.
 from helpers.core import runs as _train_runner  # noqa: F401
 from helpers.flexact import synthetic as _flexact_synthetic_runner  # noqa: F401
 from helpers.srelu import dpo_experiment as _dpo_runner  # noqa: F401
+from helpers.relu_ization import experiment as _reluization_runner  # noqa: F401
 
 
 def _config_classes() -> dict[str, type]:

@@ -16,6 +16,7 @@ notebook in notebooks/ that is not in the toc at all (only_build_toc_files would
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,17 @@ def docnames(toc: Toc) -> list[str]:
     return [toc.root] + [f for part in toc.parts for f in part.files]
 
 
+def _yaml_scalar(text: str) -> str:
+    """``text`` as it must be written after ``caption:``: plain when YAML reads it back unchanged,
+    double-quoted otherwise (a caption such as "Beyond the papers: ReLU-ization" holds ": ")."""
+    try:
+        if yaml.safe_load(f"k: {text}") == {"k": text}:
+            return text
+    except yaml.YAMLError:
+        pass
+    return json.dumps(text, ensure_ascii=False)
+
+
 def render(toc: Toc, root: Path = ROOT) -> str:
     """_toc.yml text for ``toc`` with entries whose file is missing commented with ``#~``."""
 
@@ -98,7 +110,7 @@ def render(toc: Toc, root: Path = ROOT) -> str:
     for part in toc.parts:
         exists = [source_of(f, root) is not None for f in part.files]
         part_missing = not any(exists)
-        out.append(line("  ", f"- caption: {part.caption}", part_missing))
+        out.append(line("  ", f"- caption: {_yaml_scalar(part.caption)}", part_missing))
         out.append(line("    ", "chapters:", part_missing))
         out.extend(line("      ", f"- file: {f}", not ok) for f, ok in zip(part.files, exists, strict=True))
     return "\n".join(out) + "\n"

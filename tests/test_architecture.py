@@ -21,9 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "helpers"
 
-METHODS = ("helpers.lambda_gelu.activation", "helpers.srelu.activation", "helpers.flexact.activation", "helpers.gelu_primer")
+METHODS = ("helpers.lambda_gelu", "helpers.srelu", "helpers.flexact", "helpers.gelu_primer")
 APP = ("helpers.activations", "helpers.models", "helpers.experiments", "helpers.claims", "helpers.verify_results",
-       "helpers.verify_rerun", "helpers.preflight", "helpers.protocols")
+       "helpers.verify_rerun", "helpers.preflight", "helpers.protocols", "helpers.relu_ization")
 
 #: Imports between method packages, each with its reason.
 METHOD_TO_METHOD: dict[tuple[str, str], str] = {}

@@ -71,3 +71,13 @@ def test_headline_and_tally():
     assert F.tally(claims) == "1 confirmed, 1 contradicted, 1 contradicted at our scale, 1 not run here"
     with pytest.raises(KeyError):
         F.find_claim(claims, "Lipschitz", "21_x")
+
+
+def test_a_finding_of_the_book_itself_shows_no_source_value():
+    own = Claim("MLP: annealed λ-GELU → ReLU matches ReLU", "This book (beyond the papers), ReLU-ization",
+                "hypothesis of this book", "83.99 vs 83.74", "cpu", "small", "inconclusive", "notebooks/40_x")
+    line = F.finding_line(own, link=False)
+    assert line.endswith("Ours: 83.99 vs 83.74 (the book's own finding).") and "the paper" not in line
+    missing = Claim("ViT: ReLU-ization", "This book (beyond the papers), ReLU-ization", "hypothesis", "–", "cpu",
+                    "", "not run here", "notebooks/41_x")
+    assert F.finding_line(missing, link=False).endswith("Not run here.")

@@ -100,3 +100,19 @@ def test_check_toc_detects_a_missing_notebook(tmp_path: Path) -> None:
     rendered = check_toc.render(check_toc.read_toc(toc, planned=True), tmp_path)
     assert "      - file: notebooks/05_orphan" in rendered
     assert "#~    - file: notebooks/06_missing" in rendered
+
+
+def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path) -> None:
+    """--write used to print every caption unquoted, so "A: B" turned _toc.yml into invalid YAML."""
+    check_toc = _check_toc_module()
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "intro.md").write_text("# x\n")
+    (tmp_path / "notebooks" / "40_a.ipynb").write_text("{}")
+    toc = tmp_path / "_toc.yml"
+    toc.write_text('format: jb-book\nroot: book/intro\nparts:\n  - caption: "Beyond: it"\n    chapters:\n'
+                   "      - file: notebooks/40_a\n")
+    rendered = check_toc.render(check_toc.read_toc(toc, planned=True), tmp_path)
+    toc.write_text(rendered)
+    assert check_toc.read_toc(toc).parts[0].caption == "Beyond: it"
+    assert not check_toc.problems(toc, tmp_path)

@@ -94,6 +94,11 @@ def select_claims(claims: Sequence[Claim], select: Sequence[str] | None = None, 
     return picked
 
 
+#: How a claim's ``source`` starts when it is the book's own finding beyond the papers (e.g. the
+#: ReLU-ization chapter): such a claim has a hypothesis, not a source's value.
+OWN_SOURCE = "This book"
+
+
 def _source_word(claim: Claim) -> str:
     return "the post" if "blog" in paper_of(claim).lower() else "the paper"
 
@@ -103,7 +108,9 @@ def finding_line(claim: Claim, *, limit: int = 110, link: bool = True) -> str:
     ours, theirs = _value(claim.our_value, limit), _value(claim.paper_value, limit)
     text = md_escape(shorten(claim.claim, 160))
     ref = f" ({{ref}}`details <{claim.anchor}>`)" if link and claim.anchor else ""
-    if claim.verdict == "not run here":
+    if paper_of(claim).startswith(OWN_SOURCE):  # the book's own hypothesis: no source's value to show
+        values = "Not run here." if claim.verdict == "not run here" else f"Ours: {ours} (the book's own finding)."
+    elif claim.verdict == "not run here":
         values = f"{_source_word(claim).capitalize()}: {theirs}; not run here."
     else:
         values = f"Ours: {ours}; {_source_word(claim)}: {theirs}."

@@ -63,6 +63,7 @@ class RunExtension:
 RUN_EXTENSIONS: tuple[str, ...] = (
     "helpers.lambda_gelu.training:RUN_EXTENSION",
     "helpers.flexact.hook:RUN_EXTENSION",
+    "helpers.srelu.training:RUN_EXTENSION",
 )
 _LOADED_EXTENSIONS: list[RunExtension] = []
 
@@ -118,6 +119,12 @@ class TrainConfig:
     init_mode: str | None = None
     anneal_target: float | None = None
     anneal_switch: float = 0.25
+    # Algorithm 1 with one target per layer: the smallest λ whose gate error on that layer's
+    # pre-activations (recorded during the last learning epoch) is <= this ε (helpers.lambda_gelu.layer_targets)
+    anneal_layer_eps: float | None = None
+    # S-ReLU's δ → 0 twin of Algorithm 1: δ = activation_kwargs["delta"] until the switch epoch, then
+    # 1/δ linear in the epoch to 1/delta_anneal_target (helpers.srelu.training)
+    delta_anneal_target: float | None = None
     penultimate_activation: str | None = None
     penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
     flexact_alpha: float = 0.0
@@ -154,6 +161,21 @@ class TrainConfig:
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
         if self.anneal_target is not None and self.anneal_target < 1:
             raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
+        if self.anneal_layer_eps is not None:
+            if self.anneal_target is not None:
+                raise ValueError("anneal_target (one λ for every layer) and anneal_layer_eps (a λ per layer) "
+                                 "exclude each other; set one")
+            if not 0 < self.anneal_layer_eps < 0.5:
+                raise ValueError(f"anneal_layer_eps must be in (0, 0.5), got {self.anneal_layer_eps!r}")
+            if math.floor(self.anneal_switch * self.epochs) < 1:
+                raise ValueError(f"anneal_layer_eps records pre-activations during the last learning epoch, "
+                                 f"but floor(anneal_switch·epochs) = floor({self.anneal_switch}·{self.epochs}) = 0")
+        if self.delta_anneal_target is not None:
+            if self.activation != "srelu" or self.activation_kwargs.get("learnable", False):
+                raise ValueError(f"delta_anneal_target anneals a fixed S-ReLU δ; activation is "
+                                 f"{self.activation!r} with {self.activation_kwargs}")
+            if not (math.isfinite(self.delta_anneal_target) and self.delta_anneal_target > 0):
+                raise ValueError(f"delta_anneal_target must be a finite number > 0, got {self.delta_anneal_target!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         if self.augment not in AUGMENTATIONS:
@@ -264,7 +286,12 @@ def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
         return _run_training(cfg, workdir)
 
 
-def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Train ``cfg`` (checkpointing into ``workdir``) and return ``(parts, out, result)``: the
+    :func:`build_run` parts (``parts["model"]`` is the model after the last epoch), the output of
+    :func:`fit` (with ``best_state``) and the result record without the substitution test. Used
+    by :func:`run_training` and by analyses that need the trained weights; the caller sets the
+    thread count (:func:`training_threads`)."""
     check_precision(cfg.precision)  # a bf16 run on a CPU without native bf16 stops here
     seed_everything(cfg.seed)
     parts = build_run(cfg)
@@ -273,10 +300,9 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     for extension in run_extensions():
         initial.update(extension.initial_record(model))
     started = time.perf_counter()
-    checkpoint = workdir / "checkpoint.ckpt"
     out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
               scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
-              checkpoint_path=checkpoint, keep_best_state=True,
+              checkpoint_path=workdir / "checkpoint.ckpt", keep_best_state=True,
               max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
               autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
               batch_transform=batch_transform(cfg.augment))
@@ -290,6 +316,13 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
         "data_source": parts["source"],
         "train_seconds": time.perf_counter() - started,  # informative only; never compared
     }
+    return parts, out, result
+
+
+def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+    parts, out, result = train_model(cfg, workdir)
+    model = parts["model"]
+    checkpoint = workdir / "checkpoint.ckpt"
     if cfg.activation in SUBSTITUTABLE:
         # Table II's test, recorded for every GELU/λ-GELU run: at the best-validation checkpoint,
         # swap every activation for ReLU and re-evaluate without any weight update.

@@ -4,6 +4,8 @@
 * ``hardness_lr_mult`` (c): the optimiser's parameter groups, ``η_s = c·η_w`` and no weight decay
   on ``s`` (:func:`~helpers.lambda_gelu.hardness.hardness_param_groups`);
 * ``anneal_target``: Algorithm 1 (:class:`~helpers.lambda_gelu.hardness.AnnealingSchedule`);
+* ``anneal_layer_eps``: Algorithm 1 with one distribution-aware target per layer
+  (:class:`~helpers.lambda_gelu.layer_targets.LayerwiseAnnealing`, beyond the paper);
 * the λ of every layer at the start (``lambda_init``) and after every epoch (``lambdas`` in the
   history, :class:`LambdaRecorder`); both are empty for a model without λ-GELU.
 """
@@ -17,6 +19,7 @@ from torch import nn
 from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
 from helpers.lambda_gelu.hardness import AnnealingSchedule, apply_init_mode, hardness_param_groups, layer_lambdas
+from helpers.lambda_gelu.layer_targets import LayerwiseAnnealing
 
 __all__ = ["LambdaRecorder", "LambdaGELURun", "RUN_EXTENSION"]
 
@@ -44,6 +47,8 @@ class LambdaGELURun(RunExtension):
         hooks: list = [LambdaRecorder()]
         if cfg.anneal_target is not None:
             hooks.append(AnnealingSchedule(cfg.epochs, cfg.anneal_target, switch_fraction=cfg.anneal_switch))
+        if cfg.anneal_layer_eps is not None:
+            hooks.append(LayerwiseAnnealing(cfg.epochs, cfg.anneal_layer_eps, switch_fraction=cfg.anneal_switch))
         return hooks
 
     def initial_record(self, model: nn.Module) -> dict[str, Any]:

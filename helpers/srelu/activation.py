@@ -295,6 +295,15 @@ class SReLU(nn.Module):
             return self._delta
         return float(self.log_delta.detach().exp())
 
+    def set_delta(self, delta: float) -> None:
+        """Change a fixed δ in place (δ annealing, :mod:`helpers.srelu.training`); a learnable δ
+        is changed through ``log_delta`` instead."""
+        if self.learnable:
+            raise ValueError("SReLU.set_delta changes a fixed delta; this module learns log_delta")
+        if isinstance(delta, torch.Tensor):
+            raise TypeError("SReLU.set_delta: pass delta as a Python number")
+        self._delta = float(_check_delta(delta, None, "SReLU.set_delta"))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_x(x, "SReLU")
         if x.dtype not in (torch.float32, torch.float64):  # half precision: compute in float32

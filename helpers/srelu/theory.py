@@ -43,7 +43,7 @@ __all__ = [
     "UniformError", "srelu_uniform_error",
     "activation_expr", "LipschitzResult", "lipschitz_constant", "srelu_lipschitz",
     "leaky_relu_by_convolution", "relu_gaussian_convolution", "gaussian_vs_lambda_gelu",
-    "same_variance_gaussian_sup_error", "expressions_equal",
+    "same_variance_gaussian_sup_error", "expressions_equal", "gate_l1_gap",
 ]
 
 
@@ -427,3 +427,19 @@ def same_variance_gaussian_sup_error() -> dict[str, sp.Expr]:
         "gaussian": sp.simplify(gauss),
         "epanechnikov": srelu_uniform_error().value,
     }
+
+
+# ------------------------------------------------------------------------------------------
+# Beyond the paper: S-ReLU's gate gap, the counterpart of λ-GELU's E∞ (notebooks 40-41)
+# ------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def gate_l1_gap() -> sp.Expr:
+    """``∫|H(x) − S-ReLU'(x)| dx`` over ℝ, S-ReLU's counterpart of λ-GELU's ``E∞(λ) = ∫|H(x) − Φ(λx)| dx``.
+
+    S-ReLU' is the "gate" of S-ReLU (``S-ReLU(x) = x·g(x)`` does not hold, but its slope plays
+    the gate's part in a ReLU swap): 0 left of ``−δ``, 1 right of ``δ`` and rising in between, so
+    the integrand is ``S-ReLU'`` on ``(−δ, 0)`` and ``1 − S-ReLU'`` on ``(0, δ)``. The answer,
+    ``3δ/8``, sets the δ that meets the same tolerance ε as λ-GELU's target: ``δ = 8ε/3``.
+    """
+    slope = sp.diff(srelu_by_convolution().middle, X)
+    return sp.simplify(sp.integrate(slope, (X, -DELTA, 0)) + sp.integrate(1 - slope, (X, 0, DELTA)))

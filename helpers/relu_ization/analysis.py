@@ -1,0 +1,305 @@
+"""Tables of the ReLU-ization chapter from its run results (:mod:`.experiment`), and the paired
+statistics behind its claims.
+
+Every training arm gives one result per seed; :func:`arm_rows` turns them into the six rows of
+:data:`~helpers.relu_ization.protocol.ARMS` (a GELU run gives (i) and, swapped, (ii)). A *cost* is
+counted as a loss: accuracy lost (in points, ×100) or perplexity gained, so a positive cost is
+always worse. Arms share seeds (same data order; the same initial weights for the same
+architecture), so differences between arms are paired by seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from helpers.core.statistics import Comparison, one_sample, paired_comparison
+from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
+
+__all__ = ["arm_setup_frame", "claims_table", "arm_means", "side_of", "arm_rows", "summary_table", "arm_values", "compare_arms", "cost_of_swap", "sparsity_frame",
+           "sparsity_summary", "regions_frame", "regions_per_seed", "layer_lambda_frame", "preactivation_frame",
+           "int8_modules", "reproduction_frame", "scale", "unit"]
+
+
+def _check(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    results = list(results)
+    if not results:
+        raise ValueError("no results: run or load the pair's configs first")
+    for r in results:
+        if "config" not in r or "before_swap" not in r:
+            raise ValueError("each result must be a ReluizationConfig result (run_or_load of reluization_configs)")
+    return results
+
+
+def scale(higher_is_better: bool) -> float:
+    """Display factor: accuracy in points (×100), perplexity as it is."""
+    return 100.0 if higher_is_better else 1.0
+
+
+def unit(higher_is_better: bool) -> str:
+    return "points" if higher_is_better else "perplexity"
+
+
+def _cost(before: float, after: float, higher_is_better: bool) -> float:
+    """What going from ``before`` to ``after`` costs (positive = worse), in display units."""
+    sign = 1.0 if higher_is_better else -1.0
+    return sign * (before - after) * scale(higher_is_better)
+
+
+def arm_rows(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per (arm, seed): ``value`` (float32 metric of the arm's deployed network), ``int8``,
+    ``before`` (the smooth network before its swap; NaN for GELU and ReLU rows), ``swap_cost``,
+    ``int8_cost`` (int8 against its own float32 network) and ``vs_gelu`` (against (i) of the same
+    seed), all costs in display units."""
+    rows = []
+    for r in _check(list(results)):
+        cfg, hib = r["config"], r["higher_is_better"]
+        base = {"pair": cfg["pair"], "seed": cfg["seed"], "higher_is_better": hib}
+        if cfg["arm"] == "gelu":
+            rows.append({**base, "arm": "gelu", "value": r["before_swap"], "int8": r["int8"]["before_swap"],
+                         "before": math.nan})
+            rows.append({**base, "arm": "gelu_swap", "value": r["after_swap"], "int8": r["int8"]["after_swap"],
+                         "before": r["before_swap"]})
+        elif cfg["arm"] == "relu":
+            rows.append({**base, "arm": "relu", "value": r["before_swap"], "int8": r["int8"]["before_swap"],
+                         "before": math.nan})
+        else:
+            rows.append({**base, "arm": cfg["arm"], "value": r["after_swap"], "int8": r["int8"]["after_swap"],
+                         "before": r["before_swap"]})
+    frame = pd.DataFrame(rows)
+    frame["swap_cost"] = [(_cost(b, v, h) if not math.isnan(b) else math.nan)
+                          for b, v, h in zip(frame["before"], frame["value"], frame["higher_is_better"])]
+    frame["int8_cost"] = [_cost(v, q, h) for v, q, h in zip(frame["value"], frame["int8"], frame["higher_is_better"])]
+    gelu = frame[frame["arm"] == "gelu"].set_index(["pair", "seed"])["value"]
+    frame["vs_gelu"] = [(_cost(gelu[(p, s)], v, h) if (p, s) in gelu.index else math.nan)
+                        for p, s, v, h in zip(frame["pair"], frame["seed"], frame["value"], frame["higher_is_better"])]
+    frame["label"] = frame["arm"].map(ARM_LABELS)
+    order = {a: i for i, a in enumerate(ARMS)}
+    return frame.sort_values(["pair", "arm", "seed"], key=lambda c: c.map(order) if c.name == "arm" else c,
+                             ignore_index=True)
+
+
+def _mean_sd(values: pd.Series, digits: int) -> str:
+    v = values.dropna().to_numpy(dtype=float)
+    if v.size == 0:
+        return "–"
+    if v.size == 1:
+        return f"{v[0]:.{digits}f}"
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}"
+
+
+def summary_table(rows: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Mean ± sd over seeds per arm, in display units: the deployed float32 metric, the smooth
+    network before its swap, the swap's cost, int8 and int8's cost."""
+    out = []
+    for arm, g in rows.groupby("arm", sort=False):
+        k = scale(bool(g["higher_is_better"].iloc[0]))
+        out.append({"arm": ARM_LABELS[arm], "seeds": len(g),
+                    "before swap": _mean_sd(g["before"] * k, digits), "float32": _mean_sd(g["value"] * k, digits),
+                    "swap cost": _mean_sd(g["swap_cost"], digits), "int8": _mean_sd(g["int8"] * k, digits),
+                    "int8 cost": _mean_sd(g["int8_cost"], digits)})
+    return pd.DataFrame(out).set_index("arm")
+
+
+def arm_values(rows: pd.DataFrame, arm: str, column: str = "value") -> dict[int, float]:
+    """``{seed: rows[column]}`` of one arm (in display units for metric columns)."""
+    g = rows[rows["arm"] == arm]
+    if g.empty:
+        raise KeyError(f"no rows of arm {arm!r}")
+    k = scale(bool(g["higher_is_better"].iloc[0])) if column in ("value", "int8", "before") else 1.0
+    return {int(s): float(v) * k for s, v in zip(g["seed"], g[column])}
+
+
+def compare_arms(rows: pd.DataFrame, arm_a: str, arm_b: str, column: str = "value") -> Comparison:
+    """``arm_a − arm_b`` of ``column``, paired by seed (display units)."""
+    return paired_comparison(arm_values(rows, arm_a, column), arm_values(rows, arm_b, column))
+
+
+def cost_of_swap(rows: pd.DataFrame, arm: str) -> Comparison:
+    """The mean cost of an arm's swap over seeds, with its one-sample t interval."""
+    return one_sample(arm_values(rows, arm, "swap_cost"))
+
+
+# ------------------------------------------------------------------------------ sparsity
+def sparsity_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Long frame: arm (of :data:`ARMS`), seed, site, layer (1-based), stage, zero_fraction.
+
+    ``stage`` is ``"deployed"`` for the network an arm ships (GELU itself for (i), the swapped
+    network for (ii)-(vi), the network as trained for (v)) and ``"before swap"`` for the smooth
+    network of (iii), (iv) and (vi) at the end of its annealing.
+    """
+    rows = []
+    for r in _check(list(results)):
+        cfg, sp = r["config"], r["sparsity"]
+        arm = cfg["arm"]
+        if arm == "gelu":
+            stages = [("gelu", "before_swap", "deployed"), ("gelu_swap", "after_swap", "deployed")]
+        elif arm == "relu":
+            stages = [("relu", "before_swap", "deployed")]
+        else:
+            stages = [(arm, "before_swap", "before swap"), (arm, "after_swap", "deployed")]
+        for name, key, stage in stages:
+            for i, (site, z) in enumerate(zip(sp["sites"], sp[key]), 1):
+                rows.append({"pair": cfg["pair"], "arm": name, "seed": cfg["seed"], "site": site, "layer": i,
+                             "stage": stage, "zero_fraction": z})
+    return pd.DataFrame(rows)
+
+
+def sparsity_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean exact-zero fraction over every site, per arm, stage and seed (the unweighted mean of the sites)."""
+    g = frame.groupby(["arm", "stage", "seed"], sort=False)["zero_fraction"].mean().reset_index()
+    return g
+
+
+# ----------------------------------------------------------------------------- linear regions
+def regions_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Long frame: arm, seed, line, pieces (regions crossed), distinct patterns, length, density
+    (pieces per unit of input-space length). Arms without a region count are left out."""
+    rows = []
+    for r in _check(list(results)):
+        if "regions" not in r:
+            continue
+        cfg = r["config"]
+        arm = "gelu_swap" if cfg["arm"] == "gelu" else cfg["arm"]
+        reg = r["regions"]
+        for i, (p, d, ln) in enumerate(zip(reg["pieces"], reg["distinct"], reg["length"])):
+            rows.append({"pair": cfg["pair"], "arm": arm, "seed": cfg["seed"], "line": i, "pieces": p,
+                         "distinct": d, "length": ln, "density": p / ln})
+    return pd.DataFrame(rows)
+
+
+def regions_per_seed(frame: pd.DataFrame, column: str = "pieces") -> pd.DataFrame:
+    """Mean over lines per arm and seed (what the paired comparisons use)."""
+    return frame.groupby(["arm", "seed"], sort=False)[column].mean().reset_index()
+
+
+# ------------------------------------------------------------------------- per-layer targets
+def layer_lambda_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Per seed and λ-GELU layer of the per-layer arm (vi): the target chosen at the switch
+    epoch, the final λ, and the global λ_target beside them; plus, for every arm, the λ that meets
+    ε on the final network's own pre-activations (``lambda_for_eps``)."""
+    rows = []
+    for r in _check(list(results)):
+        cfg = r["config"]
+        if cfg["arm"] != "lgelu_layerwise":
+            continue
+        history = r["train"]["history"]
+        targets = next((row["lambda_targets"] for row in history if "lambda_targets" in row), None)
+        if targets is None:
+            raise ValueError(f"run {r['config_hash']} recorded no lambda_targets")
+        final = history[-1]["lambdas"]
+        for i, (t, f) in enumerate(zip(targets, final), 1):
+            rows.append({"pair": cfg["pair"], "seed": cfg["seed"], "layer": i, "target": t, "final_lambda": f,
+                         "global_target": LAMBDA_TARGET,
+                         "lambda_for_eps_final": r["preactivations"]["lambda_for_eps"][i - 1]})
+    return pd.DataFrame(rows)
+
+
+def preactivation_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Per arm, seed and site, the final network's pre-activation statistics on the calibration
+    images: std, the λ meeting ε, the gate and activation errors of a swap at the global λ_target."""
+    rows = []
+    for r in _check(list(results)):
+        cfg, pre = r["config"], r["preactivations"]
+        for i, site in enumerate(pre["sites"]):
+            rows.append({"pair": cfg["pair"], "arm": cfg["arm"], "seed": cfg["seed"], "layer": i + 1, "site": site,
+                         "std": pre["std"][i], "lambda_for_eps": pre["lambda_for_eps"][i],
+                         "gate_error_global": pre["gate_error_global"][i],
+                         "activation_error_global": pre["activation_error_global"][i]})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------- records
+def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """What int8 quantisation covered in each network (the first seed of each training arm stands
+    for all: the module lists depend on the architecture and activation only). ``arm`` is the row
+    of :data:`ARMS` (the GELU run gives (i) and, swapped, (ii)); ``network`` says which network of
+    the arm was quantised."""
+    fmt = lambda d: ", ".join(f"{k} ×{v}" for k, v in d.items()) or "none"  # noqa: E731
+    rows, seen = [], set()
+    for r in _check(list(results)):
+        cfg, q = r["config"], r["int8"]
+        if cfg["arm"] in seen:
+            continue
+        seen.add(cfg["arm"])
+        if cfg["arm"] == "gelu":
+            networks = [("gelu", "GELU network", "before_swap"), ("gelu_swap", "swapped to ReLU", "after_swap")]
+        elif cfg["arm"] == "relu":
+            networks = [("relu", "as trained", "before_swap")]
+        else:
+            networks = [(cfg["arm"], "before swap", "before_swap"), (cfg["arm"], "swapped to ReLU", "after_swap")]
+        for arm, network, stage in networks:
+            mods = q[f"modules_{stage}"]
+            rows.append({"arm": arm, "network": network, "int8 modules": fmt(mods["int8"]),
+                         "float32 modules": fmt(mods["float"]), "scope": q["scope"]})
+    return pd.DataFrame(rows)
+
+
+def reproduction_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """For the arms that are committed Table I/II runs: was the retraining identical to them?"""
+    rows = []
+    for r in _check(list(results)):
+        rep = r["reproduces"]
+        if rep.get("found"):
+            rows.append({"arm": r["config"]["arm"], "seed": r["config"]["seed"], "committed run": rep["config_hash"],
+                         "identical": rep["identical"], "max |Δ val metric|": rep["max_abs_diff_val_metric"]})
+    return pd.DataFrame(rows)
+
+
+
+# ------------------------------------------------------------------------------- page tables
+def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
+    """One row per training arm: what it trains and how it reaches ReLU (from the configs)."""
+    rows, seen = [], {}
+    for cfg in configs:
+        seen.setdefault(cfg.arm, []).append(cfg.seed)
+    for cfg in configs:
+        if cfg.arm in {r["training arm"] for r in rows}:
+            continue
+        t = cfg.train_config()
+        e_s = math.floor(t.anneal_switch * t.epochs)
+        epochs = f"{e_s} epoch{'s' if e_s != 1 else ''}"
+        if t.anneal_target is not None:
+            how = f"λ learned for {epochs}, then linear to λ_target = {t.anneal_target:.1f} (Algorithm 1)"
+        elif t.anneal_layer_eps is not None:
+            how = (f"λ learned for {epochs}, then linear to a per-layer target "
+                   f"(gate error ≤ ε = {t.anneal_layer_eps:g} on the layer's inputs)")
+        elif t.delta_anneal_target is not None:
+            how = (f"δ = {t.activation_kwargs['delta']:.3f} for {epochs}, then 1/δ linear to "
+                   f"δ_T = {t.delta_anneal_target:.4f}")
+        else:
+            how = "none"
+        arms = [a for a in ARMS if a == cfg.arm or (cfg.arm == "gelu" and a == "gelu_swap")]
+        rows.append({"training arm": cfg.arm, "rows": ", ".join(ARM_LABELS[a] for a in arms),
+                     "activation": t.activation, "annealing": how, "epochs": t.epochs,
+                     "train examples": t.n_train if t.n_train is not None else "all",
+                     "optimiser": f"{t.optimizer}, lr {t.lr:g}", "seeds": ", ".join(map(str, seen[cfg.arm]))})
+    return pd.DataFrame(rows).set_index("training arm")
+
+
+def claims_table(claims: Sequence[Any]) -> pd.DataFrame:
+    """Claims as a page table: claim, our value, verdict as shown in the report, statistics, note."""
+    return pd.DataFrame([{"claim": c.claim, "ours": c.our_value, "verdict": c.verdict_label, "effect": c.effect,
+                          "95% CI": c.ci, "n": c.n, "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])
+
+
+def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:
+    """Mean over seeds of ``column`` per arm, in display units for metric columns."""
+    return {arm: float(sum(v.values()) / len(v)) for arm in rows["arm"].unique()
+            for v in [arm_values(rows, arm, column)]}
+
+
+def side_of(values: Iterable[float], threshold: float) -> str:
+    """Where ``values`` lie against ``threshold``, in words: "below", "above" or "on both sides of"
+    (for prose that must follow the data)."""
+    v = [float(x) for x in values]
+    if not v:
+        raise ValueError("no values")
+    if all(x < threshold for x in v):
+        return "below"
+    if all(x > threshold for x in v):
+        return "above"
+    return "on both sides of"

@@ -1,0 +1,179 @@
+"""The ReLU-ization chapter's findings as claims: the book's own hypotheses, not a paper's.
+
+No source measures what ReLU-ization buys, so every row states a hypothesis of this book
+(``source = "This book (beyond the papers), ReLU-ization"``) and decides it with the book's one
+verdict rule (:func:`helpers.core.report.judge`): paired by seed, Student-t 95 % intervals, TOST
+for "matches" with the margin in the claim, the MDE shown. Margins: half a point of accuracy
+(the book's "matches" tolerance, as for Table II), a quarter of a perplexity unit (about 2 % of
+the language model's perplexity), 5 points of exact-zero fraction, 20 % of a region count.
+
+:func:`pair_claims` builds the rows of one pair from its results; :func:`claims` loads the
+committed cpu results (never trains) for the report, and says "not run here" for what is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from helpers.core.report import Claim, judge
+from helpers.core.results_cache import load_result
+from helpers.core.statistics import Comparison, one_sample, paired_comparison
+from helpers.relu_ization import analysis as A
+from helpers.relu_ization.latency import latency_claims
+from helpers.relu_ization.experiment import reluization_configs
+from helpers.relu_ization.protocol import LAMBDA_TARGET, RELU_PAIRS, cpu_pairs, pair_scale
+
+__all__ = ["SOURCE", "NOTEBOOKS", "ANCHORS", "MARGINS", "SPARSITY_MARGIN", "REGION_MARGIN_PCT", "pair_claims",
+           "claims"]
+
+SOURCE = "This book (beyond the papers), ReLU-ization"
+NB_MLP = "notebooks/40_reluization_mlp"
+NB_PAIRS = "notebooks/41_reluization_pairs"
+NOTEBOOKS = {"fmnist": NB_MLP}
+ANCHORS = {NB_MLP: "reluization-mlp-claims", NB_PAIRS: "reluization-pairs-claims"}
+#: "Matches" margins, in display units (accuracy points; perplexity).
+MARGINS = {True: 0.5, False: 0.25}
+SPARSITY_MARGIN = 5.0  # points of exact-zero fraction
+REGION_MARGIN_PCT = 20.0
+HYPOTHESIS = "hypothesis of this book (no source measures it)"
+
+
+def _notebook(pair: str) -> str:
+    return NOTEBOOKS.get(pair, NB_PAIRS)
+
+
+def _claim(pair: str, text: str, verdict: str, ours: str, fields: Mapping[str, str], profile: str,
+           note: str = "") -> Claim:
+    nb = _notebook(pair)
+    scale = pair_scale(pair, profile).note
+    return Claim(claim=f"{RELU_PAIRS[pair].label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
+                 profile=profile, scale=scale, verdict=verdict, notebook=nb, note=note,  # type: ignore[arg-type]
+                 anchor=ANCHORS[nb], **dict(fields))
+
+
+def _judged(pair: str, text: str, make: Callable[[], Comparison], profile: str, *, ours: Callable[[Comparison], str],
+            note: str = "", digits: int = 2, unit: str = "", **kw: Any) -> Claim:
+    verdict, fields, comp = judge(make, digits=digits, unit=unit, **kw)
+    shown = ours(comp) if comp is not None else "one seed: no interval"
+    return _claim(pair, text, verdict, shown, fields, profile, note)
+
+
+def _sparsity_values(frame: pd.DataFrame, arm: str, stage: str) -> dict[int, float]:
+    g = frame[(frame["arm"] == arm) & (frame["stage"] == stage)]
+    return {int(s): 100.0 * float(v) for s, v in g.groupby("seed")["zero_fraction"].mean().items()}
+
+
+def _region_pct(frame: pd.DataFrame, arm: str, ref: str = "relu") -> dict[int, float]:
+    per = A.regions_per_seed(frame).set_index(["arm", "seed"])["pieces"]
+    seeds = sorted({s for a, s in per.index if a == arm} & {s for a, s in per.index if a == ref})
+    return {s: 100.0 * (per[(arm, s)] / per[(ref, s)] - 1.0) for s in seeds}
+
+
+def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -> list[Claim]:
+    """The claims of one pair from its results (every training arm and seed)."""
+    rows = A.arm_rows(results)
+    hib = bool(rows["higher_is_better"].iloc[0])
+    u, m = A.unit(hib), MARGINS[hib]
+    mean = lambda arm, col="value": float(np.mean(list(A.arm_values(rows, arm, col).values())))  # noqa: E731
+    out = [
+        _judged(pair, "swapping a trained GELU network's activations for ReLU "
+                      f"{'costs accuracy' if hib else 'raises perplexity'}",
+                lambda: A.cost_of_swap(rows, "gelu_swap"), profile, direction=1, unit=u,
+                ours=lambda c: f"cost {c.effect:+.2f} {u} (GELU {mean('gelu'):.2f} → {mean('gelu_swap'):.2f})"),
+        _judged(pair, "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU",
+                lambda: A.compare_arms(rows, "lgelu_anneal", "gelu_swap", "swap_cost"), profile, direction=-1, unit=u,
+                ours=lambda c: f"swap cost {mean('lgelu_anneal', 'swap_cost'):+.2f} vs {mean('gelu_swap', 'swap_cost'):+.2f} {u}"),
+        _judged(pair, f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{m} {u})",
+                lambda: A.cost_of_swap(rows, "srelu_anneal"), profile, claim="equivalence", margin=m, unit=u,
+                ours=lambda c: f"swap cost {c.effect:+.3f} {u}", digits=3),
+        _judged(pair, f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
+                lambda: A.compare_arms(rows, "lgelu_anneal", "relu"), profile, claim="equivalence", margin=m, unit=u,
+                ours=lambda c: f"{mean('lgelu_anneal'):.2f} vs {mean('relu'):.2f}"),
+        _judged(pair, f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
+                lambda: A.compare_arms(rows, "srelu_anneal", "relu"), profile, claim="equivalence", margin=m, unit=u,
+                ours=lambda c: f"{mean('srelu_anneal'):.2f} vs {mean('relu'):.2f}"),
+        _judged(pair, f"annealed λ-GELU → ReLU keeps its int8 {'accuracy' if hib else 'perplexity'} within ±{m} {u} "
+                      "of ReLU from scratch (x86 static int8)",
+                lambda: A.compare_arms(rows, "lgelu_anneal", "relu", "int8"), profile, claim="equivalence", margin=m,
+                unit=u, ours=lambda c: f"int8 {mean('lgelu_anneal', 'int8'):.2f} vs {mean('relu', 'int8'):.2f}"),
+        _judged(pair, "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch",
+                lambda: A.compare_arms(rows, "gelu", "relu", "int8_cost"), profile, direction=1, unit=u,
+                ours=lambda c: f"int8 cost {mean('gelu', 'int8_cost'):+.2f} vs {mean('relu', 'int8_cost'):+.2f} {u}"),
+        _judged(pair, "per-layer, distribution-aware λ targets give a ReLU network no worse than the global "
+                      f"λ_target does (non-inferiority, margin {m} {u})",
+                lambda: _non_worse(rows, "lgelu_layerwise", "lgelu_anneal", hib), profile, claim="non-inferiority",
+                margin=m, unit=u, ours=lambda c: f"{mean('lgelu_layerwise'):.2f} vs {mean('lgelu_anneal'):.2f}"),
+    ]
+    targets = A.layer_lambda_frame(results)
+    per_seed = {int(k): float(v) - LAMBDA_TARGET for k, v in targets.groupby("seed")["target"].mean().items()}
+    out.append(_judged(
+        pair, f"the per-layer, distribution-aware targets are smaller than the global λ_target ≈ {LAMBDA_TARGET:.0f} "
+              "(mean over layers)",
+        lambda: one_sample(per_seed), profile, direction=-1, digits=1,
+        ours=lambda c: f"mean target {LAMBDA_TARGET + c.effect:.1f} (layers {targets.groupby('layer')['target'].mean().min():.0f}"
+                       f" to {targets.groupby('layer')['target'].mean().max():.0f})",
+        note="Each target: the smallest λ whose expected gate error E|H(x) − Φ(λx)| on the layer's inputs during the "
+             "last learning epoch is at most ε = 0.005 (the paper's ε)."))
+    sp = A.sparsity_frame(results)
+    out.append(_judged(
+        pair, f"annealed λ-GELU → ReLU is as sparse as ReLU from scratch (exact zeros, within ±{SPARSITY_MARGIN:g} points)",
+        lambda: paired_comparison(_sparsity_values(sp, "lgelu_anneal", "deployed"), _sparsity_values(sp, "relu", "deployed")),
+        profile, claim="equivalence", margin=SPARSITY_MARGIN, unit="points",
+        ours=lambda c: f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % vs "
+                       f"{np.mean(list(_sparsity_values(sp, 'relu', 'deployed').values())):.1f} % zeros"))
+    out.append(_judged(
+        pair, f"λ-GELU at λ_target ≈ {LAMBDA_TARGET:.0f} is already as sparse before its swap as after it "
+              f"(within ±{SPARSITY_MARGIN:g} points)",
+        lambda: paired_comparison(_sparsity_values(sp, "lgelu_anneal", "before swap"),
+                                  _sparsity_values(sp, "lgelu_anneal", "deployed")),
+        profile, claim="equivalence", margin=SPARSITY_MARGIN, unit="points",
+        ours=lambda c: f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'before swap').values())):.1f} % vs "
+                       f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % zeros",
+        note="Φ(λx) underflows to 0 in float32 for λx below about −14, so a hard λ-GELU writes exact zeros too."))
+    if RELU_PAIRS[pair].linear_regions:
+        reg = A.regions_frame(results)
+        for arm, name in (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU")):
+            pct = _region_pct(reg, arm)
+            out.append(_judged(
+                pair, f"{name} crosses as many linear regions along a line as ReLU from scratch "
+                      f"(within ±{REGION_MARGIN_PCT:g} %)",
+                lambda pct=pct: one_sample(pct), profile, claim="equivalence", margin=REGION_MARGIN_PCT, unit="%",
+                digits=1, ours=lambda c, pct=pct: f"{c.effect:+.1f} % regions per line vs ReLU from scratch",
+                note="Exact count of the pieces of each segment between two validation images (16 lines, the same "
+                     "for every arm and seed); effect per seed: the relative difference of the mean count."))
+    return out
+
+
+def _non_worse(rows: pd.DataFrame, arm: str, ref: str, higher_is_better: bool) -> Comparison:
+    """``arm − ref`` oriented so that positive is better (for non-inferiority)."""
+    comp = A.compare_arms(rows, arm, ref)
+    if higher_is_better:
+        return comp
+    return paired_comparison(A.arm_values(rows, ref), A.arm_values(rows, arm))
+
+
+def _not_run(pair: str, profile: str, why: str) -> Claim:
+    return _claim(pair, "what ReLU-ization buys (swap, sparsity, int8, latency)", "not run here", "–",
+                  {}, profile, note=why)
+
+
+def claims(profile: str = "cpu") -> list[Claim]:
+    """Every pair's claims from committed results (loads only), then the latency claims of the
+    committed benchmark record; a pair whose cpu runs are not committed gets one "not run here" row."""
+    out: list[Claim] = []
+    for pair, spec in RELU_PAIRS.items():
+        if pair not in cpu_pairs():
+            out.append(_not_run(pair, profile, spec.cpu_pending))
+            continue
+        results = [load_result(cfg) for cfg in reluization_configs(pair, profile)]
+        if any(r is None for r in results):
+            missing = sum(r is None for r in results)
+            out.append(_not_run(pair, profile, f"{missing} of {len(results)} results of this profile are not committed"))
+            continue
+        out.extend(pair_claims(pair, results, profile))  # type: ignore[arg-type]
+    out.extend(latency_claims(profile))
+    return out

@@ -1,0 +1,184 @@
+"""CPU inference latency of the ReLU-ization arms, as ratios measured in one process.
+
+Timings depend on the machine and its load, so they are not cached results: the benchmark
+``benchmarks/relu_ization_latency.py`` measures them and commits a record
+(``benchmarks/relu_ization_latency_measured.json``) that the pages and the claims read. Every
+ratio is a median over rounds of the per-round ratio: in each round every network runs once,
+in a fresh seeded random order, on the same batch, so load from other processes hits all alike.
+The interval of a median ratio is a seeded bootstrap over the rounds
+(:func:`helpers.core.statistics.bootstrap_ci`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from helpers.core.report import Claim, judge
+from helpers.core.runtime import repo_root
+from helpers.core.statistics import bootstrap_ci, one_sample
+
+__all__ = ["RECORD", "calls_for", "interleaved_times", "ratio_summary", "csr_matmul_times", "load_record",
+           "latency_frame", "latency_claims"]
+
+#: The committed benchmark record, relative to the checkout.
+RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
+SOURCE = "This book (beyond the papers), ReLU-ization"
+HYPOTHESIS = "hypothesis of this book (no source measures it)"
+SAME_SPEED_MARGIN_PCT = 5.0
+
+
+def calls_for(fn: Callable[[], Any], target_seconds: float = 0.02, limit: int = 10_000) -> int:
+    """How many calls of ``fn`` take about ``target_seconds`` (at least 1)."""
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    return int(min(limit, max(1, round(target_seconds / once))))
+
+
+@torch.inference_mode()
+def interleaved_times(fns: Mapping[str, Callable[[], Any]], *, rounds: int, number: Mapping[str, int] | int = 1,
+                      warmup: int = 2, seed: int = 0) -> dict[str, list[float]]:
+    """Seconds per call of every ``fns[name]``, one timing per round each, the names in a fresh
+    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all)."""
+    if not fns:
+        raise ValueError("fns is empty")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be a positive int, got {rounds!r}")
+    calls = {k: (number[k] if isinstance(number, Mapping) else number) for k in fns}
+    for k, n in calls.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"number of calls for {k!r} must be a positive int, got {n!r}")
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    order, rng = list(fns), random.Random(seed)
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        rng.shuffle(order)
+        for k in order:
+            fn, n = fns[k], calls[k]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[k].append((time.perf_counter() - start) / n)
+    return times
+
+
+def ratio_summary(times: Mapping[str, list[float]], reference: str) -> dict[str, dict[str, Any]]:
+    """Per name: median seconds, the median over rounds of ``t/t_reference`` with its bootstrap
+    95 % interval, and the per-round ratios."""
+    if reference not in times:
+        raise KeyError(f"reference {reference!r} was not timed (have {sorted(times)})")
+    ref = np.asarray(times[reference], dtype=float)
+    out = {}
+    for k, t in times.items():
+        ratios = np.asarray(t, dtype=float) / ref
+        med, lo, hi = bootstrap_ci(ratios, np.median, seed=0) if len(ratios) > 1 else (float(ratios[0]),) * 3
+        out[k] = {"median_seconds": float(np.median(t)), "ratio": med, "ci": [lo, hi], "ratios": ratios.tolist()}
+    return out
+
+
+@torch.inference_mode()
+def csr_matmul_times(activations: torch.Tensor, weight: torch.Tensor, *, rounds: int, seed: int = 0
+                     ) -> dict[str, Any]:
+    """The one zero-skipping path of this PyTorch stack on the CPU: the next layer's product with
+    the activations stored as a CSR sparse matrix (``torch.sparse.mm``), against the dense
+    product. Times with and without the conversion ``to_sparse_csr()``."""
+    if activations.dim() != 2 or weight.dim() != 2 or activations.shape[1] != weight.shape[1]:
+        raise ValueError(f"need activations (n, k) and weight (m, k), got {tuple(activations.shape)} and "
+                         f"{tuple(weight.shape)}")
+    wt = weight.t().contiguous()
+    csr = activations.to_sparse_csr()
+    fns = {"dense": lambda: activations @ wt, "csr": lambda: torch.sparse.mm(csr, wt),
+           "csr+conversion": lambda: torch.sparse.mm(activations.to_sparse_csr(), wt)}
+    number = {k: calls_for(f) for k, f in fns.items()}
+    summary = ratio_summary(interleaved_times(fns, rounds=rounds, number=number, seed=seed), "dense")
+    diff = float((torch.sparse.mm(csr, wt) - activations @ wt).abs().max())
+    return {"zero_fraction": float((activations == 0).float().mean()), "shape": list(activations.shape),
+            "max_abs_diff": diff, **{k: {kk: v[kk] for kk in ("median_seconds", "ratio", "ci")} for k, v in summary.items()}}
+
+
+def load_record(path: Path | None = None) -> dict[str, Any] | None:
+    """The committed benchmark record, or ``None`` when it has not been measured."""
+    p = path if path is not None else repo_root() / RECORD
+    if not p.exists():
+        return None
+    return json.loads(p.read_text())
+
+
+def latency_frame(record: Mapping[str, Any], pair: str) -> pd.DataFrame:
+    """One row per network, precision and batch: median seconds, ratio to float32 GELU with its
+    interval, and throughput (examples per second)."""
+    if pair not in record.get("pairs", {}):
+        raise KeyError(f"the latency record has no pair {pair!r} (has {sorted(record.get('pairs', {}))})")
+    rows = []
+    for row in record["pairs"][pair]["rows"]:
+        rows.append({"network": row["label"], "precision": row["precision"], "batch": row["batch"],
+                     "ms per batch": 1e3 * row["median_seconds"],
+                     "examples/s": row["batch"] / row["median_seconds"],
+                     "time ratio to GELU float32": row["ratio"],
+                     "95% CI": f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]"})
+    return pd.DataFrame(rows)
+
+
+def _row(record: Mapping[str, Any], pair: str, arm: str, precision: str, batch: int) -> Mapping[str, Any]:
+    for row in record["pairs"][pair]["rows"]:
+        if (row["arm"], row["precision"], row["batch"]) == (arm, precision, batch):
+            return row
+    raise KeyError(f"no latency row {(pair, arm, precision, batch)}")
+
+
+def _pct(record: Mapping[str, Any], pair: str, a: tuple[str, str, int], b: tuple[str, str, int]) -> list[float]:
+    """Per-round ``100·(t_a/t_b − 1)`` (both rows were timed in the same rounds)."""
+    ra, rb = _row(record, pair, *a)["ratios"], _row(record, pair, *b)["ratios"]
+    return [100.0 * (x / y - 1.0) for x, y in zip(ra, rb)]
+
+
+def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None) -> list[Claim]:
+    """The latency claims of every pair in the committed record (nothing when there is none)."""
+    record = load_record() if record is None else record
+    if record is None:
+        return []
+    out = []
+    for pair, rec in record.get("pairs", {}).items():
+        label = rec["label"]
+        scale = (f"seed-{rec['seed']} weights; {record['rounds']} interleaved rounds on {record['cpu']}, "
+                 f"{record['threads']} thread, torch {record['torch']}")
+        big = max(row["batch"] for row in rec["rows"])
+        small = min(row["batch"] for row in rec["rows"])
+        cases = [
+            (f"the ReLU-ized networks run at one float32 speed: annealed λ-GELU → ReLU within "
+             f"±{SAME_SPEED_MARGIN_PCT:g} % of ReLU from scratch (batch {big})",
+             ("lgelu_anneal", "float32", big), ("relu", "float32", big), dict(claim="equivalence", margin=SAME_SPEED_MARGIN_PCT),
+             "Same graph (Linear/Conv → ReLU), different weights: a difference would have to come from the values."),
+            (f"ReLU-ization makes float32 inference faster than GELU (batch {big})",
+             ("lgelu_anneal", "float32", big), ("gelu", "float32", big), dict(direction=-1), ""),
+            (f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {big})",
+             ("lgelu_anneal", "int8", big), ("lgelu_anneal", "float32", big), dict(direction=-1), ""),
+            (f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {small})",
+             ("lgelu_anneal", "int8", small), ("lgelu_anneal", "float32", small), dict(direction=-1), ""),
+            (f"int8 runs the ReLU-ized network faster than int8 GELU, whose GELU stays float32 (batch {big})",
+             ("lgelu_anneal", "int8", big), ("gelu", "int8", big), dict(direction=-1), ""),
+        ]
+        for text, a, b, kw, note in cases:
+            pct = _pct(record, pair, a, b)
+            verdict, fields, comp = judge(lambda pct=pct: one_sample(pct), unit="%", digits=1, **kw)
+            if fields.get("n"):
+                fields["n"] = fields["n"].replace("runs", "timing rounds")
+            ours = f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})" \
+                if comp is not None else "–"
+            out.append(Claim(claim=f"{label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
+                             profile=profile, scale=scale, verdict=verdict, notebook=rec["notebook"],  # type: ignore[arg-type]
+                             note=(note + " " if note else "") + "Timing rounds, not seeds: the interval covers "
+                             "timing noise on this machine, not training variation.",
+                             anchor=rec["anchor"], **fields))
+    return out

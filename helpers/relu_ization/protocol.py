@@ -1,0 +1,152 @@
+"""The ReLU-ization chapter's runs (beyond the papers): five arms per model–dataset pair.
+
+A network trained with a smooth activation is turned into a ReLU network. The arms:
+
+* (i) GELU, and (ii) the same GELU network with every activation swapped for ReLU;
+* (iii) λ-GELU annealed to λ_target by the λ-GELU paper's Algorithm 1, then swapped;
+* (iv) S-ReLU with δ annealed towards 0 (:class:`helpers.srelu.training.DeltaAnnealing`), then swapped;
+* (v) ReLU trained from scratch;
+* (vi) λ-GELU annealed to a distribution-aware target per layer
+  (:class:`helpers.lambda_gelu.layer_targets.LayerwiseAnnealing`), then swapped (analysis 6).
+
+Five training arms (:data:`TRAIN_ARMS`) give the six rows: a GELU run provides (i) before and
+(ii) after its swap. Every pair reuses a pair of the λ-GELU protocol (:data:`helpers.lambda_gelu.protocol.PAIRS`):
+its optimiser recipe and its scale per profile, so the GELU, ReLU and annealed λ-GELU arms are
+exactly the committed Table I/II runs (same config, same hash) and their retraining is checked
+against them. The run configs (:class:`~helpers.relu_ization.experiment.ReluizationConfig`) are
+built in :mod:`helpers.relu_ization.experiment`, beside their runner. **Changing a pair's scale is one line**: the ``lgelu_pair`` of its
+:class:`ReluPair` (or the :func:`pair_scale` line that reads it), e.g. when the decisive-scale
+pairs land.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from helpers.core.runs import TrainConfig
+from helpers.core.runtime import current_profile
+from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
+from helpers.lambda_gelu.protocol import EPSILON, PAIRS, Scale, pair_config
+from helpers.srelu.training import delta_for_gate_gap
+
+__all__ = [
+    "ARMS", "TRAIN_ARMS", "ARM_LABELS", "ReluPair", "RELU_PAIRS", "EPSILON", "LAMBDA_TARGET",
+    "DELTA_START", "DELTA_TARGET", "delta_matching_lambda", "pair_scale", "pair_seeds", "cpu_pairs",
+    "pending_pairs", "relu_pair", "arm_train_config",
+]
+
+#: The tolerance of both annealing targets: the λ-GELU paper's ε (Section IV-C).
+LAMBDA_TARGET: float = lambda_target(EPSILON)
+
+
+def delta_matching_lambda(lam: float) -> float:
+    """The S-ReLU radius whose gate gap ``∫|H − S-ReLU'| = 3δ/8`` equals λ-GELU's ``E∞(λ)``."""
+    return delta_for_gate_gap(expected_gate_error(lam))
+
+
+#: S-ReLU's start: as far from ReLU as GELU (λ = 1) by the gate gap, 16/(3√(2π)) ≈ 2.13.
+DELTA_START: float = delta_matching_lambda(1.0)
+#: S-ReLU's end: the gate gap ε of λ_target, δ = 8ε/3 ≈ 0.0133 (sup |S-ReLU − ReLU| = 3δ/16 = ε/2).
+DELTA_TARGET: float = delta_for_gate_gap(EPSILON)
+
+#: The training arms; :data:`ARMS` are the rows of the chapter's tables.
+TRAIN_ARMS: tuple[str, ...] = ("gelu", "lgelu_anneal", "srelu_anneal", "relu", "lgelu_layerwise")
+ARMS: tuple[str, ...] = ("gelu", "gelu_swap", "lgelu_anneal", "srelu_anneal", "relu", "lgelu_layerwise")
+ARM_LABELS: dict[str, str] = {
+    "gelu": "(i) GELU",
+    "gelu_swap": "(ii) GELU → ReLU",
+    "lgelu_anneal": "(iii) annealed λ-GELU → ReLU",
+    "srelu_anneal": "(iv) annealed S-ReLU → ReLU",
+    "relu": "(v) ReLU from scratch",
+    "lgelu_layerwise": "(vi) λ-GELU, per-layer targets → ReLU",
+}
+
+
+@dataclass(frozen=True)
+class ReluPair:
+    """A model–dataset pair of the chapter.
+
+    ``lgelu_pair``: the λ-GELU protocol pair whose recipe and scales it runs at (the one-line
+    scale switch). ``quant_scope``: what int8 quantisation covers (``"model"``: the whole network,
+    traced by torch.fx; ``"feedforward"``: every transformer feed-forward block, the part that
+    holds the activation, since the attention code does not trace). ``cpu_seeds``: seeds of the
+    cpu profile (``None``: the scale's). ``cpu_pending``: why the cpu results are not committed
+    yet (empty: they are).
+    """
+
+    key: str
+    lgelu_pair: str
+    label: str
+    quant_scope: str
+    linear_regions: bool = False
+    cpu_seeds: tuple[int, ...] | None = None
+    cpu_pending: str = ""
+
+
+RELU_PAIRS: dict[str, ReluPair] = {
+    "fmnist": ReluPair("fmnist", "fmnist", "MLP/Fashion-MNIST", "model", linear_regions=True,
+                       cpu_seeds=(0, 1, 2, 3, 4)),
+    "gpt": ReluPair("gpt", "wikitext_gpt", "GPT decoder/Tiny Shakespeare", "feedforward"),
+    "cifar10_resnet": ReluPair("cifar10_resnet", "cifar10_resnet", "ResNet-18/CIFAR-10", "model",
+                               cpu_pending="waits for the decisive scale: its 15 cpu runs at today's scale (1/8 width, "
+                                           "4,000 images, 6 epochs; about 35 % accuracy) would cost about an hour "
+                                           "of one core here; configs and the smoke run exist"),
+    "vit": ReluPair("vit", "tinyimagenet_deit", "ViT (DeiT-tiny)/CIFAR-10", "feedforward",
+                    cpu_pending="waits for the decisive scale (its 15 cpu runs would cost over an hour of one core "
+                                "here); configs and the smoke run exist"),
+}
+
+
+def relu_pair(pair: str) -> ReluPair:
+    if pair not in RELU_PAIRS:
+        raise ValueError(f"unknown pair {pair!r}; choose one of {', '.join(RELU_PAIRS)}")
+    return RELU_PAIRS[pair]
+
+
+def pair_scale(pair: str, profile: str) -> Scale:
+    """The scale ``pair`` runs at in ``profile`` (today: its λ-GELU pair's)."""
+    return PAIRS[relu_pair(pair).lgelu_pair].scale(profile)
+
+
+def pair_seeds(pair: str, profile: str) -> tuple[int, ...]:
+    spec = relu_pair(pair)
+    if current_profile(profile) == "cpu" and spec.cpu_seeds is not None:
+        return spec.cpu_seeds
+    return pair_scale(pair, profile).seeds
+
+
+def cpu_pairs() -> tuple[str, ...]:
+    """Pairs whose cpu-profile results are committed."""
+    return tuple(k for k, p in RELU_PAIRS.items() if not p.cpu_pending)
+
+
+def pending_pairs() -> dict[str, str]:
+    """Pairs whose cpu runs wait, with the reason."""
+    return {k: p.cpu_pending for k, p in RELU_PAIRS.items() if p.cpu_pending}
+
+
+def arm_train_config(pair: str, arm: str, seed: int, profile: str) -> TrainConfig:
+    """The :class:`TrainConfig` of a training arm. GELU, ReLU and annealed λ-GELU are the λ-GELU
+    protocol's own configs (Table I/II); S-ReLU and the per-layer λ-GELU are built beside them.
+
+    Smoke runs of a one-epoch pair get 2 epochs and a switch at 50 %, so that every annealing
+    arm has a learning epoch and an annealing epoch.
+    """
+    if arm not in TRAIN_ARMS:
+        raise ValueError(f"unknown training arm {arm!r}; choose one of {', '.join(TRAIN_ARMS)}")
+    lp = relu_pair(pair).lgelu_pair
+    if arm in ("gelu", "relu"):
+        cfg = pair_config(lp, profile, activation=arm, seed=seed)
+    else:
+        cfg = pair_config(lp, profile, activation="lambda_gelu", mode="uniform", seed=seed, anneal=True)
+    changes: dict[str, Any] = {}
+    if current_profile(profile) == "smoke" and math.floor(cfg.anneal_switch * cfg.epochs) < 1:
+        changes.update(epochs=max(cfg.epochs, 2), anneal_switch=0.5)
+    if arm == "lgelu_layerwise":
+        changes.update(experiment=f"reluization_{pair}", anneal_target=None, anneal_layer_eps=EPSILON)
+    elif arm == "srelu_anneal":
+        changes.update(experiment=f"reluization_{pair}", activation="srelu", activation_kwargs={"delta": DELTA_START},
+                       hardness_lr_mult=1.0, init_mode=None, anneal_target=None, delta_anneal_target=DELTA_TARGET)
+    return replace(cfg, **changes)

@@ -1,0 +1,66 @@
+"""Activation sparsity: the fraction of exact zeros after every activation site.
+
+A ReLU writes an exact 0 for every negative input; GELU, λ-GELU and S-ReLU do so only where
+their formula underflows or vanishes identically (S-ReLU for ``x <= −δ``; λ-GELU for ``λx``
+below about −14, where ``Φ(λx)`` underflows in float32). Counted with forward hooks on the
+activation modules (:func:`helpers.models.activation_sites`), over every element of every batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from torch import nn
+
+from helpers.core.models import activation_sites
+
+__all__ = ["zero_fractions", "exact_zero_fraction"]
+
+
+def exact_zero_fraction(t: torch.Tensor) -> float:
+    """Fraction of entries of ``t`` that are exactly 0 (``-0.0`` counts)."""
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        raise ValueError("need a non-empty tensor")
+    return float((t == 0).sum()) / t.numel()
+
+
+@torch.no_grad()
+def zero_fractions(model: nn.Module, batches: Iterable) -> dict[str, list]:
+    """``{"sites": names, "zero_fraction": [...], "n_values": [...]}`` over ``batches``.
+
+    ``batches`` yields inputs or ``(inputs, targets)`` pairs; the model runs in eval mode (its
+    mode is restored). Raises ``ValueError`` when the model has no activation site or no batch.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    sites = activation_sites(model)
+    if not sites:
+        raise ValueError("model has no activation site")
+    modules = dict(model.named_modules())
+    zeros = {s: 0 for s in sites}
+    counts = {s: 0 for s in sites}
+
+    def hook(name: str):
+        def count(module: nn.Module, args: tuple, output: torch.Tensor) -> None:
+            zeros[name] += int((output == 0).sum())
+            counts[name] += output.numel()
+        return count
+
+    handles = [modules[s].register_forward_hook(hook(s)) for s in sites]
+    was_training = model.training
+    model.eval()
+    try:
+        seen = 0
+        for batch in batches:
+            inputs = batch[0] if isinstance(batch, (tuple, list)) else batch
+            model(inputs)
+            seen += 1
+        if not seen:
+            raise ValueError("batches is empty")
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+    return {"sites": sites, "zero_fraction": [zeros[s] / counts[s] for s in sites],
+            "n_values": [counts[s] for s in sites]}
