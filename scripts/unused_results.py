@@ -9,47 +9,33 @@ they can be removed in the same commit (their content stays in git history):
 
 "Asked for" means: a config of any protocol of the book in the cpu profile (the papers'
 experiments, the Flex-Act synthetic study and its sweeps, the DPO stand-in, the ReLU-ization
-chapter when present) or of a retrain claim still being trained.
+chapter) or of a retrain claim still being trained.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import subprocess
-from collections.abc import Iterable
 from pathlib import Path
 
 from helpers.core.results_cache import result_path
 from helpers.core.runtime import results_root
 from helpers.flexact import synthetic
+from helpers.flexact.readings import readings_configs
 from helpers.protocols import all_experiments
 from helpers.protocols.retrain import CLAIMS
+from helpers.relu_ization.experiment import reluization_configs
+from helpers.relu_ization.protocol import cpu_pairs
 from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.verify_results import result_files
-
-#: Optional config sources (module, function name) of chapters that may not exist in a checkout.
-OPTIONAL_SOURCES: tuple[tuple[str, str], ...] = (
-    ("helpers.flexact.synthetic", "readings_configs"),
-    ("helpers.relu_ization.protocol", "all_configs"),
-)
-
-
-def _optional_configs() -> Iterable:
-    for module, name in OPTIONAL_SOURCES:
-        try:
-            function = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError):
-            continue
-        yield from function("cpu")
-
 
 def used_paths() -> set[Path]:
     """Result paths of every cpu-profile config the book or the retrain asks for."""
     configs = [c for make in all_experiments().values() for c in make("cpu")]
     configs += synthetic.synthetic_configs("cpu") + synthetic.sensitivity_configs("cpu")
     configs += dpo_configs("cpu")
-    configs += list(_optional_configs())
+    configs += readings_configs("cpu")
+    configs += [c for pair in cpu_pairs() for c in reluization_configs(pair, "cpu")]
     configs += [c for claim in CLAIMS.values() for c in claim.configs()]
     return {result_path(c).resolve() for c in configs}
 
