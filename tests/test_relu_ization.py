@@ -26,7 +26,13 @@ from helpers.lambda_gelu.layer_targets import (
     normal_gate_error,
     strided_sample,
 )
-from helpers.lambda_gelu.protocol import pair_config
+from helpers.lambda_gelu.protocol import (
+    DECISIVE_CPU,
+    EARLIER_CPU,
+    decisive_table1_configs,
+    decisive_table2_configs,
+    pair_config,
+)
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization import claims as C
 from helpers.relu_ization import protocol as P
@@ -323,10 +329,27 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
     for arm, kw in (("gelu", {"activation": "gelu"}), ("relu", {"activation": "relu"}),
                     ("lgelu_anneal", {"activation": "lambda_gelu", "mode": "uniform", "anneal": True})):
         ours = P.arm_train_config("fmnist", arm, 1, "cpu")
-        assert config_hash(ours) == config_hash(pair_config("fmnist", "cpu", seed=1, **kw))
+        scale = P.pair_scale("fmnist", "cpu")
+        assert config_hash(ours) == config_hash(pair_config("fmnist", "cpu", seed=1, scale=scale, **kw))
+        # at the decisive scale (the retrain's claim (h)) they are the committed Table I/II runs
+        decisive = P.arm_train_config("fmnist", arm, 1, "cpu", scale=DECISIVE_CPU["fmnist"])
+        assert config_hash(decisive) in {config_hash(c) for c in
+                                         decisive_table1_configs("fmnist") + decisive_table2_configs("fmnist")}
     srelu = P.arm_train_config("fmnist", "srelu_anneal", 0, "cpu")
     assert srelu.activation_kwargs == {"delta": P.DELTA_START} and srelu.delta_anneal_target == P.DELTA_TARGET
     assert P.pair_scale("cifar10_resnet", "cpu") is P.PAIRS["cifar10_resnet"].scale("cpu")
+
+
+def test_a_pinned_pair_keeps_its_scale_until_its_own_runs_are_committed():
+    # λ-GELU's MLP/FMNIST switched to the decisive scale; the chapter keeps its committed runs' scale
+    assert P.PAIRS["fmnist"].scale("cpu") is DECISIVE_CPU["fmnist"]
+    assert P.pair_scale("fmnist", "cpu") is EARLIER_CPU["fmnist"]
+    assert P.pair_scale("fmnist", "smoke") is P.PAIRS["fmnist"].scale("smoke")  # the pin is cpu-only
+    decisive = E.reluization_configs("fmnist", "cpu", scale=DECISIVE_CPU["fmnist"])
+    pinned = E.reluization_configs("fmnist", "cpu")
+    assert len(decisive) == len(pinned) == 5 * len(P.TRAIN_ARMS)
+    assert not {config_hash(c) for c in decisive} & {config_hash(c) for c in pinned}
+    assert [c.seed for c in decisive] == sorted(c.seed for c in decisive)  # seed-major
 
 
 def test_reluization_config_key_follows_the_pair_scale():

@@ -115,3 +115,34 @@ def test_committed_results_all_verify():
     assert len(files) > 400
     for path in files:
         verify_results.verify_file(path, classes)
+
+
+# ------------------------------------------------------------------ weights kept beside results
+def test_weights_round_trip_and_refuse_stale_or_damaged_files(tmp_path):
+    import warnings
+
+    import torch
+
+    from helpers.core.weights import checksum_path, load_weights, save_weights
+
+    path = tmp_path / "run.weights.ckpt"
+    state = {"w": torch.arange(4.0)}
+    assert load_weights(path, "abc") is None  # missing: silently None, the caller trains
+    save_weights(path, state, "abc")
+    assert torch.equal(load_weights(path, "abc")["w"], state["w"])
+    with pytest.warns(RuntimeWarning, match="trained by config 'abc'"):
+        assert load_weights(path, "other") is None
+    raw = bytearray(path.read_bytes())
+    raw[-10] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.warns(RuntimeWarning, match="checksum"):
+        assert load_weights(path, "abc") is None
+    checksum_path(path).unlink()
+    with pytest.warns(RuntimeWarning, match="no checksum"):
+        assert load_weights(path, "abc") is None
+    with pytest.raises(ValueError, match="config_hash"):
+        save_weights(path, state, "")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save_weights(path, state, "abc")
+        assert load_weights(path, "abc") is not None

@@ -87,6 +87,18 @@ def test_resume_after_kill_equals_uninterrupted(tmp_path):
         assert torch.equal(p, q)
 
 
+def test_a_resumed_run_reports_the_time_of_its_epochs_before_the_kill(tmp_path):
+    ckpt = tmp_path / "run.ckpt"
+    model, train, val, opt = _setup(seed=5)
+    first = fit(model, train, val, optimizer=opt, epochs=2, task="classification", checkpoint_path=ckpt)
+    payload = torch.load(ckpt, weights_only=True)
+    payload["train_seconds"] = 1000.0  # as if the first two epochs had taken 1,000 s
+    torch.save(payload, ckpt)
+    model, train, val, opt = _setup(seed=5)
+    resumed = fit(model, train, val, optimizer=opt, epochs=3, task="classification", checkpoint_path=ckpt)
+    assert 0 < first["train_seconds"] < 1000 < resumed["train_seconds"] < 1000 + 60
+
+
 def test_nan_loss_stops_with_clear_error():
     model, train, val, opt = _setup(lr=1e30)
     with pytest.raises(RunFailed, match="non-finite loss"):

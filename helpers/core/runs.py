@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,7 +298,6 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
     initial: dict[str, Any] = {}
     for extension in run_extensions():
         initial.update(extension.initial_record(model))
-    started = time.perf_counter()
     out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
               scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
               checkpoint_path=workdir / "checkpoint.ckpt", keep_best_state=True,
@@ -314,15 +312,26 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
         **initial,  # λ-GELU: "lambda_init"
         "n_params": sum(p.numel() for p in model.parameters()),
         "data_source": parts["source"],
-        "train_seconds": time.perf_counter() - started,  # informative only; never compared
+        "train_seconds": out["train_seconds"],  # informative only; never compared (resumes included)
     }
     return parts, out, result
 
 
-def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+def train_to_completion(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """:func:`train_model`, then delete the run's per-epoch checkpoint and its ``workdir`` when
+    empty: a finished run never resumes, and its checkpoint (weights, optimiser state) is not kept."""
     parts, out, result = train_model(cfg, workdir)
+    (workdir / "checkpoint.ckpt").unlink(missing_ok=True)
+    try:
+        workdir.rmdir()
+    except OSError:  # not empty (e.g. a moved-aside unreadable checkpoint): left for inspection
+        pass
+    return parts, out, result
+
+
+def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
+    parts, out, result = train_to_completion(cfg, workdir)
     model = parts["model"]
-    checkpoint = workdir / "checkpoint.ckpt"
     if cfg.activation in SUBSTITUTABLE:
         # Table II's test, recorded for every GELU/λ-GELU run: at the best-validation checkpoint,
         # swap every activation for ReLU and re-evaluate without any weight update.
@@ -333,9 +342,4 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
             substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
         result["substitution"] = {"epoch": out["best_epoch"], "original": original,
                                   "substituted": substituted}
-    checkpoint.unlink(missing_ok=True)
-    try:
-        workdir.rmdir()
-    except OSError:
-        pass
     return result

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from numbers import Real
@@ -285,7 +286,8 @@ def fit(
 ) -> dict[str, Any]:
     """Train ``model`` for ``epochs`` epochs and return its history.
 
-    Returns ``{"history": [row per epoch], "best_epoch", "best_val_metric", "higher_is_better"}``
+    Returns ``{"history": [row per epoch], "best_epoch", "best_val_metric", "higher_is_better",
+    "train_seconds"}`` (the wall time of all epochs, those before a resume included)
     (plus ``"best_state"``, a state_dict copy of the best epoch, when ``keep_best_state``; it is
     kept in memory, not in the JSON result). Each history row has ``epoch`` (1-based),
     ``train_loss``, ``val_loss``, ``val_metric`` and whatever the hooks record. The scheduler,
@@ -318,12 +320,17 @@ def fit(
     history: list[dict[str, Any]] = []
     best_state: dict[str, torch.Tensor] | None = None
     start_epoch, step = 1, 0
+    # Training time of the epochs before a resume, carried in the checkpoint so that a run killed
+    # and resumed still reports its whole cost (checkpoints older than this field count from 0).
+    earlier_seconds = 0.0
     checkpoint = Path(checkpoint_path) if checkpoint_path is not None else None
     if checkpoint is not None and checkpoint.exists():
         resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader)
         if resumed is not None:  # None: unreadable checkpoint, reported and moved aside
             history, step, best_state = resumed["history"], resumed["step"], resumed.get("best_state")
             start_epoch = resumed["epoch"] + 1
+            earlier_seconds = float(resumed.get("train_seconds", 0.0))
+    started = time.perf_counter()
 
     sign = 1.0 if higher_is_better(task) else -1.0
     for epoch in range(start_epoch, epochs + 1):
@@ -380,6 +387,7 @@ def fit(
                     "rng": _rng_state(train_loader),
                     "history": history,
                     "best_state": best_state,
+                    "train_seconds": earlier_seconds + time.perf_counter() - started,
                 },
             )
 
@@ -389,6 +397,8 @@ def fit(
         "best_epoch": best["epoch"],
         "best_val_metric": best["val_metric"],
         "higher_is_better": higher_is_better(task),
+        # informative only, never compared: every epoch's training and evaluation, resumes included
+        "train_seconds": earlier_seconds + time.perf_counter() - started,
     }
     if keep_best_state:
         result["best_state"] = best_state

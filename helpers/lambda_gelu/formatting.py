@@ -9,11 +9,13 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.core.floors import floor_table
 from helpers.lambda_gelu.protocol import figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
 
 __all__ = [
+    "baseline_floors",
     "format_pm",
     "table1_display",
     "table2_display",
@@ -90,6 +92,16 @@ def scale_notes(pairs: Sequence[str], profile: str, *, figures: bool = False) ->
                      "seeds": len(scale.seeds), "what was scaled": scale.note or "as in the paper",
                      "paper leaves open": spec.paper_gaps})
     return pd.DataFrame(rows)
+
+
+def baseline_floors(runs: Sequence[dict[str, Any]], pairs: Sequence[str], profile: str,
+                    baseline: str = "gelu") -> pd.DataFrame:
+    """The ``baseline`` runs of ``pairs`` against the floors of the cpu profile
+    (:data:`helpers.core.floors.FLOORS`): reached best validation score, floor, met or missed by."""
+    scales = {p: _pairs()[p].scale(profile) for p in pairs}
+    labels = {(_pairs()[p].model, scales[p].dataset): pair_label(p, scales[p].dataset) for p in pairs}
+    chosen = [r for r in runs if r["config"]["activation"] == baseline]
+    return floor_table(chosen, labels=labels)
 
 
 def stand_ins(pairs: Sequence[str], profile: str) -> str:

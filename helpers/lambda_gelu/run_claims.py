@@ -174,9 +174,10 @@ def delta_bvs_by_seed(results: Iterable[Mapping[str, Any]], t: float | None = No
     """``ΔBVS`` of every (c, seed) of a grid against the GELU run *of the same seed*:
     ``{(c, seed): mean over init modes of BVS_λ − BVS_GELU(seed)}``, at ``t`` (all t when None).
 
-    Why per seed: the grid's λ-GELU cells mostly have one seed, and comparing one seed with the
-    mean of three GELU seeds mixes the seed-to-seed spread into ΔBVS (the issue behind Fig. 2's
-    earlier verdict). The λ-GELU and GELU runs of one seed share data order and initial weights.
+    Why per seed: the λ-GELU and GELU runs of one seed share data order and initial weights, so
+    their difference removes the seed-to-seed spread that a difference of means keeps. This matters
+    most where a cell has fewer seeds than the GELU baseline (Fig. 2 off the GPU, where comparing
+    one seed with the mean of three GELU seeds was the issue behind an earlier verdict).
     """
     table = run_table(results)
     gelu = _seed_map(table[table["activation"] == "gelu"])

@@ -22,9 +22,12 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pandas as pd
+
 from helpers.core.results_cache import load_result, run_many
 from helpers.core.runs import TrainConfig
 from helpers.lambda_gelu import protocol as lgelu
+from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu import protocol as srelu
 
 
@@ -34,7 +37,7 @@ class RetrainClaim:
 
     key: str
     title: str
-    configs: Callable[[], list[TrainConfig]]
+    configs: Callable[[], list]  # TrainConfig, or a method's own config (ReluizationConfig)
 
 
 def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
@@ -64,6 +67,10 @@ CLAIMS: dict[str, RetrainClaim] = {
                       lambda: _lgelu_table1(tuple(lgelu.DECISIVE_CPU))),
     "e": RetrainClaim("e", "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
                       lambda: _seed_major(lgelu.grid_configs("cpu", every_seed=True))),
+    # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
+    # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
+    "h": RetrainClaim("h", "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
+                      lambda: _seed_major(reluization_configs("fmnist", "cpu", scale=lgelu.DECISIVE_CPU["fmnist"]))),
 }
 
 
@@ -86,6 +93,16 @@ def claim_status(claim: RetrainClaim) -> ClaimStatus:
             done += 1
             seconds += float(result["train_seconds"])
     return ClaimStatus(claim.key, claim.title, done, len(configs), seconds / 3600)
+
+
+def status_table() -> pd.DataFrame:
+    """Progress of every claim of the retrain as a table (the status page shows it)."""
+    rows = []
+    for claim in CLAIMS.values():
+        st = claim_status(claim)
+        rows.append({"claim": f"({st.key}) {st.title}", "runs done": f"{st.done}/{st.total}",
+                     "complete": st.done == st.total, "core-hours so far": round(st.core_hours, 2)})
+    return pd.DataFrame(rows).set_index("claim")
 
 
 def _claim_keys(text: list[str]) -> list[str]:

@@ -21,7 +21,8 @@ a pair's runs.
 
 Weights. The results hold every number the book shows; the trained weights are not committed.
 Each run stores its final state dict beside its result as ``<hash>.weights.ckpt`` (ignored by
-git) for the latency benchmark; :func:`trained_models` retrains a run when the file is missing
+git, with its config hash inside and a ``.sha256`` beside it: :mod:`helpers.core.weights`) for the
+latency benchmark; :func:`trained_models` retrains a run when the file is missing
 (seeded CPU training is deterministic), and every run records whether retraining reproduced the
 committed Table I/II result of the same TrainConfig (``reproduces``).
 """
@@ -41,11 +42,13 @@ from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
 from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
-from helpers.core.runs import TrainConfig, build_run, train_model
+from helpers.core.runs import TrainConfig, build_run, train_to_completion
 from helpers.core.runtime import current_profile, training_threads
 from helpers.core.train import evaluate
+from helpers.core.weights import load_weights, save_weights
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.layer_targets import activation_error, gate_error, layer_lambda_target, strided_sample
+from helpers.lambda_gelu.protocol import Scale
 from helpers.relu_ization.protocol import (
     EPSILON,
     LAMBDA_TARGET,
@@ -100,8 +103,9 @@ class ReluizationConfig:
         return TrainConfig(**self.train)
 
 
-def reluization_config(pair: str, arm: str, seed: int, profile: str) -> ReluizationConfig:
-    cfg = arm_train_config(pair, arm, seed, profile)
+def reluization_config(pair: str, arm: str, seed: int, profile: str, scale: Scale | None = None) -> ReluizationConfig:
+    """One arm × seed of ``pair`` at ``profile``, at the pair's scale or at ``scale``."""
+    cfg = arm_train_config(pair, arm, seed, profile, scale)
     fields = {k: v for k, v in hash_payload(cfg).items() if k != "config_class"}
     fields["profile"] = cfg.profile  # kept even at its default, so the profile check above can read it
     n_cal = 2048 if current_profile(profile) != "smoke" else 128
@@ -110,9 +114,11 @@ def reluization_config(pair: str, arm: str, seed: int, profile: str) -> Reluizat
                              scale_note=cfg.scale_note)
 
 
-def reluization_configs(pair: str, profile: str, arms: tuple[str, ...] = TRAIN_ARMS) -> list[ReluizationConfig]:
-    """Every training arm × seed of ``pair`` at ``profile``."""
-    return [reluization_config(pair, arm, s, profile) for s in pair_seeds(pair, profile) for arm in arms]
+def reluization_configs(pair: str, profile: str, arms: tuple[str, ...] = TRAIN_ARMS,
+                        scale: Scale | None = None) -> list[ReluizationConfig]:
+    """Every training arm × seed of ``pair`` at ``profile`` (at ``scale`` when given), seed-major."""
+    return [reluization_config(pair, arm, s, profile, scale) for s in pair_seeds(pair, profile, scale)
+            for arm in arms]
 
 
 #: The smooth activations the swap replaces by ``nn.ReLU``.
@@ -247,19 +253,12 @@ def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
     with training_threads():
         started = time.perf_counter()
         tcfg = cfg.train_config()
-        parts, _, train_result = train_model(tcfg, workdir)
+        parts, _, train_result = train_to_completion(tcfg, workdir)
         model = parts["model"]
         _final_hardness(model, parts["hooks"], tcfg)
         analysed = time.perf_counter()
         result = analyse(model, tcfg, parts, pair=cfg.pair, n_calibration=cfg.n_calibration, n_lines=cfg.n_lines)
-        path = weights_path(cfg)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(model.state_dict(), path)
-        (workdir / "checkpoint.ckpt").unlink(missing_ok=True)
-        try:
-            workdir.rmdir()
-        except OSError:
-            pass
+        save_weights(weights_path(cfg), model.state_dict(), config_hash(cfg))
         return {
             "metric": "accuracy" if tcfg.task == "classification" else "perplexity",
             "higher_is_better": train_result["higher_is_better"],
@@ -276,23 +275,19 @@ def trained_models(cfg: ReluizationConfig) -> tuple[nn.Module, nn.Module, dict[s
     """``(model, swapped, parts)`` of a run at the end of training: from its weights file, or
     retrained (deterministically) when the file is missing. ``parts`` are the run's data loaders."""
     tcfg = cfg.train_config()
-    path = weights_path(cfg)
+    path, key = weights_path(cfg), config_hash(cfg)
     with training_threads():
-        if path.exists():
+        state = load_weights(path, key)  # None: missing, or stale/damaged (warned)
+        if state is not None:
             parts = build_run(tcfg)
             model = parts["model"]
-            model.load_state_dict(torch.load(path, weights_only=True))
+            model.load_state_dict(state)
         else:
             workdir = result_path(cfg).with_suffix("")  # where run_or_load checkpoints it too
             workdir.mkdir(parents=True, exist_ok=True)
-            parts, _, _ = train_model(tcfg, workdir)
+            parts, _, _ = train_to_completion(tcfg, workdir)
             model = parts["model"]
-            (workdir / "checkpoint.ckpt").unlink(missing_ok=True)
-            try:
-                workdir.rmdir()
-            except OSError:
-                pass
-            torch.save(model.state_dict(), path)
+            save_weights(path, model.state_dict(), key)
         for hook in parts["hooks"]:
             if isinstance(hook, DeltaAnnealing):
                 set_srelu_delta(model, hook.delta_at(tcfg.epochs))
