@@ -36,3 +36,14 @@ def test_the_grid_page_runs_claim_e():
 def test_unknown_claims_are_refused():
     with pytest.raises(SystemExit, match="unknown claim z"):
         retrain.main(["z", "--status"])
+
+
+def test_switched_srelu_models_run_their_decisive_configs_and_table4_keeps_its_runs():
+    from helpers.srelu import protocol as srelu
+
+    for model in srelu.SWITCHED_TO_DECISIVE:
+        page = {config_hash(c) for c in srelu.compare_configs("cpu", model)}
+        assert page == {config_hash(c) for c in srelu.decisive_compare_configs(model)}
+    for model in set(srelu.SCALES) - set(srelu.SWITCHED_TO_DECISIVE):
+        assert srelu.SCALES[model]["cpu"] is srelu.EARLIER_CPU[model]
+    assert srelu.table4_scale("cpu") is srelu.EARLIER_CPU["vit"]
