@@ -504,3 +504,18 @@ def test_verification_is_cached_by_size_and_mtime(data_env):
     path.write_bytes(b"abd")  # a new size/mtime: checked again, and refused
     with pytest.raises(ValueError, match="matches no known copy"):
         verify_file(path, known, "test")
+
+
+def test_eager_lambda_gelu_never_asks_aten_gelu_near_float32_max():
+    """ATen's vectorised GELU overflows from |u| ≈ 1.7e38 on some CPUs (GELU(3e38) = inf on an
+    AVX-512 EPYC); the eager path takes Φ = 0 or 1 exactly there, forward and backward."""
+    from helpers.lambda_gelu import kernels as lk
+
+    x = torch.tensor([1.0, 0.5, -1.0, -0.5, 2.0, 0.0, 1e-30, 0.9])
+    for lam in (3e38, 2e38, float(lk.GATE_SATURATED) * 2):
+        lam_t = torch.tensor(lam)
+        assert torch.equal(lk._eager_forward(x, lam_t), torch.relu(x))
+        grad = torch.ones_like(x)
+        gx, glam = lk._eager_grads(grad, x, lam_t, True)
+        expected = torch.where(x == 0, 0.5, (x * lam > 0).float())  # GELU'(0) = Φ(0) = ½
+        assert torch.equal(gx, expected) and torch.isfinite(glam) and glam.item() == 0.0

@@ -76,8 +76,13 @@ def test_training_run_records_threads_steps_and_backends(monkeypatch, require_da
 
 # ------------------------------------------------------------------ the rerun comparison
 def _other_cpu(result: dict) -> dict:
+    """``result`` as if committed from another CPU type: a model name and an ISA that both differ
+    from this machine's, whatever it is (an AMD EPYC with AVX-512 matches a Xeon's ISA)."""
     other = copy.deepcopy(result)
-    other["provenance"].update(cpu_model="Intel(R) Xeon(R) Platinum 8480+", cpu_capability="AVX512")
+    mine = other["provenance"]
+    model = next(m for m in ("Intel(R) Xeon(R) Platinum 8480+", "AMD EPYC") if m != mine["cpu_model"])
+    capability = next(c for c in ("AVX512", "AVX2") if c != mine["cpu_capability"])
+    mine.update(cpu_model=model, cpu_capability=capability)
     return other
 
 

@@ -47,3 +47,79 @@ def test_switched_srelu_models_run_their_decisive_configs_and_table4_keeps_its_r
     for model in set(srelu.SCALES) - set(srelu.SWITCHED_TO_DECISIVE):
         assert srelu.SCALES[model]["cpu"] is srelu.EARLIER_CPU[model]
     assert srelu.table4_scale("cpu") is srelu.EARLIER_CPU["vit"]
+
+
+def test_resnet_decisive_scale_is_bf16_channels_last_with_five_table2_and_three_table1_seeds():
+    scale = lgelu.DECISIVE_CPU["cifar10_resnet"]
+    assert scale.precision == "bf16" and scale.channels_last and scale.augment == "crop_flip"
+    assert scale.n_train is None and scale.n_val is None  # full CIFAR-10
+    t1 = lgelu.decisive_table1_configs("cifar10_resnet")
+    t2 = lgelu.decisive_table2_configs("cifar10_resnet")
+    assert sorted(c.seed for c in t1 if c.activation == "gelu") == [0, 1, 2, 3, 4]
+    assert sorted(c.seed for c in t2) == [0, 1, 2, 3, 4]
+    others = [c for c in t1 if c.activation != "gelu"]
+    assert len(others) == 3 * 4 and {c.seed for c in others} == {0, 1, 2}
+    assert all(c.precision == "bf16" and c.channels_last for c in t1 + t2)
+    # the claims of the retrain carry them: (c) GELU + annealed at 5 seeds, (d) the other arms at 3
+    c_hashes = {config_hash(c) for c in retrain.CLAIMS["c"].configs()}
+    d_hashes = {config_hash(c) for c in retrain.CLAIMS["d"].configs()}
+    assert {config_hash(c) for c in t2} <= c_hashes and {config_hash(c) for c in others} <= d_hashes
+
+
+def test_table1_seeds_must_be_a_subset_of_the_seeds():
+    with pytest.raises(ValueError, match="subset"):
+        lgelu.Scale("cifar10", {}, 1, None, None, (0, 1), table1_seeds=(0, 5))
+
+
+def test_bf16_runs_are_skipped_where_bf16_is_emulated(monkeypatch):
+    from helpers.core import provenance
+
+    bf16 = lgelu.decisive_table2_configs("cifar10_resnet")[0]
+    fp32 = lgelu.decisive_table2_configs("fmnist")[0]
+    monkeypatch.delenv(provenance.ALLOW_EMULATED_BF16_ENV, raising=False)
+    monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
+    assert retrain.split_runnable([bf16, fp32]) == ([fp32], [bf16])
+    monkeypatch.setenv(provenance.ALLOW_EMULATED_BF16_ENV, "1")
+    assert retrain.split_runnable([bf16, fp32]) == ([bf16, fp32], [])
+    monkeypatch.delenv(provenance.ALLOW_EMULATED_BF16_ENV)
+    monkeypatch.setattr(provenance, "bf16_is_native", lambda: True)
+    assert retrain.split_runnable([bf16, fp32]) == ([bf16, fp32], [])
+
+
+def test_claim_g_shares_its_paper_delta_runs_with_claim_b():
+    from helpers.srelu import protocol as srelu
+
+    g = {config_hash(c) for c in retrain.CLAIMS["g"].configs()}
+    b_srelu = {config_hash(c) for c in retrain.CLAIMS["b"].configs() if c.activation == "srelu"}
+    seeds = srelu.DECISIVE_CPU["vit"].seeds
+    assert len(g) == len(srelu.DECISIVE_DELTAS) * len(seeds)
+    assert b_srelu <= g and len(g - b_srelu) == (len(srelu.DECISIVE_DELTAS) - 1) * len(seeds)
+
+
+def test_total_core_hours_counts_a_shared_run_once(monkeypatch):
+    fake = {"train_seconds": 3600.0}
+    monkeypatch.setattr(retrain, "load_result", lambda cfg: fake)
+    runs, hours = retrain.total_core_hours(["b", "g"])
+    distinct = {config_hash(c) for k in ("b", "g") for c in retrain.CLAIMS[k].configs()}
+    assert runs == len(distinct) < len(retrain.CLAIMS["b"].configs()) + len(retrain.CLAIMS["g"].configs())
+    assert hours == pytest.approx(len(distinct))
+
+
+def test_status_table_has_a_row_per_claim_and_a_total():
+    table = retrain.status_table()
+    assert len(table) == len(retrain.CLAIMS) + 1
+    assert table.index[-1].startswith("all claims")
+
+
+def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
+    from helpers.flexact import protocol as flexact
+
+    configs = retrain.CLAIMS["f"].configs()
+    resnet = lgelu.DECISIVE_CPU["cifar10_resnet"]
+    assert len(configs) == 2 * 3 and sum(c.penultimate_activation == "flexact" for c in configs) == 3
+    for c in configs:
+        assert c.model_kwargs == resnet.model_kwargs and c.n_train is None and c.epochs == resnet.epochs
+        assert (c.precision, c.channels_last, c.augment) == (resnet.precision, resnet.channels_last, resnet.augment)
+        assert (c.optimizer, c.lr, c.schedule) == ("sgd", 0.1, "cosine")  # this paper's optimiser
+    with pytest.raises(ValueError, match="cpu-profile"):
+        flexact.flexact_cifar_config("smoke", "resnet18", True, 0, decisive=True)

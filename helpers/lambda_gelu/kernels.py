@@ -18,9 +18,13 @@ Each formula exists twice, with the same values to float32 rounding
 
 Large λ. Nothing overflows for ``|λx|`` up to float32's range (~3e38): the gate saturates to
 exactly 0 or 1 and ``x φ(λx)`` underflows to 0 (it is formed as ``x·φ``, never ``λx·φ`` = ∞·0).
-Past that range ``λx`` itself is ±∞; the fused formula still gives ``x·Φ(±∞)`` exactly, and the
-eager one checks for it (one min/max pass) only when ``λ`` reaches :data:`OVERFLOW_CHECK_LAMBDA`,
-since below it ``|x|`` would have to exceed 3e32.
+Past that range ``λx`` itself is ±∞; the fused formula still gives ``x·Φ(±∞)`` exactly. ATen's
+vectorised GELU can overflow earlier, from ``|λx|`` ≈ 1.7e38 (seen: GELU(3e38) = inf for tensors
+of 3 or more elements on an AMD EPYC with AVX-512, as if it formed ``u·(1 + erf)`` before halving
+it), so the eager one
+takes ``x·Φ(±∞)`` wherever ``|λx|`` ≥ :data:`GATE_SATURATED` (2^125 ≈ 4e37, where Φ is exactly 0
+or 1 in float32 anyway); it checks for that (one min/max pass) only when ``λ`` reaches
+:data:`OVERFLOW_CHECK_LAMBDA`, since below it ``|x|`` would have to exceed 4e31.
 
 The autograd function saves ``x`` and ``λ``'s parameter only; the learnable case folds
 ``λ = 1 + softplus(s/t)`` into it, in Python floats when λ is one number (the paper's layerwise
@@ -36,7 +40,7 @@ import torch.nn.functional as F
 
 from helpers.core.kernels import Kernel
 
-__all__ = ["apply_lambda_gelu", "OVERFLOW_CHECK_LAMBDA"]
+__all__ = ["apply_lambda_gelu", "OVERFLOW_CHECK_LAMBDA", "GATE_SATURATED"]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -44,6 +48,10 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: Below this λ, ``λx`` can overflow float32 only for ``|x|`` > 3e32, so the eager path skips the
 #: check for it (a network with such activations has long diverged; the loss is already inf).
 OVERFLOW_CHECK_LAMBDA: float = 1e6
+
+#: From this ``|λx|`` on, the eager path takes ``Φ(λx)`` as exactly 0 or 1 instead of asking ATen's
+#: GELU, whose vectorised kernel overflows from ~1.7e38 (float32 max / 2) on some CPUs.
+GATE_SATURATED: float = 2.0**125
 
 
 # ------------------------------------------------------------------------- fused formulas
@@ -94,12 +102,13 @@ def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
     if top < OVERFLOW_CHECK_LAMBDA:
         return False
     lo, hi = torch.aminmax(x)
-    return bool(torch.isinf(torch.maximum(hi, -lo) * top))
+    return bool(torch.maximum(hi, -lo) * top >= GATE_SATURATED)
 
 
 def _overflowed(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Where ``λx`` overflowed although ``x`` is finite: there ``Φ(λx)`` is exactly 0 or 1."""
-    return torch.isinf(u) & torch.isfinite(x)
+    """Where ``|λx|`` reached :data:`GATE_SATURATED` (or overflowed) although ``x`` is finite:
+    there ``Φ(λx)`` is exactly 0 or 1."""
+    return (torch.abs(u) >= GATE_SATURATED) & torch.isfinite(x)
 
 
 def _eager_forward_and_no_gate(x: torch.Tensor, lam: torch.Tensor) -> tuple[torch.Tensor, None]:

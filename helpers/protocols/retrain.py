@@ -13,7 +13,9 @@ any moment form complete paired sets, and a session that stops leaves whole seed
     nohup python -m helpers.protocols.retrain a b --workers 2 > retrain.log 2>&1 &
 
 Training resumes from the per-epoch checkpoint of an interrupted run (see
-:func:`helpers.core.train.fit`), so the same command continues after a kill.
+:func:`helpers.core.train.fit`), so the same command continues after a kill. Runs configured for
+bf16 (the ResNet-18 pair) are skipped, with a message, on a CPU without native bf16: there they
+would take 10-17x longer; a session on an AMX or AVX512-BF16 machine trains them.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from helpers.core.results_cache import load_result, run_many
+from helpers.core import provenance
+from helpers.core.env import bool_env
+from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import TrainConfig
+from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu import protocol as srelu
@@ -61,12 +66,16 @@ CLAIMS: dict[str, RetrainClaim] = {
                       lambda: _seed_major(srelu.decisive_compare_configs("convnext"))),
     "b": RetrainClaim("b", "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
                       lambda: _seed_major(srelu.decisive_compare_configs("vit"))),
-    "c": RetrainClaim("c", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST)",
+    "c": RetrainClaim("c", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST, ResNet-18/CIFAR-10)",
                       lambda: _lgelu_table2(tuple(lgelu.DECISIVE_CPU))),
-    "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST)",
+    "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST, ResNet-18/CIFAR-10)",
                       lambda: _lgelu_table1(tuple(lgelu.DECISIVE_CPU))),
     "e": RetrainClaim("e", "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
                       lambda: _seed_major(lgelu.grid_configs("cpu", every_seed=True))),
+    "f": RetrainClaim("f", "Flex-Act Table 2: ResNet-18/CIFAR-10, plain vs Flex-Act at the penultimate layer",
+                      lambda: _seed_major(flexact.decisive_table2_configs())),
+    "g": RetrainClaim("g", "S-ReLU Table 4: δ sweep on ViT/CIFAR-10 (δ = 0.001, 0.1, 1, 10)",
+                      lambda: _seed_major(srelu.decisive_delta_configs())),
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
     "h": RetrainClaim("h", "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
@@ -95,6 +104,20 @@ def claim_status(claim: RetrainClaim) -> ClaimStatus:
     return ClaimStatus(claim.key, claim.title, done, len(configs), seconds / 3600)
 
 
+def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
+    """Distinct finished runs of the claims ``keys`` (default: all) and their training core-hours;
+    a run two claims share (claim (g)'s δ = 0.001 is claim (b)'s S-ReLU arm) counts once."""
+    seconds: dict[str, float] = {}
+    for key in keys or list(CLAIMS):
+        for cfg in CLAIMS[key].configs():
+            h = config_hash(cfg)
+            if h not in seconds:
+                result = load_result(cfg)
+                if result is not None:
+                    seconds[h] = float(result["train_seconds"])
+    return len(seconds), sum(seconds.values()) / 3600
+
+
 def status_table() -> pd.DataFrame:
     """Progress of every claim of the retrain as a table (the status page shows it)."""
     rows = []
@@ -102,7 +125,24 @@ def status_table() -> pd.DataFrame:
         st = claim_status(claim)
         rows.append({"claim": f"({st.key}) {st.title}", "runs done": f"{st.done}/{st.total}",
                      "complete": st.done == st.total, "core-hours so far": round(st.core_hours, 2)})
+    runs, hours = total_core_hours()
+    rows.append({"claim": "all claims (a run two claims share counts once)", "runs done": f"{runs}",
+                 "complete": all(r["complete"] for r in rows), "core-hours so far": round(hours, 2)})
     return pd.DataFrame(rows).set_index("claim")
+
+
+def runnable_here(config) -> bool:
+    """Whether this CPU trains ``config`` at its own precision natively: a bf16 run needs native
+    bf16 (AMX or AVX512-BF16), unless ``REPRO_ALLOW_EMULATED_BF16=1`` asks to emulate it."""
+    if getattr(config, "precision", "float32") != "bf16":
+        return True
+    return provenance.bf16_is_native() or bool_env(provenance.ALLOW_EMULATED_BF16_ENV, False)
+
+
+def split_runnable(configs: list) -> tuple[list, list]:
+    """``configs`` split into those this CPU can train (:func:`runnable_here`) and the rest, in order."""
+    here = [c for c in configs if runnable_here(c)]
+    return here, [c for c in configs if not runnable_here(c)]
 
 
 def _claim_keys(text: list[str]) -> list[str]:
@@ -120,14 +160,19 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     keys = _claim_keys(args.claims)
     if args.status:
-        total = 0.0
         for key in keys:
             st = claim_status(CLAIMS[key])
-            total += st.core_hours
             print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours")
-        print(f"total: {total:.2f} core-hours")
+        runs, hours = total_core_hours(keys)
+        print(f"total: {runs} distinct runs done, {hours:.2f} core-hours (a run shared by two claims counts once)")
         return
-    configs = [cfg for key in keys for cfg in CLAIMS[key].configs()]
+    configs, skipped = split_runnable([cfg for key in keys for cfg in CLAIMS[key].configs()])
+    if skipped:
+        # bf16 runs wait for a machine with native bf16 rather than train 10-17x slower here, or
+        # train in float32 under another key (a different run); the next such session takes them.
+        pending = sum(load_result(c) is None for c in skipped)
+        print(f"skipping {len(skipped)} bf16 runs ({pending} not yet trained): this CPU "
+              f"({provenance.cpu_model()}, {provenance.cpu_capability()}) has no native bf16", flush=True)
     run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys))
 
 

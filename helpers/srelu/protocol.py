@@ -149,6 +149,19 @@ def delta_configs(profile: str) -> list[TrainConfig]:
     return [srelu_config("vit", profile, "srelu", s, delta=d, scale=scale) for d in deltas for s in scale.seeds]
 
 
+#: Table 4 at the decisive ViT scale (the retrain's claim (g)): four of the paper's eight δ, one
+#: per two decades from the paper's δ = 0.001 up to 10, with every seed of :data:`DECISIVE_CPU`.
+#: All eight at three seeds would be 21 new 25-40-minute runs (~10 core-hours); four cost 9.
+DECISIVE_DELTAS: tuple[float, ...] = (0.001, 0.1, 1.0, 10.0)
+
+
+def decisive_delta_configs() -> list[TrainConfig]:
+    """Table 4 at the decisive ViT scale: S-ReLU with each of :data:`DECISIVE_DELTAS`, every seed
+    (δ = 0.001 is claim (b)'s S-ReLU arm itself: the same runs)."""
+    scale = DECISIVE_CPU["vit"]
+    return [srelu_config("vit", "cpu", "srelu", s, delta=d, scale=scale) for d in DECISIVE_DELTAS for s in scale.seeds]
+
+
 def compare_configs(profile: str, model: str | None = None) -> list[TrainConfig]:
     """Tables 1 (ViT-tiny) and 2 (ConvNeXt-tiny): the scale's activations on CIFAR-10."""
     models = ("vit", "convnext") if model is None else (model,)

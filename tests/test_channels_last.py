@@ -1,0 +1,61 @@
+"""The channels_last field of TrainConfig: validated, keyed only when set, and the same training
+(up to float rounding) in a faster memory order."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers.core.results_cache import config_hash
+from helpers.core.runs import TrainConfig, _training_transform
+from helpers.core.train import fit
+from helpers.models import build_model
+
+
+def test_default_leaves_the_cache_key_unchanged_and_setting_it_changes_it():
+    base = TrainConfig(experiment="t", dataset="cifar10", model="resnet18")
+    same = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", channels_last=False)
+    other = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", channels_last=True)
+    assert config_hash(base) == config_hash(same) != config_hash(other)
+
+
+@pytest.mark.parametrize("model", ["mlp", "vit", "gpt"])
+def test_non_convolutional_models_are_refused(model):
+    dataset = "tinyshakespeare" if model == "gpt" else "cifar10"
+    with pytest.raises(ValueError, match="convolutional"):
+        TrainConfig(experiment="t", dataset=dataset, model=model, channels_last=True)
+
+
+def test_non_bool_is_refused():
+    with pytest.raises(ValueError, match="True or False"):
+        TrainConfig(experiment="t", dataset="cifar10", model="resnet18", channels_last="yes")
+
+
+def test_training_batches_are_channels_last_after_the_augmentation():
+    x = torch.randn(4, 3, 8, 8)
+    for augment in ("none", "crop_flip"):
+        cfg = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", augment=augment, channels_last=True)
+        out = _training_transform(cfg)(x)
+        assert out.shape == x.shape and out.is_contiguous(memory_format=torch.channels_last)
+    plain = TrainConfig(experiment="t", dataset="cifar10", model="resnet18")
+    assert _training_transform(plain) is None
+
+
+def _history(channels_last: bool) -> list[dict]:
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 3, 16, 16), torch.randint(0, 4, (32,))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=8)
+    model = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.0625)
+    cast = None
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+        cast = lambda b: b.contiguous(memory_format=torch.channels_last)  # noqa: E731
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    return fit(model, loader, loader, optimizer=opt, epochs=2, task="classification", batch_transform=cast)["history"]
+
+
+def test_channels_last_trains_the_same_model_up_to_rounding():
+    plain, cl = _history(False), _history(True)
+    for a, b in zip(plain, cl):
+        assert b["train_loss"] == pytest.approx(a["train_loss"], rel=1e-4)
+        assert b["val_loss"] == pytest.approx(a["val_loss"], rel=1e-4)
