@@ -46,7 +46,18 @@ def test_switched_srelu_models_run_their_decisive_configs_and_table4_keeps_its_r
         assert page == {config_hash(c) for c in srelu.decisive_compare_configs(model)}
     for model in set(srelu.SCALES) - set(srelu.SWITCHED_TO_DECISIVE):
         assert srelu.SCALES[model]["cpu"] is srelu.EARLIER_CPU[model]
-    assert srelu.table4_scale("cpu") is srelu.EARLIER_CPU["vit"]
+    expected = srelu.DECISIVE_CPU["vit"] if srelu.TABLE4_SWITCHED_TO_DECISIVE else srelu.EARLIER_CPU["vit"]
+    assert srelu.table4_scale("cpu") is expected
+
+
+def test_table4_switch_runs_claim_g(monkeypatch):
+    from helpers.srelu import protocol as srelu
+
+    monkeypatch.setattr(srelu, "TABLE4_SWITCHED_TO_DECISIVE", True)
+    page = {config_hash(c) for c in srelu.delta_configs("cpu")}
+    assert page == {config_hash(c) for c in retrain.CLAIMS["g"].configs()}
+    monkeypatch.setattr(srelu, "TABLE4_SWITCHED_TO_DECISIVE", False)
+    assert len(srelu.delta_configs("cpu")) == len(srelu.DELTAS) * len(srelu.EARLIER_CPU["vit"].seeds)
 
 
 def test_resnet_decisive_scale_is_bf16_channels_last_with_five_table2_and_three_table1_seeds():
