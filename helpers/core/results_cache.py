@@ -21,7 +21,9 @@ import dataclasses
 import hashlib
 import json
 import os
+import signal
 import tempfile
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -254,6 +256,46 @@ def _run_in_worker(config: Any, rerun: bool) -> dict:
     return run_or_load(config, rerun=rerun)
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued runs and terminate the running ones: a run killed mid-epoch resumes from
+    its last per-epoch checkpoint next time. Without this, worker processes outlive a killed parent
+    and finish their runs unseen, beside the runs of the next command. (``_processes`` is private;
+    Python 3.14's ``terminate_workers`` is the public form.)"""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
+    for process in processes:
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str,
+              results: list, failures: list) -> None:
+    """The worker-process branch of :func:`run_many`; ``kill`` (SIGTERM) or Ctrl-C stops the workers too."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
+    context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
+            try:
+                futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
+                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures),
+                                each=True, unit="run")
+                for future in done:
+                    try:
+                        results[futures[future]] = future.result()
+                    except RunFailed as err:
+                        failures.append(err)
+            except BaseException:
+                _stop_workers(pool)
+                raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
              rerun: bool | None = None) -> list[dict]:
     """``run_or_load`` every config, training the missing ones in parallel worker processes.
@@ -297,16 +339,7 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
                 except RunFailed as err:
                     failures.append(err)
         else:
-            context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
-            with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
-                futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
-                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures),
-                                each=True, unit="run")
-                for future in done:
-                    try:
-                        results[futures[future]] = future.result()
-                    except RunFailed as err:
-                        failures.append(err)
+            _parallel(configs, todo, n, rerun, desc, results, failures)
         if failures:
             raise failures[0]
     return [res if res is not None else run_or_load(cfg) for res, cfg in zip(results, configs)]
