@@ -134,3 +134,12 @@ def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
         assert (c.optimizer, c.lr, c.schedule) == ("sgd", 0.1, "cosine")  # this paper's optimiser
     with pytest.raises(ValueError, match="cpu-profile"):
         flexact.flexact_cifar_config("smoke", "resnet18", True, 0, decisive=True)
+
+
+def test_decisive_state_names_each_model_once(monkeypatch):
+    from helpers.srelu import protocol as srelu
+
+    monkeypatch.setattr(srelu, "SWITCHED_TO_DECISIVE", ("vit",))
+    text = srelu.decisive_state("cpu")
+    assert "ViT runs are at the decisive scale" in text and "ConvNeXt runs stay" in text
+    assert srelu.decisive_state("smoke") == ""

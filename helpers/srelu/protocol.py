@@ -137,6 +137,19 @@ for _model in SWITCHED_TO_DECISIVE:
     SCALES[_model]["cpu"] = DECISIVE_CPU[_model]
 
 
+def decisive_state(profile: str) -> str:
+    """One sentence for the pages: which model's Table 1/2 runs are at the decisive cpu scale and
+    which still wait for their claim of the retrain (empty outside the cpu profile)."""
+    if current_profile(profile) != "cpu":
+        return ""
+    names, claims = {"vit": "ViT", "convnext": "ConvNeXt"}, {"vit": "(b)", "convnext": "(a)"}
+    return " ".join(
+        f"The {names[m]} runs are at the decisive scale (the retrain's claim {claims[m]})."
+        if m in SWITCHED_TO_DECISIVE else
+        f"The {names[m]} runs stay at the earlier cpu scale until claim {claims[m]} of the retrain is complete."
+        for m in ("vit", "convnext"))
+
+
 def table4_scale(profile: str) -> SReLUScale:
     """The ViT scale Table 4's δ sweep runs at in ``profile``."""
     profile = current_profile(profile)
