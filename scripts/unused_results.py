@@ -9,7 +9,7 @@ they can be removed in the same commit (their content stays in git history):
 
 "Asked for" means: a config of any protocol of the book in the cpu profile (the papers'
 experiments, the Flex-Act synthetic study and its sweeps, the DPO stand-in, the ReLU-ization
-chapter) or of a retrain claim still being trained.
+chapter), of a retrain claim, or a run CI retrains and compares (``cheap_check_configs``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from helpers.core.results_cache import result_path
 from helpers.core.runtime import results_root
 from helpers.flexact import synthetic
 from helpers.flexact.readings import readings_configs
-from helpers.protocols import all_experiments
+from helpers.protocols import all_experiments, cheap_check_configs
 from helpers.protocols.retrain import CLAIMS
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.protocol import cpu_pairs
@@ -37,6 +37,7 @@ def used_paths() -> set[Path]:
     configs += readings_configs("cpu")
     configs += [c for pair in cpu_pairs() for c in reluization_configs(pair, "cpu")]
     configs += [c for claim in CLAIMS.values() for c in claim.configs()]
+    configs += cheap_check_configs()  # CI retrains them (helpers.verify_rerun)
     return {result_path(c).resolve() for c in configs}
 
 
