@@ -143,3 +143,24 @@ def test_decisive_state_names_each_model_once(monkeypatch):
     text = srelu.decisive_state("cpu")
     assert "ViT runs are at the decisive scale" in text and "ConvNeXt runs stay" in text
     assert srelu.decisive_state("smoke") == ""
+
+
+def test_claims_c_and_d_cover_the_vision_pairs_only():
+    pairs = {(c.model, c.dataset) for k in ("c", "d") for c in retrain.CLAIMS[k].configs()}
+    assert pairs == {("mlp", "fashion_mnist"), ("resnet18", "cifar10")}
+
+
+def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
+    from helpers.core.floors import floor_for
+
+    configs = retrain.CLAIMS["i"].configs()
+    scale = lgelu.DECISIVE_CPU["wikitext_gpt"]
+    # GELU, ReLU and λ-GELU in three modes (Table I) plus annealed λ-GELU (Table II), every seed
+    assert len(configs) == 6 * len(scale.seeds)
+    assert sum(c.anneal_target is not None for c in configs) == len(scale.seeds)
+    for c in configs:
+        assert (c.model, c.dataset) == ("gpt", "tinyshakespeare") and floor_for(c.model, c.dataset) is not None
+        assert c.n_train is None and c.n_val is None  # every block of the corpus
+        assert c.model_kwargs["dim"] == 128 and c.schedule == "cosine" and c.precision == "float32"
+    # the page keeps its committed scale until the claim is complete
+    assert "wikitext_gpt" not in lgelu.SWITCHED_TO_DECISIVE or lgelu.PAIRS["wikitext_gpt"].scale("cpu") is scale

@@ -67,9 +67,9 @@ CLAIMS: dict[str, RetrainClaim] = {
     "b": RetrainClaim("b", "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
                       lambda: _seed_major(srelu.decisive_compare_configs("vit"))),
     "c": RetrainClaim("c", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST, ResNet-18/CIFAR-10)",
-                      lambda: _lgelu_table2(tuple(lgelu.DECISIVE_CPU))),
+                      lambda: _lgelu_table2(lgelu.DECISIVE_VISION_PAIRS)),
     "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST, ResNet-18/CIFAR-10)",
-                      lambda: _lgelu_table1(tuple(lgelu.DECISIVE_CPU))),
+                      lambda: _lgelu_table1(lgelu.DECISIVE_VISION_PAIRS)),
     "e": RetrainClaim("e", "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
                       lambda: _seed_major(lgelu.grid_configs("cpu", every_seed=True))),
     "f": RetrainClaim("f", "Flex-Act Table 2: ResNet-18/CIFAR-10, plain vs Flex-Act at the penultimate layer",
@@ -80,6 +80,10 @@ CLAIMS: dict[str, RetrainClaim] = {
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
     "h": RetrainClaim("h", "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
                       lambda: _seed_major(reluization_configs("fmnist", "cpu", scale=lgelu.DECISIVE_CPU["fmnist"]))),
+    # The GPT decoder's floor (≤ 1.8 nats/char, point 1 of the issue): λ-GELU's Tables I-II on it.
+    "i": RetrainClaim("i", "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
+                      lambda: _seed_major([*lgelu.decisive_table1_configs("wikitext_gpt"),
+                                           *lgelu.decisive_table2_configs("wikitext_gpt")])),
 }
 
 
