@@ -72,7 +72,7 @@ def test_missing_cpu_result_under_ci_is_an_error(monkeypatch):
 
 
 def test_bad_inputs():
-    with pytest.raises(TypeError, match="no runner"):
+    with pytest.raises(TypeError, match="needs a run config .* got Other"):
         @dataclass(frozen=True)
         class Other:
             experiment: str = "o"
@@ -148,3 +148,12 @@ def test_compute_time_simulates_the_workers():
         experiments.compute_time(results, workers=0)
     with pytest.raises(TypeError, match="config_hash.*train_seconds"):
         experiments.compute_time([{"x": 1}])
+
+
+def test_the_public_module_knows_every_config_class_of_the_book():
+    # run_or_load works with any of them, and a wrong argument's error names them all, without the
+    # caller importing the module that defines a runner first
+    known = set(experiments.registered_config_classes())
+    assert {"TrainConfig", "FlexActSyntheticConfig", "ReluizationConfig", "DPOConfig"} <= known
+    with pytest.raises(TypeError, match="got dict; known: .*DPOConfig"):
+        experiments.run_or_load({"experiment": "x"})

@@ -203,8 +203,9 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     runner = _RUNNERS.get(type(config))
     if runner is None:
         raise TypeError(
-            f"no runner registered for {type(config).__name__}; "
-            f"known: {', '.join(c.__name__ for c in _RUNNERS) or 'none'}"
+            f"run_or_load needs a run config (a dataclass with a registered runner), got "
+            f"{type(config).__name__}; known: {', '.join(c.__name__ for c in _RUNNERS) or 'none'} "
+            f"(helpers.experiments registers every config class of the book)"
         )
     current_profile(config.profile)  # validates the profile name
     path = result_path(config)
