@@ -101,3 +101,27 @@ def test_invalid_model_arguments():
         ViT(10, image_size=30, patch=4)
     with pytest.raises(ValueError, match="vocab_size"):
         build_model("gpt")
+
+
+@pytest.mark.parametrize("model, bad, message", [
+    (lambda: MLP(4, 2), torch.randn(3, 5), r"MLP expects \(batch, \.\.\.\) with 4 features after flattening, got shape \(3, 5\)"),
+    (lambda: MLP(4, 2), torch.randn(4), r"got shape \(4,\)"),
+    (lambda: ResNet18(width_mult=0.125), torch.randn(2, 1, 8, 8), r"ResNet expects images of shape \(batch, 3, H, W\)"),
+    (lambda: ViT(dim=16, depth=1, heads=2), torch.randn(2, 3, 28, 28), r"ViT expects images of shape \(batch, 3, 32, 32\)"),
+    (lambda: ConvNeXt(depths=(1, 1), dims=(8, 8)), torch.randn(2, 3, 32), r"ConvNeXt expects images"),
+])
+def test_a_wrong_input_is_named_not_failed_deep_inside_torch(model, bad, message):
+    with pytest.raises(ValueError, match=message):
+        model()(bad)
+
+
+def test_integer_inputs_are_refused_with_the_model_name():
+    with pytest.raises(TypeError, match="MLP expects a floating-point tensor .* got a torch.int64 tensor"):
+        MLP(4, 2)(torch.ones(3, 4, dtype=torch.long))
+
+
+def test_input_checks_leave_fx_tracing_and_the_right_inputs_alone():
+    # int8 quantisation traces whole networks with torch.fx: the check must not run on a traced shape
+    for model, x in ((MLP(4, 2), torch.randn(3, 2, 2)), (ResNet18(width_mult=0.125), torch.randn(2, 3, 8, 8))):
+        traced = torch.fx.symbolic_trace(model.eval())
+        torch.testing.assert_close(traced(x), model(x))

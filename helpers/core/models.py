@@ -73,6 +73,19 @@ def _stage_counts(name: str, value: Sequence[int], length: int | None = None) ->
     return counts
 
 
+def _check_input(model: str, x: torch.Tensor, expected: str, ok: Callable[[torch.Tensor], bool]) -> None:
+    """A wrong input fails here, naming the model and what it expects, not deep inside a torch
+    layer ("mat1 and mat2 shapes cannot be multiplied"). Skipped while torch.fx traces the model
+    (int8 quantisation traces whole networks, and a traced shape has no value to check)."""
+    if torch.fx._symbolic_trace.is_fx_symbolic_tracing():
+        return
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(f"{model} expects a floating-point tensor {expected}, got {got}")
+    if not ok(x):
+        raise ValueError(f"{model} expects {expected}, got shape {tuple(x.shape)}")
+
+
 def _check_optional_factory(name: str, act: ActFactory | None) -> None:
     if act is not None and not callable(act):
         raise TypeError(f"{name} must be None or a zero-argument callable returning nn.Module, got {act!r}")
@@ -99,10 +112,13 @@ class MLP(nn.Module):
         for _ in range(depth):
             layers += [nn.Linear(fan_in, width), act()]
             fan_in = width
+        self.in_features = in_features
         self.body = nn.Sequential(*layers)
         self.head = nn.Linear(fan_in, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input("MLP", x, f"(batch, ...) with {self.in_features} features after flattening",
+                     lambda t: t.dim() >= 2 and math.prod(t.shape[1:]) == self.in_features)
         return self.head(self.body(x.flatten(1)))
 
 
@@ -152,6 +168,7 @@ class ResNet(nn.Module):
         _check_factory(act)
         _check_optional_factory("penultimate_act", penultimate_act)
         widths = [max(1, round(c * width_mult)) for c in (64, 128, 256, 512)]
+        self.in_channels = in_channels
         if cifar_stem:
             self.stem = nn.Sequential(
                 nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), act()
@@ -180,6 +197,8 @@ class ResNet(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input("ResNet", x, f"images of shape (batch, {self.in_channels}, H, W)",
+                     lambda t: t.dim() == 4 and t.shape[1] == self.in_channels)
         x = self.stages(self.stem(x))
         x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
         return self.fc(self.penultimate(x))
@@ -271,6 +290,7 @@ class ViT(nn.Module):
             raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
         _check_factory(act)
         n_patches = (image_size // patch) ** 2
+        self.in_channels, self.image_size = in_channels, image_size
         self.patch_embed = nn.Conv2d(in_channels, dim, patch, patch)
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, n_patches + 1, dim))
@@ -283,6 +303,10 @@ class ViT(nn.Module):
         self.head = nn.Linear(dim, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # the positional table is built for image_size x image_size inputs
+        size = self.image_size
+        _check_input("ViT", x, f"images of shape (batch, {self.in_channels}, {size}, {size})",
+                     lambda t: t.dim() == 4 and tuple(t.shape[1:]) == (self.in_channels, size, size))
         x = self.patch_embed(x).flatten(2).transpose(1, 2)
         x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embed
         return self.head(self.norm(self.blocks(x))[:, 0])
@@ -382,6 +406,7 @@ class ConvNeXt(nn.Module):
         if len(depths) != len(dims):
             raise ValueError(f"depths {tuple(depths)} and dims {tuple(dims)} must be equally long")
         _check_factory(act)
+        self.in_channels = in_channels
         self.downsample = nn.ModuleList(
             [nn.Sequential(nn.Conv2d(in_channels, dims[0], stem_patch, stem_patch), LayerNorm2d(dims[0]))]
         )
@@ -400,6 +425,8 @@ class ConvNeXt(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input("ConvNeXt", x, f"images of shape (batch, {self.in_channels}, H, W)",
+                     lambda t: t.dim() == 4 and t.shape[1] == self.in_channels)
         for down, stage in zip(self.downsample, self.stages):
             x = stage(down(x))
         return self.head(self.norm(x.mean(dim=(2, 3))))
