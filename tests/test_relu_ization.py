@@ -385,6 +385,29 @@ def test_smoke_run_of_every_arm_and_its_tables_and_claims(require_dataset):
     assert found and all(c.verdict == "inconclusive" for c in found)  # one seed: no interval, never a verdict
 
 
+def test_an_arm_reuses_the_final_weights_its_committed_run_kept(require_dataset, monkeypatch):
+    """The retrain keeps each run's final weights (REPRO_KEEP_FINAL_WEIGHTS): the GELU arm then
+    analyses that run's own network instead of training it again, with the same numbers as a
+    retraining (seeded CPU training is deterministic), and says so."""
+    from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, final_weights_path
+    from helpers.core.results_cache import result_path
+
+    require_dataset("fashion_mnist")
+    arm = E.reluization_config("fmnist", "gelu", 0, "smoke")
+    retrained = run_or_load(arm)  # no weights kept: trains, and compares with the committed run
+    assert retrained["reproduces"]["found"] is False
+    monkeypatch.setenv(KEEP_FINAL_WEIGHTS_ENV, "1")
+    tcfg = arm.train_config()
+    run_or_load(tcfg)
+    assert final_weights_path(tcfg).exists()
+    result_path(arm).unlink()
+    reused = run_or_load(arm)
+    assert reused["reproduces"]["reused_weights"] is True and reused["reproduces"]["identical"] is None
+    for key in ("before_swap", "after_swap", "sparsity", "regions", "int8"):
+        assert reused[key] == retrained[key], key
+    assert A.reproduction_frame([reused])["identical"].tolist() == ["its weights reused"]
+
+
 def _fake_results(values: dict[str, list[float]], swap: dict[str, list[float]]) -> list[dict]:
     """Results of the five training arms over len(values[arm]) seeds (accuracy)."""
     out = []

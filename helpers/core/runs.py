@@ -27,9 +27,11 @@ from helpers.core.models import build_model, replace_activations
 from helpers.core.augment import AUGMENTATIONS, batch_transform
 from helpers.core.provenance import PRECISIONS, check_precision
 from helpers.core.registry import activation_factory
-from helpers.core.results_cache import register_runner
+from helpers.core.env import bool_env
+from helpers.core.results_cache import config_hash, register_runner, result_path
 from helpers.core.runtime import current_profile, seed_everything, training_threads
 from helpers.core.train import TrainHook, evaluate, fit, optimizer_from_groups
+from helpers.core.weights import save_weights
 
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 
@@ -356,9 +358,24 @@ def train_to_completion(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any]
     return parts, out, result
 
 
+#: Set to 1 (the retrain does) to keep every run's final weights beside its result
+#: (:func:`final_weights_path`, ignored by git), so that an analysis of the trained network (the
+#: ReLU-ization chapter) can load them instead of training the run a second time.
+KEEP_FINAL_WEIGHTS_ENV = "REPRO_KEEP_FINAL_WEIGHTS"
+
+
+def final_weights_path(cfg: TrainConfig) -> Path:
+    """Where a run keeps its weights at the end of training (not the best epoch's) when
+    :data:`KEEP_FINAL_WEIGHTS_ENV` is set: ``<hash>.final.ckpt`` beside its result, with the config
+    hash inside and a ``.sha256`` beside it (:mod:`helpers.core.weights`)."""
+    return result_path(cfg).with_suffix(".final.ckpt")
+
+
 def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     parts, out, result = train_to_completion(cfg, workdir)
     model = parts["model"]
+    if bool_env(KEEP_FINAL_WEIGHTS_ENV, False):
+        save_weights(final_weights_path(cfg), model.state_dict(), config_hash(cfg))
     if cfg.activation in SUBSTITUTABLE:
         # Table II's test, recorded for every GELU/λ-GELU run: at the best-validation checkpoint,
         # swap every activation for ReLU and re-evaluate without any weight update.

@@ -21,6 +21,7 @@ would take 10-17x longer; a session on an AMX or AVX512-BF16 machine trains them
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ import pandas as pd
 from helpers.core import provenance
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
-from helpers.core.runs import TrainConfig
+from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
 from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.relu_ization.experiment import reluization_configs
@@ -177,6 +178,9 @@ def main(argv: list[str] | None = None) -> None:
         pending = sum(load_result(c) is None for c in skipped)
         print(f"skipping {len(skipped)} bf16 runs ({pending} not yet trained): this CPU "
               f"({provenance.cpu_model()}, {provenance.cpu_capability()}) has no native bf16", flush=True)
+    # Keep every run's final weights (beside its result, ignored by git): the ReLU-ization chapter
+    # analyses the GELU, ReLU and annealed λ-GELU runs of (c)/(d) instead of training them again.
+    os.environ.setdefault(KEEP_FINAL_WEIGHTS_ENV, "1")  # inherited by the worker processes
     run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys))
 
 

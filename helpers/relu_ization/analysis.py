@@ -239,13 +239,16 @@ def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def reproduction_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """For the arms that are committed Table I/II runs: was the retraining identical to them?"""
+    """For the arms that are committed Table I/II runs: was the retraining identical to them (or
+    were their own final weights analysed)?"""
     rows = []
     for r in _check(list(results)):
         rep = r["reproduces"]
         if rep.get("found"):
+            reused = bool(rep.get("reused_weights"))  # analysed the committed run's own weights
             rows.append({"arm": r["config"]["arm"], "seed": r["config"]["seed"], "committed run": rep["config_hash"],
-                         "identical": rep["identical"], "max |Δ val metric|": rep["max_abs_diff_val_metric"]})
+                         "identical": "its weights reused" if reused else rep["identical"],
+                         "max |Δ val metric|": rep["max_abs_diff_val_metric"]})
     return pd.DataFrame(rows)
 
 

@@ -25,6 +25,12 @@ git, with its config hash inside and a ``.sha256`` beside it: :mod:`helpers.core
 latency benchmark; :func:`trained_models` retrains a run when the file is missing
 (seeded CPU training is deterministic), and every run records whether retraining reproduced the
 committed Table I/II result of the same TrainConfig (``reproduces``).
+
+Arms that are committed Table I/II runs (GELU, ReLU, annealed λ-GELU) are not trained twice when
+that run kept its final weights on this machine (the retrain keeps them:
+:data:`helpers.core.runs.KEEP_FINAL_WEIGHTS_ENV`): the analyses then load them, and ``reproduces``
+says ``reused_weights`` instead of comparing a retraining. For the bf16 ResNet-18 pair this
+saves 35-40 core-minutes a run.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
 from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
-from helpers.core.runs import TrainConfig, build_run, train_to_completion
+from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_to_completion
 from helpers.core.runtime import current_profile, training_threads
 from helpers.core.train import evaluate
 from helpers.core.weights import load_weights, save_weights
@@ -230,9 +236,37 @@ def _final_hardness(model: nn.Module, hooks: list, tcfg: TrainConfig) -> None:
             set_srelu_delta(model, hook.delta_at(tcfg.epochs))
 
 
-def _reproduces(tcfg: TrainConfig, history: list[dict[str, Any]]) -> dict[str, Any]:
-    """Does this training match the committed result of the same TrainConfig (if there is one)?"""
+#: The keys of a training result (:func:`helpers.core.runs.train_model`) a reused run takes from the
+#: committed result of its TrainConfig.
+_TRAIN_RESULT_KEYS = ("history", "best_epoch", "best_val_metric", "higher_is_better", "lambda_init", "n_params",
+                      "data_source")
+
+
+def _reused_training(tcfg: TrainConfig) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``(parts, train_result)`` of the committed run of ``tcfg`` with its final weights loaded, when
+    that run kept them on this machine (:func:`helpers.core.runs.final_weights_path`, written by the
+    retrain); ``None`` (train it) otherwise. The network is then the committed run's own, not a
+    retraining of it: bit for bit what its result describes."""
+    try:
+        committed = load_result(tcfg)
+    except CorruptResult:
+        return None
+    if committed is None:
+        return None
+    state = load_weights(final_weights_path(tcfg), config_hash(tcfg))  # None: missing or stale (warned)
+    if state is None:
+        return None
+    parts = build_run(tcfg)
+    parts["model"].load_state_dict(state)
+    return parts, {k: committed[k] for k in _TRAIN_RESULT_KEYS if k in committed}
+
+
+def _reproduces(tcfg: TrainConfig, history: list[dict[str, Any]], reused: bool = False) -> dict[str, Any]:
+    """Does this training match the committed result of the same TrainConfig (if there is one)?
+    ``reused``: the run did not train; it loaded that committed run's final weights."""
     record: dict[str, Any] = {"experiment": tcfg.experiment, "config_hash": config_hash(tcfg), "found": False}
+    if reused:
+        return {**record, "found": True, "reused_weights": True, "identical": None, "max_abs_diff_val_metric": None}
     try:
         committed = load_result(tcfg)
     except CorruptResult:
@@ -253,7 +287,11 @@ def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
     with training_threads():
         started = time.perf_counter()
         tcfg = cfg.train_config()
-        parts, _, train_result = train_to_completion(tcfg, workdir)
+        reused = _reused_training(tcfg)
+        if reused is not None:
+            parts, train_result = reused
+        else:
+            parts, _, train_result = train_to_completion(tcfg, workdir)
         model = parts["model"]
         _final_hardness(model, parts["hooks"], tcfg)
         analysed = time.perf_counter()
@@ -265,9 +303,10 @@ def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
             "final_epoch": tcfg.epochs,
             **result,
             "train": {k: v for k, v in train_result.items() if k != "train_seconds"},
-            "reproduces": _reproduces(tcfg, train_result["history"]),
+            "reproduces": _reproduces(tcfg, train_result["history"], reused=reused is not None),
             "analysis_seconds": time.perf_counter() - analysed,
-            "train_seconds": time.perf_counter() - started,  # training and analyses; never compared
+            # training (0 when the weights were reused: the committed run states its own) and analyses
+            "train_seconds": time.perf_counter() - started,
         }
 
 
@@ -278,10 +317,14 @@ def trained_models(cfg: ReluizationConfig) -> tuple[nn.Module, nn.Module, dict[s
     path, key = weights_path(cfg), config_hash(cfg)
     with training_threads():
         state = load_weights(path, key)  # None: missing, or stale/damaged (warned)
+        reused = _reused_training(tcfg) if state is None else None
         if state is not None:
             parts = build_run(tcfg)
             model = parts["model"]
             model.load_state_dict(state)
+        elif reused is not None:
+            parts, _ = reused
+            model = parts["model"]
         else:
             workdir = result_path(cfg).with_suffix("")  # where run_or_load checkpoints it too
             workdir.mkdir(parents=True, exist_ok=True)
