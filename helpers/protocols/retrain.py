@@ -85,6 +85,12 @@ CLAIMS: dict[str, RetrainClaim] = {
     "i": RetrainClaim("i", "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
                       lambda: _seed_major([*lgelu.decisive_table1_configs("wikitext_gpt"),
                                            *lgelu.decisive_table2_configs("wikitext_gpt")])),
+    # The ReLU-ization chapter's ResNet-18 pair at the decisive scale, 3 seeds: its GELU, ReLU and
+    # annealed λ-GELU arms analyse the final weights the (c)/(d) runs kept on this machine (or
+    # retrain them, checked against the committed result); S-ReLU δ-annealing and per-layer λ train.
+    "j": RetrainClaim("j", "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
+                      lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu",
+                                                              scale=lgelu.DECISIVE_CPU["cifar10_resnet"]))),
 }
 
 
