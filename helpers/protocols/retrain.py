@@ -91,6 +91,9 @@ CLAIMS: dict[str, RetrainClaim] = {
     "j": RetrainClaim("j", "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
                       lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu",
                                                               scale=lgelu.DECISIVE_CPU["cifar10_resnet"]))),
+    # The chapter's ViT pair at the decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
+    "k": RetrainClaim("k", "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
+                      lambda: _seed_major(reluization_configs("vit", "cpu"))),
 }
 
 
