@@ -37,13 +37,20 @@ from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu import protocol as srelu
 
 
+#: The issue each claim belongs to, and the training budget that issue set (core-hours on this
+#: machine class; ``None``: none stated). The ReLU-ization chapter's runs are at the same scale but
+#: are that chapter's cost, not the retrain's.
+ISSUES: dict[str, float | None] = {"Decisive scale": 30.0, "ReLU-ization": None}
+
+
 @dataclass(frozen=True)
 class RetrainClaim:
-    """One decisive claim of the retrain: its key, what it tests, and its runs."""
+    """One decisive claim of the retrain: its key, what it tests, its runs and its issue."""
 
     key: str
     title: str
     configs: Callable[[], list]  # TrainConfig, or a method's own config (ReluizationConfig)
+    issue: str = "Decisive scale"
 
 
 def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
@@ -80,7 +87,8 @@ CLAIMS: dict[str, RetrainClaim] = {
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
     "h": RetrainClaim("h", "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
-                      lambda: _seed_major(reluization_configs("fmnist", "cpu", scale=lgelu.DECISIVE_CPU["fmnist"]))),
+                      lambda: _seed_major(reluization_configs("fmnist", "cpu", scale=lgelu.DECISIVE_CPU["fmnist"])),
+                      issue="ReLU-ization"),
     # The GPT decoder's floor (≤ 1.8 nats/char, point 1 of the issue): λ-GELU's Tables I-II on it.
     "i": RetrainClaim("i", "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
                       lambda: _seed_major([*lgelu.decisive_table1_configs("wikitext_gpt"),
@@ -90,10 +98,11 @@ CLAIMS: dict[str, RetrainClaim] = {
     # retrain them, checked against the committed result); S-ReLU δ-annealing and per-layer λ train.
     "j": RetrainClaim("j", "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
                       lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu",
-                                                              scale=lgelu.DECISIVE_CPU["cifar10_resnet"]))),
+                                                              scale=lgelu.DECISIVE_CPU["cifar10_resnet"])),
+                      issue="ReLU-ization"),
     # The chapter's ViT pair at the decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
     "k": RetrainClaim("k", "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
-                      lambda: _seed_major(reluization_configs("vit", "cpu"))),
+                      lambda: _seed_major(reluization_configs("vit", "cpu")), issue="ReLU-ization"),
 }
 
 
@@ -104,18 +113,59 @@ class ClaimStatus:
     done: int
     total: int
     core_hours: float  # training time of the finished runs (one thread each)
+    hours_left: float | None = None  # estimate for the missing runs (None: no finished run to go by)
 
 
-def claim_status(claim: RetrainClaim) -> ClaimStatus:
-    """How many of ``claim``'s runs have a result file, and the core-hours they took."""
+def _train_config(cfg) -> TrainConfig:
+    """The TrainConfig behind ``cfg`` (a ReLU-ization run trains one)."""
+    return cfg.train_config() if hasattr(cfg, "train_config") else cfg
+
+
+def _run_kinds(cfg) -> tuple[tuple, tuple]:
+    """Two keys for runs that cost about the same: the same experiment, activation, annealing and
+    penultimate activation; failing that, the same model, data and length at the same precision."""
+    t = _train_config(cfg)
+    return ((t.experiment, t.activation, t.anneal_target is not None or t.anneal_layer_eps is not None,
+             t.penultimate_activation),
+            (t.model, repr(sorted(t.model_kwargs.items())), t.dataset, t.n_train, t.epochs, t.precision))
+
+
+def _finished_seconds() -> dict[tuple, list[float]]:
+    """Training seconds of every finished run of every claim, under both of its kinds."""
+    seen: set[str] = set()
+    out: dict[tuple, list[float]] = {}
+    for claim in CLAIMS.values():
+        for cfg in claim.configs():
+            h = config_hash(cfg)
+            if h in seen:
+                continue
+            seen.add(h)
+            result = load_result(cfg)
+            if result is not None:
+                for kind in _run_kinds(cfg):
+                    out.setdefault(kind, []).append(float(result["train_seconds"]))
+    return out
+
+
+def claim_status(claim: RetrainClaim, finished: dict[tuple, list[float]] | None = None) -> ClaimStatus:
+    """How many of ``claim``'s runs have a result file, the core-hours they took, and an estimate
+    of the rest: each missing run costs the mean of the finished runs of its kind, in any claim
+    (:func:`_run_kinds`: the same arm, else the same model and scale); ``None`` when a missing
+    run has neither."""
+    finished = _finished_seconds() if finished is None else finished
     configs = claim.configs()
     seconds, done = 0.0, 0
+    left: float | None = 0.0
     for cfg in configs:
         result = load_result(cfg)  # verified: a corrupt file raises, naming it
         if result is not None:
             done += 1
             seconds += float(result["train_seconds"])
-    return ClaimStatus(claim.key, claim.title, done, len(configs), seconds / 3600)
+            continue
+        times = next((finished[k] for k in _run_kinds(cfg) if finished.get(k)), None)
+        left = None if left is None or times is None else left + sum(times) / len(times)
+    return ClaimStatus(claim.key, claim.title, done, len(configs), seconds / 3600,
+                       None if left is None else left / 3600)
 
 
 def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
@@ -133,15 +183,34 @@ def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
 
 
 def status_table() -> pd.DataFrame:
-    """Progress of every claim of the retrain as a table (the status page shows it)."""
+    """Progress of every claim of the retrain as a table (the status page shows it): runs done,
+    core-hours spent, an estimate of the core-hours left (:func:`claim_status`), and per issue a
+    total against its budget."""
     rows = []
+    left_by_issue: dict[str, float | None] = {issue: 0.0 for issue in ISSUES}
+    finished = _finished_seconds()
     for claim in CLAIMS.values():
-        st = claim_status(claim)
-        rows.append({"claim": f"({st.key}) {st.title}", "runs done": f"{st.done}/{st.total}",
-                     "complete": st.done == st.total, "core-hours so far": round(st.core_hours, 2)})
+        st = claim_status(claim, finished)
+        rows.append({"claim": f"({st.key}) {st.title}", "issue": claim.issue, "runs done": f"{st.done}/{st.total}",
+                     "complete": st.done == st.total, "core-hours so far": round(st.core_hours, 2),
+                     "core-hours left (est.)": None if st.hours_left is None else round(st.hours_left, 2)})
+        so_far = left_by_issue[claim.issue]
+        left_by_issue[claim.issue] = None if so_far is None or st.hours_left is None else so_far + st.hours_left
+    for issue, budget in ISSUES.items():
+        keys = [k for k, c in CLAIMS.items() if c.issue == issue]
+        runs, hours = total_core_hours(keys)
+        left = left_by_issue[issue]
+        label = f"issue \"{issue}\": all its claims (a run two claims share counts once)"
+        if budget is not None:
+            label += f"; budget {budget:g} core-hours"
+        rows.append({"claim": label, "issue": issue, "runs done": f"{runs}",
+                     "complete": all(r["complete"] for r in rows if r["issue"] == issue),
+                     "core-hours so far": round(hours, 2),
+                     "core-hours left (est.)": None if left is None else round(left, 2)})
     runs, hours = total_core_hours()
-    rows.append({"claim": "all claims (a run two claims share counts once)", "runs done": f"{runs}",
-                 "complete": all(r["complete"] for r in rows), "core-hours so far": round(hours, 2)})
+    rows.append({"claim": "all claims (a run two claims share counts once)", "issue": "",
+                 "runs done": f"{runs}", "complete": all(r["complete"] for r in rows if r["issue"]),
+                 "core-hours so far": round(hours, 2), "core-hours left (est.)": None})
     return pd.DataFrame(rows).set_index("claim")
 
 
@@ -174,9 +243,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     keys = _claim_keys(args.claims)
     if args.status:
+        finished = _finished_seconds()
         for key in keys:
-            st = claim_status(CLAIMS[key])
-            print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours")
+            st = claim_status(CLAIMS[key], finished)
+            left = "" if st.done == st.total else (
+                ", left: unknown" if st.hours_left is None else f", about {st.hours_left:.1f} left")
+            print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours{left}")
         runs, hours = total_core_hours(keys)
         print(f"total: {runs} distinct runs done, {hours:.2f} core-hours (a run shared by two claims counts once)")
         return
