@@ -337,7 +337,12 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
                                          decisive_table1_configs("fmnist") + decisive_table2_configs("fmnist")}
     srelu = P.arm_train_config("fmnist", "srelu_anneal", 0, "cpu")
     assert srelu.activation_kwargs == {"delta": P.DELTA_START} and srelu.delta_anneal_target == P.DELTA_TARGET
-    assert P.pair_scale("cifar10_resnet", "cpu") is P.PAIRS["cifar10_resnet"].scale("cpu")
+    # the ResNet pair runs at the decisive scale of claims (c)/(d), whose runs its shared arms are
+    assert P.pair_scale("cifar10_resnet", "cpu") is DECISIVE_CPU["cifar10_resnet"]
+    shared = {config_hash(P.arm_train_config("cifar10_resnet", arm, s, "cpu"))
+              for arm in ("gelu", "relu", "lgelu_anneal") for s in (0, 1, 2)}
+    assert shared <= {config_hash(c) for c in decisive_table1_configs("cifar10_resnet")
+                      + decisive_table2_configs("cifar10_resnet")}
 
 
 def test_a_pinned_pair_keeps_its_scale_until_its_own_runs_are_committed():

@@ -28,7 +28,7 @@ from typing import Any
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
-from helpers.lambda_gelu.protocol import EARLIER_CPU, EPSILON, PAIRS, Scale, pair_config
+from helpers.lambda_gelu.protocol import DECISIVE_CPU, EARLIER_CPU, EPSILON, PAIRS, Scale, pair_config
 from helpers.srelu.training import delta_for_gate_gap
 
 __all__ = [
@@ -110,10 +110,10 @@ RELU_PAIRS: dict[str, ReluPair] = {
                     cpu_scale=EARLIER_CPU["wikitext_gpt"]),
     # Three seeds (the minimum): the decisive ResNet runs cost 35-40 core-minutes each, bf16.
     "cifar10_resnet": ReluPair("cifar10_resnet", "cifar10_resnet", "ResNet-18/CIFAR-10", "model",
-                               cpu_seeds=(0, 1, 2),
-                               cpu_pending="waits for the decisive scale: its 15 cpu runs at today's scale (1/8 width, "
-                                           "4,000 images, 6 epochs; about 35 % accuracy) would cost about an hour "
-                                           "of one core here; configs and the smoke run exist"),
+                               cpu_scale=DECISIVE_CPU["cifar10_resnet"], cpu_seeds=(0, 1, 2),
+                               cpu_pending="waits for its 15 runs at the decisive ResNet scale (claim (j) of the retrain; "
+                                           "bf16, so an AMX or AVX512-BF16 CPU trains them); configs and the smoke "
+                                           "run exist"),
     # At the S-ReLU chapter's decisive ViT scale (VIT_CPU), not the λ-GELU DeiT stand-in's earlier one.
     "vit": ReluPair("vit", "tinyimagenet_deit", "ViT/CIFAR-10", "feedforward", cpu_scale=VIT_CPU,
                     cpu_pending="waits for its 15 runs at the decisive ViT scale (about 5 core-hours, float32, "
