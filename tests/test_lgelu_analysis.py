@@ -483,3 +483,19 @@ def test_plots_draw_from_the_analysis_frames():
     with pytest.raises(ValueError, match="no pair"):
         lgelu_layer_profiles(layer_profiles(runs), [])
     plt.close("all")
+
+
+def test_table1_arms_with_fewer_seeds_than_gelu_stay_paired():
+    """The decisive ResNet pair: GELU has Table II's 5 seeds, Table I's λ-GELU arms 3. The
+    comparison pairs the 3 shared seeds instead of falling back to Welch over 3 and 5 runs."""
+    from helpers.core.statistics import compare
+
+    gelu = {0: 0.84, 1: 0.83, 2: 0.85, 3: 0.80, 4: 0.86}
+    lam = {0: 0.845, 1: 0.835, 2: 0.853}
+    a, b = run_claims._on_common_seeds(lam, gelu)
+    assert list(a) == list(b) == [0, 1, 2]
+    result = compare(a, b)
+    assert result.paired and result.n == 3
+    assert result.effect == pytest.approx((0.005 + 0.005 + 0.003) / 3)
+    assert not compare(lam, gelu).paired  # what the page did before: Welch over 3 and 5 runs
+    assert run_claims._on_common_seeds({7: 1.0}, gelu) == ({7: 1.0}, gelu)  # nothing shared: unchanged

@@ -129,6 +129,16 @@ def _seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:
     return {int(k): float(v) for k, v in zip(frame["seed"], frame[value])}
 
 
+def _on_common_seeds(a: dict[int, float], b: dict[int, float]) -> tuple[dict[int, float], dict[int, float]]:
+    """Both arms restricted to the seeds they share, so that they stay paired when one arm has
+    more seeds (the decisive ResNet pair: GELU has Table II's 5 seeds, Table I's arms 3); arms
+    with no seed in common are returned as they are (compared unpaired)."""
+    common = set(a) & set(b)
+    if len(common) < 2:
+        return a, b
+    return {k: a[k] for k in sorted(common)}, {k: b[k] for k in sorted(common)}
+
+
 def _combine(verdicts: Sequence[str]) -> str:
     return combine_verdicts(verdicts)
 
@@ -355,8 +365,8 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             gelu = _seed_map(g[g["activation"] == "gelu"])
             margin = BVS_TOL_ACCURACY if o["higher_is_better"] else BVS_TOL_PERPLEXITY_REL * float(o["bvs_gelu"])
 
-            makers = {m: (lambda m=m: compare(_seed_map(g[(g["activation"] == "lambda_gelu")
-                                                           & (g["mode_label"] == m)]), gelu))
+            makers = {m: (lambda m=m: compare(*_on_common_seeds(_seed_map(g[(g["activation"] == "lambda_gelu")
+                                                                            & (g["mode_label"] == m)]), gelu)))
                       for m in ("dec", "inc", "uni")}
             ok, fields = _equivalence_parts(makers, margin, digits=4 if o["higher_is_better"] else 3)
         out.append(_claim(
