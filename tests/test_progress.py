@@ -118,3 +118,19 @@ def test_a_jupyter_kernel_counts_as_interactive(monkeypatch):
     assert runtime.interactive_stderr()
     fake.get_ipython = lambda: None  # IPython imported, but no kernel (a plain script)
     assert not runtime.interactive_stderr()
+
+
+def test_run_many_workers_log_their_epochs_only_outside_a_terminal(monkeypatch):
+    """A worker of run_many stays quiet when the parent draws one bar for all runs (a terminal or
+    a notebook), and writes its per-epoch lines when the parent's stderr is a log file."""
+    import os
+
+    from helpers.core import results_cache
+
+    seen = []
+    monkeypatch.setattr(results_cache, "run_or_load",
+                        lambda config, rerun: seen.append(os.environ.get("REPRO_QUIET")) or {})
+    monkeypatch.delenv("REPRO_QUIET", raising=False)  # restored after the test
+    results_cache._run_in_worker(object(), False, False)
+    results_cache._run_in_worker(object(), False, True)
+    assert seen == [None, "1"]

@@ -34,7 +34,14 @@ import heapq
 
 from helpers.core import provenance
 from helpers.core.result_files import CorruptResult, read_verified, with_checksum
-from helpers.core.runtime import bool_env, current_profile, positive_int_env, progress, results_root
+from helpers.core.runtime import (
+    bool_env,
+    current_profile,
+    interactive_stderr,
+    positive_int_env,
+    progress,
+    results_root,
+)
 
 # Bump when a change to training code would change results of an unchanged config.
 CODE_VERSION = "1"
@@ -251,9 +258,14 @@ def default_workers(profile: str) -> int:
     return positive_int_env("REPRO_WORKERS", 1 if profile == "smoke" else max(1, os.cpu_count() or 1))
 
 
-def _run_in_worker(config: Any, rerun: bool) -> dict:
-    """Body of a :func:`run_many` worker process (module level, so it can be pickled)."""
-    os.environ["REPRO_QUIET"] = "1"  # the parent shows one bar for all runs
+def _run_in_worker(config: Any, rerun: bool, quiet_worker: bool = True) -> dict:
+    """Body of a :func:`run_many` worker process (module level, so it can be pickled).
+
+    ``quiet_worker``: no progress of its own. The parent asks for that in a terminal or a
+    notebook, where it shows one bar for all runs and bars of several processes would overwrite
+    each other; into a log file a worker writes one line per epoch, named by its run."""
+    if quiet_worker:
+        os.environ["REPRO_QUIET"] = "1"
     return run_or_load(config, rerun=rerun)
 
 
@@ -281,7 +293,8 @@ def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str,
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
             try:
-                futures = {pool.submit(_run_in_worker, configs[i], rerun): i for i in todo}
+                quiet_workers = interactive_stderr()  # see _run_in_worker
+                futures = {pool.submit(_run_in_worker, configs[i], rerun, quiet_workers): i for i in todo}
                 done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures),
                                 each=True, unit="run")
                 for future in done:
