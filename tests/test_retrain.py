@@ -142,3 +142,58 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
     assert st.hours_left == pytest.approx(expected / 3600)
     monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
     assert retrain.claim_status(claim).hours_left is None  # nothing finished: no basis for an estimate
+
+
+def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
+    from helpers.flexact import protocol as flexact
+
+    configs = retrain.CLAIMS["f"].configs()
+    resnet = lgelu.DECISIVE_CPU["cifar10_resnet"]
+    assert len(configs) == 2 * 3 and sum(c.penultimate_activation == "flexact" for c in configs) == 3
+    for c in configs:
+        assert c.model_kwargs == resnet.model_kwargs and c.n_train is None and c.epochs == resnet.epochs
+        assert (c.precision, c.channels_last, c.augment) == (resnet.precision, resnet.channels_last, resnet.augment)
+        assert (c.optimizer, c.lr, c.schedule) == ("sgd", 0.1, "cosine")  # this paper's optimiser
+    with pytest.raises(ValueError, match="cpu-profile"):
+        flexact.flexact_cifar_config("smoke", "resnet18", True, 0, decisive=True)
+
+
+def test_decisive_state_names_each_model_once(monkeypatch):
+    from helpers.srelu import protocol as srelu
+
+    monkeypatch.setattr(srelu, "SWITCHED_TO_DECISIVE", ("vit",))
+    text = srelu.decisive_state("cpu")
+    assert "ViT runs are at the decisive scale" in text and "ConvNeXt runs stay" in text
+    assert srelu.decisive_state("smoke") == ""
+
+
+def test_claims_c_and_d_cover_the_vision_pairs_only():
+    pairs = {(c.model, c.dataset) for k in ("c", "d") for c in retrain.CLAIMS[k].configs()}
+    assert pairs == {("mlp", "fashion_mnist"), ("resnet18", "cifar10")}
+
+
+def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
+    from helpers.core.floors import floor_for
+
+    configs = retrain.CLAIMS["i"].configs()
+    scale = lgelu.DECISIVE_CPU["wikitext_gpt"]
+    # GELU, ReLU and λ-GELU in three modes (Table I) plus annealed λ-GELU (Table II), every seed
+    assert len(configs) == 6 * len(scale.seeds)
+    assert sum(c.anneal_target is not None for c in configs) == len(scale.seeds)
+    for c in configs:
+        assert (c.model, c.dataset) == ("gpt", "tinyshakespeare") and floor_for(c.model, c.dataset) is not None
+        assert c.n_train is None and c.n_val is None  # every block of the corpus
+        assert c.model_kwargs["dim"] == 128 and c.schedule == "cosine" and c.precision == "float32"
+    # the page keeps its committed scale until the claim is complete
+    assert "wikitext_gpt" not in lgelu.SWITCHED_TO_DECISIVE or lgelu.PAIRS["wikitext_gpt"].scale("cpu") is scale
+
+
+def test_reluization_claims_j_and_k_are_their_pairs_at_the_decisive_scales():
+    from helpers.relu_ization import protocol as relu
+
+    assert {retrain.CLAIMS[k].issue for k in ("h", "j", "k")} == {"ReLU-ization"}
+    j = retrain.CLAIMS["j"].configs()
+    assert len(j) == 5 * 3 and {c.pair for c in j} == {"cifar10_resnet"}
+    assert all(c.train_config().model_kwargs == lgelu.DECISIVE_CPU["cifar10_resnet"].model_kwargs for c in j)
+    k = retrain.CLAIMS["k"].configs()
+    assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
