@@ -499,3 +499,20 @@ def test_table1_arms_with_fewer_seeds_than_gelu_stay_paired():
     assert result.effect == pytest.approx((0.005 + 0.005 + 0.003) / 3)
     assert not compare(lam, gelu).paired  # what the page did before: Welch over 3 and 5 runs
     assert run_claims._on_common_seeds({7: 1.0}, gelu) == ({7: 1.0}, gelu)  # nothing shared: unchanged
+
+
+def test_decisive_scale_status_names_each_pair_once(monkeypatch):
+    """Switched pairs are listed at the decisive scale (with Table I's fewer arm seeds), the others
+    as still training or without a decisive scale; the smoke profile gets no floor claim."""
+    monkeypatch.setattr(formatting, "SWITCHED_TO_DECISIVE", ("fmnist", "cifar10_resnet"))
+    for pair in ("fmnist", "cifar10_resnet"):
+        monkeypatch.setitem(lgelu_protocol.PAIRS[pair].scales, "cpu", lgelu_protocol.DECISIVE_CPU[pair])
+    text = formatting.decisive_scale_status(["adult", "fmnist", "cifar10_resnet", "wikitext_gpt"], "cpu")
+    decisive, rest = text.split("Still at the earlier cpu scale")
+    assert A.pair_label("fmnist") in decisive and A.pair_label("cifar10_resnet") in decisive
+    assert "ResNet-18/CIFAR10 (20 epochs, 5 seeds, 3 for Table I's ReLU and λ-GELU arms)" in decisive
+    assert "MLP/FMNIST (20 epochs, 5 seeds)" in decisive
+    underfit, unscaled = rest.split("Without a decisive scale")
+    assert A.pair_label("wikitext_gpt") in underfit and A.pair_label("adult") in unscaled
+    assert A.pair_label("fmnist") not in rest
+    assert "cpu profile" in formatting.decisive_scale_status(["fmnist"], "smoke")

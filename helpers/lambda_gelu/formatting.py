@@ -10,12 +10,14 @@ from typing import Any
 import pandas as pd
 
 from helpers.core.floors import floor_table
-from helpers.lambda_gelu.protocol import figure_scale
+from helpers.core.runtime import current_profile
+from helpers.lambda_gelu.protocol import DECISIVE_CPU, SWITCHED_TO_DECISIVE, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
 
 __all__ = [
     "baseline_floors",
+    "decisive_scale_status",
     "format_pm",
     "table1_display",
     "table2_display",
@@ -102,6 +104,36 @@ def baseline_floors(runs: Sequence[dict[str, Any]], pairs: Sequence[str], profil
     labels = {(_pairs()[p].model, scales[p].dataset): pair_label(p, scales[p].dataset) for p in pairs}
     chosen = [r for r in runs if r["config"]["activation"] == baseline]
     return floor_table(chosen, labels=labels)
+
+
+def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
+    """One Markdown sentence: which of ``pairs`` run at the decisive cpu scale of the retrain
+    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_CPU`, switched in
+    :data:`~helpers.lambda_gelu.protocol.SWITCHED_TO_DECISIVE`) and which still at the earlier one,
+    whose verdicts hold for underfit models only. Outside the cpu profile the floors do not apply."""
+    profile = current_profile(profile)
+    if profile != "cpu":
+        return (f"The floors are set for the cpu profile; this is the {profile} profile, so the table "
+                "only shows how far its runs got.")
+    def describe(pair: str) -> str:
+        scale = _pairs()[pair].scale(profile)
+        seeds = f"{len(scale.seeds)} seeds"
+        if len(scale.arm_seeds) != len(scale.seeds):
+            seeds += f", {len(scale.arm_seeds)} for Table I's ReLU and λ-GELU arms"
+        return f"{pair_label(pair)} ({scale.epochs} epochs, {seeds})"
+    decisive = [describe(p) for p in pairs if p in SWITCHED_TO_DECISIVE]
+    earlier = [pair_label(p) for p in pairs if p in DECISIVE_CPU and p not in SWITCHED_TO_DECISIVE]
+    unscaled = [pair_label(p) for p in pairs if p not in DECISIVE_CPU]
+    parts = []
+    if decisive:
+        parts.append("At the decisive scale (all training and test images): " + ", ".join(decisive) + ".")
+    if earlier:
+        parts.append("Still at the earlier cpu scale while their decisive runs train, far below their floors, "
+                     "so their verdicts on this page hold for underfit models only: " + ", ".join(earlier) + ".")
+    if unscaled:
+        parts.append("Without a decisive scale in this retrain (the earlier cpu scale; read their verdicts "
+                     "against the floor column): " + ", ".join(unscaled) + ".")
+    return " ".join(parts)
 
 
 def stand_ins(pairs: Sequence[str], profile: str) -> str:
