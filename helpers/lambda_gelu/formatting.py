@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from helpers.core.floors import floor_table
+from helpers.core.floors import floor_for, floor_table
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu.protocol import DECISIVE_CPU, SWITCHED_TO_DECISIVE, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
@@ -123,16 +123,20 @@ def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
         return f"{pair_label(pair)} ({scale.epochs} epochs, {seeds})"
     decisive = [describe(p) for p in pairs if p in SWITCHED_TO_DECISIVE]
     earlier = [pair_label(p) for p in pairs if p in DECISIVE_CPU and p not in SWITCHED_TO_DECISIVE]
-    unscaled = [pair_label(p) for p in pairs if p not in DECISIVE_CPU]
+    unscaled = [p for p in pairs if p not in DECISIVE_CPU]
+    no_floor = [pair_label(p) for p in unscaled if floor_for(_pairs()[p].model, _pairs()[p].scale(profile).dataset) is None]
+    below = [pair_label(p) for p in unscaled if pair_label(p) not in no_floor]
     parts = []
     if decisive:
         parts.append("At the decisive scale (all training and test images): " + ", ".join(decisive) + ".")
     if earlier:
         parts.append("Still at the earlier cpu scale while their decisive runs train, far below their floors, "
                      "so their verdicts on this page hold for underfit models only: " + ", ".join(earlier) + ".")
-    if unscaled:
-        parts.append("Without a decisive scale in this retrain (the earlier cpu scale; read their verdicts "
-                     "against the floor column): " + ", ".join(unscaled) + ".")
+    if below:
+        parts.append("Not among the retrain's decisive claims, so at the earlier cpu scale, below their floors "
+                     "(the verdict column says by how much): " + ", ".join(below) + ".")
+    if no_floor:
+        parts.append("Without a floor (the issue keeps them as they are): " + ", ".join(no_floor) + ".")
     return " ".join(parts)
 
 
