@@ -197,3 +197,19 @@ def test_reluization_claims_j_and_k_are_their_pairs_at_the_decisive_scales():
     assert all(c.train_config().model_kwargs == lgelu.DECISIVE_CPU["cifar10_resnet"].model_kwargs for c in j)
     k = retrain.CLAIMS["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
+
+
+def test_flexact_switch_makes_the_cpu_page_run_claim_f(monkeypatch):
+    """Switched, the Table 2 page's cpu configs are exactly claim (f)'s runs (same hashes) and its
+    stated choices follow (augmentation, seeds); the smoke and paper profiles never switch."""
+    from helpers.flexact import protocol as flexact
+
+    decisive = {config_hash(c) for c in flexact.decisive_table2_configs()}
+    monkeypatch.setattr(flexact, "SWITCHED_TO_DECISIVE", True)
+    assert {config_hash(c) for c in flexact.table2_configs("cpu")} == decisive
+    assert flexact.scale_note("cpu") == flexact.DECISIVE_CPU[5]
+    assert "random crop" in dict((d, o) for d, o, _ in flexact.paper_gaps("cpu"))["data augmentation"]
+    assert flexact.table2_configs("smoke")[0].augment != "crop_flip"
+    monkeypatch.setattr(flexact, "SWITCHED_TO_DECISIVE", False)
+    assert not decisive & {config_hash(c) for c in flexact.table2_configs("cpu")}
+    assert dict((d, o) for d, o, _ in flexact.paper_gaps("cpu"))["data augmentation"] == "none"

@@ -309,7 +309,7 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
     profile = current_profile(profile)
     notebook = NOTEBOOK_CIFAR
     not_run = f"{profile}-profile results are not stored"
-    scale = P.scale_note(profile) + "; " + P.paper_gaps_text()
+    scale = P.scale_note(profile) + "; " + P.paper_gaps_text(profile)
     out: list[Claim] = []
 
     def add(claim: str, paper: str, ours: str, verdict: str, note: str, run_profile: str | None = None,
