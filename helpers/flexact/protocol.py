@@ -52,7 +52,7 @@ DECISIVE_EXTRA = {"augment": "crop_flip", "precision": "bf16", "channels_last": 
 
 #: Whether the cpu profile's Table 2 runs are the decisive ones (:data:`DECISIVE_CPU`): switched
 #: once all six of the retrain's claim (f) runs are committed (the one-line switch of the retrain).
-SWITCHED_TO_DECISIVE: bool = False
+SWITCHED_TO_DECISIVE: bool = True
 
 
 def _cpu_is_decisive(profile: str) -> bool:
