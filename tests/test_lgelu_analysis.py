@@ -520,3 +520,5 @@ def test_decisive_scale_status_names_each_pair_once(monkeypatch):
     assert text.index(A.pair_label("tinyimagenet_deit")) < text.index("Without a floor") < text.index(A.pair_label("adult"))
     assert A.pair_label("fmnist") not in rest
     assert "cpu profile" in formatting.decisive_scale_status(["fmnist"], "smoke")
+    with pytest.raises(ValueError, match="unknown pair"):
+        formatting.decisive_scale_status(["fmnist", "mnist"], "cpu")

@@ -112,6 +112,9 @@ def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
     :data:`~helpers.lambda_gelu.protocol.SWITCHED_TO_DECISIVE`) and which still at the earlier one,
     whose verdicts hold for underfit models only. Outside the cpu profile the floors do not apply."""
     profile = current_profile(profile)
+    unknown = [p for p in pairs if p not in _pairs()]
+    if unknown:
+        raise ValueError(f"unknown pair(s) {unknown}; choose from {list(_pairs())}")
     if profile != "cpu":
         return (f"The floors are set for the cpu profile; this is the {profile} profile, so the table "
                 "only shows how far its runs got.")
