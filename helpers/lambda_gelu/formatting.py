@@ -131,7 +131,7 @@ def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
     below = [pair_label(p) for p in unscaled if pair_label(p) not in no_floor]
     parts = []
     if decisive:
-        parts.append("At the decisive scale (all training and test images): " + ", ".join(decisive) + ".")
+        parts.append("At the decisive scale (all training and test data): " + ", ".join(decisive) + ".")
     if earlier:
         parts.append("Still at the earlier cpu scale while their decisive runs train, far below their floors, "
                      "so their verdicts on this page hold for underfit models only: " + ", ".join(earlier) + ".")
