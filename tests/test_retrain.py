@@ -191,12 +191,18 @@ def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
 def test_reluization_claims_j_and_k_are_their_pairs_at_the_decisive_scales():
     from helpers.relu_ization import protocol as relu
 
-    assert {retrain.CLAIMS[k].issue for k in ("h", "j", "k")} == {"ReLU-ization"}
+    assert {retrain.CLAIMS[k].issue for k in ("h", "j", "k", "l")} == {"ReLU-ization"}
     j = retrain.CLAIMS["j"].configs()
     assert len(j) == 5 * 3 and {c.pair for c in j} == {"cifar10_resnet"}
     assert all(c.train_config().model_kwargs == lgelu.DECISIVE_CPU["cifar10_resnet"].model_kwargs for c in j)
     k = retrain.CLAIMS["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
+    # the GPT pair at claim (i)'s floor scale: its GELU, ReLU and annealed arms are claim (i)'s runs
+    gpt = retrain.CLAIMS["l"].configs()
+    assert len(gpt) == 5 * 3 and {c.pair for c in gpt} == {"gpt"}
+    claim_i = {config_hash(c) for c in retrain.CLAIMS["i"].configs()}
+    shared = [c for c in gpt if config_hash(c.train_config()) in claim_i]
+    assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
 
 
 def test_flexact_switch_makes_the_cpu_page_run_claim_f(monkeypatch):

@@ -103,6 +103,11 @@ CLAIMS: dict[str, RetrainClaim] = {
     # The chapter's ViT pair at the decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
     "k": RetrainClaim("k", "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
                       lambda: _seed_major(reluization_configs("vit", "cpu")), issue="ReLU-ization"),
+    # The chapter's GPT pair at claim (i)'s floor scale, float32: its GELU, ReLU and annealed
+    # λ-GELU arms are claim (i)'s runs (same configs), analysed from the final weights those kept.
+    "l": RetrainClaim("l", "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
+                      lambda: _seed_major(reluization_configs("gpt", "cpu", scale=lgelu.DECISIVE_CPU["wikitext_gpt"])),
+                      issue="ReLU-ization"),
 }
 
 

@@ -104,8 +104,9 @@ RELU_PAIRS: dict[str, ReluPair] = {
     # of the retrain (helpers.protocols.retrain), and until they are committed it keeps the earlier one.
     "fmnist": ReluPair("fmnist", "fmnist", "MLP/Fashion-MNIST", "model", linear_regions=True,
                        cpu_scale=EARLIER_CPU["fmnist"], cpu_seeds=(0, 1, 2, 3, 4)),
-    # Pinned to its committed runs: λ-GELU's GPT pair moves to its floor scale with the retrain's
-    # claim (i), and the chapter's GPT arms are retrained there only after that.
+    # Pinned to its committed runs at the earlier scale: λ-GELU's GPT pair is at its floor scale
+    # (claim (i)); the chapter's GPT arms there are claim (l) of the retrain, and this pair switches
+    # to lgelu.DECISIVE_CPU["wikitext_gpt"] once all 15 are committed.
     "gpt": ReluPair("gpt", "wikitext_gpt", "GPT decoder/Tiny Shakespeare", "feedforward",
                     cpu_scale=EARLIER_CPU["wikitext_gpt"]),
     # Three seeds (the minimum): the decisive ResNet runs cost 35-40 core-minutes each, bf16.
