@@ -146,3 +146,29 @@ def test_weights_round_trip_and_refuse_stale_or_damaged_files(tmp_path):
         warnings.simplefilter("error")
         save_weights(path, state, "abc")
         assert load_weights(path, "abc") is not None
+
+
+def test_a_provenance_precision_other_than_the_configs_is_caught(tmp_path):
+    """A result whose provenance says float32 while its config (or the TrainConfig it wraps, as a
+    ReLU-ization arm stores it) asks for bf16 fails, named; matching records pass."""
+    from helpers.core.result_files import config_precision, find_problems, with_checksum
+
+    assert config_precision({"precision": "bf16"}) == "bf16"
+    assert config_precision({"train": {"precision": "bf16"}}) == "bf16"
+    assert config_precision({"train": {}}) == config_precision({}) == "float32"
+    path = tmp_path / "abc.json"
+    data = {"config": {"train": {"precision": "bf16"}}, "config_hash": "abc", "status": "ok",
+            "provenance": {"precision": "float32"}}
+    problems = find_problems(path, with_checksum(data), None, "v")
+    assert len(problems) == 1 and "'float32'" in problems[0] and "'bf16'" in problems[0]
+    data["provenance"]["precision"] = "bf16"
+    assert find_problems(path, with_checksum(data), None, "v") == []
+
+
+def test_a_reluization_arm_reports_its_training_precision():
+    from helpers.relu_ization.experiment import reluization_config
+    from helpers.lambda_gelu import protocol as lgelu
+
+    resnet = reluization_config("cifar10_resnet", "gelu", 0, "cpu", scale=lgelu.DECISIVE_CPU["cifar10_resnet"])
+    assert resnet.precision == resnet.train_config().precision == "bf16"
+    assert reluization_config("fmnist", "gelu", 0, "smoke").precision == "float32"

@@ -71,6 +71,15 @@ def _non_finite(value: Any, path: str = "") -> list[str]:
     return []
 
 
+def config_precision(config: Mapping[str, Any]) -> str:
+    """The training precision a stored config asks for: its own ``precision`` field, or that of
+    the TrainConfig it wraps (``train``, as a ReLU-ization arm stores it); float32 without either."""
+    inner = config.get("train")
+    if "precision" not in config and isinstance(inner, Mapping):
+        return inner.get("precision", "float32")
+    return config.get("precision", "float32")
+
+
 def find_problems(path: Path, data: Any, defaults: Mapping[str, Any] | None, code_version: str,
                   expected_hash: str | None = None) -> list[str]:
     """Every integrity problem of the result ``data`` read from ``path`` (empty: it is sound).
@@ -100,6 +109,10 @@ def find_problems(path: Path, data: Any, defaults: Mapping[str, Any] | None, cod
                         "(another run's file copied here?)")
     if expected_hash is not None and path.stem != expected_hash:
         problems.append(f"file name {path.stem!r} is not the requested config's hash {expected_hash!r}")
+    recorded = (data.get("provenance") or {}).get("precision") if isinstance(data.get("provenance"), dict) else None
+    if recorded is not None and isinstance(data["config"], dict) and recorded != config_precision(data["config"]):
+        problems.append(f"provenance says it trained in {recorded!r} but its config asks for "
+                        f"{config_precision(data['config'])!r}")
     if defaults is not None and isinstance(data["config"], dict):
         recomputed = hash_of_config(data["config"], defaults, code_version)
         if recomputed != stored:

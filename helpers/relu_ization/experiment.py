@@ -105,6 +105,12 @@ class ReluizationConfig:
         if not isinstance(self.train, dict) or self.train.get("profile", "cpu") != self.profile:
             raise ValueError(f"train must be a TrainConfig's fields of profile {self.profile!r}")
 
+    @property
+    def precision(self) -> str:
+        """The precision the arm trains in (its TrainConfig's), so that the result's provenance
+        records it rather than the float32 of configs without the field."""
+        return self.train.get("precision", "float32")
+
     def train_config(self) -> TrainConfig:
         return TrainConfig(**self.train)
 
