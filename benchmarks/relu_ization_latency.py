@@ -16,8 +16,9 @@ The MLP pair also times the one zero-skipping path this PyTorch stack has on the
 layer's product with the ReLU outputs stored as CSR (``torch.sparse.mm``), against the dense
 product (:func:`helpers.relu_ization.latency.csr_matmul_times`).
 
-Writes ``benchmarks/relu_ization_latency_measured.json`` (the record the pages read) with the
-CPU, torch version, threads and load average, since every number depends on them.
+Writes ``benchmarks/relu_ization_latency_measured.json`` (the record the pages read), each pair
+with the CPU, torch version, threads, date and load average of its own measurement, since every
+number depends on them; pairs not named in ``--pairs`` keep their earlier entries.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from helpers.core.runtime import repo_root  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
-from helpers.relu_ization.latency import RECORD, calls_for, csr_matmul_times, interleaved_times, ratio_summary  # noqa: E402
+from helpers.relu_ization.latency import (  # noqa: E402
+    MACHINE_FIELDS, RECORD, calls_for, csr_matmul_times, interleaved_times, pair_record, ratio_summary)
 from helpers.relu_ization.protocol import ARM_LABELS, RELU_PAIRS, TRAIN_ARMS  # noqa: E402
 from helpers.relu_ization.quantize import quantize_int8, quantized_engine  # noqa: E402
 
@@ -122,14 +124,19 @@ def main(argv: list[str] | None = None) -> None:
     pairs = args.pairs.split(",") if args.pairs else [p for p, s in RELU_PAIRS.items() if not s.cpu_pending]
     path = args.out or repo_root() / RECORD
     record = json.loads(path.read_text()) if path.exists() else {"pairs": {}}
-    record.update({"cpu": f"{cpu_model()} ({cpu_capability()})", "torch": torch.__version__,
-                   "threads": torch.get_num_threads(), "rounds": args.rounds,
-                   "date": datetime.date.today().isoformat(), "batches": list(BATCHES),
-                   "script": "benchmarks/relu_ization_latency.py"})
+    # Pairs measured earlier keep their own machine fields (a record from before they moved into
+    # each pair lends them its top-level ones first, so nothing is relabelled).
+    for other in record["pairs"]:
+        record["pairs"][other] = pair_record(record, other)
+    for field in MACHINE_FIELDS:
+        record.pop(field, None)
+    record.update({"batches": list(BATCHES), "script": "benchmarks/relu_ization_latency.py"})
+    machine = {"cpu": f"{cpu_model()} ({cpu_capability()})", "torch": torch.__version__,
+               "threads": torch.get_num_threads(), "rounds": args.rounds, "date": datetime.date.today().isoformat()}
     for pair in pairs:
         load, started = os.getloadavg()[0], time.perf_counter()
         timed = _time_pair(pair, args.seed, args.rounds)
-        record["pairs"][pair] = {**timed, "load_average": load, "seconds": time.perf_counter() - started}
+        record["pairs"][pair] = {**timed, **machine, "load_average": load, "seconds": time.perf_counter() - started}
         print(f"{pair}: timed in {record['pairs'][pair]['seconds']:.0f} s (load average {load:.2f})", flush=True)
         path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     print(f"written {path}")

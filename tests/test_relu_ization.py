@@ -38,7 +38,7 @@ from helpers.relu_ization import claims as C
 from helpers.relu_ization import protocol as P
 from helpers.relu_ization import experiment as E
 from helpers.relu_ization.experiment import swap_to_relu
-from helpers.relu_ization.latency import interleaved_times, latency_claims, ratio_summary
+from helpers.relu_ization.latency import interleaved_times, latency_claims, measurement_note, pair_record, ratio_summary
 from helpers.relu_ization.quantize import module_summary, quantize_int8, quantized_engine
 from helpers.relu_ization.regions import count_regions, grid_pattern_changes, line_endpoints, line_pieces, relu_mlp_layers
 from helpers.relu_ization.sparsity import exact_zero_fraction, zero_fractions
@@ -465,11 +465,31 @@ def test_latency_helpers_and_claims():
                 ratios = [fast * f * (1 + 0.01 * i) for i in range(5)]
                 rows.append({"arm": arm, "label": arm, "precision": precision, "batch": batch, "ratios": ratios,
                              "median_seconds": 1.0, "ratio": float(np.median(ratios)), "ci": [0.0, 1.0]})
-    record = {"rounds": 5, "cpu": "test CPU", "threads": 1, "torch": "x",
+    record = {"rounds": 5, "cpu": "test CPU", "threads": 1, "torch": "x", "date": "2026-01-01",
               "pairs": {"fmnist": {"label": "MLP", "seed": 0, "rows": rows, "notebook": C.NB_MLP,
                                    "anchor": "reluization-mlp-claims"}}}
     verdicts = [c.verdict for c in latency_claims("cpu", record)]
     assert verdicts == ["confirmed", "confirmed", "confirmed", "confirmed", "confirmed"]
+
+
+def test_latency_record_keeps_each_pairs_machine():
+    """Pairs timed in separate runs (maybe on different CPUs) each carry their own machine fields;
+    a record written before that lends its top-level ones, and a missing field is an error."""
+    machine = {"cpu": "old CPU", "torch": "x", "threads": 1, "rounds": 5, "date": "2026-01-01"}
+    entry = {"label": "MLP", "seed": 0, "rows": [], "notebook": C.NB_MLP, "anchor": "a", "load_average": 1.0,
+             "seconds": 3.0, "weights_check": {"gelu": {"identical": True}, "relu": {"identical": True}}}
+    old = {**machine, "pairs": {"fmnist": dict(entry)}}
+    assert pair_record(old, "fmnist")["cpu"] == "old CPU"
+    new = {"pairs": {"fmnist": {**entry, **machine}, "gpt": {**entry, **machine, "cpu": "new CPU", "date": "2026-02-02"}}}
+    assert pair_record(new, "fmnist")["cpu"] == "old CPU" and pair_record(new, "gpt")["cpu"] == "new CPU"
+    note = measurement_note(new, "gpt")
+    assert "new CPU" in note and "2026-02-02" in note and note.endswith("exactly: yes")
+    bad = {"pairs": {"fmnist": {**entry, "weights_check": {"gelu": {"identical": False}}}}, **machine}
+    assert measurement_note(bad, "fmnist").endswith("exactly: no")
+    with pytest.raises(KeyError, match="no 'cpu'"):
+        pair_record({"pairs": {"fmnist": entry}}, "fmnist")
+    with pytest.raises(KeyError, match="no pair 'vit'"):
+        pair_record(new, "vit")
 
 
 def test_tables_from_synthetic_results():

@@ -26,14 +26,18 @@ from helpers.core.report import Claim, judge
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import bootstrap_ci, one_sample
 
-__all__ = ["RECORD", "calls_for", "interleaved_times", "ratio_summary", "csr_matmul_times", "load_record",
-           "latency_frame", "latency_claims"]
+__all__ = ["RECORD", "MACHINE_FIELDS", "calls_for", "interleaved_times", "ratio_summary", "csr_matmul_times",
+           "load_record", "pair_record", "measurement_note", "latency_frame", "latency_claims"]
 
 #: The committed benchmark record, relative to the checkout.
 RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
 SOURCE = "This book (beyond the papers), ReLU-ization"
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 SAME_SPEED_MARGIN_PCT = 5.0
+#: What a pair's timings depend on. Each pair carries its own: pairs are measured in separate
+#: runs of the benchmark, possibly on different CPUs (a ResNet trained in bf16 is timed where its
+#: weights check can be exact), so one machine line for the whole record would mislabel the others.
+MACHINE_FIELDS = ("cpu", "torch", "threads", "rounds", "date")
 
 
 def calls_for(fn: Callable[[], Any], target_seconds: float = 0.02, limit: int = 10_000) -> int:
@@ -115,13 +119,37 @@ def load_record(path: Path | None = None) -> dict[str, Any] | None:
     return json.loads(p.read_text())
 
 
+def pair_record(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
+    """The entry of ``pair`` with its machine fields (:data:`MACHINE_FIELDS`); a record written
+    before the fields moved into each pair lends them its top-level ones."""
+    if pair not in record.get("pairs", {}):
+        raise KeyError(f"the latency record has no pair {pair!r} (has {sorted(record.get('pairs', {}))})")
+    rec = dict(record["pairs"][pair])
+    for field in MACHINE_FIELDS:
+        if field not in rec:
+            if field not in record:
+                raise KeyError(f"the latency record gives no {field!r} for pair {pair!r}")
+            rec[field] = record[field]
+    return rec
+
+
+def measurement_note(record: Mapping[str, Any], pair: str) -> str:
+    """One line on how ``pair`` was timed: where, when, with what, and whether the loaded weights
+    reproduced the committed results exactly before they were timed."""
+    rec = pair_record(record, pair)
+    checks = rec.get("weights_check", {})
+    same = "yes" if checks and all(c["identical"] for c in checks.values()) else ("no" if checks else "not checked")
+    return (f"latency measured {rec['date']} on {rec['cpu']}, torch {rec['torch']}, {rec['threads']} thread, "
+            f"{rec['rounds']} interleaved rounds, load average {rec['load_average']:.1f}; the benchmark took "
+            f"{rec['seconds']:.0f} s for this pair; seed-{rec['seed']} weights reproduce the committed results "
+            f"exactly: {same}")
+
+
 def latency_frame(record: Mapping[str, Any], pair: str) -> pd.DataFrame:
     """One row per network, precision and batch: median seconds, ratio to float32 GELU with its
     interval, and throughput (examples per second)."""
-    if pair not in record.get("pairs", {}):
-        raise KeyError(f"the latency record has no pair {pair!r} (has {sorted(record.get('pairs', {}))})")
     rows = []
-    for row in record["pairs"][pair]["rows"]:
+    for row in pair_record(record, pair)["rows"]:
         rows.append({"network": row["label"], "precision": row["precision"], "batch": row["batch"],
                      "ms per batch": 1e3 * row["median_seconds"],
                      "examples/s": row["batch"] / row["median_seconds"],
@@ -149,10 +177,11 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
     if record is None:
         return []
     out = []
-    for pair, rec in record.get("pairs", {}).items():
+    for pair in record.get("pairs", {}):
+        rec = pair_record(record, pair)
         label = rec["label"]
-        scale = (f"seed-{rec['seed']} weights; {record['rounds']} interleaved rounds on {record['cpu']}, "
-                 f"{record['threads']} thread, torch {record['torch']}")
+        scale = (f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
+                 f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}")
         big = max(row["batch"] for row in rec["rows"])
         small = min(row["batch"] for row in rec["rows"])
         cases = [
