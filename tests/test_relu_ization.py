@@ -510,3 +510,17 @@ def test_tables_from_synthetic_results():
     assert A.side_of([1, 2], 3) == "below" and A.side_of([4, 5], 3) == "above" and A.side_of([1, 5], 3) == "on both sides of"
     with pytest.raises(ValueError, match="no results"):
         A.arm_rows([])
+
+
+def test_results_paragraph_follows_the_data():
+    values = {"gelu": [0.85, 0.86], "lgelu_anneal": [0.84, 0.84], "srelu_anneal": [0.83, 0.83],
+              "relu": [0.82, 0.82], "lgelu_layerwise": [0.84, 0.85]}
+    text = A.results_paragraph(_fake_results(values, {"gelu": [0.02, 0.04]}))
+    assert text.startswith("Validation accuracy in % (mean over seeds): GELU 85.50, GELU → ReLU 82.50,")
+    assert "ReLU from scratch 82.00" in text and "in the same order: 85.40, 82.40," in text
+    # the fake per-layer targets are 100 and 200: on both sides of 160, above 50, below 250
+    assert "run from 100 to 200" in text and "on both sides of the global" in text
+    assert "above the global" in A.results_paragraph(_fake_results(values, {}), lambda_target=50.0)
+    assert A.results_paragraph([], "waits for its runs") == \
+        "No committed cpu-profile results for this pair yet: waits for its runs."
+    assert "not run in this profile" in A.results_paragraph(None)

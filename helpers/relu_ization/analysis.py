@@ -19,7 +19,7 @@ import pandas as pd
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
 
-__all__ = ["arm_setup_frame", "claims_table", "arm_means", "side_of", "arm_rows", "summary_table", "arm_values", "compare_arms", "cost_of_swap", "sparsity_frame",
+__all__ = ["arm_setup_frame", "claims_table", "arm_means", "side_of", "results_paragraph", "arm_rows", "summary_table", "arm_values", "compare_arms", "cost_of_swap", "sparsity_frame",
            "sparsity_summary", "regions_frame", "regions_per_seed", "layer_lambda_frame", "preactivation_frame",
            "int8_modules", "reproduction_frame", "scale", "unit"]
 
@@ -306,3 +306,33 @@ def side_of(values: Iterable[float], threshold: float) -> str:
     if all(x > threshold for x in v):
         return "above"
     return "on both sides of"
+
+
+def _short(arm: str) -> str:
+    """An arm's label without its roman numeral: "(iii) annealed λ-GELU → ReLU" → "annealed λ-GELU → ReLU"."""
+    return ARM_LABELS[arm].split(") ", 1)[1]
+
+
+def results_paragraph(results: Sequence[Mapping[str, Any]] | None, pending: str = "",
+                      lambda_target: float = LAMBDA_TARGET) -> str:
+    """The prose summary of a pair, in MyST: each arm's metric (mean over seeds) in float32 and
+    int8, and where the per-layer targets lie against ``lambda_target``; it follows the data, so a
+    page can glue it whatever the results say. With no results (a pair whose runs are pending) it
+    says so, with ``pending`` as the reason."""
+    if not results:
+        return f"No committed cpu-profile results for this pair yet: {pending or 'not run in this profile'}."
+    rows = arm_rows(results)
+    higher = bool(rows["higher_is_better"].iloc[0])
+    digits = 2 if higher else 3
+    what = "Validation accuracy in % (mean over seeds)" if higher else "Validation perplexity (mean over seeds)"
+    f32, i8 = arm_means(rows), arm_means(rows, "int8")
+    shown = [a for a in ARMS if a in f32]
+    metric = ", ".join(f"{_short(a)} {f32[a]:.{digits}f}" for a in shown)
+    int8 = ", ".join(f"{i8[a]:.{digits}f}" for a in shown)
+    text = f"{what}: {metric}; their int8 models, in the same order: {int8}."
+    targets = layer_lambda_frame(results).groupby("layer")["target"].mean() if "lgelu_layerwise" in shown else None
+    if targets is not None and len(targets):
+        text += (f" The per-layer, distribution-aware targets run from {targets.min():.0f} to {targets.max():.0f} "
+                 f"(means per layer over seeds), {side_of(targets, lambda_target)} the global "
+                 f"$\\lambda_{{\\text{{target}}}}$ = {lambda_target:.0f}.")
+    return text
