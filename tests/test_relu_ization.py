@@ -447,7 +447,7 @@ def test_claims_decide_from_the_paired_seeds():
     assert found[key].verdict == "confirmed" and bad[key].verdict == "contradicted"
 
 
-def test_latency_helpers_and_claims():
+def test_latency_helpers_and_claims(monkeypatch):
     calls = {"a": lambda: None, "b": lambda: sum(range(200))}
     times = interleaved_times(calls, rounds=5, number=3)
     assert {k: len(v) for k, v in times.items()} == {"a": 5, "b": 5}
@@ -470,6 +470,12 @@ def test_latency_helpers_and_claims():
                                    "anchor": "reluization-mlp-claims"}}}
     verdicts = [c.verdict for c in latency_claims("cpu", record)]
     assert verdicts == ["confirmed", "confirmed", "confirmed", "confirmed", "confirmed"]
+    # a pair whose cpu runs are pending keeps its timings in the record but states no claims yet
+    both = {**record, "pairs": {**record["pairs"], "vit": record["pairs"]["fmnist"]}}
+    monkeypatch.setattr("helpers.relu_ization.latency.pending_pairs", lambda: {})
+    assert len(latency_claims("cpu", both)) == 10
+    monkeypatch.setattr("helpers.relu_ization.latency.pending_pairs", lambda: {"vit": "waits"})
+    assert len(latency_claims("cpu", both)) == 5
 
 
 def test_latency_record_keeps_each_pairs_machine():

@@ -25,6 +25,7 @@ import torch
 from helpers.core.report import Claim, judge
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import bootstrap_ci, one_sample
+from helpers.relu_ization.protocol import pending_pairs
 
 __all__ = ["RECORD", "MACHINE_FIELDS", "calls_for", "interleaved_times", "ratio_summary", "csr_matmul_times",
            "load_record", "pair_record", "measurement_note", "latency_frame", "latency_claims"]
@@ -172,12 +173,18 @@ def _pct(record: Mapping[str, Any], pair: str, a: tuple[str, str, int], b: tuple
 
 
 def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None) -> list[Claim]:
-    """The latency claims of every pair in the committed record (nothing when there is none)."""
+    """The latency claims of every pair in the committed record (nothing when there is none),
+    except pairs whose cpu runs are pending: a pair's timings can be measured (on the CPU that
+    trained its weights) before its last seeds are committed, and its claims appear with the rest
+    of its results, not before."""
     record = load_record() if record is None else record
     if record is None:
         return []
     out = []
+    waiting = pending_pairs()
     for pair in record.get("pairs", {}):
+        if pair in waiting:
+            continue
         rec = pair_record(record, pair)
         label = rec["label"]
         scale = (f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
