@@ -3,6 +3,7 @@ is known, the schedules it adds to training, the int8 path, and its claims on sy
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -38,7 +39,8 @@ from helpers.relu_ization import claims as C
 from helpers.relu_ization import protocol as P
 from helpers.relu_ization import experiment as E
 from helpers.relu_ization.experiment import swap_to_relu
-from helpers.relu_ization.latency import interleaved_times, latency_claims, measurement_note, pair_record, ratio_summary
+from helpers.relu_ization.latency import (interleaved_times, latency_claims, load_record, measurement_note, pair_record,
+                                          ratio_summary)
 from helpers.relu_ization.quantize import module_summary, quantize_int8, quantized_engine
 from helpers.relu_ization.regions import count_regions, grid_pattern_changes, line_endpoints, line_pieces, relu_mlp_layers
 from helpers.relu_ization.sparsity import exact_zero_fraction, zero_fractions
@@ -530,3 +532,21 @@ def test_results_paragraph_follows_the_data():
     assert A.results_paragraph([], "waits for its runs") == \
         "No committed cpu-profile results for this pair yet: waits for its runs."
     assert "not run in this profile" in A.results_paragraph(None)
+
+
+def test_results_paragraph_and_latency_record_reject_bad_input(tmp_path):
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "160"):
+        with pytest.raises(ValueError, match="lambda_target"):
+            A.results_paragraph([], lambda_target=bad)
+    assert load_record(tmp_path / "missing.json") is None
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_record(broken)
+    for text in ("[]", '{"pairs": []}', '{"pairs": {"fmnist": {"label": "x"}}}'):
+        broken.write_text(text)
+        with pytest.raises(ValueError, match="not a benchmark record"):
+            load_record(broken)
+    good = {"pairs": {"fmnist": {"rows": []}}}
+    broken.write_text(json.dumps(good))
+    assert load_record(broken) == good

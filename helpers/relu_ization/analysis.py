@@ -319,6 +319,9 @@ def results_paragraph(results: Sequence[Mapping[str, Any]] | None, pending: str 
     int8, and where the per-layer targets lie against ``lambda_target``; it follows the data, so a
     page can glue it whatever the results say. With no results (a pair whose runs are pending) it
     says so, with ``pending`` as the reason."""
+    if isinstance(lambda_target, bool) or not isinstance(lambda_target, (int, float)) or \
+            not math.isfinite(lambda_target) or lambda_target <= 0:
+        raise ValueError(f"lambda_target must be a positive finite number, got {lambda_target!r}")
     if not results:
         return f"No committed cpu-profile results for this pair yet: {pending or 'not run in this profile'}."
     rows = arm_rows(results)

@@ -117,7 +117,15 @@ def load_record(path: Path | None = None) -> dict[str, Any] | None:
     p = path if path is not None else repo_root() / RECORD
     if not p.exists():
         return None
-    return json.loads(p.read_text())
+    try:
+        record = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the latency record {p} is not valid JSON ({e}); rerun benchmarks/relu_ization_latency.py") from e
+    if not isinstance(record, dict) or not isinstance(record.get("pairs"), dict) or \
+            not all(isinstance(v, dict) and isinstance(v.get("rows"), list) for v in record["pairs"].values()):
+        raise ValueError(f"the latency record {p} is not a benchmark record (a 'pairs' mapping of entries with 'rows'); "
+                         "rerun benchmarks/relu_ization_latency.py")
+    return record
 
 
 def pair_record(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
