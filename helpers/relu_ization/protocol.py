@@ -109,12 +109,10 @@ RELU_PAIRS: dict[str, ReluPair] = {
     # to lgelu.DECISIVE_CPU["wikitext_gpt"] once all 15 are committed.
     "gpt": ReluPair("gpt", "wikitext_gpt", "GPT decoder/Tiny Shakespeare", "feedforward",
                     cpu_scale=EARLIER_CPU["wikitext_gpt"]),
-    # Three seeds (the minimum): the decisive ResNet runs cost 35-40 core-minutes each, bf16.
+    # Three seeds (the minimum): the decisive ResNet runs cost 35-40 core-minutes each, bf16
+    # (claim (j) of the retrain; all 15 committed).
     "cifar10_resnet": ReluPair("cifar10_resnet", "cifar10_resnet", "ResNet-18/CIFAR-10", "model",
-                               cpu_scale=DECISIVE_CPU["cifar10_resnet"], cpu_seeds=(0, 1, 2),
-                               cpu_pending="waits for its 15 runs at the decisive ResNet scale (claim (j) of the retrain; "
-                                           "bf16, so an AMX or AVX512-BF16 CPU trains them); configs and the smoke "
-                                           "run exist"),
+                               cpu_scale=DECISIVE_CPU["cifar10_resnet"], cpu_seeds=(0, 1, 2)),
     # At the S-ReLU chapter's decisive ViT scale (VIT_CPU), not the λ-GELU DeiT stand-in's earlier one.
     "vit": ReluPair("vit", "tinyimagenet_deit", "ViT/CIFAR-10", "feedforward", cpu_scale=VIT_CPU,
                     cpu_pending="waits for its 15 runs at the decisive ViT scale (about 5 core-hours, float32, "
