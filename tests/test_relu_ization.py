@@ -40,7 +40,7 @@ from helpers.relu_ization import protocol as P
 from helpers.relu_ization import experiment as E
 from helpers.relu_ization.experiment import swap_to_relu
 from helpers.relu_ization.latency import (interleaved_times, latency_claims, load_record, measurement_note, pair_record,
-                                          ratio_summary)
+                                          ratio_summary, timed_weights_current)
 from helpers.relu_ization.quantize import module_summary, quantize_int8, quantized_engine
 from helpers.relu_ization.regions import count_regions, grid_pattern_changes, line_endpoints, line_pieces, relu_mlp_layers
 from helpers.relu_ization.sparsity import exact_zero_fraction, zero_fractions
@@ -470,6 +470,7 @@ def test_latency_helpers_and_claims(monkeypatch):
     record = {"rounds": 5, "cpu": "test CPU", "threads": 1, "torch": "x", "date": "2026-01-01",
               "pairs": {"fmnist": {"label": "MLP", "seed": 0, "rows": rows, "notebook": C.NB_MLP,
                                    "anchor": "reluization-mlp-claims"}}}
+    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": True)
     verdicts = [c.verdict for c in latency_claims("cpu", record)]
     assert verdicts == ["confirmed", "confirmed", "confirmed", "confirmed", "confirmed"]
     # a pair whose cpu runs are pending keeps its timings in the record but states no claims yet
@@ -478,11 +479,38 @@ def test_latency_helpers_and_claims(monkeypatch):
     assert len(latency_claims("cpu", both)) == 10
     monkeypatch.setattr("helpers.relu_ization.latency.pending_pairs", lambda: {"vit": "waits"})
     assert len(latency_claims("cpu", both)) == 5
+    # timings of networks that are no longer the pair's committed runs state no claims either
+    monkeypatch.setattr("helpers.relu_ization.latency.pending_pairs", lambda: {})
+    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current",
+                        lambda record, pair, profile="cpu": pair != "vit")
+    assert len(latency_claims("cpu", both)) == 5
 
 
-def test_latency_record_keeps_each_pairs_machine():
+def test_timed_weights_current_compares_with_the_committed_results(monkeypatch):
+    """The record's weights check names the committed metrics its weights reproduced; once the
+    pair's committed results differ (a scale switch), its timings are stale."""
+    committed = {"gelu": {"before_swap": 90.0, "after_swap": 80.0}, "relu": {"before_swap": 85.0, "after_swap": 85.0}}
+    monkeypatch.setattr("helpers.relu_ization.latency.load_result", lambda cfg: committed.get(cfg.arm))
+    check = {arm: {"before_swap": [v["before_swap"], v["before_swap"]], "after_swap": [v["after_swap"], v["after_swap"]],
+                   "identical": True} for arm, v in committed.items()}
+    machine = {"cpu": "c", "torch": "x", "threads": 1, "rounds": 5, "date": "2026-01-01", "load_average": 1.0,
+               "seconds": 3.0}
+    record = {"pairs": {"fmnist": {"label": "MLP", "seed": 0, "rows": [], "weights_check": check, **machine}}}
+    assert timed_weights_current(record, "fmnist")
+    assert "STALE" not in measurement_note(record, "fmnist")
+    committed["relu"] = {"before_swap": 86.0, "after_swap": 86.0}  # the pair's results changed since
+    assert not timed_weights_current(record, "fmnist")
+    assert measurement_note(record, "fmnist").endswith("rerun benchmarks/relu_ization_latency.py --pairs fmnist")
+    del committed["relu"]  # or are not committed at all
+    assert not timed_weights_current(record, "fmnist")
+    record["pairs"]["fmnist"]["weights_check"] = {}  # nothing checked: nothing known to be current
+    assert not timed_weights_current(record, "fmnist")
+
+
+def test_latency_record_keeps_each_pairs_machine(monkeypatch):
     """Pairs timed in separate runs (maybe on different CPUs) each carry their own machine fields;
     a record written before that lends its top-level ones, and a missing field is an error."""
+    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": True)
     machine = {"cpu": "old CPU", "torch": "x", "threads": 1, "rounds": 5, "date": "2026-01-01"}
     entry = {"label": "MLP", "seed": 0, "rows": [], "notebook": C.NB_MLP, "anchor": "a", "load_average": 1.0,
              "seconds": 3.0, "weights_check": {"gelu": {"identical": True}, "relu": {"identical": True}}}

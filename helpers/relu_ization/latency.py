@@ -23,12 +23,14 @@ import pandas as pd
 import torch
 
 from helpers.core.report import Claim, judge
+from helpers.core.results_cache import load_result
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import bootstrap_ci, one_sample
+from helpers.relu_ization.experiment import reluization_config
 from helpers.relu_ization.protocol import pending_pairs
 
 __all__ = ["RECORD", "MACHINE_FIELDS", "calls_for", "interleaved_times", "ratio_summary", "csr_matmul_times",
-           "load_record", "pair_record", "measurement_note", "latency_frame", "latency_claims"]
+           "load_record", "pair_record", "timed_weights_current", "measurement_note", "latency_frame", "latency_claims"]
 
 #: The committed benchmark record, relative to the checkout.
 RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
@@ -142,16 +144,39 @@ def pair_record(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
     return rec
 
 
+def timed_weights_current(record: Mapping[str, Any], pair: str, profile: str = "cpu") -> bool:
+    """Whether the networks timed for ``pair`` are still the pair's committed ``profile`` runs.
+
+    The benchmark stores, per arm, the metrics of the committed result its weights were checked
+    against (``weights_check``). When the pair later switches scale (or a run is retrained), the
+    committed results of its current configs differ and the timings describe networks the page no
+    longer shows: they must be measured again, not shown beside the new results."""
+    rec = pair_record(record, pair)
+    checks = rec.get("weights_check") or {}
+    if not checks:
+        return False
+    for arm, check in checks.items():
+        committed = load_result(reluization_config(pair, arm, int(rec["seed"]), profile))
+        if committed is None or [check["before_swap"][1], check["after_swap"][1]] != \
+                [committed["before_swap"], committed["after_swap"]]:
+            return False
+    return True
+
+
 def measurement_note(record: Mapping[str, Any], pair: str) -> str:
     """One line on how ``pair`` was timed: where, when, with what, and whether the loaded weights
-    reproduced the committed results exactly before they were timed."""
+    reproduced the committed results exactly before they were timed (and are still those results)."""
     rec = pair_record(record, pair)
     checks = rec.get("weights_check", {})
     same = "yes" if checks and all(c["identical"] for c in checks.values()) else ("no" if checks else "not checked")
-    return (f"latency measured {rec['date']} on {rec['cpu']}, torch {rec['torch']}, {rec['threads']} thread, "
+    note = (f"latency measured {rec['date']} on {rec['cpu']}, torch {rec['torch']}, {rec['threads']} thread, "
             f"{rec['rounds']} interleaved rounds, load average {rec['load_average']:.1f}; the benchmark took "
             f"{rec['seconds']:.0f} s for this pair; seed-{rec['seed']} weights reproduce the committed results "
             f"exactly: {same}")
+    if checks and not timed_weights_current(record, pair):
+        note += ("; STALE: the committed results of this pair are no longer the ones timed (it changed scale "
+                 f"or was retrained): rerun benchmarks/relu_ization_latency.py --pairs {pair}")
+    return note
 
 
 def latency_frame(record: Mapping[str, Any], pair: str) -> pd.DataFrame:
@@ -184,14 +209,15 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
     """The latency claims of every pair in the committed record (nothing when there is none),
     except pairs whose cpu runs are pending: a pair's timings can be measured (on the CPU that
     trained its weights) before its last seeds are committed, and its claims appear with the rest
-    of its results, not before."""
+    of its results, not before. A pair whose timed weights are no longer its committed results
+    (:func:`timed_weights_current`) has no latency claims until it is measured again."""
     record = load_record() if record is None else record
     if record is None:
         return []
     out = []
     waiting = pending_pairs()
     for pair in record.get("pairs", {}):
-        if pair in waiting:
+        if pair in waiting or not timed_weights_current(record, pair):  # the record times cpu runs
             continue
         rec = pair_record(record, pair)
         label = rec["label"]
