@@ -203,6 +203,10 @@ def test_reluization_claims_j_and_k_are_their_pairs_at_the_decisive_scales():
     claim_i = {config_hash(c) for c in retrain.CLAIMS["i"].configs()}
     shared = [c for c in gpt if config_hash(c.train_config()) in claim_i]
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
+    # switched: the chapter's cpu GPT and ResNet pairs are exactly claims (l) and (j)
+    from helpers.relu_ization.experiment import reluization_configs
+    assert {config_hash(c) for c in reluization_configs("gpt", "cpu")} == {config_hash(c) for c in gpt}
+    assert {config_hash(c) for c in reluization_configs("cifar10_resnet", "cpu")} == {config_hash(c) for c in j}
 
 
 def test_flexact_switch_makes_the_cpu_page_run_claim_f(monkeypatch):

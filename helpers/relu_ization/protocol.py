@@ -104,11 +104,10 @@ RELU_PAIRS: dict[str, ReluPair] = {
     # of the retrain (helpers.protocols.retrain), and until they are committed it keeps the earlier one.
     "fmnist": ReluPair("fmnist", "fmnist", "MLP/Fashion-MNIST", "model", linear_regions=True,
                        cpu_scale=EARLIER_CPU["fmnist"], cpu_seeds=(0, 1, 2, 3, 4)),
-    # Pinned to its committed runs at the earlier scale: λ-GELU's GPT pair is at its floor scale
-    # (claim (i)); the chapter's GPT arms there are claim (l) of the retrain, and this pair switches
-    # to lgelu.DECISIVE_CPU["wikitext_gpt"] once all 15 are committed.
+    # At λ-GELU's GPT floor scale (claim (i)); the chapter's 15 GPT runs there are claim (l) of the
+    # retrain, all committed.
     "gpt": ReluPair("gpt", "wikitext_gpt", "GPT decoder/Tiny Shakespeare", "feedforward",
-                    cpu_scale=EARLIER_CPU["wikitext_gpt"]),
+                    cpu_scale=DECISIVE_CPU["wikitext_gpt"]),
     # Three seeds (the minimum): the decisive ResNet runs cost 35-40 core-minutes each, bf16
     # (claim (j) of the retrain; all 15 committed).
     "cifar10_resnet": ReluPair("cifar10_resnet", "cifar10_resnet", "ResNet-18/CIFAR-10", "model",
