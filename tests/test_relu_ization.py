@@ -610,3 +610,21 @@ def test_reproduction_note_says_where_each_side_trained(tmp_path):
     assert A.reproduction_note(no_repro, root=tmp_path) == "No arm here retrains a committed Table I/II run."
     with pytest.raises(ValueError, match="no results"):
         A.reproduction_note([])
+
+
+def test_float32_zero_threshold_finds_where_exact_zeros_start():
+    from helpers.lambda_gelu.activation import LambdaGELU
+    from helpers.relu_ization.sparsity import float32_zero_threshold
+    from helpers.srelu.activation import SReLU
+
+    gelu = float32_zero_threshold(nn.GELU())
+    assert -5.6 < gelu < -5.45  # 1 + erf(x/√2) rounds to 0 there, far above Φ's underflow (about −14)
+    assert float(nn.GELU()(torch.tensor(gelu - 0.1))) == 0.0 and float(nn.GELU()(torch.tensor(-5.3))) != 0.0
+    lam = 160.0
+    assert float32_zero_threshold(LambdaGELU(fixed_lambda=lam)) * lam == pytest.approx(gelu, abs=0.1)
+    assert float32_zero_threshold(SReLU(0.5)) == pytest.approx(-0.5)
+    assert float32_zero_threshold(nn.ReLU()) == 0.0
+    with pytest.raises(ValueError, match="not exactly 0"):
+        float32_zero_threshold(nn.ELU())
+    with pytest.raises(ValueError, match="activation module or function"):
+        float32_zero_threshold("gelu")
