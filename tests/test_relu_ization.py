@@ -347,12 +347,17 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
                       + decisive_table2_configs("cifar10_resnet")}
 
 
-def test_a_pinned_pair_keeps_its_scale_until_its_own_runs_are_committed():
-    # λ-GELU's MLP/FMNIST switched to the decisive scale; the chapter keeps its committed runs' scale
-    assert P.PAIRS["fmnist"].scale("cpu") is DECISIVE_CPU["fmnist"]
-    assert P.pair_scale("fmnist", "cpu") is EARLIER_CPU["fmnist"]
-    assert P.pair_scale("fmnist", "smoke") is P.PAIRS["fmnist"].scale("smoke")  # the pin is cpu-only
+def test_cpu_pairs_run_at_their_decisive_scale_and_a_pin_is_cpu_only(monkeypatch):
+    # switched (claims (h), (j), (l) committed): the chapter's cpu pairs are λ-GELU's decisive scales
+    assert P.pair_scale("fmnist", "cpu") is DECISIVE_CPU["fmnist"] is P.PAIRS["fmnist"].scale("cpu")
+    assert P.pair_scale("gpt", "cpu") is DECISIVE_CPU["wikitext_gpt"]
+    assert P.pair_scale("cifar10_resnet", "cpu") is DECISIVE_CPU["cifar10_resnet"]
     decisive = E.reluization_configs("fmnist", "cpu", scale=DECISIVE_CPU["fmnist"])
+    assert {config_hash(c) for c in decisive} == {config_hash(c) for c in E.reluization_configs("fmnist", "cpu")}
+    # a pin (``cpu_scale``, kept while a pair's runs at a new scale train) moves the cpu configs only
+    monkeypatch.setitem(P.RELU_PAIRS, "fmnist", replace(P.RELU_PAIRS["fmnist"], cpu_scale=EARLIER_CPU["fmnist"]))
+    assert P.pair_scale("fmnist", "cpu") is EARLIER_CPU["fmnist"]
+    assert P.pair_scale("fmnist", "smoke") is P.PAIRS["fmnist"].scale("smoke")
     pinned = E.reluization_configs("fmnist", "cpu")
     assert len(decisive) == len(pinned) == 5 * len(P.TRAIN_ARMS)
     assert not {config_hash(c) for c in decisive} & {config_hash(c) for c in pinned}
@@ -578,3 +583,48 @@ def test_results_paragraph_and_latency_record_reject_bad_input(tmp_path):
     good = {"pairs": {"fmnist": {"rows": []}}}
     broken.write_text(json.dumps(good))
     assert load_record(broken) == good
+
+
+def test_reproduction_note_says_where_each_side_trained(tmp_path):
+    """The arms that retrain a committed Table I/II run: identical, reused, or different, and the
+    machines both results record (a different CPU type explains a difference; no record cannot)."""
+    def result(identical, diff, reused=False, here="Intel (AVX512)", key="h0"):
+        model, cap = here.split(" (")
+        return {"config": {"arm": "gelu", "seed": 0}, "before_swap": 0.9, "higher_is_better": True,
+                "provenance": {"cpu_model": model, "cpu_capability": cap.rstrip(")")},
+                "reproduces": {"experiment": "lgelu_fmnist", "config_hash": key, "found": True, "identical": identical,
+                               "reused_weights": reused, "max_abs_diff_val_metric": diff}}
+    committed = tmp_path / "results" / "lgelu_fmnist"
+    committed.mkdir(parents=True)
+    (committed / "h0.json").write_text(json.dumps({"provenance": {"cpu_model": "AMD EPYC", "cpu_capability": "AVX2"}}))
+    (committed / "h1.json").write_text(json.dumps({"provenance": {"cpu_model": "Intel", "cpu_capability": "AVX512"}}))
+    (committed / "h2.json").write_text(json.dumps({"history": []}))
+    same = A.reproduction_note([result(True, 0.0), result(None, None, reused=True)], root=tmp_path)
+    assert same == ("Of the 2 runs that are also committed Table I/II runs, 1 analysed that run's own kept final "
+                    "weights, 1 retrained bit for bit identically.")
+    other_cpu = A.reproduction_note([result(False, 0.0114)], root=tmp_path)
+    assert "at most 1.14 points" in other_cpu and "another CPU type (AMD EPYC (AVX2))" in other_cpu
+    assert "kernels alone do not explain" in A.reproduction_note([result(False, 0.01, key="h1")], root=tmp_path)
+    assert "predate the provenance record" in A.reproduction_note([result(False, 0.01, key="h2")], root=tmp_path)
+    no_repro = [{**result(True, 0.0), "reproduces": {"found": False}}]
+    assert A.reproduction_note(no_repro, root=tmp_path) == "No arm here retrains a committed Table I/II run."
+    with pytest.raises(ValueError, match="no results"):
+        A.reproduction_note([])
+
+
+def test_float32_zero_threshold_finds_where_exact_zeros_start():
+    from helpers.lambda_gelu.activation import LambdaGELU
+    from helpers.relu_ization.sparsity import float32_zero_threshold
+    from helpers.srelu.activation import SReLU
+
+    gelu = float32_zero_threshold(nn.GELU())
+    assert -5.6 < gelu < -5.45  # 1 + erf(x/√2) rounds to 0 there, far above Φ's underflow (about −14)
+    assert float(nn.GELU()(torch.tensor(gelu - 0.1))) == 0.0 and float(nn.GELU()(torch.tensor(-5.3))) != 0.0
+    lam = 160.0
+    assert float32_zero_threshold(LambdaGELU(fixed_lambda=lam)) * lam == pytest.approx(gelu, abs=0.1)
+    assert float32_zero_threshold(SReLU(0.5)) == pytest.approx(-0.5)
+    assert float32_zero_threshold(nn.ReLU()) == 0.0
+    with pytest.raises(ValueError, match="not exactly 0"):
+        float32_zero_threshold(nn.ELU())
+    with pytest.raises(ValueError, match="activation module or function"):
+        float32_zero_threshold("gelu")

@@ -10,18 +10,21 @@ architecture), so differences between arms are paired by seed.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from helpers.core.runtime import repo_root
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
 
 __all__ = ["arm_setup_frame", "claims_table", "arm_means", "side_of", "results_paragraph", "arm_rows", "summary_table", "arm_values", "compare_arms", "cost_of_swap", "sparsity_frame",
            "sparsity_summary", "regions_frame", "regions_per_seed", "layer_lambda_frame", "preactivation_frame",
-           "int8_modules", "reproduction_frame", "scale", "unit"]
+           "int8_modules", "reproduction_frame", "reproduction_note", "scale", "unit"]
 
 
 def _check(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -251,6 +254,60 @@ def reproduction_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                          "max |Δ val metric|": rep["max_abs_diff_val_metric"]})
     return pd.DataFrame(rows)
 
+
+def _machine(provenance: Mapping[str, Any] | None) -> str | None:
+    """``"Intel(R) Xeon(R) Processor (AVX512)"`` from a result's provenance (None: not recorded)."""
+    if not provenance or not provenance.get("cpu_model"):
+        return None
+    return f"{provenance['cpu_model']} ({provenance.get('cpu_capability', '?')})"
+
+
+def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = None) -> str:
+    """One sentence on the arms that retrained a committed Table I/II run: how many came out bit for
+    bit identical, the largest difference of the others (accuracy points or perplexity, in some
+    epoch), and where each side was trained, from the provenance both results record (seeded runs
+    are bit-identical only on the same CPU type, so a different machine explains a difference)."""
+    results = _check(results)
+    root = root if root is not None else repo_root()
+    found = [r for r in results if r["reproduces"].get("found")]
+    if not found:
+        return "No arm here retrains a committed Table I/II run."
+    hib = bool(found[0]["higher_is_better"])
+    reused = [r for r in found if r["reproduces"].get("reused_weights")]
+    trained = [r for r in found if not r["reproduces"].get("reused_weights")]
+    same = [r for r in trained if r["reproduces"].get("identical")]
+    diffs = [r["reproduces"]["max_abs_diff_val_metric"] for r in trained
+             if not r["reproduces"].get("identical") and r["reproduces"].get("max_abs_diff_val_metric") is not None]
+    text = f"Of the {len(found)} runs that are also committed Table I/II runs, "
+    if reused:
+        text += f"{len(reused)} analysed that run's own kept final weights, "
+    text += f"{len(same)} retrained bit for bit identically"
+    if diffs:
+        text += (f", and the others differ from the committed run by at most {max(diffs) * scale(hib):.2f} {unit(hib)} in some "
+                 "epoch's validation metric")
+    text += "."
+    differing = [r for r in trained if not r["reproduces"].get("identical")]
+    if not differing:
+        return text
+    pairs = []  # (where the committed run trained, where this retraining ran), per differing run
+    for r in differing:
+        rep = r["reproduces"]
+        path = root / "results" / rep["experiment"] / f"{rep['config_hash']}.json"
+        theirs = json.loads(path.read_text()).get("provenance") if path.exists() else None
+        pairs.append((_machine(theirs), _machine(r.get("provenance"))))
+    if any(theirs is None for theirs, _ in pairs):
+        return text + (" Some of those committed results predate the provenance record, so where they were trained "
+                       "cannot be checked; seeded runs are bit-identical only on the same CPU type, thread count and "
+                       "kernels.")
+    if all(theirs != ours for theirs, ours in pairs):
+        committed = ", ".join(sorted({t for t, _ in pairs}))
+        here = ", ".join(sorted({o or "an unrecorded machine" for _, o in pairs}))
+        return text + (f" Each of those was trained on another CPU type ({committed}) than its retraining here "
+                       f"({here}): seeded runs are bit-identical only on the same CPU type, thread count and kernels, "
+                       "so the retraining follows a different trajectory from the first steps on.")
+    n_same_machine = sum(theirs == ours for theirs, ours in pairs)
+    return text + (f" {n_same_machine} of them were retrained on the CPU type that trained them, so kernels alone do "
+                   "not explain every difference.")
 
 
 # ------------------------------------------------------------------------------- page tables

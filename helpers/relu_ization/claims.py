@@ -133,7 +133,8 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
         profile, claim="equivalence", margin=SPARSITY_MARGIN, unit="points",
         ours=lambda c: f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'before swap').values())):.1f} % vs "
                        f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % zeros",
-        note="Φ(λx) underflows to 0 in float32 for λx below about −14, so a hard λ-GELU writes exact zeros too."))
+        note="1 + erf(λx/√2) rounds to exactly 0 in float32 once λx is below about −5.5 "
+             "(sparsity.float32_zero_threshold), so a hard λ-GELU writes exact zeros too."))
     if RELU_PAIRS[pair].linear_regions:
         reg = A.regions_frame(results)
         for arm, name in (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU")):

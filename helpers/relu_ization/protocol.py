@@ -28,7 +28,7 @@ from typing import Any
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
-from helpers.lambda_gelu.protocol import DECISIVE_CPU, EARLIER_CPU, EPSILON, PAIRS, Scale, pair_config
+from helpers.lambda_gelu.protocol import DECISIVE_CPU, EPSILON, PAIRS, Scale, pair_config
 from helpers.srelu.training import delta_for_gate_gap
 
 __all__ = [
@@ -100,10 +100,10 @@ class ReluPair:
 
 
 RELU_PAIRS: dict[str, ReluPair] = {
-    # λ-GELU's MLP/FMNIST pair is at the decisive scale; the chapter's 25 runs there are claim (h)
-    # of the retrain (helpers.protocols.retrain), and until they are committed it keeps the earlier one.
+    # At λ-GELU's decisive MLP/FMNIST scale; the chapter's 25 runs there are claim (h) of the retrain
+    # (helpers.protocols.retrain), all committed.
     "fmnist": ReluPair("fmnist", "fmnist", "MLP/Fashion-MNIST", "model", linear_regions=True,
-                       cpu_scale=EARLIER_CPU["fmnist"], cpu_seeds=(0, 1, 2, 3, 4)),
+                       cpu_scale=DECISIVE_CPU["fmnist"], cpu_seeds=(0, 1, 2, 3, 4)),
     # At λ-GELU's GPT floor scale (claim (i)); the chapter's 15 GPT runs there are claim (l) of the
     # retrain, all committed.
     "gpt": ReluPair("gpt", "wikitext_gpt", "GPT decoder/Tiny Shakespeare", "feedforward",

@@ -1,8 +1,9 @@
 """Activation sparsity: the fraction of exact zeros after every activation site.
 
 A ReLU writes an exact 0 for every negative input; GELU, λ-GELU and S-ReLU do so only where
-their formula underflows or vanishes identically (S-ReLU for ``x <= −δ``; λ-GELU for ``λx``
-below about −14, where ``Φ(λx)`` underflows in float32). Counted with forward hooks on the
+their formula rounds to 0 or vanishes identically (S-ReLU for ``x <= −δ``; GELU for ``x`` and
+λ-GELU for ``λx`` below about −5.5, where ``1 + erf(λx/√2)`` rounds to exactly 0 in float32:
+:func:`float32_zero_threshold` measures the point). Counted with forward hooks on the
 activation modules (:func:`helpers.models.activation_sites`), over every element of every batch.
 """
 
@@ -15,7 +16,7 @@ from torch import nn
 
 from helpers.core.models import activation_sites
 
-__all__ = ["zero_fractions", "exact_zero_fraction"]
+__all__ = ["zero_fractions", "exact_zero_fraction", "float32_zero_threshold"]
 
 
 def exact_zero_fraction(t: torch.Tensor) -> float:
@@ -23,6 +24,33 @@ def exact_zero_fraction(t: torch.Tensor) -> float:
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         raise ValueError("need a non-empty tensor")
     return float((t == 0).sum()) / t.numel()
+
+
+@torch.no_grad()
+def float32_zero_threshold(activation: nn.Module, lowest: float = -1e4) -> float:
+    """Where ``activation`` starts writing exact zeros in float32: the edge ``t`` of the half-line
+    ``(−∞, t]`` of negative inputs on which it is 0 (GELU, λ-GELU, S-ReLU, ReLU), found by bisection
+    on float32 inputs. Where the zeros come from rounding (GELU's ``1 + erf`` near −5.5) the edge is
+    ragged over a few hundredths, and the bisection lands somewhere on it. Raises ``ValueError`` when ``activation(lowest)`` is not 0
+    (no exact zeros down there, e.g. ELU) or when it is 0 right below 0 (no negative input is nonzero)."""
+    if not callable(activation):
+        raise ValueError(f"need an activation module or function, got {type(activation).__name__}")
+
+    def is_zero(x: float) -> bool:
+        return bool(activation(torch.tensor([x], dtype=torch.float32))[0] == 0)
+
+    tiny = -float(torch.finfo(torch.float32).tiny)
+    if not is_zero(lowest):
+        raise ValueError(f"the activation is not exactly 0 at x = {lowest:g} in float32")
+    if is_zero(tiny):
+        return 0.0  # exactly 0 for every negative input (ReLU)
+    lo, hi = lowest, tiny  # activation(lo) == 0, activation(hi) != 0
+    for _ in range(200):
+        mid = float(torch.tensor((lo + hi) / 2, dtype=torch.float32))
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if is_zero(mid) else (lo, mid)
+    return lo
 
 
 @torch.no_grad()
