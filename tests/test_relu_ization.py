@@ -587,29 +587,53 @@ def test_results_paragraph_and_latency_record_reject_bad_input(tmp_path):
 
 def test_reproduction_note_says_where_each_side_trained(tmp_path):
     """The arms that retrain a committed Table I/II run: identical, reused, or different, and the
-    machines both results record (a different CPU type explains a difference; no record cannot)."""
+    machines both results record (a different CPU type explains a difference; no record cannot).
+    The committed results it reads are verified: a hand-edited one raises instead of testifying."""
+    from helpers.core.result_files import CorruptResult, with_checksum
+    from helpers.core.runtime import repo_root
+
     def result(identical, diff, reused=False, here="Intel (AVX512)", key="h0"):
         model, cap = here.split(" (")
         return {"config": {"arm": "gelu", "seed": 0}, "before_swap": 0.9, "higher_is_better": True,
                 "provenance": {"cpu_model": model, "cpu_capability": cap.rstrip(")")},
                 "reproduces": {"experiment": "lgelu_fmnist", "config_hash": key, "found": True, "identical": identical,
                                "reused_weights": reused, "max_abs_diff_val_metric": diff}}
+    # Three real committed Table I results, re-signed with the provenance each case needs.
+    sources = sorted((repo_root() / "results" / "lgelu_fmnist").glob("*.json"))[:3]
     committed = tmp_path / "results" / "lgelu_fmnist"
     committed.mkdir(parents=True)
-    (committed / "h0.json").write_text(json.dumps({"provenance": {"cpu_model": "AMD EPYC", "cpu_capability": "AVX2"}}))
-    (committed / "h1.json").write_text(json.dumps({"provenance": {"cpu_model": "Intel", "cpu_capability": "AVX512"}}))
-    (committed / "h2.json").write_text(json.dumps({"history": []}))
+    keys = []
+    for src, provenance in zip(sources, [{"cpu_model": "AMD EPYC", "cpu_capability": "AVX2"},
+                                         {"cpu_model": "Intel", "cpu_capability": "AVX512"}, None]):
+        data = {k: v for k, v in json.loads(src.read_text()).items() if k != "provenance"}
+        if provenance is not None:
+            data["provenance"] = provenance
+        (committed / src.name).write_text(json.dumps(with_checksum(data)))
+        keys.append(src.stem)
+    amd, intel, unrecorded = keys
+
     same = A.reproduction_note([result(True, 0.0), result(None, None, reused=True)], root=tmp_path)
     assert same == ("Of the 2 runs that are also committed Table I/II runs, 1 analysed that run's own kept final "
                     "weights, 1 retrained bit for bit identically.")
-    other_cpu = A.reproduction_note([result(False, 0.0114)], root=tmp_path)
-    assert "at most 1.14 points" in other_cpu and "another CPU type (AMD EPYC (AVX2))" in other_cpu
-    assert "kernels alone do not explain" in A.reproduction_note([result(False, 0.01, key="h1")], root=tmp_path)
-    assert "predate the provenance record" in A.reproduction_note([result(False, 0.01, key="h2")], root=tmp_path)
+    other_cpu = A.reproduction_note([result(False, 0.0114, key=amd), result(False, 0.003, key=amd)], root=tmp_path)
+    assert other_cpu.startswith("Of the 2 runs that are also committed Table I/II runs, 2 retrained and none came out "
+                                "bit for bit identical to the committed run, each by at most 1.14 points")
+    assert "another CPU type (AMD EPYC (AVX2))" in other_cpu
+    mixed = A.reproduction_note([result(True, 0.0), result(False, 0.01, key=intel)], root=tmp_path)
+    assert "1 retrained bit for bit identically and 1 differs from" in mixed and "kernels alone do not explain" in mixed
+    assert "predate the provenance record" in A.reproduction_note([result(False, 0.01, key=unrecorded)], root=tmp_path)
+    assert "no longer in results/" in A.reproduction_note([result(False, 0.01, key="0" * 16)], root=tmp_path)
+    only_reused = A.reproduction_note([result(None, None, reused=True)], root=tmp_path)
+    assert only_reused == "Of the 1 run that is also a committed Table I/II run, 1 analysed that run's own kept final weights."
     no_repro = [{**result(True, 0.0), "reproduces": {"found": False}}]
     assert A.reproduction_note(no_repro, root=tmp_path) == "No arm here retrains a committed Table I/II run."
     with pytest.raises(ValueError, match="no results"):
         A.reproduction_note([])
+    # A committed file edited after it was written fails its checksum: the note names it.
+    damaged = committed / f"{amd}.json"
+    damaged.write_text(damaged.read_text().replace('"AMD EPYC"', '"Intel"'))
+    with pytest.raises(CorruptResult, match=f"{amd}.json.*checksum"):
+        A.reproduction_note([result(False, 0.01, key=amd)], root=tmp_path)
 
 
 def test_float32_zero_threshold_finds_where_exact_zeros_start():
@@ -628,3 +652,6 @@ def test_float32_zero_threshold_finds_where_exact_zeros_start():
         float32_zero_threshold(nn.ELU())
     with pytest.raises(ValueError, match="activation module or function"):
         float32_zero_threshold("gelu")
+    for bad in (1.0, 0.0, float("nan"), -float("inf"), -1e39, "−10", True):
+        with pytest.raises(ValueError, match="lowest"):
+            float32_zero_threshold(nn.GELU(), lowest=bad)

@@ -10,7 +10,6 @@ architecture), so differences between arms are paired by seed.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,9 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.core.result_files import read_verified
+from helpers.core.results_cache import CODE_VERSION, field_defaults
+from helpers.core.runs import TrainConfig
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
@@ -266,7 +268,11 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = 
     """One sentence on the arms that retrained a committed Table I/II run: how many came out bit for
     bit identical, the largest difference of the others (accuracy points or perplexity, in some
     epoch), and where each side was trained, from the provenance both results record (seeded runs
-    are bit-identical only on the same CPU type, so a different machine explains a difference)."""
+    are bit-identical only on the same CPU type, so a different machine explains a difference).
+
+    Each committed result it reads is verified first (checksum, status, config hash: as
+    :func:`helpers.core.results_cache.load_result` does), so a damaged file raises
+    :class:`helpers.core.result_files.CorruptResult` naming it instead of lending its provenance."""
     results = _check(results)
     root = root if root is not None else repo_root()
     found = [r for r in results if r["reproduces"].get("found")]
@@ -278,23 +284,39 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = 
     same = [r for r in trained if r["reproduces"].get("identical")]
     diffs = [r["reproduces"]["max_abs_diff_val_metric"] for r in trained
              if not r["reproduces"].get("identical") and r["reproduces"].get("max_abs_diff_val_metric") is not None]
-    text = f"Of the {len(found)} runs that are also committed Table I/II runs, "
+    text = (f"Of the {len(found)} runs that are also committed Table I/II runs, " if len(found) > 1
+            else "Of the 1 run that is also a committed Table I/II run, ")
     if reused:
         text += f"{len(reused)} analysed that run's own kept final weights, "
-    text += f"{len(same)} retrained bit for bit identically"
-    if diffs:
-        text += (f", and the others differ from the committed run by at most {max(diffs) * scale(hib):.2f} {unit(hib)} in some "
-                 "epoch's validation metric")
-    text += "."
     differing = [r for r in trained if not r["reproduces"].get("identical")]
+    by_at_most = (f", each by at most {max(diffs) * scale(hib):.2f} {unit(hib)} in some epoch's validation metric"
+                  if diffs else "")
+    if not trained:
+        text = text.rstrip(", ")
+    elif not differing:
+        text += f"{len(same)} retrained bit for bit identically"
+    elif not same:
+        text += f"{len(trained)} retrained and none came out bit for bit identical to the committed run{by_at_most}"
+    else:
+        text += (f"{len(same)} retrained bit for bit identically and {len(differing)} "
+                 f"differ{'s' if len(differing) == 1 else ''} from the committed run{by_at_most}")
+    text += "."
     if not differing:
         return text
     pairs = []  # (where the committed run trained, where this retraining ran), per differing run
+    missing = []
     for r in differing:
         rep = r["reproduces"]
         path = root / "results" / rep["experiment"] / f"{rep['config_hash']}.json"
-        theirs = json.loads(path.read_text()).get("provenance") if path.exists() else None
-        pairs.append((_machine(theirs), _machine(r.get("provenance"))))
+        if not path.exists():
+            missing.append(f"{rep['experiment']}/{path.name}")
+            continue
+        theirs = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
+        pairs.append((_machine(theirs.get("provenance")), _machine(r.get("provenance"))))
+    if missing:
+        return text + (f" The committed result{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                       f"{'are' if len(missing) > 1 else 'is'} no longer in results/, so where "
+                       f"{'they were' if len(missing) > 1 else 'it was'} trained cannot be checked.")
     if any(theirs is None for theirs, _ in pairs):
         return text + (" Some of those committed results predate the provenance record, so where they were trained "
                        "cannot be checked; seeded runs are bit-identical only on the same CPU type, thread count and "

@@ -9,6 +9,8 @@ activation modules (:func:`helpers.models.activation_sites`), over every element
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterable
 
 import torch
@@ -31,10 +33,15 @@ def float32_zero_threshold(activation: nn.Module, lowest: float = -1e4) -> float
     """Where ``activation`` starts writing exact zeros in float32: the edge ``t`` of the half-line
     ``(−∞, t]`` of negative inputs on which it is 0 (GELU, λ-GELU, S-ReLU, ReLU), found by bisection
     on float32 inputs. Where the zeros come from rounding (GELU's ``1 + erf`` near −5.5) the edge is
-    ragged over a few hundredths, and the bisection lands somewhere on it. Raises ``ValueError`` when ``activation(lowest)`` is not 0
-    (no exact zeros down there, e.g. ELU) or when it is 0 right below 0 (no negative input is nonzero)."""
+    ragged over a few hundredths, and the bisection lands somewhere on it. Returns 0.0 when every
+    negative input gives 0 (ReLU). Raises ``ValueError`` when ``activation(lowest)`` is not 0 (no
+    exact zeros down there, e.g. ELU) or when ``lowest`` is not a finite negative number."""
     if not callable(activation):
         raise ValueError(f"need an activation module or function, got {type(activation).__name__}")
+    if isinstance(lowest, bool) or not isinstance(lowest, (int, float)) or not math.isfinite(lowest) or lowest >= 0:
+        raise ValueError(f"lowest must be a finite negative number (the bottom of the search), got {lowest!r}")
+    if float(torch.tensor(lowest, dtype=torch.float32)) == -math.inf:
+        raise ValueError(f"lowest = {lowest:g} overflows float32 (its range ends at {-torch.finfo(torch.float32).max:g})")
 
     def is_zero(x: float) -> bool:
         return bool(activation(torch.tensor([x], dtype=torch.float32))[0] == 0)
