@@ -348,10 +348,13 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
 
 
 def test_cpu_pairs_run_at_their_decisive_scale_and_a_pin_is_cpu_only(monkeypatch):
-    # switched (claims (h), (j), (l) committed): the chapter's cpu pairs are λ-GELU's decisive scales
+    # switched (claims (h), (j), (l), (k) committed): the chapter's cpu pairs are λ-GELU's decisive
+    # scales, and the ViT pair is the S-ReLU chapter's decisive ViT; none is pending any more
     assert P.pair_scale("fmnist", "cpu") is DECISIVE_CPU["fmnist"] is P.PAIRS["fmnist"].scale("cpu")
     assert P.pair_scale("gpt", "cpu") is DECISIVE_CPU["wikitext_gpt"]
     assert P.pair_scale("cifar10_resnet", "cpu") is DECISIVE_CPU["cifar10_resnet"]
+    assert P.pair_scale("vit", "cpu") is P.VIT_CPU
+    assert P.cpu_pairs() == tuple(P.RELU_PAIRS) and P.pending_pairs() == {}
     decisive = E.reluization_configs("fmnist", "cpu", scale=DECISIVE_CPU["fmnist"])
     assert {config_hash(c) for c in decisive} == {config_hash(c) for c in E.reluization_configs("fmnist", "cpu")}
     # a pin (``cpu_scale``, kept while a pair's runs at a new scale train) moves the cpu configs only

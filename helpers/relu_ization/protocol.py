@@ -113,9 +113,7 @@ RELU_PAIRS: dict[str, ReluPair] = {
     "cifar10_resnet": ReluPair("cifar10_resnet", "cifar10_resnet", "ResNet-18/CIFAR-10", "model",
                                cpu_scale=DECISIVE_CPU["cifar10_resnet"], cpu_seeds=(0, 1, 2)),
     # At the S-ReLU chapter's decisive ViT scale (VIT_CPU), not the λ-GELU DeiT stand-in's earlier one.
-    "vit": ReluPair("vit", "tinyimagenet_deit", "ViT/CIFAR-10", "feedforward", cpu_scale=VIT_CPU,
-                    cpu_pending="waits for its 15 runs at the decisive ViT scale (about 5 core-hours, float32, "
-                                "claim (k) of the retrain); configs and the smoke run exist"),
+    "vit": ReluPair("vit", "tinyimagenet_deit", "ViT/CIFAR-10", "feedforward", cpu_scale=VIT_CPU),
 }
 
 
