@@ -249,6 +249,8 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
             out.append(Claim(claim=f"{label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
                              profile=profile, scale=scale, verdict=verdict, notebook=rec["notebook"],  # type: ignore[arg-type]
                              note=(note + " " if note else "") + "Timing rounds, not seeds: the interval covers "
-                             "timing noise on this machine, not training variation.",
+                             "timing noise on this machine, not training variation. The verdict tests the mean of "
+                             "the per-round differences (one-sample t); the latency table's interval is a bootstrap "
+                             "interval of the median ratio, so near a margin the two can disagree.",
                              anchor=rec["anchor"], **fields))
     return out
