@@ -10,7 +10,6 @@ activation modules (:func:`helpers.models.activation_sites`), over every element
 from __future__ import annotations
 
 import math
-
 from collections.abc import Iterable
 
 import torch
