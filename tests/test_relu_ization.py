@@ -615,28 +615,29 @@ def test_reproduction_note_says_where_each_side_trained(tmp_path):
         keys.append(src.stem)
     amd, intel, unrecorded = keys
 
-    same = A.reproduction_note([result(True, 0.0), result(None, None, reused=True)], root=tmp_path)
+    same = A.reproduction_note([result(True, 0.0), result(None, None, reused=True)], results_dir=tmp_path / "results")
     assert same == ("Of the 2 runs that are also committed Table I/II runs, 1 analysed that run's own kept final "
                     "weights, 1 retrained bit for bit identically.")
-    other_cpu = A.reproduction_note([result(False, 0.0114, key=amd), result(False, 0.003, key=amd)], root=tmp_path)
+    other_cpu = A.reproduction_note([result(False, 0.0114, key=amd), result(False, 0.003, key=amd)], results_dir=tmp_path / "results")
     assert other_cpu.startswith("Of the 2 runs that are also committed Table I/II runs, 2 retrained and none came out "
                                 "bit for bit identical to the committed run, each by at most 1.14 points")
     assert "another CPU type (AMD EPYC (AVX2))" in other_cpu
-    mixed = A.reproduction_note([result(True, 0.0), result(False, 0.01, key=intel)], root=tmp_path)
-    assert "1 retrained bit for bit identically and 1 differs from" in mixed and "kernels alone do not explain" in mixed
-    assert "predate the provenance record" in A.reproduction_note([result(False, 0.01, key=unrecorded)], root=tmp_path)
-    assert "no longer in results/" in A.reproduction_note([result(False, 0.01, key="0" * 16)], root=tmp_path)
-    only_reused = A.reproduction_note([result(None, None, reused=True)], root=tmp_path)
+    mixed = A.reproduction_note([result(True, 0.0), result(False, 0.01, key=intel)], results_dir=tmp_path / "results")
+    assert "1 retrained bit for bit identically and 1 differs from the committed run, by 1.00 points" in mixed
+    assert "kernels alone do not explain" in mixed
+    assert "predate the provenance record" in A.reproduction_note([result(False, 0.01, key=unrecorded)], results_dir=tmp_path / "results")
+    assert "no longer in results/" in A.reproduction_note([result(False, 0.01, key="0" * 16)], results_dir=tmp_path / "results")
+    only_reused = A.reproduction_note([result(None, None, reused=True)], results_dir=tmp_path / "results")
     assert only_reused == "Of the 1 run that is also a committed Table I/II run, 1 analysed that run's own kept final weights."
     no_repro = [{**result(True, 0.0), "reproduces": {"found": False}}]
-    assert A.reproduction_note(no_repro, root=tmp_path) == "No arm here retrains a committed Table I/II run."
+    assert A.reproduction_note(no_repro, results_dir=tmp_path / "results") == "No arm here retrains a committed Table I/II run."
     with pytest.raises(ValueError, match="no results"):
         A.reproduction_note([])
     # A committed file edited after it was written fails its checksum: the note names it.
     damaged = committed / f"{amd}.json"
     damaged.write_text(damaged.read_text().replace('"AMD EPYC"', '"Intel"'))
     with pytest.raises(CorruptResult, match=f"{amd}.json.*checksum"):
-        A.reproduction_note([result(False, 0.01, key=amd)], root=tmp_path)
+        A.reproduction_note([result(False, 0.01, key=amd)], results_dir=tmp_path / "results")
 
 
 def test_float32_zero_threshold_finds_where_exact_zeros_start():

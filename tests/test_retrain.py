@@ -188,7 +188,7 @@ def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
     assert "wikitext_gpt" not in lgelu.SWITCHED_TO_DECISIVE or lgelu.PAIRS["wikitext_gpt"].scale("cpu") is scale
 
 
-def test_reluization_claims_j_and_k_are_their_pairs_at_the_decisive_scales():
+def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     from helpers.relu_ization import protocol as relu
 
     assert {retrain.CLAIMS[k].issue for k in ("h", "j", "k", "l")} == {"ReLU-ization"}
@@ -203,10 +203,11 @@ def test_reluization_claims_j_and_k_are_their_pairs_at_the_decisive_scales():
     claim_i = {config_hash(c) for c in retrain.CLAIMS["i"].configs()}
     shared = [c for c in gpt if config_hash(c.train_config()) in claim_i]
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
-    # switched: the chapter's cpu GPT and ResNet pairs are exactly claims (l) and (j)
+    # switched: the chapter's cpu pairs are exactly claims (h), (l), (j) and (k)
     from helpers.relu_ization.experiment import reluization_configs
-    assert {config_hash(c) for c in reluization_configs("gpt", "cpu")} == {config_hash(c) for c in gpt}
-    assert {config_hash(c) for c in reluization_configs("cifar10_resnet", "cpu")} == {config_hash(c) for c in j}
+    for pair, claim in (("fmnist", "h"), ("gpt", "l"), ("cifar10_resnet", "j"), ("vit", "k")):
+        assert {config_hash(c) for c in reluization_configs(pair, "cpu")} == \
+            {config_hash(c) for c in retrain.CLAIMS[claim].configs()}, pair
 
 
 def test_flexact_switch_makes_the_cpu_page_run_claim_f(monkeypatch):

@@ -20,7 +20,7 @@ import pandas as pd
 from helpers.core.result_files import read_verified
 from helpers.core.results_cache import CODE_VERSION, field_defaults
 from helpers.core.runs import TrainConfig
-from helpers.core.runtime import repo_root
+from helpers.core.runtime import results_root
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
 
@@ -264,7 +264,7 @@ def _machine(provenance: Mapping[str, Any] | None) -> str | None:
     return f"{provenance['cpu_model']} ({provenance.get('cpu_capability', '?')})"
 
 
-def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = None) -> str:
+def reproduction_note(results: Sequence[Mapping[str, Any]], results_dir: Path | None = None) -> str:
     """One sentence on the arms that retrained a committed Table I/II run: how many came out bit for
     bit identical, the largest difference of the others (accuracy points or perplexity, in some
     epoch), and where each side was trained, from the provenance both results record (seeded runs
@@ -272,9 +272,10 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = 
 
     Each committed result it reads is verified first (checksum, status, config hash: as
     :func:`helpers.core.results_cache.load_result` does), so a damaged file raises
-    :class:`helpers.core.result_files.CorruptResult` naming it instead of lending its provenance."""
+    :class:`helpers.core.result_files.CorruptResult` naming it instead of lending its provenance.
+    They are read where :func:`helpers.core.results_cache.load_result` finds them, the results folder
+    of each arm's profile (``results_dir`` overrides it)."""
     results = _check(results)
-    root = root if root is not None else repo_root()
     found = [r for r in results if r["reproduces"].get("found")]
     if not found:
         return "No arm here retrains a committed Table I/II run."
@@ -289,8 +290,8 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = 
     if reused:
         text += f"{len(reused)} analysed that run's own kept final weights, "
     differing = [r for r in trained if not r["reproduces"].get("identical")]
-    by_at_most = (f", each by at most {max(diffs) * scale(hib):.2f} {unit(hib)} in some epoch's validation metric"
-                  if diffs else "")
+    by_at_most = (f", {'each by at most' if len(diffs) > 1 else 'by'} {max(diffs) * scale(hib):.2f} {unit(hib)} "
+                  "in some epoch's validation metric" if diffs else "")
     if not trained:
         text = text.rstrip(", ")
     elif not differing:
@@ -307,7 +308,8 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], root: Path | None = 
     missing = []
     for r in differing:
         rep = r["reproduces"]
-        path = root / "results" / rep["experiment"] / f"{rep['config_hash']}.json"
+        folder = results_dir if results_dir is not None else results_root(r["config"].get("profile", "cpu"))
+        path = folder / rep["experiment"] / f"{rep['config_hash']}.json"
         if not path.exists():
             missing.append(f"{rep['experiment']}/{path.name}")
             continue
