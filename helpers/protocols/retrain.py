@@ -40,7 +40,7 @@ from helpers.srelu import protocol as srelu
 #: The issue each claim belongs to, and the training budget that issue set (core-hours on this
 #: machine class; ``None``: none stated). The ReLU-ization chapter's runs are at the same scale but
 #: are that chapter's cost, not the retrain's.
-ISSUES: dict[str, float | None] = {"Decisive scale": 30.0, "ReLU-ization": None}
+ISSUES: dict[str, float | None] = {"Decisive scale": 30.0, "ReLU-ization": None, "CPU budget": 40.0}
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,10 @@ CLAIMS: dict[str, RetrainClaim] = {
     "l": RetrainClaim("l", "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
                       lambda: _seed_major(reluization_configs("gpt", "cpu", scale=lgelu.DECISIVE_CPU["wikitext_gpt"])),
                       issue="ReLU-ization"),
+    # What the cpu budget can decide: the ConvNeXt pilot (GELU, seed 0, one run per lever) that
+    # chooses the scale at which S-ReLU's Table 2 is rerun towards ConvNeXt's 75 % floor.
+    "m": RetrainClaim("m", "ConvNeXt pilot: GELU learning curves at three candidate scales (CIFAR-10)",
+                      lambda: srelu.convnext_pilot_configs(), issue="CPU budget"),
 }
 
 
