@@ -10,6 +10,7 @@ activation sites).
 
 from __future__ import annotations
 
+import helpers.methods  # noqa: F401  registers the methods' activations by name
 from helpers.core import registry as _registry
 from helpers.core.registry import (
     ActivationFactory,

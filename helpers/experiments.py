@@ -4,13 +4,9 @@ Everything lives in :mod:`helpers.core.results_cache`; this module re-exports it
 tests and benchmarks.
 """
 
-# The modules that register a runner for each config class of the book, imported for that effect:
-# ``run_or_load`` with any of these configs works (and a wrong argument's error lists them all)
-# without the caller first importing the module that defines the runner.
-import helpers.core.runs  # noqa: F401  TrainConfig
-import helpers.flexact.synthetic  # noqa: F401  FlexActSyntheticConfig
-import helpers.relu_ization.experiment  # noqa: F401  ReluizationConfig
-import helpers.srelu.dpo_experiment  # noqa: F401  DPOConfig
+# Registers every method's activations, run extensions and config runners, so ``run_or_load``
+# works with any config of the book (and a wrong argument's error lists them all).
+import helpers.methods  # noqa: F401
 from helpers.core.results_cache import (
     CODE_VERSION,
     MissingResult,

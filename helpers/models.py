@@ -3,6 +3,7 @@
 Re-exported from :mod:`helpers.core.models`, where they live.
 """
 
+import helpers.methods  # noqa: F401  registers the methods' activations by name
 from helpers.core.models import (
     MLP,
     ActFactory,

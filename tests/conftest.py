@@ -1,6 +1,12 @@
-"""Shared pytest setup: results and caches go to temporary folders, never into the checkout."""
+"""Shared pytest setup: results and caches go to temporary folders, never into the checkout.
+
+The methods register their activations and run extensions with the core when ``helpers.methods``
+is imported (the public modules import it); tests that use ``helpers.core`` directly get them too.
+"""
 
 import pytest
+
+import helpers.methods  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers.methods import method_packages
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "helpers"
 
-METHODS = ("helpers.lambda_gelu", "helpers.srelu", "helpers.flexact", "helpers.gelu_primer")
-APP = ("helpers.activations", "helpers.models", "helpers.experiments", "helpers.claims", "helpers.verify_results",
+METHODS = method_packages()
+APP = ("helpers.methods", "helpers.activations", "helpers.models", "helpers.experiments", "helpers.claims", "helpers.verify_results",
        "helpers.verify_rerun", "helpers.preflight", "helpers.protocols", "helpers.relu_ization")
 
 #: Imports between method packages, each with its reason.

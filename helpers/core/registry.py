@@ -1,20 +1,19 @@
 """The activation registry: name -> module factory, and the classes that count as activation sites.
 
-The core knows no paper, yet ``get_activation("lambda_gelu")`` must work from core code such as
-:mod:`helpers.core.runs`. So the method activations are listed here as *import strings*
-(``"package.module:attribute"``), resolved with :mod:`importlib` on first use, the way plugin
-entry points work: a string is not an import edge, and the method package is only loaded when
-one of its activations is asked for.
+The core knows no method. The built-in activations are listed here; each method's activations join
+through :func:`register_activation`, called for every method of ``helpers.methods.METHODS`` when
+that app-level module is imported (as the public modules ``helpers.activations``,
+``helpers.models`` and ``helpers.experiments`` do). Like timm's ``register_model``, a name is known
+once its registration ran, and an unknown name is an error that lists the registered ones.
 
 :data:`ACTIVATION_TYPES` (the classes :func:`helpers.core.models.replace_activations` and
 :func:`helpers.core.models.activation_sites` recognise) holds the torch built-ins plus every class
 a method module registers at import time with :func:`register_activation_type`; a model holding a
-``LambdaGELU`` necessarily imported its module, so its class is registered by then.
+method's activation necessarily imported its module, so its class is registered by then.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 import torch
@@ -47,14 +46,6 @@ _REGISTRY: dict[str, ActivationFactory] = {
     "sigmoid": nn.Sigmoid,
     "tanh": nn.Tanh,
     "identity": nn.Identity,
-}
-
-# The methods' activations, resolved on first use (see the module docstring).
-_ENTRY_POINTS: dict[str, str] = {
-    "lambda_gelu": "helpers.lambda_gelu.activation:LambdaGELU",
-    "srelu": "helpers.srelu.activation:SReLU",
-    "srelu_paper": "helpers.srelu.activation:SReLUPaperReference",
-    "flexact": "helpers.flexact.activation:FlexAct",
 }
 
 _ACTIVATION_TYPES: list[type[nn.Module]] = [
@@ -91,16 +82,9 @@ def __getattr__(name: str) -> object:  # ACTIVATION_TYPES is computed, so later 
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _resolve(name: str) -> ActivationFactory:
-    if name not in _REGISTRY and name in _ENTRY_POINTS:
-        module, _, attribute = _ENTRY_POINTS[name].partition(":")
-        _REGISTRY[name] = getattr(importlib.import_module(module), attribute)
-    return _REGISTRY[name]
-
-
 def available_activations() -> list[str]:
     """Registered activation names, sorted."""
-    return sorted(set(_REGISTRY) | set(_ENTRY_POINTS))
+    return sorted(_REGISTRY)
 
 
 def register_activation(name: str, factory: ActivationFactory) -> None:
@@ -121,11 +105,12 @@ def get_activation(name: str, **kwargs: object) -> nn.Module:
     if not isinstance(name, str):
         raise TypeError(f"activation name must be a string, got {type(name).__name__}")
     key = name.lower()
-    if key not in _REGISTRY and key not in _ENTRY_POINTS:
+    if key not in _REGISTRY:
         raise ValueError(
-            f"unknown activation {name!r}; registered: {', '.join(available_activations())}"
+            f"unknown activation {name!r}; registered: {', '.join(available_activations())} (the methods' "
+            f"activations register when helpers.methods is imported, as helpers.activations does)"
         )
-    factory = _resolve(key)
+    factory = _REGISTRY[key]
     try:
         module = factory(**kwargs)
     except TypeError as err:

@@ -9,7 +9,7 @@ hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomicall
 Rules (DESIGN.md, "Results cache"):
 
 * ``REPRO_RERUN=1`` (or deleting the file) retrains.
-* Under CI (``CI`` set) a missing **cpu**-profile result is an error naming the run, never a
+* Under CI (``CI`` true, :func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming the run, never a
   silent multi-hour retrain; smoke runs are always allowed (they are cheap by construction).
 * A failed or NaN run is stored with ``status == "failed"`` in a separate ``.failed.json`` file
   and raises :class:`RunFailed`; it is never returned as a cached success.
@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
+import math
 import os
 import signal
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +40,7 @@ from helpers.core.result_files import CorruptResult, read_verified, with_checksu
 from helpers.core.runtime import (
     bool_env,
     current_profile,
+    under_ci,
     interactive_stderr,
     positive_int_env,
     progress,
@@ -48,6 +52,20 @@ CODE_VERSION = "1"
 
 Runner = Callable[[Any, Path], dict]
 _RUNNERS: dict[type, Runner] = {}
+#: Modules that registered runners, activations or run extensions (``helpers.methods``): a spawned
+#: worker starts with none of them, so it imports these before its first run.
+_PLUGIN_MODULES: list[str] = []
+
+
+def note_plugin_module(name: str) -> None:
+    """Record that importing module ``name`` registers plugins; worker processes import it too."""
+    if name not in _PLUGIN_MODULES:
+        _PLUGIN_MODULES.append(name)
+
+
+def _import_plugin_modules(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(name)
 
 
 class RunFailed(RuntimeError):
@@ -195,7 +213,7 @@ def _load_or_discard(config: Any, path: Path) -> dict | None:
     try:
         return load_result(config)
     except CorruptResult as err:
-        if os.environ.get("CI") and config.profile != "smoke":
+        if under_ci() and config.profile != "smoke":
             raise
         warnings.warn(f"{err} Retraining it now.", RuntimeWarning, stacklevel=3)
         return None
@@ -221,29 +239,91 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
         cached = _load_or_discard(config, path)
         if cached is not None:
             return cached
-    if config.profile == "cpu" and os.environ.get("CI") and not rerun:
+    if config.profile == "cpu" and under_ci() and not rerun:
         raise MissingResult(
             f"cpu-profile result missing: {path.relative_to(results_root('cpu').parent)} "
             f"for {type(config).__name__} {config_dict(config)}. Run the notebook locally with "
             "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
         )
     workdir = path.with_suffix("")  # checkpoints beside the result, ignored by git
+    remove_stale_temp_files(path.parent, workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     record = {"config": config_dict(config), "config_hash": config_hash(config)}
-    with provenance.recording() as used:
-        try:
-            outcome = runner(config, workdir)
-        except RunFailed as err:
-            write_json_atomic(path.with_suffix(".failed.json"),
-                              {**record, "status": "failed", "error": str(err),
-                               "provenance": provenance.run_provenance(used, _precision(config))})
-            raise
+    try:
+        with provenance.recording() as used:
+            try:
+                outcome = runner(config, workdir)
+            except RunFailed as err:
+                _write_failure(path.with_suffix(".failed.json"),
+                               {**record, "status": "failed", "error": str(err),
+                                "provenance": provenance.run_provenance(used, _precision(config))})
+                raise
+    finally:
+        _remove_if_empty(workdir)  # a checkpoint left by a killed or failed run keeps it
     # where and how it ran (CPU, torch, threads, precision, backends): reruns compare by it
     result = with_checksum({**record, **outcome, "status": "ok",
                             "provenance": provenance.run_provenance(used, _precision(config))})
     write_json_atomic(path, result)
     path.with_suffix(".failed.json").unlink(missing_ok=True)
     return result
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by its name (``"nan"``, ``"inf"``,
+    ``"-inf"``), in dicts, lists and tuples: a failure record must be writable whatever went wrong."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _write_failure(path: Path, record: dict) -> None:
+    """Write a failed run's record; a record that cannot be written is a warning, never an error
+    that would hide the run's own failure (the caller re-raises it)."""
+    try:
+        write_json_atomic(path, json_safe(record))
+    except (OSError, TypeError, ValueError) as err:
+        warnings.warn(f"the failure record {path} could not be written ({type(err).__name__}: {err})",
+                      RuntimeWarning, stacklevel=3)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:  # not empty, or already gone
+        pass
+
+
+#: When this process started (close enough: when this module was imported).
+_PROCESS_START = time.time()
+#: A temporary file must be at least this much older than the process start to count as stale:
+#: a writer in another process touches its file with every block it writes, and this margin
+#: keeps a write that began just before this process started out of reach.
+STALE_TEMP_MARGIN_S = 60.0
+
+
+def remove_stale_temp_files(*folders: Path) -> list[Path]:
+    """Delete the ``*.tmp`` files of atomic writes (results, checkpoints, weights) in ``folders``
+    that a killed process left behind, i.e. those last written before this process started
+    (:data:`STALE_TEMP_MARGIN_S`); return what was deleted. Run before every training run."""
+    removed = []
+    cutoff = _PROCESS_START - STALE_TEMP_MARGIN_S
+    for folder in folders:
+        try:
+            candidates = [p for p in folder.iterdir() if p.name.endswith(".tmp") and p.is_file()]
+        except OSError:  # no such folder yet
+            continue
+        for tmp in candidates:
+            try:
+                if tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+                    removed.append(tmp)
+            except OSError:  # gone meanwhile, or not ours to delete
+                continue
+    return removed
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,7 +371,8 @@ def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str,
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
     try:
-        with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_import_plugin_modules,
+                                 initargs=(tuple(_PLUGIN_MODULES),)) as pool:
             try:
                 quiet_workers = interactive_stderr()  # see _run_in_worker
                 futures = {pool.submit(_run_in_worker, configs[i], rerun, quiet_workers): i for i in todo}
@@ -332,7 +413,7 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
     rerun = _rerun_requested() if rerun is None else rerun
     todo = [i for i, cfg in enumerate(configs) if rerun or not result_path(cfg).exists()]
     missing_cpu = [configs[i] for i in todo if configs[i].profile == "cpu"]
-    if missing_cpu and os.environ.get("CI") and not rerun:
+    if missing_cpu and under_ci() and not rerun:
         first = result_path(missing_cpu[0])
         raise MissingResult(
             f"{len(missing_cpu)} of {len(configs)} cpu-profile results are missing (first: "

@@ -2,17 +2,15 @@
 
 Every image/tabular/language experiment of the book is a :class:`TrainConfig`; the notebooks build
 lists of them (see :mod:`helpers.protocols`) and call ``run_or_load`` on each. Method-specific
-parts are switched on by fields: λ-GELU hardness (``activation="lambda_gelu"``, ``hardness_lr_mult``,
-``init_mode``), Algorithm 1 annealing (``anneal_target``), and an extra activation site before the classifier
-(``penultimate_activation``, Flex-Act's placement). The code behind those fields lives in the method
-packages, plugged in as :class:`RunExtension` objects named by import strings (:data:`RUN_EXTENSIONS`),
-so this core module imports no method.
+steps (an init mode, parameter groups, annealing hooks, extra records) live in the method
+packages as :class:`RunExtension` objects, which ``helpers.methods`` registers with
+:func:`register_run_extension`; this core module imports no method. Each extension says to which
+runs it applies, and two that both want to set the optimiser's parameter groups are an error.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,15 +20,16 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from helpers.core.data import TEXT_DATASETS, load_dataset, make_loader
-from helpers.core.models import build_model, replace_activations
+from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
+from helpers.core.models import MODEL_NAMES, build_model
 from helpers.core.augment import AUGMENTATIONS, batch_transform
 from helpers.core.provenance import PRECISIONS, check_precision
 from helpers.core.registry import activation_factory
 from helpers.core.env import bool_env
-from helpers.core.results_cache import config_hash, register_runner, result_path
-from helpers.core.runtime import current_profile, seed_everything, training_threads
-from helpers.core.train import TrainHook, evaluate, fit, optimizer_from_groups
+from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
+from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
+from helpers.core import validation as v
+from helpers.core.train import TrainHook, fit, optimizer_from_groups
 from helpers.core.weights import save_weights
 
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
@@ -39,9 +38,14 @@ OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 class RunExtension:
     """The method-specific steps of a :class:`TrainConfig` run; every step is optional.
 
-    A method package provides one (λ-GELU: init modes, hardness parameter groups, annealing and
-    the λ record; Flex-Act: its regulariser hook) and lists it in :data:`RUN_EXTENSIONS`.
+    A method package provides its extensions and ``helpers.methods`` registers them
+    (:func:`register_run_extension`). A run uses the extensions whose :meth:`applies` is true for
+    its model and config, in registration order.
     """
+
+    def applies(self, model: nn.Module, cfg: "TrainConfig") -> bool:
+        """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
+        return True
 
     def prepare(self, model: nn.Module, cfg: "TrainConfig") -> None:
         """Change the freshly built model before the optimiser sees it (e.g. an init mode)."""
@@ -58,24 +62,45 @@ class RunExtension:
         """Entries of the result recorded right before training starts."""
         return {}
 
+    def final_record(self, model: nn.Module, cfg: "TrainConfig", out: dict[str, Any],
+                     parts: dict[str, Any]) -> dict[str, Any]:
+        """Entries of the result recorded after training (``out``: :func:`fit`'s output, with
+        ``best_state``; ``parts``: :func:`build_run`'s, with the validation loader). Evaluate under
+        :func:`autocast_context` of ``cfg.precision``, as the run trained."""
+        return {}
 
-#: The methods' run extensions as ``"module:attribute"`` import strings, resolved on first use
-#: (plugin entry points, like :mod:`helpers.core.registry`; a string is not an import edge).
-RUN_EXTENSIONS: tuple[str, ...] = (
-    "helpers.lambda_gelu.training:RUN_EXTENSION",
-    "helpers.flexact.hook:RUN_EXTENSION",
-    "helpers.srelu.training:RUN_EXTENSION",
-)
-_LOADED_EXTENSIONS: list[RunExtension] = []
+
+_EXTENSIONS: list[RunExtension] = []
+
+
+def register_run_extension(extension: RunExtension) -> RunExtension:
+    """Add ``extension`` to every later run (idempotent; ``helpers.methods`` calls this)."""
+    if not isinstance(extension, RunExtension):
+        raise TypeError(f"a run extension must be a RunExtension, got {type(extension).__name__}")
+    if extension not in _EXTENSIONS:
+        _EXTENSIONS.append(extension)
+    return extension
 
 
 def run_extensions() -> list[RunExtension]:
-    """The resolved :data:`RUN_EXTENSIONS`, in order."""
-    if not _LOADED_EXTENSIONS:
-        for ref in RUN_EXTENSIONS:
-            module, _, attribute = ref.partition(":")
-            _LOADED_EXTENSIONS.append(getattr(importlib.import_module(module), attribute))
-    return list(_LOADED_EXTENSIONS)
+    """The registered run extensions, in registration order."""
+    return list(_EXTENSIONS)
+
+
+def applicable_extensions(model: nn.Module, cfg: "TrainConfig") -> list[RunExtension]:
+    """The registered extensions that apply to the run of ``cfg`` on ``model``."""
+    return [e for e in _EXTENSIONS if e.applies(model, cfg)]
+
+
+def _param_groups(extensions: list[RunExtension], model: nn.Module, cfg: "TrainConfig") -> list[dict[str, Any]]:
+    """The one applicable extension's parameter groups, or the default; two that both set them
+    would silently drop one method's optimiser settings, so that is an error naming both."""
+    wanted = [(e, g) for e in extensions if (g := e.param_groups(model, cfg)) is not None]
+    if len(wanted) > 1:
+        names = ", ".join(type(e).__name__ for e, _ in wanted)
+        raise ValueError(f"run {cfg.experiment!r} ({cfg.activation}): several run extensions set the optimiser's "
+                         f"parameter groups ({names}); at most one may, so these methods cannot be combined")
+    return wanted[0][1] if wanted else default_param_groups(model, cfg.lr, cfg.weight_decay)
 
 
 def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> list[dict[str, Any]]:
@@ -84,7 +109,6 @@ def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> li
 
 
 SCHEDULES: tuple[str, ...] = ("none", "cosine", "warmup_cosine")
-SUBSTITUTABLE: tuple[str, ...] = ("gelu", "gelu_tanh", "lambda_gelu")
 CHANNELS_LAST_MODELS: tuple[str, ...] = ("resnet18", "resnet34", "convnext")
 
 
@@ -146,33 +170,18 @@ class TrainConfig:
     scale_note: str = ""
 
     def __post_init__(self) -> None:
-        current_profile(self.profile)
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
-        for name in ("epochs", "batch_size", "block_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not (self.lr > 0) or not math.isfinite(self.lr):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
-        if self.weight_decay < 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
-        if not (self.hardness_lr_mult > 0):
-            raise ValueError(f"hardness_lr_mult (c) must be > 0, got {self.hardness_lr_mult!r}")
-        if not 0 < self.anneal_switch < 1:
-            raise ValueError(f"anneal_switch must be in (0, 1), got {self.anneal_switch!r}")
+        current_profile(self.profile)  # its message lists the profiles
+        v.check_fields(self, TRAIN_CONFIG_RULES)
+        for name in ("min_lr", "warmup_start_lr"):
+            if getattr(self, name) > self.lr:
+                raise ValueError(f"TrainConfig.{name} must be <= lr ({self.lr!r}), got {getattr(self, name)!r}: "
+                                 "a schedule from lr towards it would raise the learning rate")
         if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
-        if self.anneal_target is not None and self.anneal_target < 1:
-            raise ValueError(f"anneal_target must be >= 1, got {self.anneal_target!r}")
         if self.anneal_layer_eps is not None:
             if self.anneal_target is not None:
                 raise ValueError("anneal_target (one λ for every layer) and anneal_layer_eps (a λ per layer) "
                                  "exclude each other; set one")
-            if not 0 < self.anneal_layer_eps < 0.5:
-                raise ValueError(f"anneal_layer_eps must be in (0, 0.5), got {self.anneal_layer_eps!r}")
             if math.floor(self.anneal_switch * self.epochs) < 1:
                 raise ValueError(f"anneal_layer_eps records pre-activations during the last learning epoch, "
                                  f"but floor(anneal_switch·epochs) = floor({self.anneal_switch}·{self.epochs}) = 0")
@@ -180,25 +189,58 @@ class TrainConfig:
             if self.activation != "srelu" or self.activation_kwargs.get("learnable", False):
                 raise ValueError(f"delta_anneal_target anneals a fixed S-ReLU δ; activation is "
                                  f"{self.activation!r} with {self.activation_kwargs}")
-            if not (math.isfinite(self.delta_anneal_target) and self.delta_anneal_target > 0):
-                raise ValueError(f"delta_anneal_target must be a finite number > 0, got {self.delta_anneal_target!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-        if self.augment not in AUGMENTATIONS:
-            raise ValueError(f"augment must be one of {', '.join(AUGMENTATIONS)}, got {self.augment!r}")
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
-        if not isinstance(self.channels_last, bool):
-            raise ValueError(f"channels_last must be True or False, got {self.channels_last!r}")
         if self.channels_last and self.model not in CHANNELS_LAST_MODELS:
             raise ValueError(f"channels_last applies to the convolutional models {CHANNELS_LAST_MODELS}, "
                              f"not to {self.model!r}")
-        if self.flexact_tau_min is not None and not 0 < self.flexact_tau_min <= 1:
-            raise ValueError(f"flexact_tau_min must be in (0, 1] (τ starts at 1), got {self.flexact_tau_min!r}")
 
     @property
     def task(self) -> str:
         return "lm" if self.dataset in TEXT_DATASETS else "classification"
+
+
+#: Every field of :class:`TrainConfig`: its kind, range and finiteness (see :mod:`helpers.core.validation`).
+TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
+    "experiment": v.path_name(),  # the results sub-folder
+    "dataset": v.choice(DATASET_NAMES),  # canonical names: ``task`` compares them with TEXT_DATASETS
+    "model": v.choice(MODEL_NAMES),
+    "profile": v.choice(PROFILES),
+    "activation": v.text(non_empty=True),
+    "activation_kwargs": v.mapping(),
+    "model_kwargs": v.mapping(),
+    "n_train": v.integer(1, optional=True),
+    "n_val": v.integer(1, optional=True),
+    "data_seed": v.integer(0),
+    "epochs": v.integer(1),
+    "batch_size": v.integer(1),
+    "optimizer": v.choice(OPTIMIZERS),
+    "lr": v.number(0, low_open=True),
+    "weight_decay": v.number(0),
+    "momentum": v.number(0, 1, high_open=True),
+    "schedule": v.choice(SCHEDULES),
+    "warmup_epochs": v.integer(0),
+    "warmup_start_lr": v.number(0),  # and <= lr
+    "min_lr": v.number(0),  # and <= lr: a negative floor is gradient ascent
+    "seed": v.integer(0),
+    "hardness_lr_mult": v.number(0, low_open=True),
+    "init_mode": v.text(optional=True, non_empty=True),
+    "anneal_target": v.number(1, optional=True),
+    "anneal_switch": v.number(0, 1, low_open=True, high_open=True),
+    "anneal_layer_eps": v.number(0, 0.5, low_open=True, high_open=True, optional=True),
+    "delta_anneal_target": v.number(0, low_open=True, optional=True),
+    "penultimate_activation": v.text(optional=True, non_empty=True),
+    "penultimate_kwargs": v.mapping(),
+    "flexact_alpha": v.number(0),
+    "flexact_lam": v.number(0, low_open=True),
+    "flexact_tau_min": v.number(0, 1, low_open=True, optional=True),  # τ starts at 1
+    "block_size": v.integer(1),
+    "max_grad_norm": v.number(0, low_open=True, optional=True),
+    "precision": v.choice(PRECISIONS),
+    "augment": v.choice(AUGMENTATIONS),
+    "channels_last": v.boolean(),
+    "scale_note": v.text(),
+}
 
 
 def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:
@@ -263,16 +305,10 @@ def build_run(cfg: TrainConfig):
                         **model_kwargs)
     if cfg.channels_last:
         model = model.to(memory_format=torch.channels_last)
-    extensions = run_extensions()
+    extensions = applicable_extensions(model, cfg)
     for extension in extensions:
         extension.prepare(model, cfg)
-    groups = None
-    for extension in extensions:
-        groups = extension.param_groups(model, cfg)
-        if groups is not None:
-            break
-    if groups is None:
-        groups = default_param_groups(model, cfg.lr, cfg.weight_decay)
+    groups = _param_groups(extensions, model, cfg)
     optimizer = optimizer_from_groups(groups, cfg.optimizer, lr=cfg.lr, momentum=cfg.momentum)
     scheduler = make_scheduler(optimizer, cfg)
     steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
@@ -280,10 +316,10 @@ def build_run(cfg: TrainConfig):
     train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=cfg.seed)
     val_loader = make_loader(val, 512, shuffle=False, seed=0)
     return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "hooks": hooks,
-            "train_loader": train_loader, "val_loader": val_loader, "source": source}
+            "train_loader": train_loader, "val_loader": val_loader, "source": source, "extensions": extensions}
 
 
-def _autocast(precision: str):
+def autocast_context(precision: str):
     """The autocast context of ``precision`` (a no-op for float32)."""
     if precision == "bf16":
         return torch.autocast("cpu", dtype=torch.bfloat16)
@@ -314,6 +350,12 @@ def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
         return _run_training(cfg, workdir)
 
 
+def checkpoint_key(config: Any) -> dict[str, str]:
+    """What binds a run's per-epoch checkpoint to it: the config hash and the code version
+    (:func:`helpers.core.train.fit` refuses a checkpoint with another key)."""
+    return {"config_hash": config_hash(config), "code_version": CODE_VERSION}
+
+
 def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Train ``cfg`` (checkpointing into ``workdir``) and return ``(parts, out, result)``: the
     :func:`build_run` parts (``parts["model"]`` is the model after the last epoch), the output of
@@ -325,20 +367,20 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
     parts = build_run(cfg)
     model = parts["model"]
     initial: dict[str, Any] = {}
-    for extension in run_extensions():
+    for extension in parts["extensions"]:
         initial.update(extension.initial_record(model))
     out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
               scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
               checkpoint_path=workdir / "checkpoint.ckpt", keep_best_state=True,
               max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
               autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
-              batch_transform=_training_transform(cfg))
+              batch_transform=_training_transform(cfg), run_key=checkpoint_key(cfg))
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],
         "best_val_metric": out["best_val_metric"],
         "higher_is_better": out["higher_is_better"],
-        **initial,  # λ-GELU: "lambda_init"
+        **initial,
         "n_params": sum(p.numel() for p in model.parameters()),
         "data_source": parts["source"],
         "train_seconds": out["train_seconds"],  # informative only; never compared (resumes included)
@@ -376,14 +418,6 @@ def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     model = parts["model"]
     if bool_env(KEEP_FINAL_WEIGHTS_ENV, False):
         save_weights(final_weights_path(cfg), model.state_dict(), config_hash(cfg))
-    if cfg.activation in SUBSTITUTABLE:
-        # Table II's test, recorded for every GELU/λ-GELU run: at the best-validation checkpoint,
-        # swap every activation for ReLU and re-evaluate without any weight update.
-        model.load_state_dict(out["best_state"])
-        with _autocast(cfg.precision):  # evaluated as it was trained
-            original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]
-            swapped = replace_activations(model, nn.ReLU)
-            substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
-        result["substitution"] = {"epoch": out["best_epoch"], "original": original,
-                                  "substituted": substituted}
+    for extension in parts["extensions"]:
+        result.update(extension.final_record(model, cfg, out, parts))
     return result

@@ -241,9 +241,10 @@ class FlexActRun(RunExtension):
     """A :class:`FlexActHook` for every run whose model has a Flex-Act layer; with
     ``flexact_tau_min`` it anneals τ exponentially from 1 over every training step of the run."""
 
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
+        return any(isinstance(m, FlexAct) for m in model.modules())
+
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
-        if not any(isinstance(m, FlexAct) for m in model.modules()):
-            return []
         schedule = None
         if cfg.flexact_tau_min is not None:  # anneal over every training step of the run
             schedule = TemperatureSchedule(1.0, cfg.flexact_tau_min, cfg.epochs * steps_per_epoch, "exponential")

@@ -7,7 +7,10 @@
 * ``anneal_layer_eps``: Algorithm 1 with one distribution-aware target per layer
   (:class:`~helpers.lambda_gelu.layer_targets.LayerwiseAnnealing`, beyond the paper);
 * the λ of every layer at the start (``lambda_init``) and after every epoch (``lambdas`` in the
-  history, :class:`LambdaRecorder`); both are empty for a model without λ-GELU.
+  history, :class:`LambdaRecorder`), recorded for every run (empty without λ-GELU), so that every
+  result of a :class:`TrainConfig` has the same fields (:data:`LAMBDA_RECORD`);
+* Table II's ReLU substitution test, recorded for every GELU and λ-GELU run
+  (:data:`RELU_SUBSTITUTION`).
 """
 
 from __future__ import annotations
@@ -16,12 +19,15 @@ from typing import Any
 
 from torch import nn
 
-from helpers.core.runs import RunExtension, TrainConfig
-from helpers.core.train import TrainHook
-from helpers.lambda_gelu.hardness import AnnealingSchedule, apply_init_mode, hardness_param_groups, layer_lambdas
+from helpers.core.models import replace_activations
+from helpers.core.runs import RunExtension, TrainConfig, autocast_context
+from helpers.core.train import TrainHook, evaluate
+from helpers.lambda_gelu.hardness import (AnnealingSchedule, apply_init_mode, hardness_param_groups,
+                                          hardness_parameters, layer_lambdas)
 from helpers.lambda_gelu.layer_targets import LayerwiseAnnealing
 
-__all__ = ["LambdaRecorder", "LambdaGELURun", "RUN_EXTENSION"]
+__all__ = ["LambdaRecorder", "LambdaGELURun", "LambdaRecord", "ReluSubstitution", "RUN_EXTENSION", "LAMBDA_RECORD",
+           "RELU_SUBSTITUTION", "SUBSTITUTED_ACTIVATIONS"]
 
 
 class LambdaRecorder(TrainHook):
@@ -33,26 +39,61 @@ class LambdaRecorder(TrainHook):
 
 
 class LambdaGELURun(RunExtension):
-    """The λ-GELU fields of :class:`TrainConfig`, applied to a built model."""
+    """The λ-GELU fields of :class:`TrainConfig`, for a model with λ-GELU sites (or a config that
+    asks for an init mode or annealing, which then fails naming the missing sites)."""
+
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
+        asks = cfg.init_mode is not None or cfg.anneal_target is not None or cfg.anneal_layer_eps is not None
+        return asks or bool(hardness_parameters(model))
 
     def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
         if cfg.init_mode is not None:
             apply_init_mode(model, cfg.init_mode)
 
     def param_groups(self, model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
-        # also for models without λ-GELU: one "weights" group, and c is still validated
         return hardness_param_groups(model, cfg.lr, cfg.weight_decay, cfg.hardness_lr_mult)
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
-        hooks: list = [LambdaRecorder()]
+        hooks: list = []
         if cfg.anneal_target is not None:
             hooks.append(AnnealingSchedule(cfg.epochs, cfg.anneal_target, switch_fraction=cfg.anneal_switch))
         if cfg.anneal_layer_eps is not None:
             hooks.append(LayerwiseAnnealing(cfg.epochs, cfg.anneal_layer_eps, switch_fraction=cfg.anneal_switch))
         return hooks
 
+
+
+class LambdaRecord(RunExtension):
+    """λ of every layer before training and after each epoch, for every run."""
+
+    def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
+        return [LambdaRecorder()]
+
     def initial_record(self, model: nn.Module) -> dict[str, Any]:
         return {"lambda_init": layer_lambdas(model)}
 
 
+#: The activations whose runs record Table II's substitution test.
+SUBSTITUTED_ACTIVATIONS: tuple[str, ...] = ("gelu", "gelu_tanh", "lambda_gelu")
+
+
+class ReluSubstitution(RunExtension):
+    """Table II's test: at the best-validation checkpoint, swap every activation for ReLU and
+    re-evaluate without any weight update (``substitution`` in the result)."""
+
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
+        return cfg.activation in SUBSTITUTED_ACTIVATIONS
+
+    def final_record(self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any],
+                     parts: dict[str, Any]) -> dict[str, Any]:
+        model.load_state_dict(out["best_state"])
+        with autocast_context(cfg.precision):  # evaluated as it was trained
+            original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]
+            swapped = replace_activations(model, nn.ReLU)
+            substituted = evaluate(swapped, parts["val_loader"], cfg.task)["val_metric"]
+        return {"substitution": {"epoch": out["best_epoch"], "original": original, "substituted": substituted}}
+
+
 RUN_EXTENSION = LambdaGELURun()
+LAMBDA_RECORD = LambdaRecord()
+RELU_SUBSTITUTION = ReluSubstitution()

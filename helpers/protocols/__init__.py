@@ -11,23 +11,22 @@ protocol; shards let several processes share the list, since every run is cached
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from dataclasses import replace
 
-import torch
-
+from helpers import methods
 from helpers.core.runs import TrainConfig
-from helpers.flexact import protocol as flexact_cifar
-from helpers.lambda_gelu import protocol as lambda_gelu
 from helpers.srelu import protocol as srelu
 from helpers.flexact.synthetic import synthetic_configs
 from helpers.lambda_gelu.protocol import pair_config
 from helpers.core.results_cache import RunFailed, run_or_load
-from helpers.core.runtime import current_profile
+from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
 
 
 def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
-    return {**lambda_gelu.EXPERIMENTS, **srelu.EXPERIMENTS, **flexact_cifar.EXPERIMENTS}
+    """Every method's experiments, by name (:data:`helpers.methods.METHODS` lists them)."""
+    return methods.all_experiments()
 
 
 def cheap_check_configs() -> list[TrainConfig]:
@@ -41,11 +40,8 @@ def cheap_check_configs() -> list[TrainConfig]:
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` as ``(i, n)`` with ``n >= 1`` and ``0 <= i < n``.
-
-    ``5/2`` used to be accepted and run nothing, and ``0/0`` failed with "slice step cannot be
-    zero"; a bad shard is now an error naming the argument.
-    """
+    """``"i/n"`` as ``(i, n)`` with ``n >= 1`` and ``0 <= i < n``; anything else (``5/2`` would run
+    nothing, ``0/0`` nothing sensible) is a ``ValueError`` naming the argument."""
     parts = text.split("/") if isinstance(text, str) else []
     try:
         index, count = (int(p.strip()) for p in parts)
@@ -63,31 +59,42 @@ def _shard_arg(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def _threads_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--threads must be a positive integer, got {text!r}")
-    return value
+def positive_int_arg(flag: str) -> Callable[[str], int]:
+    """An argparse ``type`` for ``flag``: a positive integer, else an argparse error naming it."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
+        return value
+
+    return parse
+
+
+_threads_arg = positive_int_arg("--threads")
 
 
 def main(argv: list[str] | None = None) -> None:
-
-
-
+    """The CLI (see the module docstring); ``--help`` lists the flags."""
     experiments = all_experiments()
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("experiment", choices=sorted(experiments))
-    parser.add_argument("--profile", default=None, choices=("smoke", "cpu", "paper"))
+    parser = argparse.ArgumentParser(prog="python -m helpers.protocols", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("experiment", choices=sorted(experiments), help="the protocol to run or load")
+    parser.add_argument("--profile", default=None, choices=PROFILES,
+                        help="run profile (default: REPRO_PROFILE, else cpu)")
     parser.add_argument("--shard", default=(0, 1), type=_shard_arg,
                         help="i/n: run every n-th config starting at i (0 <= i < n)")
-    parser.add_argument("--threads", type=_threads_arg, default=None)
+    parser.add_argument("--threads", type=_threads_arg, default=None,
+                        help=f"intra-op threads of each training run (sets {TRAIN_THREADS_ENV}; default 1; "
+                             "float32 results depend on it, and the committed ones used 1)")
     parser.add_argument("--only", default=None, help="comma-separated activations to run (default: all)")
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        # training_threads() sets each run's thread count from the variable, so the flag goes there
+        os.environ[TRAIN_THREADS_ENV] = str(args.threads)
     index, count = args.shard
     configs = experiments[args.experiment](current_profile(args.profile))
     if args.only:

@@ -109,9 +109,10 @@ class DeltaAnnealing(TrainHook):
 class SReLURun(RunExtension):
     """The S-ReLU fields of :class:`TrainConfig` (``delta_anneal_target``)."""
 
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
+        return cfg.delta_anneal_target is not None
+
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
-        if cfg.delta_anneal_target is None:
-            return []
         start = cfg.activation_kwargs.get("delta", SReLU().delta)
         return [DeltaAnnealing(cfg.epochs, start, cfg.delta_anneal_target, switch_fraction=cfg.anneal_switch)]
 

@@ -1,0 +1,121 @@
+"""The book's methods, joined to the core in this one place by plain imports.
+
+The core (:mod:`helpers.core`) knows no method: it keeps an activation registry, a list of run
+extensions and a runner per config class, and each method fills them here. One :data:`METHODS`
+tuple drives the activation registry, the run extensions, the claim sources of the report
+(:mod:`helpers.claims`), the experiment list of ``python -m helpers.protocols`` and the
+architecture test. Importing this module registers everything; the public modules
+(:mod:`helpers.activations`, :mod:`helpers.models`, :mod:`helpers.experiments`,
+:mod:`helpers.claims`) import it, and so does every worker process that trains a run.
+
+Adding a paper is one new :class:`Method` line here (see "Adding a paper" in helpers/README.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from helpers.core import registry, runs
+from helpers.core.registry import ActivationFactory
+from helpers.core.results_cache import note_plugin_module
+from helpers.core.runs import RunExtension
+
+# Each method's modules, imported by name. A config class's runner registers when its module is
+# imported (``register_runner``), so the modules that define one are imported here too.
+from helpers.flexact import activation as flexact_activation
+from helpers.flexact import claims as flexact_claims
+from helpers.flexact import hook as flexact_hook
+from helpers.flexact import protocol as flexact_protocol
+from helpers.flexact import synthetic as flexact_synthetic  # noqa: F401  runner of FlexActSyntheticConfig
+from helpers.gelu_primer import claims as gelu_primer_claims
+from helpers.lambda_gelu import activation as lambda_gelu_activation
+from helpers.lambda_gelu import claims as lambda_gelu_claims
+from helpers.lambda_gelu import protocol as lambda_gelu_protocol
+from helpers.lambda_gelu import training as lambda_gelu_training
+from helpers.relu_ization import claims as relu_ization_claims
+from helpers.relu_ization import experiment as relu_ization_experiment  # noqa: F401  runner of ReluizationConfig
+from helpers.srelu import activation as srelu_activation
+from helpers.srelu import claims as srelu_claims
+from helpers.srelu import dpo_experiment as srelu_dpo_experiment  # noqa: F401  runner of DPOConfig
+from helpers.srelu import protocol as srelu_protocol
+from helpers.srelu import training as srelu_training
+
+__all__ = ["Method", "METHODS", "BEYOND_THE_PAPERS", "CLAIM_SOURCES", "method_packages", "all_experiments"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One source document's method (or one of the book's own chapters) as the core sees it.
+
+    ``package``: the package under ``helpers`` that holds it; ``activations``: registry name ->
+    module factory; ``run_extensions``: the steps it adds to a ``TrainConfig`` run, in order;
+    ``claims``: the function that lists its claims (report order); ``experiments``: experiment
+    name -> ``configs(profile)`` for ``python -m helpers.protocols``.
+    """
+
+    package: str
+    title: str
+    claims: Callable[[], list]
+    activations: Mapping[str, ActivationFactory] = field(default_factory=dict)
+    run_extensions: tuple[RunExtension, ...] = ()
+    experiments: Mapping[str, Callable[[str], list]] = field(default_factory=dict)
+
+
+#: The source documents' methods, in report order.
+METHODS: tuple[Method, ...] = (
+    Method("gelu_primer", "A GELU tutorial post", gelu_primer_claims.claims),
+    Method("lambda_gelu", "λ-GELU", lambda_gelu_claims.claims,
+           activations={"lambda_gelu": lambda_gelu_activation.LambdaGELU},
+           # the λ record first: its hook runs before the annealing hooks, as the committed runs did
+           run_extensions=(lambda_gelu_training.LAMBDA_RECORD, lambda_gelu_training.RUN_EXTENSION,
+                           lambda_gelu_training.RELU_SUBSTITUTION),
+           experiments=lambda_gelu_protocol.EXPERIMENTS),
+    Method("srelu", "S-ReLU", srelu_claims.claims,
+           activations={"srelu": srelu_activation.SReLU, "srelu_paper": srelu_activation.SReLUPaperReference},
+           run_extensions=(srelu_training.RUN_EXTENSION,),
+           experiments=srelu_protocol.EXPERIMENTS),
+    Method("flexact", "Flex-Act", flexact_claims.claims,
+           activations={"flexact": flexact_activation.FlexAct},
+           run_extensions=(flexact_hook.RUN_EXTENSION,),
+           experiments=flexact_protocol.EXPERIMENTS),
+)
+
+#: The book's own chapters beyond the papers: they use several methods, so they live at the app
+#: level (not under the method rule of the architecture test), and their claims follow the papers'.
+BEYOND_THE_PAPERS: tuple[Method, ...] = (
+    Method("relu_ization", "ReLU-ization (beyond the papers)", relu_ization_claims.claims),
+)
+
+#: Whose claims the report lists, in report order.
+CLAIM_SOURCES: tuple[Method, ...] = METHODS + BEYOND_THE_PAPERS
+
+
+def method_packages() -> tuple[str, ...]:
+    """``helpers.<package>`` of every method (the architecture test's method layer)."""
+    return tuple(f"helpers.{m.package}" for m in METHODS)
+
+
+def all_experiments() -> dict[str, Callable[[str], list]]:
+    """Every method's experiments, by name (``python -m helpers.protocols``)."""
+    experiments: dict[str, Callable[[str], list]] = {}
+    for method in METHODS:
+        for name, configs in method.experiments.items():
+            if name in experiments:
+                raise ValueError(f"experiment {name!r} is listed by two methods")
+            experiments[name] = configs
+    return experiments
+
+
+def register(methods: tuple[Method, ...]) -> None:
+    """Register the methods' activations and run extensions with the core (idempotent)."""
+    for method in methods:
+        for name, factory in method.activations.items():
+            registry.register_activation(name, factory)
+        for extension in method.run_extensions:
+            runs.register_run_extension(extension)
+
+
+register(CLAIM_SOURCES)
+# Worker processes (spawned: they start empty) import this module before their first run.
+note_plugin_module(__name__)

@@ -1,0 +1,169 @@
+"""How methods join the core: one METHODS tuple, run extensions that say where they apply, and a
+toy fourth method added through the places helpers/README.md's "Adding a paper" checklist names."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import replace
+
+import pytest
+import torch
+from torch import nn
+
+from helpers import methods
+from helpers.claims import collect_claims
+from helpers.core import registry, runs
+from helpers.core.results_cache import run_or_load
+from helpers.core.runs import RunExtension, TrainConfig, build_run, default_param_groups
+
+
+def _mlp_config(**overrides) -> TrainConfig:
+    base = TrainConfig(experiment="ext_test", dataset="adult", model="mlp", activation="gelu", n_train=64, n_val=32,
+                       epochs=1, batch_size=32, model_kwargs={"depth": 2, "width": 8})
+    return replace(base, **overrides)
+
+
+def test_every_method_activation_and_extension_is_registered():
+    for method in methods.METHODS:
+        for name in method.activations:
+            assert isinstance(registry.get_activation(name), nn.Module)
+        for extension in method.run_extensions:
+            assert extension in runs.run_extensions()
+
+
+def test_experiment_names_are_unique_across_methods():
+    names = [n for m in methods.METHODS for n in m.experiments]
+    assert len(names) == len(set(names)) == len(methods.all_experiments())
+
+
+def test_unknown_activation_says_how_methods_register():
+    with pytest.raises(ValueError, match="helpers.methods"):
+        registry.get_activation("not_an_activation")
+
+
+def test_lambda_gelu_extension_leaves_a_gelu_run_alone(require_dataset):
+    require_dataset("adult")
+    parts = build_run(_mlp_config())
+    names = [type(e).__name__ for e in parts["extensions"]]
+    assert "LambdaGELURun" not in names and "FlexActRun" not in names and "SReLURun" not in names
+    assert "ReluSubstitution" in names  # Table II's test is recorded for every GELU run
+    (group,) = parts["optimizer"].param_groups
+    assert [p.data_ptr() for p in group["params"]] == [p.data_ptr() for p in parts["model"].parameters()]
+
+
+def test_lambda_gelu_extension_sets_hardness_groups_for_a_lambda_gelu_run(require_dataset):
+    require_dataset("adult")
+    parts = build_run(_mlp_config(activation="lambda_gelu", hardness_lr_mult=10.0))
+    assert "LambdaGELURun" in [type(e).__name__ for e in parts["extensions"]]
+    lrs = {g["name"]: g["lr"] for g in parts["optimizer"].param_groups}
+    assert lrs["hardness"] == pytest.approx(10.0 * lrs["weights"])
+
+
+class _Groups(RunExtension):
+    def __init__(self, applies: bool) -> None:
+        self._applies = applies
+
+    def applies(self, model, cfg):
+        return self._applies
+
+    def param_groups(self, model, cfg):
+        return default_param_groups(model, cfg.lr * 2, cfg.weight_decay)
+
+
+def test_two_extensions_that_set_parameter_groups_are_an_error(require_dataset, monkeypatch):
+    require_dataset("adult")
+    monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
+    runs.register_run_extension(_Groups(applies=True))
+    with pytest.raises(ValueError, match="several run extensions set the optimiser's parameter groups"):
+        build_run(_mlp_config(activation="lambda_gelu"))
+
+
+def test_an_extension_that_does_not_apply_is_not_consulted(require_dataset, monkeypatch):
+    require_dataset("adult")
+    monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
+    runs.register_run_extension(_Groups(applies=False))
+    parts = build_run(_mlp_config())
+    assert parts["optimizer"].param_groups[0]["lr"] == _mlp_config().lr
+
+
+def test_register_run_extension_rejects_other_objects():
+    with pytest.raises(TypeError, match="RunExtension"):
+        runs.register_run_extension(object())
+
+
+# ----------------------------------------------------------------------------- a toy fourth method
+TOY_PACKAGE = {
+    "__init__.py": '"""A toy method: the softsign activation x / (1 + |x|)."""\n',
+    "activation.py": '''
+        import torch
+        from torch import nn
+        from helpers.core.registry import register_activation_type
+
+
+        def softsign(x: torch.Tensor) -> torch.Tensor:
+            return x / (1 + x.abs())
+
+
+        @register_activation_type
+        class Softsign(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return softsign(x)
+        ''',
+    "protocol.py": '''
+        from helpers.core.runs import TrainConfig
+
+
+        def toy_configs(profile: str) -> list[TrainConfig]:
+            return [TrainConfig(experiment="toy_softsign", dataset="adult", model="mlp", profile=profile,
+                                activation="softsign", n_train=64, n_val=32, epochs=1, batch_size=32,
+                                model_kwargs={"depth": 2, "width": 8})]
+
+
+        EXPERIMENTS = {"toy_softsign": toy_configs}
+        ''',
+    "claims.py": '''
+        import math
+
+        from helpers.core.report import Claim
+        from helpers.core.results_cache import run_or_load
+        from toy_method.protocol import toy_configs
+
+
+        def claims() -> list[Claim]:
+            (result,) = [run_or_load(c) for c in toy_configs("smoke")]
+            loss = result["history"][-1]["train_loss"]
+            return [Claim(claim="softsign trains an MLP to a finite loss", source="Toy paper",
+                          paper_value="finite", our_value=f"{loss:.3f}", profile="smoke", scale="toy",
+                          verdict="confirmed" if math.isfinite(loss) else "contradicted",
+                          notebook="notebooks/99_toy")]
+        ''',
+}
+
+
+def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_dataset):
+    require_dataset("adult")
+    package = tmp_path / "toy_method"
+    package.mkdir()
+    for name, text in TOY_PACKAGE.items():
+        (package / name).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    from toy_method import activation, claims, protocol
+
+    # The checklist's one line in helpers/methods.py, made here on a copy of the tuples.
+    toy = methods.Method("toy_method", "Toy", claims.claims, activations={"softsign": activation.Softsign},
+                         experiments=protocol.EXPERIMENTS)
+    monkeypatch.setattr(methods, "METHODS", methods.METHODS + (toy,))
+    monkeypatch.setattr(methods, "CLAIM_SOURCES", methods.CLAIM_SOURCES + (toy,))
+    methods.register((toy,))
+
+    x = torch.linspace(-3, 3, 7)
+    torch.testing.assert_close(registry.get_activation("softsign")(x), x / (1 + x.abs()))
+    assert "toy_softsign" in methods.all_experiments()
+    result = run_or_load(protocol.toy_configs("smoke")[0])
+    assert result["status"] == "ok"
+    found = [c for c in collect_claims() if c.source == "Toy paper"]
+    assert len(found) == 1 and found[0].verdict == "confirmed"
+    sys.modules.pop("toy_method", None)
