@@ -1,7 +1,7 @@
 """helpers: everything the activation-functions book computes lives here.
 
 Notebooks only call into this package; tests and benchmarks import the same code.
-Public API (kept stable, see DESIGN.md):
+Public API (kept stable; helpers/README.md):
 
 * ``helpers.activations``: ``lambda_gelu``, ``LambdaGELU``, ``srelu``, ``SReLU``, ``FlexAct``,
   ``get_activation``

@@ -1,4 +1,4 @@
-"""The activation functions of the book under the public names of DESIGN.md, and the registry.
+"""The activation functions of the book under their public names, and the registry.
 
 The methods live in their packages (:mod:`helpers.lambda_gelu.activation`,
 :mod:`helpers.srelu.activation`, :mod:`helpers.srelu.mollify`, :mod:`helpers.flexact.activation`);

@@ -1,4 +1,4 @@
-"""The results cache under its public name (DESIGN.md: ``helpers.experiments.run_or_load``).
+"""The results cache under its public name (``helpers.experiments.run_or_load``, public API).
 
 Everything lives in :mod:`helpers.core.results_cache`; this module re-exports it for notebooks,
 tests and benchmarks.

@@ -39,6 +39,7 @@ from helpers.srelu import activation as srelu_activation
 from helpers.srelu import claims as srelu_claims
 from helpers.srelu import dpo_experiment as srelu_dpo_experiment  # noqa: F401  runner of DPOConfig
 from helpers.srelu import protocol as srelu_protocol
+from helpers.srelu import smelu as srelu_smelu
 from helpers.srelu import training as srelu_training
 
 __all__ = ["Method", "METHODS", "BEYOND_THE_PAPERS", "CLAIM_SOURCES", "method_packages", "all_experiments"]
@@ -72,7 +73,8 @@ METHODS: tuple[Method, ...] = (
                            lambda_gelu_training.RELU_SUBSTITUTION),
            experiments=lambda_gelu_protocol.EXPERIMENTS),
     Method("srelu", "S-ReLU", srelu_claims.claims,
-           activations={"srelu": srelu_activation.SReLU, "srelu_paper": srelu_activation.SReLUPaperReference},
+           activations={"srelu": srelu_activation.SReLU, "srelu_paper": srelu_activation.SReLUPaperReference,
+                        "smelu": srelu_smelu.SmeLU},
            run_extensions=(srelu_training.RUN_EXTENSION,),
            experiments=srelu_protocol.EXPERIMENTS),
     Method("flexact", "Flex-Act", flexact_claims.claims,

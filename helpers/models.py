@@ -1,4 +1,4 @@
-"""The book's networks and activation-site surgery (public API of DESIGN.md).
+"""The book's networks and activation-site surgery (public API).
 
 Re-exported from :mod:`helpers.core.models`, where they live.
 """

@@ -6,15 +6,23 @@ machine that lacked a dataset spent minutes in pytest and nbval and ended with d
 with one message that names every missing dataset and how to supply it.
 
 A dataset counts as present when :func:`helpers.core.data.available` finds its files (explicit
-``REPRO_DATA_DIR``, the Debian package path, the download cache; nothing is read or verified
-here, the loaders do that). A missing dataset the loaders could still download does not stop the
-command, unless downloads are off (``REPRO_OFFLINE=1``, as in CI) or its host cannot be reached.
+``REPRO_DATA_DIR``, the Debian package path, the download cache), and as readable when every one
+of those files also matches a known checksum (:func:`helpers.core.data.sources.verify_file`: the
+sha256 of the official, mirror or package copy). A truncated, random, relabelled or otherwise
+edited file, or a folder where a file belongs, stops the command with the file named. The check
+is remembered per file (keyed on path, size, modification and change times and inode, with the
+digest stored), so it hashes each file once: about a second for all four datasets, then a
+``stat`` per file. With ``REPRO_VERIFY_DATA=0`` (deliberately different copies) files are only
+looked for, and preflight says so. A missing dataset the loaders could still download does not
+stop the command, unless downloads are off (``REPRO_OFFLINE=1``, as in CI) or its host cannot be
+reached.
 
 As root, with ``apt-get`` on the PATH and Fashion-MNIST the only missing dataset, ``--install``
 (or answering yes at the prompt, when stdin is a terminal) runs
 ``apt-get install -y dataset-fashion-mnist`` and checks again.
 
-Exit status: 0 when everything needed is there (or downloadable), 1 otherwise, 2 for bad arguments.
+Exit status: 0 when everything needed is there and intact (or downloadable), 1 otherwise, 2 for
+bad arguments (an unknown dataset name or flag).
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from helpers.core.data import SPECS, _canonical, available
-from helpers.core.data.sources import offline
+from helpers.core.data.sources import DataError, locate, offline, verification_enabled
 
 #: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
 #: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see
@@ -81,6 +89,25 @@ def missing(names: Sequence[str] | None = None) -> list[Missing]:
         key = _canonical(name)
         if not available(key):
             out.append(Missing(key, SPECS[key].title, NEEDED.get(key, "requested"), _expected_files(key)))
+    return out
+
+
+def damaged(names: Sequence[str] | None = None) -> list[str]:
+    """One line per file of a present dataset of ``names`` (default: :data:`NEEDED`) that fails
+    its checksum or cannot be read, naming the file and what is wrong; ``[]`` when all are intact.
+
+    Every file the loaders would read is hashed and compared with the digests known for its name
+    (cached per file, see the module docstring); nothing is checked with ``REPRO_VERIFY_DATA=0``.
+    """
+    out = []
+    for name in names if names is not None else NEEDED:
+        key = _canonical(name)
+        if not available(key):
+            continue  # reported by missing()
+        try:
+            locate(SPECS[key], download=False, verify=True)
+        except DataError as err:
+            out.append(f"{key}: {err}")
     return out
 
 
@@ -159,6 +186,14 @@ def check(names: Sequence[str] | None = None, *, install: bool = False,
     except ValueError as err:  # a bad REPRO_DATA_DIR, an unknown dataset name
         print(f"preflight: {err}", file=sys.stderr)
         return 1
+    broken = damaged(names)
+    if broken:
+        print(f"preflight: {len(broken)} dataset file{'s' if len(broken) != 1 else ''} present but not "
+              "intact, so nothing was run:\n  * " + "\n  * ".join(broken), file=sys.stderr)
+        return 1
+    if not verification_enabled():
+        print("preflight: REPRO_VERIFY_DATA=0: dataset files were looked for, not checked against "
+              "their checksums", file=sys.stderr)
     if absent and _can_apt_install(absent):
         ask = not install and sys.stdin is not None and sys.stdin.isatty()
         if ask:
@@ -189,14 +224,21 @@ def check(names: Sequence[str] | None = None, *, install: bool = False,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI; returns the exit status (argparse exits with 2 for bad arguments)."""
     parser = argparse.ArgumentParser(
         prog="python -m helpers.preflight",
-        description="Check that the datasets the notebooks and tests need are readable.",
+        description="Check that the datasets the notebooks and tests need are present and intact "
+                    "(every file against its known checksum).",
     )
     parser.add_argument("datasets", nargs="*", help=f"dataset names (default: {', '.join(NEEDED)})")
     parser.add_argument("--install", action="store_true",
                         help=f"as root, apt-get install {APT_PACKAGE} when Fashion-MNIST is all that is missing")
     args = parser.parse_args(argv)
+    for name in args.datasets:
+        try:
+            _canonical(name)
+        except ValueError as err:
+            parser.error(str(err))
     return check(args.datasets or None, install=args.install)
 
 

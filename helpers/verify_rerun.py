@@ -20,6 +20,7 @@ The comparison used, and why, is printed for every run. Wall-clock fields are ne
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -61,7 +62,7 @@ def float_tolerance(optimizer_steps: int) -> float:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class RerunComparison:
     """How two results of one config are compared: ``rel_tol == 0`` means exactly."""
 
     mode: str  # "exact" or "tolerance"
@@ -76,10 +77,10 @@ class Comparison:
         return math.isclose(a, b, rel_tol=self.rel_tol, abs_tol=self.rel_tol * ABSOLUTE_FLOOR)
 
 
-EXACT = Comparison("exact", 0.0, "")
+EXACT = RerunComparison("exact", 0.0, "")
 
 
-def choose_comparison(committed: dict, rerun: dict) -> Comparison:
+def choose_comparison(committed: dict, rerun: dict) -> RerunComparison:
     """Exact when the two results' provenance agree on :data:`helpers.core.provenance.COMPARED_FIELDS`,
     else the float tolerance of the rerun's length; ``reason`` says which fields differ."""
     fresh = rerun.get("provenance")
@@ -87,16 +88,16 @@ def choose_comparison(committed: dict, rerun: dict) -> Comparison:
         raise ValueError("the rerun recorded no provenance; cannot choose a comparison")
     mismatch = prov.provenance_mismatch(committed.get("provenance"), fresh)
     if not mismatch:
-        return Comparison("exact", 0.0, f"same provenance ({prov.describe(fresh)})")
+        return RerunComparison("exact", 0.0, f"same provenance ({prov.describe(fresh)})")
     steps = fresh.get("optimizer_steps")
     if not steps:
         raise ValueError("the rerun recorded no optimizer_steps; cannot size the float tolerance")
-    return Comparison("tolerance", float_tolerance(steps),
+    return RerunComparison("tolerance", float_tolerance(steps),
                       f"provenance differs: {'; '.join(mismatch)}; rerun on {prov.describe(fresh)}; "
                       f"{steps} optimiser steps")
 
 
-def differences(committed: Any, fresh: Any, path: str = "", comparison: Comparison = EXACT) -> list[str]:
+def differences(committed: Any, fresh: Any, path: str = "", comparison: RerunComparison = EXACT) -> list[str]:
     """Paths where two result trees differ. Floats follow ``comparison``; everything else (ints,
     bools, strings, None, dict keys, list lengths) compares exactly. An int and a float that hold
     the same number are equal (JSON may write ``1.0`` as ``1``)."""
@@ -156,7 +157,7 @@ def with_default_fields(committed: dict, fresh: dict, config_cls: type | None) -
     return {**committed, "config": config}
 
 
-def verify(committed: dict, fresh: dict, config_cls: type | None = None) -> tuple[Comparison, list[str]]:
+def verify(committed: dict, fresh: dict, config_cls: type | None = None) -> tuple[RerunComparison, list[str]]:
     """The comparison chosen for a committed result and its rerun, and the differences found."""
     comparison = choose_comparison(committed, fresh)
     committed = with_default_fields(committed, fresh, config_cls)
@@ -176,7 +177,12 @@ def _retrain(cfg: Any) -> dict:
                 os.environ["REPRO_RESULTS_DIR"] = previous
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """The CLI: parse ``argv`` (``--help``; no other flags, so an unknown one is an error before
+    anything trains), then retrain and compare every cheap check config."""
+    parser = argparse.ArgumentParser(prog="python -m helpers.verify_rerun", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.parse_args(argv)
     configs = cheap_check_configs()
     failures = 0
     print(f"this machine: {prov.cpu_model()} ({prov.cpu_capability()})")

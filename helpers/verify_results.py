@@ -4,7 +4,13 @@ Runs the checks of :mod:`helpers.core.result_files` (JSON object with the requir
 ``ok``, finite numbers, content checksum, ``config_hash`` equal to the file name and to the hash
 of the stored config) over every ``*.json`` under ``results/`` (or the given folder), skipping
 ``*.failed.json`` records of failed runs. Prints one line per problem file and a closing
-``N passed, N failed`` line; exits 1 when any file fails. CI runs it.
+``N passed, N failed`` line; exits 1 when any file fails, and when the folder holds no result
+file at all (a verification of nothing is not a success). CI runs it.
+
+What the checksum guards against: accidents (a file truncated, merged badly, edited by hand
+without restamping, or damaged on disk). It is not a signature: anyone who edits a result can
+recompute its checksum. Deliberate edits are guarded by the git history: ``git log -p
+results/<experiment>/<hash>.json`` shows who changed a committed result, when and how.
 """
 
 from __future__ import annotations
@@ -48,8 +54,16 @@ def verify_file(path: Path, classes: dict[str, type]) -> None:
     read_verified(path, field_defaults(cls) if cls is not None else None, CODE_VERSION)
 
 
+#: Printed with every verification: what passing means and what it does not.
+GUARANTEE = ("The checksum detects accidental damage (truncation, bad merges, hand edits without "
+             "restamping); it is not a signature. Deliberate edits are visible in the git history: "
+             "git log -p results/")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """The CLI; returns the exit status (0: every file passed; 1: a file failed, or none was found)."""
+    parser = argparse.ArgumentParser(prog="python -m helpers.verify_results", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folder", nargs="?", type=Path, default=None,
                         help="folder of result files (default: the committed results/)")
     args = parser.parse_args(argv)
@@ -58,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{folder} is not a folder")
     classes = _config_classes()
     files = result_files(folder)
+    if not files:
+        print(f"FAILED no result files (*.json, other than *.failed.json) under {folder}: nothing was "
+              "verified. Point it at a results folder, e.g. python -m helpers.verify_results results")
+        return 1
     failed = 0
     for path in files:
         try:
@@ -68,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verified {len(files)} result files under {folder}: every file's checksum, status, "
           "numbers and config hash checked")
     print(f"{len(files) - failed} passed, {failed} failed")
+    print(GUARANTEE)
     return 1 if failed else 0
 
 

@@ -9,8 +9,8 @@ reported, not blessed. Files that already carry a checksum are left alone. Used 
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
@@ -19,8 +19,14 @@ from helpers.core.runtime import results_root
 from helpers.verify_results import _config_classes, result_files
 
 
-def main() -> int:
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else results_root("cpu")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", nargs="?", type=Path, default=None,
+                        help="folder of result files (default: the committed results/)")
+    args = parser.parse_args(argv)
+    folder = args.folder if args.folder is not None else results_root("cpu")
+    if not folder.is_dir():
+        parser.error(f"{folder} is not a folder")
     classes = _config_classes()
     stamped = refused = 0
     for path in result_files(folder):

@@ -30,7 +30,7 @@ from helpers.activations import FlexAct, LambdaGELU, SReLU, get_activation, lamb
 from helpers.models import ConvNeXt, GPT, MLP, ResNet, ViT, build_model, replace_activations
 from helpers.protocols import main as protocols_main
 from helpers.protocols import parse_shard
-from helpers.core.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads
+from helpers.core.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads, under_ci
 
 
 class CliError(Exception):
@@ -56,6 +56,12 @@ def _verify_setting() -> bool:
     from helpers.core.data.sources import verification_enabled
 
     return verification_enabled()
+
+
+def _train_config(**fields: object) -> object:
+    from helpers.core.runs import TrainConfig
+
+    return TrainConfig(**{"experiment": "t", "dataset": "adult", "model": "mlp", **fields})
 
 
 x = torch.linspace(-3, 3, 7)
@@ -185,6 +191,14 @@ CASES: list[Case] = [
     ("env-results-file", lambda: results_root("cpu"), ValueError, "REPRO_RESULTS_DIR", {"REPRO_RESULTS_DIR": "/etc/hostname"}),
     ("env-threads", train_threads, ValueError, "REPRO_TRAIN_THREADS must be a positive integer", {"REPRO_TRAIN_THREADS": "0"}),
     ("env-profile", current_profile, ValueError, "REPRO_PROFILE", {"REPRO_PROFILE": "gpu"}),
+    ("env-ci-word", under_ci, ValueError, "CI='maybe' is not a boolean", {"CI": "maybe"}),
+    ("env-ci-quiet", quiet, ValueError, "CI='yes please'", {"CI": "yes please", "REPRO_QUIET": "0"}),
+    # ---------------------------------------------------------------- run configs (every field: test_config_validation.py)
+    ("config-min-lr-negative", lambda: _train_config(schedule="cosine", min_lr=-1.0), ValueError, "TrainConfig.min_lr must be a finite number >= 0", {}),
+    ("config-min-lr-above-lr", lambda: _train_config(schedule="cosine", min_lr=1.0), ValueError, "min_lr must be <= lr", {}),
+    ("config-epochs-bool", lambda: _train_config(epochs=True), ValueError, "a bool is not a number", {}),
+    ("config-grad-norm-nan", lambda: _train_config(max_grad_norm=float("nan")), ValueError, "TrainConfig.max_grad_norm", {}),
+    ("config-experiment-path", lambda: _train_config(experiment="../elsewhere"), ValueError, "TrainConfig.experiment must be a folder name", {}),
 ]
 
 
@@ -493,7 +507,7 @@ def test_adult_with_a_non_numeric_age_names_the_file(data_env, monkeypatch):
         load_adult(root=data_env)
 
 
-def test_verification_is_cached_by_size_and_mtime(data_env):
+def test_verification_is_cached_per_file_and_redone_after_a_write(data_env):
     from helpers.core.data.sources import KnownFile, verify_file
 
     path = data_env / "f.bin"

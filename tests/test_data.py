@@ -42,7 +42,7 @@ from helpers.core.data import cifar as cifar_module
 from helpers.core.data import fashion_mnist as fmnist_module
 from helpers.core.data import text as text_module
 from helpers.core.data.cache import cache_file
-from helpers.core.data.sources import Remote
+from helpers.core.data.sources import DataError, Remote
 
 # Captured before the autouse fixture hides them: the real data, for the tests that use it.
 REAL_DATA_DIR = os.environ.get("REPRO_DATA_DIR")
@@ -529,7 +529,7 @@ def test_old_numpy_pickles_load_and_code_pickles_do_not(tmp_path):
     assert old != modern
     assert cifar_module._unpickle(old, "old")["labels"] == [1, 2]
     evil = pickle.dumps({b"data": os.system}, protocol=2)
-    with pytest.raises(pickle.UnpicklingError, match="refusing"):
+    with pytest.raises(DataError, match="evil: not a plain CIFAR batch .*refusing"):  # names the file
         cifar_module._unpickle(evil, "evil")
 
 

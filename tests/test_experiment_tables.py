@@ -347,7 +347,7 @@ def test_srelu_claims_from_stored_results():
     # the same seed noise in every arm: paired differences are exact, so the CIs collapse
     assert best_vit.verdict == "confirmed" and "S-ReLU − GELU = +1.0" in best_vit.our_value.replace(
         " (best other by mean)", "")
-    assert best_vit.ci == "[+1.0, +1.0]" and "paired t" in best_vit.test and best_vit.n == "3 pairs of runs"
+    assert best_vit.ci.startswith("none: exact") and "paired t" in best_vit.test and best_vit.n == "3 pairs of runs"
     assert size_vit.verdict == "contradicted" and size_vit.verdict_label == "contradicted at our scale"  # +1 vs +5.9
     assert relu.verdict == "contradicted" and "S-ReLU − ReLU = +0.0" in relu.our_value
     assert delta_best.verdict == "confirmed" and drop.verdict == "confirmed"
@@ -363,9 +363,9 @@ def test_flexact_claims_from_stored_results():
     claims = cifar_claims("cpu")
     match, fallback, r34 = claims
     assert match.verdict == "contradicted" and "-1.00" in match.our_value  # 1 point worse on every seed
-    assert "non-inferiority" in match.test and match.ci == "[-1.00, -1.00]"
+    assert "non-inferiority" in match.test and match.ci == "none: exact, the same difference on all 3 seeds"
     assert fallback.verdict == "inconclusive" and "seed 0: sigmoid" in fallback.our_value
     # every seed ends on Sigmoid: 0 of 3 seeds plain-like, with its exact binomial interval
-    assert fallback.effect == "0/3 seeds = 0%" and fallback.ci == "[0%, 71%]" and fallback.n == "3 seeds"
+    assert fallback.effect == "0/3 seeds = 0%" and fallback.ci == "95% [0%, 71%]" and fallback.n == "3 seeds"
     assert "Clopper-Pearson" in fallback.test and not fallback.mde
     assert r34.verdict == "not run here"

@@ -17,7 +17,7 @@ from helpers.srelu.mollify import (
     BumpKernel,
     EpanechnikovKernel,
     GaussianKernel,
-    Kernel,
+    MollifierKernel,
     MollifiedActivation,
     make_kernel,
     mollified_activation,
@@ -176,7 +176,7 @@ def test_bad_arguments():
         GaussianKernel("1")
     with pytest.raises(TypeError, match="callable"):
         mollify(3.0, k, x)
-    with pytest.raises(TypeError, match="Kernel"):
+    with pytest.raises(TypeError, match="MollifierKernel"):
         mollify(relu_np, "epanechnikov", x)
     with pytest.raises(ValueError, match="derivative"):
         mollify(relu_np, k, x, derivative=3)
@@ -191,4 +191,4 @@ def test_bad_arguments():
     with pytest.raises(TypeError, match="Tensor"):
         MollifiedActivation(torch.relu, k)([1.0])
     with pytest.raises(TypeError):
-        Kernel(1.0)  # abstract
+        MollifierKernel(1.0)  # abstract

@@ -138,3 +138,49 @@ def test_claim_anchors_are_myst_labels_before_a_heading(docname):
         assert len(where) == 1, f"{docname}: expected one line '({anchor})=', found {len(where)}"
         following = lines[where[0] + 1] if where[0] + 1 < len(lines) else ""
         assert following.startswith("#"), f"{docname}: '({anchor})=' must stand right before a heading"
+
+
+# ------------------------------------------------------------------ one rule for every row
+def test_interval_rules_name_every_kind_of_run_claim():
+    kinds = ("direction", "size", "equivalence", "non-inferiority")
+    assert set(kinds) <= set(R.INTERVAL_RULES) and {"count", "timing", "every", "exact"} <= set(R.INTERVAL_RULES)
+    assert "90%" in R.INTERVAL_RULES["equivalence"] and "95%" in R.INTERVAL_RULES["direction"]
+    md = R.interval_rules_markdown()
+    assert all(f"**{k}**" in md for k in R.INTERVAL_RULES)
+
+
+def test_equivalence_fields_show_the_90_percent_interval_with_its_level():
+    a = {0: 0.3, 1: -0.2, 2: 0.4, 3: 0.1, 4: -0.3}
+    b = {k: 0.0 for k in a}
+    verdict, fields, comp = R.judge(lambda: S.paired_comparison(a, b), claim="equivalence", margin=0.5)
+    lo90, hi90 = comp.interval(0.90)
+    assert fields["ci"].startswith(f"90% (the equivalence test's) {S.interval_text(lo90, hi90)}; 95% [")
+    assert verdict == ("confirmed" if -0.5 < lo90 and hi90 < 0.5 else "inconclusive")
+    _, direction, _ = R.judge(lambda: S.paired_comparison(a, b), direction=1)
+    assert direction["ci"].startswith("95% [")
+
+
+def test_exact_result_is_stated_as_a_count_not_an_interval():
+    same = {0: 82.7, 1: 83.1, 2: 82.9}
+    verdict, fields, comp = R.judge(lambda: S.paired_comparison(same, dict(same)), claim="equivalence", margin=0.5)
+    assert comp.exact and verdict == "confirmed"
+    assert fields["ci"] == "none: exact, identical on all 3 seeds" and fields["mde"] == "none (exact)"
+
+
+def test_intersection_union_needs_every_part_and_shows_the_weakest():
+    def part(values):
+        return R.judge(lambda: S.one_sample(values), direction=1, label="x")
+
+    strong, weak, against = part([1.0, 1.1, 0.9]), part([0.5, -0.4, 0.3]), part([-1.0, -1.1, -0.9])
+    assert R.intersection_union({"a": strong, "b": strong})[0] == "confirmed"
+    verdict, fields = R.intersection_union({"a": strong, "b": weak})
+    assert verdict == "inconclusive" and "shown: b" in fields["test"] and fields["effect"].startswith("b: ")
+    assert R.intersection_union({"a": strong, "b": weak, "c": against})[0] == "contradicted"
+
+
+def test_proportion_verdict_has_an_inconclusive_band():
+    assert R.proportion_verdict(S.proportion(3, 5), 0.5) == "inconclusive"  # CI [15%, 95%]
+    assert R.proportion_verdict(S.proportion(20, 25), 0.5) == "confirmed"  # CI [59%, 93%]
+    assert R.proportion_verdict(S.proportion(0, 25), 0.5) == "contradicted"
+    assert R.proportion_verdict(S.proportion(0, 25), 0.5, direction=-1) == "confirmed"
+

@@ -9,7 +9,7 @@ from scipy import stats
 
 from helpers.core import statistics as S
 
-# ConvNeXt-tiny, CIFAR-10, cpu profile: S-ReLU (δ = 0.001) and ReLU score the same on every seed.
+# Hand-made per-seed accuracies (%), compared with themselves where two arms score alike on every seed.
 CONVNEXT = {0: 27.8, 1: 29.4, 2: 27.7}
 
 
@@ -174,3 +174,94 @@ def test_welch_from_stats_matches_welch_on_the_values():
         S.welch_from_stats(1.0, 0.1, 3.0, 0.0, 0.1, 3)
     with pytest.raises(ValueError):
         S.tost(got, 1.0)  # no per-run values: no one-sided test
+
+
+# ------------------------------------------------------------------ the seed as the unit of analysis
+def _correlated_grid(n_seeds: int = 5, levels: tuple[float, ...] = (1.0, 3.0, 6.0, 9.0), *, rng_seed: int = 7):
+    """A toy (t, c) grid: every cell of a seed subtracts that seed's one GELU run, so the cells of a
+    seed share its (large) GELU noise; each cell adds a little noise of its own."""
+    rng = np.random.default_rng(rng_seed)
+    gelu_noise = rng.normal(0.0, 1.0, n_seeds)  # one GELU run per seed, shared by all its cells
+    return {(c, s): 0.3 - gelu_noise[s] + rng.normal(0.0, 0.05) for c in levels for s in range(n_seeds)}
+
+
+def test_seed_level_analysis_counts_seeds_not_cells():
+    from helpers.core.units import by_level, seed_means
+
+    cells = _correlated_grid()
+    per_seed = seed_means(cells)
+    assert sorted(per_seed) == [0, 1, 2, 3, 4]
+    seed_level = S.one_sample(per_seed)
+    pooled = S.one_sample(list(cells.values()))  # the pseudo-replicated reading: 20 "runs"
+    assert seed_level.df == len(per_seed) - 1 == 4 and pooled.df == 19
+    assert seed_level.effect == pytest.approx(pooled.effect)  # a balanced design: the same mean
+    # the shared GELU run makes the cells of a seed move together: counting them as independent
+    # shrinks the interval; the seed-level interval is the honest, wider one
+    assert (seed_level.ci_high - seed_level.ci_low) > 1.5 * (pooled.ci_high - pooled.ci_low)
+    levels = by_level(cells)
+    assert list(levels) == [1.0, 3.0, 6.0, 9.0] and all(sorted(v) == [0, 1, 2, 3, 4] for v in levels.values())
+
+
+def test_seed_means_counts_a_seed_once_whatever_its_number_of_cells():
+    from helpers.core.units import seed_means
+
+    cells = {(1.0, 0): 1.0, (3.0, 0): 3.0, (9.0, 0): 5.0, (9.0, 1): 10.0}
+    assert seed_means(cells) == {0: 3.0, 1: 10.0}
+    with pytest.raises(ValueError, match="tuples"):
+        seed_means({0: 1.0, 1: 2.0})
+
+
+def test_grid_close_to_gelu_is_tested_per_c_on_seeds():
+    from helpers.lambda_gelu.grid import close_to_gelu_stats
+
+    cells = {(c, s): 0.001 * ((-1) ** s) for c in (1.0, 3.0) for s in range(4)}
+    verdict, fields = close_to_gelu_stats(cells, 0.01)
+    assert verdict == "confirmed" and "4 seeds per c" in fields["n"] and "df = 3" in fields["test"]
+    one_seed = {**cells, (6.0, 0): 0.0}  # a c run on one seed gives no interval: the claim cannot pass
+    verdict, fields = close_to_gelu_stats(one_seed, 0.01)
+    assert verdict == "inconclusive" and "c = 6 inconclusive" in fields["test"]
+
+
+# ------------------------------------------------------------------ intervals as they are shown
+def test_interval_text_never_prints_two_different_ends_the_same():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        lo = float(rng.normal(0, 10) * 10.0 ** rng.integers(-6, 2))
+        hi = lo + float(abs(rng.normal()) * 10.0 ** rng.integers(-9, 1)) + 1e-12
+        text = S.interval_text(lo, hi, 2)
+        a, b = text.strip("[]").split(", ")
+        assert float(a) != float(b), text
+    assert S.interval_text(-0.1000204, -0.1000014) == "[-0.10002, -0.10000]"
+    assert S.interval_text(-2e-5, 3e-5, 3) == "[-0.00002, +0.00003]"  # no "[-0.000, +0.000]"
+    assert S.interval_text(0.5, 0.5) == "[+0.50, +0.50]"  # equal ends are an exact result, printed as such
+
+
+def test_number_text_shows_a_significant_digit():
+    assert S.number_text(4e-5) == "0.00004" and S.number_text(0.27, 1) == "0.3" and S.number_text(0.0) == "0.00"
+
+
+def test_tost_rests_on_the_90_percent_interval():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        a = {k: float(v) for k, v in enumerate(rng.normal(0.2, 0.3, 4))}
+        b = {k: float(v) for k, v in enumerate(rng.normal(0.0, 0.3, 4))}
+        comp = S.paired_comparison(a, b)
+        lo, hi = comp.interval(0.90)
+        assert comp.ci_low < lo < hi < comp.ci_high
+        eq = S.tost(comp, 0.5)
+        assert eq.interval == (pytest.approx(lo), pytest.approx(hi))
+        assert eq.equivalent == (-0.5 < lo and hi < 0.5)
+
+
+def test_median_comparison_bootstraps_the_median_and_reports_a_signed_rank_p():
+    rounds = [1.0, 2.0, -1.0, 0.5, 1.5, 30.0, 0.8, 1.2, -27.0, 0.9, 1.1]  # heavy tails
+    comp = S.median_comparison(rounds)
+    assert comp.effect == pytest.approx(np.median(rounds)) and comp.bootstrap
+    assert comp.ci_low <= comp.effect <= comp.ci_high
+    assert comp.p == pytest.approx(stats.wilcoxon(rounds).pvalue)
+    assert math.isnan(comp.mde) and "Wilcoxon signed-rank" in comp.test_text()
+    eq = S.tost(comp, 5.0)
+    lo, hi = comp.interval(0.90)
+    assert eq.equivalent == (-5.0 < lo and hi < 5.0) and math.isnan(eq.p)
+    assert "90%" in eq.describe()
+

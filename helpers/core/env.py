@@ -1,14 +1,16 @@
-"""Boolean environment switches (``REPRO_RERUN=1``, ``REPRO_OFFLINE=true``...), parsed strictly.
+"""Boolean environment switches (``REPRO_RERUN=1``, ``REPRO_OFFLINE=true``, ``CI=false``...), parsed strictly.
 
-A leaf of the core (imports nothing from ``helpers``), so the runtime and the provenance records
-can both use it.
+Every boolean variable the project reads goes through :func:`bool_env`: ``CI``, ``REPRO_RERUN``,
+``REPRO_QUIET``, ``REPRO_OFFLINE``, ``REPRO_VERIFY_DATA``, ``REPRO_KEEP_FINAL_WEIGHTS``,
+``REPRO_ALLOW_EMULATED_BF16`` (the table of ``book/rerun.md`` lists them). A leaf of the core
+(imports nothing from ``helpers``), so the runtime and the provenance records can both use it.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["TRUE_WORDS", "FALSE_WORDS", "bool_env"]
+__all__ = ["TRUE_WORDS", "FALSE_WORDS", "bool_env", "under_ci"]
 
 TRUE_WORDS: tuple[str, ...] = ("1", "true", "yes", "on")
 FALSE_WORDS: tuple[str, ...] = ("0", "false", "no", "off")
@@ -18,8 +20,8 @@ def bool_env(name: str, default: bool) -> bool:
     """The environment variable ``name`` as a boolean; ``default`` when unset or empty.
 
     Accepts 1/0, true/false, yes/no, on/off in any case. Anything else is a ``ValueError`` naming
-    the variable: before, any non-empty value other than ``0`` meant "on", so
-    ``REPRO_RERUN=false`` silently retrained everything.
+    the variable and the accepted words: reading any non-empty value as "on" would make
+    ``REPRO_RERUN=false`` retrain everything.
     """
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
@@ -33,3 +35,9 @@ def bool_env(name: str, default: bool) -> bool:
         f"{name}={raw!r} is not a boolean; use one of {', '.join(TRUE_WORDS)} (on) or "
         f"{', '.join(FALSE_WORDS)} (off), case-insensitive, or unset it"
     )
+
+
+def under_ci() -> bool:
+    """Whether this process runs under continuous integration: ``CI`` set to a true word
+    (CI services set ``CI=true``); ``CI=false`` or ``CI=0`` mean a local run."""
+    return bool_env("CI", False)

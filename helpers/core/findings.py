@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from helpers.core.attribution import DERIVED_MARK
 from helpers.core.report import VERDICTS, Claim, paper_of
 
 #: Order in which verdicts are picked when a page does not choose its findings itself.
@@ -100,7 +101,9 @@ OWN_SOURCE = "This book"
 
 
 def _source_word(claim: Claim) -> str:
-    return "the post" if "blog" in paper_of(claim).lower() else "the paper"
+    """Whose value a line shows: the source's, or ours derived from it (``paper_kind`` "derived")."""
+    word = "the post" if "blog" in paper_of(claim).lower() else "the paper"
+    return f"our reading of {word}" if claim.paper_kind == "derived" else word
 
 
 def finding_line(claim: Claim, *, limit: int = 110, link: bool = True) -> str:
@@ -111,7 +114,8 @@ def finding_line(claim: Claim, *, limit: int = 110, link: bool = True) -> str:
     if paper_of(claim).startswith(OWN_SOURCE):  # the book's own hypothesis: no source's value to show
         values = "Not run here." if claim.verdict == "not run here" else f"Ours: {ours} (the book's own finding)."
     elif claim.verdict == "not run here":
-        values = f"{_source_word(claim).capitalize()}: {theirs}; not run here."
+        who = _source_word(claim)
+        values = f"{who[0].upper() + who[1:]}: {theirs}; not run here."
     else:
         values = f"Ours: {ours}; {_source_word(claim)}: {theirs}."
     end = "" if text.endswith(("…", ".", "?", "!")) else "."
@@ -204,7 +208,9 @@ def find_claim(claims: Iterable[Claim], key: str, docname: str | None = None) ->
 
 def headline(claim: Claim, label: str | None = None, *, limit: int = 90) -> str:
     """One claim as plain text: ``label: the paper Y, ours X (verdict)``."""
-    ours, theirs = shorten(claim.our_value or "—", limit), shorten(claim.paper_value or "—", limit)
+    # a derived value is introduced as "our reading of the paper", so its derivation need not follow it
+    value = claim.paper_value.split(DERIVED_MARK, 1)[0] if claim.paper_kind == "derived" else claim.paper_value
+    ours, theirs = shorten(claim.our_value or "—", limit), shorten(value or "—", limit)
     return f"{label or claim.claim}: {_source_word(claim)} {theirs}, ours {ours} ({claim.verdict_label})"
 
 

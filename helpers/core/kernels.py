@@ -2,7 +2,7 @@
 
 Every activation of the book (λ-GELU, S-ReLU, Flex-Act's mixture) is a custom
 :class:`torch.autograd.Function` whose forward and closed-form backward are written once, as plain
-torch operations on tensors (:class:`Kernel` wraps such a formula). How a formula runs is the
+torch operations on tensors (:class:`FusedKernel` wraps such a formula). How a formula runs is the
 *backend*, chosen in one place for all of them:
 
 * ``compiled``: the formula compiled by :func:`torch.compile` (TorchInductor generates one fused,
@@ -35,7 +35,7 @@ import torch
 from helpers.core.provenance import note_backend
 
 __all__ = [
-    "Kernel",
+    "FusedKernel",
     "KERNEL_BACKENDS",
     "COMPILE_MIN_NUMEL",
     "set_kernel_backend",
@@ -94,7 +94,7 @@ def _raise_recompile_limit() -> None:
             setattr(dynamo_config, name, _RECOMPILE_LIMIT)
 
 
-class Kernel:
+class FusedKernel:
     """A formula ``fn(*tensors) -> tensor(s)`` in plain torch ops, run compiled or eagerly.
 
     ``eager``, if given, computes the same values with fewer, larger ATen kernels than ``fn``

@@ -14,7 +14,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 import html
-from helpers.core.statistics import InsufficientData, non_inferiority, tost
+from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
+from helpers.core.display import exact_text, number_text
+from helpers.core.statistics import ALPHA, InsufficientData, Proportion, non_inferiority, tost
 
 if TYPE_CHECKING:  # the statistics module is core too; imported lazily to keep this import light
     from helpers.core.statistics import Comparison
@@ -26,9 +28,9 @@ VERDICTS: tuple[str, ...] = ("confirmed", "contradicted", "inconclusive", "not r
                              "not run here")
 #: What each verdict means; the intro and the report print this dict.
 VERDICT_DESCRIPTIONS: dict[str, str] = {
-    "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based 95% "
-                 "confidence interval that supports the claim (for a \"matches\" or \"close to\" claim: an "
-                 "equivalence test within the margin the claim states)",
+    "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based "
+                 "confidence interval that supports the claim (95%; for a \"matches\" or \"close to\" claim: an "
+                 "equivalence test within the margin the claim states, i.e. its 90% interval inside the margin)",
     "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
                     "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
                     "are labelled \"at our scale\", because our runs are scaled down",
@@ -43,6 +45,29 @@ Basis = Literal["exact", "source", "runs"]
 BASES: tuple[str, ...] = ("exact", "source", "runs")
 #: The kinds of run-based claim :func:`run_verdict` decides.
 RunClaim = Literal["direction", "size", "equivalence", "non-inferiority"]
+#: Which interval each kind of verdict rests on, stated once; the report page prints
+#: :func:`interval_rules_markdown`. Every row of the report follows one of these.
+INTERVAL_RULES: dict[str, str] = {
+    "direction": "\"a beats b\": the two-sided 95% Student-t interval of the effect, paired by seed where the "
+                 "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
+                 "the other side or excludes the claimed effect, inconclusive otherwise",
+    "size": "\"an effect as large as X\": the same 95% interval; confirmed when it excludes 0 and reaches X, "
+            "contradicted when it lies wholly short of X",
+    "equivalence": "\"matches\" / \"close to\" within ±margin: TOST at 5% per side, which is the 90% interval "
+                   "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
+                   "interval lies wholly outside the margin",
+    "non-inferiority": "\"no worse than\" by a margin: the one-sided 95% bound, the lower end of the 90% interval, "
+                       "above −margin; contradicted when the 95% interval lies wholly below −margin",
+    "count": "a rate (\"selects the ground truth\"): the exact binomial (Clopper-Pearson) 95% interval of the rate "
+             "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
+             "contains it",
+    "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
+              "\"same speed\" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it",
+    "every": "\"at every level\" / \"beats every other\": each level or competitor by its own interval as above, "
+             "on seeds as the unit; confirmed only when every part is (intersection-union), contradicted when any "
+             "part is",
+    "exact": "identical values on every seed: no interval; the row states the exact count",
+}
 #: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
 #: (lower case, starting with a letter: docutils drops leading digits and maps other characters).
 ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -52,7 +77,12 @@ ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 class Claim:
     """One quantitative statement of a source document and what we found.
 
-    ``paper_value`` and ``our_value`` are display strings (numbers formatted by the builder);
+    ``paper_value`` and ``our_value`` are display strings (numbers formatted by the builder). The
+    builder may pass ``paper_value`` as a :class:`~helpers.core.attribution.Quoted` excerpt or a
+    :class:`~helpers.core.attribution.Derived` value; the claim then stores its display string and
+    records the kind in ``paper_kind`` (``printed``: a plain string, the source's numbers or words at
+    ``source``; ``quoted``; ``derived``: ours, not printed by the source) and the excerpt's location
+    or the derivation in ``paper_detail``, so the report can say whose value it shows.
     ``verdict`` is decided by the builder with :func:`numeric_verdict`, :func:`run_verdict` or an
     explicit rule. ``notebook`` is the notebook's docname (e.g. ``notebooks/02_lambda_gelu_theory``),
     used for the link in the report; ``anchor`` (optional) is the MyST target label, a markdown line
@@ -60,13 +90,13 @@ class Claim:
     report links to ``page.html#anchor`` (Sphinx gives the target that HTML id). ``basis`` says what
     decided the verdict (exact computation,
     the source's own numbers, or our runs; by default ``runs`` unless the profile is ``theory`` or
-    ``any``). A run-based claim carries ``effect``, ``ci`` (95 %), ``n``, ``test`` and ``mde``
+    ``any``). A run-based claim carries ``effect``, ``ci`` (each interval with its level), ``n``, ``test`` and ``mde``
     (display strings; see :func:`comparison_fields`); they stay empty for exact claims.
     """
 
     claim: str
     source: str
-    paper_value: str
+    paper_value: SourceValue
     our_value: str
     profile: str
     scale: str
@@ -80,8 +110,19 @@ class Claim:
     mde: str = ""
     basis: str = ""
     anchor: str = ""
+    paper_kind: str = ""
+    paper_detail: str = ""
 
     def __post_init__(self) -> None:
+        value = self.paper_value
+        if not isinstance(value, str):
+            object.__setattr__(self, "paper_kind", paper_kind(value))
+            object.__setattr__(self, "paper_detail", paper_detail(value))
+            object.__setattr__(self, "paper_value", paper_display(value))
+        elif not self.paper_kind:
+            object.__setattr__(self, "paper_kind", paper_kind(value))
+        if self.paper_kind not in PAPER_KINDS:
+            raise ValueError(f"paper_kind must be one of {PAPER_KINDS}, got {self.paper_kind!r}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if self.anchor and not ANCHOR_PATTERN.fullmatch(self.anchor):
@@ -105,14 +146,79 @@ class Claim:
         return row
 
 
+def interval_rules_markdown() -> str:
+    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on."""
+    return "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
+
+
 def comparison_fields(comparison: Comparison, *, digits: int = 2, unit: str = "",
-                      test_extra: str = "") -> dict[str, str]:
+                      test_extra: str = "", claim: RunClaim = "direction") -> dict[str, str]:
     """The ``effect, ci, n, test, mde`` strings of a :class:`Claim` from a comparison
-    (``test_extra``: e.g. the TOST result, appended to the test)."""
+    (``test_extra``: e.g. the TOST result, appended to the test).
+
+    Every interval is shown with its level, and an equivalence or non-inferiority claim shows the
+    90 % interval its test rests on first (:data:`INTERVAL_RULES`). An exact comparison (every
+    difference the same number) shows no interval but the count of identical seeds."""
     u = f" {unit}" if unit else ""
     test = comparison.test_text() + (f"; {test_extra}" if test_extra else "")
-    return {"effect": f"{comparison.effect:+.{digits}f}{u}", "ci": comparison.ci_text(digits),
-            "n": comparison.n_text(), "test": test, "mde": f"{comparison.mde:.{digits}f}{u}"}
+    effect = f"{number_text(comparison.effect, digits, spec='+.{d}f')}{u}"
+    if comparison.exact:
+        if comparison.test.startswith("Welch"):
+            same = f"no spread in either arm ({comparison.n_a} vs {comparison.n_b} runs)"
+        elif comparison.effect == 0:
+            same = exact_text(comparison.n) if comparison.paired else f"exactly 0 on all {comparison.n} seeds"
+        else:
+            same = f"the same difference on all {comparison.n} seeds"
+        return {"effect": effect, "ci": f"none: exact, {same}",
+                "n": comparison.n_text(), "mde": "none (exact)",
+                "test": f"{comparison.test}: no spread, {same} (effect exactly "
+                        f"{comparison.effect:+.{digits}f}{u})" + (f"; {test_extra}" if test_extra else "")}
+    ci = f"{comparison.confidence:.0%} {comparison.ci_text(digits)}"
+    if claim in ("equivalence", "non-inferiority"):
+        level = 1 - 2 * ALPHA
+        ci = f"{level:.0%} (the {claim} test's) {comparison.ci_text(digits, level)}; {ci}"
+    mde = "n/a (no t test)" if not math.isfinite(comparison.mde) else f"{number_text(comparison.mde, digits)}{u}"
+    return {"effect": effect, "ci": ci, "n": comparison.n_text(), "test": test, "mde": mde}
+
+
+def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1) -> Verdict:
+    """The verdict of a count claim ("selects the truth in at least ``threshold`` of runs",
+    ``direction=1``; "at most", ``-1``) by its exact binomial interval: confirmed when the interval
+    lies on the claimed side of ``threshold``, contradicted when it lies on the other side,
+    inconclusive when it contains it (:data:`INTERVAL_RULES`, "count")."""
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be ±1, got {direction!r}")
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be a rate in [0, 1], got {threshold!r}")
+    lo, hi = (rate.ci_low, rate.ci_high) if direction == 1 else (-rate.ci_high, -rate.ci_low)
+    t = threshold * direction
+    return "confirmed" if lo > t else "contradicted" if hi < t else "inconclusive"
+
+
+def intersection_union(parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *,
+                       what: str = "parts") -> tuple[Verdict, dict[str, str]]:
+    """A claim about every level or every competitor, from the :func:`judge` result of each part:
+    confirmed only when every part is, contradicted when any part is, inconclusive otherwise
+    (intersection-union: each part at its own level, no adjustment). The fields are those of the
+    part that decides (a contradicted part, else the weakest), labelled, and the test lists every
+    part's verdict."""
+    if not parts:
+        return "inconclusive", {"n": f"no {what}", "test": "no interval"}
+    verdict = combine_verdicts([v for v, _, _ in parts.values()])
+
+    def weakness(name: str) -> tuple:
+        v, _, comp = parts[name]
+        p = comp.p if comp is not None and math.isfinite(comp.p) else 1.0
+        return (v == "contradicted", v != "confirmed", comp is None, p)
+
+    key = max(parts, key=weakness)
+    fields = dict(parts[key][1])
+    if fields.get("effect") and not fields["effect"].startswith(f"{key}:"):
+        fields["effect"] = f"{key}: {fields['effect']}"
+    listed = ", ".join(f"{name} {v}" for name, (v, _, _) in parts.items())
+    fields["test"] = (fields.get("test", "") + f"; intersection-union over {len(parts)} {what}, each must pass "
+                      f"(shown: {key}): {listed}").lstrip("; ")
+    return verdict, fields
 
 
 def judge(make: Callable[[], Comparison], claimed_effect: float | None = None, *, claim: RunClaim = "direction",
@@ -134,7 +240,7 @@ def judge(make: Callable[[], Comparison], claimed_effect: float | None = None, *
         extra = tost(comp, margin).describe()  # type: ignore[arg-type]
     elif claim == "non-inferiority":
         extra = non_inferiority(comp, margin).describe()  # type: ignore[arg-type]
-    fields = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra)
+    fields = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim)
     if label:
         fields["effect"] = f"{label}: {fields['effect']}"
     return verdict, fields, comp
@@ -242,7 +348,8 @@ def rounds_to(value: float, printed: float, decimals: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 #: Columns of :func:`claims_frame`, in display order.
-CLAIM_COLUMNS: tuple[str, ...] = ("paper", "claim", "source", "paper_value", "our_value", "verdict",
+CLAIM_COLUMNS: tuple[str, ...] = ("paper", "claim", "source", "paper_value", "paper_kind", "paper_detail",
+                                  "our_value", "verdict",
                                   "verdict_label", "effect", "ci", "n", "test", "mde", "basis", "profile",
                                   "scale", "note", "notebook", "anchor")
 
@@ -336,7 +443,7 @@ def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | Non
         f'<option value="">all</option>{options(VERDICTS)}</select></label> '
         f'<span id="claims-filter-count">{len(frame)} of {len(frame)} claims shown</span></div>'
     )
-    head = ["claim", "source", "source's value", "our value", "verdict", "effect", "95% CI", "n", "test", "MDE",
+    head = ["claim", "source", "source's value", "our value", "verdict", "effect", "CI (level shown)", "n", "test", "MDE",
             "profile, scale", "note", "page"]
     rows = []
     for r in frame.itertuples():
@@ -387,7 +494,7 @@ def _grouped_claims_table_html(claims: list[Claim], link: Callable[[str, str], s
             cls = "verdict-" + r.verdict_label.replace(" ", "-")
             where = r.source.split(",", 1)[1].strip() if "," in r.source else r.source
             scale = f"{r.profile}, {r.scale}" if r.scale else r.profile
-            stats = [(name, value) for name, value in (("effect", r.effect), ("95% CI", r.ci), ("n", r.n),
+            stats = [(name, value) for name, value in (("effect", r.effect), ("CI", r.ci), ("n", r.n),
                                                        ("MDE", r.mde)) if value]
             stats_html = "<br>".join(f"{esc(name)} {esc(value)}" for name, value in stats)
             if r.test:
@@ -398,7 +505,8 @@ def _grouped_claims_table_html(claims: list[Claim], link: Callable[[str, str], s
                      f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', stats_html or "—",
                      _folded(r.note, collapse_at) if r.note else "",
                      link(r.notebook, r.anchor) if link else esc(r.notebook)]
-            classes = ["claim-value", "claim-value", "", "claim-stats", "claim-note", ""]
+            # the source's value cell says whose value it is (printed, quoted, or derived by us)
+            classes = [f"claim-value claim-value-{r.paper_kind}", "claim-value", "", "claim-stats", "claim-note", ""]
             rows.append(f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
                         f'data-verdict="{esc(r.verdict)}" class="claim-row">'
                         + f"<td>{cells[0]}</td>"

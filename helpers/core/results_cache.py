@@ -6,7 +6,7 @@ runner trains/evaluates and returns a JSON-able dict. ``run_or_load`` keys the r
 hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomically in
 ``results/<experiment>/<hash>.json``.
 
-Rules (DESIGN.md, "Results cache"):
+Rules (helpers/README.md, "Results cache"):
 
 * ``REPRO_RERUN=1`` (or deleting the file) retrains.
 * Under CI (``CI`` true, :func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming the run, never a

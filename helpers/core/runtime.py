@@ -18,7 +18,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from helpers.core.env import FALSE_WORDS, TRUE_WORDS, bool_env  # re-exported
+from helpers.core.env import FALSE_WORDS, TRUE_WORDS, bool_env, under_ci  # re-exported
 from helpers.core.provenance import note_threads
 
 PROFILES: tuple[str, ...] = ("smoke", "cpu", "paper")
@@ -123,6 +123,10 @@ def positive_int_env(name: str, default: int) -> int:
     return value
 
 
+#: The variable that sets :func:`train_threads` (the protocols CLI's ``--threads`` sets it too).
+TRAIN_THREADS_ENV = "REPRO_TRAIN_THREADS"
+
+
 def train_threads() -> int:
     """Intra-op threads of one training run: ``REPRO_TRAIN_THREADS``, default 1.
 
@@ -131,7 +135,7 @@ def train_threads() -> int:
     runs at once (:func:`helpers.core.results_cache.run_many`). Another count gives valid results that
     differ from the committed ones at float32 rounding level.
     """
-    return positive_int_env("REPRO_TRAIN_THREADS", 1)
+    return positive_int_env(TRAIN_THREADS_ENV, 1)
 
 
 @contextmanager
@@ -148,9 +152,9 @@ def training_threads() -> Iterator[int]:
 
 
 def quiet() -> bool:
-    """Progress bars stay silent under CI (``CI`` set) or with ``REPRO_QUIET=1``."""
+    """Progress bars stay silent under CI (``CI=true``) or with ``REPRO_QUIET=1``."""
     # REPRO_QUIET is parsed first, so a malformed value is an error under CI too
-    return bool_env("REPRO_QUIET", False) or bool(os.environ.get("CI"))
+    return bool_env("REPRO_QUIET", False) or under_ci()
 
 
 def _in_jupyter_kernel() -> bool:

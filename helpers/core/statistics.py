@@ -29,10 +29,19 @@ computed by :mod:`scipy.stats` (no distribution code is written here):
 Every comparison is a :class:`Comparison` (effect, 95 % CI, n, df, test, p, MDE), whose
 :meth:`Comparison.describe` is the text the claims show. This module imports no method module.
 
-Degenerate data. When every paired difference is the same number (e.g. two arms that produce
-bit-identical accuracies on every seed, as S-ReLU at δ = 0.001 and ReLU do on ConvNeXt), the
+Degenerate data. When every paired difference is the same number (e.g. annealed S-ReLU swapped
+for ReLU on the ResNet, whose accuracy is the same before and after the swap on every seed), the
 standard error is 0: the CI collapses to that number, p is 0 for a nonzero difference and 1 for
-zero, and the MDE is 0. scipy returns NaN there; we state the exact result instead.
+zero, and the MDE is 0. scipy returns NaN there; we state the exact result instead
+(:attr:`Comparison.exact`, and :func:`exact_text` says it as a count of identical seeds).
+
+The unit of a comparison is the seed. Where one seed gives several correlated values (the cells
+of a (t, c) grid all subtract the same GELU run of that seed), :func:`helpers.core.units.seed_means`
+averages them per seed before any test, and :func:`helpers.core.units.by_level` splits them per level for "at every level" claims,
+which are then tested level by level (intersection-union: every level must pass).
+
+Displayed intervals carry their level; TOST at 5 % per side rests on the 90 % interval
+(:meth:`Comparison.interval`). :func:`median_comparison` bootstraps the median of timing rounds.
 """
 
 from __future__ import annotations
@@ -45,7 +54,9 @@ from typing import Any, Callable, Union
 import numpy as np
 from scipy import optimize, stats
 
-#: Two-sided confidence level of every interval the book shows.
+from helpers.core.display import exact_text, interval_text, number_text
+
+#: Two-sided confidence level of the intervals the book shows (TOST's 90 % interval is labelled).
 CONFIDENCE: float = 0.95
 #: Significance level (two-sided) of the difference tests and of each one-sided TOST test.
 ALPHA: float = 0.05
@@ -56,8 +67,9 @@ Values = Union[Mapping[Hashable, float], Sequence[float], np.ndarray]
 
 __all__ = [
     "ALPHA", "CONFIDENCE", "POWER", "Comparison", "Equivalence", "InsufficientData", "Proportion", "bootstrap_ci",
-    "compare", "minimal_detectable_effect", "non_inferiority", "one_sample", "paired_comparison",
-    "proportion", "seed_values", "tost", "welch_comparison", "welch_from_stats",
+    "compare", "exact_text", "interval_text", "median_comparison", "minimal_detectable_effect",
+    "non_inferiority", "number_text", "one_sample", "paired_comparison", "proportion", "seed_values",
+    "tost", "welch_comparison", "welch_from_stats",
 ]
 
 
@@ -183,8 +195,36 @@ class Comparison:
     def excludes_zero(self) -> bool:
         return not self.contains(0.0)
 
-    def ci_text(self, digits: int = 2) -> str:
-        return f"[{self.ci_low:+.{digits}f}, {self.ci_high:+.{digits}f}]"
+    @property
+    def exact(self) -> bool:
+        """Every difference (or value) is the same number: no sampling spread, an exact result."""
+        return self.se == 0
+
+    @property
+    def bootstrap(self) -> bool:
+        return self.test.startswith("bootstrap")
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The two-sided interval at ``confidence`` (the 90 % one that TOST at 5 % per side rests
+        on, for instance), from the same t distribution, or the same seeded bootstrap."""
+        _check_level(confidence)
+        if confidence == self.confidence:
+            return self.ci_low, self.ci_high
+        if self.exact:
+            return self.effect, self.effect
+        if self.bootstrap:
+            _, lo, hi = bootstrap_ci(self.values_a, np.median, seed=0, confidence=confidence)
+            return lo, hi
+        if not math.isfinite(self.se):
+            raise ValueError(f"a {self.test!r} comparison has no interval at another level")
+        half = float(stats.t.ppf(0.5 + confidence / 2, self.df)) * self.se
+        return self.effect - half, self.effect + half
+
+    def ci_text(self, digits: int = 2, confidence: float | None = None) -> str:
+        """The interval at ``confidence`` (default: its own), with enough decimals that its two
+        ends differ (:func:`interval_text`)."""
+        lo, hi = self.interval(confidence) if confidence is not None else (self.ci_low, self.ci_high)
+        return interval_text(lo, hi, digits)
 
     def n_text(self) -> str:
         if self.test.startswith("Welch"):
@@ -192,6 +232,8 @@ class Comparison:
         return f"{self.n} {'pairs of runs' if self.paired else 'runs'}"
 
     def test_text(self) -> str:
+        if self.bootstrap:
+            return f"{self.test} ({self.n} values; Wilcoxon signed-rank {_p_text(self.p)})"
         df = f"{self.df:.0f}" if float(self.df).is_integer() else f"{self.df:.1f}"
         return f"{self.test} (df = {df}, {_p_text(self.p)})"
 
@@ -199,7 +241,7 @@ class Comparison:
         """``"+0.47 points, 95% CI [-1.2, +2.1] (paired t, df = 2, p = 0.41; 3 pairs of runs; MDE 3.1)"``."""
         u = f" {unit}" if unit else ""
         return (f"{self.effect:+.{digits}f}{u}, {self.confidence:.0%} CI {self.ci_text(digits)} "
-                f"({self.test_text()}; {self.n_text()}; MDE {self.mde:.{digits}f})")
+                f"({self.test_text()}; {self.n_text()}; MDE {number_text(self.mde, digits)})")
 
 
 def _p_text(p: float) -> str:
@@ -345,6 +387,32 @@ def one_sample(values: Values, null: float = 0.0, *, confidence: float = CONFIDE
                      n_a=len(v), n_b=0, confidence=confidence, values_a=v, values_b=())
 
 
+def median_comparison(values: Values, null: float = 0.0, *, confidence: float = CONFIDENCE,
+                      seed: int = 0) -> Comparison:
+    """``median(values) − null`` with its seeded BCa bootstrap interval (:func:`bootstrap_ci`) and
+    the two-sided Wilcoxon signed-rank p of ``values − null`` (``scipy.stats.wilcoxon``).
+
+    For heavy-tailed per-round differences (timings), where a t interval of the mean would test a
+    statistic other than the median the tables show: the interval decides, the p is shown beside
+    it. ``se`` and the MDE are NaN (no t distribution); ``values_a`` holds ``values − null``, so
+    :meth:`Comparison.interval` can redo the bootstrap at another level."""
+    _check_level(confidence)
+    if not math.isfinite(null):
+        raise ValueError(f"null must be finite, got {null!r}")
+    v = np.array(list(_as_mapping(values, "values").values())) - null
+    _need(len(v), "values")
+    med, lo, hi = bootstrap_ci(v, np.median, seed=seed, confidence=confidence)
+    if np.ptp(v) == 0:
+        se, p = 0.0, (0.0 if med != 0 else 1.0)
+    else:
+        se = math.nan
+        p = float(stats.wilcoxon(v).pvalue) if np.any(v != 0) else 1.0
+    return Comparison(effect=med, ci_low=lo, ci_high=hi, se=se, df=float(len(v) - 1), n=len(v), p=p,
+                      mde=0.0 if se == 0 else math.nan, test="bootstrap median (BCa)",
+                      sd=float(np.std(v, ddof=1)), n_a=len(v), n_b=0, confidence=confidence,
+                      values_a=tuple(v.tolist()), values_b=())
+
+
 # --------------------------------------------------------------------------------------------
 # Equivalence and power
 # --------------------------------------------------------------------------------------------
@@ -365,9 +433,18 @@ class Equivalence:
     alpha: float
     equivalent: bool
     test: str
+    #: The ``1 − 2·alpha`` two-sided interval the decision rests on (TOST at ``alpha`` per side is
+    #: "this interval inside ``(−margin, +margin)``"; non-inferiority reads its lower end).
+    interval: tuple[float, float] = (math.nan, math.nan)
+
+    @property
+    def level(self) -> float:
+        return 1 - 2 * self.alpha
 
     def describe(self) -> str:
         word = "equivalent" if self.equivalent else "not shown equivalent"
+        if not math.isfinite(self.p):  # decided by the interval alone (a bootstrap): show it
+            return f"{self.test} {interval_text(*self.interval)}, margin ±{self.margin:.3g}: {word}"
         return f"{self.test}, margin ±{self.margin:.3g}: {_p_text(self.p)} ({word})"
 
 
@@ -407,20 +484,31 @@ def tost(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equi
     by the margin, with the comparison's own pairing.
     """
     _check_margin(margin, alpha)
+    interval = comparison.interval(1 - 2 * alpha)
+    if comparison.bootstrap and not comparison.exact:  # no one-sided test: the interval decides
+        inside = -margin < interval[0] and interval[1] < margin
+        return Equivalence(margin=float(margin), p_lower=math.nan, p_upper=math.nan, p=math.nan, alpha=alpha,
+                           equivalent=inside, test=f"equivalence by the {1 - 2 * alpha:.0%} {comparison.test} "
+                           "interval", interval=interval)
     p_lo = _one_sided(comparison, -margin, "greater")
     p_hi = _one_sided(comparison, +margin, "less")
     p = max(p_lo, p_hi)
     return Equivalence(margin=float(margin), p_lower=p_lo, p_upper=p_hi, p=p, alpha=alpha,
-                       equivalent=p < alpha, test=f"TOST ({comparison.test})")
+                       equivalent=p < alpha, test=f"TOST ({comparison.test})", interval=interval)
 
 
 def non_inferiority(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equivalence:
     """One-sided test that ``effect > −margin`` ("not worse by more than ``margin``"), the half of
     :func:`tost` that a "matches or improves" claim needs."""
     _check_margin(margin, alpha)
+    interval = comparison.interval(1 - 2 * alpha)
+    if comparison.bootstrap and not comparison.exact:
+        return Equivalence(margin=float(margin), p_lower=math.nan, p_upper=math.nan, p=math.nan, alpha=alpha,
+                           equivalent=interval[0] > -margin, test=f"non-inferiority by the {1 - 2 * alpha:.0%} "
+                           f"{comparison.test} interval", interval=interval)
     p_lo = _one_sided(comparison, -margin, "greater")
     return Equivalence(margin=float(margin), p_lower=p_lo, p_upper=math.nan, p=p_lo, alpha=alpha,
-                       equivalent=p_lo < alpha, test=f"non-inferiority ({comparison.test})")
+                       equivalent=p_lo < alpha, test=f"non-inferiority ({comparison.test})", interval=interval)
 
 
 def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -491,9 +579,13 @@ class Proportion:
     def rate(self) -> float:
         return self.k / self.n
 
+    def ci_text(self) -> str:
+        """The interval in percent, with enough decimals that its ends differ."""
+        return interval_text(self.ci_low, self.ci_high, 0, spec=".{d}%")
+
     def describe(self) -> str:
         return (f"{self.k}/{self.n} = {self.rate:.0%}, {self.confidence:.0%} CI "
-                f"[{self.ci_low:.0%}, {self.ci_high:.0%}] (exact binomial)")
+                f"{self.ci_text()} (exact binomial)")
 
 
 def proportion(k: int, n: int, *, confidence: float = CONFIDENCE) -> Proportion:

@@ -20,7 +20,7 @@ import random
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from pathlib import Path
 from typing import Any, Literal
@@ -204,10 +204,11 @@ def _read_checkpoint(path: Path) -> dict[str, Any]:
     return saved
 
 
-def _discard_checkpoint(path: Path, why: str) -> None:
+def _discard_checkpoint(path: Path, why: str, suffix: str = ".corrupt") -> None:
     """Report an unusable checkpoint by path and move it aside (kept for inspection as
-    ``<name>.corrupt``), so the run restarts from scratch instead of stopping."""
-    aside = path.with_name(path.name + ".corrupt")
+    ``<name>.corrupt``, or ``<name>.foreign`` for another run's), so the run restarts from
+    scratch instead of stopping."""
+    aside = path.with_name(path.name + suffix)
     try:
         os.replace(path, aside)
         where = f"moved to {aside}"
@@ -218,6 +219,12 @@ def _discard_checkpoint(path: Path, why: str) -> None:
                   RuntimeWarning, stacklevel=3)
 
 
+def _describe_key(key: Mapping[str, Any] | None) -> str:
+    if not key:
+        return "no run key (an older or foreign checkpoint)"
+    return ", ".join(f"{k}={v}" for k, v in sorted(key.items()))
+
+
 def load_checkpoint(
     path: str | Path,
     model: nn.Module,
@@ -225,20 +232,28 @@ def load_checkpoint(
     scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     hooks: Sequence[TrainHook] = (),
     train_loader: DataLoader | None = None,
+    run_key: Mapping[str, str] | None = None,
 ) -> dict[str, Any] | None:
     """Restore a :func:`fit` checkpoint into the objects given; return its payload, or ``None``.
 
     ``None`` means the file was unusable (truncated, not a checkpoint, refused by
-    ``weights_only``, or written for another model, optimiser or set of hooks): a
-    ``RuntimeWarning`` names the path and why, the file is moved aside and every object is left
-    exactly as it was, so the caller trains from scratch. Before, a truncated file stopped the run
-    with a zip error that named no file.
+    ``weights_only``, or written for another model, optimiser or set of hooks) or, when
+    ``run_key`` is given, written by another run (its stored ``run_key``, e.g. config hash and
+    code version, differs or is absent): a ``RuntimeWarning`` names the path and why (both keys
+    for another run's file), the file is moved aside (``.corrupt`` or ``.foreign``, never
+    deleted) and every object is left exactly as it was, so the caller trains from scratch.
     """
     path = Path(path)
     try:
         saved = _read_checkpoint(path)
     except Exception as err:  # noqa: BLE001 - any unreadable file means: start again
         _discard_checkpoint(path, f"could not be read ({type(err).__name__}: {str(err)[:300]})")
+        return None
+    if run_key is not None and saved.get("run_key") != dict(run_key):
+        # A checkpoint of another configuration fits the same model and optimiser shapes, so
+        # loading it would silently continue someone else's training.
+        _discard_checkpoint(path, f"belongs to another run ({_describe_key(saved.get('run_key'))}; this run: "
+                                  f"{_describe_key(run_key)})", suffix=".foreign")
         return None
     before = (copy.deepcopy(model.state_dict()), copy.deepcopy(optimizer.state_dict()),
               scheduler.state_dict() if scheduler is not None else None,
@@ -283,6 +298,7 @@ def fit(
     desc: str = "",
     autocast_dtype: torch.dtype | None = None,
     batch_transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    run_key: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` for ``epochs`` epochs and return its history.
 
@@ -302,6 +318,10 @@ def fit(
     ``batch_transform`` maps each training batch's inputs before the forward pass (augmentation:
     :mod:`helpers.core.augment`); validation batches are used as they are.
 
+    ``run_key`` (e.g. ``{"config_hash": ..., "code_version": ...}``) binds the checkpoint to its
+    run: it is stored in every checkpoint, and a checkpoint at ``checkpoint_path`` with another
+    key (or none) is moved aside with a warning naming both, instead of being resumed.
+
     Raises :class:`helpers.core.results_cache.RunFailed` as soon as the loss is NaN or infinite.
     """
     if task not in TASKS:
@@ -310,8 +330,12 @@ def fit(
         raise ValueError(f"epochs must be a positive int, got {epochs!r}")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    if max_grad_norm is not None and max_grad_norm <= 0:
-        raise ValueError(f"max_grad_norm must be positive, got {max_grad_norm}")
+    if max_grad_norm is not None and (isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, Real)
+                                      or not math.isfinite(max_grad_norm) or max_grad_norm <= 0):
+        raise ValueError(f"max_grad_norm must be None or a finite number > 0, got {max_grad_norm!r}")
+    if run_key is not None and (not isinstance(run_key, Mapping)
+                                or not all(isinstance(k, str) and isinstance(v, str) for k, v in run_key.items())):
+        raise TypeError(f"run_key must be a mapping of str to str, got {run_key!r}")
     if autocast_dtype not in (None, torch.bfloat16, torch.float16):
         raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
     autocast = (lambda: torch.autocast("cpu", dtype=autocast_dtype)) if autocast_dtype is not None \
@@ -325,7 +349,7 @@ def fit(
     earlier_seconds = 0.0
     checkpoint = Path(checkpoint_path) if checkpoint_path is not None else None
     if checkpoint is not None and checkpoint.exists():
-        resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader)
+        resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader, run_key)
         if resumed is not None:  # None: unreadable checkpoint, reported and moved aside
             history, step, best_state = resumed["history"], resumed["step"], resumed.get("best_state")
             start_epoch = resumed["epoch"] + 1
@@ -388,6 +412,7 @@ def fit(
                     "history": history,
                     "best_state": best_state,
                     "train_seconds": earlier_seconds + time.perf_counter() - started,
+                    **({"run_key": dict(run_key)} if run_key is not None else {}),
                 },
             )
 

@@ -1,6 +1,6 @@
 """Flex-Act: a layer that picks its activation from a candidate set with the Gumbel-softmax trick.
 
-Paper: ``shared/papers/flex-act.txt`` (Flex-Act), Sections 3.2-3.3. The layer holds one vector
+Paper: Flex-Act (book/references.bib ``flexact``), Sections 3.2-3.3. The layer holds one vector
 of trainable logits ``θ`` (one entry per candidate); during training it draws **one**
 Gumbel-softmax sample ``y ~ GumbelSoftmax(θ, τ)`` per forward pass (shared by every element of the
 batch, as in Section 3.2, where ``p_i`` belongs to the layer, not to a sample) and returns the

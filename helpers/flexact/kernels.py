@@ -4,7 +4,7 @@ Every built-in candidate is a combination of the basis ``{relu, sigmoid, tanh, i
 (:func:`helpers.flexact.activation._basis_coordinates`), so a layer's output is
 ``c_relu·relu(h) + c_sig·σ(h) + c_tanh·tanh(h) + c_id·h`` with four coefficients ``c`` (a float32
 tensor, so that a new Gumbel sample does not recompile). The formulas below run through
-:class:`helpers.core.kernels.Kernel`: TorchInductor fuses each into one loop for large float32
+:class:`helpers.core.kernels.FusedKernel`: TorchInductor fuses each into one loop for large float32
 tensors (``auto``), and the eager ATen version of :mod:`helpers.flexact.activation` runs otherwise.
 The four sums ``Σ g·b_r(h)`` that the logits' gradient needs are accumulated in float64.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.core.kernels import Kernel
+from helpers.core.kernels import FusedKernel
 
 __all__ = ["MIX_FORWARD", "MIX_GRAD_H", "MIX_GRAD_H_SUMS", "GRAD_NORM_SUMS"]
 
@@ -76,7 +76,7 @@ def _grad_norm_sums(h: torch.Tensor) -> torch.Tensor:
     return torch.stack([(h > 0).double().sum(1), (ds * ds).sum(1), (dt * dt).sum(1)], dim=1)
 
 
-MIX_FORWARD = Kernel("flexact", _mix)
-MIX_GRAD_H = Kernel("flexact", _grad_h)
-MIX_GRAD_H_SUMS = Kernel("flexact", _grad_h_and_sums)
-GRAD_NORM_SUMS = Kernel("flexact", _grad_norm_sums)
+MIX_FORWARD = FusedKernel("flexact", _mix)
+MIX_GRAD_H = FusedKernel("flexact", _grad_h)
+MIX_GRAD_H_SUMS = FusedKernel("flexact", _grad_h_and_sums)
+GRAD_NORM_SUMS = FusedKernel("flexact", _grad_norm_sums)

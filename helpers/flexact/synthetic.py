@@ -38,9 +38,10 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from helpers.core import validation as v
 from helpers.core.registry import get_activation
 from helpers.core.results_cache import register_runner, run_many
-from helpers.core.runtime import current_profile, seed_everything, training_threads
+from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
 from helpers.flexact.hook import ALPHA_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
@@ -215,6 +216,7 @@ class FlexActSyntheticConfig:
 
     def __post_init__(self) -> None:
         current_profile(self.profile)
+        v.check_fields(self, SYNTHETIC_CONFIG_RULES)
         if self.ground_truth not in GROUND_TRUTHS:
             raise ValueError(f"ground_truth must be one of {GROUND_TRUTHS}, got {self.ground_truth!r}")
         if self.method not in METHODS:
@@ -295,6 +297,36 @@ class FlexActSyntheticConfig:
             reading = f", {self.reading}" if self.reading else ""
             return f"Flex-Act (α={self.alpha:g}{lam}{reading})"
         return f"{DISPLAY[self.method]} Model"
+
+
+#: Every field of :class:`FlexActSyntheticConfig`: kind, range, finiteness (:mod:`helpers.core.validation`).
+SYNTHETIC_CONFIG_RULES: dict[str, v.Rule] = {
+    "experiment": v.path_name(),
+    "profile": v.choice(PROFILES),
+    "ground_truth": v.choice(GROUND_TRUTHS),
+    "method": v.choice(METHODS),
+    "alpha": v.number(0),
+    "lam": v.number(0, low_open=True),
+    "seed": v.integer(0),
+    "n_train": v.integer(1),
+    "n_val": v.integer(1),
+    "hidden": v.integer(0),
+    "epochs": v.integer(1),
+    "lr": v.number(0, low_open=True),
+    "lr_schedule": v.choice(("cosine", "none")),
+    "batch_size": v.integer(1),
+    "k": v.number(),
+    "n_features": v.integer(1),
+    "informative": v.choice(INFORMATIVE_DISTRIBUTIONS),
+    "tau_start": v.number(0, low_open=True),
+    "tau_min": v.number(0, low_open=True),
+    "tau_schedule": v.text(non_empty=True),  # TemperatureSchedule names the accepted schedules
+    "hard": v.boolean(),
+    "kl_direction": v.choice(KL_DIRECTIONS),
+    "alpha_schedule": v.choice(ALPHA_SCHEDULES),
+    "alpha_fraction": v.number(0, 1, low_open=True),
+    "scale_note": v.text(),
+}
 
 
 # Profiles: what each one changes. The paper gives none of these numbers.

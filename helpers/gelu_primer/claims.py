@@ -14,6 +14,7 @@ from decimal import Decimal
 import pandas as pd
 import sympy as sp
 
+from helpers.core.attribution import Derived, SourceValue
 from helpers.core.report import Claim
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import (
@@ -25,6 +26,7 @@ from helpers.gelu_primer.paper import (
     POST_CODE_PRINTED,
     PrintedTable,
     PROFILE,
+    QUOTES,
     SCALE,
     SOURCE,
     table,
@@ -165,7 +167,7 @@ def _sig(value: sp.Expr | float, digits: int = 3) -> str:
     return f"{float(value):.{digits}g}"
 
 
-def _claim(claim: str, where: str, paper: str, ours: str, verdict: str, note: str = "") -> Claim:
+def _claim(claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "") -> Claim:
     return Claim(
         claim=claim,
         source=f"{SOURCE}, {where}",
@@ -241,7 +243,7 @@ def prose_claims() -> list[Claim]:
         _claim(
             "GELU'(z) > 0 for z > -0.75 'or so'",
             "section 'Why the Gradient Matters'",
-            "-0.75",
+            QUOTES["positive_above"],
             f"{_fmt(root, 6)} (root of GELU')",
             "confirmed" if abs(float(root) + 0.75) < 0.005 else "contradicted",
             "GELU' > 0 exactly for z > z₀; the post's -0.75 is z₀ rounded to 2 decimals.",
@@ -264,21 +266,28 @@ def prose_claims() -> list[Claim]:
         _claim(
             "GELU outputs are never less than about -0.17",
             "section 'Honest Limitations'",
-            "-0.17",
+            QUOTES["never_below"],
             f"{_fmt(gelu_min, 6)} at z = {_fmt(z_min, 6)}",
             "confirmed" if _matches("-0.17", gelu_min) else "contradicted",
         )
     )
 
     worst = g.tanh_error_max(-10.0, 10.0)
+    # "to four decimal places", read as: the two forms agree to within half a unit of the 4th decimal
+    four_places = 0.5e-4
+    forms = table("forms")
+    exact_col, tanh_col = forms.columns.index("gelu"), forms.columns.index("gelu_tanh")
+    own_table = "; ".join(f"z = {at}: {row[exact_col]} vs {row[tanh_col]}" for at, row in forms.rows.items()
+                          if row[exact_col] != row[tanh_col])
     out.append(
         _claim(
             "the tanh form matches the exact form to four decimal places across the entire range",
             "section 'Exact and Approximate Forms'",
-            "|error| < 5e-5",
+            Derived(f"|error| < {four_places:.0e}".replace("e-0", "e-"), "our reading of 'to four decimal places': within half "
+                    "a unit of the 4th decimal", (QUOTES["tanh_accuracy"],)),
             f"max |error| = {_sig(worst.abs_error)} at z = ±{_fmt(worst.z, 5)}",
-            "confirmed" if worst.abs_error < 5e-5 else "contradicted",
-            "The post's own table shows different 4th decimals at z = ±1; at z = ±3 the forms "
+            "confirmed" if float(worst.abs_error) < four_places else "contradicted",
+            f"The post's own table differs in the 4th decimal ({own_table}); at z = ±3 the forms "
             "differ too, which its table hides (it prints the exact value in the approx column).",
         )
     )
@@ -287,7 +296,7 @@ def prose_claims() -> list[Claim]:
         _claim(
             "the tanh form's error is near z = 0, of order 1e-4",
             "section 'Honest Limitations'",
-            "~1e-4 near z = 0",
+            QUOTES["tanh_error_near_zero"],
             f"≤ {_sig(near0.abs_error, 2)} for |z| ≤ 0.1 "
             f"(≈ {_sig(g.tanh_error_quartic_coefficient().evalf(), 2)}·z⁴); "
             f"max {_sig(worst.abs_error)} at |z| = {_fmt(worst.z, 5)}",
@@ -365,7 +374,7 @@ def prose_claims() -> list[Claim]:
         _claim(
             "PyTorch computes the tanh form",
             "section 'Exact and Approximate Forms'",
-            "tanh form",
+            QUOTES["torch_computes"],
             f"exact erf form by default (|F.gelu - exact| ≤ {_sig(cross['torch_exact'], 2)}, "
             f"|F.gelu - tanh form| up to {_sig(cross['torch_default_vs_tanh'], 2)}); "
             "tanh form only with approximate='tanh'",
@@ -377,7 +386,7 @@ def prose_claims() -> list[Claim]:
         _claim(
             "GELU costs roughly 3-4× the FLOPs of max(0, z)",
             "section 'Honest Limitations'",
-            "3-4×",
+            QUOTES["flops"],
             "—",
             "not run here",
             "FLOPs depend on how erf/tanh are implemented; the book does not count them.",
@@ -387,7 +396,7 @@ def prose_claims() -> list[Claim]:
         _claim(
             "GELU sits in 24 FFN blocks of BERT-base (24 layers)",
             "section 'Transformer FFN Block'",
-            "24",
+            QUOTES["bert_blocks"],
             "12",
             "contradicted",
             "Not computed: BERT-base has L = 12 layers (Devlin et al., 2019); 24 is BERT-large.",

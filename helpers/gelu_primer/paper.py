@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from helpers.core.attribution import Quoted
 
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "PrintedTable",
     "POST_CODE",
     "POST_CODE_PRINTED",
+    "QUOTES",
 ]
 
 
@@ -158,3 +160,19 @@ def table(key: str) -> PrintedTable:
         if t.key == key:
             return t
     raise ValueError(f"no table {key!r}; choose one of {[t.key for t in TABLES]}")
+
+
+#: The post's own words, where a claim shows them (checked against the source by the tests).
+QUOTES: dict[str, Quoted] = {
+    "tanh_accuracy": Quoted("The approximate form matches to four decimal places across the entire range",
+                            "section 'Exact and Approximate Forms'"),
+    "tanh_error_near_zero": Quoted("The approximate form introduces a small error near z=0 on the order of 1e-4",
+                                   "section 'Honest Limitations'", (0, 1e-4)),
+    "torch_computes": Quoted("This is what PyTorch and TensorFlow actually compute.",
+                             "section 'Exact and Approximate Forms'"),
+    "positive_above": Quoted("This is always positive for z > −0.75 or so, and non-zero for all z — there is no "
+                             "dead zone.", "section 'Why the Gradient Matters'", (-0.75,)),
+    "never_below": Quoted("outputs are never less than about −0.17", "section 'Honest Limitations'", (-0.17,)),
+    "flops": Quoted("adding roughly 3–4× the FLOPs of a max(0,z) call", "section 'Honest Limitations'", (3, 4)),
+    "bert_blocks": Quoted("24 times per forward pass in BERT-base", "section 'Transformer FFN Block'", (24,)),
+}

@@ -159,5 +159,5 @@ def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
     report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
     MDE) and the note."""
     return pd.DataFrame([{"claim": c.claim, "paper": c.paper_value, "ours": c.our_value,
-                          "verdict": c.verdict_label, "effect": c.effect, "95% CI": c.ci, "n": c.n,
+                          "verdict": c.verdict_label, "effect": c.effect, "CI": c.ci, "n": c.n,
                           "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])

@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from helpers.core.report import intersection_union, judge
+from helpers.core.statistics import one_sample
+from helpers.core.units import by_level
 from helpers.lambda_gelu.hardness import drift_cell_average
 from helpers.lambda_gelu.records import _lambda_history, _val_metrics, MODE_ABBREVIATIONS, run_info, run_table
 
@@ -21,6 +24,10 @@ __all__ = [
     "count_monotone",
     "equal_rate_runs",
     "seed_differences",
+    "delta_bvs_by_seed",
+    "drift_contrast",
+    "trend_claim_stats",
+    "close_to_gelu_stats",
 ]
 
 
@@ -154,3 +161,104 @@ def seed_differences(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                          "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
                          "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max())})
     return pd.DataFrame(rows, columns=["cell", "mode", "seeds", "max_lambda_rel_diff", "max_val_diff"])
+
+
+# ------------------------------------------------------- the grid's statistics: the seed is the unit
+def delta_bvs_by_seed(results: Iterable[Mapping[str, Any]], t: float | None = None) -> dict[tuple[float, int], float]:
+    """``ΔBVS`` of every (c, seed) of a grid against the GELU run *of the same seed*:
+    ``{(c, seed): mean over init modes of BVS_λ − BVS_GELU(seed)}``, at ``t`` (all t when None).
+
+    Why per seed: the λ-GELU and GELU runs of one seed share data order and initial weights, so
+    their difference removes the seed-to-seed spread that a difference of means keeps. This matters
+    most where a cell has fewer seeds than the GELU baseline (Fig. 2 off the GPU, where comparing
+    one seed with the mean of three GELU seeds was the issue behind an earlier verdict).
+    """
+    table = run_table(results)
+    g = table[table["activation"] == "gelu"]
+    if g["seed"].duplicated().any():
+        raise ValueError("two GELU runs share a seed; cannot pair by seed")
+    gelu = {int(k): float(v) for k, v in zip(g["seed"], g["bvs"])}
+    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
+    if t is not None:
+        lam = lam[np.isclose(lam["t"].astype(float), t)]
+    if lam.empty:
+        raise ValueError(f"no λ-GELU run at t = {t}")
+    out = {}
+    for (c, seed), g in lam.groupby(["c", "seed"]):
+        if int(seed) not in gelu:
+            raise ValueError(f"no GELU run with seed {seed} to pair with")
+        out[(float(c), int(seed))] = float(g["bvs"].mean()) - gelu[int(seed)]
+    return out
+
+
+def drift_contrast(results: Iterable[Mapping[str, Any]], along: str) -> dict[tuple, float]:
+    """The trend of Fig. 1/2 as paired run differences: ``V_λ`` at the end of the axis where the
+    paper expects more drift minus ``V_λ`` at the other end (``along="t"``: smallest t minus largest
+    t, at each c; ``along="c"``: largest c minus smallest c, at each t), for every (other axis,
+    mode, seed) run at both ends. ``{(other, mode, seed): difference}``."""
+    if along not in ("t", "c"):
+        raise ValueError(f"along must be 't' or 'c', got {along!r}")
+    table = run_table(results)
+    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
+    other = "c" if along == "t" else "t"
+    hi_end = lam[along].min() if along == "t" else lam[along].max()
+    lo_end = lam[along].max() if along == "t" else lam[along].min()
+    key = [other, "mode", "seed"]
+    a = lam[lam[along] == hi_end].set_index(key)["drift"]
+    b = lam[lam[along] == lo_end].set_index(key)["drift"]
+    common = a.index.intersection(b.index)
+    if common.empty:
+        raise ValueError(f"no run at both ends of {along}")
+    return {k: float(a[k] - b[k]) for k in common}
+
+
+def _seed_cells(cells: Mapping[tuple, float]) -> dict[tuple[float, int], float]:
+    """``{(level, seed): mean}`` from ``{(level, ..., seed): value}``: the init modes (or any middle
+    key) of one seed averaged, since they share that seed's data order and initial weights."""
+    groups: dict[tuple[float, int], list[float]] = {}
+    for key, value in cells.items():
+        groups.setdefault((key[0], key[-1]), []).append(value)
+    return {k: float(np.mean(v)) for k, v in sorted(groups.items())}
+
+
+def _every_level(cells: Mapping[tuple[float, int], float], axis: str, *, label: str = "",
+                 **kw: Any) -> tuple[str, dict[str, str]]:
+    """An "at every ``axis``" claim tested level by level on seed-level values ``{(level, seed):
+    value}``: a one-sample test per level over its seeds (:func:`helpers.core.report.judge` with
+    ``kw``), combined by intersection-union (every level must pass)."""
+    parts = {}
+    for level, seeds in by_level(cells).items():
+        name = f"{axis} = {level:g}"
+        verdict, fields, comp = judge(lambda seeds=seeds: one_sample(seeds), label=f"{name}{label}", **kw)
+        fields["n"] = f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+        parts[name] = (verdict, fields, comp)
+    return intersection_union(parts, what=f"values of {axis}")
+
+
+def trend_claim_stats(results: Iterable[Mapping[str, Any]], along: str, monotone: bool) -> tuple[str, dict[str, str]]:
+    """Verdict and fields of a trend claim: confirmed when every line of cell means is monotone
+    and, at every level of the other axis, the end-to-end contrast of ``V_λ`` has a 95% CI above 0
+    over the seeds (init modes averaged within a seed: a seed is one unit, not three);
+    contradicted when some level's CI is below 0."""
+
+    try:
+        contrast = drift_contrast(results, along)
+    except ValueError as err:
+        return "inconclusive", {"test": f"no interval: {err}"}
+    ends = "smallest − largest t" if along == "t" else "largest − smallest c"
+    other = "c" if along == "t" else "t"
+    verdict, fields = _every_level(_seed_cells(contrast), other, label=f": V_λ({ends})", direction=1, digits=3)
+    if verdict == "confirmed" and not monotone:
+        verdict = "inconclusive"
+    fields["n"] = (f"{fields.get('n', '')} per {other} (the init modes of a seed averaged into one value)").strip()
+    fields["test"] = fields.get("test", "") + "; plus: every line of cell means monotone"
+    return verdict, fields
+
+
+def close_to_gelu_stats(deltas: Mapping[tuple[float, int], float], margin: float) -> tuple[str, dict[str, str]]:
+    """Equivalence (TOST, ``± margin``) of the matched-seed ΔBVS with 0 at every c: each c tested
+    on its seeds, all must pass (intersection-union)."""
+
+    verdict, fields = _every_level(deltas, "c", claim="equivalence", margin=margin, digits=4)
+    fields["n"] = f"{fields.get('n', '')} per c, each against its own GELU seed".strip()
+    return verdict, fields

@@ -6,7 +6,7 @@
 * ``∂a/∂λ = x² φ(λx)``.
 
 Each formula exists twice, with the same values to float32 rounding
-(:class:`helpers.core.kernels.Kernel` picks one per call):
+(:class:`helpers.core.kernels.FusedKernel` picks one per call):
 
 * the *fused* formula in plain torch ops, which TorchInductor compiles into one loop forward and
   one backward (``Φ`` through ``erf``, as ATen's GELU computes it; ``erfc`` would be exact deeper in
@@ -38,7 +38,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from helpers.core.kernels import Kernel
+from helpers.core.kernels import FusedKernel
 
 __all__ = ["apply_lambda_gelu", "OVERFLOW_CHECK_LAMBDA", "GATE_SATURATED", "ERF_SATURATED", "PHI_FLUSH_U2"]
 
@@ -167,11 +167,11 @@ def _eager_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor):
     return _eager_grads(grad, x, lam, True)
 
 
-FORWARD = Kernel("lambda_gelu", _fused_forward, _eager_forward_and_no_gate)
-GATED_GRAD_X = Kernel("lambda_gelu", _gated_grad_x)
-GATED_GRAD_X_LAM = Kernel("lambda_gelu", _gated_grad_x_lam)
-GRAD_X = Kernel("lambda_gelu", _fused_grad_x, _eager_grad_x)
-GRAD_X_LAM = Kernel("lambda_gelu", _fused_grad_x_lam, _eager_grad_x_lam)
+FORWARD = FusedKernel("lambda_gelu", _fused_forward, _eager_forward_and_no_gate)
+GATED_GRAD_X = FusedKernel("lambda_gelu", _gated_grad_x)
+GATED_GRAD_X_LAM = FusedKernel("lambda_gelu", _gated_grad_x_lam)
+GRAD_X = FusedKernel("lambda_gelu", _fused_grad_x, _eager_grad_x)
+GRAD_X_LAM = FusedKernel("lambda_gelu", _fused_grad_x_lam, _eager_grad_x_lam)
 
 
 def _differentiable_grads(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, need_lam: bool):

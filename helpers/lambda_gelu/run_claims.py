@@ -10,11 +10,20 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from helpers.core.attribution import Derived, SourceValue
 from helpers.core.report import Claim, combine_verdicts, comparison_fields, judge, merge_fields, run_verdict
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, one_sample, tost, welch_comparison
-from helpers.lambda_gelu.grid import count_monotone, grid_cells, monotone_trends
+from helpers.lambda_gelu.grid import (
+    close_to_gelu_stats,
+    count_monotone,
+    delta_bvs_by_seed,
+    drift_contrast,
+    grid_cells,
+    monotone_trends,
+    trend_claim_stats,
+)
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
     lambda_by_family,
@@ -88,7 +97,7 @@ SEVERE_PERPLEXITY_INCREASE: float = 0.10
 MATCH_TOL: float = 0.005
 
 
-def _claim(claim: str, where: str, paper: str, ours: str | None, ok: bool | str | None, notebook: str,
+def _claim(claim: str, where: str, paper: SourceValue, ours: str | None, ok: bool | str | None, notebook: str,
            scale: str, profile: str, note: str = "", **stats: str):
     """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
     verdict string, or a bool for a descriptive rule without a confidence interval (True:
@@ -180,78 +189,6 @@ def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
     return text + "."
 
 
-def delta_bvs_by_seed(results: Iterable[Mapping[str, Any]], t: float | None = None) -> dict[tuple[float, int], float]:
-    """``ΔBVS`` of every (c, seed) of a grid against the GELU run *of the same seed*:
-    ``{(c, seed): mean over init modes of BVS_λ − BVS_GELU(seed)}``, at ``t`` (all t when None).
-
-    Why per seed: the λ-GELU and GELU runs of one seed share data order and initial weights, so
-    their difference removes the seed-to-seed spread that a difference of means keeps. This matters
-    most where a cell has fewer seeds than the GELU baseline (Fig. 2 off the GPU, where comparing
-    one seed with the mean of three GELU seeds was the issue behind an earlier verdict).
-    """
-    table = run_table(results)
-    gelu = _seed_map(table[table["activation"] == "gelu"])
-    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
-    if t is not None:
-        lam = lam[np.isclose(lam["t"].astype(float), t)]
-    if lam.empty:
-        raise ValueError(f"no λ-GELU run at t = {t}")
-    out = {}
-    for (c, seed), g in lam.groupby(["c", "seed"]):
-        if int(seed) not in gelu:
-            raise ValueError(f"no GELU run with seed {seed} to pair with")
-        out[(float(c), int(seed))] = float(g["bvs"].mean()) - gelu[int(seed)]
-    return out
-
-
-def drift_contrast(results: Iterable[Mapping[str, Any]], along: str) -> dict[tuple, float]:
-    """The trend of Fig. 1/2 as paired run differences: ``V_λ`` at the end of the axis where the
-    paper expects more drift minus ``V_λ`` at the other end (``along="t"``: smallest t minus largest
-    t, at each c; ``along="c"``: largest c minus smallest c, at each t), for every (other axis,
-    mode, seed) run at both ends. ``{(other, mode, seed): difference}``."""
-    if along not in ("t", "c"):
-        raise ValueError(f"along must be 't' or 'c', got {along!r}")
-    table = run_table(results)
-    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
-    other = "c" if along == "t" else "t"
-    hi_end = lam[along].min() if along == "t" else lam[along].max()
-    lo_end = lam[along].max() if along == "t" else lam[along].min()
-    key = [other, "mode", "seed"]
-    a = lam[lam[along] == hi_end].set_index(key)["drift"]
-    b = lam[lam[along] == lo_end].set_index(key)["drift"]
-    common = a.index.intersection(b.index)
-    if common.empty:
-        raise ValueError(f"no run at both ends of {along}")
-    return {k: float(a[k] - b[k]) for k in common}
-
-
-def _trend_claim_stats(results: Iterable[Mapping[str, Any]], along: str, monotone: bool) -> tuple[str, dict[str, str]]:
-    """Verdict and fields of a trend claim: confirmed when every line of cell means is monotone
-    and the paired end-to-end contrast has a 95% CI above 0; contradicted when that CI is below 0."""
-
-    try:
-        contrast = drift_contrast(results, along)
-    except ValueError as err:
-        return "inconclusive", {"test": f"no interval: {err}"}
-    ends = "smallest − largest t" if along == "t" else "largest − smallest c"
-    verdict, fields, comp = judge(lambda: one_sample(contrast), direction=1, digits=3, label=f"V_λ({ends})")
-    if verdict == "confirmed" and not monotone:
-        verdict = "inconclusive"
-    if comp is not None:
-        fields["n"] = f"{len(contrast)} runs at both ends (other axis × init mode × seed)"
-        fields["test"] += "; plus: every line of cell means monotone"
-    return verdict, fields
-
-
-def _close_to_gelu(deltas: Mapping[tuple[float, int], float], margin: float) -> tuple[str, dict[str, str]]:
-    """Equivalence (TOST, ``± margin``) of the pooled matched-seed ΔBVS values with 0."""
-
-    verdict, fields, comp = judge(lambda: one_sample(deltas), claim="equivalence", margin=margin, digits=4)
-    if comp is not None:
-        fields["n"] = f"{len(deltas)} (c, seed) cells, each against its own GELU seed"
-    return verdict, fields
-
-
 def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mapping[str, Any]] | None,
                 profile: str) -> list:
     """Fig. 1 and Fig. 2 claims from the results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``:
@@ -276,11 +213,12 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
         (kt, nt), (kc, nc) = counts["t"], counts["c"]
         row = cells[cells["t"] == cells["t"].min()]
         deltas = delta_bvs_by_seed(grid, float(cells["t"].min()))
-        verdict_b, fields_b = _close_to_gelu(deltas, BVS_TOL_ACCURACY)  # inconclusive with one cell-seed
-        verdict_t, fields_t = _trend_claim_stats(grid, "t", kt == nt > 0)
-        verdict_c, fields_c = _trend_claim_stats(grid, "c", kc == nc > 0)
-        trend_note = ("Rule: confirmed when every line of cell means is monotone and the paired end-to-end "
-                      "contrast of V_λ (same seed and init mode at both ends) has a 95% CI above 0.")
+        verdict_b, fields_b = close_to_gelu_stats(deltas, BVS_TOL_ACCURACY)  # inconclusive with one cell-seed
+        verdict_t, fields_t = trend_claim_stats(grid, "t", kt == nt > 0)
+        verdict_c, fields_c = trend_claim_stats(grid, "c", kc == nc > 0)
+        trend_note = ("Rule: confirmed when every line of cell means is monotone and, at every level of the other "
+                      "axis, the end-to-end contrast of V_λ (same seed at both ends, its init modes averaged: the seed "
+                      "is the unit) has a 95% CI above 0 over the seeds (intersection-union).")
         out += [
             _claim(claim_t, fig1, paper_t, f"{kt} of {nt} columns monotone", verdict_t, _NB_GRID, scale, profile,
                    trend_note, **fields_t),
@@ -291,7 +229,9 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
                    f"vs the matching GELU seed: {_fmt_list(deltas.values(), 4)}",
                    verdict_b, _NB_GRID, scale, profile,
                    _gelu_spread_note(grid) + " Rule: confirmed when TOST shows the matched-seed ΔBVS within the "
-                   "margin; a margin below the seed spread cannot be confirmed by 'no difference found'.",
+                   "margin at every c, each c on its own seeds (intersection-union: the cells of one seed subtract the "
+                   "same GELU run, so they are not independent); a margin below the seed spread cannot be confirmed "
+                   "by 'no difference found'.",
                    **fields_b),
         ]
     # The t-rescaling claim is counted once, on the theory page (helpers.lambda_gelu.paper), with
@@ -301,10 +241,12 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     scale = _scale_text([pair], profile, figures=True)
     note = ("CIFAR-100 is not available offline; the sweep runs on the CIFAR-10 pair."
             if pair != "cifar100_resnet" else "")
-    claim_m = f"Fig. 2: larger c monotonically increases Δλ ({_pair_claim_label(pair, profile)}, AdamW, t = 0.1)"
+    fig2_label = _pair_claim_label(pair, profile) + (", stand-in for Fig. 2's ResNet-18/CIFAR-100"  # Fig. 2's own pair
+                                                     if pair != "cifar100_resnet" else "")
+    claim_m = f"Fig. 2: larger c monotonically increases Δλ ({fig2_label}, AdamW, t = 0.1)"
     paper_m = "monotone in c (stated; the figure's values are not in the text)"
     claim_s = (f"Fig. 2: ΔBVS remains small (within ±{BVS_TOL_ACCURACY} accuracy) across the c sweep "
-               f"({_pair_claim_label(pair, profile)})")
+               f"({fig2_label})")
     paper_s = f"\"small in magnitude\" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)"
     if csweep is None:
         out += [_claim(c, fig2, p, None, None, _NB_GRID, scale, profile, note)
@@ -314,15 +256,17 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
         kc, nc = count_monotone(monotone_trends(cells))["c"]
         worst = float(cells["delta_bvs"].abs().max())
         deltas = delta_bvs_by_seed(csweep)
-        verdict_s, fields_s = _close_to_gelu(deltas, BVS_TOL_ACCURACY)
+        verdict_s, fields_s = close_to_gelu_stats(deltas, BVS_TOL_ACCURACY)
         note_s = note + (" " if note else "") + _gelu_spread_note(csweep) + (
             " The earlier reading compared one-seed cells with the 3-seed GELU mean; against the matching "
-            "GELU seed the differences are those shown.")
-        verdict_m, fields_m = _trend_claim_stats(csweep, "c", kc == nc > 0)
+            "GELU seed the differences are those shown. Rule: TOST at every c on that c's seeds "
+            "(intersection-union); a c run with one seed gives no interval, so the claim cannot be confirmed there.")
+        verdict_m, fields_m = trend_claim_stats(csweep, "c", kc == nc > 0)
         out += [
             _claim(claim_m, fig2, paper_m, f"Δλ = {_fmt_list(cells['delta_lambda'])} at c = {_fmt_list(cells['c'], 0)}",
                    verdict_m, _NB_GRID, scale, profile, (note + " " if note else "") + "Rule: monotone cell means "
-                   "and a paired largest − smallest c contrast of V_λ with a 95% CI above 0.", **fields_m),
+                   "and a largest − smallest c contrast of V_λ with a 95% CI above 0 over seeds (the three init "
+                   "modes of one seed are one unit, averaged).", **fields_m),
             _claim(claim_s, fig2, paper_s,
                    f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(cells['delta_bvs'])} (max {worst:.3f}); vs the "
                    f"matching GELU seed: {_fmt_list(deltas.values(), 4)}",
@@ -359,10 +303,18 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
         if ours_parity is not None and pair in ours_parity.index:
             o = ours_parity.loc[pair]
             d = 3 if o["higher_is_better"] else 2
-            ours = (f"GELU {o['bvs_gelu']:.{d}f}, λ-GELU {o['bvs_lambda_min']:.{d}f}–{o['bvs_lambda_max']:.{d}f} "
-                    f"(max gap {o['max_gap']:.{d}f})")
             g = runs[(runs["pair"] == pair) & ~runs["annealed"]]
             gelu = _seed_map(g[g["activation"] == "gelu"])
+            # the displayed means on the seeds every arm shares, as the tests pair them (GELU may have more seeds)
+            lam_arms = [_seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)])
+                        for m in ("dec", "inc", "uni")]
+            shared = sorted(set(gelu).intersection(*map(set, lam_arms)))
+            base = float(np.mean([gelu[k] for k in shared]))
+            lam_means = [float(np.mean([arm[k] for k in shared])) for arm in lam_arms]
+            gap = max(abs(v - base) for v in lam_means)
+            ours = (f"GELU {base:.{d}f}, λ-GELU {min(lam_means):.{d}f}–{max(lam_means):.{d}f} (max gap {gap:.{d}f})"
+                    + (f" on the {len(shared)} seeds all arms share (GELU has {len(gelu)})"
+                       if len(shared) < len(gelu) else ""))
             margin = BVS_TOL_ACCURACY if o["higher_is_better"] else BVS_TOL_PERPLEXITY_REL * float(o["bvs_gelu"])
 
             makers = {m: (lambda m=m: compare(*_on_common_seeds(_seed_map(g[(g["activation"] == "lambda_gelu")
@@ -372,11 +324,14 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
         out.append(_claim(
             f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
             "init mode", "Table I",
-            f"GELU {p['bvs_gelu']:.2f}, λ-GELU {p['bvs_lambda_min']:.2f}–{p['bvs_lambda_max']:.2f} "
-            f"(max gap {p['max_gap']:.2f})", ours, ok, _NB_PROFILES, _scale_text([pair], profile), profile, note,
+            Derived(f"GELU {p['bvs_gelu']:.2f}, λ-GELU {p['bvs_lambda_min']:.2f}–{p['bvs_lambda_max']:.2f} "
+                    f"(max gap {p['max_gap']:.2f})", "Table I's printed BVS; the range over its init modes and "
+                    "the largest gap to GELU are ours"), ours, ok, _NB_PROFILES, _scale_text([pair], profile), profile, note,
             **fields))
 
-    paper_text, _ = _family_text(lambda_by_family(paper))  # all six of the paper's pairs
+    family_text, _ = _family_text(lambda_by_family(paper))  # all six of the paper's pairs
+    paper_text = Derived(family_text, "our averages of Table I's λ̄ over its three init modes per pair; Table I "
+                                      "prints one λ̄ per init mode")
     ours_text, ok, fam_fields = None, None, {}
     if ours_t1 is not None:
 
@@ -473,7 +428,9 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
     for pair in pairs:
         if pair in paper_eff.index:
             p = paper_eff.loc[pair]
-            paper_value = f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU {p['lambda_degradation']:.2f}"
+            paper_value = Derived(f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU "
+                                  f"{p['lambda_degradation']:.2f}", "our Original − Substituted of Table II's "
+                                  "printed values; Table II prints no drop")
         else:
             paper_value = ("not in Table II; Section V: \"annealing mitigates the shock relative to a direct "
                            "swap\" in language modeling")
@@ -498,7 +455,8 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
                                   margin=MATCH_TOL, digits=4)
         out.append(_claim(f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
                           f"score (within ±{MATCH_TOL})", where,
-                          f"drop {p['lambda_degradation']:.2f} (both printed as 0.81)", ours, ok,
+                          Derived(f"drop {p['lambda_degradation']:.2f}", "our Original − Substituted of Table "
+                                  "II's printed values (both printed as 0.81)"), ours, ok,
                           _NB_ANNEAL, _scale_text(["adult"], profile), profile,
                           f"\"Matches\" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II's "
                           "digits) on the per-seed drops.", **fields))

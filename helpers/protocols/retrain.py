@@ -33,6 +33,7 @@ from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
 from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
+from helpers.protocols import positive_int_arg
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu import protocol as srelu
 
@@ -245,9 +246,11 @@ def _claim_keys(text: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m helpers.protocols.retrain", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("claims", nargs="*", help=f"claims to train, in order (default: all of {', '.join(CLAIMS)})")
-    parser.add_argument("--workers", type=int, default=None, help="parallel runs (default: one per core)")
+    parser.add_argument("--workers", type=positive_int_arg("--workers"), default=None,
+                        help="parallel runs, a positive integer (default: REPRO_WORKERS, else one per core)")
     parser.add_argument("--status", action="store_true", help="print progress per claim and exit")
     args = parser.parse_args(argv)
     keys = _claim_keys(args.claims)

@@ -367,7 +367,7 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
 def claims_table(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a page table: claim, our value, verdict as shown in the report, statistics, note."""
     return pd.DataFrame([{"claim": c.claim, "ours": c.our_value, "verdict": c.verdict_label, "effect": c.effect,
-                          "95% CI": c.ci, "n": c.n, "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])
+                          "CI": c.ci, "n": c.n, "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])
 
 
 def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:

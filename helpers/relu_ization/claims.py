@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import Claim, judge
+from helpers.core.report import Claim, comparison_fields, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization import analysis as A
@@ -89,7 +89,7 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
                 ours=lambda c: f"swap cost {mean('lgelu_anneal', 'swap_cost'):+.2f} vs {mean('gelu_swap', 'swap_cost'):+.2f} {u}"),
         _judged(pair, f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{m} {u})",
                 lambda: A.cost_of_swap(rows, "srelu_anneal"), profile, claim="equivalence", margin=m, unit=u,
-                ours=lambda c: f"swap cost {c.effect:+.3f} {u}", digits=3),
+                ours=lambda c: _swap_cost_text(c, u), digits=3),
         _judged(pair, f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
                 lambda: A.compare_arms(rows, "lgelu_anneal", "relu"), profile, claim="equivalence", margin=m, unit=u,
                 ours=lambda c: f"{mean('lgelu_anneal'):.2f} vs {mean('relu'):.2f}"),
@@ -103,10 +103,10 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
         _judged(pair, "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch",
                 lambda: A.compare_arms(rows, "gelu", "relu", "int8_cost"), profile, direction=1, unit=u,
                 ours=lambda c: f"int8 cost {mean('gelu', 'int8_cost'):+.2f} vs {mean('relu', 'int8_cost'):+.2f} {u}"),
-        _judged(pair, "per-layer, distribution-aware λ targets give a ReLU network no worse than the global "
-                      f"λ_target does (non-inferiority, margin {m} {u})",
-                lambda: _non_worse(rows, "lgelu_layerwise", "lgelu_anneal", hib), profile, claim="non-inferiority",
-                margin=m, unit=u, ours=lambda c: f"{mean('lgelu_layerwise'):.2f} vs {mean('lgelu_anneal'):.2f}"),
+        _non_worse_claim(pair, rows, "per-layer, distribution-aware λ targets give a ReLU network no worse than the "
+                               f"global λ_target does (non-inferiority, margin {m} {u})",
+                         "lgelu_layerwise", "lgelu_anneal", hib, profile, margin=m, unit=u,
+                         ours=f"{mean('lgelu_layerwise'):.2f} vs {mean('lgelu_anneal'):.2f}"),
     ]
     targets = A.layer_lambda_frame(results)
     per_seed = {int(k): float(v) - LAMBDA_TARGET for k, v in targets.groupby("seed")["target"].mean().items()}
@@ -147,6 +147,31 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
                 note="Exact count of the pieces of each segment between two validation images (16 lines, the same "
                      "for every arm and seed); effect per seed: the relative difference of the mean count."))
     return out
+
+
+def _swap_cost_text(comp: Comparison, unit: str) -> str:
+    """The swap cost; an exact result (the same metric before and after the swap on every seed)
+    as a count. The results store the metric, not per-example predictions, so an unchanged
+    accuracy is stated as that, not as "no prediction changed"."""
+    if comp.exact:
+        return (f"swap cost exactly {comp.effect:+g} {unit}: the metric is identical before and after the swap "
+                f"on all {comp.n} seeds (per-example predictions are not stored)")
+    return f"swap cost {comp.effect:+.3f} {unit}"
+
+
+def _non_worse_claim(pair: str, rows: pd.DataFrame, text: str, arm: str, ref: str, higher_is_better: bool,
+                     profile: str, *, margin: float, unit: str, ours: str) -> Claim:
+    """A non-inferiority row: tested on ``arm − ref`` oriented so that positive is better, but
+    shown as ``arm − ref`` in the metric's own units like its neighbours (for perplexity,
+    positive = worse), with the intervals of that same difference."""
+    verdict, fields, comp = judge(lambda: _non_worse(rows, arm, ref, higher_is_better), claim="non-inferiority",
+                                  margin=margin, unit=unit)
+    if comp is not None and not higher_is_better:
+        shown = comparison_fields(A.compare_arms(rows, arm, ref), unit=unit, claim="non-inferiority")
+        fields.update(effect=shown["effect"], ci=shown["ci"])
+        fields["test"] += (f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{margin:g}, "
+                           "the upper end of the shown 90% interval below +margin")
+    return _claim(pair, text, verdict, ours if comp is not None else "one seed: no interval", fields, profile)
 
 
 def _non_worse(rows: pd.DataFrame, arm: str, ref: str, higher_is_better: bool) -> Comparison:

@@ -49,7 +49,8 @@ from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
 from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
 from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_to_completion
-from helpers.core.runtime import current_profile, training_threads
+from helpers.core import validation as v
+from helpers.core.runtime import PROFILES, current_profile, training_threads
 from helpers.core.train import evaluate
 from helpers.core.weights import load_weights, save_weights
 from helpers.lambda_gelu.activation import LambdaGELU
@@ -95,15 +96,16 @@ class ReluizationConfig:
 
     def __post_init__(self) -> None:
         current_profile(self.profile)
-        relu_pair(self.pair)
-        if self.arm not in TRAIN_ARMS:
+        if self.arm not in TRAIN_ARMS:  # before the table, so the message says "training arm"
             raise ValueError(f"unknown training arm {self.arm!r}; choose one of {', '.join(TRAIN_ARMS)}")
-        for name in ("n_calibration", "n_lines"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not isinstance(self.train, dict) or self.train.get("profile", "cpu") != self.profile:
+        v.check_fields(self, RELUIZATION_CONFIG_RULES)
+        relu_pair(self.pair)
+        if self.train.get("profile", "cpu") != self.profile:
             raise ValueError(f"train must be a TrainConfig's fields of profile {self.profile!r}")
+        try:  # every field of the arm's run, checked by TrainConfig's own table
+            TrainConfig(**self.train)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"ReluizationConfig.train is not a valid TrainConfig: {err}") from None
 
     @property
     def precision(self) -> str:
@@ -113,6 +115,20 @@ class ReluizationConfig:
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(**self.train)
+
+
+#: Every field of :class:`ReluizationConfig`: kind, range, finiteness (:mod:`helpers.core.validation`).
+RELUIZATION_CONFIG_RULES: dict[str, v.Rule] = {
+    "experiment": v.path_name(),
+    "pair": v.text(non_empty=True),  # relu_pair names the pairs
+    "arm": v.choice(TRAIN_ARMS),
+    "seed": v.integer(0),
+    "train": v.mapping(),
+    "profile": v.choice(PROFILES),
+    "n_calibration": v.integer(1),
+    "n_lines": v.integer(1),
+    "scale_note": v.text(),
+}
 
 
 def reluization_config(pair: str, arm: str, seed: int, profile: str, scale: Scale | None = None) -> ReluizationConfig:

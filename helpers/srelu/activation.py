@@ -19,7 +19,7 @@ intermediate is infinite for ``|x| ≳ 3e5`` when δ = 1e-6, and its backward re
 
 Speed: the paper's ``torch.where`` form makes about ten full passes over memory and computes
 ``x**4`` for every element. Here a custom :class:`torch.autograd.Function` saves only ``x`` (and a
-tensor δ) and runs the formulas above through :class:`helpers.core.kernels.Kernel`: fused by
+tensor δ) and runs the formulas above through :class:`helpers.core.kernels.FusedKernel`: fused by
 TorchInductor into one loop forward and one backward for large float32 tensors, as torch ops
 otherwise (and always for double backward). ``REPRO_KERNELS`` chooses for every activation at
 once; the two agree to float rounding and each is deterministic.
@@ -33,7 +33,7 @@ import numbers
 import torch
 from torch import nn
 
-from helpers.core.kernels import Kernel
+from helpers.core.kernels import FusedKernel
 from helpers.core.registry import register_activation_type
 
 __all__ = [
@@ -160,9 +160,9 @@ def _backward_x_delta(grad: torch.Tensor, x: torch.Tensor, delta: torch.Tensor):
 
 
 # δ reaches the kernels as a tensor: a Python float would be compiled in as a constant, once per δ
-FORWARD = Kernel("srelu", _forward_kernel)
-GRAD_X = Kernel("srelu", _backward_x_only)
-GRAD_X_DELTA = Kernel("srelu", _backward_x_delta)
+FORWARD = FusedKernel("srelu", _forward_kernel)
+GRAD_X = FusedKernel("srelu", _backward_x_only)
+GRAD_X_DELTA = FusedKernel("srelu", _backward_x_delta)
 
 
 def _delta_tensor(delta: Delta, x: torch.Tensor) -> torch.Tensor:

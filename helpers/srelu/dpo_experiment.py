@@ -34,9 +34,10 @@ from helpers.srelu.dpo import DPOBatch, dpo_step_outputs, frozen_reference
 from helpers.core.results_cache import register_runner, RunFailed
 from helpers.srelu.preference_data import REJECTION_FAMILIES, preference_pairs, split_stream
 from helpers.core.provenance import note_steps
-from helpers.core.runtime import current_profile, seed_everything, training_threads
+from helpers.core import validation as v
+from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.data import load_dataset
-from helpers.core.runs import build_run, TrainConfig
+from helpers.core.runs import build_run, checkpoint_key, TrainConfig
 from helpers.core.train import evaluate, fit
 
 __all__ = ["DPOConfig", "dpo_configs", "run_dpo"]
@@ -77,25 +78,7 @@ class DPOConfig:
 
     def __post_init__(self) -> None:
         current_profile(self.profile)
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
-        for name in ("seed",):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-        for name in ("pretrain_epochs", "batch_size", "prompt_len", "continuation_len", "n_corrupt",
-                     "train_pairs", "val_pairs", "dpo_steps", "dpo_batch"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        for name in ("pretrain_lr", "dpo_lr"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-        if not self.betas or any(not (isinstance(b, (int, float)) and math.isfinite(b) and b > 0) for b in self.betas):
-            raise ValueError(f"betas must be positive finite numbers, got {self.betas!r}")
-        if not self.families or any(f not in REJECTION_FAMILIES for f in self.families):
-            raise ValueError(f"families must be drawn from {REJECTION_FAMILIES}, got {self.families!r}")
+        v.check_fields(self, DPO_CONFIG_RULES)
         block = self.model_kwargs.get("block_size", 64)
         if self.prompt_len + self.continuation_len - 1 > block:
             raise ValueError(f"prompt_len + continuation_len - 1 ({self.prompt_len + self.continuation_len - 1}) "
@@ -115,6 +98,33 @@ class DPOConfig:
             optimizer="adamw", lr=self.pretrain_lr, weight_decay=0.1, schedule="cosine",
             min_lr=self.pretrain_lr / 10, seed=self.seed, max_grad_norm=1.0,
             block_size=self.model_kwargs.get("block_size", 64))
+
+
+#: Every field of :class:`DPOConfig`: kind, range, finiteness (:mod:`helpers.core.validation`).
+DPO_CONFIG_RULES: dict[str, v.Rule] = {
+    "experiment": v.path_name(),
+    "profile": v.choice(PROFILES),
+    "activation": v.choice(ACTIVATIONS),
+    "activation_kwargs": v.mapping(),
+    "seed": v.integer(0),
+    "model_kwargs": v.mapping(),
+    "pretrain_epochs": v.integer(1),
+    "pretrain_blocks": v.integer(1, optional=True),
+    "pretrain_val_blocks": v.integer(1, optional=True),
+    "pretrain_lr": v.number(0, low_open=True),
+    "batch_size": v.integer(1),
+    "betas": v.number_tuple(0, low_open=True),
+    "families": v.choice_tuple(REJECTION_FAMILIES),
+    "prompt_len": v.integer(1),
+    "continuation_len": v.integer(1),
+    "n_corrupt": v.integer(1),
+    "train_pairs": v.integer(1),
+    "val_pairs": v.integer(1),
+    "dpo_steps": v.integer(1),
+    "dpo_batch": v.integer(1),
+    "dpo_lr": v.number(0, low_open=True),
+    "scale_note": v.text(),
+}
 
 
 def _subset(batch: DPOBatch, index: torch.Tensor) -> DPOBatch:
@@ -186,7 +196,7 @@ def _run(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
     out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
               scheduler=parts["scheduler"], epochs=pre.epochs, task="lm", hooks=parts["hooks"],
               checkpoint_path=workdir / "pretrain.ckpt", max_grad_norm=pre.max_grad_norm,
-              desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed} pre-training")
+              run_key=checkpoint_key(cfg), desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed} pre-training")
     pretrain_val_loss = evaluate(model, parts["val_loader"], "lm")["val_loss"]
     text = load_dataset("tinyshakespeare")
     dpo_train_text, dpo_val_text = split_stream(text.val_tokens, 0.5)

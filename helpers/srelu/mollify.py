@@ -1,7 +1,7 @@
 """Numeric mollification: smooth any activation with any kernel, by quadrature.
 
 ``mollify(f, kernel, x)`` computes ``(f * φ_s)(x) = ∫ f(x - y) φ_s(y) dy`` for a torch or numpy
-callable ``f`` and a :class:`Kernel` (Epanechnikov, bump, Gaussian, box), optionally its first or
+callable ``f`` and a :class:`MollifierKernel` (Epanechnikov, bump, Gaussian, box), optionally its first or
 second derivative, and :func:`mollified_activation` wraps the result as an ``nn.Module`` that can be
 registered with :func:`helpers.core.registry.register_activation`.
 
@@ -39,7 +39,7 @@ from helpers.core.registry import register_activation_type
 from helpers.srelu.theory import bump_normaliser
 
 __all__ = [
-    "Kernel",
+    "MollifierKernel",
     "EpanechnikovKernel",
     "BumpKernel",
     "GaussianKernel",
@@ -63,7 +63,7 @@ def _positive_scale(value: object, what: str) -> float:
     return value
 
 
-class Kernel(ABC):
+class MollifierKernel(ABC):
     """A normalised, even mollifier ``φ_s(y) = φ(y/s)/s`` built from a unit kernel ``φ``.
 
     Subclasses give the unit kernel (``pdf``) and its first two derivatives on the open support,
@@ -111,7 +111,7 @@ class Kernel(ABC):
         return f"{type(self).__name__}({self.scale:g})"
 
 
-class EpanechnikovKernel(Kernel):
+class EpanechnikovKernel(MollifierKernel):
     """``φ(v) = 3/4 (1 - v²)`` on ``[-1, 1]``; radius δ = ``scale`` (the paper's S-ReLU kernel)."""
 
     name = "epanechnikov"
@@ -137,7 +137,7 @@ def _bump_normaliser() -> float:
     return float(bump_normaliser(30))
 
 
-class BumpKernel(Kernel):
+class BumpKernel(MollifierKernel):
     """The C^∞ bump of the paper's Definition 1, ``φ(v) = A·exp(1/(v² - 1))`` on ``(-1, 1)``."""
 
     name = "bump"
@@ -162,7 +162,7 @@ class BumpKernel(Kernel):
         return phi * (4 * v * v / q**4 - 2 / q**2 + 8 * v * v / q**3)
 
 
-class GaussianKernel(Kernel):
+class GaussianKernel(MollifierKernel):
     """Standard normal density; ``scale`` is σ (infinite support)."""
 
     name = "gaussian"
@@ -180,8 +180,11 @@ class GaussianKernel(Kernel):
         return (v * v - 1) * self.pdf(v)
 
 
-class BoxKernel(Kernel):
-    """Uniform density ``1/2`` on ``[-1, 1]`` (a moving average of width ``2·scale``)."""
+class BoxKernel(MollifierKernel):
+    """Uniform density ``1/2`` on ``[-1, 1]`` (a moving average of width ``2·scale``).
+
+    ReLU mollified by it is SmeLU, the Smooth ReLU of Shamir & Lin (2022), with ``β = scale``
+    (closed form in :mod:`helpers.srelu.smelu`)."""
 
     name = "box"
 
@@ -199,7 +202,7 @@ class BoxKernel(Kernel):
         return {0: (0.5, 0.5), 1: (0.0, 0.0)}[order]
 
 
-_KERNELS: dict[str, type[Kernel]] = {
+_KERNELS: dict[str, type[MollifierKernel]] = {
     "epanechnikov": EpanechnikovKernel,
     "bump": BumpKernel,
     "gaussian": GaussianKernel,
@@ -209,8 +212,8 @@ _KERNELS: dict[str, type[Kernel]] = {
 KERNEL_NAMES: tuple[str, ...] = tuple(_KERNELS)
 
 
-def make_kernel(name: str, scale: float) -> Kernel:
-    """Kernel by name (``epanechnikov``, ``bump``, ``gaussian``, ``box``/``uniform``)."""
+def make_kernel(name: str, scale: float) -> MollifierKernel:
+    """MollifierKernel by name (``epanechnikov``, ``bump``, ``gaussian``, ``box``/``uniform``)."""
     if not isinstance(name, str) or name.lower() not in _KERNELS:
         raise ValueError(f"unknown kernel {name!r}; choose one of {', '.join(KERNEL_NAMES)}")
     return _KERNELS[name.lower()](scale)
@@ -231,7 +234,7 @@ def _hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _nodes_and_weights(
-    kernel: Kernel, x: np.ndarray, breakpoints: Sequence[float], order: int, derivative: int,
+    kernel: MollifierKernel, x: np.ndarray, breakpoints: Sequence[float], order: int, derivative: int,
     tail: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Unit-variable nodes ``v`` and weights (kernel factor included), shape ``x.shape + (m,)``."""
@@ -257,8 +260,8 @@ def _check_args(f: object, kernel: object, derivative: object, breakpoints: obje
                 tail: object) -> tuple[float, ...]:
     if not callable(f):
         raise TypeError(f"f must be callable (a torch or numpy function), got {type(f).__name__}")
-    if not isinstance(kernel, Kernel):
-        raise TypeError(f"kernel must be a helpers.srelu.mollify.Kernel, got {type(kernel).__name__}")
+    if not isinstance(kernel, MollifierKernel):
+        raise TypeError(f"kernel must be a helpers.srelu.mollify.MollifierKernel, got {type(kernel).__name__}")
     if isinstance(derivative, bool) or derivative not in (0, 1, 2):
         raise ValueError(f"derivative must be 0, 1 or 2, got {derivative!r}")
     if derivative == 2 and kernel.edge_values(0) != (0.0, 0.0):
@@ -279,7 +282,7 @@ def _check_args(f: object, kernel: object, derivative: object, breakpoints: obje
     return tuple(points)
 
 
-def _edge_terms(f: Callable, kernel: Kernel, x: ArrayLike, derivative: int):
+def _edge_terms(f: Callable, kernel: MollifierKernel, x: ArrayLike, derivative: int):
     """Jump terms of the kernel's (derivative-1)-th derivative at its support ends."""
     left, right = kernel.edge_values(derivative - 1)
     s, r = kernel.scale, kernel.radius
@@ -293,7 +296,7 @@ def _edge_terms(f: Callable, kernel: Kernel, x: ArrayLike, derivative: int):
 
 def mollify(
     f: Callable,
-    kernel: Kernel,
+    kernel: MollifierKernel,
     x: ArrayLike,
     *,
     derivative: int = 0,
@@ -333,7 +336,7 @@ class MollifiedActivation(nn.Module):
     """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
     processes large inputs in chunks). Use it to try a smoothing before deriving its closed form."""
 
-    def __init__(self, f: Callable, kernel: Kernel, *, breakpoints: Sequence[float] = (),
+    def __init__(self, f: Callable, kernel: MollifierKernel, *, breakpoints: Sequence[float] = (),
                  order: int = 64, chunk: int = 1 << 16, name: str | None = None) -> None:
         super().__init__()
         self.breakpoints = _check_args(f, kernel, 0, breakpoints, order, 12.0)
@@ -356,7 +359,7 @@ class MollifiedActivation(nn.Module):
         return f"{self.label}, kernel={self.kernel!r}, order={self.order}"
 
 
-def mollified_activation(f: Callable, kernel: Kernel, *, breakpoints: Sequence[float] = (),
+def mollified_activation(f: Callable, kernel: MollifierKernel, *, breakpoints: Sequence[float] = (),
                          order: int = 64, name: str | None = None) -> MollifiedActivation:
     """A module computing ``f * φ_s``, e.g. ``register_activation("relu_gauss", lambda:
     mollified_activation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,)))``."""

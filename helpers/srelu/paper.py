@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from helpers.core.attribution import Quoted
+
 
 __all__ = [
     "SOURCE",
@@ -37,7 +39,7 @@ __all__ = [
     "MISH_D1",
     "MISH_D2",
     "SRELU_SMOOTHNESS_ABSTRACT",
-    "SRELU_SMOOTHNESS_SEC_4_6",
+    "BUMP_MOLLIFIED_SMOOTHNESS",
     "APPENDIX_D_DELTA",
     "APPENDIX_H_DELTA",
     "ACTIVATIONS",
@@ -47,6 +49,7 @@ __all__ = [
     "TABLE2",
     "TABLE4",
     "TABLE4_DELTAS",
+    "QUOTES",
 ]
 
 
@@ -99,9 +102,12 @@ MISH_D2 = (
     "4*exp(x)*(3*exp(2*x)*(x - 2) + 2*exp(3*x)*(x - 1) - 2*(x + 2) - 2*exp(x)*(x + 4))"
     "/(exp(2*x) + 2*exp(x) + 2)**3"
 )
-#: Abstract / Sec. 4.6: S-ReLU is C²; Secs. 4.3 and 4.6: mollified activations are C^∞.
+#: Abstract and Sec. 4.6: S-ReLU is C² (``QUOTES["srelu_c2_abstract"]``, ``QUOTES["srelu_c2_sec_4_6"]``).
+#: The paper never calls S-ReLU C^∞: its C^∞ statement is about activations mollified with the
+#: bump kernel of Sec. 4.2 (Sec. 4.3; recalled in Sec. 4.6, ``QUOTES["mollified_cinf_sec_4_6"]``).
 SRELU_SMOOTHNESS_ABSTRACT = 2
-SRELU_SMOOTHNESS_SEC_4_6 = math.inf
+#: Secs. 4.3 and 4.6: the smoothness of activations mollified with the bump kernel (not S-ReLU's).
+BUMP_MOLLIFIED_SMOOTHNESS = math.inf
 #: Appendix D hard-codes the radius; Appendix H says every experiment used δ = 0.001.
 APPENDIX_D_DELTA = 0.01
 APPENDIX_H_DELTA = 0.001
@@ -152,4 +158,46 @@ TABLE4 = {
                                          (80.4, 0.2), (73.9, 0.3), (63.4, 0.5), (58.5, 0.3)])),
     "CIFAR-100": dict(zip(TABLE4_DELTAS, [(51.2, 0.6), (48.7, 0.3), (48.7, 0.5), (48.5, 0.5),
                                           (45.5, 0.3), (41.4, 0.6), (43.8, 1.0), (25.7, 0.2)])),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The paper's own words, where a claim shows them (checked against the source by the tests)
+# --------------------------------------------------------------------------------------------
+QUOTES: dict[str, Quoted] = {
+    "srelu_c2_abstract": Quoted(
+        "we introduce Smoothed ReLU (S-ReLU), a novel second-order continuously differentiable (C²) "
+        "activation derived from ReLU", "abstract"),
+    "srelu_c2_sec_4_6": Quoted(
+        "This indicates that S-ReLU is an activation function with continuous second derivatives",
+        "Sec. 4.6"),
+    "mollified_cinf_sec_4_3": Quoted(
+        "This establishes that the mollification process transforms the original activation function f(x) "
+        "into a smooth approximation", "Sec. 4.3, for the kernel φ_δ of Definition 2 (the bump of Definition 1)"),
+    "mollified_cinf_sec_4_6": Quoted(
+        "Sections 4.3 and 4.4 further establish that activation functions constructed via smoothing theory "
+        "possess desirable smoothness and approximation properties; specifically, they are infinitely "
+        "differentiable", "Sec. 4.6", (4.3, 4.4)),
+    "epanechnikov_choice": Quoted(
+        "Regarding the choice of kernel, we strike a balance between theoretical rigor and engineering "
+        "practicality by adopting the Epanechnikov kernel", "Sec. 4.6"),
+    "lipschitz_fact_1": Quoted(
+        "Lipschitz constant of GELU is 1.084; Lipschitz constant of SiLU is 1.100; Lipschitz constant of "
+        "Mish is 1.089. Lipschitz constant of S-ReLU is 1.000.", "Fact 1", tuple(LIPSCHITZ.values())),
+    "table4_runs": Quoted(
+        "We perform three runs and report the mean and standard deviation in Table 4.", "App. G"),
+    "llm_runs": Quoted(
+        "each experiment was repeated three times, with mean and standard deviation reported",
+        "App. H, LLM fine-tuning"),
+    "appendix_h_models": Quoted(
+        "For CIFAR-10 and CIFAR-100, we trained ViT-Tiny, DeiT-Tiny, and TNT-Small for 100 epochs.",
+        "App. H, image classification", (100,)),
+    "appendix_h_schedule": Quoted(
+        "cosine annealing learning rate scheduling (initial learning rate 2.5 × 10⁻⁴, minimum 1 × 10⁻⁵, "
+        "with 20 warmup epochs starting from 1 × 10⁻⁶)",
+        "App. H, image classification", (20,)),
+    "appendix_h_delta": Quoted("we use δ=0.001 for all experiments", "App. H", (APPENDIX_H_DELTA,)),
+    "appendix_d_delta": Quoted("a = 0.01", "App. D, Algorithm 1", (APPENDIX_D_DELTA,)),
+    "table2_epochs": Quoted("Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.",
+                            "Table 2 caption", (100,)),
 }

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.core.env import bool_env
+
 ROOT = Path(__file__).resolve().parents[2]
 HTML_DIR = Path(os.environ.get("REPRO_BOOK_HTML", ROOT / "_build" / "html"))
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,7 +44,7 @@ CHROMIUM_FLAGS = (
 
 def require_or_skip(reason: str) -> None:
     """Skip with ``reason``, or fail when ``REPRO_REQUIRE_BROWSER=1`` demands the check."""
-    if os.environ.get("REPRO_REQUIRE_BROWSER", "") not in ("", "0"):
+    if bool_env("REPRO_REQUIRE_BROWSER", False):
         pytest.fail(f"REPRO_REQUIRE_BROWSER=1 but {reason}", pytrace=False)
     pytest.skip(reason)
 

@@ -8,8 +8,8 @@
 * ``tinyshakespeare``: Tiny Shakespeare, characters; last 10 % of the stream
 * ``wikitext2``: WikiText-2, words (or characters); official validation split
 
-Files are looked for in this order (DESIGN.md, "Data"): the ``root`` argument (only there when
-given) → ``REPRO_DATA_DIR`` (layout of ``shared/data``: ``adult/adult.csv.gz``,
+Files are looked for in this order: the ``root`` argument (only there when
+given) → ``REPRO_DATA_DIR`` (the layout of book/rerun.md: ``adult/adult.csv.gz``,
 ``cifar10/cifar10-jpeg.tar.gz``, ``tinyshakespeare/input.txt``, ``fashion-mnist/*.gz``, ...) →
 system package paths (``/usr/share/datasets/fashion-mnist``) → the download cache → a download
 from the official source, verified by checksum (``REPRO_OFFLINE=1`` disables it). If all fail,

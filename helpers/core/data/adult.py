@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -90,7 +91,7 @@ SPEC = SourceSpec(
         ),
     ),
     download_layout="uci",
-    # The offline mirror's file (shared/data/README.md) and its decompressed content (adult.csv).
+    # The offline mirror's file (layout in book/rerun.md) and its decompressed content (adult.csv).
     known=(
         KnownFile(
             "adult.csv.gz",
@@ -115,18 +116,28 @@ def _read_uci(path: os.PathLike[str], skip_first: bool) -> pd.DataFrame:
     return frame
 
 
+def _read_csv_of(path: os.PathLike[str], read: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """``read()``, with pandas' errors for an empty or malformed table (which name no file)
+    turned into a :class:`DataError` naming ``path``."""
+    try:
+        return read()
+    except pd.errors.EmptyDataError as exc:
+        raise data_error(path, f"empty file, or no columns to read ({exc})") from exc
+    except pd.errors.ParserError as exc:
+        raise data_error(path, f"not a readable CSV table ({exc})") from exc
+
+
 def read_adult(found: Found) -> pd.DataFrame:
     """All rows as strings, in the OpenML v2 order, columns :data:`COLUMNS`."""
     with reading(found.paths[0], "Adult table"):
         if found.format == "uci":
             frame = pd.concat(
-                [_read_uci(found.paths[1], True), _read_uci(found.paths[0], False)], ignore_index=True
+                [_read_csv_of(found.paths[1], lambda: _read_uci(found.paths[1], True)),
+                 _read_csv_of(found.paths[0], lambda: _read_uci(found.paths[0], False))], ignore_index=True
             )
         else:
-            try:
-                frame = pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True)
-            except pd.errors.ParserError as exc:
-                raise data_error(found.paths[0], f"not a readable CSV table ({exc})") from exc
+            frame = _read_csv_of(found.paths[0],
+                                 lambda: pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True))
     missing = set(COLUMNS) - set(frame.columns)
     if missing:
         raise data_error(found.paths[0], f"Adult columns missing: {sorted(missing)}")

@@ -4,7 +4,7 @@ Two formats are read:
 
 * the official "python version" (``cifar-10-python.tar.gz`` / ``cifar-100-python.tar.gz`` or
   their extracted folders): pickled batches of raw pixels, lossless;
-* for CIFAR-10 only, the JPEG mirror of ``shared/data`` (``cifar10-jpeg.tar.gz``:
+* for CIFAR-10 only, the JPEG mirror of the offline data folder (``cifar10-jpeg.tar.gz``:
   ``train/<class>/NNNN.jpg``, ``test/<class>/NNNN.jpg``). A third party re-encoded the images as
   JPEG, so pixels differ slightly from the official release; results on it are labelled
   "CIFAR-10 (JPEG mirror)" (the ``name`` of the returned splits).
@@ -25,7 +25,7 @@ import numpy as np
 
 from helpers.core.data.core import DataSplits
 from helpers.core.data.images import ImageDataset, ImageFormat, decode_jpeg, iter_members, load_image_dataset
-from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec
+from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error
 
 CIFAR10_CLASSES: tuple[str, ...] = (
     "airplane",
@@ -63,7 +63,7 @@ CIFAR10_SPEC = SourceSpec(
         ),
     ),
     download_layout="python-tar",
-    # The offline mirror's JPEG archive (shared/data/README.md).
+    # The offline mirror's JPEG archive (layout in book/rerun.md).
     known=(
         KnownFile(
             "cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)
@@ -118,9 +118,16 @@ class _ArrayUnpickler(pickle.Unpickler):
 
 
 def _unpickle(data: bytes, name: str) -> dict:
-    batch = _ArrayUnpickler(io.BytesIO(data), encoding="bytes").load()
+    """The batch pickled in ``data``; ``name`` (the archive or folder and the member) is named by
+    every error: a refused or damaged pickle is a :class:`DataError` about that file."""
+    try:
+        batch = _ArrayUnpickler(io.BytesIO(data), encoding="bytes").load()
+    except pickle.UnpicklingError as exc:
+        raise data_error(name, f"not a plain CIFAR batch ({exc})") from exc
+    except (EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+        raise data_error(name, f"unreadable CIFAR batch, truncated or corrupt ({type(exc).__name__}: {exc})") from exc
     if not isinstance(batch, dict):
-        raise ValueError(f"{name}: expected a pickled dict, got {type(batch).__name__}")
+        raise data_error(name, f"expected a pickled dict, got {type(batch).__name__}")
     return {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
 
 
@@ -131,7 +138,8 @@ def _read_pickles(found: Found, wanted: tuple[str, ...]) -> dict[str, dict]:
     for name, data in iter_members(
         source, lambda n: PurePosixPath(n).name in wanted, desc="CIFAR batches"
     ):
-        batches[PurePosixPath(name).name] = _unpickle(data, name)
+        where = f"{source} (member {name})" if found.format == "python-tar" else str(source / name)
+        batches[PurePosixPath(name).name] = _unpickle(data, where)
     missing = sorted(set(wanted) - batches.keys())
     if missing:
         raise ValueError(f"{source}: missing CIFAR batches {missing}")

@@ -45,7 +45,7 @@ _SHA256 = {
 }
 
 # sha256 of the decompressed IDX files (what every faithful copy holds, however compressed) and of
-# the Debian package's .gz files (the offline mirror's copies; shared/data/README.md lists the
+# the Debian package's .gz files (the offline mirror's copies; book/rerun.md lists the
 # first, the others were computed from the mirror, whose payloads match the official files').
 _CONTENT_SHA256 = {
     "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",

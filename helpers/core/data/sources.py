@@ -8,8 +8,9 @@ tried (folders and URLs, with why each failed) and how to supply the data, in on
 Files found on disk are checked before first use against every digest known for that file
 (:class:`KnownFile`: the official download's, the offline mirror's, and for a ``.gz`` the digest
 of its decompressed content, which re-compressed copies such as Debian's Fashion-MNIST keep).
-The check is remembered by path, size and modification time, so it costs a ``stat`` after the
-first load; a file whose name has no known digest is not checked (the loaders' shape and label
+The check is remembered per file, keyed on its path, size, modification and change times and
+inode (the change time moves with every write, and cannot be set back as the modification time
+can), with the digest stored, so it costs a ``stat`` after the first load; a file whose name has no known digest is not checked (the loaders' shape and label
 checks still apply). ``REPRO_VERIFY_DATA=0`` skips the checksum check for deliberately different
 copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError` names
 the file and how to fix it.
@@ -49,7 +50,7 @@ class DataError(ValueError):
 
 #: What every :class:`DataError` suggests.
 FIX_HINT = ("Fix: replace the file with a good copy (delete it to have it downloaded again where "
-            "the network allows; the offline mirror is described in shared/data/README.md)")
+            "the network allows; the data folder's layout is in book/rerun.md)")
 
 
 def data_error(path: os.PathLike[str] | str, problem: str) -> DataError:
@@ -190,11 +191,12 @@ def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
 
 
 def _verified_marker(path: Path, known: KnownFile) -> Path | None:
-    """Where the check of this exact file (path, size, mtime, expected digests) is remembered."""
+    """Where the check of this exact file is remembered: keyed on its path, size, mtime, ctime
+    (which every write moves, and ``touch`` cannot set back), inode and the expected digests."""
     try:
         st = path.stat()
-        key = "|".join([str(path.resolve()), str(st.st_size), str(st.st_mtime_ns), *known.sha256,
-                        known.content_sha256, known.md5])
+        key = "|".join([str(path.resolve()), str(st.st_size), str(st.st_mtime_ns), str(st.st_ctime_ns),
+                        str(st.st_ino), *known.sha256, known.content_sha256, known.md5])
         return cache_root() / "verified" / hashlib.sha256(key.encode()).hexdigest()[:32]
     except (OSError, ValueError):
         return None

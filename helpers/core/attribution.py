@@ -1,0 +1,138 @@
+"""Whose value is it: the source's own printed words, or a value we derived from them.
+
+A claim's "source's value" is one of three things, and the report shows which:
+
+* a plain string: the source's numbers or words as printed at the claim's ``source`` location
+  (a table cell, a formula), typed once into the method's ``paper.py``;
+* :class:`Quoted`: an excerpt of the source, verbatim, with where it stands. The excerpts live in
+  the ``paper.py`` modules (``QUOTES``); the tests check that every number a module takes from an
+  excerpt occurs in it and, where the source texts are at hand, that the excerpt occurs in the
+  source (:func:`normalise` makes the comparison robust to the extraction's line breaks,
+  hyphenation and unicode);
+* :class:`Derived`: a value the source does not print, computed or read by us from what it
+  prints (an average of a table's rows, a reading of "four decimal places"), with how.
+
+This module knows nothing about any paper.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal
+
+__all__ = ["Quoted", "Derived", "SourceValue", "PAPER_KINDS", "paper_kind", "paper_display", "DERIVED_MARK",
+           "paper_detail",
+           "normalise", "numbers_in"]
+
+#: What a claim's source value is: printed at the claim's location, an excerpt, or ours.
+PAPER_KINDS: tuple[str, ...] = ("printed", "quoted", "derived")
+#: What follows a derived value in its display string: says whose it is and how it was derived.
+DERIVED_MARK = " [derived by us: "
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """The source's own words or numbers, verbatim, and where they stand (section, table, line).
+
+    ``values`` are the numbers a ``paper.py`` module takes from this excerpt; each must occur in
+    ``text`` (checked by the tests)."""
+
+    text: str
+    where: str
+    values: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.text.strip() or not self.where.strip():
+            raise ValueError("a quotation needs its text and where it stands in the source")
+
+    def display(self) -> str:
+        return f"“{self.text}” ({self.where})"
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A value the source does not print: ours, derived from what it prints.
+
+    ``how`` says how (``"our average of Table I over its three init modes"``); ``basis`` holds the
+    source's own words the derivation reads, when there are any."""
+
+    value: str
+    how: str
+    basis: tuple[Quoted, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.value.strip() or not self.how.strip():
+            raise ValueError("a derived value needs the value and how it was derived")
+
+    def display(self) -> str:
+        text = f"{self.value}{DERIVED_MARK}{self.how}]"
+        if self.basis:
+            text += "; the source: " + "; ".join(q.display() for q in self.basis)
+        return text
+
+
+#: A claim's source value: printed at the claim's location, one or more excerpts, or ours.
+SourceValue = str | Quoted | tuple[Quoted, ...] | Derived
+
+
+def paper_kind(value: SourceValue) -> str:
+    """``printed``, ``quoted`` or ``derived`` (:data:`PAPER_KINDS`)."""
+    if isinstance(value, Quoted) or (isinstance(value, tuple) and value
+                                     and all(isinstance(q, Quoted) for q in value)):
+        return "quoted"
+    if isinstance(value, Derived):
+        return "derived"
+    if isinstance(value, str):
+        return "printed"
+    raise TypeError(f"a source's value is a str, Quoted or Derived, got {type(value).__name__}")
+
+
+def paper_display(value: SourceValue) -> str:
+    """The display string of a source's value (a derived value says that it is ours)."""
+    if isinstance(value, tuple):
+        return "; ".join(q.display() for q in value)
+    return value if isinstance(value, str) else value.display()
+
+
+def paper_detail(value: SourceValue) -> str:
+    """Where a quotation stands, or how a derived value was derived (empty for a plain string)."""
+    if isinstance(value, Quoted):
+        return value.where
+    if isinstance(value, tuple):
+        return "; ".join(q.where for q in value)
+    return value.how if isinstance(value, Derived) else ""
+
+
+_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
+_QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201a\u201b\u2032`"} | {ord(c): '"' for c in "\u201c\u201d\u201e\u2033"}
+
+
+_LATEX = {"times": "×", "delta": "δ", "lambda": "λ", "alpha": "α", "beta": "β", "phi": "φ", "infty": "∞",
+          "ge": "≥", "le": "≤", "pm": "±", "cdot": "·", "approx": "≈", "varepsilon": "ε",
+          "mathbb": "", "text": "", "mathrm": ""}
+_LATEX_COMMAND = re.compile(r"\\([a-zA-Z]+)")
+
+
+def normalise(text: str) -> str:
+    """``text`` for comparing an excerpt with an extracted source: unicode compatibility forms
+    (ligatures, superscripts: ``C²`` reads ``C2``), one kind of dash and quote, the few LaTeX
+    commands the extractions use as their symbols (``\\delta`` reads ``δ``), markdown emphasis,
+    ``$``, braces and ``^`` removed, hyphens inside words dropped (the extractions join
+    "second-order" to "secondorder" or split words across lines), whitespace collapsed, lower case."""
+    text = _LATEX_COMMAND.sub(lambda m: _LATEX.get(m.group(1), m.group(0)), text)
+    text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
+    text = re.sub(r"[*_$^{}\\]", "", text)
+    text = re.sub(r"(\w)-\s*(\w)", r"\1\2", text)
+    text = re.sub(r"\s+", " ", text).strip().lower()
+    return re.sub(r" ?([=×,;:()]) ?", r"\1", text)
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def numbers_in(text: str) -> list[Decimal]:
+    """Every decimal number written in ``text`` (``0.13``, ``5e-5``, ``-0.75``; a unicode minus
+    counts as a sign)."""
+    return [Decimal(t) for t in _NUMBER.findall(unicodedata.normalize("NFKC", text).translate(_DASHES))]

@@ -1,0 +1,74 @@
+"""SmeLU: ReLU mollified by the box kernel, in closed form.
+
+Averaging ReLU over a window ``[x − β, x + β]`` (the box kernel of half-width β,
+:class:`helpers.srelu.mollify.BoxKernel`) gives
+
+    SmeLU_β(x) = 0 for x ≤ −β,   (x + β)² / (4β) for |x| ≤ β,   x for x ≥ β,
+
+the Smooth ReLU that Shamir & Lin introduced (arXiv 2202.06499, February 2022, "Real World Large
+Scale Recommendation Systems Reproducibility and Smooth Activations"), where it was proposed to
+reduce the prediction churn of ReLU networks. Its derivative ``clamp((x + β)/(2β), 0, 1)`` is
+continuous, its second derivative jumps by ``1/(2β)`` at ``±β``: SmeLU is C¹, not C². Its largest
+distance from ReLU is ``β/4``, at ``x = 0``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+from torch import nn
+
+from helpers.core.registry import register_activation_type
+
+__all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE"]
+
+#: Where SmeLU was introduced (the book names its box-kernel mollified ReLU after it).
+SMELU_REFERENCE = ("Shamir & Lin, \"Real World Large Scale Recommendation Systems Reproducibility and Smooth "
+                   "Activations\", arXiv 2202.06499 (February 2022)")
+
+
+def _beta(beta: object) -> float:
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
+        raise TypeError(f"SmeLU's half-width beta must be a positive real number, got {type(beta).__name__}")
+    beta = float(beta)
+    if not (math.isfinite(beta) and beta > 0):
+        raise ValueError(f"SmeLU's half-width beta must be finite and > 0, got {beta!r}")
+    return beta
+
+
+def _tensor(x: object) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"SmeLU takes a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"SmeLU takes a floating-point tensor, got dtype {x.dtype}")
+    return x
+
+
+def smelu(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+    """SmeLU_β(x), elementwise; differentiable by autograd (the unused branch gets a zero gradient)."""
+    x, beta = _tensor(x), _beta(beta)
+    quadratic = torch.clamp(x + beta, min=0.0) ** 2 / (4 * beta)
+    return torch.where(x >= beta, x, quadratic)
+
+
+def smelu_grad(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+    """dSmeLU_β/dx = clamp((x + β)/(2β), 0, 1)."""
+    x, beta = _tensor(x), _beta(beta)
+    return torch.clamp((x + beta) / (2 * beta), 0.0, 1.0)
+
+
+@register_activation_type
+class SmeLU(nn.Module):
+    """SmeLU with a fixed half-width ``beta`` (the smoothing width is the knob)."""
+
+    def __init__(self, beta: float = 1.0) -> None:
+        super().__init__()
+        self.beta = _beta(beta)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return smelu(x, self.beta)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}"

@@ -1,0 +1,109 @@
+"""What the book shows as a source's value is the source's own: excerpts and their numbers.
+
+Every ``paper.py`` module keeps the source's own words that a claim or page shows as ``QUOTES``
+(:class:`helpers.core.attribution.Quoted`). The numbers a module takes from an excerpt must occur
+in it; where the source texts are at hand (``../shared/papers``, as in CI), every excerpt must occur
+in its source. Claims mark values the source does not print as derived.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from helpers.claims import collect_claims
+from helpers.core.attribution import Derived, Quoted, normalise, numbers_in
+from helpers.core.report import Claim
+from helpers.core.runtime import repo_root
+from helpers.flexact import paper as flexact_paper
+from helpers.gelu_primer import paper as gelu_paper
+from helpers.lambda_gelu import paper as lgelu_paper
+from helpers.srelu import paper as srelu_paper
+
+#: Each paper module and the file of its source text under ``../shared/papers``.
+MODULES = {"gelu-blog.txt": gelu_paper, "lambda-gelu.txt": lgelu_paper, "s-relu.txt": srelu_paper,
+           "flex-act.txt": flexact_paper}
+QUOTES = [(source, key, quote) for source, module in MODULES.items() for key, quote in module.QUOTES.items()]
+PAPERS = repo_root().parent / "shared" / "papers"
+
+
+@pytest.mark.parametrize(("source", "key", "quote"), QUOTES, ids=[f"{s}:{k}" for s, k, _ in QUOTES])
+def test_every_number_taken_from_an_excerpt_occurs_in_it(source: str, key: str, quote: Quoted) -> None:
+    written = numbers_in(quote.text)
+    missing = [v for v in quote.values if not any(Decimal(str(v)) == n for n in written)]
+    assert not missing, f"{source} {key}: {missing} not in {quote.text!r} (numbers there: {written})"
+
+
+@pytest.mark.parametrize(("source", "key", "quote"), QUOTES, ids=[f"{s}:{k}" for s, k, _ in QUOTES])
+def test_every_excerpt_occurs_in_its_source_text(source: str, key: str, quote: Quoted) -> None:
+    path = PAPERS / source
+    if not path.is_file():
+        pytest.skip(f"the source texts are not at {PAPERS}; the excerpts are checked where they are (CI)")
+    assert normalise(quote.text) in normalise(path.read_text(encoding="utf-8")), (
+        f"{source} {key} ({quote.where}): {quote.text!r} is not in the source text")
+
+
+def test_number_check_catches_a_number_that_is_not_in_the_excerpt() -> None:
+    assert Decimal("5e-5") not in numbers_in(gelu_paper.QUOTES["tanh_accuracy"].text)
+    assert Decimal("1e-4") in numbers_in(gelu_paper.QUOTES["tanh_error_near_zero"].text)
+    assert numbers_in("z > −0.75 and 3–4×") == [Decimal("-0.75"), Decimal(3), Decimal(4)]
+
+
+def test_normalise_reads_the_extraction_as_the_excerpt() -> None:
+    assert normalise("a novel second-order continuously\ndifferentiable (C²)") == normalise(
+        "a novel secondorder continuously differentiable (C2)")
+    assert normalise("we use  $\\delta=0.001$  for all") == normalise("we use δ=0.001 for all")
+    assert normalise("four decimal places") not in normalise("to five decimal places")
+
+
+def _claim(paper_value) -> Claim:
+    return Claim(claim="c", source="s, here", paper_value=paper_value, our_value="1", profile="theory", scale="",
+                 verdict="confirmed", notebook="notebooks/x")
+
+
+def test_a_claim_records_whether_its_source_value_is_printed_quoted_or_derived() -> None:
+    printed, quoted = _claim("0.13"), _claim(Quoted("Gradient ≈ 0.13", "first figure"))
+    derived = _claim(Derived("|error| < 5e-5", "our reading of 'four decimal places'",
+                             (Quoted("matches to four decimal places", "section X"),)))
+    assert (printed.paper_kind, printed.paper_value) == ("printed", "0.13")
+    assert (quoted.paper_kind, quoted.paper_detail) == ("quoted", "first figure")
+    assert quoted.paper_value == "“Gradient ≈ 0.13” (first figure)"
+    assert derived.paper_kind == "derived" and derived.paper_detail == "our reading of 'four decimal places'"
+    assert "derived by us" in derived.paper_value and "“matches to four decimal places”" in derived.paper_value
+    with pytest.raises(TypeError):
+        _claim(0.13)
+
+
+@pytest.fixture(scope="module")
+def claims() -> list[Claim]:
+    return collect_claims()
+
+
+def _find(claims: list[Claim], text: str) -> Claim:
+    return next(c for c in claims if text in c.claim)
+
+
+def test_the_values_the_sources_do_not_print_are_marked_derived(claims: list[Claim]) -> None:
+    assert _find(claims, "to four decimal places").paper_kind == "derived"
+    assert _find(claims, "MLP/CNN pairs learn larger mean hardness").paper_kind == "derived"
+    table2 = [c for c in claims if c.claim.startswith("Table II,") and "annealing reduces" in c.claim]
+    assert table2 and all(c.paper_kind == "derived" and "Table II prints no drop" in c.paper_detail
+                          for c in table2 if "not in Table II" not in c.paper_value)
+    margins = [c for c in claims if "S-ReLU beats every other activation" in c.claim]
+    assert margins and all("our assumption" in c.paper_detail for c in margins)
+
+
+def test_the_source_words_behind_the_headline_claims_are_quoted(claims: list[Claim]) -> None:
+    smooth = _find(claims, "S-ReLU is C²")
+    assert smooth.paper_kind == "quoted" and "abstract" in smooth.paper_detail and "Sec. 4.6" in smooth.paper_detail
+    picks = _find(claims, "selects the ground-truth activation")
+    assert picks.paper_kind == "quoted" and "with the exception of Leaky ReLU" in picks.paper_value
+    assert not any("S-ReLU included" in c.claim for c in claims)
+
+
+def test_the_fig2_label_names_the_stand_in_when_the_sweep_runs_another_pair(claims: list[Claim]) -> None:
+    fig2 = [c for c in claims if c.claim.startswith("Fig. 2:")]
+    assert fig2
+    for c in fig2:
+        assert "CIFAR-100" in c.claim, c.claim

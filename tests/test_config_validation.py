@@ -1,0 +1,126 @@
+"""Every field of every run-config class is checked by its table: kind, range, finiteness, names.
+
+For each class the bad values are generated from the field's rule (a bool for a number, a
+string for a number, NaN and ±inf, a path for a name, ...), so a field added with a rule is
+tested by the same cases; a field added without one fails ``test_every_field_has_a_rule``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from helpers.core import validation as v
+from helpers.core.results_cache import config_hash
+from helpers.core.runs import TRAIN_CONFIG_RULES, TrainConfig
+from helpers.flexact.synthetic import SYNTHETIC_CONFIG_RULES, FlexActSyntheticConfig
+from helpers.relu_ization.experiment import RELUIZATION_CONFIG_RULES, ReluizationConfig, reluization_config
+from helpers.srelu.dpo_experiment import DPO_CONFIG_RULES, DPOConfig
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _bases() -> dict[str, tuple[object, dict[str, v.Rule]]]:
+    return {
+        "TrainConfig": (TrainConfig(experiment="t", dataset="adult", model="mlp"), TRAIN_CONFIG_RULES),
+        "FlexActSyntheticConfig": (FlexActSyntheticConfig(), SYNTHETIC_CONFIG_RULES),
+        "DPOConfig": (DPOConfig(), DPO_CONFIG_RULES),
+        "ReluizationConfig": (reluization_config("fmnist", "gelu", 0, "smoke"), RELUIZATION_CONFIG_RULES),
+    }
+
+
+def _bad_values(rule: v.Rule) -> list[object]:
+    """Values ``rule`` must refuse, by kind."""
+    not_none = [] if rule.optional else [None]
+    if rule.kind == "int":
+        below = [rule.low - 1] if rule.low is not None else []
+        return [True, False, "1", 1.0, NAN, INF, *below, *not_none]
+    if rule.kind == "number":
+        out: list[object] = [True, "0.1", NAN, INF, -INF, *not_none]
+        if rule.low is not None:
+            out.append(rule.low if rule.low_open else rule.low - 1)
+        if rule.high is not None:
+            out.append(rule.high if rule.high_open else rule.high + 1)
+        return out
+    if rule.kind == "bool":
+        return [1, 0, "True", None]
+    if rule.kind == "str":
+        return [3, b"x", *([""] if rule.non_empty else []), *not_none]
+    if rule.kind == "name":
+        return ["", "a/b", "../up", "..", ".hidden", "a\\b", "x\ny", "/abs", 3, None]
+    if rule.kind == "choice":
+        return ["no-such-choice", True, 3, *not_none]
+    if rule.kind == "dict":
+        return [[], "x", {1: 2}, {"x": NAN}, {"x": [INF]}, None]
+    if rule.kind == "numbers":
+        return [(), ("1",), (True,), (NAN,), (INF,), 0.1, None]
+    if rule.kind == "choices":
+        return [(), ("no-such-choice",), "x", None]
+    raise AssertionError(f"no bad values for rule kind {rule.kind!r}")
+
+
+CASES = [(cls, name, bad) for cls, (_, rules) in _bases().items() for name, rule in rules.items()
+         for bad in _bad_values(rule)]
+
+
+@pytest.mark.parametrize(("cls", "name", "bad"), CASES,
+                         ids=[f"{c}.{n}={b!r}" for c, n, b in CASES])
+def test_every_field_refuses_a_bad_value_and_names_the_field(cls, name, bad):
+    base, _ = _bases()[cls]
+    with pytest.raises(ValueError) as info:
+        dataclasses.replace(base, **{name: bad})
+    assert name in str(info.value) or (name == "profile" and "profile" in str(info.value))
+
+
+@pytest.mark.parametrize("cls", sorted(_bases()))
+def test_every_field_has_a_rule(cls):
+    base, rules = _bases()[cls]
+    assert sorted(rules) == sorted(f.name for f in dataclasses.fields(base))
+
+
+def test_a_table_missing_a_field_is_refused():
+    base, rules = _bases()["TrainConfig"]
+    with pytest.raises(TypeError, match="no rule for \\['scale_note'\\]"):
+        v.check_fields(base, {k: r for k, r in rules.items() if k != "scale_note"})
+
+
+def test_messages_say_what_is_expected_and_why():
+    with pytest.raises(ValueError, match=r"TrainConfig.epochs must be an int >= 1; got True \(a bool is not a number\)"):
+        TrainConfig(experiment="t", dataset="adult", model="mlp", epochs=True)
+    with pytest.raises(ValueError, match=r"TrainConfig.lr must be a finite number > 0; got '0.1' \(a string"):
+        TrainConfig(experiment="t", dataset="adult", model="mlp", lr="0.1")
+    with pytest.raises(ValueError, match=r"max_grad_norm must be a finite number > 0, or None; got nan \(not finite\)"):
+        TrainConfig(experiment="t", dataset="adult", model="mlp", max_grad_norm=NAN)
+    with pytest.raises(ValueError, match=r"TrainConfig.experiment must be a folder name"):
+        TrainConfig(experiment="../results", dataset="adult", model="mlp")
+
+
+@pytest.mark.parametrize("name", ["min_lr", "warmup_start_lr"])
+def test_a_floor_above_the_learning_rate_or_below_zero_is_refused(name):
+    base = dict(experiment="t", dataset="adult", model="mlp", lr=0.1, schedule="warmup_cosine", warmup_epochs=1)
+    with pytest.raises(ValueError, match=f"{name} must be <= lr"):
+        TrainConfig(**base, **{name: 0.2})
+    with pytest.raises(ValueError, match=f"TrainConfig.{name} must be a finite number >= 0"):
+        TrainConfig(**base, **{name: -1.0})  # the cosine towards -1 was gradient ascent
+    assert getattr(TrainConfig(**base, **{name: 0.1}), name) == 0.1  # the bound itself is allowed
+
+
+def test_an_alias_of_a_dataset_is_refused_since_the_task_compares_canonical_names():
+    with pytest.raises(ValueError, match="TrainConfig.dataset must be one of"):
+        TrainConfig(experiment="t", dataset="tiny_shakespeare", model="gpt")
+
+
+def test_a_bad_field_of_the_arm_inside_a_reluization_config_is_refused():
+    base, _ = _bases()["ReluizationConfig"]
+    with pytest.raises(ValueError, match="ReluizationConfig.train is not a valid TrainConfig: TrainConfig.epochs"):
+        dataclasses.replace(base, train={**base.train, "epochs": True})
+
+
+def test_valid_values_keep_their_cache_key():
+    """The checks never convert a value: ``lr=1`` stays an int in the key, as it always was."""
+    a = TrainConfig(experiment="t", dataset="adult", model="mlp", lr=1)
+    assert a.lr == 1 and isinstance(a.lr, int)
+    assert config_hash(a) == config_hash(TrainConfig(experiment="t", dataset="adult", model="mlp", lr=1))
+    assert math.isfinite(a.weight_decay)

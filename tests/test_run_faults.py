@@ -1,0 +1,260 @@
+"""Faults around a run: another run's checkpoint, a failure record with non-finite values,
+leftovers of a killed write, and every kind of damaged file the project reads (empty, truncated,
+random bytes, a folder instead of a file, edited in place), each refused with the file named."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import TensorDataset
+
+from helpers import preflight
+from helpers.core.data import make_loader
+from helpers.core.models import MLP
+from helpers.core.results_cache import (
+    STALE_TEMP_MARGIN_S,
+    RunFailed,
+    register_runner,
+    result_path,
+    run_or_load,
+)
+from helpers.core.train import fit
+
+MIRROR = Path(os.environ.get("REPRO_DATA_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
+
+
+# ------------------------------------------------------------------------ checkpoints bound to their run
+def _fit(ckpt: Path, epochs: int, run_key: dict[str, str] | None) -> dict:
+    torch.manual_seed(3)
+    g = torch.Generator().manual_seed(0)
+    xs, ys = torch.randn(64, 4, generator=g), torch.randint(0, 2, (64,), generator=g)
+    model = MLP(4, 2, depth=1, width=8)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train = make_loader(TensorDataset(xs, ys), 16, True, seed=1)
+    val = make_loader(TensorDataset(xs, ys), 32, False)
+    return fit(model, train, val, optimizer=opt, epochs=epochs, task="classification",
+               checkpoint_path=ckpt, run_key=run_key)
+
+
+A = {"config_hash": "aaaaaaaaaaaaaaaa", "code_version": "1"}
+B = {"config_hash": "bbbbbbbbbbbbbbbb", "code_version": "1"}
+
+
+def test_a_checkpoint_of_another_run_is_moved_aside_with_both_keys_named(tmp_path):
+    ckpt = tmp_path / "checkpoint.ckpt"
+    _fit(ckpt, 3, A)  # another configuration's run, killed after its 3rd epoch
+    fresh = _fit(tmp_path / "fresh.ckpt", 2, B)
+    with pytest.warns(RuntimeWarning) as record:
+        out = _fit(ckpt, 2, B)
+    message = str(record[0].message)
+    assert str(ckpt) in message and A["config_hash"] in message and B["config_hash"] in message
+    assert "checkpoint.ckpt.foreign" in message
+    assert len(out["history"]) == 2 and out["history"] == fresh["history"]  # trained from scratch
+    assert (tmp_path / "checkpoint.ckpt.foreign").exists()  # moved, not deleted
+
+
+def test_a_checkpoint_without_a_run_key_is_not_resumed_by_a_keyed_run(tmp_path):
+    ckpt = tmp_path / "checkpoint.ckpt"
+    _fit(ckpt, 1, None)
+    with pytest.warns(RuntimeWarning, match="no run key"):
+        out = _fit(ckpt, 2, A)
+    assert [row["epoch"] for row in out["history"]] == [1, 2]
+
+
+def test_the_same_run_resumes_its_own_checkpoint_silently(tmp_path):
+    ckpt = tmp_path / "checkpoint.ckpt"
+    full = _fit(tmp_path / "full.ckpt", 3, A)
+    _fit(ckpt, 2, A)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resumed = _fit(ckpt, 3, A)
+    assert resumed["history"] == full["history"]
+    assert torch.load(ckpt, weights_only=True)["run_key"] == A
+
+
+@pytest.mark.parametrize("bad", [{"config_hash": 1}, "abc", [("a", "b")]])
+def test_a_malformed_run_key_is_refused(tmp_path, bad):
+    with pytest.raises(TypeError, match="run_key must be a mapping of str to str"):
+        _fit(tmp_path / "c.ckpt", 1, bad)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0, True, "1"])
+def test_fit_refuses_a_bad_max_grad_norm(tmp_path, bad):
+    with pytest.raises(ValueError, match="max_grad_norm must be None or a finite number > 0"):
+        fit(MLP(2, 2, depth=1, width=2), [], [], optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
+            epochs=1, task="classification", max_grad_norm=bad)
+
+
+def test_train_model_binds_the_checkpoint_to_the_config(tmp_path, require_dataset, monkeypatch):
+    """The real runner: a 3-epoch config's checkpoint in a 2-epoch config's workdir."""
+    require_dataset("adult")
+    from helpers.core.runs import TrainConfig, train_model
+
+    monkeypatch.setenv("REPRO_QUIET", "1")
+    base = dict(experiment="bind", dataset="adult", model="mlp", profile="smoke", n_train=64, n_val=32,
+                batch_size=32, model_kwargs={"depth": 1, "width": 8})
+    other, mine = TrainConfig(**base, epochs=3), TrainConfig(**base, epochs=2)
+    workdir = result_path(mine).with_suffix("")
+    train_model(other, workdir)  # leaves the other run's checkpoint in this run's workdir
+    with pytest.warns(RuntimeWarning, match="belongs to another run"):
+        result = run_or_load(mine)
+    assert len(result["history"]) == 2
+    assert (workdir / "checkpoint.ckpt.foreign").exists()
+
+
+# ------------------------------------------------------------------------ failure records and leftovers
+@dataclass(frozen=True)
+class _ProbeConfig:
+    experiment: str = "probe"
+    profile: str = "smoke"
+    value: float = 0.0
+    fail: bool = False
+
+
+@register_runner(_ProbeConfig)
+def _probe_runner(cfg: _ProbeConfig, workdir: Path) -> dict:
+    if cfg.fail:
+        raise RunFailed(f"diverged with value {cfg.value}")
+    return {"value_seen": 1}
+
+
+def test_a_failure_record_with_non_finite_values_keeps_the_run_failed_error():
+    cfg = _ProbeConfig(value=float("nan"), fail=True)
+    with pytest.raises(RunFailed, match="diverged"):
+        run_or_load(cfg)
+    failed = result_path(cfg).with_suffix(".failed.json")
+    assert '"value":"nan"' in failed.read_text()
+    assert not result_path(cfg).with_suffix("").exists()  # no empty workdir left
+
+
+def test_an_empty_workdir_is_removed_after_a_successful_run():
+    cfg = _ProbeConfig(value=1.0)
+    run_or_load(cfg)
+    assert result_path(cfg).exists() and not result_path(cfg).with_suffix("").exists()
+
+
+def test_temp_files_of_a_killed_write_are_removed_on_the_next_run():
+    cfg = _ProbeConfig(value=2.0)
+    folder = result_path(cfg).parent
+    workdir = result_path(cfg).with_suffix("")
+    workdir.mkdir(parents=True)
+    stale = [folder / f"{result_path(cfg).name}abc.tmp", workdir / ".checkpoint.ckpt.xyz.tmp"]
+    for path in stale:
+        path.write_bytes(b"half a file")
+        past = time.time() - STALE_TEMP_MARGIN_S - 3600
+        os.utime(path, (past, past))
+    current = folder / "someone-writing-now.tmp"
+    current.write_bytes(b"in progress")
+    run_or_load(cfg)
+    assert not any(p.exists() for p in stale)
+    assert current.exists()  # another process's write in progress is left alone
+
+
+# ------------------------------------------------------------------------ dataset files
+@pytest.fixture
+def data_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REPRO_OFFLINE", "1")
+    monkeypatch.setenv("REPRO_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    return tmp_path / "data"
+
+
+@pytest.mark.parametrize("content", [b"", b"\n"], ids=["empty", "blank-line"])
+def test_an_empty_adult_file_names_the_path(data_env, monkeypatch, content):
+    from helpers.core.data import load_adult
+    from helpers.core.data.sources import DataError
+
+    monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
+    (data_env / "adult").mkdir()
+    path = data_env / "adult" / "adult.csv"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=f"{path}: empty file"):
+        load_adult()
+
+
+class _Planted:
+    def __reduce__(self):
+        return (os.system, ("echo planted",))
+
+
+@pytest.mark.parametrize("payload", ["malicious", "truncated", "not-a-dict"])
+def test_a_bad_cifar_batch_names_the_file(data_env, monkeypatch, capfd, payload):
+    from helpers.core.data import load_cifar10
+    from helpers.core.data.sources import DataError
+
+    monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
+    folder = data_env / "cifar10" / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    good = pickle.dumps({b"data": [[0] * 3072], b"labels": [0]})
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        (folder / name).write_bytes(good)
+    bad = {"malicious": pickle.dumps({b"data": _Planted()}), "truncated": good[: len(good) // 2],
+           "not-a-dict": pickle.dumps([1, 2])}[payload]
+    (folder / "data_batch_1").write_bytes(bad)
+    with pytest.raises(DataError) as info:
+        load_cifar10()
+    assert str(folder / "data_batch_1") in str(info.value)
+    assert "planted" not in capfd.readouterr().out  # the planted payload never ran
+
+
+def _shakespeare(data_env: Path) -> Path:
+    source = MIRROR / "tinyshakespeare" / "input.txt"
+    if not source.is_file():
+        pytest.skip("no offline mirror: set REPRO_DATA_DIR (CI and repro.sh do)")
+    (data_env / "tinyshakespeare").mkdir()
+    target = data_env / "tinyshakespeare" / "input.txt"
+    shutil.copyfile(source, target)
+    return target
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "random-bytes", "a-folder", "one-byte-edited"])
+def test_preflight_refuses_a_damaged_dataset_file_and_names_it(data_env, capsys, damage):
+    path = _shakespeare(data_env)
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "random-bytes":
+        path.write_bytes(os.urandom(len(data)))
+    elif damage == "a-folder":
+        path.unlink()
+        path.mkdir()
+    else:  # relabelled: one character changed, same size
+        path.write_bytes(data[:100] + (b"X" if data[100:101] != b"X" else b"Y") + data[101:])
+    assert preflight.check(["tinyshakespeare"]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and "not intact" in err
+
+
+def test_preflight_notices_an_edit_in_place_after_a_cached_check(data_env, capsys):
+    """Same size, and the modification time set back: the change time still moves."""
+    path = _shakespeare(data_env)
+    assert preflight.check(["tinyshakespeare"]) == 0  # hashed once, remembered
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    data[200] = ord("Z") if data[200] != ord("Z") else ord("Q")
+    time.sleep(0.01)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert preflight.check(["tinyshakespeare"]) == 1
+    assert str(path) in capsys.readouterr().err
+
+
+def test_preflight_says_when_it_did_not_check_content(data_env, monkeypatch, capsys):
+    path = _shakespeare(data_env)
+    path.write_bytes(b"not shakespeare")
+    monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
+    assert preflight.check(["tinyshakespeare"]) == 0
+    assert "not checked against their checksums" in capsys.readouterr().err
+
