@@ -124,3 +124,15 @@ def test_valid_values_keep_their_cache_key():
     assert a.lr == 1 and isinstance(a.lr, int)
     assert config_hash(a) == config_hash(TrainConfig(experiment="t", dataset="adult", model="mlp", lr=1))
     assert math.isfinite(a.weight_decay)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"model_kwargs": {"hidden": 3}}, "model 'mlp' takes no argument 'hidden'; its model_kwargs are depth, width"),
+    ({"activation": "nope"}, "TrainConfig.activation 'nope'.*unknown activation"),
+    ({"activation_kwargs": {"delta": 0.1}}, "TrainConfig.activation 'gelu'.*bad arguments"),
+    ({"penultimate_activation": "flexact", "penultimate_kwargs": {"candidates": ("relu", "nope")}},
+     "TrainConfig.penultimate_activation 'flexact'"),
+])
+def test_activation_and_model_arguments_fail_when_the_config_is_made(fields, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(experiment="e", dataset="adult", model="mlp", **fields)

@@ -86,6 +86,13 @@ def test_a_malformed_run_key_is_refused(tmp_path, bad):
         _fit(tmp_path / "c.ckpt", 1, bad)
 
 
+@pytest.mark.parametrize("epochs", [True, 0, 1.0])
+def test_fit_refuses_epochs_that_are_not_a_positive_int(tmp_path, epochs):
+    with pytest.raises(ValueError, match="epochs must be a positive int"):
+        fit(MLP(2, 2, depth=1, width=2), [], [], optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
+            epochs=epochs, task="classification")
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0, True, "1"])
 def test_fit_refuses_a_bad_max_grad_norm(tmp_path, bad):
     with pytest.raises(ValueError, match="max_grad_norm must be None or a finite number > 0"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -434,6 +434,28 @@ class ConvNeXt(nn.Module):
 
 # ------------------------------------------------------------------------------ construction
 MODEL_NAMES: tuple[str, ...] = ("mlp", "resnet18", "resnet34", "vit", "convnext", "gpt")
+
+
+def _model_class(name: str) -> type[nn.Module]:
+    return {"mlp": MLP, "resnet18": ResNet, "resnet34": ResNet, "vit": ViT, "convnext": ConvNeXt, "gpt": GPT}[name]
+
+
+#: Constructor arguments :func:`build_model` fills from the data and the activation itself.
+_FILLED_BY_BUILD = frozenset({"self", "in_features", "out_features", "num_classes", "in_channels", "image_size",
+                              "vocab_size", "act", "blocks"})
+
+
+def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
+    """Raise ``ValueError`` naming the model and the accepted keys when ``kwargs`` holds a key its
+    constructor does not take (so a config fails when it is made, not when its run starts)."""
+    if not isinstance(name, str) or name not in MODEL_NAMES:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    params = inspect.signature(_model_class(name).__init__).parameters
+    accepted = sorted(p for p in params if p not in _FILLED_BY_BUILD and params[p].kind is not params[p].VAR_KEYWORD)
+    unknown = sorted(k for k in kwargs if k not in accepted)
+    if unknown:
+        raise ValueError(f"model {name!r} takes no argument {', '.join(map(repr, unknown))}; "
+                         f"its model_kwargs are {', '.join(accepted)}")
 
 
 def build_model(name: str, *, input_shape: Sequence[int] | None = None, num_classes: int | None = None,

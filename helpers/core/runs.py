@@ -21,7 +21,7 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
-from helpers.core.models import MODEL_NAMES, build_model
+from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
 from helpers.core.augment import AUGMENTATIONS, batch_transform
 from helpers.core.provenance import PRECISIONS, check_precision
 from helpers.core.registry import activation_factory
@@ -189,6 +189,10 @@ class TrainConfig:
             if self.activation != "srelu" or self.activation_kwargs.get("learnable", False):
                 raise ValueError(f"delta_anneal_target anneals a fixed S-ReLU δ; activation is "
                                  f"{self.activation!r} with {self.activation_kwargs}")
+        _check_activation("activation", self.activation, self.activation_kwargs)
+        if self.penultimate_activation is not None:
+            _check_activation("penultimate_activation", self.penultimate_activation, self.penultimate_kwargs)
+        check_model_kwargs(self.model, self.model_kwargs)
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
         if self.channels_last and self.model not in CHANNELS_LAST_MODELS:
@@ -241,6 +245,14 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "channels_last": v.boolean(),
     "scale_note": v.text(),
 }
+
+
+def _check_activation(field_name: str, name: str, kwargs: dict[str, Any]) -> None:
+    """The activation and its arguments build (a typo fails when the config is made, not in a worker)."""
+    try:
+        activation_factory(name, **kwargs)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"TrainConfig.{field_name} {name!r} with {kwargs}: {err}") from None
 
 
 def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:

@@ -238,10 +238,10 @@ def split_runnable(configs: list) -> tuple[list, list]:
     return here, [c for c in configs if not runnable_here(c)]
 
 
-def _claim_keys(text: list[str]) -> list[str]:
+def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
     unknown = [k for k in text if k not in CLAIMS]
     if unknown:
-        raise SystemExit(f"unknown claim {', '.join(unknown)}; choose from {', '.join(CLAIMS)}")
+        parser.error(f"unknown claim {', '.join(unknown)}; choose from {', '.join(CLAIMS)}")  # exits 2
     return text or list(CLAIMS)
 
 
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="parallel runs, a positive integer (default: REPRO_WORKERS, else one per core)")
     parser.add_argument("--status", action="store_true", help="print progress per claim and exit")
     args = parser.parse_args(argv)
-    keys = _claim_keys(args.claims)
+    keys = _claim_keys(parser, args.claims)
     if args.status:
         finished = _finished_seconds()
         for key in keys:
