@@ -23,6 +23,8 @@ from helpers.core.runs import RunExtension
 
 # Each method's modules, imported by name. A config class's runner registers when its module is
 # imported (``register_runner``), so the modules that define one are imported here too.
+from helpers.churn import claims as churn_claims
+from helpers.churn import predictions as churn_predictions
 from helpers.flexact import activation as flexact_activation
 from helpers.flexact import claims as flexact_claims
 from helpers.flexact import hook as flexact_hook
@@ -87,6 +89,8 @@ METHODS: tuple[Method, ...] = (
 #: level (not under the method rule of the architecture test), and their claims follow the papers'.
 BEYOND_THE_PAPERS: tuple[Method, ...] = (
     Method("relu_ization", "ReLU-ization (beyond the papers)", relu_ization_claims.claims),
+    Method("churn", "Prediction churn (beyond the papers)", churn_claims.report_claims,
+           run_extensions=(churn_predictions.RUN_EXTENSION,)),
 )
 
 #: Whose claims the report lists, in report order.

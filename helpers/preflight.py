@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 from helpers.core.data import SPECS, _canonical, available
 from helpers.core.data.sources import DataError, locate, offline, verification_enabled
+from helpers.core.data.imagenet import verify_imagenet
 
 #: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
 #: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see
@@ -49,6 +50,23 @@ NEEDED: dict[str, str] = {
     "cifar10": "00_datasets, λ-GELU ResNet/DeiT runs, S-ReLU (20-21), Flex-Act CIFAR (31), ReLU-ization (41)",
     "tinyshakespeare": "00_datasets, λ-GELU GPT runs, S-ReLU DPO (22), ReLU-ization GPT (41)",
 }
+
+#: Datasets the paper profile's runs read beyond :data:`NEEDED`: the papers' own data, which the
+#: cpu profile replaces by stand-ins. At this profile nothing is downloaded on first use: a
+#: missing dataset stops the command, saying where to put it.
+PAPER_NEEDED: dict[str, str] = {
+    **NEEDED,
+    "cifar100": "λ-GELU Table I/II and c sweep (ResNet-18), paper profile",
+    "tinyimagenet": "λ-GELU Table I/II (ViT), paper profile",
+    "wikitext2": "λ-GELU Table I/II (GPT), paper profile",
+    "imagenet": "S-ReLU Tables 1-2 ImageNet-1K rows (ViT-Tiny, DeiT-Tiny), paper profile",
+}
+
+
+def needed(profile: str = "cpu") -> dict[str, str]:
+    """The datasets a profile reads, with who reads them (``paper``: :data:`PAPER_NEEDED`)."""
+    return PAPER_NEEDED if profile == "paper" else NEEDED
+
 
 #: The Debian package that provides Fashion-MNIST, and where it puts the files.
 APT_PACKAGE = "dataset-fashion-mnist"
@@ -88,7 +106,8 @@ def missing(names: Sequence[str] | None = None) -> list[Missing]:
     for name in names if names is not None else NEEDED:
         key = _canonical(name)
         if not available(key):
-            out.append(Missing(key, SPECS[key].title, NEEDED.get(key, "requested"), _expected_files(key)))
+            used_by = NEEDED.get(key) or PAPER_NEEDED.get(key, "requested")
+            out.append(Missing(key, SPECS[key].title, used_by, _expected_files(key)))
     return out
 
 
@@ -105,7 +124,9 @@ def damaged(names: Sequence[str] | None = None) -> list[str]:
         if not available(key):
             continue  # reported by missing()
         try:
-            locate(SPECS[key], download=False, verify=True)
+            found = locate(SPECS[key], download=False, verify=True)
+            if key == "imagenet":  # a folder of 1.33M files: counts and sampled digests, not per-file sums
+                verify_imagenet(found.directory)
         except DataError as err:
             out.append(f"{key}: {err}")
     return out
@@ -179,8 +200,14 @@ def _apt_install() -> bool:
 
 
 def check(names: Sequence[str] | None = None, *, install: bool = False,
-          timeout: float = PROBE_TIMEOUT_S) -> int:
-    """Print one message for every missing dataset and return the exit status (0 = go on)."""
+          timeout: float = PROBE_TIMEOUT_S, profile: str = "cpu") -> int:
+    """Print one message for every missing dataset and return the exit status (0 = go on).
+
+    ``profile="paper"`` checks :data:`PAPER_NEEDED` by default, and a missing dataset stops the
+    command even where the loaders could download it: paper-scale runs start from data a person
+    put in place, never from a silent download."""
+    if names is None and profile == "paper":
+        names = list(PAPER_NEEDED)
     try:
         absent = missing(names)
     except ValueError as err:  # a bad REPRO_DATA_DIR, an unknown dataset name
@@ -206,6 +233,11 @@ def check(names: Sequence[str] | None = None, *, install: bool = False,
             absent = missing(names)
     if not absent:
         return 0
+    if profile == "paper":
+        print(message(absent, offline_reason="at the paper profile nothing is downloaded on first use, "
+                      "so put each dataset in place first (ImageNet-1K cannot be downloaded at all: "
+                      "its layout is in helpers/core/data/imagenet.py)"), file=sys.stderr)
+        return 1
     can_download = downloadable(absent, timeout)
 
     later = [m.key for m in absent if can_download[m.key]]
@@ -233,13 +265,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("datasets", nargs="*", help=f"dataset names (default: {', '.join(NEEDED)})")
     parser.add_argument("--install", action="store_true",
                         help=f"as root, apt-get install {APT_PACKAGE} when Fashion-MNIST is all that is missing")
+    parser.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "paper"),
+                        help="the profile whose datasets to check (paper: its own data too, and no downloads)")
     args = parser.parse_args(argv)
     for name in args.datasets:
         try:
             _canonical(name)
         except ValueError as err:
             parser.error(str(err))
-    return check(args.datasets or None, install=args.install)
+    return check(args.datasets or None, install=args.install, profile=args.profile)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ PACKAGE = ROOT / "helpers"
 
 METHODS = method_packages()
 APP = ("helpers.methods", "helpers.activations", "helpers.models", "helpers.experiments", "helpers.claims", "helpers.verify_results",
-       "helpers.verify_rerun", "helpers.preflight", "helpers.protocols", "helpers.relu_ization")
+       "helpers.verify_rerun", "helpers.preflight", "helpers.protocols", "helpers.relu_ization", "helpers.churn")
 
 #: Imports between method packages, each with its reason.
 METHOD_TO_METHOD: dict[tuple[str, str], str] = {}

@@ -11,7 +11,8 @@ torch operations on tensors (:class:`FusedKernel` wraps such a formula). How a f
   with dynamic shapes, so a new batch size does not recompile; Inductor caches the generated code
   on disk, so later processes load it in seconds.
 * ``eager``: the same formula as ordinary ATen calls. Always available, differentiable again
-  (double backward), used for float64 (gradcheck), for other devices, and below
+  (double backward), used for float64 (gradcheck), for devices other than the CPU and CUDA
+  (CUDA compiles to Triton kernels), and below
   :data:`COMPILE_MIN_NUMEL` elements, where the compiled function's Python wrapper costs more
   than the memory passes it saves.
 * ``auto`` (default): ``compiled`` where it applies and works, else ``eager``.
@@ -51,6 +52,15 @@ KERNEL_BACKENDS: tuple[str, ...] = ("auto", "compiled", "eager")
 #: function costs 70-120 µs of Python and guard overhead, about three ATen elementwise passes
 #: over 64k floats. ``benchmarks/training_step.py`` shows the end-to-end effect.
 COMPILE_MIN_NUMEL: int = 1 << 16
+
+# Where a formula is compiled, by device type: on the CPU Inductor emits C++ loops (float32 only:
+# bf16 autocast keeps activations in float32 on the CPU, and float64 is for gradcheck); on CUDA
+# it emits Triton kernels, also for the bf16/fp16 tensors autocast gives there. Other devices
+# (MPS, "meta") run the eager formula.
+_COMPILED_DTYPES: dict[str, tuple[torch.dtype, ...]] = {
+    "cpu": (torch.float32,),
+    "cuda": (torch.float32, torch.bfloat16, torch.float16),
+}
 
 # Dynamo keeps at most this many compiled variants per formula (rank x layout x gradients needed
 # stay well below it); past it, it silently runs the formula eagerly, which is still correct.
@@ -123,7 +133,7 @@ class FusedKernel:
             return False  # inside a user's torch.compile: it traces and fuses the formula itself
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return False  # double backward: keep every op differentiable
-        if x.device.type != "cpu" or x.dtype != torch.float32 or x.numel() == 0:
+        if x.numel() == 0 or x.dtype not in _COMPILED_DTYPES.get(x.device.type, ()):
             return False
         return _backend == "compiled" or x.numel() >= COMPILE_MIN_NUMEL
 

@@ -40,6 +40,7 @@ __all__ = [
     "describe",
     "machine_provenance",
     "note_backend",
+    "note_device",
     "note_steps",
     "note_threads",
     "provenance_mismatch",
@@ -54,7 +55,13 @@ PRECISIONS: tuple[str, ...] = ("float32", "bf16")
 #: Provenance fields that must agree for two runs of one config to be bit-identical.
 COMPARED_FIELDS: tuple[str, ...] = (
     "cpu_model", "cpu_capability", "machine", "torch", "threads", "precision", "backends",
+    "device", "device_name", "cuda", "cudnn", "world_size",
 )
+
+#: What a field absent from a record means: results written before devices were recorded ran in
+#: one process on the CPU, so they compare equal to a CPU rerun in those fields.
+FIELD_DEFAULTS: dict[str, Any] = {"device": "cpu", "device_name": None, "cuda": None, "cudnn": None,
+                                  "world_size": 1}
 
 #: Lets a bf16 run train on a CPU without native bf16 (correct, but 10-17x slower than float32).
 ALLOW_EMULATED_BF16_ENV = "REPRO_ALLOW_EMULATED_BF16"
@@ -155,6 +162,13 @@ def note_threads(threads: int) -> None:
         _recorder["threads"] = threads
 
 
+def note_device(record: dict[str, Any]) -> None:
+    """Called by a run with :func:`helpers.core.device.device_provenance` of its device and its
+    world size (``{"device": "cuda", "device_name": ..., "cuda": ..., "cudnn": ..., "world_size": 2}``)."""
+    if _recorder is not None:
+        _recorder["device"] = dict(record)
+
+
 def note_steps(steps: int) -> None:
     """Called by the training loop with the number of optimiser steps taken so far."""
     if _recorder is not None:
@@ -187,6 +201,9 @@ def run_provenance(record: dict[str, Any], precision: str = "float32") -> dict[s
         "precision": precision,
         "backends": {name: "+".join(sorted(used)) for name, used in sorted(record["backends"].items())},
         "optimizer_steps": record.get("steps"),
+        # the device always; GPU names, versions and a world size > 1 where they apply (an absent
+        # field reads as FIELD_DEFAULTS, so older results compare as one-process CPU runs)
+        **{k: v for k, v in (record.get("device") or {}).items() if k == "device" or v != FIELD_DEFAULTS.get(k)},
     }
 
 
@@ -196,8 +213,11 @@ def provenance_mismatch(committed: dict[str, Any] | None, rerun: dict[str, Any])
     provenance was recorded (``committed is None``) differs in every field."""
     if committed is None:
         return ["provenance (not recorded: the result predates provenance)"]
-    return [f"{key}: {committed.get(key)!r} vs {rerun.get(key)!r}"
-            for key in COMPARED_FIELDS if committed.get(key) != rerun.get(key)]
+    def field(record: dict[str, Any], key: str) -> Any:
+        return record.get(key, FIELD_DEFAULTS.get(key))
+
+    return [f"{key}: {field(committed, key)!r} vs {field(rerun, key)!r}"
+            for key in COMPARED_FIELDS if field(committed, key) != field(rerun, key)]
 
 
 def describe(provenance: dict[str, Any] | None) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, field, fields as dataclass_fields, replace
+from typing import TYPE_CHECKING, Any, Literal
 import html
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
 from helpers.core.display import exact_text, number_text
@@ -74,6 +74,24 @@ ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
+class RunDesign:
+    """The numbers behind one run-based test of a claim, kept beside the row's display strings so
+    that a tool can ask what more seeds would decide (:mod:`helpers.protocols.seed_plan`): the
+    comparison (``None`` when there were too few runs for an interval) and the rule it was judged by
+    (:func:`run_verdict`'s ``claim``, ``claimed_effect``, ``margin``, ``direction``), with that
+    part's verdict and label. A row judged in several parts (every level, every competitor) holds
+    one per part."""
+
+    comparison: Comparison | None
+    claim: RunClaim = "direction"
+    claimed_effect: float | None = None
+    margin: float | None = None
+    direction: int | None = None
+    verdict: Verdict = "inconclusive"
+    label: str = ""
+
+
+@dataclass(frozen=True)
 class Claim:
     """One quantitative statement of a source document and what we found.
 
@@ -91,7 +109,9 @@ class Claim:
     decided the verdict (exact computation,
     the source's own numbers, or our runs; by default ``runs`` unless the profile is ``theory`` or
     ``any``). A run-based claim carries ``effect``, ``ci`` (each interval with its level), ``n``, ``test`` and ``mde``
-    (display strings; see :func:`comparison_fields`); they stay empty for exact claims.
+    (display strings; see :func:`comparison_fields`); they stay empty for exact claims. ``design``
+    keeps the numbers behind those strings (:class:`RunDesign`, set by :func:`judge`); it is not
+    displayed and not part of :meth:`as_row`.
     """
 
     claim: str
@@ -112,6 +132,8 @@ class Claim:
     anchor: str = ""
     paper_kind: str = ""
     paper_detail: str = ""
+    #: The run-based tests behind the row (:class:`RunDesign`, one per part); not displayed.
+    design: tuple[RunDesign, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         value = self.paper_value
@@ -141,7 +163,8 @@ class Claim:
         return self.verdict
 
     def as_row(self) -> dict[str, str]:
-        row = asdict(self)
+        """The displayed fields (every field but ``design``) and the verdict label."""
+        row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name != "design"}
         row["verdict_label"] = self.verdict_label
         return row
 
@@ -196,7 +219,7 @@ def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1
 
 
 def intersection_union(parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *,
-                       what: str = "parts") -> tuple[Verdict, dict[str, str]]:
+                       what: str = "parts") -> tuple[Verdict, dict[str, Any]]:
     """A claim about every level or every competitor, from the :func:`judge` result of each part:
     confirmed only when every part is, contradicted when any part is, inconclusive otherwise
     (intersection-union: each part at its own level, no adjustment). The fields are those of the
@@ -213,6 +236,8 @@ def intersection_union(parts: Mapping[str, tuple[str, Mapping[str, str], Compari
 
     key = max(parts, key=weakness)
     fields = dict(parts[key][1])
+    fields["design"] = tuple(replace(d, label=d.label or name) for name, (_, f, _) in parts.items()
+                             for d in f.get("design", ()))
     if fields.get("effect") and not fields["effect"].startswith(f"{key}:"):
         fields["effect"] = f"{key}: {fields['effect']}"
     listed = ", ".join(f"{name} {v}" for name, (v, _, _) in parts.items())
@@ -223,26 +248,30 @@ def intersection_union(parts: Mapping[str, tuple[str, Mapping[str, str], Compari
 
 def judge(make: Callable[[], Comparison], claimed_effect: float | None = None, *, claim: RunClaim = "direction",
           margin: float | None = None, direction: int | None = None, digits: int = 2, unit: str = "",
-          label: str = "") -> tuple[Verdict, dict[str, str], Comparison | None]:
+          label: str = "") -> tuple[Verdict, dict[str, Any], Comparison | None]:
     """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
     ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
     TOST or non-inferiority result appended to the test). With too few runs for an interval (one
     seed, e.g. the smoke profile) the verdict is ``inconclusive`` and the fields say why, so a page
-    still renders. ``label`` prefixes the effect (e.g. which arms)."""
+    still renders. ``label`` prefixes the effect (e.g. which arms). The fields also hold ``design``,
+    the :class:`RunDesign` a :class:`Claim` keeps beside its display strings."""
 
     try:
         comp = make()
     except InsufficientData as err:
-        return "inconclusive", {"n": "too few runs", "test": f"no interval: {err}"}, None
+        return "inconclusive", {"n": "too few runs", "test": f"no interval: {err}",
+                                "design": (RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive",
+                                                     label),)}, None
     verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction)
     extra = ""
     if claim == "equivalence":
         extra = tost(comp, margin).describe()  # type: ignore[arg-type]
     elif claim == "non-inferiority":
         extra = non_inferiority(comp, margin).describe()  # type: ignore[arg-type]
-    fields = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim)
+    fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim)
     if label:
         fields["effect"] = f"{label}: {fields['effect']}"
+    fields["design"] = (RunDesign(comp, claim, claimed_effect, margin, direction, verdict, label),)
     return verdict, fields, comp
 
 
@@ -254,10 +283,14 @@ def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
     return "contradicted" if "contradicted" in verdicts else "inconclusive"
 
 
-def merge_fields(parts: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    """The claim fields of several parts in one row: ``"ViT: +0.1; ConvNeXt: +0.0"`` per field."""
+def merge_fields(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The claim fields of several parts in one row: ``"ViT: +0.1; ConvNeXt: +0.0"`` per field, and
+    every part's :class:`RunDesign` (labelled with its part's name)."""
     keys = ("effect", "ci", "n", "test", "mde")
-    return {k: "; ".join(f"{name}: {f[k]}" for name, f in parts.items() if f.get(k)) for k in keys}
+    merged: dict = {k: "; ".join(f"{name}: {f[k]}" for name, f in parts.items() if f.get(k)) for k in keys}
+    merged["design"] = tuple(replace(d, label=d.label or name) for name, f in parts.items()
+                             for d in f.get("design", ()))
+    return merged
 
 
 def run_verdict(comparison: Comparison, claimed_effect: float | None = None, *, claim: RunClaim = "direction",

@@ -35,7 +35,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import multiprocessing
 import heapq
 
-from helpers.core import provenance
+from helpers.core import executors, provenance
 from helpers.core.result_files import CorruptResult, read_verified, with_checksum
 from helpers.core.runtime import (
     bool_env,
@@ -391,9 +391,42 @@ def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str,
             signal.signal(signal.SIGTERM, previous)
 
 
+def _run_job(config: Any, rerun: bool) -> dict:
+    """Body of a submitit job of :func:`run_many` (module level: jobs pickle it by reference)."""
+    return run_or_load(config, rerun=rerun)
+
+
+def _submitit(configs: list, todo: list[int], executor: Any, rerun: bool, desc: str,
+              results: list, failures: list) -> None:
+    """The submitit branch of :func:`run_many`: one job per run, sent as job arrays; an
+    interrupted wait (Ctrl-C, ``kill``) cancels the jobs, which resume from their checkpoints."""
+    call = executors.CheckpointedCall(_run_job, _PLUGIN_MODULES)
+    jobs = executors.submit_array(executor, call, [configs[i] for i in todo], [rerun] * len(todo))
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
+    try:
+        for i, job in progress(zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs),
+                               each=True, unit="run"):
+            try:
+                results[i] = job.result()
+            except Exception as err:  # noqa: BLE001 (the job's own error comes back as text)
+                failures.append(RunFailed(executors.failure_text(job, err)))
+    except BaseException:
+        executors.cancel_all(jobs)
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
-             rerun: bool | None = None) -> list[dict]:
+             rerun: bool | None = None, executor: Any = "local") -> list[dict]:
     """``run_or_load`` every config, training the missing ones in parallel worker processes.
+
+    ``executor`` is where the missing runs train (:mod:`helpers.core.executors`): ``"local"``
+    (worker processes here), ``"slurm"`` or ``"submitit-local"`` (submitit jobs with default
+    :class:`~helpers.core.executors.ClusterOptions`), or a submitit executor set up by the caller.
+    Every run, wherever it trains, writes its result under ``results/`` (a cluster shares it).
 
     Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results do
     not depend on ``workers``: ``workers`` runs share the machine instead of one run using every
@@ -405,6 +438,8 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
 
 
     configs = list(configs)
+    if isinstance(executor, str):
+        executors.check_executor(executor)
     if not configs:
         return []
     for cfg in configs:
@@ -421,7 +456,13 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
             "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
         )
     results: list[dict | None] = [None] * len(configs)
-    if todo:
+    if todo and executor != "local":
+        failures: list[BaseException] = []
+        chosen = executors.make_executor(executor) if isinstance(executor, str) else executor
+        _submitit(configs, todo, chosen, rerun, desc, results, failures)
+        if failures:
+            raise failures[0]
+    elif todo:
         n = workers if workers is not None else default_workers(current_profile(configs[todo[0]].profile))
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"workers must be a positive integer, got {n!r}")

@@ -10,12 +10,12 @@ runs it applies, and two that both want to set the optimiser's parameter groups 
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import TensorDataset
@@ -23,7 +23,10 @@ from torch.utils.data import TensorDataset
 from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
 from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
 from helpers.core.augment import AUGMENTATIONS, batch_transform
-from helpers.core.provenance import PRECISIONS, check_precision
+from helpers.core.provenance import PRECISIONS, note_device
+from helpers.core import distributed
+from helpers.core.device import autocast_context as device_autocast
+from helpers.core.device import check_device_precision, device_provenance, resolve_device
 from helpers.core.registry import activation_factory
 from helpers.core.env import bool_env
 from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
@@ -168,6 +171,14 @@ class TrainConfig:
     # contiguous on an AVX512-BF16 EPYC, 2.5x on AMX). The default leaves every committed key unchanged.
     channels_last: bool = False
     scale_note: str = ""
+    # The two sources of a run's randomness, separable (None: ``seed``, the one stream of every
+    # earlier run, unchanged): ``init_seed`` draws the initial weights; ``order_seed`` the data
+    # order and every random draw of training (augmentation). See :func:`run_seeds`.
+    init_seed: int | None = None
+    order_seed: int | None = None
+    # Store the final network's per-example predictions on the validation set in the result
+    # (helpers.churn.predictions); the default leaves every committed key unchanged.
+    record_predictions: bool = False
 
     def __post_init__(self) -> None:
         current_profile(self.profile)  # its message lists the profiles
@@ -195,6 +206,9 @@ class TrainConfig:
         check_model_kwargs(self.model, self.model_kwargs)
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
+        if self.record_predictions and self.task != "classification":
+            raise ValueError(f"record_predictions stores class predictions; dataset {self.dataset!r} is a "
+                             f"{self.task} task")
         if self.channels_last and self.model not in CHANNELS_LAST_MODELS:
             raise ValueError(f"channels_last applies to the convolutional models {CHANNELS_LAST_MODELS}, "
                              f"not to {self.model!r}")
@@ -244,6 +258,9 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "augment": v.choice(AUGMENTATIONS),
     "channels_last": v.boolean(),
     "scale_note": v.text(),
+    "init_seed": v.integer(0, optional=True),
+    "order_seed": v.integer(0, optional=True),
+    "record_predictions": v.boolean(),
 }
 
 
@@ -304,8 +321,38 @@ def _activation(name: str, kwargs: dict[str, Any]):
     return activation_factory(name, **kwargs)
 
 
-def build_run(cfg: TrainConfig):
-    """Data loaders, model, optimiser, scheduler and hooks of a run (no training).
+def run_seeds(cfg: TrainConfig) -> tuple[int, int]:
+    """``(init, order)``: the seed of the initial weights and the seed of the data order (and of
+    training's other random draws) of ``cfg``; each is ``cfg.seed`` unless set."""
+    init = cfg.seed if cfg.init_seed is None else cfg.init_seed
+    order = cfg.seed if cfg.order_seed is None else cfg.order_seed
+    return init, order
+
+
+def separates_seeds(cfg: TrainConfig) -> bool:
+    """Whether ``cfg`` sets ``init_seed`` or ``order_seed``: its training draws then get their own
+    stream (:func:`build_run`); otherwise they continue the initialisation's, as they always did."""
+    return cfg.init_seed is not None or cfg.order_seed is not None
+
+
+def training_stream_seed(order: int) -> int:
+    """The seed of training's random draws for order seed ``order``: mixed by NumPy's
+    ``SeedSequence``, so that this stream is not the shuffling generator's (seeded ``order`` too)."""
+    return int(np.random.SeedSequence([order, 1]).generate_state(1)[0])
+
+
+def build_run(cfg: TrainConfig, device: torch.device | None = None):
+    """Data loaders, model, optimiser, scheduler and hooks of a run (no training), the model and
+    every method's parameters and buffers on ``device`` (default: the CPU). In a process group
+    (:mod:`helpers.core.distributed`) BatchNorm takes global-batch statistics and the training
+    loader gives this rank's shard of each global batch.
+
+    The caller seeds the global generators with the init seed first (:func:`train_model` does:
+    ``seed_everything(run_seeds(cfg)[0])``), which draws the model's initial weights. The training
+    loader shuffles with its own generator seeded by the order seed. When ``cfg`` separates the
+    two seeds (:func:`separates_seeds`), the global generators are reseeded from the order seed
+    once the model is built, so that augmentation and every other draw of training follow the data
+    order and not the initialisation.
 
     Also used by tests to check that the ``paper`` profile constructs the paper's setup.
     """
@@ -315,6 +362,12 @@ def build_run(cfg: TrainConfig):
         model_kwargs["penultimate_act"] = _activation(cfg.penultimate_activation, cfg.penultimate_kwargs)
     model = build_model(cfg.model, act=_activation(cfg.activation, cfg.activation_kwargs), **shape,
                         **model_kwargs)
+    device = torch.device("cpu") if device is None else device
+    model = model.to(device)  # before extensions and optimiser see the parameters
+    shard = distributed.world()
+    if shard.size > 1:
+        distributed.check_global_batch(cfg.batch_size, shard.size)
+        model = distributed.convert_batchnorm(model, device)
     if cfg.channels_last:
         model = model.to(memory_format=torch.channels_last)
     extensions = applicable_extensions(model, cfg)
@@ -325,17 +378,20 @@ def build_run(cfg: TrainConfig):
     scheduler = make_scheduler(optimizer, cfg)
     steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
     hooks: list = [hook for extension in extensions for hook in extension.hooks(model, cfg, steps_per_epoch)]
-    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=cfg.seed)
-    val_loader = make_loader(val, 512, shuffle=False, seed=0)
+    order_seed = run_seeds(cfg)[1]
+    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=order_seed, device=device,
+                               shard=(shard.rank, shard.size) if shard.size > 1 else None)
+    val_loader = make_loader(val, 512, shuffle=False, seed=0, device=device)
+    if separates_seeds(cfg):
+        seed_everything(training_stream_seed(order_seed))
     return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "hooks": hooks,
             "train_loader": train_loader, "val_loader": val_loader, "source": source, "extensions": extensions}
 
 
-def autocast_context(precision: str):
-    """The autocast context of ``precision`` (a no-op for float32)."""
-    if precision == "bf16":
-        return torch.autocast("cpu", dtype=torch.bfloat16)
-    return contextlib.nullcontext()
+def autocast_context(precision: str, device: torch.device | str | None = None):
+    """The autocast context of ``precision`` (a no-op for float32) on ``device`` (default: the
+    device ``REPRO_DEVICE`` picks, where the run trains)."""
+    return device_autocast(precision, resolve_device() if device is None else device)
 
 
 def _to_channels_last(x: torch.Tensor) -> torch.Tensor:
@@ -374,10 +430,13 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
     :func:`fit` (with ``best_state``) and the result record without the substitution test. Used
     by :func:`run_training` and by analyses that need the trained weights; the caller sets the
     thread count (:func:`training_threads`)."""
-    check_precision(cfg.precision)  # a bf16 run on a CPU without native bf16 stops here
-    seed_everything(cfg.seed)
-    parts = build_run(cfg)
+    device = distributed.process_device()  # REPRO_DEVICE; never part of the cache key
+    # a bf16 run on a CPU without native bf16 (or a GPU without bf16) stops here
+    check_device_precision(cfg.precision, device)
+    seed_everything(run_seeds(cfg)[0], device)
+    parts = build_run(cfg, device)
     model = parts["model"]
+    note_device({**device_provenance(device), "world_size": distributed.world().size})
     initial: dict[str, Any] = {}
     for extension in parts["extensions"]:
         initial.update(extension.initial_record(model))
@@ -386,7 +445,8 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
               checkpoint_path=workdir / "checkpoint.ckpt", keep_best_state=True,
               max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
               autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
-              batch_transform=_training_transform(cfg), run_key=checkpoint_key(cfg))
+              batch_transform=_training_transform(cfg), run_key=checkpoint_key(cfg),
+              device=device, train_module=distributed.wrap_model(model, device))
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],
@@ -404,6 +464,8 @@ def train_to_completion(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any]
     """:func:`train_model`, then delete the run's per-epoch checkpoint and its ``workdir`` when
     empty: a finished run never resumes, and its checkpoint (weights, optimiser state) is not kept."""
     parts, out, result = train_model(cfg, workdir)
+    if not distributed.is_main():
+        return parts, out, result  # rank 0 owns the checkpoint
     (workdir / "checkpoint.ckpt").unlink(missing_ok=True)
     try:
         workdir.rmdir()

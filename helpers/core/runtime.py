@@ -18,6 +18,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
+from helpers.core.device import set_determinism
 from helpers.core.env import FALSE_WORDS, TRUE_WORDS, bool_env, under_ci  # re-exported
 from helpers.core.provenance import note_threads
 
@@ -67,19 +68,21 @@ def cache_root() -> Path:
     return dir_env("REPRO_CACHE_DIR", Path.home() / ".cache" / "repro-act")
 
 
-def seed_everything(seed: int) -> torch.Generator:
-    """Seed Python, NumPy and torch, and make torch deterministic; return a seeded generator.
+def seed_everything(seed: int, device: torch.device | None = None) -> torch.Generator:
+    """Seed Python, NumPy and torch (every GPU too), and make torch deterministic on ``device``;
+    return a seeded generator.
 
     ``torch.use_deterministic_algorithms(True)`` makes any op without a deterministic kernel
-    fail loudly instead of silently varying; on the CPU every op we use has one.
+    fail loudly instead of silently varying; on the CPU every op we use has one. The per-device
+    flags (cuDNN, cuBLAS workspace) and what stays nondeterministic on a GPU are in
+    :func:`helpers.core.device.set_determinism`.
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=False)
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.manual_seed(seed)  # seeds every CUDA device as well
+    set_determinism(device)
     generator = torch.Generator()
     generator.manual_seed(seed)
     return generator

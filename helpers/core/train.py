@@ -30,6 +30,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
+from helpers.core import distributed
+from helpers.core.device import move_to
 from helpers.core.results_cache import RunFailed
 from helpers.core.provenance import note_steps
 from helpers.core.runtime import progress
@@ -100,15 +102,26 @@ def task_loss(task: Task, output: torch.Tensor, target: torch.Tensor) -> torch.T
     return nn.functional.cross_entropy(output.reshape(-1, output.shape[-1]), target.reshape(-1))
 
 
+def model_device(model: nn.Module) -> torch.device:
+    """The device of ``model``'s first parameter or buffer (the CPU for a model with neither)."""
+    for tensor in (*model.parameters(), *model.buffers()):
+        return tensor.device
+    return torch.device("cpu")
+
+
 @torch.no_grad()
-def evaluate(model: nn.Module, loader: DataLoader, task: Task) -> dict[str, float]:
-    """Mean loss and the task metric (accuracy / MSE / perplexity) over ``loader``."""
+def evaluate(model: nn.Module, loader: DataLoader, task: Task,
+             device: torch.device | None = None) -> dict[str, float]:
+    """Mean loss and the task metric (accuracy / MSE / perplexity) over ``loader``, with the
+    batches moved to ``device`` (default: where ``model`` is)."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    device = model_device(model) if device is None else device
     was_training = model.training
     model.eval()
     total_loss, total_correct, total_count = 0.0, 0, 0
     for inputs, targets in loader:
+        inputs, targets = move_to((inputs, targets), device)
         outputs = model(inputs)
         n = targets.numel() if task != "regression" else targets.shape[0]
         total_loss += task_loss(task, outputs, targets).item() * n
@@ -139,6 +152,8 @@ def _rng_state(train_loader: DataLoader | None) -> dict[str, Any]:
     generator = getattr(train_loader, "generator", None)
     if generator is not None:
         state["loader"] = generator.get_state()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()  # dropout and sampling on the GPUs
     return state
 
 
@@ -157,6 +172,8 @@ def _set_rng_state(state: dict[str, Any], train_loader: DataLoader | None) -> No
     generator = getattr(train_loader, "generator", None)
     if generator is not None and "loader" in state:
         generator.set_state(state["loader"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
@@ -299,6 +316,8 @@ def fit(
     autocast_dtype: torch.dtype | None = None,
     batch_transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
     run_key: Mapping[str, str] | None = None,
+    device: torch.device | None = None,
+    train_module: nn.Module | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` for ``epochs`` epochs and return its history.
 
@@ -309,11 +328,22 @@ def fit(
     ``train_loss``, ``val_loss``, ``val_metric`` and whatever the hooks record. The scheduler,
     if any, is stepped once per epoch.
 
+    ``device`` (default: where ``model`` is) is where the batches go; the caller has moved the
+    model there (:func:`helpers.core.runs.build_run`). On the CPU the batches stay the very same
+    tensors, so CPU results do not depend on this argument.
+
     ``autocast_dtype`` (e.g. ``torch.bfloat16``) runs the forward pass and the loss under
-    ``torch.autocast("cpu", dtype=autocast_dtype)``; parameters, gradients and the optimiser
-    stay float32. Evaluation runs under the same autocast, so the metrics describe the model as
-    it trains. Callers check that the CPU supports the dtype natively
-    (:func:`helpers.core.provenance.check_precision`).
+    ``torch.autocast(device.type, dtype=autocast_dtype)``; parameters, gradients and the
+    optimiser stay float32. Evaluation runs under the same autocast, so the metrics describe the
+    model as it trains. Callers check that the device supports the dtype
+    (:func:`helpers.core.device.check_device_precision`).
+
+    ``train_module`` is the module whose forward trains, when it is not ``model`` itself: a
+    ``DistributedDataParallel`` wrapper of ``model`` under ``torchrun``
+    (:mod:`helpers.core.distributed`). Hooks, evaluation and checkpoints use ``model``. In a
+    process group, each rank trains on its shard of every global batch, the history's
+    ``train_loss`` is summed over ranks, rank 0 alone writes the checkpoint (the others wait),
+    and the ranks' model and hook states are checked equal after every epoch.
 
     ``batch_transform`` maps each training batch's inputs before the forward pass (augmentation:
     :mod:`helpers.core.augment`); validation batches are used as they are.
@@ -338,8 +368,13 @@ def fit(
         raise TypeError(f"run_key must be a mapping of str to str, got {run_key!r}")
     if autocast_dtype not in (None, torch.bfloat16, torch.float16):
         raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
-    autocast = (lambda: torch.autocast("cpu", dtype=autocast_dtype)) if autocast_dtype is not None \
+    device = model_device(model) if device is None else device
+    autocast = (lambda: torch.autocast(device.type, dtype=autocast_dtype)) if autocast_dtype is not None \
         else contextlib.nullcontext
+    forward = model if train_module is None else train_module
+    sharded = getattr(train_loader, "batch_sampler", None)
+    if not isinstance(sharded, distributed.ShardedBatchSampler):
+        sharded = None
 
     history: list[dict[str, Any]] = []
     best_state: dict[str, torch.Tensor] | None = None
@@ -354,6 +389,8 @@ def fit(
             history, step, best_state = resumed["history"], resumed["step"], resumed.get("best_state")
             start_epoch = resumed["epoch"] + 1
             earlier_seconds = float(resumed.get("train_seconds", 0.0))
+    # every rank must resume from the same checkpoint (a folder all of them see)
+    distributed.check_same_state(model, hooks, f"resuming at epoch {start_epoch}")
     started = time.perf_counter()
 
     sign = 1.0 if higher_is_better(task) else -1.0
@@ -363,13 +400,14 @@ def fit(
         model.train()
         loss_sum, seen = 0.0, 0
         batches = progress(train_loader, desc=f"{desc} epoch {epoch}/{epochs}".strip())
-        for inputs, targets in batches:
+        for index, (inputs, targets) in enumerate(batches):
+            inputs, targets = move_to((inputs, targets), device)
             for hook in hooks:
                 _call(hook, "on_step", step, model)
             if batch_transform is not None:
                 inputs = batch_transform(inputs)
             with autocast():
-                loss = task_loss(task, model(inputs), targets)
+                loss = task_loss(task, forward(inputs), targets)
                 for hook in hooks:
                     extra = _call(hook, "extra_loss", model)
                     if extra is not None:
@@ -377,7 +415,8 @@ def fit(
             if not torch.isfinite(loss):
                 raise RunFailed(f"non-finite loss ({loss.item()}) at epoch {epoch}, step {step}")
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            weight = sharded.loss_weight(index, targets.shape[0]) if sharded is not None else 1.0
+            (loss if weight == 1.0 else loss * weight).backward()
             if max_grad_norm is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
             optimizer.step()
@@ -387,9 +426,10 @@ def fit(
         note_steps(step)  # the run's length, recorded in its provenance
         if scheduler is not None:
             scheduler.step()
+        loss_sum, seen = distributed.all_reduce_sum([loss_sum, seen])  # one process: unchanged
         row: dict[str, Any] = {"epoch": epoch, "train_loss": loss_sum / max(seen, 1)}
         with autocast():
-            row.update(evaluate(model, val_loader, task))
+            row.update(evaluate(model, val_loader, task, device))
         if not math.isfinite(row["val_loss"]):
             raise RunFailed(f"non-finite validation loss at epoch {epoch}")
         for hook in hooks:
@@ -398,7 +438,8 @@ def fit(
         best_so_far = max(history, key=lambda r: sign * r["val_metric"])
         if keep_best_state and best_so_far is row:
             best_state = copy.deepcopy(model.state_dict())
-        if checkpoint is not None:
+        distributed.check_same_state(model, hooks, f"after epoch {epoch}")
+        if checkpoint is not None and distributed.is_main():
             _save_checkpoint(
                 checkpoint,
                 {
@@ -415,6 +456,7 @@ def fit(
                     **({"run_key": dict(run_key)} if run_key is not None else {}),
                 },
             )
+        distributed.barrier()  # no rank runs ahead of rank 0's checkpoint (a kill then resumes all from it)
 
     best = max(history, key=lambda r: sign * r["val_metric"])
     result: dict[str, Any] = {

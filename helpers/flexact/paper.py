@@ -127,3 +127,56 @@ QUOTES: dict[str, Quoted] = {
         "each fixed-activation model achieves zero error only when its activation matches the ground truth",
         "Section 4.1.1"),
 }
+
+
+# --------------------------------------------------------------------------------------------
+# The source read against itself (helpers.flexact.audit): the excerpts its findings rest on
+# --------------------------------------------------------------------------------------------
+#: Table 2's rows as printed: a plain ResNet (its fixed activation, ReLU) and the same with Flex-Act.
+TABLE2_BASELINES: tuple[str, ...] = ("ResNet18", "ResNet34")
+
+QUOTES.update({
+    "alpha0_hypothesis": Quoted(
+        "the variant without regularization (Flex-Act with α = 0) performs significantly worse when the ground "
+        "truth is Sigmoid or Tanh. This confirms our earlier hypothesis that unbounded activations (e.g., ReLU) "
+        "dominate gradient flow during training, leading to biased selection without proper correction.",
+        "Section 4.1.1", (0,)),
+    "fig1_lingers": Quoted(
+        "Without it ( α = 0), the model lingers on ReLU or LeakyReLU due to their unbounded gradients.",
+        "Section 4.1.1, Effect of Regularization", (0,)),
+    "fixed_networks": Quoted(
+        "Fixed-Activation Networks: Five networks, each using a fixed activation from the candidate set.",
+        "Section 4.1"),
+    "compare_parameterized": Quoted(
+        "we compare its performance against fixed activation baselines and parameterized methods",
+        "Section 1, Overview and Evaluation"),
+    "contribution_deep": Quoted(
+        "Our approach consistently improves accuracy and training stability over fixed or parameterized "
+        "activation baselines, particularly in very deep architectures where functional diversity across layers "
+        "is critical.", "Section 1, Contributions"),
+    "discussion_parameterized": Quoted(
+        "this flexibility enables better fit and interpretability than fixed or parameterized alternatives",
+        "Section 5"),
+    "single_layer": Quoted(
+        "A single-layer network with dynamic, layer-wise activation selection", "Section 4.1"),
+    "penultimate_only": Quoted(
+        "The current proposal of Flex-Act is primarily designed to be only added at the penultimate layer.",
+        "Section 5"),
+    "cifar_penultimate": Quoted("Flex-Act is applied to the penultimate layer of the network", "Section 4.2"),
+    "no_tuning": Quoted(
+        "This enables a single network—without any manual hyperparameter tuning or function sweeping—to recover "
+        "the appropriate non-linearity for the task at hand.", "Section 1, Motivation"),
+    "no_sweeps_conclusion": Quoted(
+        "without requiring architecture-specific tuning or manual hyperparameter sweeps", "Section 6"),
+    "lambda_scaling": Quoted("is a scaling factor to adjust the pulling factor", "Section 3.3, Eq. (2)"),
+    "alpha_weighting": Quoted("is a weighting coefficient", "Section 3.3, Eq. (3)"),
+    "tau_limit": Quoted(
+        r"As $\tau \to 0$ , this approaches a true categorical distribution; higher $\tau$ yields smoother "
+        "mixtures.", "Section 3.1", (0,)),
+    "gumbel_max": Quoted(
+        r"Given class probabilities $\pi_1, \ldots, \pi_k$ , the Gumbel-Max trick samples", "Section 3.1"),
+    "swish_limits": Quoted(
+        r"When $\beta \to 0$ , SWISH behaves like a linear activation function, and as $\beta \to \infty$ , it "
+        "becomes similar to the ReLU activation", "Section 2, Parameterized Activation Functions", (0,)),
+    "table1_bold": Quoted("The best result per column is highlighted in **bold**.", "Table 1 caption"),
+})

@@ -176,3 +176,33 @@ QUOTES: dict[str, Quoted] = {
     "flops": Quoted("adding roughly 3–4× the FLOPs of a max(0,z) call", "section 'Honest Limitations'", (3, 4)),
     "bert_blocks": Quoted("24 times per forward pass in BERT-base", "section 'Transformer FFN Block'", (24,)),
 }
+
+
+#: The post's own words that the audit of the post against itself reads (``helpers.gelu_primer.audit``);
+#: merged into :data:`QUOTES`, so the tests check them against the source like every other excerpt.
+AUDIT_QUOTES: dict[str, Quoted] = {
+    "elu_saturates": Quoted("ELU saturates negative inputs to −α as z → −∞.",
+                            "section 'Comparison: ReLU vs ELU vs GELU'"),
+    "elu_unbounded": Quoted("The choice between them depends on whether you want unbounded negative output (ELU, "
+                            "useful for centering) or near-zero negative output (GELU, matches Transformer design "
+                            "goals).", "section 'Comparison: ReLU vs ELU vs GELU'"),
+    "team_positive": Quoted("A team argues that since GELU'(z) > 0 for all z (no dead neurons)",
+                            "section 'Test Your Understanding', question 5", (0,)),
+    "slightly_damped": Quoted("A small negative value like z=-0.1 passes through slightly damped rather than erased "
+                              "entirely.", "opening paragraph", (-0.1,)),
+    "half_open": Quoted("At z = 0: Φ(0) = 0.5, so GELU(0) = 0 · 0.5 = 0. The gate is half-open.",
+                        "section 'The Soft Gate Idea'", (0.5,)),
+    "production": Quoted("The exact form matters for research comparisons; the approximate form matters for "
+                         "production.", "section 'Exact and Approximate Forms'"),
+    "keeps_gradients": Quoted("GELU avoids this by keeping gradients non-zero even for negative pre-activations.",
+                              "section 'Transformer FFN Block'"),
+    "design_choice": Quoted("The design choice of GELU over ReLU comes down to the dead-neuron problem at scale.",
+                            "section 'Transformer FFN Block'"),
+    "gradient_column": Quoted("Notice the gradient column: at z=−3, GELU'=0.004 — tiny but non-zero. ReLU's "
+                              "gradient there is exactly 0.", "section 'Code' (closing remark)", (-3, 0.004, 0)),
+    "elu_differently": Quoted("ELU (06-elu.md) solves the dead-neuron problem differently",
+                              "closing paragraph before 'Honest Limitations'"),
+    "not_centred": Quoted("This means GELU features are not zero-centered, which can cause the same upstream "
+                          "weight-update bias as ReLU.", "section 'Honest Limitations'"),
+}
+QUOTES.update(AUDIT_QUOTES)

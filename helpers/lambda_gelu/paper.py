@@ -182,3 +182,37 @@ QUOTES: dict[str, Quoted] = {
     "adult_uni_bvs": Quoted("0.86 ± 10^{-3}", "Table I, Adult, λ-GELU uni", (0.86,)),
     "lambda_target": Quoted("ε = 5 × 10⁻³ gives λ_target ≈ 160", "Section IV-C", (LAMBDA_TARGET_PAPER,)),
 }
+
+
+#: The paper's own words that the audit of the paper against itself reads (``helpers.lambda_gelu.audit``);
+#: merged into :data:`QUOTES`, so the tests check them against the source like every other excerpt.
+#: Formulas are kept in the extraction's LaTeX, so that the excerpt is the source's text.
+AUDIT_QUOTES: dict[str, Quoted] = {
+    "lambda_range": Quoted(r"$\lambda \in [1, \infty)$ controls gate sharpness", "Abstract", (1,)),
+    "enforced": Quoted(r"(i) $\lambda \geq 1$ is enforced by construction, grounding the family at standard GELU",
+                       "Section II", (1,)),
+    "map_above_one": Quoted(r"map it to $\lambda > 1$ through a softplus reparameterization", "Section III", (1,)),
+    "init_attenuation": Quoted("larger initial values would partially harden the network from the start and "
+                               "substantially attenuate the learning signal for λ", "Section IV-A"),
+    "uniform_start": Quoted(r"The uniform mode sets the same s in every layer, yielding $\lambda \approx 1$ "
+                            "throughout.", "Section IV-A", (1,)),
+    "uniform_default": Quoted("the uniform initialization is a reasonable default choice: it performs comparably to "
+                              "the increasing/decreasing schemes while remaining initialization-neutral",
+                              "Section IV-B"),
+    "uniform_tolerance": Quoted("it guarantees a uniform gate-approximation tolerance independently of the "
+                                "pre-activation statistics, at the cost of being conservative for normalized "
+                                "architectures", "Section V"),
+    "distribution_agnostic": Quoted("because it is distribution-agnostic: it depends only on the gate family and the "
+                                    "desired tolerance", "Section IV-C"),
+    "drift_caption": Quoted("average absolute epoch-to-epoch change of the learned layerwise hardness",
+                            "captions of Fig. 1 and Fig. 2"),
+    "drift_formula": Quoted("We quantify hardness adaptation via the average per-layer drift between consecutive "
+                            "epochs", "Section IV-A, before the formula of V_λ"),
+    "rather_than_retrain": Quoted("Rather than retraining a ReLU network from scratch or performing a hard swap "
+                                  "mid-training (which may introduce an abrupt distributional shift), we aim to "
+                                  "progressively sharpen the learned gates.", "Section IV-C"),
+    "swish_closest": Quoted("The closest formulation to our own is the learnable-β variant of Swish", "Section II"),
+    "target_difference": Quoted(r"(ii) we derive a principled annealing target λ_{target} from a closed-form ℓ_1 "
+                                r"approximation bound between $\Phi(\lambda x)$ and the Heaviside gate", "Section II"),
+}
+QUOTES.update(AUDIT_QUOTES)

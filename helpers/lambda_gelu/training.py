@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from torch import nn
@@ -86,6 +87,8 @@ class ReluSubstitution(RunExtension):
 
     def final_record(self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any],
                      parts: dict[str, Any]) -> dict[str, Any]:
+        # a copy: the run's model stays at its last epoch for the extensions after this one
+        model = copy.deepcopy(model)
         model.load_state_dict(out["best_state"])
         with autocast_context(cfg.precision):  # evaluated as it was trained
             original = evaluate(model, parts["val_loader"], cfg.task)["val_metric"]

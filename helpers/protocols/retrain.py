@@ -10,6 +10,7 @@ Runs are listed seed-major (seed 0 of every arm, then seed 1, ...), so that the 
 any moment form complete paired sets, and a session that stops leaves whole seeds behind.
 
     python -m helpers.protocols.retrain --status            # runs done and core-hours, per claim
+    python -m helpers.protocols.retrain --plan              # seeds that would decide each inconclusive row
     nohup python -m helpers.protocols.retrain a b --workers 2 > retrain.log 2>&1 &
 
 Training resumes from the per-epoch checkpoint of an interrupted run (see
@@ -31,9 +32,13 @@ from helpers.core import provenance
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
+from helpers.churn import protocol as churn
 from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
+from helpers.claims import collect_claims
 from helpers.protocols import positive_int_arg
+from helpers.protocols.seed_plan import RowRuns, plan_frame, plan_text
+from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu import protocol as srelu
 
@@ -41,7 +46,7 @@ from helpers.srelu import protocol as srelu
 #: The issue each claim belongs to, and the training budget that issue set (core-hours on this
 #: machine class; ``None``: none stated). The ReLU-ization chapter's runs are at the same scale but
 #: are that chapter's cost, not the retrain's.
-ISSUES: dict[str, float | None] = {"Decisive scale": 30.0, "ReLU-ization": None, "CPU budget": 40.0}
+ISSUES: dict[str, float | None] = {"Decisive scale": 30.0, "ReLU-ization": None, "CPU budget": 40.0, "Churn": 20.0}
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,48 @@ CLAIMS: dict[str, RetrainClaim] = {
     # chooses the scale at which S-ReLU's Table 2 is rerun towards ConvNeXt's 75 % floor.
     "m": RetrainClaim("m", "ConvNeXt pilot: GELU learning curves at three candidate scales (CIFAR-10)",
                       lambda: srelu.convnext_pilot_configs(), issue="CPU budget"),
+    # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
+    # replicas per model, listed replica-major (their own order: the TrainConfig seed is unused).
+    "n": RetrainClaim("n", "Churn (beyond the papers): 8 arms, replicas by data order / init / both (MLP/FMNIST)",
+                      lambda: churn.retrain_configs("mlp"), issue="Churn"),
+    "o": RetrainClaim("o", "Churn (beyond the papers): 8 arms, replicas by data order / init / both "
+                           "(ResNet-18 1/8 width/CIFAR-10)",
+                      lambda: churn.retrain_configs("conv"), issue="Churn"),
 }
+
+
+def _gelu_and_annealed(pair: str) -> list[TrainConfig]:
+    """A pair's runs behind Table II at the cpu profile: GELU (its swap is recorded with it) and
+    annealed λ-GELU."""
+    return [c for c in lgelu.table1_configs("cpu", (pair,)) if c.activation == "gelu"] + \
+        lgelu.table2_configs("cpu", (pair,))
+
+
+#: Which runs each inconclusive report row rests on (:func:`seed_plan`), by page and a word of
+#: the claim: the run set whose committed ``train_seconds`` price one more seed of its arms.
+PLAN_SOURCES: tuple[RowRuns, ...] = (
+    RowRuns("10_lambda_gelu_tc_grid", "", "λ-GELU Fig. 2 c sweep (ResNet-18, cpu)", lambda: lgelu.c_sweep_configs("cpu")),
+    RowRuns("11_lambda_gelu_profiles", "transformer", "λ-GELU Table I across pairs", None,
+            why="its units are model–data pairs (MLP/CNN vs transformer), not seeds: more seeds do not add pairs"),
+    RowRuns("11_lambda_gelu_profiles", "ResNet", "retrain (c)+(d), ResNet-18/CIFAR-10",
+            lambda: [c for k in ("c", "d") for c in CLAIMS[k].configs() if c.dataset == "cifar10"]),
+    RowRuns("12_lambda_gelu_annealing", "DeiT", "λ-GELU Table II, DeiT-tiny pair (cpu)",
+            lambda: _gelu_and_annealed("tinyimagenet_deit")),
+    RowRuns("21_srelu_benchmarks", "ViT", "retrain (b), S-ReLU Table 1 (ViT)", lambda: CLAIMS["b"].configs()),
+    RowRuns("21_srelu_benchmarks", "ConvNeXt", "retrain (a), S-ReLU Table 2 (ConvNeXt)", lambda: CLAIMS["a"].configs()),
+    RowRuns("22_srelu_dpo", "", "S-ReLU Table 3 stand-in, DPO (cpu)", lambda: dpo_configs("cpu")),
+    RowRuns("31_flexact_cifar", "", "retrain (f), Flex-Act Table 2", lambda: CLAIMS["f"].configs()),
+    RowRuns("40_reluization_mlp", "", "retrain (h), ReLU-ization MLP", lambda: CLAIMS["h"].configs()),
+    RowRuns("41_reluization_pairs", "ResNet", "retrain (j), ReLU-ization ResNet-18", lambda: CLAIMS["j"].configs()),
+    RowRuns("41_reluization_pairs", "ViT", "retrain (k), ReLU-ization ViT", lambda: CLAIMS["k"].configs()),
+    RowRuns("41_reluization_pairs", "GPT", "retrain (l), ReLU-ization GPT", lambda: CLAIMS["l"].configs()),
+)
+
+
+def seed_plan() -> pd.DataFrame:
+    """The seed plan of the report's inconclusive run-based rows (:func:`seed_plan.plan_frame`)
+    against the "CPU budget" issue's budget, costed from :data:`PLAN_SOURCES`."""
+    return plan_frame(collect_claims(), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -252,7 +298,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=positive_int_arg("--workers"), default=None,
                         help="parallel runs, a positive integer (default: REPRO_WORKERS, else one per core)")
     parser.add_argument("--status", action="store_true", help="print progress per claim and exit")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the seeds that would decide each inconclusive run-based row, with their cost, "
+                             "and exit")
     args = parser.parse_args(argv)
+    if args.plan:
+        print(plan_text(seed_plan()))
+        return
     keys = _claim_keys(parser, args.claims)
     if args.status:
         finished = _finished_seconds()

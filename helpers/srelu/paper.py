@@ -201,3 +201,79 @@ QUOTES: dict[str, Quoted] = {
     "table2_epochs": Quoted("Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.",
                             "Table 2 caption", (100,)),
 }
+
+
+# --------------------------------------------------------------------------------------------
+# The source read against itself (helpers.srelu.audit): the excerpts its findings rest on
+# --------------------------------------------------------------------------------------------
+#: Sec. 4.1, after Hayou et al. (2019): 1 - c^l ~ 9π²/(2l²) for ReLU (the constant 9π²/2).
+HAYOU_RELU_CONSTANT = 9 * math.pi ** 2 / 2
+#: The arXiv references of the source, as printed (the newest dates the text from below).
+ARXIV_REFERENCES: tuple[Quoted, ...] = tuple(
+    Quoted(text, f"References, {who}") for text, who in (
+        ("Gpt-4 technical report. arXiv preprint arXiv:2303.08774, 2023", "Achiam et al."),
+        ("arXiv preprint arXiv:2204.05862*, 2022", "Bai et al."),
+        ("Continuously differentiable exponential linear units. *arXiv preprint arXiv:1704.07483*, 2017",
+         "Barron"),
+        ("*arXiv preprint arXiv:1511.07289*, 4(5):11, 2015", "Clevert et al."),
+        ("Gaussian error linear units (gelus). *arXiv preprint* arXiv:1606.08415, 2016", "Hendrycks & Gimpel"),
+        ("Mixtral of experts. *arXiv preprint arXiv:2401.04088*, 2024", "Jiang et al."),
+        ("*arXiv preprint arXiv:2402.09092*, 2024", "Kunc & Kléma"),
+        ("*arXiv preprint arXiv:2405.04434*, 2024", "Liu et al. (DeepSeek-V2)"),
+        ("*arXiv preprint arXiv:2301.12309*, 2023", "Gamba et al."),
+        ("*arXiv* preprint arXiv:1908.08681, 2019", "Misra"),
+        ("Searching for activation functions. arXiv preprint arXiv:1710.05941, 2017", "Ramachandran et al."),
+        ("arXiv preprint arXiv:2302.13971, 2023", "Touvron et al. (LLaMA)"),
+    ))
+
+QUOTES.update({
+    "under_review": Quoted("Paper under double-blind review", "title page"),
+    "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
+    "framework_abstract": Quoted(
+        "we propose a general activation smoothing framework grounded in mollification theory", "abstract"),
+    "methodology_absent": Quoted(
+        "Yet, a general methodology for systematically smoothing non-smooth activations remains absent.",
+        "Sec. 6"),
+    "smu_reference": Quoted(
+        "Smooth maximum unit: Smooth activation function for deep networks using smoothing maximum technique",
+        "References, Biswas et al. (2022), cited in Sec. 3"),
+    "baselines_sec5": Quoted(
+        "We compare against representative ReLU variants, including GELU, ELU, PReLU, CELU, SiLU, and Mish.",
+        "Sec. 5, experimental setup"),
+    "celu_sec2": Quoted(
+        "the Continuously Differentiable Exponential Linear Unit (CELU) (Barron, 2017) simplifies the ELU "
+        "parameterization for easier adjustment", "Sec. 2"),
+    "lipschitz_advantage": Quoted(
+        "S-ReLU's Lipschitz constant of 1 ensures that its output never changes more rapidly than its input. "
+        "This property acts as a vital safeguard for stabilizing gradient flow in the network, which helps "
+        "prevent the problem of exploding gradients and makes the model more robust to small input "
+        "perturbations—a clear advantage over other activation functions.", "Sec. 4.6, after Fact 1", (1,)),
+    "dead_relu_app_e": Quoted(
+        "Within the interval (−δ,0), the S-ReLU function value varies, while its gradient persists and is "
+        "non-zero. This directly addresses the drawback of the standard ReLU, where the gradient is always zero "
+        "on the negative half-axis, effectively avoiding the \"dead ReLU problem\"", "App. E", (0,)),
+    "relu_drawbacks_sec2": Quoted(
+        "neurons can become permanently inactive (\"dying ReLU\"), and the absence of negative outputs "
+        "introduces distributional bias in subsequent layers", "Sec. 2"),
+    "mitigating_abstract": Quoted(
+        "derived from ReLU that inherits its favorable properties while mitigating inherent drawbacks",
+        "abstract"),
+    "epanechnikov_optimal": Quoted(
+        "adopting the Epanechnikov kernel, which is theoretically optimal for minimizing the Mean Integrated "
+        "Squared Error. Moreover, among the class of non-negative polynomials satisfying the fundamental "
+        "smoothness conditions, it exhibits the lowest degree and the simplest closed form.", "Sec. 4.6"),
+    "statistical_optimality": Quoted(
+        "Leveraging the Epanechnikov kernel, the framework achieves statistical optimality and computational "
+        "tractability", "abstract"),
+    "hayou_relu_rate": Quoted(
+        r"for non-smooth functions like ReLU, this correlation converges at a rate of $O(1/l^2)$ , with the "
+        r"specific relationship being $1-c^l \sim 9\pi^2/2l^2$", "Sec. 4.1, after Hayou et al. (2019)", (9, 2)),
+    "hayou_smooth_rate": Quoted(
+        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
+        "a rate of O(1/l)", "Sec. 4.1, after Hayou et al. (2019)", (1,)),
+    "smooth_better_sec_4_6": Quoted(
+        "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
+        "both the efficiency of the training process and the final performance of the model.", "Sec. 4.6"),
+    "table4_setup": Quoted(
+        "conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
+})

@@ -7,6 +7,7 @@
 * ``tinyimagenet``: TinyImageNet, 3×64×64; official val split
 * ``tinyshakespeare``: Tiny Shakespeare, characters; last 10 % of the stream
 * ``wikitext2``: WikiText-2, words (or characters); official validation split
+* ``imagenet``: ImageNet-1K, lazy image folders (never decoded up front, never downloaded); official val split
 
 Files are looked for in this order: the ``root`` argument (only there when
 given) → ``REPRO_DATA_DIR`` (the layout of book/rerun.md: ``adult/adult.csv.gz``,
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from helpers.core.data import adult, cifar, fashion_mnist, text, tinyimagenet
+from helpers.core.data import adult, cifar, fashion_mnist, imagenet, text, tinyimagenet
 from helpers.core.data.adult import adult_table, load_adult
 from helpers.core.data.cifar import CIFAR10_CLASSES, load_cifar10, load_cifar100
 from helpers.core.data.core import DataSplits, TextSplits, examples_per_class, make_loader
@@ -34,8 +35,9 @@ from helpers.core.data.fashion_mnist import load_fashion_mnist
 from helpers.core.data.sources import DatasetNotFound, SourceSpec, locate
 from helpers.core.data.text import load_tinyshakespeare, load_wikitext2
 from helpers.core.data.tinyimagenet import load_tinyimagenet
+from helpers.core.data.imagenet import FolderSplits, load_imagenet
 
-LOADERS: dict[str, Callable[..., DataSplits | TextSplits]] = {
+LOADERS: dict[str, Callable[..., DataSplits | TextSplits | FolderSplits]] = {
     "adult": load_adult,
     "fashion_mnist": load_fashion_mnist,
     "cifar10": load_cifar10,
@@ -43,6 +45,7 @@ LOADERS: dict[str, Callable[..., DataSplits | TextSplits]] = {
     "tinyimagenet": load_tinyimagenet,
     "tinyshakespeare": load_tinyshakespeare,
     "wikitext2": load_wikitext2,
+    "imagenet": load_imagenet,
 }
 DATASET_NAMES: tuple[str, ...] = tuple(LOADERS)
 SPECS: dict[str, SourceSpec] = {
@@ -53,18 +56,24 @@ SPECS: dict[str, SourceSpec] = {
     "tinyimagenet": tinyimagenet.SPEC,
     "tinyshakespeare": text.SHAKESPEARE_SPEC,
     "wikitext2": text.WIKITEXT2_SPEC,
+    "imagenet": imagenet.SPEC,
 }
 _ALIASES = {
     "fmnist": "fashion_mnist",
     "cifar_10": "cifar10",
     "cifar_100": "cifar100",
     "tiny_imagenet": "tinyimagenet",
+    "imagenet_1k": "imagenet",
+    "imagenet1k": "imagenet",
+    "ilsvrc2012": "imagenet",
     "wikitext_2": "wikitext2",
     "tiny_shakespeare": "tinyshakespeare",
 }
 
 TEXT_DATASETS: tuple[str, ...] = ("tinyshakespeare", "wikitext2")
 IMAGE_DATASETS: tuple[str, ...] = ("fashion_mnist", "cifar10", "cifar100", "tinyimagenet")
+#: Image datasets read lazily from image folders (too large to decode into memory).
+FOLDER_DATASETS: tuple[str, ...] = ("imagenet",)
 TABULAR_DATASETS: tuple[str, ...] = ("adult",)
 
 #: Datasets the project's machines cannot read offline, and what the cpu profile uses instead.
@@ -103,7 +112,7 @@ def load_dataset(
     seed: int = 0,
     download: bool = True,
     **kwargs: object,
-) -> DataSplits | TextSplits:
+) -> DataSplits | TextSplits | FolderSplits:
     """Load dataset ``name`` (one of :data:`DATASET_NAMES`; ``-`` and case are ignored).
 
     ``n_train``/``n_val`` (``None`` = all) pick a subset: seeded random rows for image and
@@ -142,6 +151,9 @@ __all__ = [
     "load_dataset",
     "load_fashion_mnist",
     "load_tinyimagenet",
+    "load_imagenet",
+    "FolderSplits",
+    "FOLDER_DATASETS",
     "load_tinyshakespeare",
     "load_wikitext2",
     "make_loader",

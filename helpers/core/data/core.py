@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, Dataset, RandomSampler, SequentialSampler, TensorDataset
+
+from helpers.core.distributed import ShardedBatchSampler
+from helpers.core.runtime import positive_int_env
+
+#: DataLoader worker processes when the batches go to a GPU (on the CPU the loader has none).
+LOADER_WORKERS_ENV = "REPRO_LOADER_WORKERS"
 
 # Distinct generator streams so the train subset does not depend on n_val and vice versa.
 _STREAMS = {"train": 0, "val": 1}
@@ -194,12 +200,19 @@ def examples_per_class(labels: torch.Tensor, per_class: int, num_classes: int) -
 
 
 def make_loader(
-    dataset: Dataset, batch_size: int, shuffle: bool, seed: int = 0, *, drop_last: bool = False
+    dataset: Dataset, batch_size: int, shuffle: bool, seed: int = 0, *, drop_last: bool = False,
+    device: torch.device | None = None, shard: tuple[int, int] | None = None,
 ) -> DataLoader:
-    """A single-process ``DataLoader`` whose order depends only on ``seed``.
+    """A ``DataLoader`` whose order depends only on ``seed``.
 
     Its own seeded ``torch.Generator`` drives shuffling, so the batch order is reproducible and
     independent of the global RNG; successive epochs still differ (the generator advances).
+
+    ``device``: for a CUDA device the batches come in pinned memory (so that copies to the GPU
+    are asynchronous) from ``REPRO_LOADER_WORKERS`` worker processes (default 2); elsewhere the
+    loader is the plain single-process one. ``shard=(rank, world_size)``: this rank's share of
+    each global batch of ``batch_size``, in the one-process order
+    (:class:`helpers.core.distributed.ShardedBatchSampler`).
     """
     if not isinstance(dataset, Dataset):
         raise TypeError(f"dataset must be a torch Dataset, got {type(dataset).__name__}")
@@ -209,11 +222,21 @@ def make_loader(
         raise TypeError(f"shuffle must be a bool, got {type(shuffle).__name__}")
     generator = torch.Generator()
     generator.manual_seed(check_seed(seed))
+    on_gpu = device is not None and torch.device(device).type == "cuda"
+    workers = positive_int_env(LOADER_WORKERS_ENV, 2) if on_gpu else 0
+    gpu_options = {"pin_memory": True, "persistent_workers": True} if on_gpu else {}
+    if shard is not None:
+        rank, world_size = shard
+        # the sampler a one-process loader would build, on the same generator: the same order
+        order = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        return DataLoader(dataset, batch_sampler=ShardedBatchSampler(order, batch_size, rank, world_size, drop_last),
+                          generator=generator, num_workers=workers, **gpu_options)
     return DataLoader(
         dataset,
         batch_size=batch_size,
         shuffle=shuffle,
         generator=generator,
-        num_workers=0,
+        num_workers=workers,
         drop_last=drop_last,
+        **gpu_options,
     )

@@ -1,0 +1,172 @@
+"""The churn chapter's four claims, decided from committed results (never trained here).
+
+Each is a row of the report once the chapter's page exists: until then :func:`report_claims`
+(what ``helpers.methods`` lists) is empty and :func:`claims` builds the rows for the page. While a
+claim's runs are not all committed (the retrain's claims "n" and "o", issue "Churn"), its verdict
+is "not run here" and the note counts the runs present. With results, churn is the U-statistic over
+the replicas of the source "both" (init and data order varied together), compared between arms
+paired by replica (:func:`helpers.churn.measures.paired_u_comparison`), in percentage points of
+the test set; the book's verdict rules decide (:func:`helpers.core.report.judge`). "Matches"
+margin: half a point of churn (the book's half-point tolerance for accuracy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from helpers.churn import measures as M
+from helpers.churn.predictions import Predictions, decode_predictions
+from helpers.churn.protocol import ARM_BY_KEY, MODELS, REPLICAS, churn_configs
+from helpers.core.report import Claim, intersection_union, judge
+from helpers.core.results_cache import load_result
+from helpers.core.statistics import Comparison, paired_comparison
+
+__all__ = ["SOURCE", "NOTEBOOK", "ANCHOR", "MARGIN", "replica_predictions", "churn_matrix", "claims", "report_claims"]
+
+SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers), churn"
+NOTEBOOK = "notebooks/42_churn"
+ANCHOR = "churn-claims"
+#: "Matches" margin of churn, in percentage points.
+MARGIN = 0.5
+CLAIM_SOURCE = "both"  # the source of nondeterminism the claims use
+HYPOTHESIS = "hypothesis of this book (no source measures it)"
+
+
+def replica_predictions(model: str, arm: str, source: str = CLAIM_SOURCE,
+                        key: str = "predictions") -> dict[int, Predictions]:
+    """The decoded predictions of the committed replicas of ``arm`` (replica -> predictions);
+    ``key="predictions_relu"``: the annealed arm's ReLU swap."""
+    out = {}
+    for k, cfg in enumerate(churn_configs(model, arm, source)):
+        result = load_result(cfg)  # verified: a damaged file raises, naming it
+        if result is not None:
+            out[k] = decode_predictions(result[key])
+    return out
+
+
+def churn_matrix(preds: Mapping[int, Predictions], replicas: list[int], measure: str = "churn") -> np.ndarray:
+    """The pair matrix of ``measure`` ("churn", "errors" or "pd") over ``replicas``."""
+    items = [preds[k] for k in replicas]
+    if len({p.targets_sha256 for p in items}) > 1:
+        raise ValueError("replicas were evaluated on different examples (targets differ)")
+    kernels: dict[str, Callable[[Predictions, Predictions], float]] = {
+        "churn": lambda a, b: M.top1_churn(a.labels, b.labels),
+        "errors": lambda a, b: M.churn_on_errors(a.labels, b.labels, a.correct, b.correct),
+        "pd": lambda a, b: M.relative_pd(a.true_prob, b.true_prob),
+    }
+    return M.pair_matrix(items, kernels[measure])
+
+
+def _pending(text: str, model_arms: dict[str, tuple[str, ...]], counts: dict[tuple[str, str], int],
+             scale: str) -> Claim:
+    have = sum(counts.values())
+    need = sum(len(a) for a in model_arms.values()) * REPLICAS
+    note = (f"The runs are listed in the retrain protocol (issue \"Churn\", claims n and o) and pending: "
+            f"{have} of the {need} replicas this claim compares are committed (source \"{CLAIM_SOURCE}\").")
+    return Claim(claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value="pending", profile="cpu", scale=scale,
+                 verdict="not run here", notebook=NOTEBOOK, anchor=ANCHOR, note=note)
+
+
+def _scale() -> str:
+    return "; ".join(f"{m.label}: {m.scale.note}" for m in MODELS.values())
+
+
+def _loaded(model_arms: dict[str, tuple[str, ...]]) -> tuple[dict[tuple[str, str], dict[int, Predictions]], bool]:
+    """The predictions of every (model, arm) the claim needs, and whether every replica is there."""
+    preds = {}
+    for model, arms in model_arms.items():
+        for arm in arms:
+            key = "predictions_relu" if ARM_BY_KEY[arm].anneal else "predictions"
+            preds[(model, arm)] = replica_predictions(model, arm, key=key)
+    return preds, all(len(p) == REPLICAS for p in preds.values())
+
+
+def _churn_diff(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
+    replicas = sorted(set(preds[(model, a)]) & set(preds[(model, b)]))
+    return lambda: M.paired_u_comparison(churn_matrix(preds[(model, a)], replicas),
+                                          churn_matrix(preds[(model, b)], replicas), scale=100.0)
+
+
+def _claim(text: str, model_arms: dict[str, tuple[str, ...]],
+           parts: Callable[[dict], dict[str, tuple]], ours: Callable[[dict], str]) -> Claim:
+    preds, complete = _loaded(model_arms)
+    if not complete:
+        return _pending(text, model_arms, {k: len(v) for k, v in preds.items()}, _scale())
+    verdict, fields = intersection_union(parts(preds), what="parts")
+    return Claim(claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value=ours(preds), profile="cpu",
+                 scale=_scale(), verdict=verdict, notebook=NOTEBOOK, anchor=ANCHOR, **fields)  # type: ignore[arg-type]
+
+
+def _mean_churn(preds, model: str, arm: str) -> float:
+    p = preds[(model, arm)]
+    return 100 * M.u_statistic(churn_matrix(p, sorted(p)))
+
+
+def smooth_reduces_churn() -> Claim:
+    """Shamir & Lin: smooth activations (SmeLU at both widths, GELU) have less churn than ReLU."""
+    smooth = ("smelu_0.5", "smelu_2", "gelu")
+    arms = {m: ("relu", *smooth) for m in MODELS}
+    return _claim(
+        "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU", arms,
+        lambda p: {f"{m} {a}": judge(_churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU")
+                   for m in MODELS for a in smooth},
+        lambda p: "; ".join(f"{MODELS[m].label}: ReLU {_mean_churn(p, m, 'relu'):.2f} %, "
+                            + ", ".join(f"{ARM_BY_KEY[a].label} {_mean_churn(p, m, a):.2f} %" for a in smooth)
+                            for m in MODELS))
+
+
+def _accuracy_cost(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
+    replicas = sorted(set(preds[(model, a)]) & set(preds[(model, b)]))
+    return lambda: paired_comparison({k: 100 * preds[(model, a)][k].accuracy for k in replicas},
+                                     {k: 100 * preds[(model, b)][k].accuracy for k in replicas})
+
+
+def churn_falls_with_width() -> Claim:
+    """Churn falls from ReLU (β = 0) to SmeLU β = 0.5 to β = 2, and β = 2 costs accuracy against ReLU."""
+    arms = {m: ("relu", "smelu_0.5", "smelu_2") for m in MODELS}
+
+    def parts(p):
+        out = {}
+        for m in MODELS:
+            out[f"{m} β 0.5 vs 0"] = judge(_churn_diff(p, m, "smelu_0.5", "relu"), direction=-1, unit="points")
+            out[f"{m} β 2 vs 0.5"] = judge(_churn_diff(p, m, "smelu_2", "smelu_0.5"), direction=-1, unit="points")
+            out[f"{m} accuracy β 2 vs 0"] = judge(_accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points")
+        return out
+
+    return _claim("churn falls as SmeLU's width β grows (0 → 0.5 → 2), at an accuracy cost (β = 2 below ReLU)",
+                  arms, parts, lambda p: "; ".join(
+                      f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %"
+                      for m in MODELS))
+
+
+def srelu_keeps_relu_churn() -> Claim:
+    """S-ReLU at the paper's δ = 0.001 has ReLU's churn, within ±MARGIN points."""
+    arms = {m: ("relu", "srelu_0.001") for m in MODELS}
+    return _claim(f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)", arms,
+                  lambda p: {m: judge(_churn_diff(p, m, "srelu_0.001", "relu"), claim="equivalence", margin=MARGIN,
+                                      unit="points") for m in MODELS},
+                  lambda p: "; ".join(f"{MODELS[m].label}: {_mean_churn(p, m, 'srelu_0.001'):.2f} vs "
+                                      f"{_mean_churn(p, m, 'relu'):.2f} %" for m in MODELS))
+
+
+def annealed_keeps_smooth_churn() -> Claim:
+    """The annealed λ-GELU network swapped to ReLU keeps the churn of λ-GELU trained without annealing."""
+    arms = {m: ("lgelu", "lgelu_anneal") for m in MODELS}
+    return _claim(f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
+                  arms, lambda p: {m: judge(_churn_diff(p, m, "lgelu_anneal", "lgelu"), claim="equivalence",
+                                            margin=MARGIN, unit="points") for m in MODELS},
+                  lambda p: "; ".join(f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs "
+                                      f"{_mean_churn(p, m, 'lgelu'):.2f} %" for m in MODELS))
+
+
+def claims() -> list[Claim]:
+    """The chapter's four claims (the page's table)."""
+    return [smooth_reduces_churn(), churn_falls_with_width(), srelu_keeps_relu_churn(), annealed_keeps_smooth_churn()]
+
+
+def report_claims() -> list[Claim]:
+    """The rows the report lists: none until the chapter's page (``NOTEBOOK``, with the label
+    ``(churn-claims)=``) exists, since every row links to its page; then :func:`claims`."""
+    return []

@@ -1,0 +1,359 @@
+"""One training loop in several processes: ``torch.distributed`` under ``torchrun``.
+
+``torchrun --nproc_per_node K -m helpers.train_distributed ...`` starts K processes with
+``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` set;
+:func:`init_from_env` joins them into one process group (``nccl`` on CUDA, ``gloo`` on the CPU).
+The loop itself is :func:`helpers.core.train.fit`; what changes with several processes is here:
+
+* **Data order.** A distributed run sees the one-process run's batches: every rank draws the
+  same permutation from the same seeded generator (the one-process ``DataLoader``'s), cuts it
+  into the same global batches of ``batch_size``, and keeps its own contiguous shard of each
+  (:class:`ShardedBatchSampler`). ``torch.utils.data.DistributedSampler`` would shard the
+  *dataset* with its own permutation (``seed + epoch``), which is another data order than the
+  one-process run's, so it is not used. The global batch must split evenly across ranks
+  (:func:`check_global_batch`).
+* **Gradients.** ``DistributedDataParallel`` averages the ranks' gradients; each rank's loss is
+  the mean over its shard, so the average is the global batch's mean, as in one process (an
+  uneven last batch is weighted by :meth:`ShardedBatchSampler.loss_weight`).
+* **BatchNorm.** Statistics over the global batch, as in one process: ``nn.SyncBatchNorm`` on
+  GPUs; on the CPU, where ``nn.SyncBatchNorm`` refuses to run, :class:`GlobalBatchNorm` (the
+  same statistics through differentiable all-reduces).
+* **Writes.** Rank 0 writes checkpoints and results; the others wait at a barrier.
+* **Method state.** λ, annealing state and Flex-Act's statistics live in the model's parameters
+  and buffers (kept equal by DDP) and in the hooks' ``state_dict``; :func:`check_same_state`
+  compares a fingerprint of both across ranks after every epoch and stops the run, naming what
+  differs, instead of letting ranks drift apart.
+
+Results agree with the one-process run to float32 rounding, not bit for bit: the all-reduce sums
+gradients in another order than one process's reduction over the batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed.nn.functional as dist_fn
+from torch import nn
+from torch.utils.data import BatchSampler, Sampler
+
+from helpers.core.device import resolve_device
+
+__all__ = [
+    "GlobalBatchNorm",
+    "ShardedBatchSampler",
+    "World",
+    "all_reduce_sum",
+    "barrier",
+    "check_global_batch",
+    "check_same_state",
+    "convert_batchnorm",
+    "init_from_env",
+    "is_distributed",
+    "is_main",
+    "process_device",
+    "shutdown",
+    "world",
+    "world_from_env",
+    "wrap_model",
+]
+
+
+@dataclass(frozen=True)
+class World:
+    """This process's place among the run's processes."""
+
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+
+
+def _int_env(name: str, default: int, low: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise ValueError(f"{name}={raw!r} must be an integer >= {low} (torchrun sets it; do not set it by hand)")
+    return value
+
+
+def world_from_env() -> World:
+    """The world ``torchrun`` describes in ``RANK``, ``WORLD_SIZE`` and ``LOCAL_RANK`` (one
+    process when they are unset)."""
+    size = _int_env("WORLD_SIZE", 1, 1)
+    rank = _int_env("RANK", 0, 0)
+    local = _int_env("LOCAL_RANK", rank, 0)
+    if rank >= size:
+        raise ValueError(f"RANK={rank} is not below WORLD_SIZE={size}")
+    return World(rank, size, local)
+
+
+def is_distributed() -> bool:
+    """Whether this process is one of several in an initialised process group."""
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def world() -> World:
+    """This process's :class:`World` (rank 0 of 1 outside a process group)."""
+    if not is_distributed():
+        return World()
+    return World(dist.get_rank(), dist.get_world_size(), world_from_env().local_rank)
+
+
+def is_main() -> bool:
+    """Whether this process writes (rank 0, or the only process)."""
+    return world().rank == 0
+
+
+def process_device(spec: str | None = None) -> torch.device:
+    """This process's device: :func:`helpers.core.device.resolve_device`, and under ``torchrun``
+    on CUDA the GPU of this process's ``LOCAL_RANK`` (one GPU per process)."""
+    device = resolve_device(spec)
+    env = world_from_env()
+    if device.type != "cuda" or env.size == 1:
+        return device
+    count = torch.cuda.device_count()
+    if env.local_rank >= count:
+        raise ValueError(f"LOCAL_RANK={env.local_rank} needs GPU {env.local_rank}, but this node has {count}; "
+                         f"start at most {count} processes per node (torchrun --nproc_per_node {count})")
+    return torch.device("cuda", env.local_rank)
+
+
+def init_from_env(device: torch.device) -> World:
+    """Join the process group ``torchrun`` set up (nothing for one process); returns the world.
+
+    ``nccl`` on CUDA (GPU-to-GPU collectives), ``gloo`` otherwise (the CPU backend).
+    """
+    env = world_from_env()
+    if env.size == 1 or is_distributed():
+        return world()
+    for name in ("MASTER_ADDR", "MASTER_PORT"):
+        if not os.environ.get(name):
+            raise RuntimeError(f"WORLD_SIZE={env.size} but {name} is unset: start the run with torchrun "
+                               "(torchrun --nproc_per_node N -m helpers.train_distributed ...)")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", rank=env.rank, world_size=env.size, device_id=device)
+    else:
+        dist.init_process_group("gloo", rank=env.rank, world_size=env.size)
+    return env
+
+
+def shutdown() -> None:
+    """Leave the process group (after a last barrier, so no rank exits while others still talk)."""
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
+def barrier() -> None:
+    """Wait for every rank (nothing in one process)."""
+    if is_distributed():
+        dist.barrier()
+
+
+def all_reduce_sum(values: Sequence[float], device: torch.device | None = None) -> list[float]:
+    """The sums over ranks of ``values`` (float64, so that counts and loss sums stay exact)."""
+    if not is_distributed():
+        return [float(v) for v in values]
+    tensor = torch.tensor(list(values), dtype=torch.float64, device=device or torch.device("cpu"))
+    dist.all_reduce(tensor)
+    return tensor.tolist()
+
+
+def check_global_batch(batch_size: int, world_size: int) -> int:
+    """The per-rank batch of a global ``batch_size`` over ``world_size`` ranks; an error when it
+    does not divide, naming both numbers and what to do."""
+    if batch_size % world_size:
+        fits = [k for k in range(1, min(batch_size, 64) + 1) if batch_size % k == 0]
+        raise ValueError(f"the global batch of {batch_size} does not split evenly over {world_size} processes "
+                         f"(WORLD_SIZE={world_size}): each process would get {batch_size / world_size:g} "
+                         f"examples. Start a number of processes that divides {batch_size} "
+                         f"(torchrun --nproc_per_node in {fits[:8]}), or use a config whose batch_size is a "
+                         f"multiple of {world_size}")
+    return batch_size // world_size
+
+
+class ShardedBatchSampler(Sampler[list[int]]):
+    """The one-process run's global batches, each cut to this rank's contiguous shard.
+
+    ``sampler`` is the one-process sampler (e.g. a ``RandomSampler`` on the loader's seeded
+    generator): every rank draws the same permutation, so the union of the ranks' k-th batches is
+    the one-process run's k-th batch.
+    """
+
+    def __init__(self, sampler: Sampler[int], batch_size: int, rank: int, world_size: int,
+                 drop_last: bool = False) -> None:
+        check_global_batch(batch_size, world_size)
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank must be in [0, {world_size}), got {rank!r}")
+        self.batches = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size, self.rank, self.world_size, self.drop_last = batch_size, rank, world_size, drop_last
+        n = len(sampler)  # type: ignore[arg-type]
+        self.n = n
+        tail = 0 if drop_last else n % batch_size
+        if 0 < tail < world_size:
+            raise ValueError(f"the last global batch holds {tail} examples ({n} examples in batches of "
+                             f"{batch_size}), fewer than the {world_size} processes, so some would get none; "
+                             f"use a number of processes <= {tail}, or n_train such that n_train % "
+                             f"{batch_size} is 0 or >= {world_size}")
+
+    def _bounds(self, size: int) -> tuple[int, int]:
+        base, extra = divmod(size, self.world_size)
+        lo = self.rank * base + min(self.rank, extra)
+        return lo, lo + base + (1 if self.rank < extra else 0)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for batch in self.batches:
+            lo, hi = self._bounds(len(batch))
+            yield batch[lo:hi]
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def global_size(self, index: int) -> int:
+        """Examples in global batch ``index`` (0-based within the epoch)."""
+        full = self.n // self.batch_size
+        return self.batch_size if index < full else self.n - full * self.batch_size
+
+    def loss_weight(self, index: int, local: int) -> float:
+        """The factor that makes the ranks' averaged shard means the global batch's mean:
+        ``local · world / global`` (1 for every batch that splits evenly)."""
+        return local * self.world_size / self.global_size(index)
+
+
+class GlobalBatchNorm(nn.modules.batchnorm._BatchNorm):
+    """BatchNorm whose training statistics span every rank's shard (the one-process batch's).
+
+    ``nn.SyncBatchNorm`` does this on GPUs only; this module does it on any device with two
+    differentiable all-reduces (the backward sums the statistics' gradients over ranks, as
+    ``SyncBatchNorm``'s does). The variance is computed in two passes (mean first), in float32.
+    Outside a process group, or in eval mode, it is plain BatchNorm. Its state-dict keys are
+    BatchNorm's, so checkpoints move between one and several processes.
+    """
+
+    def _check_input_dim(self, input: torch.Tensor) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (N, C, ...), got {input.dim()}D")
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        if not (self.training and is_distributed()):
+            return super().forward(input)
+        self._check_input_dim(input)
+        dims = [0, *range(2, input.dim())]
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        x = input.float()
+        local_count = torch.tensor([x.numel() / x.shape[1]], dtype=torch.float32, device=x.device)
+        totals = dist_fn.all_reduce(torch.cat([x.sum(dims), local_count]))
+        count = totals[-1].detach()
+        mean = totals[:-1] / count
+        centred = x - mean.view(shape)
+        var = dist_fn.all_reduce((centred * centred).sum(dims)) / count
+        out = centred * torch.rsqrt(var + self.eps).view(shape)
+        if self.affine:
+            out = out * self.weight.view(shape) + self.bias.view(shape)
+        if self.track_running_stats:
+            with torch.no_grad():
+                self.num_batches_tracked.add_(1)
+                momentum = (1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum)
+                unbiased = var * (count / (count - 1).clamp(min=1))
+                self.running_mean.mul_(1 - momentum).add_(mean.detach(), alpha=momentum)
+                self.running_var.mul_(1 - momentum).add_(unbiased.detach(), alpha=momentum)
+        return out.to(input.dtype)
+
+
+def convert_batchnorm(model: nn.Module, device: torch.device) -> nn.Module:
+    """``model`` with every BatchNorm computing global-batch statistics under a process group:
+    ``nn.SyncBatchNorm`` on CUDA, :class:`GlobalBatchNorm` elsewhere. The converted modules keep
+    the same parameter and buffer tensors, so an optimiser built before still holds them."""
+    if device.type == "cuda":
+        return nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    return _to_global_bn(model)
+
+
+def _to_global_bn(module: nn.Module) -> nn.Module:
+    out = module
+    if isinstance(module, nn.modules.batchnorm._BatchNorm) and not isinstance(module, GlobalBatchNorm):
+        out = GlobalBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                              module.track_running_stats)
+        if module.affine:
+            out.weight, out.bias = module.weight, module.bias
+        out.running_mean, out.running_var = module.running_mean, module.running_var
+        out.num_batches_tracked = module.num_batches_tracked
+        out.train(module.training)
+    for name, child in module.named_children():
+        out.add_module(name, _to_global_bn(child))
+    return out
+
+
+def wrap_model(model: nn.Module, device: torch.device) -> nn.Module:
+    """``model`` in ``DistributedDataParallel`` under a process group, else ``model`` itself."""
+    if not is_distributed():
+        return model
+    if device.type == "cuda":
+        return nn.parallel.DistributedDataParallel(model, device_ids=[device.index], output_device=device.index)
+    return nn.parallel.DistributedDataParallel(model)
+
+
+def _digest(value: Any, hasher: Any) -> None:
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu().contiguous().reshape(-1)
+        hasher.update(str((tensor.dtype, tuple(tensor.shape))).encode())
+        hasher.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    elif isinstance(value, dict):
+        for key in sorted(value, key=repr):
+            hasher.update(repr(key).encode())
+            _digest(value[key], hasher)
+    elif isinstance(value, (list, tuple)):
+        hasher.update(f"{type(value).__name__}{len(value)}".encode())
+        for item in value:
+            _digest(item, hasher)
+    else:
+        hasher.update(pickle.dumps(value))
+
+
+def state_fingerprints(model: nn.Module, hooks: Sequence[Any]) -> dict[str, str]:
+    """A digest of the model's state (parameters and buffers) and of each hook's ``state_dict``."""
+    prints: dict[str, str] = {}
+    hasher = hashlib.sha256()
+    _digest(model.state_dict(), hasher)
+    prints["model"] = hasher.hexdigest()
+    for i, hook in enumerate(hooks):
+        state = hook.state_dict() if hasattr(hook, "state_dict") else {}
+        hasher = hashlib.sha256()
+        _digest(state, hasher)
+        prints[f"hook {i} ({type(hook).__name__})"] = hasher.hexdigest()
+    return prints
+
+
+def check_same_state(model: nn.Module, hooks: Sequence[Any], where: str) -> None:
+    """Stop the run when the ranks' model or method state differ (nothing in one process)."""
+    if not is_distributed():
+        return
+    mine = state_fingerprints(model, hooks)
+    everyone: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    differ = sorted(key for key in mine if len({prints.get(key) for prints in everyone}) > 1)
+    if differ:
+        raise RuntimeError(f"{where}: the ranks' state differs in {', '.join(differ)}; a method computes its "
+                           "state from one rank's data shard. Run this config in one process, or make the "
+                           "method reduce its statistics over ranks")
+
+
+def broadcast_object(value: Any) -> Any:
+    """Rank 0's ``value`` on every rank (``value`` itself in one process)."""
+    if not is_distributed():
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]

@@ -1,0 +1,160 @@
+"""Where :func:`helpers.core.results_cache.run_many` trains: this machine or a SLURM cluster.
+
+* ``local``: worker processes on this machine (``run_many``'s own pool).
+* ``slurm``: one submitit job per run, sent as SLURM job arrays (``executor.map_array``), with the
+  cluster options of :class:`ClusterOptions`. Each job is :class:`CheckpointedCall`, a
+  ``submitit.helpers.Checkpointable``: on preemption or timeout SLURM signals the job, submitit
+  asks it for its checkpoint (a ``DelayedSubmission`` of itself) and requeues it, and the requeued
+  run resumes from the per-epoch checkpoint ``fit`` left in the run's folder.
+* ``submitit-local``: the same jobs through submitit's ``LocalExecutor`` on this machine (real
+  subprocesses, the same checkpoint protocol), to try the cluster path without a cluster.
+
+Why ``local`` keeps its own pool instead of submitit's ``LocalExecutor``: the local executor
+starts every submitted job at once (it has no worker limit, so 400 runs are 400 processes on a
+2-core machine), its job controllers are meant to outlive the submitting process (a killed
+``run_many`` would leave its runs training unseen), and every job pays a fresh interpreter with
+torch's import, where a pool worker imports once and trains many runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import shutil
+import socket
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import submitit
+
+from helpers.core.runtime import dir_env, repo_root
+
+#: The executors ``run_many`` and ``python -m helpers.protocols.retrain`` accept.
+EXECUTORS: tuple[str, ...] = ("local", "slurm", "submitit-local")
+#: Folder of submitit's job files (pickles, logs); default ``logs/submitit`` (ignored by git).
+JOBS_DIR_ENV = "REPRO_JOBS_DIR"
+
+
+def check_executor(name: str) -> str:
+    """``name`` if it is one of :data:`EXECUTORS`, else a ``ValueError`` listing them."""
+    if name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)} "
+                         "(local: worker processes on this machine; slurm: job arrays on a SLURM cluster "
+                         "through submitit; submitit-local: submitit's jobs on this machine)")
+    return name
+
+
+def require_sbatch() -> None:
+    """A ``RuntimeError`` saying what to do when SLURM's ``sbatch`` is not on ``PATH``."""
+    if shutil.which("sbatch") is None:
+        raise RuntimeError(
+            f"--executor slurm submits with SLURM's sbatch, and there is no sbatch on PATH on this "
+            f"machine ({socket.gethostname()}). Run the same command on the cluster's login node, or "
+            "use --executor local to train here (or --executor submitit-local to try the job path here).")
+
+
+def jobs_dir() -> Path:
+    """Where submitit keeps its job files: ``REPRO_JOBS_DIR``, else ``logs/submitit`` in the repository."""
+    return dir_env(JOBS_DIR_ENV, repo_root() / "logs" / "submitit") or repo_root() / "logs" / "submitit"
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterOptions:
+    """What each job asks the cluster for (``None``: the cluster's default).
+
+    ``nodes`` × ``tasks_per_node`` tasks form one run under ``torch.distributed``
+    (``submitit.helpers.TorchDistributedEnvironment`` gives each its rank); ``array_parallelism``
+    caps how many jobs of an array run at once.
+    """
+
+    partition: str | None = None
+    time_min: int = 24 * 60
+    gpus_per_node: int | None = None
+    cpus_per_task: int | None = None
+    nodes: int = 1
+    tasks_per_node: int = 1
+    array_parallelism: int | None = None
+
+    def __post_init__(self) -> None:
+        for f in ("time_min", "gpus_per_node", "cpus_per_task", "nodes", "tasks_per_node", "array_parallelism"):
+            _positive(f, getattr(self, f))
+        if self.partition is not None and (not isinstance(self.partition, str) or not self.partition.strip()):
+            raise ValueError(f"partition must be a non-empty name, got {self.partition!r}")
+
+    def parameters(self) -> dict[str, Any]:
+        """The options as ``AutoExecutor.update_parameters`` keywords (unset ones left out)."""
+        out: dict[str, Any] = {"timeout_min": self.time_min, "nodes": self.nodes,
+                               "tasks_per_node": self.tasks_per_node}
+        optional = {"slurm_partition": self.partition, "gpus_per_node": self.gpus_per_node,
+                    "cpus_per_task": self.cpus_per_task, "slurm_array_parallelism": self.array_parallelism}
+        out.update({k: v for k, v in optional.items() if v is not None})
+        return out
+
+
+def make_executor(name: str, options: ClusterOptions | None = None,
+                  folder: Path | None = None) -> submitit.Executor:
+    """A submitit executor for ``name`` (``slurm`` or ``submitit-local``) with ``options``."""
+    check_executor(name)
+    if name == "local":
+        raise ValueError("the local executor is run_many's worker pool, not a submitit executor")
+    if name == "slurm":
+        require_sbatch()
+    folder = (folder or jobs_dir()) / "%j"
+    executor = submitit.AutoExecutor(folder=folder, cluster="slurm" if name == "slurm" else "local")
+    opts = options or ClusterOptions()
+    params = opts.parameters()
+    if name != "slurm":  # submitit's local executor runs one node; slurm_* keys are ignored there
+        params.pop("nodes")
+    executor.update_parameters(**params)
+    return executor
+
+
+def _import_modules(names: Iterable[str]) -> None:
+    for name in names:
+        importlib.import_module(name)
+
+
+class CheckpointedCall(submitit.helpers.Checkpointable):
+    """``fn(*args)`` in a submitit job, after importing ``plugin_modules`` (a fresh job process
+    knows no method's runner or activation until ``helpers.methods`` is imported).
+
+    ``fn`` must be a module-level function (pickled by reference). On preemption or timeout,
+    ``checkpoint`` (inherited) resubmits this call with the same arguments; ``fn`` resumes from
+    what the interrupted attempt left on disk.
+    """
+
+    def __init__(self, fn: Callable[..., Any], plugin_modules: Sequence[str] = ()) -> None:
+        self.fn = fn
+        self.plugin_modules = tuple(plugin_modules)
+
+    def __call__(self, *args: Any) -> Any:
+        _import_modules(self.plugin_modules)
+        return self.fn(*args)
+
+
+def submit_array(executor: submitit.Executor, call: CheckpointedCall, *iterables: Sequence[Any]) -> list:
+    """One job per item, as job arrays (``map_array``; submitit splits arrays past the cluster's size)."""
+    return executor.map_array(call, *iterables)
+
+
+def cancel_all(jobs: Iterable[Any]) -> None:
+    """Cancel the jobs still running or queued (a run stopped mid-epoch resumes from its checkpoint)."""
+    for job in jobs:
+        try:
+            if not job.done():
+                job.cancel(check=False)
+        except Exception:  # noqa: BLE001 (a job gone meanwhile is what we want anyway)
+            continue
+
+
+def failure_text(job: Any, err: BaseException) -> str:
+    """What a failed job says: its id, the last line of its error, and where its logs are."""
+    lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else type(err).__name__
+    return f"job {job.job_id} failed: {last} (logs: {job.paths.stderr})"

@@ -1,0 +1,110 @@
+"""Train protocol runs in several processes: the entry point ``torchrun`` launches.
+
+One node, two processes (GPUs when ``REPRO_DEVICE`` is ``auto`` and there are GPUs, else the CPU
+with gloo)::
+
+    torchrun --nproc_per_node 2 -m helpers.train_distributed lgelu_table1 --profile paper \\
+        --config-hash 0123456789abcdef
+
+Every process selects the same configs (an experiment of :func:`helpers.protocols.all_experiments`,
+narrowed by ``--config-hash``, ``--only`` and ``--shard`` as in ``python -m helpers.protocols``)
+and trains them one after the other, together: each run is one training loop over all processes
+(:mod:`helpers.core.distributed`). Rank 0 writes results and checkpoints; a run that finds its
+result cached is skipped by every rank; a run killed mid-way resumes from its last epoch when the
+same command is started again. Without ``torchrun`` it trains in this one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from helpers.core import distributed
+from helpers.core.results_cache import config_hash, load_result, result_path, run_or_load
+from helpers.core.runs import TrainConfig, run_training
+from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
+from helpers.protocols import _shard_arg, _threads_arg, all_experiments
+
+
+def select_configs(experiment: str, profile: str, hashes: Sequence[str] = (), only: str | None = None,
+                   shard: tuple[int, int] = (0, 1)) -> list[TrainConfig]:
+    """The configs of ``experiment`` at ``profile`` this command trains; a ``ValueError`` names
+    a hash or activation that matches none."""
+    experiments = all_experiments()
+    if experiment not in experiments:
+        raise ValueError(f"unknown experiment {experiment!r}; choose one of {', '.join(sorted(experiments))}")
+    configs = [c for c in experiments[experiment](profile) if isinstance(c, TrainConfig)]
+    if hashes:
+        by_hash = {config_hash(c): c for c in configs}
+        unknown = [h for h in hashes if h not in by_hash]
+        if unknown:
+            raise ValueError(f"--config-hash {', '.join(unknown)}: no {experiment} config at profile {profile!r} "
+                             f"has that hash; `python -m helpers.train_distributed {experiment} --profile "
+                             f"{profile} --list` lists them")
+        configs = [by_hash[h] for h in hashes]
+    if only:
+        wanted = {a.strip() for a in only.split(",") if a.strip()}
+        configs = [c for c in configs if c.activation in wanted]
+        if not configs:
+            raise ValueError(f"--only {only!r} matches no activation of {experiment}")
+    index, count = shard
+    return configs[index::count]
+
+
+def train_one(cfg: TrainConfig) -> dict | None:
+    """Train (or load) ``cfg`` with every process; rank 0 returns the stored result, the others
+    ``None``. All ranks agree first on whether the result is already cached."""
+    cached = distributed.broadcast_object(load_result(cfg) is not None if distributed.is_main() else None)
+    if cached:
+        return run_or_load(cfg) if distributed.is_main() else None
+    if distributed.is_main():
+        return run_or_load(cfg, rerun=True)  # writes the result file and its provenance
+    workdir = result_path(cfg).with_suffix("")  # rank 0 made it; checkpoints are rank 0's to write
+    run_training(cfg, workdir)
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The CLI (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m helpers.train_distributed", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("experiment", help="a protocol (python -m helpers.protocols --help lists them)")
+    parser.add_argument("--profile", default=None, choices=PROFILES, help="run profile (default: REPRO_PROFILE, else cpu)")
+    parser.add_argument("--config-hash", action="append", default=[], dest="hashes",
+                        help="train only the config with this hash (repeatable)")
+    parser.add_argument("--only", default=None, help="comma-separated activations to train")
+    parser.add_argument("--shard", default=(0, 1), type=_shard_arg, help="i/n: every n-th config from i")
+    parser.add_argument("--threads", type=_threads_arg, default=None,
+                        help=f"intra-op threads per process (sets {TRAIN_THREADS_ENV}; default 1)")
+    parser.add_argument("--list", action="store_true", help="list the selected configs with their hashes and stop")
+    args = parser.parse_args(argv)
+    if args.threads is not None:
+        os.environ[TRAIN_THREADS_ENV] = str(args.threads)
+    profile = current_profile(args.profile)
+    try:
+        configs = select_configs(args.experiment, profile, args.hashes, args.only, args.shard)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.list:
+        for cfg in configs:
+            print(f"{config_hash(cfg)}  {cfg.model} {cfg.dataset} {cfg.activation} seed={cfg.seed} "
+                  f"batch={cfg.batch_size} epochs={cfg.epochs}")
+        return
+    device = distributed.process_device()
+    world = distributed.init_from_env(device)
+    try:
+        for cfg in configs:
+            distributed.check_global_batch(cfg.batch_size, world.size)
+        for i, cfg in enumerate(configs, 1):
+            result = train_one(cfg)
+            if result is not None:
+                print(f"[{i}/{len(configs)}] {config_hash(cfg)} {cfg.experiment} {cfg.activation} seed={cfg.seed}: "
+                      f"best {result['best_val_metric']:.4f} @ epoch {result['best_epoch']} "
+                      f"({world.size} process{'es' if world.size > 1 else ''}, {device})", flush=True)
+    finally:
+        distributed.shutdown()
+
+
+if __name__ == "__main__":
+    main()

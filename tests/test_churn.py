@@ -1,0 +1,226 @@
+"""The churn chapter: separable seeds, stored predictions, churn measures and their statistics."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+import helpers.methods  # noqa: F401  registers SmeLU, S-ReLU and the prediction record
+from helpers.churn import measures as M
+from helpers.churn import protocol as P
+from helpers.churn.predictions import decode_array, decode_predictions, encode_array
+from helpers.core.results_cache import config_hash, load_result, run_or_load
+from helpers.core.runs import TrainConfig, build_run, run_seeds
+from helpers.core.runtime import seed_everything
+
+
+def _cfg(**overrides) -> TrainConfig:
+    base = TrainConfig(experiment="churn_test", dataset="adult", model="mlp", activation="relu", n_train=64,
+                       n_val=32, epochs=1, batch_size=16, model_kwargs={"depth": 2, "width": 8})
+    return replace(base, **overrides)
+
+
+def _start(cfg: TrainConfig) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """The initial weights and the first training batch's inputs, seeded as train_model seeds them."""
+    seed_everything(run_seeds(cfg)[0])
+    parts = build_run(cfg)
+    return [p.detach().clone() for p in parts["model"].parameters()], next(iter(parts["train_loader"]))[0]
+
+
+def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+# ------------------------------------------------------------------ separable seeds
+def test_new_fields_at_their_defaults_leave_the_cache_key_unchanged():
+    cfg = _cfg(seed=3)
+    assert config_hash(cfg) == config_hash(replace(cfg, init_seed=None, order_seed=None, record_predictions=False))
+    assert config_hash(replace(cfg, order_seed=3)) != config_hash(cfg)
+
+
+def test_unset_seeds_reproduce_the_one_seed_run_exactly(require_dataset):
+    require_dataset("adult")
+    cfg = _cfg(seed=3)
+    seed_everything(3)  # what train_model did before the fields existed
+    parts = build_run(cfg)
+    before = [p.detach().clone() for p in parts["model"].parameters()], next(iter(parts["train_loader"]))[0]
+    weights, batch = _start(cfg)
+    assert _same(weights, before[0]) and torch.equal(batch, before[1])
+
+
+def test_order_seed_changes_the_data_order_and_not_the_initial_weights(require_dataset):
+    require_dataset("adult")
+    w0, b0 = _start(_cfg(init_seed=0, order_seed=0))
+    w1, b1 = _start(_cfg(init_seed=0, order_seed=1))
+    assert _same(w0, w1) and not torch.equal(b0, b1)
+
+
+def test_init_seed_changes_the_initial_weights_and_not_the_data_order(require_dataset):
+    require_dataset("adult")
+    w0, b0 = _start(_cfg(init_seed=0, order_seed=0))
+    w1, b1 = _start(_cfg(init_seed=1, order_seed=0))
+    assert not _same(w0, w1) and torch.equal(b0, b1)
+
+
+def test_training_draws_follow_the_order_seed_not_the_init_seed(require_dataset):
+    require_dataset("adult")
+    draws = []
+    for init in (0, 1):
+        _start(_cfg(init_seed=init, order_seed=5))
+        draws.append(torch.rand(4))
+    assert torch.equal(draws[0], draws[1])
+
+
+def test_seed_fields_reject_negative_values_and_predictions_need_classification():
+    with pytest.raises(ValueError, match="init_seed"):
+        _cfg(init_seed=-1)
+    with pytest.raises(ValueError, match="order_seed"):
+        _cfg(order_seed=1.5)
+    with pytest.raises(ValueError, match="record_predictions"):
+        TrainConfig(experiment="x", dataset="tinyshakespeare", model="gpt", record_predictions=True)
+
+
+# ------------------------------------------------------------------ stored predictions
+@pytest.mark.parametrize("array", [np.arange(300, dtype=np.uint8) % 10, np.linspace(0, 1, 77).astype(np.float16),
+                                   np.array([True, False, True] * 7)])
+def test_encoded_arrays_round_trip(array):
+    record = encode_array(array)
+    assert record["dtype"] == str(array.dtype) and record["shape"] == [len(array)]
+    np.testing.assert_array_equal(decode_array(record), array)
+
+
+def test_a_damaged_encoded_array_is_refused():
+    record = encode_array(np.arange(10, dtype=np.uint8))
+    with pytest.raises(ValueError, match="values for shape"):
+        decode_array({**record, "shape": [11]})
+    with pytest.raises(ValueError, match="dtype"):
+        encode_array(np.arange(3, dtype=np.int64))
+
+
+def test_a_run_with_record_predictions_stores_the_final_networks_predictions(require_dataset, tmp_path, monkeypatch):
+    require_dataset("adult")
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path))
+    cfg = _cfg(activation="gelu", epochs=2, record_predictions=True, init_seed=0, order_seed=1)
+    result = run_or_load(cfg)
+    again = load_result(cfg)  # checksum verified
+    preds = decode_predictions(again["predictions"])
+    assert preds.epoch == 2 and len(preds.labels) == 32
+    assert preds.accuracy == pytest.approx(result["history"][-1]["val_metric"])
+    assert np.all((preds.top_prob >= preds.true_prob) | ~preds.correct)
+
+
+# ------------------------------------------------------------------ measures
+def test_top1_churn_and_churn_on_errors_count_the_differing_labels():
+    a, b = np.array([0, 1, 2, 3]), np.array([0, 1, 9, 9])
+    assert M.top1_churn(a, b) == 0.5
+    ca, cb = np.array([True, True, True, False]), np.array([True, True, False, False])
+    assert M.churn_on_errors(a, b, ca, cb) == 1.0
+    with pytest.raises(ValueError, match="every example right"):
+        M.churn_on_errors(a, a, np.ones(4, bool), np.ones(4, bool))
+
+
+def test_relative_pd_is_the_mean_relative_gap_of_the_probabilities():
+    assert M.relative_pd(np.array([0.2, 0.0]), np.array([0.6, 0.0])) == pytest.approx((0.4 / 0.8 + 0) / 2)
+    with pytest.raises(ValueError, match="probabilities"):
+        M.relative_pd(np.array([1.5]), np.array([0.5]))
+
+
+def _matrix(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    labels = [rng.integers(0, 3, size=200) for _ in range(n)]
+    return M.pair_matrix(labels, M.top1_churn)
+
+
+def test_u_jackknife_matches_brute_force_leave_one_model_out():
+    m = _matrix(7, 1)
+    u, se = M.u_jackknife(m)
+    loo = np.array([M.u_statistic(np.delete(np.delete(m, i, 0), i, 1)) for i in range(7)])
+    assert u == pytest.approx(np.mean([m[i, j] for i, j in itertools.combinations(range(7), 2)]))
+    assert se == pytest.approx(np.sqrt(6 / 7 * np.sum((loo - loo.mean()) ** 2)))
+
+
+def test_u_jackknife_tracks_the_sampling_spread_of_pairwise_churn():
+    """Models with their own error rates: pairs share models, so the spread is the models'."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 10, size=400)
+
+    def replicas(n: int) -> list[np.ndarray]:
+        rates = rng.uniform(0.05, 0.4, size=n)
+        return [np.where(rng.random(400) < r, rng.integers(0, 10, size=400), truth) for r in rates]
+
+    us, ses = zip(*(M.u_jackknife(M.pair_matrix(replicas(8), M.top1_churn)) for _ in range(400)))
+    assert np.mean(ses) == pytest.approx(np.std(us), rel=0.3)
+
+
+def test_the_bootstrap_resamples_models_not_pairs():
+    m = np.zeros((6, 6))
+    m[0, 1:] = m[1:, 0] = 1.0  # model 0 disagrees with every other
+    np.fill_diagonal(m, np.nan)
+    boot = M.model_bootstrap(m, n_boot=300)
+    # With c copies of model 0 among 6 draws whose distinct others number d, a replicate is
+    # c·d / (pairs of distinct models): values that only resampling whole models produces.
+    possible = set()
+    for draw in itertools.product(range(6), repeat=6):
+        pass
+        break
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        idx = rng.integers(0, 6, size=6)
+        a, b = np.triu_indices(6, 1)
+        keep = idx[a] != idx[b]
+        if keep.any():
+            possible.add(round(float(m[idx[a][keep], idx[b][keep]].mean()), 12))
+    assert {round(float(v), 12) for v in boot} <= possible
+    assert 0.0 in possible and len(set(np.round(boot, 12))) < 20
+
+
+def test_paired_u_comparison_finds_a_real_difference_and_not_a_null_one():
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 10, size=2000)
+
+    def arm(rate: float) -> np.ndarray:
+        return M.pair_matrix([np.where(rng.random(2000) < rate, rng.integers(0, 10, size=2000), truth)
+                              for _ in range(8)], M.top1_churn)
+
+    low, high = arm(0.05), arm(0.2)
+    diff = M.paired_u_comparison(low, high, scale=100.0)
+    assert diff.ci_high < 0 and diff.n == 8 and diff.df == 7
+    same = M.paired_u_comparison(low, low)
+    assert same.effect == 0 and same.exact
+
+
+# ------------------------------------------------------------------ protocol
+def test_protocol_lists_eight_replicas_per_source_sharing_only_replica_zero():
+    for model in P.MODELS:
+        runs = P.retrain_configs(model)
+        assert len(runs) == len(P.ARMS) * (3 * P.REPLICAS - 2)
+        assert all(c.record_predictions for c in runs)
+        assert len({config_hash(c) for c in runs}) == len(runs)
+    order = P.churn_configs("mlp", "relu", "order")
+    assert {c.init_seed for c in order} == {0} and [c.order_seed for c in order] == list(range(P.REPLICAS))
+
+
+def test_protocol_runs_are_replica_major():
+    runs = P.retrain_configs("conv")
+    first = [max(c.init_seed, c.order_seed) for c in runs]
+    assert first == sorted(first)
+
+
+def test_cost_estimate_fits_the_budget():
+    est = P.cost_estimate()
+    assert est["runs"] == sum(len(P.retrain_configs(m)) for m in P.MODELS)
+    assert 0 < est["core_hours"] <= P.BUDGET_CORE_HOURS
+
+
+def test_claims_say_not_run_here_while_the_runs_are_pending():
+    from helpers.churn import claims as C
+
+    rows = C.claims()
+    assert len(rows) == 4
+    for row in rows:
+        if row.verdict == "not run here":
+            assert "pending" in row.note and "retrain" in row.note

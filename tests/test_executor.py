@@ -1,0 +1,187 @@
+"""Runs dispatched through submitit (local executor: real subprocesses), a preempted job requeued
+from its per-epoch checkpoint to the uninterrupted result, and the executor choice's bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import submitit
+
+from helpers.core import executors
+from helpers.core.results_cache import run_many, run_or_load
+from helpers.protocols import retrain
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A tiny real training run (fit with its per-epoch checkpoint), in a module the job processes can
+# import. With PROBE_MARKS set, the first attempt stops at the start of epoch 3 (after epoch 2's
+# checkpoint), records its pid and waits there to be preempted.
+PROBE = textwrap.dedent('''
+    import dataclasses, os, time
+    from pathlib import Path
+    import torch
+    from torch.utils.data import TensorDataset
+    from helpers.core.data import make_loader
+    from helpers.core.models import MLP
+    from helpers.core.results_cache import register_runner
+    from helpers.core.train import TrainHook, fit
+
+    @dataclasses.dataclass(frozen=True)
+    class ProbeConfig:
+        experiment: str = "probe"
+        profile: str = "smoke"
+        epochs: int = 4
+        seed: int = 0
+
+    class Marks(TrainHook):
+        def on_epoch_start(self, epoch, model):
+            marks = os.environ.get("PROBE_MARKS")
+            if not marks:
+                return
+            with open(Path(marks) / "epochs", "a") as fh:
+                fh.write(f"{os.getpid()} {epoch}\\n")
+            paused = Path(marks) / "paused"
+            if epoch == 3 and not paused.exists():
+                paused.write_text(str(os.getpid()))
+                time.sleep(300)
+
+    @register_runner(ProbeConfig)
+    def run(cfg, workdir):
+        torch.manual_seed(cfg.seed)
+        g = torch.Generator().manual_seed(cfg.seed)
+        xs, ys = torch.randn(64, 4, generator=g), torch.randint(0, 2, (64,), generator=g)
+        model = MLP(4, 2, depth=1, width=8)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        out = fit(model, make_loader(TensorDataset(xs, ys), 16, True, seed=1),
+                  make_loader(TensorDataset(xs, ys), 32, False), optimizer=opt, epochs=cfg.epochs,
+                  task="classification", hooks=[Marks()], checkpoint_path=workdir / "checkpoint.ckpt")
+        return {"history": out["history"], "train_seconds": 0.0}
+''')
+
+
+@pytest.fixture
+def probe(tmp_path, monkeypatch):
+    """The probe module, importable here and in every job process (they inherit the environment)."""
+    (tmp_path / "requeue_probe.py").write_text(PROBE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("REPRO_QUIET", "1")
+    monkeypatch.delenv("CI", raising=False)
+    sys.modules.pop("requeue_probe", None)
+    import requeue_probe  # noqa: PLC0415 (written by this fixture)
+
+    yield requeue_probe
+    sys.modules.pop("requeue_probe", None)
+
+
+def _metrics(result: dict) -> list[dict]:
+    """The per-epoch numbers of a run, without its timings."""
+    return [{k: v for k, v in row.items() if "second" not in k and "time" not in k} for row in result["history"]]
+
+
+def _local_executor(folder: Path) -> submitit.Executor:
+    ex = submitit.LocalExecutor(folder=folder / "%j")
+    ex.update_parameters(timeout_min=10)
+    return ex
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="signals a job process by pid")
+def test_a_preempted_job_requeues_from_its_checkpoint_to_the_uninterrupted_result(probe, tmp_path, monkeypatch):
+    cfg = probe.ProbeConfig()
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "uninterrupted"))
+    uninterrupted = run_or_load(cfg)
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "cluster"))
+    monkeypatch.setenv("PROBE_MARKS", str(marks))
+    out: dict = {}
+    worker = threading.Thread(target=lambda: out.update(r=run_many([cfg], executor=_local_executor(tmp_path / "jobs"))))
+    worker.start()
+    deadline = time.monotonic() + 240
+    while not (marks / "paused").exists():
+        assert worker.is_alive(), "run_many returned before its job reached epoch 3"
+        assert time.monotonic() < deadline, "the job did not reach epoch 3"
+        time.sleep(0.2)
+    time.sleep(0.5)  # let it enter its wait
+    first_pid = int((marks / "paused").read_text())
+    # what SLURM does on preemption or shortly before the time limit: USR2 to the job's tasks
+    os.kill(first_pid, submitit.JobEnvironment._usr_sig())
+    worker.join(timeout=240)
+    assert not worker.is_alive(), "the requeued job did not finish"
+    [result] = out["r"]
+
+    attempts = [line.split() for line in (marks / "epochs").read_text().splitlines()]
+    assert [int(e) for pid, e in attempts if int(pid) == first_pid] == [1, 2, 3]
+    later = [int(e) for pid, e in attempts if int(pid) != first_pid]
+    assert later == [3, 4], f"the requeued job should resume at epoch 3, started epochs {later}"
+    assert _metrics(result) == _metrics(uninterrupted)
+
+
+@pytest.mark.slow
+def test_runs_sent_as_a_job_array_come_back_in_order(probe, tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "results"))
+    configs = [probe.ProbeConfig(epochs=1, seed=s) for s in (0, 1)]
+    results = run_many(configs, executor=_local_executor(tmp_path / "jobs"))
+    assert [r["config"]["seed"] for r in results] == [0, 1]
+    assert all((tmp_path / "results").rglob("*.json"))
+    assert _metrics(results[1]) == _metrics(run_or_load(configs[1]))  # now loaded from its file
+
+
+def test_an_unknown_executor_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match=r"unknown executor 'pbs'.*local, slurm, submitit-local"):
+        run_many([], executor="pbs")
+
+
+def test_the_retrain_cli_refuses_an_unknown_executor(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        retrain.main(["a", "--executor", "pbs"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "pbs" in err and "local" in err and "slurm" in err
+
+
+def test_slurm_without_sbatch_says_where_to_run_instead(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch here
+    with pytest.raises(RuntimeError, match=r"no sbatch on PATH.*login node.*--executor local"):
+        executors.make_executor("slurm", folder=tmp_path)
+
+
+def test_the_retrain_cli_stops_before_training_when_sbatch_is_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SystemExit) as exit_info:
+        retrain.main(["m", "--executor", "slurm", "--partition", "gpu"])
+    assert exit_info.value.code == 2
+    assert "sbatch" in capsys.readouterr().err
+
+
+def test_cluster_options_become_submitit_parameters():
+    opts = executors.ClusterOptions(partition="gpu", time_min=90, gpus_per_node=4, cpus_per_task=8,
+                                    nodes=2, tasks_per_node=4, array_parallelism=16)
+    assert opts.parameters() == {"slurm_partition": "gpu", "timeout_min": 90, "gpus_per_node": 4,
+                                 "cpus_per_task": 8, "nodes": 2, "tasks_per_node": 4,
+                                 "slurm_array_parallelism": 16}
+    assert executors.ClusterOptions().parameters() == {"timeout_min": 1440, "nodes": 1, "tasks_per_node": 1}
+
+
+@pytest.mark.parametrize("field, value", [("time_min", 0), ("gpus_per_node", -1), ("nodes", 1.5),
+                                          ("array_parallelism", True), ("partition", " ")])
+def test_bad_cluster_options_are_refused_by_name(field, value):
+    with pytest.raises(ValueError, match=field):
+        executors.ClusterOptions(**{field: value})
+
+
+def test_the_job_callable_is_checkpointable_and_resubmits_itself():
+    call = executors.CheckpointedCall(len, ["helpers.core.results_cache"])
+    delayed = call.checkpoint([1, 2, 3])
+    assert isinstance(delayed, submitit.helpers.DelayedSubmission)
+    assert delayed.function is call and delayed.args == ([1, 2, 3],)
+    assert call([1, 2, 3]) == 3
