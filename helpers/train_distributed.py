@@ -7,7 +7,8 @@ with gloo)::
         --config-hash 0123456789abcdef
 
 Every process selects the same configs (an experiment of :func:`helpers.protocols.all_experiments`,
-narrowed by ``--config-hash``, ``--only`` and ``--shard`` as in ``python -m helpers.protocols``)
+narrowed by ``--config-hash``, ``--only`` and ``--shard`` as in ``python -m helpers.protocols``;
+or one config written as JSON, ``--config-json run.json``, a :class:`TrainConfig`'s fields)
 and trains them one after the other, together: each run is one training loop over all processes
 (:mod:`helpers.core.distributed`). Rank 0 writes results and checkpoints; a run that finds its
 result cached is skipped by every rank; a run killed mid-way resumes from its last epoch when the
@@ -17,14 +18,16 @@ same command is started again. Without ``torchrun`` it trains in this one proces
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from helpers.core import distributed
 from helpers.core.results_cache import config_hash, load_result, result_path, run_or_load
 from helpers.core.runs import TrainConfig, run_training
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
-from helpers.protocols import _shard_arg, _threads_arg, all_experiments
+from helpers.protocols import all_experiments, parse_shard, positive_int_arg
 
 
 def select_configs(experiment: str, profile: str, hashes: Sequence[str] = (), only: str | None = None,
@@ -52,6 +55,27 @@ def select_configs(experiment: str, profile: str, hashes: Sequence[str] = (), on
     return configs[index::count]
 
 
+def config_from_json(path: str | Path) -> TrainConfig:
+    """The :class:`TrainConfig` whose fields ``path`` holds as a JSON object."""
+    try:
+        fields = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"--config-json {path}: not a readable JSON file ({err})") from None
+    if not isinstance(fields, dict):
+        raise ValueError(f"--config-json {path}: expected an object of TrainConfig fields, got {type(fields).__name__}")
+    try:
+        return TrainConfig(**fields)
+    except TypeError as err:
+        raise ValueError(f"--config-json {path}: {err}") from None
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+
+
 def train_one(cfg: TrainConfig) -> dict | None:
     """Train (or load) ``cfg`` with every process; rank 0 returns the stored result, the others
     ``None``. All ranks agree first on whether the result is already cached."""
@@ -69,21 +93,26 @@ def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m helpers.train_distributed", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", help="a protocol (python -m helpers.protocols --help lists them)")
+    parser.add_argument("experiment", nargs="?", default=None,
+                        help="a protocol (python -m helpers.protocols --help lists them)")
+    parser.add_argument("--config-json", default=None, help="train the one TrainConfig this JSON file holds")
     parser.add_argument("--profile", default=None, choices=PROFILES, help="run profile (default: REPRO_PROFILE, else cpu)")
     parser.add_argument("--config-hash", action="append", default=[], dest="hashes",
                         help="train only the config with this hash (repeatable)")
     parser.add_argument("--only", default=None, help="comma-separated activations to train")
-    parser.add_argument("--shard", default=(0, 1), type=_shard_arg, help="i/n: every n-th config from i")
-    parser.add_argument("--threads", type=_threads_arg, default=None,
+    parser.add_argument("--shard", default=(0, 1), type=_shard, help="i/n: every n-th config from i")
+    parser.add_argument("--threads", type=positive_int_arg("--threads"), default=None,
                         help=f"intra-op threads per process (sets {TRAIN_THREADS_ENV}; default 1)")
     parser.add_argument("--list", action="store_true", help="list the selected configs with their hashes and stop")
     args = parser.parse_args(argv)
     if args.threads is not None:
         os.environ[TRAIN_THREADS_ENV] = str(args.threads)
     profile = current_profile(args.profile)
+    if (args.experiment is None) == (args.config_json is None):
+        parser.error("give an experiment or --config-json FILE (one of them)")
     try:
-        configs = select_configs(args.experiment, profile, args.hashes, args.only, args.shard)
+        configs = ([config_from_json(args.config_json)] if args.config_json is not None else
+                   select_configs(args.experiment, profile, args.hashes, args.only, args.shard))
     except ValueError as err:
         parser.error(str(err))
     if args.list:
@@ -91,11 +120,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{config_hash(cfg)}  {cfg.model} {cfg.dataset} {cfg.activation} seed={cfg.seed} "
                   f"batch={cfg.batch_size} epochs={cfg.epochs}")
         return
+    for cfg in configs:  # before any process group exists, so every rank stops with the message
+        distributed.check_global_batch(cfg.batch_size, distributed.world_from_env().size)
     device = distributed.process_device()
     world = distributed.init_from_env(device)
     try:
-        for cfg in configs:
-            distributed.check_global_batch(cfg.batch_size, world.size)
         for i, cfg in enumerate(configs, 1):
             result = train_one(cfg)
             if result is not None:

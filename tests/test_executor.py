@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 import submitit
 
-from helpers.core import executors
+from helpers.core import executors, results_cache
 from helpers.core.results_cache import run_many, run_or_load
 from helpers.protocols import retrain
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # A tiny real training run (fit with its per-epoch checkpoint), in a module the job processes can
-# import. With PROBE_MARKS set, the first attempt stops at the start of epoch 3 (after epoch 2's
+# import. With PROBE_MARKS set, the first attempt of seed 0 stops at the start of epoch 3 (after epoch 2's
 # checkpoint), records its pid and waits there to be preempted.
 PROBE = textwrap.dedent('''
     import dataclasses, os, time
@@ -41,9 +41,12 @@ PROBE = textwrap.dedent('''
         seed: int = 0
 
     class Marks(TrainHook):
+        def __init__(self, seed):
+            self.seed = seed
+
         def on_epoch_start(self, epoch, model):
             marks = os.environ.get("PROBE_MARKS")
-            if not marks:
+            if not marks or self.seed != 0:
                 return
             with open(Path(marks) / "epochs", "a") as fh:
                 fh.write(f"{os.getpid()} {epoch}\\n")
@@ -61,7 +64,7 @@ PROBE = textwrap.dedent('''
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         out = fit(model, make_loader(TensorDataset(xs, ys), 16, True, seed=1),
                   make_loader(TensorDataset(xs, ys), 32, False), optimizer=opt, epochs=cfg.epochs,
-                  task="classification", hooks=[Marks()], checkpoint_path=workdir / "checkpoint.ckpt")
+                  task="classification", hooks=[Marks(cfg.seed)], checkpoint_path=workdir / "checkpoint.ckpt")
         return {"history": out["history"], "train_seconds": 0.0}
 ''')
 
@@ -94,17 +97,21 @@ def _local_executor(folder: Path) -> submitit.Executor:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="signals a job process by pid")
-def test_a_preempted_job_requeues_from_its_checkpoint_to_the_uninterrupted_result(probe, tmp_path, monkeypatch):
-    cfg = probe.ProbeConfig()
+def test_a_preempted_job_of_an_array_requeues_from_its_checkpoint_to_the_uninterrupted_result(
+        probe, tmp_path, monkeypatch):
+    # The jobs import only the probe's module before their run (the book's methods would add
+    # seconds to each job start; CheckpointedCall's imports are tested on their own below).
+    monkeypatch.setattr(results_cache, "_PLUGIN_MODULES", ["requeue_probe"])
+    configs = [probe.ProbeConfig(seed=0), probe.ProbeConfig(seed=1, epochs=2)]
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "uninterrupted"))
-    uninterrupted = run_or_load(cfg)
+    uninterrupted = [run_or_load(cfg) for cfg in configs]
 
     marks = tmp_path / "marks"
     marks.mkdir()
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "cluster"))
     monkeypatch.setenv("PROBE_MARKS", str(marks))
     out: dict = {}
-    worker = threading.Thread(target=lambda: out.update(r=run_many([cfg], executor=_local_executor(tmp_path / "jobs"))))
+    worker = threading.Thread(target=lambda: out.update(r=run_many(configs, executor=_local_executor(tmp_path / "jobs"))))
     worker.start()
     deadline = time.monotonic() + 240
     while not (marks / "paused").exists():
@@ -117,23 +124,21 @@ def test_a_preempted_job_requeues_from_its_checkpoint_to_the_uninterrupted_resul
     os.kill(first_pid, submitit.JobEnvironment._usr_sig())
     worker.join(timeout=240)
     assert not worker.is_alive(), "the requeued job did not finish"
-    [result] = out["r"]
 
     attempts = [line.split() for line in (marks / "epochs").read_text().splitlines()]
     assert [int(e) for pid, e in attempts if int(pid) == first_pid] == [1, 2, 3]
     later = [int(e) for pid, e in attempts if int(pid) != first_pid]
     assert later == [3, 4], f"the requeued job should resume at epoch 3, started epochs {later}"
-    assert _metrics(result) == _metrics(uninterrupted)
+    assert [r["config"]["seed"] for r in out["r"]] == [0, 1]  # in the order of the configs
+    assert [_metrics(r) for r in out["r"]] == [_metrics(r) for r in uninterrupted]
 
 
-@pytest.mark.slow
-def test_runs_sent_as_a_job_array_come_back_in_order(probe, tmp_path, monkeypatch):
-    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "results"))
-    configs = [probe.ProbeConfig(epochs=1, seed=s) for s in (0, 1)]
-    results = run_many(configs, executor=_local_executor(tmp_path / "jobs"))
-    assert [r["config"]["seed"] for r in results] == [0, 1]
-    assert all((tmp_path / "results").rglob("*.json"))
-    assert _metrics(results[1]) == _metrics(run_or_load(configs[1]))  # now loaded from its file
+def test_the_job_callable_imports_the_plugin_modules_before_its_run(tmp_path, monkeypatch):
+    (tmp_path / "plugin_probe.py").write_text("import sys\nsys.modules[__name__].LOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "plugin_probe", raising=False)
+    call = executors.CheckpointedCall(lambda: "plugin_probe" in sys.modules, ["plugin_probe"])
+    assert call() is True
 
 
 def test_an_unknown_executor_is_refused_with_the_choices():

@@ -120,13 +120,25 @@ def _import_modules(names: Iterable[str]) -> None:
         importlib.import_module(name)
 
 
+def _tasks_of_this_job() -> int:
+    """Tasks of the submitit job this process runs in (1 outside a job)."""
+    try:
+        return submitit.JobEnvironment().num_tasks
+    except RuntimeError:  # not inside a submitit job (a direct call)
+        return 1
+
+
 class CheckpointedCall(submitit.helpers.Checkpointable):
     """``fn(*args)`` in a submitit job, after importing ``plugin_modules`` (a fresh job process
     knows no method's runner or activation until ``helpers.methods`` is imported).
 
     ``fn`` must be a module-level function (pickled by reference). On preemption or timeout,
     ``checkpoint`` (inherited) resubmits this call with the same arguments; ``fn`` resumes from
-    what the interrupted attempt left on disk.
+    what the interrupted attempt left on disk. In a job of several tasks (nodes × tasks per
+    node), each task first exports the ``torch.distributed`` variables (``RANK``, ``WORLD_SIZE``,
+    ``MASTER_ADDR``, ...) through ``submitit.helpers.TorchDistributedEnvironment``, every task
+    keeping all of its node's GPUs visible (the rank picks its own from ``LOCAL_RANK``), so
+    ``fn`` joins one process group as under ``torchrun``.
     """
 
     def __init__(self, fn: Callable[..., Any], plugin_modules: Sequence[str] = ()) -> None:
@@ -135,6 +147,8 @@ class CheckpointedCall(submitit.helpers.Checkpointable):
 
     def __call__(self, *args: Any) -> Any:
         _import_modules(self.plugin_modules)
+        if _tasks_of_this_job() > 1:
+            submitit.helpers.TorchDistributedEnvironment().export(set_cuda_visible_devices=False)
         return self.fn(*args)
 
 

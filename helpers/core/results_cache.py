@@ -397,20 +397,20 @@ def _run_job(config: Any, rerun: bool) -> dict:
 
 
 def _submitit(configs: list, todo: list[int], executor: Any, rerun: bool, desc: str,
-              results: list, failures: list) -> None:
+              results: list, failures: list, job: Callable[[Any, bool], dict | None] | None) -> None:
     """The submitit branch of :func:`run_many`: one job per run, sent as job arrays; an
     interrupted wait (Ctrl-C, ``kill``) cancels the jobs, which resume from their checkpoints."""
-    call = executors.CheckpointedCall(_run_job, _PLUGIN_MODULES)
+    call = executors.CheckpointedCall(job or _run_job, _PLUGIN_MODULES)
     jobs = executors.submit_array(executor, call, [configs[i] for i in todo], [rerun] * len(todo))
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
     try:
-        for i, job in progress(zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs),
+        for i, handle in progress(zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs),
                                each=True, unit="run"):
             try:
-                results[i] = job.result()
+                results[i] = handle.results()[0]  # task 0: rank 0 of a multi-task run
             except Exception as err:  # noqa: BLE001 (the job's own error comes back as text)
-                failures.append(RunFailed(executors.failure_text(job, err)))
+                failures.append(RunFailed(executors.failure_text(handle, err)))
     except BaseException:
         executors.cancel_all(jobs)
         raise
@@ -420,13 +420,16 @@ def _submitit(configs: list, todo: list[int], executor: Any, rerun: bool, desc: 
 
 
 def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
-             rerun: bool | None = None, executor: Any = "local") -> list[dict]:
+             rerun: bool | None = None, executor: Any = "local",
+             job: Callable[[Any, bool], dict | None] | None = None) -> list[dict]:
     """``run_or_load`` every config, training the missing ones in parallel worker processes.
 
     ``executor`` is where the missing runs train (:mod:`helpers.core.executors`): ``"local"``
     (worker processes here), ``"slurm"`` or ``"submitit-local"`` (submitit jobs with default
     :class:`~helpers.core.executors.ClusterOptions`), or a submitit executor set up by the caller.
     Every run, wherever it trains, writes its result under ``results/`` (a cluster shares it).
+    ``job(config, rerun)`` replaces what each submitit job runs (default: ``run_or_load``); a
+    run of several tasks passes one that joins ``torch.distributed`` and returns rank 0's result.
 
     Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results do
     not depend on ``workers``: ``workers`` runs share the machine instead of one run using every
@@ -459,7 +462,7 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
     if todo and executor != "local":
         failures: list[BaseException] = []
         chosen = executors.make_executor(executor) if isinstance(executor, str) else executor
-        _submitit(configs, todo, chosen, rerun, desc, results, failures)
+        _submitit(configs, todo, chosen, rerun, desc, results, failures, job)
         if failures:
             raise failures[0]
     elif todo:

@@ -490,7 +490,7 @@ def final_weights_path(cfg: TrainConfig) -> Path:
 def _run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     parts, out, result = train_to_completion(cfg, workdir)
     model = parts["model"]
-    if bool_env(KEEP_FINAL_WEIGHTS_ENV, False):
+    if bool_env(KEEP_FINAL_WEIGHTS_ENV, False) and distributed.is_main():
         save_weights(final_weights_path(cfg), model.state_dict(), config_hash(cfg))
     for extension in parts["extensions"]:
         result.update(extension.final_record(model, cfg, out, parts))

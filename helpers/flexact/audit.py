@@ -17,7 +17,6 @@ import sympy as sp
 import torch
 from torch import nn
 
-from helpers.core.attribution import Derived
 from helpers.core.report import Claim
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import (
@@ -171,13 +170,11 @@ def _claim_deep_settings() -> Claim:
     return _claim(
         "Flex-Act's gains are largest in very deep architectures, where functional diversity across layers is "
         "critical, and it improves training stability", "Section 1, Contributions",
-        QUOTES["contribution_deep"],
-        Derived("Flex-Act layers per network: " + ", ".join(f"{k} {v}" for k, v in flex_layers.items())
-                + "; Table 2 gains: " + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
-                + " points (no spread); no table or figure reports a stability measure",
-                "our reading of the experiments' setup (Sections 4.1-4.2) and of what Tables 1-2 and Figs. 1-3 "
-                "measure (MSE, accuracy, selection probabilities, predictions)",
-                (QUOTES["single_layer"], QUOTES["cifar_penultimate"], QUOTES["penultimate_only"])),
+        (QUOTES["contribution_deep"], QUOTES["single_layer"], QUOTES["cifar_penultimate"], QUOTES["penultimate_only"]),
+        "Flex-Act layers per network: " + ", ".join(f"{k} {v}" for k, v in flex_layers.items())
+        + "; Table 2 gains: " + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
+        + " points (no spread); no table or figure reports a stability measure (Tables 1-2: MSE, accuracy; "
+        "Figs. 1-3: selection probabilities, predictions)",
         contradicted_or(max(flex_layers.values()) < 2), "baselines",
         note="Every experiment has one Flex-Act layer (a single neuron, or the penultimate layer of a ResNet), so "
              "no experiment has activations that differ across layers; Section 5 says the method is 'designed to "

@@ -37,6 +37,7 @@ from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.claims import collect_claims
 from helpers.protocols import positive_int_arg
+from helpers.protocols import cluster_args, paper_plan
 from helpers.protocols.seed_plan import RowRuns, plan_frame, plan_text
 from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.relu_ization.experiment import reluization_configs
@@ -301,9 +302,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--plan", action="store_true",
                         help="print the seeds that would decide each inconclusive run-based row, with their cost, "
                              "and exit")
+    parser.add_argument("--profile", default="cpu", choices=("cpu", "paper"),
+                        help="cpu: the decisive-scale claims above; paper: every paper-profile run, "
+                             "grouped by the report rows it decides (claims are then group names)")
+    cluster_args.add_executor_args(parser)
     args = parser.parse_args(argv)
     if args.plan:
         print(plan_text(seed_plan()))
+        return
+    if args.profile == "paper":
+        _paper(parser, args)
         return
     keys = _claim_keys(parser, args.claims)
     if args.status:
@@ -316,7 +324,10 @@ def main(argv: list[str] | None = None) -> None:
         runs, hours = total_core_hours(keys)
         print(f"total: {runs} distinct runs done, {hours:.2f} core-hours (a run shared by two claims counts once)")
         return
+    executor = cluster_args.executor_from_args(parser, args)
     configs, skipped = split_runnable([cfg for key in keys for cfg in CLAIMS[key].configs()])
+    if executor != "local":  # the runs train on the cluster's machines, not on this CPU
+        configs, skipped = configs + skipped, []
     if skipped:
         # bf16 runs wait for a machine with native bf16 rather than train 10-17x slower here, or
         # train in float32 under another key (a different run); the next such session takes them.
@@ -326,7 +337,23 @@ def main(argv: list[str] | None = None) -> None:
     # Keep every run's final weights (beside its result, ignored by git): the ReLU-ization chapter
     # analyses the GELU, ReLU and annealed λ-GELU runs of (c)/(d) instead of training them again.
     os.environ.setdefault(KEEP_FINAL_WEIGHTS_ENV, "1")  # inherited by the worker processes
-    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys))
+    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys), executor=executor,
+             job=cluster_args.job_for(cluster_args.cluster_options(args)))
+
+
+def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--profile paper``: the plan with its GPU-hours (``--status``), or train its groups."""
+    try:
+        configs = paper_plan.paper_configs(args.claims or None)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.status:
+        keys = set(args.claims or [g.key for g in paper_plan.GROUPS])
+        print(paper_plan.plan_text(paper_plan.plan(tuple(g for g in paper_plan.GROUPS if g.key in keys))))
+        return
+    executor = cluster_args.executor_from_args(parser, args)
+    run_many(configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]),
+             executor=executor, job=cluster_args.job_for(cluster_args.cluster_options(args)))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,8 @@ __all__ = [
     "ANCHORS",
     "BASELINES",
     "elu_celu_gap",
+    "elu_celu_cells",
+    "smelu_match",
     "lipschitz_table",
     "negative_axis_table",
     "relu_kernel_smoothing",
@@ -100,7 +102,7 @@ def elu_celu_gap(n: int = 400_001) -> tuple[float, float, float, float]:
             float(alpha_c))
 
 
-def _elu_celu_cells() -> dict[str, T.Difference]:
+def elu_celu_cells() -> dict[str, T.Difference]:
     cells = {f"Table 1 average, {ds}": T.paper_difference(TABLE1_AVERAGE[ds], "ELU", "CELU") for ds in TABLE1_AVERAGE}
     cells |= {f"Table 2, {ds}": T.paper_difference(TABLE2[ds], "ELU", "CELU") for ds in TABLE2}
     return cells
@@ -121,7 +123,7 @@ def _claim_elu_celu_distinct() -> Claim:
 
 
 def _claim_elu_celu_printed() -> Claim:
-    cells = _elu_celu_cells()
+    cells = elu_celu_cells()
     outside = {k: d for k, d in cells.items() if not d.welch().contains(0.0)}
     worst = max(cells, key=lambda k: abs(cells[k].diff))
     d = cells[worst]
@@ -431,7 +433,7 @@ def newest_arxiv_reference() -> tuple[str, str]:
     return newest, f"{month[int(newest[2:4]) - 1]} 20{newest[:2]}"
 
 
-def _smelu_match(beta: float = 1.0) -> float:
+def smelu_match(beta: float = 1.0) -> float:
     x = np.linspace(-3 * beta, 3 * beta, 6001)
     numeric = mollify(lambda v: np.maximum(v, 0.0), BoxKernel(beta), x, breakpoints=(0.0,))
     closed = smelu(torch.from_numpy(x), beta).numpy()
@@ -440,7 +442,7 @@ def _smelu_match(beta: float = 1.0) -> float:
 
 def _claim_smelu_first() -> Claim:
     newest, when = newest_arxiv_reference()
-    gap = _smelu_match()
+    gap = smelu_match()
     smelu_id = re.search(r"\d{4}\.\d{4,5}", SMELU_REFERENCE).group(0)  # type: ignore[union-attr]
     months = (int(newest[:2]) * 12 + int(newest[2:4])) - (int(smelu_id[:2]) * 12 + int(smelu_id[2:4]))
     return _claim(

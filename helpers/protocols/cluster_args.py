@@ -1,0 +1,71 @@
+"""The executor flags of the protocol CLIs: where runs train (``--executor``) and what each SLURM
+job asks for. ``--executor slurm`` submits through submitit (:mod:`helpers.core.executors`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from helpers.core import distributed, executors
+from helpers.core.runs import TrainConfig
+from helpers.protocols import positive_int_arg
+from helpers.train_distributed import train_one
+
+
+def add_executor_args(parser: argparse.ArgumentParser) -> None:
+    """``--executor`` and the SLURM options (each job's resources; ignored by ``local``)."""
+    parser.add_argument("--executor", default="local", choices=executors.EXECUTORS,
+                        help="where runs train: local (worker processes here), slurm (job arrays through "
+                             "submitit; run it on the cluster's login node), submitit-local (submitit's "
+                             "jobs on this machine, to try the cluster path)")
+    group = parser.add_argument_group("SLURM job options (--executor slurm)")
+    group.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's)")
+    group.add_argument("--time-min", type=positive_int_arg("--time-min"), default=24 * 60,
+                       help="time limit of each job in minutes; a job that reaches it requeues from its "
+                            "last epoch's checkpoint (default: 1440)")
+    group.add_argument("--gpus-per-node", type=positive_int_arg("--gpus-per-node"), default=None)
+    group.add_argument("--cpus-per-task", type=positive_int_arg("--cpus-per-task"), default=None)
+    group.add_argument("--nodes", type=positive_int_arg("--nodes"), default=1)
+    group.add_argument("--tasks-per-node", type=positive_int_arg("--tasks-per-node"), default=1,
+                       help="tasks of one run under torch.distributed (one per GPU)")
+    group.add_argument("--array-parallelism", type=positive_int_arg("--array-parallelism"), default=None,
+                       help="jobs of an array running at once (default: as many as the cluster allows)")
+
+
+def cluster_options(args: argparse.Namespace) -> executors.ClusterOptions:
+    """The parsed SLURM flags as :class:`~helpers.core.executors.ClusterOptions`."""
+    return executors.ClusterOptions(partition=args.partition, time_min=args.time_min,
+                                    gpus_per_node=args.gpus_per_node, cpus_per_task=args.cpus_per_task,
+                                    nodes=args.nodes, tasks_per_node=args.tasks_per_node,
+                                    array_parallelism=args.array_parallelism)
+
+
+def executor_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """``"local"``, or the submitit executor the flags describe; a missing ``sbatch`` or a bad
+    option is an argparse error (exit 2) before anything is submitted."""
+    if args.executor == "local":
+        return "local"
+    try:
+        return executors.make_executor(args.executor, cluster_options(args))
+    except (RuntimeError, ValueError) as err:
+        parser.error(str(err))
+
+
+def distributed_job(config: TrainConfig, rerun: bool) -> dict | None:
+    """One run as every task of a multi-task submitit job: join the process group the job's
+    tasks form (:class:`~helpers.core.executors.CheckpointedCall` exported its variables) and
+    train together; rank 0 writes and returns the result. A cached result is loaded, as with
+    ``torchrun``; ``rerun`` is not applied to several tasks (delete the result file instead)."""
+    device = distributed.process_device()
+    world = distributed.init_from_env(device)
+    try:
+        distributed.check_global_batch(config.batch_size, world.size)
+        return train_one(config)
+    finally:
+        distributed.shutdown()
+
+
+def job_for(options: executors.ClusterOptions) -> Any:
+    """What each job runs: :func:`distributed_job` when a run has several tasks, else ``None``
+    (``run_many``'s own ``run_or_load``)."""
+    return distributed_job if options.nodes * options.tasks_per_node > 1 else None

@@ -1,0 +1,217 @@
+"""One training loop in several processes (gloo on the CPU): the global batch and data order of
+one process, global-batch BatchNorm, and ``torchrun`` runs that match one process and resume
+after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import nn
+from torch.utils.data import TensorDataset
+
+from helpers.core import distributed
+from helpers.core.data import make_loader
+from helpers.core.runtime import repo_root
+from helpers import train_distributed
+
+DATA = Path(os.environ.get("REPRO_DATA_DIR", repo_root().parent / "shared" / "data"))
+
+
+def _batches(loader):
+    return [b[0].tolist() for b in loader]
+
+
+@pytest.mark.parametrize("n", [128, 100])  # 100: a last global batch of 4 (2 per rank)
+def test_the_ranks_shards_make_up_the_one_process_batches(n):
+    data = TensorDataset(torch.arange(float(n)))
+    one = make_loader(data, 32, shuffle=True, seed=5)
+    ranks = [make_loader(data, 32, shuffle=True, seed=5, shard=(r, 2)) for r in range(2)]
+    for _epoch in range(2):  # the generator advances per epoch, the same way in every loader
+        whole, shards = _batches(one), [_batches(loader) for loader in ranks]
+        assert [a + b for a, b in zip(*shards)] == whole
+        assert all(len(a) == len(b) for a, b in zip(*shards))
+
+
+def test_an_uneven_last_batch_is_weighted_to_the_global_mean():
+    sampler = distributed.ShardedBatchSampler(range(70), 32, rank=0, world_size=4)
+    # 70 = 32 + 32 + 6: the last batch gives ranks 2, 2, 1, 1 examples
+    assert [len(b) for b in sampler] == [8, 8, 2]
+    assert sampler.loss_weight(0, 8) == 1.0
+    assert sampler.loss_weight(2, 2) == pytest.approx(2 * 4 / 6)
+    weights = [distributed.ShardedBatchSampler(range(70), 32, r, 4).loss_weight(2, n)
+               for r, n in enumerate((2, 2, 1, 1))]
+    assert sum(weights) / 4 == pytest.approx(1.0)  # DDP's mean of the ranks' weighted means
+
+
+def test_a_world_size_that_does_not_divide_the_global_batch_names_both_numbers():
+    with pytest.raises(ValueError, match=r"global batch of 64 does not split evenly over 3 processes.*"
+                                         r"--nproc_per_node in \[1, 2, 4, 8"):
+        distributed.check_global_batch(64, 3)
+    with pytest.raises(ValueError, match="64 .* 3"):
+        make_loader(TensorDataset(torch.arange(10.0)), 64, shuffle=True, shard=(0, 3))
+
+
+def test_a_last_batch_smaller_than_the_world_is_refused():
+    with pytest.raises(ValueError, match="last global batch holds 1 examples.*fewer than the 2 processes"):
+        distributed.ShardedBatchSampler(range(65), 64, 0, 2)
+
+
+def test_the_entry_point_refuses_a_world_that_does_not_divide_the_batch(monkeypatch, tmp_path):
+    config = tmp_path / "run.json"
+    config.write_text(json.dumps({"experiment": "x", "dataset": "adult", "model": "mlp", "profile": "smoke",
+                                  "batch_size": 64}))
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    monkeypatch.setenv("RANK", "0")
+    with pytest.raises(ValueError, match="global batch of 64 does not split evenly over 3"):
+        train_distributed.main(["--config-json", str(config)])
+
+
+def test_the_entry_point_needs_an_experiment_or_a_config(capsys):
+    with pytest.raises(SystemExit):
+        train_distributed.main([])
+    assert "give an experiment or --config-json" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) -> None:
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        torch.manual_seed(0)
+        bn = distributed.convert_batchnorm(nn.BatchNorm2d(3), torch.device("cpu"))
+        shard = x.chunk(world)[rank].clone().requires_grad_(True)
+        y = bn(shard)
+        (y * torch.arange(1.0, y.numel() + 1).view_as(y) / y.numel()).sum().backward()
+        # DDP would average the parameter gradients; do it by hand here
+        for p in (bn.weight, bn.bias):
+            dist.all_reduce(p.grad)
+            p.grad /= world
+        torch.save({"y": y.detach(), "dx": shard.grad, "dw": bn.weight.grad, "db": bn.bias.grad,
+                    "mean": bn.running_mean, "var": bn.running_var}, Path(out_dir) / f"{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_global_batchnorm_over_two_processes_is_batchnorm_over_the_whole_batch(tmp_path):
+    x = torch.randn(8, 3, 4, 4, generator=torch.Generator().manual_seed(1)) * 3 + 1
+    mp.spawn(_bn_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}", x, str(tmp_path)), nprocs=2, join=True)
+    ranks = [torch.load(tmp_path / f"{r}.pt") for r in range(2)]
+    whole = x.clone().requires_grad_(True)
+    bn = nn.BatchNorm2d(3)
+    y = bn(whole)
+    # the per-rank losses above are sums over each shard with the global weights, averaged by 2
+    (y * torch.cat([torch.arange(1.0, y.numel() // 2 + 1)] * 2).view_as(y) / (y.numel() // 2) / 2).sum().backward()
+    # float32 statistics summed in another order: agreement to rounding, not bit for bit
+    tol = {"rtol": 1e-5, "atol": 1e-6}
+    torch.testing.assert_close(torch.cat([r["y"] for r in ranks]), y.detach(), **tol)
+    torch.testing.assert_close(torch.cat([r["dx"] for r in ranks]) / 2, whole.grad, **tol)
+    for r in ranks:
+        torch.testing.assert_close(r["dw"], bn.weight.grad, **tol)
+        torch.testing.assert_close(r["db"], bn.bias.grad, **tol)
+        torch.testing.assert_close(r["mean"], bn.running_mean, **tol)
+        torch.testing.assert_close(r["var"], bn.running_var, **tol)
+
+
+# ------------------------------------------------------------------------ torchrun, end to end
+CONFIG = {"experiment": "ddp_check", "dataset": "adult", "model": "mlp", "profile": "smoke",
+          "activation": "lambda_gelu", "n_train": 512, "n_val": 256, "epochs": 2, "batch_size": 64}
+
+# float32 sums in another order (DDP's all-reduce of two half-batch gradients instead of one
+# reduction over 64 rows) change the last bits of each step; over 16 SGD steps of this small MLP
+# the measured relative difference was ~1e-8, so 1e-5 leaves room for other CPUs' kernels and
+# still fails on any real difference (another data order or BatchNorm statistics move the
+# losses by 1e-3 or more).
+REL_TOL = 1e-5
+
+needs_data = pytest.mark.skipif(not (DATA / "adult").exists() and not any(DATA.glob("adult*")),
+                                reason=f"the Adult data set is not under {DATA}")
+
+
+def _env(results: Path) -> dict[str, str]:
+    return {**os.environ, "REPRO_DATA_DIR": str(DATA), "REPRO_OFFLINE": "1", "REPRO_RESULTS_DIR": str(results),
+            "REPRO_KERNELS": "eager", "REPRO_QUIET": "1", "REPRO_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+
+
+def _command(config: Path, processes: int) -> list[str]:
+    if processes == 1:
+        return [sys.executable, "-m", "helpers.train_distributed", "--config-json", str(config)]
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
+    return [torchrun, "--nproc_per_node", str(processes), "--master_port", str(_free_port()),
+            "-m", "helpers.train_distributed", "--config-json", str(config)]
+
+
+def _train(tmp_path: Path, name: str, processes: int, config: dict) -> dict:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(config))
+    results = tmp_path / name
+    done = subprocess.run(_command(path, processes), cwd=repo_root(), env=_env(results),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (result,) = (results / "smoke" / config["experiment"]).glob("*.json")
+    return json.loads(result.read_text())
+
+
+def _assert_close_histories(a: dict, b: dict, rel: float) -> None:
+    assert len(a["history"]) == len(b["history"])
+    for row_a, row_b in zip(a["history"], b["history"]):
+        for key in ("train_loss", "val_loss", "val_metric"):
+            assert row_a[key] == pytest.approx(row_b[key], rel=rel), (key, row_a, row_b)
+
+
+@pytest.mark.slow
+@needs_data
+def test_torchrun_with_two_processes_gives_the_one_process_result(tmp_path):
+    one = _train(tmp_path, "one", 1, CONFIG)
+    two = _train(tmp_path, "two", 2, CONFIG)
+    assert two["config_hash"] == one["config_hash"]  # the machine never enters the key
+    _assert_close_histories(two, one, REL_TOL)
+    assert two["provenance"]["world_size"] == 2 and "world_size" not in one["provenance"]
+
+
+@pytest.mark.slow
+@needs_data
+def test_a_killed_two_process_run_resumes_to_the_same_result(tmp_path):
+    config = {**CONFIG, "experiment": "ddp_resume", "n_train": 4096, "epochs": 3}
+    path = tmp_path / "resume.json"
+    path.write_text(json.dumps(config))
+    results = tmp_path / "killed"
+    run = subprocess.Popen(_command(path, 2), cwd=repo_root(), env=_env(results), start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoint = None
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and run.poll() is None:
+            found = list((results / "smoke" / "ddp_resume").glob("*/checkpoint.ckpt"))
+            if found:
+                checkpoint = found[0]
+                break
+            time.sleep(0.02)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)  # torchrun and both of its workers
+        run.wait()
+    assert checkpoint is not None, "no checkpoint was written before the run ended"
+    assert not list((results / "smoke" / "ddp_resume").glob("*.json")), "the run finished before the kill"
+    saved_epoch = torch.load(checkpoint, weights_only=False)["epoch"]
+    assert 1 <= saved_epoch < config["epochs"]
+    resumed = _train(tmp_path, "killed", 2, config)  # same results folder: resumes the checkpoint
+    whole = _train(tmp_path, "whole", 2, config)
+    assert [row["epoch"] for row in resumed["history"]] == [1, 2, 3]
+    # the same processes, the same reduction order: a resume changes nothing, bit for bit
+    assert [{k: r[k] for k in ("train_loss", "val_loss", "val_metric")} for r in resumed["history"]] == \
+           [{k: r[k] for k in ("train_loss", "val_loss", "val_metric")} for r in whole["history"]]
