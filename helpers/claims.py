@@ -19,4 +19,6 @@ def collect_claims() -> list[Claim]:
     claims: list[Claim] = []
     for method in methods.CLAIM_SOURCES:
         claims.extend(method.claims())
+        if method.audit is not None:
+            claims.extend(method.audit())
     return claims

@@ -30,8 +30,10 @@ from helpers.flexact import claims as flexact_claims
 from helpers.flexact import hook as flexact_hook
 from helpers.flexact import protocol as flexact_protocol
 from helpers.flexact import synthetic as flexact_synthetic  # noqa: F401  runner of FlexActSyntheticConfig
+from helpers.gelu_primer import audit as gelu_primer_audit
 from helpers.gelu_primer import claims as gelu_primer_claims
 from helpers.lambda_gelu import activation as lambda_gelu_activation
+from helpers.lambda_gelu import audit as lambda_gelu_audit
 from helpers.lambda_gelu import claims as lambda_gelu_claims
 from helpers.lambda_gelu import protocol as lambda_gelu_protocol
 from helpers.lambda_gelu import training as lambda_gelu_training
@@ -53,8 +55,9 @@ class Method:
 
     ``package``: the package under ``helpers`` that holds it; ``activations``: registry name ->
     module factory; ``run_extensions``: the steps it adds to a ``TrainConfig`` run, in order;
-    ``claims``: the function that lists its claims (report order); ``experiments``: experiment
-    name -> ``configs(profile)`` for ``python -m helpers.protocols``.
+    ``claims``: the function that lists its claims (report order); ``audit``: the function that
+    lists the findings of the source read against itself (after its claims in the report);
+    ``experiments``: experiment name -> ``configs(profile)`` for ``python -m helpers.protocols``.
     """
 
     package: str
@@ -63,17 +66,18 @@ class Method:
     activations: Mapping[str, ActivationFactory] = field(default_factory=dict)
     run_extensions: tuple[RunExtension, ...] = ()
     experiments: Mapping[str, Callable[[str], list]] = field(default_factory=dict)
+    audit: Callable[[], list] | None = None
 
 
 #: The source documents' methods, in report order.
 METHODS: tuple[Method, ...] = (
-    Method("gelu_primer", "A GELU tutorial post", gelu_primer_claims.claims),
+    Method("gelu_primer", "A GELU tutorial post", gelu_primer_claims.claims, audit=gelu_primer_audit.claims),
     Method("lambda_gelu", "λ-GELU", lambda_gelu_claims.claims,
            activations={"lambda_gelu": lambda_gelu_activation.LambdaGELU},
            # the λ record first: its hook runs before the annealing hooks, as the committed runs did
            run_extensions=(lambda_gelu_training.LAMBDA_RECORD, lambda_gelu_training.RUN_EXTENSION,
                            lambda_gelu_training.RELU_SUBSTITUTION),
-           experiments=lambda_gelu_protocol.EXPERIMENTS),
+           experiments=lambda_gelu_protocol.EXPERIMENTS, audit=lambda_gelu_audit.claims),
     Method("srelu", "S-ReLU", srelu_claims.claims,
            activations={"srelu": srelu_activation.SReLU, "srelu_paper": srelu_activation.SReLUPaperReference,
                         "smelu": srelu_smelu.SmeLU},

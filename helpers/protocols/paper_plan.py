@@ -220,11 +220,11 @@ def plan(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> list[Gro
     return out
 
 
-def plan_text(rows: list[GroupPlan] | None = None, gpu: GPUPeak = GPU) -> str:
-    """The plan as the lines ``retrain --status --profile paper`` prints."""
-    rows = plan(gpu=gpu) if rows is None else rows
-    distinct = paper_configs()
-    total = sum(gpu_hours(cfg, gpu) for cfg in distinct)
+def plan_text(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> str:
+    """The plan of ``groups`` as the lines ``retrain --status --profile paper`` prints."""
+    rows = plan(groups, gpu)
+    distinct = {repr(cfg): cfg for group in groups for cfg in group.configs()}
+    total = sum(gpu_hours(cfg, gpu) for cfg in distinct.values())
     lines = [f"paper profile: {len(distinct)} distinct runs, about {total:,.1f} GPU-hours on an {gpu.name} "
              f"at {gpu.peak_tflops:g} TFLOP/s and {gpu.mfu:.0%} model FLOP utilisation",
              "(an estimate from counted FLOPs, as no GPU was available to measure throughput: matmuls and "
@@ -232,8 +232,8 @@ def plan_text(rows: list[GroupPlan] | None = None, gpu: GPUPeak = GPU) -> str:
              "models it is a lower bound: kernel launches and data loading, not FLOPs, limit them; a run "
              "shared by two groups counts in both groups' lines and once in this total)"]
     for r in rows:
-        lines.append(f"[{r.key}] {r.title}: {r.runs} runs, {r.gpu_hours:,.1f} GPU-hours "
-                     f"(longest run {r.largest_run_hours:.2f} h); decides {r.decides}")
+        lines.append(f"[{r.key}] {r.title}: {r.runs} runs, {r.gpu_hours:,.2f} GPU-hours "
+                     f"(longest run {r.largest_run_hours:.3f} h); decides {r.decides}")
     return "\n".join(lines)
 
 

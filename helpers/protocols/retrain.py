@@ -349,7 +349,7 @@ def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(str(err))
     if args.status:
         keys = set(args.claims or [g.key for g in paper_plan.GROUPS])
-        print(paper_plan.plan_text(paper_plan.plan(tuple(g for g in paper_plan.GROUPS if g.key in keys))))
+        print(paper_plan.plan_text(tuple(g for g in paper_plan.GROUPS if g.key in keys)))
         return
     executor = cluster_args.executor_from_args(parser, args)
     run_many(configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]),
