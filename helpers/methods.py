@@ -26,6 +26,7 @@ from helpers.core.runs import RunExtension
 from helpers.churn import claims as churn_claims
 from helpers.churn import predictions as churn_predictions
 from helpers.flexact import activation as flexact_activation
+from helpers.flexact import audit as flexact_audit
 from helpers.flexact import claims as flexact_claims
 from helpers.flexact import hook as flexact_hook
 from helpers.flexact import protocol as flexact_protocol
@@ -40,6 +41,7 @@ from helpers.lambda_gelu import training as lambda_gelu_training
 from helpers.relu_ization import claims as relu_ization_claims
 from helpers.relu_ization import experiment as relu_ization_experiment  # noqa: F401  runner of ReluizationConfig
 from helpers.srelu import activation as srelu_activation
+from helpers.srelu import audit as srelu_audit
 from helpers.srelu import claims as srelu_claims
 from helpers.srelu import dpo_experiment as srelu_dpo_experiment  # noqa: F401  runner of DPOConfig
 from helpers.srelu import protocol as srelu_protocol
@@ -82,11 +84,11 @@ METHODS: tuple[Method, ...] = (
            activations={"srelu": srelu_activation.SReLU, "srelu_paper": srelu_activation.SReLUPaperReference,
                         "smelu": srelu_smelu.SmeLU},
            run_extensions=(srelu_training.RUN_EXTENSION,),
-           experiments=srelu_protocol.EXPERIMENTS),
+           experiments=srelu_protocol.EXPERIMENTS, audit=srelu_audit.claims),
     Method("flexact", "Flex-Act", flexact_claims.claims,
            activations={"flexact": flexact_activation.FlexAct},
            run_extensions=(flexact_hook.RUN_EXTENSION,),
-           experiments=flexact_protocol.EXPERIMENTS),
+           experiments=flexact_protocol.EXPERIMENTS, audit=flexact_audit.claims),
 )
 
 #: The book's own chapters beyond the papers: they use several methods, so they live at the app

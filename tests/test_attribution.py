@@ -59,7 +59,7 @@ def test_normalise_reads_the_extraction_as_the_excerpt() -> None:
 
 def _claim(paper_value) -> Claim:
     return Claim(claim="c", source="s, here", paper_value=paper_value, our_value="1", profile="theory", scale="",
-                 verdict="confirmed", notebook="notebooks/x")
+                 verdict="confirmed", notebook="notebooks/x", key="attribution-claim-1")
 
 
 def test_a_claim_records_whether_its_source_value_is_printed_quoted_or_derived() -> None:

@@ -90,6 +90,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class _Hook:
+    def __init__(self, state: dict) -> None:
+        self.state = state
+
+    def state_dict(self) -> dict:
+        return self.state
+
+
 def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) -> None:
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
     try:
@@ -102,13 +110,20 @@ def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) 
         for p in (bn.weight, bn.bias):
             dist.all_reduce(p.grad)
             p.grad /= world
+        same = _Hook({"lam": torch.tensor(1.5)})
+        distributed.check_same_state(bn, [same], "equal states")  # passes: nothing differs
+        try:
+            distributed.check_same_state(bn, [_Hook({"lam": torch.tensor(1.5 + rank)})], "after epoch 1")
+            drift = ""
+        except RuntimeError as err:
+            drift = str(err)
         torch.save({"y": y.detach(), "dx": shard.grad, "dw": bn.weight.grad, "db": bn.bias.grad,
-                    "mean": bn.running_mean, "var": bn.running_var}, Path(out_dir) / f"{rank}.pt")
+                    "mean": bn.running_mean, "var": bn.running_var, "drift": drift}, Path(out_dir) / f"{rank}.pt")
     finally:
         dist.destroy_process_group()
 
 
-def test_global_batchnorm_over_two_processes_is_batchnorm_over_the_whole_batch(tmp_path):
+def test_global_batchnorm_matches_one_batch_and_drifting_method_state_stops_the_run(tmp_path):
     x = torch.randn(8, 3, 4, 4, generator=torch.Generator().manual_seed(1)) * 3 + 1
     mp.spawn(_bn_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}", x, str(tmp_path)), nprocs=2, join=True)
     ranks = [torch.load(tmp_path / f"{r}.pt") for r in range(2)]
@@ -126,6 +141,9 @@ def test_global_batchnorm_over_two_processes_is_batchnorm_over_the_whole_batch(t
         torch.testing.assert_close(r["db"], bn.bias.grad, **tol)
         torch.testing.assert_close(r["mean"], bn.running_mean, **tol)
         torch.testing.assert_close(r["var"], bn.running_var, **tol)
+        # a hook whose state differs between ranks is named on every rank, the model is not
+        assert "after epoch 1: the ranks' state differs in hook 0 (_Hook)" in r["drift"]
+        assert "model" not in r["drift"].split("differs in")[1].split(";")[0]
 
 
 # ------------------------------------------------------------------------ torchrun, end to end
@@ -134,7 +152,7 @@ CONFIG = {"experiment": "ddp_check", "dataset": "adult", "model": "mlp", "profil
 
 # float32 sums in another order (DDP's all-reduce of two half-batch gradients instead of one
 # reduction over 64 rows) change the last bits of each step; over 16 SGD steps of this small MLP
-# the measured relative difference was ~1e-8, so 1e-5 leaves room for other CPUs' kernels and
+# the measured relative difference was at most 2e-8, so 1e-5 leaves room for other CPUs' kernels and
 # still fails on any real difference (another data order or BatchNorm statistics move the
 # losses by 1e-3 or more).
 REL_TOL = 1e-5

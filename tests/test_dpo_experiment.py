@@ -4,14 +4,15 @@ from dataclasses import replace
 
 import pytest
 
-from helpers.srelu.dpo_experiment import PAPER_DELTA, DPOConfig, dpo_configs
+from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
+from helpers.srelu.paper import APPENDIX_H_DELTA
 from helpers.experiments import run_or_load
 
 
 def test_configs_pair_gelu_and_srelu_by_seed():
     configs = dpo_configs("cpu")
     assert [(c.activation, c.seed) for c in configs] == [(a, s) for s in (0, 1, 2) for a in ("gelu", "srelu")]
-    assert all(c.activation_kwargs == ({"delta": PAPER_DELTA} if c.activation == "srelu" else {}) for c in configs)
+    assert all(c.activation_kwargs == ({"delta": APPENDIX_H_DELTA} if c.activation == "srelu" else {}) for c in configs)
     assert configs[0].betas == (0.1, 2.0, 5.0) and set(configs[0].families) == {"swap", "corrupt"}
     assert len(dpo_configs("smoke")) == 2 and dpo_configs("paper")[0].model_kwargs["dim"] == 768
 

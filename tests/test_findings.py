@@ -13,13 +13,13 @@ from helpers.core.report import Claim
 def _claims() -> list[Claim]:
     return [
         Claim("Lipschitz constant of GELU", "S-ReLU paper, Fact 1", "1.084", "1.12890", "theory", "exact",
-              "contradicted", "notebooks/04_x", anchor="lip-claims"),
+              "contradicted", "notebooks/04_x", anchor="lip-claims", key="findings-claim-1"),
         Claim("S-ReLU' on -δ < x < δ", "S-ReLU paper, App. F", "1/2 + 3*x/(4*delta)", "1/2 + 3*x/(4*delta)",
-              "theory", "exact", "confirmed", "notebooks/04_x", anchor="lip-claims"),
+              "theory", "exact", "confirmed", "notebooks/04_x", anchor="lip-claims", key="findings-claim-2"),
         Claim("margin over ReLU", "S-ReLU paper, Table 1", "+5.9 points", "-0.1 points", "cpu", "small",
-              "contradicted", "notebooks/21_x"),
+              "contradicted", "notebooks/21_x", key="findings-claim-3"),
         Claim("FLOPs", "GELU blog, section 'Honest Limitations'", "3-4×", "", "theory", "exact", "not run here",
-              "notebooks/01_x"),
+              "notebooks/01_x", key="findings-claim-4"),
     ]
 
 
@@ -75,9 +75,9 @@ def test_headline_and_tally():
 
 def test_a_finding_of_the_book_itself_shows_no_source_value():
     own = Claim("MLP: annealed λ-GELU → ReLU matches ReLU", "This book (beyond the papers), ReLU-ization",
-                "hypothesis of this book", "83.99 vs 83.74", "cpu", "small", "inconclusive", "notebooks/40_x")
+                "hypothesis of this book", "83.99 vs 83.74", "cpu", "small", "inconclusive", "notebooks/40_x", key="findings-claim-5")
     line = F.finding_line(own, link=False)
     assert line.endswith("Ours: 83.99 vs 83.74 (the book's own finding).") and "the paper" not in line
     missing = Claim("ViT: ReLU-ization", "This book (beyond the papers), ReLU-ization", "hypothesis", "–", "cpu",
-                    "", "not run here", "notebooks/41_x")
+                    "", "not run here", "notebooks/41_x", key="findings-claim-6")
     assert F.finding_line(missing, link=False).endswith("Not run here.")

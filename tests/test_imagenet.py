@@ -15,6 +15,7 @@ from helpers.core import data
 from helpers.core.data import DatasetNotFound, load_dataset
 from helpers.core.data.imagenet import ImageNetCounts, load_imagenet, manifest_path, reorganise_val
 from helpers.core.data.sources import DataError
+from helpers.protocols import paper_plan
 
 WNIDS = ("n01440764", "n01443537", "n01484850")
 TINY = ImageNetCounts(n_classes=3, n_train=6, n_val=3, val_per_class=1)
@@ -113,9 +114,19 @@ def test_the_paper_profile_preflight_needs_every_paper_dataset_and_downloads_non
     monkeypatch.setattr(preflight, "downloadable", lambda items, timeout=0: {m.key: True for m in items})
     assert preflight.main(["--profile", "paper"]) == 1
     err = capsys.readouterr().err
-    for key in ("cifar100", "tinyimagenet", "wikitext2", "imagenet", "cifar10"):
+    for key in ("cifar100", "tinyimagenet", "wikitext2", "cifar10", "adult"):
         assert f"* {key} (" in err
-    assert "nothing is downloaded" in err and "imagenet/train + imagenet/val" in err
+    assert "nothing is downloaded" in err
+    assert preflight.main(["--profile", "paper", "imagenet"]) == 1
+    assert "imagenet/train + imagenet/val" in capsys.readouterr().err
+
+
+def test_the_paper_profile_list_covers_every_dataset_the_paper_runs_read():
+    read = set()
+    for cfg in paper_plan.paper_configs():
+        train = cfg.train_config() if hasattr(cfg, "train_config") else getattr(cfg, "pretrain_config", lambda: cfg)()
+        read |= {getattr(train, "dataset", None)} - {None}
+    assert read and {data._canonical(name) for name in read} <= set(preflight.PAPER_NEEDED)
 
 
 def test_the_paper_profile_preflight_counts_a_partial_copy_as_damaged(tmp_path, monkeypatch, capsys):

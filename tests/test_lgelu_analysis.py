@@ -506,22 +506,18 @@ def test_table1_arms_with_fewer_seeds_than_gelu_stay_paired():
     assert run_claims._on_common_seeds({7: 1.0}, gelu) == ({7: 1.0}, gelu)  # nothing shared: unchanged
 
 
-def test_decisive_scale_status_names_each_pair_once(monkeypatch):
-    """Switched pairs are listed at the decisive scale (with Table I's fewer arm seeds), the others
-    as still training or without a decisive scale; the smoke profile gets no floor claim."""
-    monkeypatch.setattr(formatting, "SWITCHED_TO_DECISIVE", ("fmnist", "cifar10_resnet"))
-    for pair in ("fmnist", "cifar10_resnet"):
-        monkeypatch.setitem(lgelu_protocol.PAIRS[pair].scales, "cpu", lgelu_protocol.DECISIVE_CPU[pair])
-    text = formatting.decisive_scale_status(["adult", "fmnist", "cifar10_resnet", "wikitext_gpt"], "cpu")
-    decisive, rest = text.split("Still at the earlier cpu scale")
-    assert A.pair_label("fmnist") in decisive and A.pair_label("cifar10_resnet") in decisive
+def test_decisive_scale_status_names_each_pair_once():
+    """The decisive pairs are listed at the decisive scale (with Table I's fewer arm seeds), the others
+    as below their floors or without one; the smoke profile gets no floor claim."""
+    pairs = ["adult", "fmnist", "cifar10_resnet", "wikitext_gpt", "tinyimagenet_deit"]
+    text = formatting.decisive_scale_status(pairs, "cpu")
+    decisive, rest = text.split("Not among the retrain's decisive claims")
+    for pair in lgelu_protocol.DECISIVE_PAIRS:
+        assert A.pair_label(pair) in decisive and A.pair_label(pair) not in rest
     assert "ResNet-18/CIFAR10 (20 epochs, 5 seeds, 3 for Table I's ReLU and λ-GELU arms)" in decisive
     assert "MLP/FMNIST (20 epochs, 5 seeds)" in decisive
-    underfit, unscaled = rest.split("Without a floor")
-    assert A.pair_label("wikitext_gpt") in underfit and A.pair_label("adult") in unscaled
-    text = formatting.decisive_scale_status(["tinyimagenet_deit", "adult"], "cpu")
-    assert text.index(A.pair_label("tinyimagenet_deit")) < text.index("Without a floor") < text.index(A.pair_label("adult"))
-    assert A.pair_label("fmnist") not in rest
+    below, unscaled = rest.split("Without a floor")
+    assert A.pair_label("tinyimagenet_deit") in below and A.pair_label("adult") in unscaled
     assert "cpu profile" in formatting.decisive_scale_status(["fmnist"], "smoke")
     with pytest.raises(ValueError, match="unknown pair"):
         formatting.decisive_scale_status(["fmnist", "mnist"], "cpu")

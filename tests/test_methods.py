@@ -136,7 +136,7 @@ TOY_PACKAGE = {
             return [Claim(claim="softsign trains an MLP to a finite loss", source="Toy paper",
                           paper_value="finite", our_value=f"{loss:.3f}", profile="smoke", scale="toy",
                           verdict="confirmed" if math.isfinite(loss) else "contradicted",
-                          notebook="notebooks/99_toy")]
+                          notebook="notebooks/99_toy", key="toy-softsign-finite-loss")]
         ''',
 }
 

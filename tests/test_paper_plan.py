@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from helpers.core.results_cache import config_hash
+from helpers.core.runtime import repo_root
 from helpers.protocols import all_experiments, paper_plan, retrain
 
 
@@ -33,7 +34,10 @@ def test_the_counted_flops_of_an_mlp_are_its_matrix_products():
 def test_gpu_hours_follow_the_stated_peak_and_utilisation():
     cfg = next(c for c in all_experiments()["srelu_compare"]("paper") if c.model == "convnext")
     hours = paper_plan.gpu_hours(cfg)
-    assert hours == pytest.approx(paper_plan.run_flops(cfg) / (989e12 * 0.35) / 3600)
+    assert cfg.precision == "float32"  # TF32 off: the float32 peak, not the tensor cores
+    assert hours == pytest.approx(paper_plan.run_flops(cfg) / (67e12 * 0.35) / 3600)
+    bf16 = dataclasses.replace(cfg, precision="bf16")
+    assert paper_plan.gpu_hours(bf16) == pytest.approx(paper_plan.run_flops(cfg) / (989e12 * 0.35) / 3600)
     assert paper_plan.gpu_hours(dataclasses.replace(cfg, epochs=2 * cfg.epochs)) == pytest.approx(2 * hours)
     slower = dataclasses.replace(paper_plan.GPU, mfu=paper_plan.GPU.mfu / 2)
     assert paper_plan.gpu_hours(cfg, slower) == pytest.approx(2 * hours)
@@ -43,6 +47,7 @@ def test_status_at_the_paper_profile_lists_every_group_with_its_gpu_hours(capsys
     retrain.main(["--status", "--profile", "paper"])
     out = capsys.readouterr().out
     assert "estimate from counted FLOPs, as no GPU was available" in out and "H100" in out and "35%" in out
+    assert "float32 67" in out and "bf16 989" in out
     for group in paper_plan.GROUPS:
         line = next(ln for ln in out.splitlines() if ln.startswith(f"[{group.key}]"))
         assert "GPU-hours" in line and "decides" in line
@@ -55,3 +60,9 @@ def test_an_unknown_paper_group_is_refused_with_the_choices(capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "lgelu_tabel1" in err and "lgelu_table1" in err
+
+
+def test_the_page_shows_the_plan_the_protocols_give_now():
+    page = (repo_root() / paper_plan.PAGE).read_text()
+    assert paper_plan.page_with_table(page, paper_plan.plan_markdown()) == page, (
+        f"{paper_plan.PAGE}'s plan table is stale: python -m helpers.protocols.paper_plan --write")

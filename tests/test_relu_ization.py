@@ -28,11 +28,11 @@ from helpers.lambda_gelu.layer_targets import (
     strided_sample,
 )
 from helpers.lambda_gelu.protocol import (
-    DECISIVE_CPU,
-    EARLIER_CPU,
-    decisive_table1_configs,
-    decisive_table2_configs,
+    FIGURE_CPU,
+    SCALES as LAMBDA_GELU_SCALES,
     pair_config,
+    table1_configs,
+    table2_configs,
 )
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization import claims as C
@@ -334,37 +334,36 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
         scale = P.pair_scale("fmnist", "cpu")
         assert config_hash(ours) == config_hash(pair_config("fmnist", "cpu", seed=1, scale=scale, **kw))
         # at the decisive scale (the retrain's claim (h)) they are the committed Table I/II runs
-        decisive = P.arm_train_config("fmnist", arm, 1, "cpu", scale=DECISIVE_CPU["fmnist"])
-        assert config_hash(decisive) in {config_hash(c) for c in
-                                         decisive_table1_configs("fmnist") + decisive_table2_configs("fmnist")}
+        assert config_hash(ours) in {config_hash(c) for c in
+                                     table1_configs("cpu", ("fmnist",)) + table2_configs("cpu", ("fmnist",))}
     srelu = P.arm_train_config("fmnist", "srelu_anneal", 0, "cpu")
     assert srelu.activation_kwargs == {"delta": P.DELTA_START} and srelu.delta_anneal_target == P.DELTA_TARGET
     # the ResNet pair runs at the decisive scale of claims (c)/(d), whose runs its shared arms are
-    assert P.pair_scale("cifar10_resnet", "cpu") is DECISIVE_CPU["cifar10_resnet"]
     shared = {config_hash(P.arm_train_config("cifar10_resnet", arm, s, "cpu"))
               for arm in ("gelu", "relu", "lgelu_anneal") for s in (0, 1, 2)}
-    assert shared <= {config_hash(c) for c in decisive_table1_configs("cifar10_resnet")
-                      + decisive_table2_configs("cifar10_resnet")}
+    assert shared <= {config_hash(c) for c in table1_configs("cpu", ("cifar10_resnet",))
+                      + table2_configs("cpu", ("cifar10_resnet",))}
 
 
-def test_cpu_pairs_run_at_their_decisive_scale_and_a_pin_is_cpu_only(monkeypatch):
-    # switched (claims (h), (j), (l), (k) committed): the chapter's cpu pairs are λ-GELU's decisive
-    # scales, and the ViT pair is the S-ReLU chapter's decisive ViT; none is pending any more
-    assert P.pair_scale("fmnist", "cpu") is DECISIVE_CPU["fmnist"] is P.PAIRS["fmnist"].scale("cpu")
-    assert P.pair_scale("gpt", "cpu") is DECISIVE_CPU["wikitext_gpt"]
-    assert P.pair_scale("cifar10_resnet", "cpu") is DECISIVE_CPU["cifar10_resnet"]
+def test_each_pair_runs_its_lambda_gelu_pairs_scales_but_where_the_chapter_changes_the_cpu_one():
+    for key, spec in P.RELU_PAIRS.items():
+        for profile in ("smoke", "paper"):
+            assert P.pair_scale(key, profile) is LAMBDA_GELU_SCALES[spec.lgelu_pair][profile], key
+    # the cpu pairs (claims (h), (l), (j), (k) of the retrain, all committed): λ-GELU's decisive
+    # scales, the ResNet one with three seeds, and the S-ReLU chapter's decisive ViT
+    assert P.pair_scale("fmnist", "cpu") is LAMBDA_GELU_SCALES["fmnist"]["cpu"]
+    assert P.pair_scale("gpt", "cpu") is LAMBDA_GELU_SCALES["wikitext_gpt"]["cpu"]
     assert P.pair_scale("vit", "cpu") is P.VIT_CPU
+    resnet, lgelu_resnet = P.pair_scale("cifar10_resnet", "cpu"), LAMBDA_GELU_SCALES["cifar10_resnet"]["cpu"]
+    assert resnet.seeds == (0, 1, 2) != lgelu_resnet.seeds and replace(resnet, seeds=lgelu_resnet.seeds) == lgelu_resnet
     assert P.cpu_pairs() == tuple(P.RELU_PAIRS) and P.pending_pairs() == {}
-    decisive = E.reluization_configs("fmnist", "cpu", scale=DECISIVE_CPU["fmnist"])
-    assert {config_hash(c) for c in decisive} == {config_hash(c) for c in E.reluization_configs("fmnist", "cpu")}
-    # a pin (``cpu_scale``, kept while a pair's runs at a new scale train) moves the cpu configs only
-    monkeypatch.setitem(P.RELU_PAIRS, "fmnist", replace(P.RELU_PAIRS["fmnist"], cpu_scale=EARLIER_CPU["fmnist"]))
-    assert P.pair_scale("fmnist", "cpu") is EARLIER_CPU["fmnist"]
-    assert P.pair_scale("fmnist", "smoke") is P.PAIRS["fmnist"].scale("smoke")
-    pinned = E.reluization_configs("fmnist", "cpu")
-    assert len(decisive) == len(pinned) == 5 * len(P.TRAIN_ARMS)
-    assert not {config_hash(c) for c in decisive} & {config_hash(c) for c in pinned}
-    assert [c.seed for c in decisive] == sorted(c.seed for c in decisive)  # seed-major
+    configs = E.reluization_configs("fmnist", "cpu")
+    assert len(configs) == 5 * len(P.TRAIN_ARMS)
+    assert [c.seed for c in configs] == sorted(c.seed for c in configs)  # seed-major
+    # a scale given explicitly (here the earlier one of Fig. 1) gives other runs, with its seeds
+    earlier = E.reluization_configs("fmnist", "cpu", scale=FIGURE_CPU["fmnist"])
+    assert len(earlier) == len(FIGURE_CPU["fmnist"].seeds) * len(P.TRAIN_ARMS)
+    assert not {config_hash(c) for c in configs} & {config_hash(c) for c in earlier}
 
 
 def test_reluization_config_key_follows_the_pair_scale():

@@ -12,13 +12,13 @@ def test_vocabulary_is_defined_once_and_described():
     assert set(R.VERDICT_DESCRIPTIONS) == set(R.VERDICTS)
     assert all(f"**{v}**" in R.verdicts_markdown() for v in R.VERDICTS)
     with pytest.raises(ValueError, match="verdict must be one of"):
-        R.Claim("c", "s", "1", "1", "cpu", "", "not confirmed", "nb")  # type: ignore[arg-type]
+        R.Claim("c", "s", "1", "1", "cpu", "", "not confirmed", "nb", key="report-claim-1")  # type: ignore[arg-type]
 
 
 def test_run_based_contradiction_is_labelled_at_our_scale():
-    run = R.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb")
-    exact = R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb")
-    source = R.Claim("c", "s", "1", "2", "cpu", "", "contradicted", "nb", basis="source")
+    run = R.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb", key="report-claim-2")
+    exact = R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-3")
+    source = R.Claim("c", "s", "1", "2", "cpu", "", "contradicted", "nb", basis="source", key="report-claim-4")
     assert run.basis == "runs" and run.verdict_label == "contradicted at our scale"
     assert exact.basis == "exact" and exact.verdict_label == "contradicted"
     assert source.verdict_label == "contradicted" and run.as_row()["verdict_label"] == "contradicted at our scale"
@@ -68,8 +68,8 @@ def test_comparison_fields_and_table_html():
     c = S.paired_comparison({0: 72.0, 1: 70.5, 2: 71.0}, {0: 71.0, 1: 70.0, 2: 70.2})
     f = R.comparison_fields(c, digits=1, unit="points")
     assert set(f) == {"effect", "ci", "n", "test", "mde"} and f["n"] == "3 pairs of runs"
-    claims = [R.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f),
-              R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y")]
+    claims = [R.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f, key="report-claim-5"),
+              R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y", key="report-claim-6")]
     html = R.claims_table_html(claims)
     assert html.count("<tr data-paper=") == 2 and 'data-verdict="inconclusive"' in html
     assert 'id="claims-table"' in html and "claims-filter-verdict" in html
@@ -89,14 +89,14 @@ def test_judge_says_inconclusive_with_one_seed():
 
 
 def test_claim_anchor_and_page_link():
-    c = R.Claim("x", "P, Eq. 1", "1", "1", "theory", "exact", "confirmed", "notebooks/20_x", anchor="x-claims")
+    c = R.Claim("x", "P, Eq. 1", "1", "1", "theory", "exact", "confirmed", "notebooks/20_x", anchor="x-claims", key="report-claim-7")
     html = R.claims_table_html([c], lambda doc, anchor: R.page_link(doc, anchor, built={doc}))
     assert '<a href="../notebooks/20_x.html#x-claims">20_x</a>' in html
     assert R.page_link("notebooks/20_x", "x-claims", built=set()) == "20_x"  # not built: no link
     assert R.page_link("notebooks/20_x") == '<a href="../notebooks/20_x.html">20_x</a>'
     for bad in ("20-claims", "Claims", "a_b", "a--b", "a b"):
         with pytest.raises(ValueError, match="anchor"):
-            R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad)
+            R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad, key="report-claim-8")
 
 
 def _page_anchors() -> dict[str, set[str]]:
@@ -131,7 +131,7 @@ def test_claim_anchors_are_myst_labels_before_a_heading(docname):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()]
     for anchor in sorted(_page_anchors()[docname]):
-        R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", docname, anchor=anchor)  # a valid label
+        R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", docname, anchor=anchor, key="report-claim-10")  # a valid label
         where = [i for i, line in enumerate(lines) if line.strip() == f"({anchor})="]
         if not where and docname == "notebooks/22_srelu_dpo":
             pytest.xfail("the DPO page's owner adds '(srelu-dpo-claims)=' before its '## Claims' heading")

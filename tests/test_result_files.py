@@ -167,8 +167,7 @@ def test_a_provenance_precision_other_than_the_configs_is_caught(tmp_path):
 
 def test_a_reluization_arm_reports_its_training_precision():
     from helpers.relu_ization.experiment import reluization_config
-    from helpers.lambda_gelu import protocol as lgelu
 
-    resnet = reluization_config("cifar10_resnet", "gelu", 0, "cpu", scale=lgelu.DECISIVE_CPU["cifar10_resnet"])
+    resnet = reluization_config("cifar10_resnet", "gelu", 0, "cpu")
     assert resnet.precision == resnet.train_config().precision == "bf16"
     assert reluization_config("fmnist", "gelu", 0, "smoke").precision == "float32"

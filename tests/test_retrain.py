@@ -1,4 +1,4 @@
-"""The decisive-scale retrain list (helpers.protocols.retrain) and the switches it drives."""
+"""The decisive-scale retrain list (helpers.protocols.retrain) and the cpu scales it trains."""
 
 from __future__ import annotations
 
@@ -17,20 +17,22 @@ def test_every_claim_is_seed_major_and_has_no_duplicate_run():
         assert len({config_hash(c) for c in configs}) == len(configs), claim.key
 
 
-def test_switched_pairs_run_their_decisive_configs():
-    for pair in lgelu.SWITCHED_TO_DECISIVE:
-        assert lgelu.PAIRS[pair].scale("cpu") is lgelu.DECISIVE_CPU[pair]
-        page = {config_hash(c) for c in lgelu.table1_configs("cpu", (pair,)) + lgelu.table2_configs("cpu", (pair,))}
-        decisive = {config_hash(c) for c in lgelu.decisive_table1_configs(pair) + lgelu.decisive_table2_configs(pair)}
-        assert page == decisive
-    # the figures keep the scale of their committed runs
-    assert lgelu.figure_scale("fmnist", "cpu") is lgelu.EARLIER_CPU["fmnist"]
+def test_decisive_pairs_train_on_all_data_and_the_figures_keep_their_earlier_scale():
+    for pair in lgelu.DECISIVE_PAIRS:
+        configs = lgelu.table1_configs("cpu", (pair,)) + lgelu.table2_configs("cpu", (pair,))
+        assert {(c.n_train, c.n_val) for c in configs} == {(None, None)}, pair
+    for pair, figure in (("fmnist", lgelu.grid_configs), ("cifar10_resnet", lgelu.c_sweep_configs)):
+        assert lgelu.figure_scale(pair, "cpu") is lgelu.FIGURE_CPU[pair]
+        assert {c.scale_note for c in figure("cpu")} == {lgelu.FIGURE_CPU[pair].note}
+        assert lgelu.FIGURE_CPU[pair].note != lgelu.PAIRS[pair].scale("cpu").note
+    assert lgelu.figure_scale("fmnist", "smoke") is None
 
 
-def test_the_grid_page_runs_claim_e():
-    assert lgelu.GRID_EVERY_SEED
-    page = {config_hash(c) for c in lgelu.grid_configs("cpu")}
-    assert page == {config_hash(c) for c in retrain.CLAIMS["e"].configs()}
+def test_every_grid_cell_has_every_seed_in_the_cpu_profile():
+    seeds = lgelu.FIGURE_CPU["fmnist"].seeds
+    cells = len(lgelu.GRID_T) * len(lgelu.GRID_C) * len(lgelu.INIT_MODES)
+    assert len(lgelu.grid_configs("cpu")) == len(seeds) * (1 + cells)
+    assert len(lgelu.grid_configs("smoke")) < len(lgelu.grid_configs("cpu"))
 
 
 def test_unknown_claims_are_refused(capsys):
@@ -39,34 +41,31 @@ def test_unknown_claims_are_refused(capsys):
     assert stop.value.code == 2 and "unknown claim z" in capsys.readouterr().err
 
 
-def test_switched_srelu_models_run_their_decisive_configs_and_table4_keeps_its_runs():
+def test_srelu_cpu_tables_run_at_the_full_data_scale_and_table4_at_table1s_vit():
     from helpers.srelu import protocol as srelu
 
-    for model in srelu.SWITCHED_TO_DECISIVE:
-        page = {config_hash(c) for c in srelu.compare_configs("cpu", model)}
-        assert page == {config_hash(c) for c in srelu.decisive_compare_configs(model)}
-    for model in set(srelu.SCALES) - set(srelu.SWITCHED_TO_DECISIVE):
-        assert srelu.SCALES[model]["cpu"] is srelu.EARLIER_CPU[model]
-    expected = srelu.DECISIVE_CPU["vit"] if srelu.TABLE4_SWITCHED_TO_DECISIVE else srelu.EARLIER_CPU["vit"]
-    assert srelu.table4_scale("cpu") is expected
+    for model in srelu.SCALES:
+        configs = srelu.compare_configs("cpu", model)
+        assert {(c.n_train, c.n_val, c.augment) for c in configs} == {(None, None, "crop_flip")}
+    assert srelu.table4_scale("cpu") is srelu.SCALES["vit"]["cpu"]
+    assert {c.scale_note for c in srelu.delta_configs("cpu")} == {srelu.SCALES["vit"]["cpu"].note}
+    assert len(srelu.delta_configs("cpu")) == 4 * len(srelu.SCALES["vit"]["cpu"].seeds)
 
 
-def test_table4_switch_runs_claim_g(monkeypatch):
+def test_srelu_cheap_check_keeps_the_earlier_vit_scale():
     from helpers.srelu import protocol as srelu
 
-    monkeypatch.setattr(srelu, "TABLE4_SWITCHED_TO_DECISIVE", True)
-    page = {config_hash(c) for c in srelu.delta_configs("cpu")}
-    assert page == {config_hash(c) for c in retrain.CLAIMS["g"].configs()}
-    monkeypatch.setattr(srelu, "TABLE4_SWITCHED_TO_DECISIVE", False)
-    assert len(srelu.delta_configs("cpu")) == len(srelu.DELTAS) * len(srelu.EARLIER_CPU["vit"].seeds)
+    cfg = srelu.cheap_check_config()
+    assert cfg.scale_note == srelu.EARLIER_VIT_CPU.note != srelu.SCALES["vit"]["cpu"].note
+    assert (cfg.epochs, cfg.n_train, cfg.augment) == (5, 2000, "none")
 
 
 def test_resnet_decisive_scale_is_bf16_channels_last_with_five_table2_and_three_table1_seeds():
-    scale = lgelu.DECISIVE_CPU["cifar10_resnet"]
+    scale = lgelu.PAIRS["cifar10_resnet"].scale("cpu")
     assert scale.precision == "bf16" and scale.channels_last and scale.augment == "crop_flip"
     assert scale.n_train is None and scale.n_val is None  # full CIFAR-10
-    t1 = lgelu.decisive_table1_configs("cifar10_resnet")
-    t2 = lgelu.decisive_table2_configs("cifar10_resnet")
+    t1 = lgelu.table1_configs("cpu", ("cifar10_resnet",))
+    t2 = lgelu.table2_configs("cpu", ("cifar10_resnet",))
     assert sorted(c.seed for c in t1 if c.activation == "gelu") == [0, 1, 2, 3, 4]
     assert sorted(c.seed for c in t2) == [0, 1, 2, 3, 4]
     others = [c for c in t1 if c.activation != "gelu"]
@@ -78,16 +77,11 @@ def test_resnet_decisive_scale_is_bf16_channels_last_with_five_table2_and_three_
     assert {config_hash(c) for c in t2} <= c_hashes and {config_hash(c) for c in others} <= d_hashes
 
 
-def test_table1_seeds_must_be_a_subset_of_the_seeds():
-    with pytest.raises(ValueError, match="subset"):
-        lgelu.Scale("cifar10", {}, 1, None, None, (0, 1), table1_seeds=(0, 5))
-
-
 def test_bf16_runs_are_skipped_where_bf16_is_emulated(monkeypatch):
     from helpers.core import provenance
 
-    bf16 = lgelu.decisive_table2_configs("cifar10_resnet")[0]
-    fp32 = lgelu.decisive_table2_configs("fmnist")[0]
+    bf16 = lgelu.table2_configs("cpu", ("cifar10_resnet",))[0]
+    fp32 = lgelu.table2_configs("cpu", ("fmnist",))[0]
     monkeypatch.delenv(provenance.ALLOW_EMULATED_BF16_ENV, raising=False)
     monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
     assert retrain.split_runnable([bf16, fp32]) == ([fp32], [bf16])
@@ -103,9 +97,9 @@ def test_claim_g_shares_its_paper_delta_runs_with_claim_b():
 
     g = {config_hash(c) for c in retrain.CLAIMS["g"].configs()}
     b_srelu = {config_hash(c) for c in retrain.CLAIMS["b"].configs() if c.activation == "srelu"}
-    seeds = srelu.DECISIVE_CPU["vit"].seeds
-    assert len(g) == len(srelu.DECISIVE_DELTAS) * len(seeds)
-    assert b_srelu <= g and len(g - b_srelu) == (len(srelu.DECISIVE_DELTAS) - 1) * len(seeds)
+    seeds, deltas = srelu.SCALES["vit"]["cpu"].seeds, srelu.table4_deltas("cpu")
+    assert len(g) == len(deltas) * len(seeds)
+    assert b_srelu <= g and len(g - b_srelu) == (len(deltas) - 1) * len(seeds)
 
 
 def test_total_core_hours_counts_a_shared_run_once(monkeypatch):
@@ -146,25 +140,20 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
 
 
 def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
-    from helpers.flexact import protocol as flexact
-
     configs = retrain.CLAIMS["f"].configs()
-    resnet = lgelu.DECISIVE_CPU["cifar10_resnet"]
+    resnet = lgelu.PAIRS["cifar10_resnet"].scale("cpu")
     assert len(configs) == 2 * 3 and sum(c.penultimate_activation == "flexact" for c in configs) == 3
     for c in configs:
         assert c.model_kwargs == resnet.model_kwargs and c.n_train is None and c.epochs == resnet.epochs
         assert (c.precision, c.channels_last, c.augment) == (resnet.precision, resnet.channels_last, resnet.augment)
         assert (c.optimizer, c.lr, c.schedule) == ("sgd", 0.1, "cosine")  # this paper's optimiser
-    with pytest.raises(ValueError, match="cpu-profile"):
-        flexact.flexact_cifar_config("smoke", "resnet18", True, 0, decisive=True)
 
 
-def test_decisive_state_names_each_model_once(monkeypatch):
+def test_decisive_state_names_each_model_once():
     from helpers.srelu import protocol as srelu
 
-    monkeypatch.setattr(srelu, "SWITCHED_TO_DECISIVE", ("vit",))
     text = srelu.decisive_state("cpu")
-    assert "ViT runs are at the decisive scale" in text and "ConvNeXt runs stay" in text
+    assert text.count("ViT runs") == 1 and text.count("ConvNeXt runs") == 1
     assert srelu.decisive_state("smoke") == ""
 
 
@@ -177,7 +166,7 @@ def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
     from helpers.core.floors import floor_for
 
     configs = retrain.CLAIMS["i"].configs()
-    scale = lgelu.DECISIVE_CPU["wikitext_gpt"]
+    scale = lgelu.PAIRS["wikitext_gpt"].scale("cpu")
     # GELU, ReLU and λ-GELU in three modes (Table I) plus annealed λ-GELU (Table II), every seed
     assert len(configs) == 6 * len(scale.seeds)
     assert sum(c.anneal_target is not None for c in configs) == len(scale.seeds)
@@ -185,8 +174,6 @@ def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
         assert (c.model, c.dataset) == ("gpt", "tinyshakespeare") and floor_for(c.model, c.dataset) is not None
         assert c.n_train is None and c.n_val is None  # every block of the corpus
         assert c.model_kwargs["dim"] == 128 and c.schedule == "cosine" and c.precision == "float32"
-    # the page keeps its committed scale until the claim is complete
-    assert "wikitext_gpt" not in lgelu.SWITCHED_TO_DECISIVE or lgelu.PAIRS["wikitext_gpt"].scale("cpu") is scale
 
 
 def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
@@ -195,7 +182,7 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     assert {retrain.CLAIMS[k].issue for k in ("h", "j", "k", "l")} == {"ReLU-ization"}
     j = retrain.CLAIMS["j"].configs()
     assert len(j) == 5 * 3 and {c.pair for c in j} == {"cifar10_resnet"}
-    assert all(c.train_config().model_kwargs == lgelu.DECISIVE_CPU["cifar10_resnet"].model_kwargs for c in j)
+    assert all(c.train_config().model_kwargs == lgelu.PAIRS["cifar10_resnet"].scale("cpu").model_kwargs for c in j)
     k = retrain.CLAIMS["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
     # the GPT pair at claim (i)'s floor scale: its GELU, ReLU and annealed arms are claim (i)'s runs
@@ -211,17 +198,15 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
             {config_hash(c) for c in retrain.CLAIMS[claim].configs()}, pair
 
 
-def test_flexact_switch_makes_the_cpu_page_run_claim_f(monkeypatch):
-    """Switched, the Table 2 page's cpu configs are exactly claim (f)'s runs (same hashes) and its
-    stated choices follow (augmentation, seeds); the smoke and paper profiles never switch."""
+def test_flexact_stated_augmentation_follows_each_profiles_scale():
+    """The Table 2 page states the augmentation its runs use: crop + flip at the cpu scale, none
+    in the smoke and paper profiles."""
     from helpers.flexact import protocol as flexact
 
-    decisive = {config_hash(c) for c in flexact.decisive_table2_configs()}
-    monkeypatch.setattr(flexact, "SWITCHED_TO_DECISIVE", True)
-    assert {config_hash(c) for c in flexact.table2_configs("cpu")} == decisive
-    assert flexact.scale_note("cpu") == flexact.DECISIVE_CPU[5]
-    assert "random crop" in dict((d, o) for d, o, _ in flexact.paper_gaps("cpu"))["data augmentation"]
-    assert flexact.table2_configs("smoke")[0].augment != "crop_flip"
-    monkeypatch.setattr(flexact, "SWITCHED_TO_DECISIVE", False)
-    assert not decisive & {config_hash(c) for c in flexact.table2_configs("cpu")}
-    assert dict((d, o) for d, o, _ in flexact.paper_gaps("cpu"))["data augmentation"] == "none"
+    for profile in ("cpu", "smoke", "paper"):
+        augment = {c.augment for c in flexact.table2_configs(profile)}
+        stated = dict((d, o) for d, o, _ in flexact.paper_gaps(profile))["data augmentation"]
+        assert augment == {flexact.SCALES["resnet18"][profile].augment}
+        assert ("random crop" in stated) == (augment == {"crop_flip"})
+        assert (stated == "none") == (augment == {"none"})
+    assert flexact.scale_note("cpu") == flexact.SCALES["resnet18"]["cpu"].note

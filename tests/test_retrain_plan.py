@@ -36,7 +36,7 @@ def _paired_design(mean: float = 0.2, sd: float = 1.0, margin: float = 1.0) -> R
 
 def _claim(*designs: RunDesign, notebook: str = "notebooks/99_toy") -> Claim:
     return Claim(claim="toy: a matches b", source="toy", paper_value="p", our_value="o", profile="cpu", scale="",
-                 verdict="inconclusive", notebook=notebook, design=designs)
+                 verdict="inconclusive", notebook=notebook, design=designs, key="plan-claim-1")
 
 
 def test_paired_equivalence_needs_the_seeds_a_power_calculation_gives():
@@ -105,7 +105,7 @@ def test_rows_without_a_t_design_or_spread_are_said_so():
     assert S.plan_row(_claim(one_seed), None, None, max_seeds=30, budget_core_hours=40.0)["status"].startswith(
         "fewer than 2 seeds")
     count = Claim(claim="rate", source="toy", paper_value="p", our_value="o", profile="cpu", scale="",
-                  verdict="inconclusive", notebook="nb", test="exact binomial (Clopper-Pearson) 95% CI")
+                  verdict="inconclusive", notebook="nb", test="exact binomial (Clopper-Pearson) 95% CI", key="plan-claim-2")
     assert S.plan_row(count, None, None, max_seeds=30, budget_core_hours=40.0)["status"].startswith(
         "not a seed question")
     units = S.RowRuns("99_toy", "", "pairs", None, why="its units are pairs")
@@ -136,7 +136,7 @@ def test_the_design_is_kept_but_not_displayed():
 
 def test_plan_frame_lists_only_inconclusive_run_rows_and_checks_its_limits():
     confirmed = Claim(claim="c", source="toy", paper_value="p", our_value="o", profile="cpu", scale="",
-                      verdict="confirmed", notebook="nb")
+                      verdict="confirmed", notebook="nb", key="plan-claim-3")
     frame = S.plan_frame([confirmed, _claim(_paired_design())], [], budget_core_hours=40.0)
     assert list(frame.columns) == list(S.PLAN_COLUMNS) and len(frame) == 1
     assert frame.loc[0, "n needed"] == 10 and "cost unknown" in frame.loc[0, "status"]

@@ -59,13 +59,13 @@ def churn_matrix(preds: Mapping[int, Predictions], replicas: list[int], measure:
     return M.pair_matrix(items, kernels[measure])
 
 
-def _pending(text: str, model_arms: dict[str, tuple[str, ...]], counts: dict[tuple[str, str], int],
+def _pending(key: str, text: str, model_arms: dict[str, tuple[str, ...]], counts: dict[tuple[str, str], int],
              scale: str) -> Claim:
     have = sum(counts.values())
     need = sum(len(a) for a in model_arms.values()) * REPLICAS
     note = (f"The runs are listed in the retrain protocol (issue \"Churn\", claims n and o) and pending: "
             f"{have} of the {need} replicas this claim compares are committed (source \"{CLAIM_SOURCE}\").")
-    return Claim(claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value="pending", profile="cpu", scale=scale,
+    return Claim(key=key, claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value="pending", profile="cpu", scale=scale,
                  verdict="not run here", notebook=NOTEBOOK, anchor=ANCHOR, note=note)
 
 
@@ -89,13 +89,13 @@ def _churn_diff(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
                                           churn_matrix(preds[(model, b)], replicas), scale=100.0)
 
 
-def _claim(text: str, model_arms: dict[str, tuple[str, ...]],
+def _claim(key: str, text: str, model_arms: dict[str, tuple[str, ...]],
            parts: Callable[[dict], dict[str, tuple]], ours: Callable[[dict], str]) -> Claim:
     preds, complete = _loaded(model_arms)
     if not complete:
-        return _pending(text, model_arms, {k: len(v) for k, v in preds.items()}, _scale())
+        return _pending(key, text, model_arms, {k: len(v) for k, v in preds.items()}, _scale())
     verdict, fields = intersection_union(parts(preds), what="parts")
-    return Claim(claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value=ours(preds), profile="cpu",
+    return Claim(key=key, claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value=ours(preds), profile="cpu",
                  scale=_scale(), verdict=verdict, notebook=NOTEBOOK, anchor=ANCHOR, **fields)  # type: ignore[arg-type]
 
 
@@ -109,7 +109,7 @@ def smooth_reduces_churn() -> Claim:
     smooth = ("smelu_0.5", "smelu_2", "gelu")
     arms = {m: ("relu", *smooth) for m in MODELS}
     return _claim(
-        "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU", arms,
+        "churn-smooth-lower-than-relu", "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU", arms,
         lambda p: {f"{m} {a}": judge(_churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU")
                    for m in MODELS for a in smooth},
         lambda p: "; ".join(f"{MODELS[m].label}: ReLU {_mean_churn(p, m, 'relu'):.2f} %, "
@@ -135,7 +135,7 @@ def churn_falls_with_width() -> Claim:
             out[f"{m} accuracy β 2 vs 0"] = judge(_accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points")
         return out
 
-    return _claim("churn falls as SmeLU's width β grows (0 → 0.5 → 2), at an accuracy cost (β = 2 below ReLU)",
+    return _claim("churn-falls-with-width", "churn falls as SmeLU's width β grows (0 → 0.5 → 2), at an accuracy cost (β = 2 below ReLU)",
                   arms, parts, lambda p: "; ".join(
                       f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %"
                       for m in MODELS))
@@ -144,7 +144,7 @@ def churn_falls_with_width() -> Claim:
 def srelu_keeps_relu_churn() -> Claim:
     """S-ReLU at the paper's δ = 0.001 has ReLU's churn, within ±MARGIN points."""
     arms = {m: ("relu", "srelu_0.001") for m in MODELS}
-    return _claim(f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)", arms,
+    return _claim("churn-srelu-keeps-relu", f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)", arms,
                   lambda p: {m: judge(_churn_diff(p, m, "srelu_0.001", "relu"), claim="equivalence", margin=MARGIN,
                                       unit="points") for m in MODELS},
                   lambda p: "; ".join(f"{MODELS[m].label}: {_mean_churn(p, m, 'srelu_0.001'):.2f} vs "
@@ -154,7 +154,7 @@ def srelu_keeps_relu_churn() -> Claim:
 def annealed_keeps_smooth_churn() -> Claim:
     """The annealed λ-GELU network swapped to ReLU keeps the churn of λ-GELU trained without annealing."""
     arms = {m: ("lgelu", "lgelu_anneal") for m in MODELS}
-    return _claim(f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
+    return _claim("churn-annealed-keeps-smooth", f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
                   arms, lambda p: {m: judge(_churn_diff(p, m, "lgelu_anneal", "lgelu"), claim="equivalence",
                                             margin=MARGIN, unit="points") for m in MODELS},
                   lambda p: "; ".join(f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs "

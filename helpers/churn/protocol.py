@@ -10,7 +10,7 @@ and ``order_seed``): ``order`` (init seed 0, order seed k), ``init`` (init seed 
 Replica k of every arm has the same seeds, so arms are compared paired by replica.
 
 Models: the MLP on Fashion-MNIST at the decisive scale of λ-GELU's Table I
-(``lambda_gelu.protocol.DECISIVE_CPU["fmnist"]``: depth 4, width 256, all 60,000/10,000 images,
+(``lambda_gelu.protocol.SCALES["fmnist"]["cpu"]``: depth 4, width 256, all 60,000/10,000 images,
 SGD at 0.05 with momentum 0.9), in 10 epochs with a cosine decay instead of 20 at a constant rate
 (the budget; the decay also ends every replica at a small step, so that churn measures the
 replicas and not where the last step happened to land); its floor is the book's, ≥ 89 % for GELU.
@@ -36,6 +36,7 @@ from typing import Any
 from helpers.core.results_cache import config_hash
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import results_root
+from helpers.core.scale import Scale
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.hardness import lambda_target
 
@@ -84,18 +85,19 @@ class ChurnModel:
     key: str
     label: str
     pair: str
-    scale: lgelu.Scale
+    scale: Scale
     experiment: str
 
 
 MODELS: dict[str, ChurnModel] = {
     "mlp": ChurnModel("mlp", "MLP / Fashion-MNIST", "fmnist", dataclasses.replace(
-        lgelu.DECISIVE_CPU["fmnist"], epochs=10, schedule="cosine", seeds=(0,),
+        lgelu.SCALES["fmnist"]["cpu"], epochs=10, schedule="cosine", seeds=(0,),
         note="λ-GELU's decisive MLP (depth 4, width 256; all 60,000 training and 10,000 test images; SGD at "
              "0.05, momentum 0.9), 10 epochs with a cosine decay instead of 20 at a constant rate; float32, "
              "one thread per run"), "churn_fmnist"),
-    "conv": ChurnModel("conv", "ResNet-18 (1/8 width) / CIFAR-10", "cifar10_resnet", lgelu.Scale(
-        "cifar10", {"width_mult": 0.125}, 6, 10_000, None, (0,), lr=1e-3, schedule="cosine",
+    "conv": ChurnModel("conv", "ResNet-18 (1/8 width) / CIFAR-10", "cifar10_resnet", Scale(
+        dataset="cifar10", model_kwargs={"width_mult": 0.125}, epochs=6, n_train=10_000, seeds=(0,), lr=1e-3,
+        schedule="cosine",
         note="ResNet-18 at 1/8 width; 10,000 CIFAR-10 training images, all 10,000 test images; 6 epochs, "
              "AdamW at 1e-3 with a cosine decay, no augmentation; float32, one thread per run"), "churn_cifar10"),
 }

@@ -65,17 +65,36 @@ def verdict_summary(claims: Sequence[Claim]) -> str:
     return f"{len(claims)} claim{'s' if len(claims) != 1 else ''}: " + ", ".join(parts)
 
 
+def find_claim_by_key(claims: Iterable[Claim], key: str) -> Claim:
+    """The claim whose :attr:`Claim.key` is ``key``; ``KeyError`` naming the keys there are when
+    none is (a key is unique in the report, so there is never more than one)."""
+    pool = list(claims)
+    for c in pool:
+        if c.key == key:
+            return c
+    near = [c.key for c in pool if c.key.split("-", 1)[0] == key.split("-", 1)[0]] or [c.key for c in pool]
+    raise KeyError(f"no claim has the key {key!r}; keys: {near}")
+
+
 def select_claims(claims: Sequence[Claim], select: Sequence[str] | None = None, max_items: int = 4, *,
-                  strict: bool = True) -> list[Claim]:
+                  strict: bool = True, keys: Sequence[str] | None = None) -> list[Claim]:
     """The claims a findings box lists.
 
-    ``select``: substrings of :attr:`Claim.claim`, one per item, in the order to show (the first
-    claim containing each; a substring that matches no claim raises ``KeyError``, so a renamed
-    claim cannot silently drop out of the box; with ``strict=False`` it is skipped instead, for
-    claims that exist only in some profiles). Without ``select``: one claim per verdict in the
-    order contradicted, not reproduced, confirmed, inconclusive, not run here, then the next of
-    each, up to ``max_items``.
+    ``keys``: the claims' :attr:`Claim.key`, in the order to show (a key that no claim has raises
+    ``KeyError``; with ``strict=False`` it is skipped, for claims that exist only in some profiles).
+    ``select``: substrings of :attr:`Claim.claim` instead, one per item (the first claim containing
+    each), for pages that have not moved to keys; the same rule for a substring that matches
+    nothing. Without either: one claim per verdict in the order contradicted, not reproduced,
+    confirmed, inconclusive, not run here, then the next of each, up to ``max_items``.
     """
+    if keys is not None:
+        if select is not None:
+            raise ValueError("give keys or select, not both")
+        by_key = {c.key: c for c in claims}
+        missing = [k for k in keys if k not in by_key]
+        if missing and strict:
+            raise KeyError(f"no claim has the keys {missing}; keys: {list(by_key)}")
+        return [by_key[k] for k in keys if k in by_key][:max_items]
     if select is not None:
         picked: list[Claim] = []
         for key in select:
@@ -132,16 +151,38 @@ def _value(value: str, limit: int) -> str:
 
 
 def findings_markdown(claims: Sequence[Claim], select: Sequence[str] | None = None, max_items: int = 4, *,
-                      strict: bool = True, summary: bool = True, limit: int = 110, link: bool = True) -> str:
+                      strict: bool = True, summary: bool = True, limit: int = 110, link: bool = True,
+                      keys: Sequence[str] | None = None) -> str:
     """The body of a page's "What this page finds" box (MyST markdown): the page's verdict counts
-    (``summary``), then up to ``max_items`` claims (:func:`select_claims`), each with both values
-    and a link to the section that computes it."""
+    (``summary``), then up to ``max_items`` claims (:func:`select_claims`: by ``keys``, or by
+    ``select`` substrings), each with both values and a link to the section that computes it."""
     lines = []
     if summary:
         lines.append(f"**{verdict_summary(claims)}.** The main ones:")
         lines.append("")
-    lines += [finding_line(c, limit=limit, link=link) for c in select_claims(claims, select, max_items, strict=strict)]
+    picked = select_claims(claims, select, max_items, strict=strict, keys=keys)
+    lines += [finding_line(c, limit=limit, link=link) for c in picked]
     return "\n".join(lines)
+
+
+def claim_statement(claim: Claim) -> str:
+    """A run-based claim's result as one plain sentence from its own fields (effect, intervals,
+    seeds, MDE, verdict), for a page to glue instead of computing the verdict again:
+    ``Ours: +10.4 points, 95% [+7.3, +13.4] (3 pairs of runs; MDE 4.0 points): confirmed.``"""
+    if not claim.effect:
+        ours = claim.our_value or "—"
+        return f"Ours: {ours}: {claim.verdict_label}." + (f" {claim.note}" if claim.verdict == "not run here" else "")
+    details = "; ".join(part for part in (claim.n, f"MDE {claim.mde}" if claim.mde else "") if part)
+    return f"Ours: {claim.effect}, {claim.ci}" + (f" ({details})" if details else "") + f": {claim.verdict_label}."
+
+
+def glue_values(**values: Any) -> None:
+    """Glue each keyword as a page value (``glue(name, value, display=False)``), so that a page
+    that states its numbers in prose (MyST's ``glue:text`` role) glues them in one call."""
+    from myst_nb import glue  # lazy: only pages (run under Jupyter) glue; myst_nb pulls in Sphinx
+
+    for name, value in values.items():
+        glue(name, value, display=False)
 
 
 def readable_value(value: Any) -> str:

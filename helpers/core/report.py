@@ -71,6 +71,28 @@ INTERVAL_RULES: dict[str, str] = {
 #: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
 #: (lower case, starting with a letter: docutils drops leading digits and maps other characters).
 ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+#: What a claim's ``key`` may be: a short lower-case slug (``srelu-table4-best-delta``), typed once
+#: where the claim is built, so that pages and tools find a claim by a name that does not change
+#: when its sentence is reworded.
+KEY_PATTERN = ANCHOR_PATTERN
+
+
+def key_part(value: object) -> str:
+    """``value`` as one part of a claim key: lower case, every run of characters other than ASCII
+    letters and digits one hyphen (``"ResNet-18/CIFAR10"`` -> ``resnet-18-cifar10``, ``0.001`` ->
+    ``0-001``), for keys of claims built in a loop over stable identifiers (pair, model, δ)."""
+    part = re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")
+    if not part:
+        raise ValueError(f"a key part needs a letter or digit, got {value!r}")
+    return part
+
+
+def claim_key(prefix: str, *parts: object) -> str:
+    """A claim key from a typed ``prefix`` and the loop's identifiers (:func:`key_part` each)."""
+    key = "-".join([prefix, *(key_part(p) for p in parts)])
+    if not KEY_PATTERN.fullmatch(key):
+        raise ValueError(f"claim key {key!r} (from {prefix!r}, {parts!r}) is not a lower-case slug")
+    return key
 
 
 @dataclass(frozen=True)
@@ -122,6 +144,8 @@ class Claim:
     scale: str
     verdict: Verdict
     notebook: str
+    #: A stable name, unique in the report (:data:`KEY_PATTERN`): pages read a claim by it.
+    key: str = field(kw_only=True)
     note: str = ""
     effect: str = ""
     ci: str = ""
@@ -147,6 +171,9 @@ class Claim:
             raise ValueError(f"paper_kind must be one of {PAPER_KINDS}, got {self.paper_kind!r}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if not isinstance(self.key, str) or not KEY_PATTERN.fullmatch(self.key):
+            raise ValueError(f"key must be a lower-case slug such as 'srelu-table4-best-delta' (letters, digits, "
+                             f"single hyphens, starting with a letter), got {self.key!r} for claim {self.claim!r}")
         if self.anchor and not ANCHOR_PATTERN.fullmatch(self.anchor):
             raise ValueError(f"anchor must be a lower-case MyST label such as 'srelu-delta-claims' (letters, "
                              f"digits, single hyphens, starting with a letter), got {self.anchor!r}")
@@ -163,8 +190,8 @@ class Claim:
         return self.verdict
 
     def as_row(self) -> dict[str, str]:
-        """The displayed fields (every field but ``design``) and the verdict label."""
-        row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name != "design"}
+        """The displayed fields (every field but ``design`` and ``key``) and the verdict label."""
+        row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name not in ("design", "key")}
         row["verdict_label"] = self.verdict_label
         return row
 

@@ -459,8 +459,11 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
             "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
         )
     results: list[dict | None] = [None] * len(configs)
+    failures: list[BaseException] = []
+    if job is not None and executor == "local":
+        raise ValueError("job= replaces what a submitit job runs; the local executor runs run_or_load "
+                         "(pass executor='submitit-local' or 'slurm', or leave job out)")
     if todo and executor != "local":
-        failures: list[BaseException] = []
         chosen = executors.make_executor(executor) if isinstance(executor, str) else executor
         _submitit(configs, todo, chosen, rerun, desc, results, failures, job)
         if failures:
@@ -470,7 +473,6 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"workers must be a positive integer, got {n!r}")
         n = min(n, len(todo))
-        failures: list[BaseException] = []
         if n == 1:
             for i in progress(todo, desc=desc, total=len(todo), each=True, unit="run"):
                 try:

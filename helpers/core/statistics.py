@@ -55,6 +55,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from helpers.core.display import exact_text, interval_text, number_text
+from helpers.core.pairing import pair_by_seed
 
 #: Two-sided confidence level of the intervals the book shows (TOST's 90 % interval is labelled).
 CONFIDENCE: float = 0.95
@@ -277,11 +278,7 @@ def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -
     silently turn a paired test into a wrong one. Uses ``scipy.stats.ttest_rel``; df = n − 1.
     """
     _check_level(confidence)
-    ma, mb = _as_mapping(a, "a"), _as_mapping(b, "b")
-    if set(ma) != set(mb):
-        only_a, only_b = sorted(set(ma) - set(mb), key=str), sorted(set(mb) - set(ma), key=str)
-        raise ValueError(f"paired comparison needs the same seeds in both arms; only in a: {only_a}, "
-                         f"only in b: {only_b}")
+    ma, mb = pair_by_seed(_as_mapping(a, "a"), _as_mapping(b, "b"), policy="require_equal")
     seeds = sorted(ma, key=str)
     _need(len(seeds), "each arm")
     va = np.array([ma[s] for s in seeds])

@@ -58,9 +58,9 @@ PRINT_UNIT = 1e-4
 A0, A3 = "Flex-Act (α=0)", "Flex-Act (α=0.3)"
 
 
-def _claim(claim: str, where: str, paper, ours: str, verdict: str, anchor: str, note: str = "",
+def _claim(key: str, claim: str, where: str, paper, ours: str, verdict: str, anchor: str, note: str = "",
            basis: str = "source", scale: str = "arithmetic on the printed values") -> Claim:
-    return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile="theory",
+    return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile="theory",
                  scale=scale, verdict=verdict, notebook=NB_AUDIT, anchor=ANCHORS[anchor], note=note,  # type: ignore[arg-type]
                  basis=basis)
 
@@ -90,6 +90,7 @@ def _claim_tanh_selection() -> Claim:
     least = min(bounds.values())
     relu_like = min(bounds["relu"], bounds["leaky_relu"])
     return _claim(
+        "flexact-audit-alpha0-tanh-bias",
         "Without the regulariser (α = 0) Flex-Act does worse on the Tanh target because its selection is biased "
         "towards unbounded activations (ReLU, LeakyReLU)", "Section 4.1.1 / Fig. 1",
         (QUOTES["alpha0_hypothesis"], QUOTES["fig1_lingers"]),
@@ -122,6 +123,7 @@ def _claim_matching_all() -> Claim:
     one_unit = [gt for gt, g in gaps.items() if 1e-12 < g <= PRINT_UNIT + 1e-12]
     ties = [gt for gt, g in gaps.items() if abs(g) <= 1e-12]
     return _claim(
+        "flexact-audit-matches-baselines",
         "Flex-Act (α = 0.3) matches or outperforms all baselines in every setting", "Section 4.1.1 / Table 1",
         QUOTES["converges_sec_4_1_1"],
         "Flex-Act (α = 0.3) − best fixed model, printed means: " + ", ".join(f"{gt} {g:+.4f}" for gt, g in gaps.items())
@@ -152,6 +154,7 @@ def _claim_parameterized_baselines() -> Claim:
     table1_rows = [r for r in TABLE1 if not r.startswith("Flex-Act")]
     n_param = sum(1 for p in params.values() if p > 0)
     return _claim(
+        "flexact-audit-parameterized-baselines",
         "Flex-Act is compared against parameterized activation methods, and fits better than them",
         "Sections 1 and 5", (QUOTES["compare_parameterized"], QUOTES["discussion_parameterized"]),
         f"baselines: Table 1 {len(table1_rows)} fixed models ({', '.join(table1_rows)}), Table 2 "
@@ -168,6 +171,7 @@ def _claim_deep_settings() -> Claim:
     flex_layers = {"Table 1 (synthetic)": 1, "Table 2 (ResNet18/34)": 1}
     gains = {m: TABLE2[f"{m} + Flex-Act"] - TABLE2[m] for m in TABLE2_BASELINES}
     return _claim(
+        "flexact-audit-deep-architectures",
         "Flex-Act's gains are largest in very deep architectures, where functional diversity across layers is "
         "critical, and it improves training stability", "Section 1, Contributions",
         (QUOTES["contribution_deep"], QUOTES["single_layer"], QUOTES["cifar_penultimate"], QUOTES["penultimate_only"]),
@@ -193,6 +197,7 @@ def _claim_no_tuning() -> Claim:
     a_low, a_high = min(ALPHAS), max(ALPHAS)
     sig = {a: TABLE1[A0 if a == 0 else A3]["sigmoid"][0] for a in (a_low, a_high)}
     return _claim(
+        "flexact-audit-no-tuning",
         "Flex-Act recovers the right non-linearity without manual hyperparameter tuning or sweeps",
         "Sections 1 and 6", (QUOTES["no_tuning"], QUOTES["no_sweeps_conclusion"]),
         f"the method adds {len(hyper)} hyperparameters ({', '.join(hyper)}); Table 1 itself compares α = "
@@ -258,6 +263,7 @@ def _claim_gumbel() -> Claim:
     ordered = [sharp[t] for t in sorted(sharp, reverse=True)]
     ok = err < 1e-8 and all(a < b for a, b in zip(ordered, ordered[1:])) and ordered[-1] > 0.99
     return _claim(
+        "flexact-audit-gumbel-sampling",
         "Gumbel-max samples the categorical distribution π exactly; Gumbel-softmax approaches it as τ → 0 and "
         "gives smoother mixtures at higher τ", "Section 3.1", (QUOTES["gumbel_max"], QUOTES["tau_limit"]),
         f"max_i |P(argmax = i) − π_i| = {err:.1e} (quadrature); E[max_i y_i] = "
@@ -272,6 +278,7 @@ def _claim_swish() -> Claim:
     ok = (sp.simplify(lim["beta->0"] - x / 2) == 0 and sp.simplify(lim["beta->oo, x<0"]) == 0
           and sp.simplify(lim["beta->oo, x>0"] - sp.Symbol("x", positive=True)) == 0)
     return _claim(
+        "flexact-audit-swish-limits",
         "Swish x·σ(βx) is linear as β → 0 and ReLU as β → ∞", "Section 2", QUOTES["swish_limits"],
         ", ".join(f"{k}: {sp.sstr(v)}" for k, v in lim.items()), "confirmed" if ok else "contradicted", "theory",
         basis="exact", scale="exact (sympy)", note="The β → 0 limit is the linear function x/2, half the identity.")

@@ -69,9 +69,9 @@ READINGS_TRIED = ("Readings tried (the page's section on readings the paper leav
                   "Not tried: other optimisers and learning rates, other τ end values, α switched on late.")
 
 
-def _claim(claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "",
+def _claim(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "",
            scale: str = "", profile: str = "cpu", **fields: str) -> Claim:
-    return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
+    return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
                  profile=profile, scale=scale, verdict=verdict,  # type: ignore[arg-type]
                  notebook=NOTEBOOK_SYNTHETIC, note=note, anchor=ANCHOR_SYNTHETIC, **fields)
 
@@ -118,34 +118,34 @@ def _per_seed_means(results: list[dict]):
 def synthetic_claims() -> list[Claim]:
     """Claims of Section 4.1 / Table 1 / Figs. 1-2 / Appendix A, checked on our cpu runs."""
     loaded = _cpu_results()
-    builders: list[tuple[str, str, SourceValue, Callable]] = [
-        ("The matched fixed-activation model is the best fixed model of its column and reaches ~0 MSE",
+    builders: list[tuple[str, str, str, SourceValue, Callable]] = [
+        ("flexact-matched-fixed-best", "The matched fixed-activation model is the best fixed model of its column and reaches ~0 MSE",
          "Table 1 / Section 4.1.1", (QUOTES["matched_fixed"],), _claim_matched_fixed),
-        ("Fixed-model entries of Table 1 (25 cells, MSE)", "Table 1", "25 printed values",
+        ("flexact-table1-fixed-cells", "Fixed-model entries of Table 1 (25 cells, MSE)", "Table 1", "25 printed values",
          _claim_fixed_cells),
-        ("Table 1's ± is the standard deviation over the 5 seeds", "Table 1 caption / Section 4.1",
+        ("flexact-table1-std-meaning", "Table 1's ± is the standard deviation over the 5 seeds", "Table 1 caption / Section 4.1",
          "std over 5 seeds", _claim_std_meaning),
-        ("Flex-Act (α=0.3) selects the ground-truth activation", "Abstract / Section 4.1.1 / Fig. 2",
+        ("flexact-selects-ground-truth", "Flex-Act (α=0.3) selects the ground-truth activation", "Abstract / Section 4.1.1 / Fig. 2",
          (QUOTES["selects_abstract"], QUOTES["fig2_caption"]), _claim_picks),
-        ("Without the regulariser (α=0) selection is biased towards ReLU/LeakyReLU on the Sigmoid task",
+        ("flexact-alpha0-bias", "Without the regulariser (α=0) selection is biased towards ReLU/LeakyReLU on the Sigmoid task",
          "Section 4.1.1 / Fig. 1", "ReLU or LeakyReLU", _claim_bias),
-        ("Flex-Act (α=0) has a higher MSE than α=0.3 on Sigmoid and Tanh", "Section 4.1.1 / Table 1",
+        ("flexact-alpha-effect", "Flex-Act (α=0) has a higher MSE than α=0.3 on Sigmoid and Tanh", "Section 4.1.1 / Table 1",
          _paper_alpha_pair(), _claim_alpha_effect),
-        ("Flex-Act (α=0.3) has the lowest or second-lowest MSE in every column", "Appendix A / Table 1",
+        ("flexact-rank", "Flex-Act (α=0.3) has the lowest or second-lowest MSE in every column", "Appendix A / Table 1",
          Derived("5/5 columns", "our count of the † and lowest entries of Table 1's printed means (its bold "
                  "marks did not survive the extraction)"), _claim_rank),
     ]
     out = []
-    for claim, where, paper, build in builders:
+    for key, claim, where, paper, build in builders:
         if loaded is None:
-            out.append(_claim(claim, where, paper, "—", "not run here",
+            out.append(_claim(key, claim, where, paper, "—", "not run here",
                               note="cpu-profile results not committed"))
             continue
         results, scale = loaded
         built = build(results)
         ours, verdict, note = built[:3]
         fields = built[3] if len(built) > 3 else {}
-        out.append(_claim(claim, where, paper, ours, verdict, note, scale=scale, **fields))
+        out.append(_claim(key, claim, where, paper, ours, verdict, note, scale=scale, **fields))
     return out
 
 
@@ -341,9 +341,9 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
     scale = P.scale_note(profile) + "; " + P.paper_gaps_text(profile)
     out: list[Claim] = []
 
-    def add(claim: str, paper: str, ours: str, verdict: str, note: str, run_profile: str | None = None,
+    def add(key: str, claim: str, paper: str, ours: str, verdict: str, note: str, run_profile: str | None = None,
             where: str = "Section 4.2 / Table 2", **fields: str) -> None:
-        out.append(Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
+        out.append(Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
                          profile=run_profile or profile, scale=scale if verdict != "not run here" else "",
                          verdict=verdict, notebook=notebook, note=note, anchor=ANCHOR_CIFAR,  # type: ignore[arg-type]
                          **fields))
@@ -362,6 +362,7 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
                   for m in gains}
     loaded = T.load_all(P.table2_configs(profile))
     r18 = [r for r in loaded or [] if r["config"]["model"] == "resnet18"]
+    key18, key_fallback = "flexact-resnet18-matches", "flexact-fallback-to-relu"
     claim18 = (f"ResNet-18 + Flex-Act (penultimate layer) matches or improves ResNet-18 on CIFAR-10 (not worse by "
                f"more than {match_margin:g} point; our ResNet-18 is narrowed to cpu scale)")
     fallback = ("Flex-Act 'can recover the identity function or fall back to ReLU if no better choice "
@@ -369,8 +370,8 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
     same = ("The pooled features of a ReLU ResNet are non-negative, where ReLU, LeakyReLU and Identity "
             "coincide: choosing any of them gives back the plain network.")
     if not r18:
-        add(claim18, paper_text["ResNet18"], "—", "not run here", not_run + ". " + noise_note["ResNet18"])
-        add(fallback, "qualitative", "—", "not run here", not_run + ". " + same, where="Section 4.2")
+        add(key18, claim18, paper_text["ResNet18"], "—", "not run here", not_run + ". " + noise_note["ResNet18"])
+        add(key_fallback, fallback, "qualitative", "—", "not run here", not_run + ". " + same, where="Section 4.2")
     else:
 
         rows = T.accuracy_rows(r18)
@@ -380,19 +381,19 @@ def cifar_claims(profile: str = "cpu") -> list[Claim]:
         gap = float(summary.loc["flexact", "best_mean"] - summary.loc["none", "best_mean"])
         per_seed = ("" if comp is None or not comp.paired else " (per seed: " + ", ".join(
             f"{a - b:+.2f}" for a, b in zip(comp.values_a, comp.values_b)) + ")")
-        add(claim18, paper_text["ResNet18"], f"+ Flex-Act − plain = {gap:+.2f} points{per_seed}", verdict,
+        add(key18, claim18, paper_text["ResNet18"], f"+ Flex-Act − plain = {gap:+.2f} points{per_seed}", verdict,
             noise_note["ResNet18"], **fields)
         picks = flexact_selections([r for r in r18 if r["config"]["penultimate_activation"] == "flexact"])
         chosen = picks.sort_values("seed")
         plain_like = chosen["chosen"].isin(["relu", "leaky_relu", "identity"])
-        add(fallback, "qualitative",
+        add(key_fallback, fallback, "qualitative",
             "chosen per seed: " + ", ".join(f"seed {r.seed}: {r.chosen} (p = {r.p_chosen:.2f})"
                                            for r in chosen.itertuples()),
             "confirmed" if plain_like.all() else "inconclusive",
             same + " Rule: confirmed when every seed chooses one of them.", where="Section 4.2",
             **proportion_fields(int(plain_like.sum()), len(chosen), "seeds",
                                 test="every seed must choose one of them; " + _BINOMIAL_TEST))
-    add("ResNet-34 + Flex-Act (penultimate layer) matches or improves ResNet-34 on CIFAR-10",
+    add("flexact-resnet34-matches", "ResNet-34 + Flex-Act (penultimate layer) matches or improves ResNet-34 on CIFAR-10",
         paper_text["ResNet34"], "—", "not run here",
         "ResNet-34 runs only in the paper profile (2 CPU cores). " + noise_note["ResNet34"], run_profile="paper")
     return out
@@ -416,6 +417,7 @@ def readings_claims() -> list[Claim]:
     selection of the ground truth, and "α = 0.3 beats α = 0 on Sigmoid and Tanh", each judged
     under every reading of :data:`helpers.flexact.readings.READINGS` against the baseline reading
     (Table 1's runs), from committed cpu-profile results."""
+    key_selection, key_alpha = "flexact-readings-selection", "flexact-readings-alpha-effect"
     selection = ("Flex-Act (α=0.3) selects the ground truth as well under every reading the paper leaves open "
                  "(hard/soft samples, τ schedule, KL direction, α schedule, λ)")
     alpha = ("Table 1's α result (α=0 has a higher MSE than α=0.3 on Sigmoid and Tanh) holds under every reading "
@@ -427,18 +429,18 @@ def readings_claims() -> list[Claim]:
     scale = profile_settings("cpu")["note"]
     out = []
     if runs is None:
-        for claim, paper in ((selection, paper_sel), (alpha, paper_alpha)):
-            out.append(_readings_claim(claim, paper, "—", "not run here", _NOT_RUN_READINGS))
+        for key, claim, paper in ((key_selection, selection, paper_sel), (key_alpha, alpha, paper_alpha)):
+            out.append(_readings_claim(key, claim, paper, "—", "not run here", _NOT_RUN_READINGS))
         return out
     frame = RD.readings_frame(runs)
-    out.append(_readings_claim(selection, paper_sel, *_claim_selection_readings(frame), scale=scale))
-    out.append(_readings_claim(alpha, paper_alpha, *_claim_alpha_readings(frame), scale=scale))
+    out.append(_readings_claim(key_selection, selection, paper_sel, *_claim_selection_readings(frame), scale=scale))
+    out.append(_readings_claim(key_alpha, alpha, paper_alpha, *_claim_alpha_readings(frame), scale=scale))
     return out
 
 
-def _readings_claim(claim: str, paper: str, ours: str, verdict: str, note: str, fields: dict | None = None,
+def _readings_claim(key: str, claim: str, paper: str, ours: str, verdict: str, note: str, fields: dict | None = None,
                     scale: str = "") -> Claim:
-    return Claim(claim=claim, source=f"{SOURCE}, {_READINGS_WHERE}", paper_value=paper, our_value=ours,
+    return Claim(key=key, claim=claim, source=f"{SOURCE}, {_READINGS_WHERE}", paper_value=paper, our_value=ours,
                  profile="cpu", scale=scale, verdict=verdict,  # type: ignore[arg-type]
                  notebook=NOTEBOOK_SYNTHETIC, note=note, anchor=ANCHOR_READINGS, **(fields or {}))
 

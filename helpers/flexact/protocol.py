@@ -27,41 +27,35 @@ import math
 
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
+from helpers.core.scale import Scale
 
 FLEXACT_ALPHA = 0.3  # the regulariser weight of the synthetic experiment's best variant
 LAMBDA_SYNTHETIC = 1.0  # λ of the synthetic study, where the Flex-Act layer has one feature
 TAU_MIN = 0.1  # the synthetic study's final temperature (exponential 1 -> 0.1 per step)
 RESNET_FEATURES = 512  # channels of the last ResNet-18/34 stage, i.e. pooled features at width 1
 
-_SCALES = {
-    "paper": ({"width_mult": 1.0}, 200, None, None, (0, 1, 2), "the paper's setup"),
-    "cpu": ({"width_mult": 0.125}, 6, 4000, 2000, (0, 1, 2),
-            "ResNet-18 at 1/8 width; 4,000 training / 2,000 validation images of CIFAR-10 (JPEG mirror); "
-            "6 epochs instead of 200; no augmentation"),
-    "smoke": ({"width_mult": 0.0625}, 2, 256, 128, (0,), "smoke: 1/16 width, 256 images, 2 epochs"),
+#: The scales of Table 2 per profile, the same for ResNet-18 and ResNet-34. The cpu scale is the
+#: retrain's claim (f): the λ-GELU ResNet-18 pair's decisive scale (1/4 width, full CIFAR-10,
+#: crop + flip, bf16 autocast + channels_last) with this paper's optimiser (SGD, cosine from 0.1),
+#: 20 epochs instead of 200, 3 seeds per arm.
+_RESNET_SCALES: dict[str, Scale] = {
+    "paper": Scale(model_kwargs={"width_mult": 1.0}, epochs=200, seeds=(0, 1, 2), note="the paper's setup"),
+    "cpu": Scale(model_kwargs={"width_mult": 0.25}, epochs=20, seeds=(0, 1, 2), augment="crop_flip",
+                 precision="bf16", channels_last=True,
+                 note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of CIFAR-10 (JPEG "
+                      "mirror), random crop + flip; 20 epochs instead of 200; bf16 autocast, channels_last, one "
+                      "thread per run"),
+    "smoke": Scale(model_kwargs={"width_mult": 0.0625}, epochs=2, n_train=256, n_val=128, seeds=(0,),
+                   note="smoke: 1/16 width, 256 images, 2 epochs"),
 }
-
-#: The decisive cpu scale (the retrain's claim (f)): the λ-GELU ResNet-18 pair's decisive scale
-#: (1/4 width, full CIFAR-10, crop + flip, bf16 autocast + channels_last) with this paper's
-#: optimiser (SGD, cosine from 0.1), 20 epochs instead of 200, 3 seeds per arm. Keyed by profile
-#: like :data:`_SCALES`; the extra fields are what the earlier scales left at their defaults.
-DECISIVE_CPU = ({"width_mult": 0.25}, 20, None, None, (0, 1, 2),
-                "ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of CIFAR-10 (JPEG mirror), "
-                "random crop + flip; 20 epochs instead of 200; bf16 autocast, channels_last, one thread per run")
-DECISIVE_EXTRA = {"augment": "crop_flip", "precision": "bf16", "channels_last": True}
-
-#: Whether the cpu profile's Table 2 runs are the decisive ones (:data:`DECISIVE_CPU`): switched
-#: once all six of the retrain's claim (f) runs are committed (the one-line switch of the retrain).
-SWITCHED_TO_DECISIVE: bool = True
+SCALES: dict[str, dict[str, Scale]] = {"resnet18": _RESNET_SCALES, "resnet34": _RESNET_SCALES}
+PAPER_LR = 0.1  # Section 4.2: cosine schedule from learning rate 0.1
+PAPER_SCHEDULE = "cosine"
 
 
-def _cpu_is_decisive(profile: str) -> bool:
-    return SWITCHED_TO_DECISIVE and current_profile(profile) == "cpu"
-
-
-def _scale(profile: str) -> tuple:
-    """``(model_kwargs, epochs, n_train, n_val, seeds, note)`` of ``profile``'s Table 2 runs."""
-    return DECISIVE_CPU if _cpu_is_decisive(profile) else _SCALES[current_profile(profile)]
+def _scale(profile: str) -> Scale:
+    """The scale of ``profile``'s Table 2 runs."""
+    return SCALES["resnet18"][current_profile(profile)]
 
 
 def paper_gaps(profile: str = "cpu") -> tuple[tuple[str, str, str], ...]:
@@ -70,7 +64,7 @@ def paper_gaps(profile: str = "cpu") -> tuple[tuple[str, str, str], ...]:
     augment = (("data augmentation", "random crop (4-pixel padding) + horizontal flip, on tensors in memory",
                 "the standard CIFAR augmentation, which the decisive scale asks for (its effect on this "
                 "comparison is not measured here)")
-               if _cpu_is_decisive(profile) else
+               if _scale(profile).augment == "crop_flip" else
                ("data augmentation", "none", "keeps cpu runs cheap and deterministic; it lowers accuracy for both "
                                              "variants alike"))
     return (
@@ -113,56 +107,52 @@ def regularizer_lambda(width: int, lam_synthetic: float = LAMBDA_SYNTHETIC) -> f
     return lam_synthetic * math.sqrt(width)
 
 
-def flexact_cifar_config(profile: str, model: str, with_flexact: bool, seed: int,
-                         decisive: bool = False) -> TrainConfig:
+def flexact_cifar_config(profile: str, model: str, with_flexact: bool, seed: int) -> TrainConfig:
     """One run of Table 2: ``model`` ("resnet18"/"resnet34") with or without Flex-Act, at
-    ``profile``'s scale or, with ``decisive`` (cpu profile only), at :data:`DECISIVE_CPU` (the cpu
-    profile's own scale once :data:`SWITCHED_TO_DECISIVE`)."""
-    if model not in ("resnet18", "resnet34"):
+    ``profile``'s scale (:data:`SCALES`)."""
+    if model not in SCALES:
         raise ValueError(f"model must be 'resnet18' or 'resnet34', got {model!r}")
     if not isinstance(with_flexact, bool):
         raise TypeError(f"with_flexact must be a bool, got {type(with_flexact).__name__}")
-    if decisive and current_profile(profile) != "cpu":
-        raise ValueError(f"the decisive scale is a cpu-profile scale, not {profile!r}")
-    decisive = decisive or _cpu_is_decisive(profile)
-    model_kwargs, epochs, n_train, n_val, _, note = DECISIVE_CPU if decisive else _SCALES[current_profile(profile)]
-    extra = DECISIVE_EXTRA if decisive else {}
-    lam = regularizer_lambda(penultimate_width(model_kwargs))
+    scale = SCALES[model][current_profile(profile)]
+    lam = regularizer_lambda(penultimate_width(scale.model_kwargs))
     return TrainConfig(
         experiment="flexact_cifar",
         profile=profile,
         dataset="cifar10",
         model=model,
         activation="relu",
-        model_kwargs=dict(model_kwargs),
-        n_train=n_train,
-        n_val=n_val,
-        epochs=epochs,
-        batch_size=128,
+        model_kwargs=dict(scale.model_kwargs),
+        n_train=scale.n_train,
+        n_val=scale.n_val,
+        epochs=scale.epochs,
+        batch_size=scale.batch_size,
         optimizer="sgd",
-        lr=0.1,
+        lr=PAPER_LR if scale.lr is None else scale.lr,
         momentum=0.9,
         weight_decay=5e-4,
-        schedule="cosine",
+        schedule=scale.schedule or PAPER_SCHEDULE,
         seed=seed,
         penultimate_activation="flexact" if with_flexact else None,
         # The plain runs keep the defaults, so nothing Flex-Act-specific enters their cache key.
         flexact_alpha=FLEXACT_ALPHA if with_flexact else 0.0,
         flexact_lam=lam if with_flexact else 1.0,
         flexact_tau_min=TAU_MIN if with_flexact else None,
-        scale_note=note,
-        **extra,
+        augment=scale.augment,
+        precision=scale.precision,
+        channels_last=scale.channels_last,
+        scale_note=scale.note,
     )
 
 
 def scale_note(profile: str) -> str:
     """What ``profile`` changes from the paper's setup, in words."""
-    return _scale(profile)[5]
+    return _scale(profile).note
 
 
 def table2_seeds(profile: str) -> tuple[int, ...]:
     """The seeds each Table 2 cell runs at ``profile``."""
-    return _scale(profile)[4]
+    return _scale(profile).seeds
 
 
 def table2_models(profile: str) -> tuple[str, ...]:
@@ -174,12 +164,6 @@ def table2_configs(profile: str) -> list[TrainConfig]:
     """Plain vs Flex-Act, ResNet-18 (and ResNet-34 in the paper profile), all seeds."""
     return [flexact_cifar_config(profile, m, f, s) for m in table2_models(profile) for f in (False, True)
             for s in table2_seeds(profile)]
-
-
-def decisive_table2_configs() -> list[TrainConfig]:
-    """Table 2 at :data:`DECISIVE_CPU` (the retrain's claim (f)): plain vs Flex-Act ResNet-18."""
-    return [flexact_cifar_config("cpu", "resnet18", f, s, decisive=True) for f in (False, True)
-            for s in DECISIVE_CPU[4]]
 
 
 EXPERIMENTS = {"flexact_cifar": table2_configs}

@@ -44,6 +44,7 @@ import pandas as pd
 
 from scipy import stats
 
+from helpers.core.pairing import pair_by_seed
 from helpers.core.results_cache import load_result, run_many
 from helpers.core.statistics import (
     CONFIDENCE,
@@ -274,10 +275,7 @@ def _by_seed(frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str 
 def _on_seeds_of(a: dict[Any, float], b: dict[Any, float]) -> tuple[dict[Any, float], dict[Any, float]]:
     """``a`` and ``b`` restricted to ``a``'s seeds (or runs): a reading on the first 3 seeds pairs
     with the baseline's first 3; an error when ``b`` lacks one of them."""
-    missing = sorted(set(a) - set(b))
-    if missing:
-        raise ValueError(f"the comparison arm has no run for seeds {missing}")  # or (target, seed) runs
-    return a, {s: b[s] for s in a}
+    return pair_by_seed(a, b, policy="subset")  # keys are seeds, or (target, seed) runs
 
 
 def _safe(make: Callable[[], Comparison]) -> Comparison | None:

@@ -18,7 +18,7 @@ import sympy as sp
 import torch
 
 from helpers.core.attribution import SourceValue
-from helpers.core.report import Claim
+from helpers.core.report import Claim, claim_key
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import AUDIT_QUOTES, POST_CODE, QUOTES, SOURCE, TABLES
 
@@ -53,8 +53,8 @@ SCALE = "exact (sympy/mpmath, 40 digits); floating point where the claim is abou
 
 def _row(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str,
          basis: str = "exact") -> Claim:
-    return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile=PROFILE,
-                 scale=SCALE, verdict=verdict, notebook=NOTEBOOK, note=note, basis=basis,  # type: ignore[arg-type]
+    return Claim(key=claim_key("gelu-audit", key), claim=claim, source=f"{SOURCE}, {where}", paper_value=paper,
+                 our_value=ours, profile=PROFILE, scale=SCALE, verdict=verdict, notebook=NOTEBOOK, note=note, basis=basis,  # type: ignore[arg-type]
                  anchor=ANCHORS[key])
 
 

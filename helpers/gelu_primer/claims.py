@@ -15,7 +15,7 @@ import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import Derived, SourceValue
-from helpers.core.report import Claim
+from helpers.core.report import Claim, claim_key
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import (
     QUANTITY_LABELS,
@@ -149,6 +149,7 @@ def _column_claim(spec: PrintedTable, quantity: str) -> Claim:
             f"z={r.z}: post {r.post}, ours {r.ours}" for r in bad.itertuples()
         )
     return Claim(
+        key=claim_key("gelu-primer-table", spec.key, quantity),
         claim=f"{label} at z = {', '.join(col['z'])}",
         source=f"{SOURCE}, {spec.title}, column {label}",
         paper_value=", ".join(col["post"]),
@@ -167,8 +168,9 @@ def _sig(value: sp.Expr | float, digits: int = 3) -> str:
     return f"{float(value):.{digits}g}"
 
 
-def _claim(claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "") -> Claim:
+def _claim(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "") -> Claim:
     return Claim(
+        key=key,
         claim=claim,
         source=f"{SOURCE}, {where}",
         paper_value=paper,
@@ -191,6 +193,7 @@ def prose_claims() -> list[Claim]:
     ok = _matches("0.158", phi_m1)
     out.append(
         _claim(
+            "gelu-primer-phi-minus-1",
             "Φ(-1) ≈ 0.158, so GELU(-1) = -0.158 ('gate 15.8% open')",
             "section 'The Soft Gate Idea' and first figure",
             "0.158",
@@ -205,6 +208,7 @@ def prose_claims() -> list[Claim]:
     ok = _matches("0.999", phi3) and abs(float(gelu3) - 3) < 0.005
     out.append(
         _claim(
+            "gelu-primer-phi-3",
             "Φ(3) ≈ 0.999 and GELU(3) ≈ 3",
             "section 'The Soft Gate Idea'",
             "0.999; ≈ 3",
@@ -216,6 +220,7 @@ def prose_claims() -> list[Claim]:
     prime_m1 = ev(g.gelu_prime_closed_form(), -1)
     out.append(
         _claim(
+            "gelu-primer-slope-at-minus-1",
             "gradient of GELU at z = -1 is ≈ 0.13",
             "first figure (hard vs soft gate at z = -1)",
             "0.13",
@@ -229,6 +234,7 @@ def prose_claims() -> list[Claim]:
     parts_ok = _matches("0.3085", ev(g.Phi(g.z), "-0.5")) and _matches("0.3521", ev(g.phi(g.z), "-0.5"))
     out.append(
         _claim(
+            "gelu-primer-slope-at-minus-half",
             "GELU'(-0.5) = 0.3085 + (-0.5)(0.3521) ≈ 0.133",
             "section 'Why the Gradient Matters'",
             "0.133 (Φ=0.3085, φ=0.3521)",
@@ -241,6 +247,7 @@ def prose_claims() -> list[Claim]:
     steepest_down = g.gelu_prime_extrema()["min"]
     out.append(
         _claim(
+            "gelu-primer-positive-slope-above",
             "GELU'(z) > 0 for z > -0.75 'or so'",
             "section 'Why the Gradient Matters'",
             QUOTES["positive_above"],
@@ -251,6 +258,7 @@ def prose_claims() -> list[Claim]:
     )
     out.append(
         _claim(
+            "gelu-primer-no-dead-zone",
             "GELU'(z) is non-zero for all z (no dead zone)",
             "section 'Why the Gradient Matters'",
             "GELU'(z) ≠ 0 for all z",
@@ -264,6 +272,7 @@ def prose_claims() -> list[Claim]:
     z_min, gelu_min = g.gelu_minimum()
     out.append(
         _claim(
+            "gelu-primer-minimum",
             "GELU outputs are never less than about -0.17",
             "section 'Honest Limitations'",
             QUOTES["never_below"],
@@ -281,6 +290,7 @@ def prose_claims() -> list[Claim]:
                           if row[exact_col] != row[tanh_col])
     out.append(
         _claim(
+            "gelu-primer-tanh-four-decimals",
             "the tanh form matches the exact form to four decimal places across the entire range",
             "section 'Exact and Approximate Forms'",
             Derived(f"|error| < {four_places:.0e}".replace("e-0", "e-"), "our reading of 'to four decimal places': within half "
@@ -294,6 +304,7 @@ def prose_claims() -> list[Claim]:
     near0 = g.tanh_error_max(-0.1, 0.1)
     out.append(
         _claim(
+            "gelu-primer-tanh-error-near-zero",
             "the tanh form's error is near z = 0, of order 1e-4",
             "section 'Honest Limitations'",
             QUOTES["tanh_error_near_zero"],
@@ -309,6 +320,7 @@ def prose_claims() -> list[Claim]:
     code_prints = run_post_code()
     out.append(
         _claim(
+            "gelu-primer-code-prints-table",
             "the listed code prints the table shown below it",
             "section 'Code'",
             "GELU_grad column 0.0040, 0.0833, 0.5000, 0.8832, 1.0833, 1.0040",
@@ -323,6 +335,7 @@ def prose_claims() -> list[Claim]:
     prime_m3 = ev(g.gelu_prime_closed_form(), -3)
     out.append(
         _claim(
+            "gelu-primer-slope-at-minus-3",
             "at z = -3, GELU' = 0.004: tiny but non-zero",
             "section 'Code' (closing remark)",
             "0.004",
@@ -335,6 +348,7 @@ def prose_claims() -> list[Claim]:
     ours = {at: ev(g.gelu_expr(g.z), at) for at in labels}
     out.append(
         _claim(
+            "gelu-primer-anchor-figure",
             "GELU values labelled on the anchor-points figure",
             "figure 'GELU vs ReLU — Anchor Points'",
             ", ".join(labels.values()),
@@ -346,6 +360,7 @@ def prose_claims() -> list[Claim]:
     ours_grad = {at: ev(g.gelu_prime_closed_form(), at) for at in grad_labels}
     out.append(
         _claim(
+            "gelu-primer-gradient-figure",
             "GELU' labelled at z = -1 and z = 0 on the gradient figure",
             "figure 'Gradient: GELU'(z) vs ReLU'(z)'",
             ", ".join(grad_labels.values()),
@@ -361,6 +376,7 @@ def prose_claims() -> list[Claim]:
     gelu_limit = g.limit_at_minus_infinity(g.gelu_expr(g.z))
     out.append(
         _claim(
+            "gelu-primer-limits-at-minus-infinity",
             "as z → -∞, ELU(α=1) → -α and GELU → 0",
             "section 'Comparison: ReLU vs ELU vs GELU'",
             "-1; 0",
@@ -372,6 +388,7 @@ def prose_claims() -> list[Claim]:
     cross = g.library_cross_check()
     out.append(
         _claim(
+            "gelu-primer-torch-tanh",
             "PyTorch computes the tanh form",
             "section 'Exact and Approximate Forms'",
             QUOTES["torch_computes"],
@@ -384,6 +401,7 @@ def prose_claims() -> list[Claim]:
     )
     out.append(
         _claim(
+            "gelu-primer-flops",
             "GELU costs roughly 3-4× the FLOPs of max(0, z)",
             "section 'Honest Limitations'",
             QUOTES["flops"],
@@ -394,6 +412,7 @@ def prose_claims() -> list[Claim]:
     )
     out.append(
         _claim(
+            "gelu-primer-bert-blocks",
             "GELU sits in 24 FFN blocks of BERT-base (24 layers)",
             "section 'Transformer FFN Block'",
             QUOTES["bert_blocks"],

@@ -20,7 +20,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import expit, ndtr
 
 from helpers.core.attribution import Derived, SourceValue
-from helpers.core.report import Claim
+from helpers.core.report import Claim, claim_key
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.hardness import LAMBDA_INIT_MAX
 from helpers.lambda_gelu.paper import AUDIT_QUOTES, EPS_PAPER, LAMBDA_TARGET_PAPER, QUOTES, SOURCE, table_i, table_ii
@@ -61,8 +61,8 @@ x, lam, sig, s, t = sp.symbols("x lambda sigma s t", real=True)
 
 def _row(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str,
          basis: str = "exact") -> Claim:
-    return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile=PROFILE,
-                 scale=SCALE, verdict=verdict, notebook=NOTEBOOK, note=note, basis=basis,  # type: ignore[arg-type]
+    return Claim(key=claim_key("lambda-gelu-audit", key), claim=claim, source=f"{SOURCE}, {where}", paper_value=paper,
+                 our_value=ours, profile=PROFILE, scale=SCALE, verdict=verdict, notebook=NOTEBOOK, note=note, basis=basis,  # type: ignore[arg-type]
                  anchor=ANCHORS[key])
 
 

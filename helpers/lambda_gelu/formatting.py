@@ -11,7 +11,8 @@ import pandas as pd
 
 from helpers.core.floors import floor_for, floor_table
 from helpers.core.runtime import current_profile
-from helpers.lambda_gelu.protocol import DECISIVE_CPU, SWITCHED_TO_DECISIVE, figure_scale
+from helpers.core.scale import arm_seeds_of
+from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
 
@@ -108,9 +109,8 @@ def baseline_floors(runs: Sequence[dict[str, Any]], pairs: Sequence[str], profil
 
 def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
     """One Markdown sentence: which of ``pairs`` run at the decisive cpu scale of the retrain
-    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_CPU`, switched in
-    :data:`~helpers.lambda_gelu.protocol.SWITCHED_TO_DECISIVE`) and which still at the earlier one,
-    whose verdicts hold for underfit models only. Outside the cpu profile the floors do not apply."""
+    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`) and which at the earlier one, whose
+    verdicts hold for underfit models only. Outside the cpu profile the floors do not apply."""
     profile = current_profile(profile)
     unknown = [p for p in pairs if p not in _pairs()]
     if unknown:
@@ -121,20 +121,16 @@ def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
     def describe(pair: str) -> str:
         scale = _pairs()[pair].scale(profile)
         seeds = f"{len(scale.seeds)} seeds"
-        if len(scale.arm_seeds) != len(scale.seeds):
-            seeds += f", {len(scale.arm_seeds)} for Table I's ReLU and λ-GELU arms"
+        if len(arm_seeds_of(scale)) != len(scale.seeds):
+            seeds += f", {len(arm_seeds_of(scale))} for Table I's ReLU and λ-GELU arms"
         return f"{pair_label(pair)} ({scale.epochs} epochs, {seeds})"
-    decisive = [describe(p) for p in pairs if p in SWITCHED_TO_DECISIVE]
-    earlier = [pair_label(p) for p in pairs if p in DECISIVE_CPU and p not in SWITCHED_TO_DECISIVE]
-    unscaled = [p for p in pairs if p not in DECISIVE_CPU]
+    decisive = [describe(p) for p in pairs if p in DECISIVE_PAIRS]
+    unscaled = [p for p in pairs if p not in DECISIVE_PAIRS]
     no_floor = [pair_label(p) for p in unscaled if floor_for(_pairs()[p].model, _pairs()[p].scale(profile).dataset) is None]
     below = [pair_label(p) for p in unscaled if pair_label(p) not in no_floor]
     parts = []
     if decisive:
         parts.append("At the decisive scale (all training and test data): " + ", ".join(decisive) + ".")
-    if earlier:
-        parts.append("Still at the earlier cpu scale while their decisive runs train, far below their floors, "
-                     "so their verdicts on this page hold for underfit models only: " + ", ".join(earlier) + ".")
     if below:
         parts.append("Not among the retrain's decisive claims, so at the earlier cpu scale, below their floors "
                      "(the verdict column says by how much): " + ", ".join(below) + ".")

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from helpers.core.attribution import Derived, SourceValue
-from helpers.core.report import Claim, combine_verdicts, comparison_fields, judge, merge_fields, run_verdict
+from helpers.core.pairing import pair_by_seed
+from helpers.core.report import Claim, claim_key, combine_verdicts, comparison_fields, judge, merge_fields, run_verdict
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, one_sample, tost, welch_comparison
@@ -97,7 +98,7 @@ SEVERE_PERPLEXITY_INCREASE: float = 0.10
 MATCH_TOL: float = 0.005
 
 
-def _claim(claim: str, where: str, paper: SourceValue, ours: str | None, ok: bool | str | None, notebook: str,
+def _claim(key: str, claim: str, where: str, paper: SourceValue, ours: str | None, ok: bool | str | None, notebook: str,
            scale: str, profile: str, note: str = "", **stats: str):
     """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
     verdict string, or a bool for a descriptive rule without a confidence interval (True:
@@ -112,7 +113,7 @@ def _claim(claim: str, where: str, paper: SourceValue, ours: str | None, ok: boo
         verdict = ok
     else:
         verdict = "confirmed" if ok else "inconclusive"
-    return Claim(claim=claim, source=f"λ-GELU paper, {where}", paper_value=paper, our_value=ours,
+    return Claim(key=key, claim=claim, source=f"λ-GELU paper, {where}", paper_value=paper, our_value=ours,
                  profile=profile, scale=scale, verdict=verdict, notebook=notebook, note=note,  # type: ignore[arg-type]
                  anchor=ANCHORS.get(notebook, ""), **stats)
 
@@ -142,10 +143,10 @@ def _on_common_seeds(a: dict[int, float], b: dict[int, float]) -> tuple[dict[int
     """Both arms restricted to the seeds they share, so that they stay paired when one arm has
     more seeds (the decisive ResNet pair: GELU has Table II's 5 seeds, Table I's arms 3); arms
     with no seed in common are returned as they are (compared unpaired)."""
-    common = set(a) & set(b)
-    if len(common) < 2:
+    shared_a, shared_b = pair_by_seed(a, b, policy="intersection")
+    if len(shared_a) < 2:
         return a, b
-    return {k: a[k] for k in sorted(common)}, {k: b[k] for k in sorted(common)}
+    return shared_a, shared_b
 
 
 def _combine(verdicts: Sequence[str]) -> str:
@@ -195,6 +196,7 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     not run in ``profile``)."""
 
     fig1 = "Section IV-A, Fig. 1"
+    key_t, key_c, key_b = "lambda-gelu-fig1-drift-t", "lambda-gelu-fig1-drift-c", "lambda-gelu-fig1-bvs-close"
     scale = _scale_text(["fmnist"], profile, figures=True)
     out = []
     claim_t = "Fig. 1: smaller t gives more hardness drift Δλ at every c (MLP/FMNIST, SGD)"
@@ -205,8 +207,8 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
                "accuracy, every c)")
     paper_b = f"\"close\" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)"
     if grid is None:
-        out += [_claim(c, fig1, p, None, None, _NB_GRID, scale, profile)
-                for c, p in ((claim_t, paper_t), (claim_c, paper_c), (claim_b, paper_b))]
+        out += [_claim(k, c, fig1, p, None, None, _NB_GRID, scale, profile)
+                for k, c, p in ((key_t, claim_t, paper_t), (key_c, claim_c, paper_c), (key_b, claim_b, paper_b))]
     else:
         cells = grid_cells(grid)
         counts = count_monotone(monotone_trends(cells))
@@ -220,11 +222,11 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
                       "axis, the end-to-end contrast of V_λ (same seed at both ends, its init modes averaged: the seed "
                       "is the unit) has a 95% CI above 0 over the seeds (intersection-union).")
         out += [
-            _claim(claim_t, fig1, paper_t, f"{kt} of {nt} columns monotone", verdict_t, _NB_GRID, scale, profile,
+            _claim(key_t, claim_t, fig1, paper_t, f"{kt} of {nt} columns monotone", verdict_t, _NB_GRID, scale, profile,
                    trend_note, **fields_t),
-            _claim(claim_c, fig1, paper_c, f"{kc} of {nc} rows monotone", verdict_c, _NB_GRID, scale, profile,
+            _claim(key_c, claim_c, fig1, paper_c, f"{kc} of {nc} rows monotone", verdict_c, _NB_GRID, scale, profile,
                    trend_note, **fields_c),
-            _claim(claim_b, fig1, paper_b,
+            _claim(key_b, claim_b, fig1, paper_b,
                    f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(row['delta_bvs'])} at c = {_fmt_list(row['c'], 0)}; "
                    f"vs the matching GELU seed: {_fmt_list(deltas.values(), 4)}",
                    verdict_b, _NB_GRID, scale, profile,
@@ -237,6 +239,7 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     # The t-rescaling claim is counted once, on the theory page (helpers.lambda_gelu.paper), with
     # its condition; the runs of equal c/t² (equal_rate_runs) are shown on the grid page as evidence.
     fig2 = "Section IV-A, Fig. 2"
+    key_m, key_s = "lambda-gelu-fig2-drift-c", "lambda-gelu-fig2-bvs-small"
     pair = c_sweep_pair(profile)
     scale = _scale_text([pair], profile, figures=True)
     note = ("CIFAR-100 is not available offline; the sweep runs on the CIFAR-10 pair."
@@ -249,8 +252,8 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
                f"({fig2_label})")
     paper_s = f"\"small in magnitude\" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)"
     if csweep is None:
-        out += [_claim(c, fig2, p, None, None, _NB_GRID, scale, profile, note)
-                for c, p in ((claim_m, paper_m), (claim_s, paper_s))]
+        out += [_claim(k, c, fig2, p, None, None, _NB_GRID, scale, profile, note)
+                for k, c, p in ((key_m, claim_m, paper_m), (key_s, claim_s, paper_s))]
     else:
         cells = grid_cells(csweep)
         kc, nc = count_monotone(monotone_trends(cells))["c"]
@@ -263,11 +266,11 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
             "(intersection-union); a c run with one seed gives no interval, so the claim cannot be confirmed there.")
         verdict_m, fields_m = trend_claim_stats(csweep, "c", kc == nc > 0)
         out += [
-            _claim(claim_m, fig2, paper_m, f"Δλ = {_fmt_list(cells['delta_lambda'])} at c = {_fmt_list(cells['c'], 0)}",
+            _claim(key_m, claim_m, fig2, paper_m, f"Δλ = {_fmt_list(cells['delta_lambda'])} at c = {_fmt_list(cells['c'], 0)}",
                    verdict_m, _NB_GRID, scale, profile, (note + " " if note else "") + "Rule: monotone cell means "
                    "and a largest − smallest c contrast of V_λ with a 95% CI above 0 over seeds (the three init "
                    "modes of one seed are one unit, averaged).", **fields_m),
-            _claim(claim_s, fig2, paper_s,
+            _claim(key_s, claim_s, fig2, paper_s,
                    f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(cells['delta_bvs'])} (max {worst:.3f}); vs the "
                    f"matching GELU seed: {_fmt_list(deltas.values(), 4)}",
                    verdict_s, _NB_GRID, scale, profile, note_s, **fields_s),
@@ -322,7 +325,7 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
                       for m in ("dec", "inc", "uni")}
             ok, fields = _equivalence_parts(makers, margin, digits=4 if o["higher_is_better"] else 3)
         out.append(_claim(
-            f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
+            claim_key("lambda-gelu-table1-bvs-parity", pair), f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
             "init mode", "Table I",
             Derived(f"GELU {p['bvs_gelu']:.2f}, λ-GELU {p['bvs_lambda_min']:.2f}–{p['bvs_lambda_max']:.2f} "
                     f"(max gap {p['max_gap']:.2f})", "Table I's printed BVS; the range over its init modes and "
@@ -345,7 +348,7 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             ours_text += f"; every MLP/CNN pair above every transformer: {'yes' if every else 'no'}"
         else:
             ok = every
-    out.append(_claim("Table I: MLP/CNN pairs learn larger mean hardness λ̄ than transformer pairs",
+    out.append(_claim("lambda-gelu-table1-hardness-family", "Table I: MLP/CNN pairs learn larger mean hardness λ̄ than transformer pairs",
                       "Section IV-B, Table I", paper_text, ours_text, ok, _NB_PROFILES, _scale_text(pairs, profile),
                       profile, "λ̄ averaged over the three init modes per pair; the pairs are the units (Welch t "
                                "on the pair means: the families do not share seeds).", **fam_fields))
@@ -365,9 +368,9 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
               "each of these pairs minus that of the vision pair with the lowest ρ_S (different models, so not "
               "paired); confirmed when every 95% CI lies below 0.")
     if results is None:
-        out.append(_claim(claim_v, where, paper_v, None, None, _NB_PROFILES, _scale_text(vision, profile), profile,
+        out.append(_claim("lambda-gelu-fig3-rho-vision", claim_v, where, paper_v, None, None, _NB_PROFILES, _scale_text(vision, profile), profile,
                           note_v))
-        out.append(_claim(claim_o, where, paper_o, None, None, _NB_PROFILES, _scale_text(others, profile), profile,
+        out.append(_claim("lambda-gelu-fig3-rho-others", claim_o, where, paper_o, None, None, _NB_PROFILES, _scale_text(others, profile), profile,
                           note_o))
         return out
 
@@ -400,10 +403,10 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
     ok_o, fields_o = _decide({f"{short(p)} − {short(lowest)}": (lambda p=p: welch_comparison(per_pair[p],
                                                                                              per_pair[lowest]))
                               for p in others if p in per_pair and lowest is not None}, direction=-1)
-    out.append(_claim(claim_v, where, paper_v,
+    out.append(_claim("lambda-gelu-fig3-rho-vision", claim_v, where, paper_v,
                       "final ρ_S: " + ", ".join(f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in vis.items()),
                       ok_v, _NB_PROFILES, _scale_text(vision, profile), profile, note_v, **fields_v))
-    out.append(_claim(claim_o, where, paper_o,
+    out.append(_claim("lambda-gelu-fig3-rho-others", claim_o, where, paper_o,
                       "final ρ_S: " + ", ".join(f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in oth.items()),
                       ok_o, _NB_PROFILES, _scale_text(others, profile), profile, note_o, **fields_o))
     return out
@@ -441,7 +444,7 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
             ours = f"drop GELU {o['gelu_degradation']:.{d}f}, annealed λ-GELU {o['lambda_degradation']:.{d}f}"
             ok, fields, _ = judge(lambda: compare(drops[(pair, "GELU")], drops[(pair, "λ-GELU")]), direction=1,
                                   digits=4 if d == 3 else 2)
-        out.append(_claim(f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
+        out.append(_claim(claim_key("lambda-gelu-table2-annealing-drop", pair), f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
                           "vs a direct GELU swap", where, paper_value, ours, ok, _NB_ANNEAL,
                           _scale_text([pair], profile), profile, drop_note, **fields))
 
@@ -453,7 +456,7 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
             ours = f"drop {drop:.4f}"
             ok, fields, _ = judge(lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence",
                                   margin=MATCH_TOL, digits=4)
-        out.append(_claim(f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
+        out.append(_claim("lambda-gelu-table2-adult-match", f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
                           f"score (within ±{MATCH_TOL})", where,
                           Derived(f"drop {p['lambda_degradation']:.2f}", "our Original − Substituted of Table "
                                   "II's printed values (both printed as 0.81)"), ours, ok,
@@ -472,7 +475,7 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
                                direction=1) for m in g.index}
             ok = _combine([v for v, _, _ in judged.values()])
             fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
-        out.append(_claim(f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
+        out.append(_claim("lambda-gelu-gpt-severe-swap", f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
                           f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
                           "Section IV-C",
                           "\"severe deterioration in both the GELU and λ-GELU cases\" (no numbers)", ours, ok,
@@ -488,7 +491,7 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
         gap = our_table_consistency(table1(table1_results), ours_t2)
         ours = f"largest |Table II original − Table I BVS| over our pairs: {gap:.1e}"
     out.append(_claim(
-        "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)", "Tables I and II",
+        "lambda-gelu-table2-original-equals-table1", "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)", "Tables I and II",
         "; ".join(f"{r.paper_dataset}: Table I {r.table1_bvs:.2f}, Table II {r.table2_original:.2f}"
                   for r in bad.itertuples()) or "all equal",
         ours, "contradicted" if len(bad) else "confirmed", _NB_ANNEAL, "the paper's printed tables",

@@ -65,7 +65,23 @@ def distributed_job(config: TrainConfig, rerun: bool) -> dict | None:
         distributed.shutdown()
 
 
-def job_for(options: executors.ClusterOptions) -> Any:
-    """What each job runs: :func:`distributed_job` when a run has several tasks, else ``None``
-    (``run_many``'s own ``run_or_load``)."""
+def job_for(args: argparse.Namespace) -> Any:
+    """What each submitit job runs: :func:`distributed_job` when a run has several tasks, else
+    ``None`` (``run_many``'s own ``run_or_load``; always so for the local executor, which
+    ignores the SLURM options)."""
+    if args.executor == "local":
+        return None
+    options = cluster_options(args)
     return distributed_job if options.nodes * options.tasks_per_node > 1 else None
+
+
+def check_distributable(parser: argparse.ArgumentParser, configs: list, job: Any) -> None:
+    """An argparse error when a run of several tasks is asked for runs that train no single
+    :class:`TrainConfig` (DPO, the Flex-Act synthetic study, ReLU-ization's analyses)."""
+    if job is None:
+        return
+    other = sorted({type(c).__name__ for c in configs if not isinstance(c, TrainConfig)})
+    if other:
+        parser.error(f"--nodes × --tasks-per-node > 1 trains TrainConfig runs under torch.distributed; "
+                     f"these runs are {', '.join(other)}: send them with one task per run "
+                     "(--nodes 1 --tasks-per-node 1), or leave their groups out")

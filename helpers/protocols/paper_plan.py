@@ -13,6 +13,7 @@ data loading are not counted.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from helpers.core.models import build_model
 from helpers.core.runs import TrainConfig
+from helpers.core.runtime import repo_root
 from helpers.flexact.readings import readings_configs
 from helpers.flexact.synthetic import FlexActSyntheticConfig, sensitivity_configs, synthetic_configs
 from helpers.flexact.synthetic import build_model as build_synthetic
@@ -36,20 +38,28 @@ from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
 
 @dataclass(frozen=True)
 class GPUPeak:
-    """The GPU an estimate assumes: its dense peak and the share of it a run reaches."""
+    """The GPU an estimate assumes: its dense peak per training precision and the share of it a
+    run reaches."""
 
     name: str
-    peak_tflops: float  # dense, at the training precision
+    peak_tflops: dict[str, float]  # dense, by a config's ``precision``
     mfu: float  # model FLOP utilisation assumed
 
-    def seconds(self, flops: float) -> float:
-        return flops / (self.peak_tflops * 1e12 * self.mfu)
+    def seconds(self, flops: float, precision: str = "float32") -> float:
+        if precision not in self.peak_tflops:
+            raise ValueError(f"no peak of {self.name} for precision {precision!r}; known: {', '.join(self.peak_tflops)}")
+        return flops / (self.peak_tflops[precision] * 1e12 * self.mfu)
+
+    def describe(self) -> str:
+        peaks = ", ".join(f"{p} {v:g}" for p, v in self.peak_tflops.items())
+        return f"an {self.name} (dense peak TFLOP/s: {peaks}) at {self.mfu:.0%} model FLOP utilisation"
 
 
-#: NVIDIA H100 SXM, bf16 dense tensor-core peak (989 TFLOP/s; 1,979 is the sparse figure), at 35 %
-#: model FLOP utilisation: well-tuned large-model training reaches 40-50 %, and the book's small
-#: models with small batches reach less.
-GPU = GPUPeak("NVIDIA H100 SXM (bf16 dense)", 989.0, 0.35)
+#: NVIDIA H100 SXM's dense peaks: bf16 on tensor cores 989 TFLOP/s (1,979 is the sparse figure);
+#: float32 67 TFLOP/s, because the book's float32 runs keep TF32 off (helpers/core/device.py), so
+#: their matmuls do not use the tensor cores. At 35 % model FLOP utilisation: well-tuned
+#: large-model training reaches 40-50 %, and the book's small models with small batches reach less.
+GPU = GPUPeak("NVIDIA H100 SXM", {"bf16": 989.0, "float32": 67.0}, 0.35)
 
 
 @dataclass(frozen=True)
@@ -114,7 +124,7 @@ GROUPS: tuple[PlanGroup, ...] = (
     PlanGroup("srelu_delta", "S-ReLU Table 4: δ sensitivity, ViT/CIFAR-10",
               "20_srelu_delta_sensitivity: Table 4 rows", _experiment("srelu_delta")),
     PlanGroup("srelu_compare", "S-ReLU Tables 1-2: ViT and ConvNeXt on CIFAR-10",
-              "21_srelu_benchmarks: Tables 1-2 rows (the +25-point ConvNeXt headline)",
+              "21_srelu_benchmarks: Tables 1-2 rows (the ConvNeXt headline)",
               _experiment("srelu_compare")),
     PlanGroup("srelu_dpo", "S-ReLU Table 3 stand-in: GPT pre-training + DPO grid",
               "22_srelu_dpo: Table 3 rows", lambda: dpo_configs("paper")),
@@ -196,9 +206,15 @@ def run_flops(cfg: Any) -> float:
     raise TypeError(f"no FLOP count for {type(cfg).__name__}")
 
 
+def _precision(cfg: Any) -> str:
+    train = cfg.train_config() if hasattr(cfg, "train_config") else cfg
+    train = train.pretrain_config() if isinstance(train, DPOConfig) else train
+    return getattr(train, "precision", "float32")
+
+
 def gpu_hours(cfg: Any, gpu: GPUPeak = GPU) -> float:
     """Estimated GPU-hours of one run on ``gpu`` (counted FLOPs at its peak × utilisation)."""
-    return gpu.seconds(run_flops(cfg)) / 3600
+    return gpu.seconds(run_flops(cfg), _precision(cfg)) / 3600
 
 
 @dataclass(frozen=True)
@@ -225,8 +241,7 @@ def plan_text(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> str
     rows = plan(groups, gpu)
     distinct = {repr(cfg): cfg for group in groups for cfg in group.configs()}
     total = sum(gpu_hours(cfg, gpu) for cfg in distinct.values())
-    lines = [f"paper profile: {len(distinct)} distinct runs, about {total:,.1f} GPU-hours on an {gpu.name} "
-             f"at {gpu.peak_tflops:g} TFLOP/s and {gpu.mfu:.0%} model FLOP utilisation",
+    lines = [f"paper profile: {len(distinct)} distinct runs, about {total:,.1f} GPU-hours on {gpu.describe()}",
              "(an estimate from counted FLOPs, as no GPU was available to measure throughput: matmuls and "
              "convolutions only, forward ×3 for training, plus validation forwards. For the book's small "
              "models it is a lower bound: kernel launches and data loading, not FLOPs, limit them; a run "
@@ -252,3 +267,54 @@ def paper_configs(keys: list[str] | None = None) -> list:
                 seen.add(repr(cfg))
                 out.append(cfg)
     return out
+
+
+#: The page that shows the plan, and the markers around its generated table.
+PAGE = "book/paper_scale.md"
+TABLE_START, TABLE_END = "<!-- plan table: generated by python -m helpers.protocols.paper_plan --write -->", \
+    "<!-- end of plan table -->"
+
+
+def plan_markdown(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> str:
+    """The plan as the markdown table of the page (:data:`PAGE`)."""
+    lines = ["| group (`retrain --profile paper GROUP`) | runs | GPU-hours (est.) | decides the report rows of |",
+             "|---|---:|---:|---|"]
+    for group, row in zip(groups, plan(groups, gpu)):
+        hours = "< 0.01" if row.gpu_hours < 0.01 else f"{row.gpu_hours:.2f}"
+        lines.append(f"| `{group.key}`: {group.title} | {row.runs} | {hours} | {group.decides} |")
+    distinct = {repr(cfg): cfg for group in groups for cfg in group.configs()}
+    total = sum(gpu_hours(cfg, gpu) for cfg in distinct.values())
+    lines.append(f"| all groups (a shared run counted once) | {len(distinct)} | {total:.1f} | |")
+    lines.append("")
+    lines.append(f"GPU-hours: an estimate from counted FLOPs (no GPU was available to measure throughput) on "
+                 f"{gpu.describe()}, each run at its own precision; for the book's small models a lower "
+                 "bound (see `helpers/protocols/paper_plan.py`).")
+    return "\n".join(lines)
+
+
+def page_with_table(text: str, table: str) -> str:
+    """``text`` with the part between the markers replaced by ``table``."""
+    if TABLE_START not in text or TABLE_END not in text:
+        raise ValueError(f"{PAGE} lacks the plan table's markers ({TABLE_START!r} ... {TABLE_END!r})")
+    head, rest = text.split(TABLE_START, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    return f"{head}{TABLE_START}\n{table}\n{TABLE_END}{tail}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``--write``: regenerate the plan table of :data:`PAGE`; without it, print the table."""
+    parser = argparse.ArgumentParser(prog="python -m helpers.protocols.paper_plan", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help=f"rewrite the plan table of {PAGE}")
+    args = parser.parse_args(argv)
+    table = plan_markdown()
+    if not args.write:
+        print(table)
+        return
+    page = repo_root() / PAGE
+    page.write_text(page_with_table(page.read_text(), table))
+    print(f"wrote the plan table of {PAGE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,9 +2,8 @@
 order, and how far along they are.
 
 Each decisive claim of the issue is a named, ordered list of :class:`TrainConfig` at its new scale
-(the ``DECISIVE_CPU`` scales of the method protocols). A claim's page switches to the new scale
-(``SCALES[...]["cpu"] = DECISIVE_CPU[...]``) once every run of its list is committed, so the book
-always builds from a complete set of results.
+(the cpu scales of the method protocols' ``SCALES`` tables, which every page runs at: the
+decisive scales are all committed).
 
 Runs are listed seed-major (seed 0 of every arm, then seed 1, ...), so that the runs finished at
 any moment form complete paired sets, and a session that stops leaves whole seeds behind.
@@ -67,53 +66,52 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
 
 def _lgelu_table2(pairs: tuple[str, ...]) -> list[TrainConfig]:
     """Table II: the GELU runs (their ReLU swap is recorded with them) and annealed λ-GELU."""
-    gelu = [c for p in pairs for c in lgelu.decisive_table1_configs(p) if c.activation == "gelu"]
-    return _seed_major(gelu + [c for p in pairs for c in lgelu.decisive_table2_configs(p)])
+    gelu = [c for c in lgelu.table1_configs("cpu", pairs) if c.activation == "gelu"]
+    return _seed_major(gelu + lgelu.table2_configs("cpu", pairs))
 
 
 def _lgelu_table1(pairs: tuple[str, ...]) -> list[TrainConfig]:
     """Table I + Fig. 3 beyond the GELU runs of Table II: ReLU and λ-GELU in three init modes."""
-    return _seed_major([c for p in pairs for c in lgelu.decisive_table1_configs(p) if c.activation != "gelu"])
+    return _seed_major([c for c in lgelu.table1_configs("cpu", pairs) if c.activation != "gelu"])
 
 
 CLAIMS: dict[str, RetrainClaim] = {
     "a": RetrainClaim("a", "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU",
-                      lambda: _seed_major(srelu.decisive_compare_configs("convnext"))),
+                      lambda: _seed_major(srelu.compare_configs("cpu", "convnext"))),
     "b": RetrainClaim("b", "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
-                      lambda: _seed_major(srelu.decisive_compare_configs("vit"))),
+                      lambda: _seed_major(srelu.compare_configs("cpu", "vit"))),
     "c": RetrainClaim("c", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST, ResNet-18/CIFAR-10)",
                       lambda: _lgelu_table2(lgelu.DECISIVE_VISION_PAIRS)),
     "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST, ResNet-18/CIFAR-10)",
                       lambda: _lgelu_table1(lgelu.DECISIVE_VISION_PAIRS)),
     "e": RetrainClaim("e", "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
-                      lambda: _seed_major(lgelu.grid_configs("cpu", every_seed=True))),
+                      lambda: _seed_major(lgelu.grid_configs("cpu"))),
     "f": RetrainClaim("f", "Flex-Act Table 2: ResNet-18/CIFAR-10, plain vs Flex-Act at the penultimate layer",
-                      lambda: _seed_major(flexact.decisive_table2_configs())),
+                      lambda: _seed_major(flexact.table2_configs("cpu"))),
     "g": RetrainClaim("g", "S-ReLU Table 4: δ sweep on ViT/CIFAR-10 (δ = 0.001, 0.1, 1, 10)",
-                      lambda: _seed_major(srelu.decisive_delta_configs())),
+                      lambda: _seed_major(srelu.delta_configs("cpu"))),
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
     "h": RetrainClaim("h", "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
-                      lambda: _seed_major(reluization_configs("fmnist", "cpu", scale=lgelu.DECISIVE_CPU["fmnist"])),
+                      lambda: _seed_major(reluization_configs("fmnist", "cpu")),
                       issue="ReLU-ization"),
     # The GPT decoder's floor (≤ 1.8 nats/char, point 1 of the issue): λ-GELU's Tables I-II on it.
     "i": RetrainClaim("i", "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
-                      lambda: _seed_major([*lgelu.decisive_table1_configs("wikitext_gpt"),
-                                           *lgelu.decisive_table2_configs("wikitext_gpt")])),
+                      lambda: _seed_major([*lgelu.table1_configs("cpu", ("wikitext_gpt",)),
+                                           *lgelu.table2_configs("cpu", ("wikitext_gpt",))])),
     # The ReLU-ization chapter's ResNet-18 pair at the decisive scale, 3 seeds: its GELU, ReLU and
     # annealed λ-GELU arms analyse the final weights the (c)/(d) runs kept on this machine (or
     # retrain them, checked against the committed result); S-ReLU δ-annealing and per-layer λ train.
     "j": RetrainClaim("j", "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
-                      lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu",
-                                                              scale=lgelu.DECISIVE_CPU["cifar10_resnet"])),
+                      lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu")),
                       issue="ReLU-ization"),
-    # The chapter's ViT pair at the decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
+    # The chapter's ViT pair at the S-ReLU chapter's decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
     "k": RetrainClaim("k", "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
                       lambda: _seed_major(reluization_configs("vit", "cpu")), issue="ReLU-ization"),
     # The chapter's GPT pair at claim (i)'s floor scale, float32: its GELU, ReLU and annealed
     # λ-GELU arms are claim (i)'s runs (same configs), analysed from the final weights those kept.
     "l": RetrainClaim("l", "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
-                      lambda: _seed_major(reluization_configs("gpt", "cpu", scale=lgelu.DECISIVE_CPU["wikitext_gpt"])),
+                      lambda: _seed_major(reluization_configs("gpt", "cpu")),
                       issue="ReLU-ization"),
     # What the cpu budget can decide: the ConvNeXt pilot (GELU, seed 0, one run per lever) that
     # chooses the scale at which S-ReLU's Table 2 is rerun towards ConvNeXt's 75 % floor.
@@ -337,8 +335,9 @@ def main(argv: list[str] | None = None) -> None:
     # Keep every run's final weights (beside its result, ignored by git): the ReLU-ization chapter
     # analyses the GELU, ReLU and annealed λ-GELU runs of (c)/(d) instead of training them again.
     os.environ.setdefault(KEEP_FINAL_WEIGHTS_ENV, "1")  # inherited by the worker processes
-    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys), executor=executor,
-             job=cluster_args.job_for(cluster_args.cluster_options(args)))
+    job = cluster_args.job_for(args)
+    cluster_args.check_distributable(parser, configs, job)
+    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys), executor=executor, job=job)
 
 
 def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -351,9 +350,11 @@ def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         keys = set(args.claims or [g.key for g in paper_plan.GROUPS])
         print(paper_plan.plan_text(tuple(g for g in paper_plan.GROUPS if g.key in keys)))
         return
+    job = cluster_args.job_for(args)
+    cluster_args.check_distributable(parser, configs, job)
     executor = cluster_args.executor_from_args(parser, args)
     run_many(configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]),
-             executor=executor, job=cluster_args.job_for(cluster_args.cluster_options(args)))
+             executor=executor, job=job)
 
 
 if __name__ == "__main__":

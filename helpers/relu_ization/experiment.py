@@ -52,10 +52,10 @@ from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_
 from helpers.core import validation as v
 from helpers.core.runtime import PROFILES, current_profile, training_threads
 from helpers.core.train import evaluate
+from helpers.core.scale import Scale
 from helpers.core.weights import load_weights, save_weights
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.layer_targets import activation_error, gate_error, layer_lambda_target, strided_sample
-from helpers.lambda_gelu.protocol import Scale
 from helpers.relu_ization.protocol import (
     EPSILON,
     LAMBDA_TARGET,

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from helpers.core.report import Claim, judge
+from helpers.core.report import Claim, claim_key, judge
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import bootstrap_ci, median_comparison
@@ -225,21 +225,24 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
                  f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}")
         big = max(row["batch"] for row in rec["rows"])
         small = min(row["batch"] for row in rec["rows"])
+        # each case's key names what it compares (arm, precision, batch), not its sentence
         cases = [
-            (f"the ReLU-ized networks run at one float32 speed: annealed λ-GELU → ReLU within "
+            ("same-speed-float32", f"the ReLU-ized networks run at one float32 speed: annealed λ-GELU → ReLU within "
              f"±{SAME_SPEED_MARGIN_PCT:g} % of ReLU from scratch (batch {big})",
              ("lgelu_anneal", "float32", big), ("relu", "float32", big), dict(claim="equivalence", margin=SAME_SPEED_MARGIN_PCT),
              "Same graph (Linear/Conv → ReLU), different weights: a difference would have to come from the values."),
-            (f"ReLU-ization makes float32 inference faster than GELU (batch {big})",
+            ("float32-faster-than-gelu", f"ReLU-ization makes float32 inference faster than GELU (batch {big})",
              ("lgelu_anneal", "float32", big), ("gelu", "float32", big), dict(direction=-1), ""),
-            (f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {big})",
+            (f"int8-faster-than-float32-batch-{big}",
+             f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {big})",
              ("lgelu_anneal", "int8", big), ("lgelu_anneal", "float32", big), dict(direction=-1), ""),
-            (f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {small})",
+            (f"int8-faster-than-float32-batch-{small}",
+             f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {small})",
              ("lgelu_anneal", "int8", small), ("lgelu_anneal", "float32", small), dict(direction=-1), ""),
-            (f"int8 runs the ReLU-ized network faster than int8 GELU, whose GELU stays float32 (batch {big})",
+            ("int8-faster-than-int8-gelu", f"int8 runs the ReLU-ized network faster than int8 GELU, whose GELU stays float32 (batch {big})",
              ("lgelu_anneal", "int8", big), ("gelu", "int8", big), dict(direction=-1), ""),
         ]
-        for text, a, b, kw, note in cases:
+        for name, text, a, b, kw, note in cases:
             pct = _pct(record, pair, a, b)
             # the median per-round ratio is what the latency table shows; the rounds are heavy-tailed, so
             # its bootstrap interval decides rather than a t interval of the mean
@@ -248,7 +251,7 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
                 fields["n"] = fields["n"].replace("runs", f"timing rounds of one seed-{rec['seed']} network per arm")
             ours = f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})" \
                 if comp is not None else "–"
-            out.append(Claim(claim=f"{label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
+            out.append(Claim(key=claim_key("reluization-latency", pair, name), claim=f"{label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
                              profile=profile, scale=scale, verdict=verdict, notebook=rec["notebook"],  # type: ignore[arg-type]
                              note=(note + " " if note else "") + f"Each arm is a single network (seed {rec['seed']}); "
                              "the rounds are timing rounds, not seeds, so the interval covers timing noise on this "

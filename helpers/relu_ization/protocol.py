@@ -14,9 +14,8 @@ Five training arms (:data:`TRAIN_ARMS`) give the six rows: a GELU run provides (
 its optimiser recipe and its scale per profile, so the GELU, ReLU and annealed λ-GELU arms are
 exactly the committed Table I/II runs (same config, same hash) and their retraining is checked
 against them. The run configs (:class:`~helpers.relu_ization.experiment.ReluizationConfig`) are
-built in :mod:`helpers.relu_ization.experiment`, beside their runner. **Changing a pair's scale is one line**: the ``lgelu_pair`` of its
-:class:`ReluPair` (or the :func:`pair_scale` line that reads it), e.g. when the decisive-scale
-pairs land.
+built in :mod:`helpers.relu_ization.experiment`, beside their runner. A pair's scales are its row of
+:data:`SCALES`: its λ-GELU pair's row, with the cpu scale changed where the chapter runs another.
 """
 
 from __future__ import annotations
@@ -27,12 +26,13 @@ from typing import Any
 
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
+from helpers.core.scale import Scale
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
-from helpers.lambda_gelu.protocol import DECISIVE_CPU, EPSILON, PAIRS, Scale, pair_config
+from helpers.lambda_gelu.protocol import EPSILON, SCALES as LAMBDA_GELU_SCALES, pair_config
 from helpers.srelu.training import delta_for_gate_gap
 
 __all__ = [
-    "ARMS", "TRAIN_ARMS", "ARM_LABELS", "ReluPair", "RELU_PAIRS", "EPSILON", "LAMBDA_TARGET",
+    "ARMS", "TRAIN_ARMS", "ARM_LABELS", "ReluPair", "RELU_PAIRS", "SCALES", "EPSILON", "LAMBDA_TARGET",
     "DELTA_START", "DELTA_TARGET", "VIT_CPU", "delta_matching_lambda", "pair_scale", "pair_seeds", "cpu_pairs",
     "pending_pairs", "relu_pair", "arm_train_config",
 ]
@@ -69,24 +69,22 @@ ARM_LABELS: dict[str, str] = {
 #: 63 %) with the λ-GELU DeiT pair's AdamW recipe (weight decay 0.07) at peak learning rate 1e-3 and a
 #: cosine decay. The DeiT stand-in's earlier cpu scale (width 64, 4,000 images, 6 epochs) stops near 38 %,
 #: too weak a model for int8 and sparsity numbers to mean much.
-VIT_CPU: Scale = Scale("cifar10", {"dim": 48, "depth": 4, "heads": 2, "patch": 4}, 10, None, None, (0, 1, 2),
-                       lr=1e-3, augment="crop_flip", schedule="cosine",
+VIT_CPU: Scale = Scale(dataset="cifar10", model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4}, epochs=10,
+                       seeds=(0, 1, 2), lr=1e-3, augment="crop_flip", schedule="cosine",
                        note="CIFAR-10 (JPEG mirror), all 50,000 training and 10,000 test images, random crop + "
                             "flip; a ViT of width 48, depth 4, patch 4 (the S-ReLU chapter's decisive ViT); "
                             "10 epochs, AdamW at peak 1e-3 with a cosine decay; float32, one thread per run")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReluPair:
     """A model–dataset pair of the chapter.
 
-    ``lgelu_pair``: the λ-GELU protocol pair whose recipe and scales it runs at (the one-line
-    scale switch). ``cpu_scale``: the scale of its cpu runs when it is not (yet) its λ-GELU pair's,
-    e.g. while the pair's runs at the decisive scale are still training. ``quant_scope``: what int8 quantisation covers (``"model"``: the whole network,
-    traced by torch.fx; ``"feedforward"``: every transformer feed-forward block, the part that
-    holds the activation, since the attention code does not trace). ``cpu_seeds``: seeds of the
-    cpu profile (``None``: the scale's). ``cpu_pending``: why the cpu results are not committed
-    yet (empty: they are).
+    ``lgelu_pair``: the λ-GELU protocol pair whose recipe it runs (its scales: :data:`SCALES`).
+    ``quant_scope``: what int8 quantisation covers (``"model"``: the whole network, traced by
+    torch.fx; ``"feedforward"``: every transformer feed-forward block, the part that holds the
+    activation, since the attention code does not trace). ``cpu_pending``: why the cpu results
+    are not committed yet (empty: they are).
     """
 
     key: str
@@ -94,26 +92,31 @@ class ReluPair:
     label: str
     quant_scope: str
     linear_regions: bool = False
-    cpu_scale: Scale | None = None
-    cpu_seeds: tuple[int, ...] | None = None
     cpu_pending: str = ""
 
 
 RELU_PAIRS: dict[str, ReluPair] = {
-    # At λ-GELU's decisive MLP/FMNIST scale; the chapter's 25 runs there are claim (h) of the retrain
-    # (helpers.protocols.retrain), all committed.
-    "fmnist": ReluPair("fmnist", "fmnist", "MLP/Fashion-MNIST", "model", linear_regions=True,
-                       cpu_scale=DECISIVE_CPU["fmnist"], cpu_seeds=(0, 1, 2, 3, 4)),
-    # At λ-GELU's GPT floor scale (claim (i)); the chapter's 15 GPT runs there are claim (l) of the
-    # retrain, all committed.
-    "gpt": ReluPair("gpt", "wikitext_gpt", "GPT decoder/Tiny Shakespeare", "feedforward",
-                    cpu_scale=DECISIVE_CPU["wikitext_gpt"]),
-    # Three seeds (the issue's minimum): the decisive ResNet runs cost 35-40 core-minutes each, bf16
-    # (claim (j) of the retrain; all 15 committed).
-    "cifar10_resnet": ReluPair("cifar10_resnet", "cifar10_resnet", "ResNet-18/CIFAR-10", "model",
-                               cpu_scale=DECISIVE_CPU["cifar10_resnet"], cpu_seeds=(0, 1, 2)),
-    # At the S-ReLU chapter's decisive ViT scale (VIT_CPU), not the λ-GELU DeiT stand-in's earlier one.
-    "vit": ReluPair("vit", "tinyimagenet_deit", "ViT/CIFAR-10", "feedforward", cpu_scale=VIT_CPU),
+    "fmnist": ReluPair(key="fmnist", lgelu_pair="fmnist", label="MLP/Fashion-MNIST", quant_scope="model",
+                       linear_regions=True),
+    "gpt": ReluPair(key="gpt", lgelu_pair="wikitext_gpt", label="GPT decoder/Tiny Shakespeare",
+                    quant_scope="feedforward"),
+    "cifar10_resnet": ReluPair(key="cifar10_resnet", lgelu_pair="cifar10_resnet", label="ResNet-18/CIFAR-10",
+                               quant_scope="model"),
+    "vit": ReluPair(key="vit", lgelu_pair="tinyimagenet_deit", label="ViT/CIFAR-10", quant_scope="feedforward"),
+}
+
+#: Each pair's scale per profile: its λ-GELU pair's, so that the GELU, ReLU and annealed λ-GELU
+#: arms are that protocol's runs. In the cpu profile: the decisive MLP/FMNIST scale (the chapter's
+#: 25 runs there are claim (h) of the retrain, :mod:`helpers.protocols.retrain`); the GPT floor
+#: scale (claim (l)); the decisive ResNet-18 scale with three seeds, the issue's minimum, since those
+#: runs cost 35-40 core-minutes each in bf16 (claim (j)); and the S-ReLU chapter's decisive ViT
+#: (:data:`VIT_CPU`, claim (k)) instead of the λ-GELU DeiT stand-in's earlier scale.
+SCALES: dict[str, dict[str, Scale]] = {
+    "fmnist": LAMBDA_GELU_SCALES["fmnist"],
+    "gpt": LAMBDA_GELU_SCALES["wikitext_gpt"],
+    "cifar10_resnet": {**LAMBDA_GELU_SCALES["cifar10_resnet"],
+                       "cpu": replace(LAMBDA_GELU_SCALES["cifar10_resnet"]["cpu"], seeds=(0, 1, 2))},
+    "vit": {**LAMBDA_GELU_SCALES["tinyimagenet_deit"], "cpu": VIT_CPU},
 }
 
 
@@ -124,18 +127,12 @@ def relu_pair(pair: str) -> ReluPair:
 
 
 def pair_scale(pair: str, profile: str) -> Scale:
-    """The scale ``pair`` runs at in ``profile``: its λ-GELU pair's, or its pinned ``cpu_scale``."""
-    spec = relu_pair(pair)
-    if current_profile(profile) == "cpu" and spec.cpu_scale is not None:
-        return spec.cpu_scale
-    return PAIRS[spec.lgelu_pair].scale(profile)
+    """The scale ``pair`` runs at in ``profile`` (:data:`SCALES`)."""
+    return SCALES[relu_pair(pair).key][current_profile(profile)]
 
 
 def pair_seeds(pair: str, profile: str, scale: Scale | None = None) -> tuple[int, ...]:
-    """The seeds of ``pair`` at ``profile`` (at ``scale`` when given, e.g. the decisive one)."""
-    spec = relu_pair(pair)
-    if current_profile(profile) == "cpu" and spec.cpu_seeds is not None:
-        return spec.cpu_seeds
+    """The seeds of ``pair`` at ``profile`` (at ``scale`` when given)."""
     return (scale or pair_scale(pair, profile)).seeds
 
 

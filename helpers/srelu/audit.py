@@ -77,9 +77,9 @@ BASELINES: dict[str, str] = {"gelu": "GELU", "elu": "ELU", "prelu": "PReLU", "ce
                              "mish": "Mish"}
 
 
-def _claim(claim: str, where: str, paper, ours: str, verdict: str, anchor: str, note: str = "",
+def _claim(key: str, claim: str, where: str, paper, ours: str, verdict: str, anchor: str, note: str = "",
            basis: str = "exact", scale: str = "exact") -> Claim:
-    return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile="theory",
+    return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile="theory",
                  scale=scale, verdict=verdict, notebook=NB_AUDIT, anchor=ANCHORS[anchor], note=note,  # type: ignore[arg-type]
                  basis=basis)
 
@@ -111,6 +111,7 @@ def elu_celu_cells() -> dict[str, T.Difference]:
 def _claim_elu_celu_distinct() -> Claim:
     gap, dgap, a_e, a_c = elu_celu_gap()
     return _claim(
+        "srelu-audit-elu-celu-distinct",
         "ELU and CELU are two different baselines (Sec. 5 compares both in every table)", "Sec. 2 / Sec. 5",
         (QUOTES["celu_sec2"], QUOTES["baselines_sec5"]),
         f"the same function: max |ELU − CELU| = {gap:.1e}, max |ELU′ − CELU′| = {dgap:.1e} on [−20, 20] "
@@ -137,6 +138,7 @@ def _claim_elu_celu_printed() -> Claim:
         f"the ELU and CELU cells of Tables 1-2 side by side; {T.PAPER_RUNS} runs per cell is our assumption "
         "(Tables 1-2 state no run count)")
     return _claim(
+        "srelu-audit-elu-celu-same-function",
         "The printed ELU and CELU results can be results of the same function (they agree within their "
         "printed spread in every cell)", "Tables 1-2", paper, ours,
         "contradicted" if outside else "confirmed", "elu_celu",
@@ -185,6 +187,7 @@ def _claim_lipschitz_advantage() -> Claim:
             f". S-ReLU's is smaller than {len(above)} of {len(BASELINES)} baselines' ({', '.join(above)}) and "
             f"equal to {len(equal)} ({', '.join(equal)})")
     return _claim(
+        "srelu-audit-lipschitz-advantage",
         "A Lipschitz constant of 1 is an advantage of S-ReLU over the other activation functions (the "
         "baselines of Sec. 5)", "Sec. 4.6, Fact 1", (QUOTES["lipschitz_advantage"], QUOTES["baselines_sec5"]),
         ours, "contradicted" if equal else "confirmed", "lipschitz",
@@ -219,6 +222,7 @@ def _claim_dead_relu() -> Claim:
     share = table["srelu"]["zero_gradient_share"]
     exact = 1 - math.erf(delta / math.sqrt(2))
     return _claim(
+        "srelu-audit-negative-gradient",
         "S-ReLU's gradient persists on the negative half-axis, which avoids the dying-ReLU problem (App. E)",
         "App. E", QUOTES["dead_relu_app_e"],
         f"S-ReLU′(x) = 0 for every x ≤ −δ (largest |S-ReLU′| on [−30, −δ]: {largest:.1f}); at δ = {delta:g}, "
@@ -242,6 +246,7 @@ def _claim_drawbacks() -> Claim:
                       f"{table[n]['zero_gradient_share']:.1%}"
                       for n in BASELINES))
     return _claim(
+        "srelu-audit-relu-drawbacks",
         "S-ReLU mitigates the two drawbacks of ReLU that Sec. 2 names (dying units, no negative outputs), as "
         "the baselines of Sec. 5 do", "abstract / Sec. 2", (QUOTES["mitigating_abstract"],
                                                               QUOTES["relu_drawbacks_sec2"]),
@@ -326,6 +331,7 @@ def _claim_lowest_degree() -> Claim:
                      f"{r.result_degree})" for r in rows.values())
     lower = tri.kernel_degree < epa.kernel_degree and tri.smoothness >= epa.smoothness
     return _claim(
+        "srelu-audit-epanechnikov-polynomial",
         "Among non-negative polynomial kernels meeting the smoothness conditions, the Epanechnikov kernel has "
         "the lowest degree", "Sec. 4.6", QUOTES["epanechnikov_optimal"], ours,
         "contradicted" if lower else "confirmed", "kernel",
@@ -345,6 +351,7 @@ def _claim_optimal_kernel() -> Claim:
             + "; per kernel standard deviation: " + ", ".join(f"{r.name} {r.error_per_sd:.4f}" for r in rows.values())
             + f", Gaussian {gauss:.4f}")
     return _claim(
+        "srelu-audit-epanechnikov-optimal",
         "The Epanechnikov kernel makes the smoothing optimal ('statistical optimality'): among the kernels "
         "of a given radius it gives the smallest error by the paper's own measure, sup|S-ReLU − ReLU|",
         "abstract / Sec. 4.6", (QUOTES["statistical_optimality"], QUOTES["epanechnikov_optimal"]), ours,
@@ -392,6 +399,7 @@ def _claim_hayou_constant() -> Claim:
     deepest = max(rescaled)
     gap = abs(rescaled[deepest] / HAYOU_RELU_CONSTANT - 1)
     return _claim(
+        "srelu-audit-relu-propagation-rate",
         "For ReLU, 1 − c^l ~ 9π²/(2l²) (after Hayou et al. 2019)", "Sec. 4.1", QUOTES["hayou_relu_rate"],
         "l²(1 − c_l) = " + ", ".join(f"{v:.2f} (l = {k:,})" for k, v in rescaled.items())
         + f"; 9π²/2 = {HAYOU_RELU_CONSTANT:.2f}", "confirmed" if gap < 0.01 else "contradicted", "propagation",
@@ -405,6 +413,7 @@ def _claim_smooth_regime() -> Claim:
     _, crossing = relu_correlation_depths(delta)
     depth = P.VIT_PAPER["depth"]
     return _claim(
+        "srelu-audit-propagation-at-delta",
         f"S-ReLU at δ = {delta:g} gets the propagation advantage of smooth activations at the depths the paper "
         "trains (Sec. 4.6 builds S-ReLU on Sec. 4.1's O(1/l) rate for smooth activations)", "Secs. 4.1 and 4.6",
         (QUOTES["hayou_smooth_rate"], QUOTES["smooth_better_sec_4_6"]),
@@ -446,6 +455,7 @@ def _claim_smelu_first() -> Claim:
     smelu_id = re.search(r"\d{4}\.\d{4,5}", SMELU_REFERENCE).group(0)  # type: ignore[union-attr]
     months = (int(newest[:2]) * 12 + int(newest[2:4])) - (int(smelu_id[:2]) * 12 + int(smelu_id[2:4]))
     return _claim(
+        "srelu-audit-smoothing-novelty",
         "Smoothing ReLU by convolution with a kernel is new: 'a general methodology for systematically "
         "smoothing non-smooth activations remains absent'", "abstract / Sec. 6",
         (QUOTES["framework_abstract"], QUOTES["methodology_absent"], QUOTES["under_review"]),
@@ -489,6 +499,7 @@ def _claim_table4_vs_table1() -> Claim:
     n_label = sum(len(v["label lost"]) for v in lost.values())
     c10, c100 = TABLE4["CIFAR-10"][APPENDIX_H_DELTA], TABLE4["CIFAR-100"][APPENDIX_H_DELTA]
     return _claim(
+        "srelu-audit-table4-table1-agree",
         "Table 4's S-ReLU at δ = 0.001 (ViT-Tiny) agrees with Table 1's ViT-Tiny S-ReLU cell, the one setup the "
         "two tables share", "Tables 1 and 4 / App. H", QUOTES["table4_setup"],
         f"not checkable: Table 1's ViT-Tiny / S-ReLU cells are among the {n_cells} per-model cells outside the "

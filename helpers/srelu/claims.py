@@ -14,7 +14,7 @@ import torch
 
 from helpers.core import tables as T
 from helpers.core.attribution import Derived, SourceValue
-from helpers.core.report import (Claim, combine_verdicts, intersection_union, judge, merge_fields, numeric_verdict,
+from helpers.core.report import (Claim, claim_key, combine_verdicts, intersection_union, judge, merge_fields, numeric_verdict,
                                   rounds_to)
 from helpers.core.runtime import current_profile
 from helpers.srelu import activation as S, theory as M, protocol as P
@@ -81,13 +81,13 @@ def _fmt(value: float, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def _formula_claim(claim: str, where: str, paper: str, ours: sp.Expr, notebook: str,
+def _formula_claim(key: str, claim: str, where: str, paper: str, ours: sp.Expr, notebook: str,
                    note_if_wrong: str = "") -> Claim:
 
     paper_e = paper_expr(paper)
     same = expressions_equal(paper_e, ours)
     return Claim(
-        claim=claim, source=f"{SOURCE}, {where}", paper_value=sp.sstr(paper_e),
+        key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=sp.sstr(paper_e),
         our_value=sp.sstr(sp.simplify(ours)), profile="theory", scale="exact (sympy)",
         verdict="confirmed" if same else "contradicted", notebook=notebook, anchor=ANCHORS[notebook],
         note="" if same else note_if_wrong,
@@ -105,7 +105,7 @@ def _theory_claims() -> tuple[Claim, ...]:
     a = M.bump_normaliser()
     mass = M.bump_mass()
     out.append(Claim(
-        claim="The bump kernel of Definition 1 integrates to 1 (Proposition 1)",
+        key="srelu-bump-kernel-mass", claim="The bump kernel of Definition 1 integrates to 1 (Proposition 1)",
         source=f"{SOURCE}, Sec. 4.2 / App. B", paper_value="1",
         our_value=f"{float(mass):.15f} (A = {float(a):.10f})", profile="theory",
         scale="numeric, 30 digits", verdict=numeric_verdict(1.0, float(mass), abs_tol=1e-12),
@@ -113,7 +113,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         note="A has no closed form; computed by tanh-sinh quadrature.",
     ))
     out.append(Claim(
-        claim="The Epanechnikov kernel 3/(4δ)(1 - x²/δ²) is normalised",
+        key="srelu-epanechnikov-mass", claim="The Epanechnikov kernel 3/(4δ)(1 - x²/δ²) is normalised",
         source=f"{SOURCE}, Sec. 4.6", paper_value="1", our_value=sp.sstr(M.epanechnikov_mass()),
         profile="theory", scale="exact (sympy)",
         verdict="confirmed" if M.epanechnikov_mass() == 1 else "contradicted",
@@ -123,22 +123,22 @@ def _theory_claims() -> tuple[Claim, ...]:
     # --- S-ReLU closed form, derivatives, smoothness -------------------------------------
     pieces = M.srelu_by_convolution()
     out.append(_formula_claim(
-        "S-ReLU on -δ < x < δ (ReLU convolved with the Epanechnikov kernel)",
+        "srelu-formula-srelu-middle", "S-ReLU on -δ < x < δ (ReLU convolved with the Epanechnikov kernel)",
         "Sec. 4.6 / App. C", SRELU_MIDDLE, pieces.middle, NB_DERIVATION,
     ))
     out.append(_formula_claim(
-        "S-ReLU' on -δ < x < δ", "App. F (Remark 4)", SRELU_D1_MIDDLE,
+        "srelu-formula-srelu-d1-middle", "S-ReLU' on -δ < x < δ", "App. F (Remark 4)", SRELU_D1_MIDDLE,
         sp.diff(pieces.middle, x), NB_DERIVATION,
     ))
     out.append(_formula_claim(
-        "S-ReLU'' on -δ < x < δ", "Sec. 4.6 / App. F", SRELU_D2_MIDDLE,
+        "srelu-formula-srelu-d2-middle", "S-ReLU'' on -δ < x < δ", "Sec. 4.6 / App. F", SRELU_D2_MIDDLE,
         sp.diff(pieces.middle, x, 2), NB_DERIVATION,
     ))
     jumps = M.one_sided_jumps(pieces)
     order = M.smoothness_order(jumps)
     jump3 = sp.sstr(jumps[3][1])
     out.append(Claim(
-        claim="S-ReLU is C² (second derivative continuous)", source=f"{SOURCE}, abstract / Sec. 4.6",
+        key="srelu-c2", claim="S-ReLU is C² (second derivative continuous)", source=f"{SOURCE}, abstract / Sec. 4.6",
         paper_value=(QUOTES["srelu_c2_abstract"], QUOTES["srelu_c2_sec_4_6"]),
         our_value=f"C^{order}; f''' jumps by {jump3} at ±δ", profile="theory",
         scale="exact (sympy)", verdict="confirmed" if order == SRELU_SMOOTHNESS_ABSTRACT else "contradicted",
@@ -149,7 +149,7 @@ def _theory_claims() -> tuple[Claim, ...]:
              "the paper itself says. No sentence of the paper calls S-ReLU C^∞.",
     ))
     out.append(Claim(
-        claim="Activations mollified with the bump kernel of Sec. 4.2 are C^∞ (Sec. 4.3, recalled in Sec. 4.6)",
+        key="srelu-bump-mollified-cinf", claim="Activations mollified with the bump kernel of Sec. 4.2 are C^∞ (Sec. 4.3, recalled in Sec. 4.6)",
         source=f"{SOURCE}, Secs. 4.3 and 4.6",
         paper_value=(QUOTES["mollified_cinf_sec_4_3"], QUOTES["mollified_cinf_sec_4_6"]),
         our_value="—", profile="theory", scale="", verdict="not run here",
@@ -161,7 +161,7 @@ def _theory_claims() -> tuple[Claim, ...]:
     err = M.srelu_uniform_error(pieces)
     paper_err = paper_expr(UNIFORM_ERROR)
     out.append(Claim(
-        claim="Uniform error sup|S-ReLU - ReLU|", source=f"{SOURCE}, Sec. 4.6 / App. C",
+        key="srelu-uniform-error", claim="Uniform error sup|S-ReLU - ReLU|", source=f"{SOURCE}, Sec. 4.6 / App. C",
         paper_value=sp.sstr(paper_err), our_value=f"{sp.sstr(err.value)} at x = {sp.sstr(err.argmax)}",
         profile="theory", scale="exact (sympy)",
         verdict="confirmed" if M.expressions_equal(paper_err, err.value) else "contradicted",
@@ -172,7 +172,7 @@ def _theory_claims() -> tuple[Claim, ...]:
     xs = torch.linspace(-0.03, 0.03, 60001, dtype=torch.float64)
     gap = float((S.srelu(xs, 0.01) - S.srelu_paper_reference(xs, 0.01)).abs().max())
     out.append(Claim(
-        claim="Appendix D pseudocode computes the S-ReLU closed form",
+        key="srelu-appendix-d-code", claim="Appendix D pseudocode computes the S-ReLU closed form",
         source=f"{SOURCE}, App. D", paper_value=f"torch.where form, a = {APPENDIX_D_DELTA}",
         our_value=f"max |ours - App. D| = {gap:.1e} (float64, δ = {APPENDIX_D_DELTA})",
         profile="theory", scale="60001-point grid",
@@ -184,15 +184,15 @@ def _theory_claims() -> tuple[Claim, ...]:
 
     # --- derivative formulas of Appendix F ------------------------------------------------
     gelu, silu, mish = (M.activation_expr(n) for n in ("gelu", "silu", "mish"))
-    out.append(_formula_claim("GELU'", "App. F (Remark 1)", GELU_D1, sp.diff(gelu, x), NB_LIPSCHITZ))
-    out.append(_formula_claim("GELU''", "App. F (Remark 1)", GELU_D2, sp.diff(gelu, x, 2), NB_LIPSCHITZ))
-    out.append(_formula_claim("SiLU'", "App. F (Remark 2)", SILU_D1, sp.diff(silu, x), NB_LIPSCHITZ))
-    out.append(_formula_claim("SiLU''", "App. F (Remark 2)", SILU_D2, sp.diff(silu, x, 2), NB_LIPSCHITZ))
+    out.append(_formula_claim("srelu-formula-gelu-d1", "GELU'", "App. F (Remark 1)", GELU_D1, sp.diff(gelu, x), NB_LIPSCHITZ))
+    out.append(_formula_claim("srelu-formula-gelu-d2", "GELU''", "App. F (Remark 1)", GELU_D2, sp.diff(gelu, x, 2), NB_LIPSCHITZ))
+    out.append(_formula_claim("srelu-formula-silu-d1", "SiLU'", "App. F (Remark 2)", SILU_D1, sp.diff(silu, x), NB_LIPSCHITZ))
+    out.append(_formula_claim("srelu-formula-silu-d2", "SiLU''", "App. F (Remark 2)", SILU_D2, sp.diff(silu, x, 2), NB_LIPSCHITZ))
     mish_paper = paper_expr(MISH)
-    out.append(_formula_claim("Mish'", "App. F (Remark 3)", MISH_D1, sp.diff(mish_paper, x), NB_LIPSCHITZ))
+    out.append(_formula_claim("srelu-formula-mish-d1", "Mish'", "App. F (Remark 3)", MISH_D1, sp.diff(mish_paper, x), NB_LIPSCHITZ))
     ratio = sp.simplify(paper_expr(MISH_D2) / sp.diff(mish_paper, x, 2))
     out.append(_formula_claim(
-        "Mish''", "App. F (Remark 3)", MISH_D2, sp.diff(mish_paper, x, 2), NB_LIPSCHITZ,
+        "srelu-formula-mish-d2", "Mish''", "App. F (Remark 3)", MISH_D2, sp.diff(mish_paper, x, 2), NB_LIPSCHITZ,
         note_if_wrong=f"The printed formula is {sp.sstr(ratio)} times the true Mish''; its roots "
                       "(the critical points) are unaffected.",
     ))
@@ -213,7 +213,7 @@ def _theory_claims() -> tuple[Claim, ...]:
             note = (f"The paper's own expression at its own critical point gives {res.constant:.4f};"
                     f" {paper:.3f} is off by {res.constant - paper:+.4f}.")
         out.append(Claim(
-            claim=f"Lipschitz constant of {label}", source=f"{SOURCE}, Fact 1 / App. F",
+            key=claim_key("srelu-lipschitz", name), claim=f"Lipschitz constant of {label}", source=f"{SOURCE}, Fact 1 / App. F",
             paper_value=f"{paper:.3f}", our_value=f"{res.constant:.5f} at {where}",
             profile="theory", scale="numeric, 30 digits", verdict=verdict,
             notebook=NB_LIPSCHITZ, anchor=ANCHORS[NB_LIPSCHITZ], note=note,
@@ -222,7 +222,7 @@ def _theory_claims() -> tuple[Claim, ...]:
             dec = CRITICAL_POINT_DECIMALS.get(name, 10)
             ok = all(rounds_to(o, p, dec) for o, p in zip(res.critical_points, CRITICAL_POINTS[name]))
             out.append(Claim(
-                claim=f"Roots of {label}'' (critical points of {label}')",
+                key=claim_key("srelu-critical-points", name), claim=f"Roots of {label}'' (critical points of {label}')",
                 source=f"{SOURCE}, App. F",
                 paper_value=", ".join(_fmt(p, dec if dec < 10 else 4) for p in CRITICAL_POINTS[name])
                 + (" (±√2)" if name == "gelu" else ""),
@@ -234,7 +234,7 @@ def _theory_claims() -> tuple[Claim, ...]:
             lo, hi = DERIVATIVE_RANGE[name]
             ok = rounds_to(res.min_slope, lo, 3) and abs(res.max_slope - hi) <= 1e-3
             out.append(Claim(
-                claim=f"Range of {label}'", source=f"{SOURCE}, App. F",
+                key=claim_key("srelu-derivative-range", name), claim=f"Range of {label}'", source=f"{SOURCE}, App. F",
                 paper_value=f"[{lo:.3f}, {hi:.3f}]",
                 our_value=f"[{res.min_slope:.5f}, {res.max_slope:.5f}]", profile="theory",
                 scale="numeric, 30 digits", verdict="confirmed" if ok else "contradicted",
@@ -249,7 +249,7 @@ def _theory_claims() -> tuple[Claim, ...]:
         consts.append(float(S.srelu_derivative(grid, d).abs().max()))
     c_bump, c_epa = float(M.bump_derivative_l1()), float(M.epanechnikov_derivative_l1())
     out.append(Claim(
-        claim="Increasing δ lowers the Lipschitz constant of the mollified activation "
+        key="srelu-lipschitz-decreases-with-delta", claim="Increasing δ lowers the Lipschitz constant of the mollified activation "
               "(L_δ ≤ M·C_φ/δ)",
         source=f"{SOURCE}, Sec. 4.5", paper_value="decreases with δ",
         our_value="S-ReLU: L = " + ", ".join(f"{c:.4f} (δ={d:g})" for c, d in zip(consts, deltas)),
@@ -266,17 +266,17 @@ def _theory_claims() -> tuple[Claim, ...]:
 
 def untested_theory_claims() -> list[Claim]:
     """Statements of Secs. 4.1-4.2 that no page checks yet ("not run here", with the reason)."""
-    def row(claim: str, where: str, paper: str, note: str) -> Claim:
-        return Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value="—", profile="theory",
+    def row(key: str, claim: str, where: str, paper: str, note: str) -> Claim:
+        return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value="—", profile="theory",
                      scale="", verdict="not run here", notebook=NB_DERIVATION, anchor=ANCHORS[NB_DERIVATION],
                      note=note)
 
     return [
-        row("Smooth activations propagate information better: the inter-layer correlation converges to 1 at "
+        row("srelu-correlation-propagation", "Smooth activations propagate information better: the inter-layer correlation converges to 1 at "
             "rate O(1/l) (after Hayou et al. 2019)", "Sec. 4.1", "cited result",
             "A cited statement about very deep networks at initialisation; no page computes the correlation map "
             "of S-ReLU or ReLU yet."),
-        row("Proposition 2: the bump kernel φ is C^∞, φ^(k) = 0 for |x| ≥ 1, and every φ^(k) is bounded",
+        row("srelu-bump-proposition2", "Proposition 2: the bump kernel φ is C^∞, φ^(k) = 0 for |x| ≥ 1, and every φ^(k) is bounded",
             "Sec. 4.2 / App. B, Proposition 2", "C^∞, compact support",
             "A standard fact about the bump function; the derivation page checks Proposition 1 (the kernel's "
             "mass) but does not yet check Proposition 2."),
@@ -307,9 +307,9 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     not_run = f"{profile}-profile results are not stored"
     out: list[Claim] = []
 
-    def add(claim: str, where: str, paper: SourceValue, ours: str, verdict: str, notebook: str,
+    def add(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, notebook: str,
             scale: str, note: str = "", run_profile: str | None = None, **fields: str) -> None:
-        out.append(Claim(claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
+        out.append(Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
                          profile=run_profile or profile, scale=scale, verdict=verdict,  # type: ignore[arg-type]
                          notebook=notebook, anchor=ANCHORS[notebook], note=note, **fields))
 
@@ -326,6 +326,8 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     rows4 = T.accuracy_rows(loaded) if loaded else None
     summary = T.summarize(rows4, "delta") if loaded else None
     best_margin = DELTA_BEST_MARGIN
+    key_best, key_drop, key_relu = ("srelu-table4-best-delta", "srelu-table4-large-delta-drop",
+                                    "srelu-advantage-from-smoothing")
     claim_best = (f"δ = 0.001 is (one of) the best δ for ViT-tiny on CIFAR-10 (no δ better by more than "
                   f"{best_margin:g} point), the reason App. H uses it")
     paper_best = Derived(f"{format(paper4[APPENDIX_H_DELTA][0], '.1f')} at δ = 0.001; "
@@ -338,7 +340,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
                  f"of δ = 0.001 against the best other δ (by mean) with margin {best_margin:g} point, paired by "
                  "seed.")
     if summary is None or APPENDIX_H_DELTA not in summary.index:
-        add(claim_best, "Table 4 / App. H", paper_best, "—", "not run here", nb_delta, "", not_run)
+        add(key_best, claim_best, "Table 4 / App. H", paper_best, "—", "not run here", nb_delta, "", not_run)
     else:
         others = [d for d in summary.index if d != APPENDIX_H_DELTA]
         rival = max(others, key=lambda d: summary.loc[d, "best_mean"])
@@ -348,19 +350,19 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
         top = summary["best_mean"].idxmax()
         ours = (f"highest mean: δ = {top:g}; δ = 0.001 − δ = {rival:g} (best other) = "
                 f"{mean_gap(summary, APPENDIX_H_DELTA, rival):+.1f} points")
-        add(claim_best, "Table 4 / App. H", paper_best, ours, verdict, nb_delta, scale_vit, note_best, **fields)
+        add(key_best, claim_best, "Table 4 / App. H", paper_best, ours, verdict, nb_delta, scale_vit, note_best, **fields)
     claim_drop = "Large δ lowers accuracy (Table 4: δ = 10 far below δ = 0.001), ViT-tiny on CIFAR-10"
     paper_drop = Derived(p_drop.describe(delta_labels),
                          "our difference and Welch t interval from Table 4's printed mean ± std",
                          (QUOTES["table4_runs"],))
     big = max(TABLE4_DELTAS)
     if summary is None or not {APPENDIX_H_DELTA, big} <= set(summary.index):
-        add(claim_drop, "Table 4 / App. G", paper_drop, "—", "not run here", nb_delta, "", not_run)
+        add(key_drop, claim_drop, "Table 4 / App. G", paper_drop, "—", "not run here", nb_delta, "", not_run)
     else:
         verdict, fields, _ = judge(lambda: T.compare_groups(rows4, "delta", APPENDIX_H_DELTA, big), direction=1,
                                    digits=1, unit="points")
         rho, n_rho = T.rank_correlation(summary, paper4)
-        add(claim_drop, "Table 4 / App. G", paper_drop,
+        add(key_drop, claim_drop, "Table 4 / App. G", paper_drop,
             f"δ=0.001 − δ=10 = {mean_gap(summary, APPENDIX_H_DELTA, big):+.1f} points", verdict, nb_delta, scale_vit,
             f"Spearman correlation of our mean accuracies with Table 4's over the {n_rho} values of δ: "
             f"{rho:.2f}. Rule: confirmed when the paired 95% CI of the drop is above 0 (its size depends on "
@@ -392,12 +394,13 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
         # the paper's activations that this scale runs (the decisive scale runs a subset)
         paper_acts = [a for a in P.SCALES[model][profile].activations if a in paper]
         complete = summary is not None and set(paper_acts) <= set(summary.index)
+        key_every, key_size = claim_key("srelu-beats-every-other", model), claim_key("srelu-margin-size", model)
         best_claim = f"S-ReLU beats every other activation on {label} ({where})"
         size_claim = (f"S-ReLU's margin over the best other activation on {label} is as large as in {where} "
                       f"({p_margin.diff:+.1f} points)")
         if not complete:
-            add(best_claim, where, paper_text, "—", "not run here", nb_bench, "", not_run)
-            add(size_claim, where, size_text, "—", "not run here", nb_bench, "", not_run)
+            add(key_every, best_claim, where, paper_text, "—", "not run here", nb_bench, "", not_run)
+            add(key_size, size_claim, where, size_text, "—", "not run here", nb_bench, "", not_run)
         else:
             margin = T.margin_over_rest(summary, "srelu", exclude=[a for a in summary.index if a not in paper])
             # "every other": each competitor the paper's table has (ReLU, absent from it, left out), not the
@@ -408,7 +411,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
             verdict, fields = intersection_union(
                 {k: judge(m, direction=1, digits=1, unit="points", label=k) for k, m in make.items()},
                 what="competitors")
-            add(best_claim, where, paper_text, f"S-ReLU − {names[margin.b]} (best other by mean) = "
+            add(key_every, best_claim, where, paper_text, f"S-ReLU − {names[margin.b]} (best other by mean) = "
                 f"{margin.diff:+.1f} points", verdict, nb_bench, scale,
                 note0 + f"Activations run at this scale: {', '.join(names[a] for a in summary.index)}. "
                 "Rule: paired by seed against each other activation of the paper's table (ReLU, absent from "
@@ -417,7 +420,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
             size_verdict, size_fields = intersection_union(
                 {k: judge(m, p_margin.diff, claim="size", digits=1, unit="points", label=k) for k, m in make.items()},
                 what="competitors")
-            add(size_claim, where, size_text,
+            add(key_size, size_claim, where, size_text,
                 f"{margin.diff:+.1f} points over {names[margin.b]}", size_verdict, nb_bench, scale,
                 note0 + "Rule: against each other activation, as the margin over the best one is the smallest of "
                 "these margins; confirmed when every CI is above 0 and reaches the paper's margin, contradicted "
@@ -434,13 +437,13 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
                  "as large as the paper's margin over the best other activation. Rule per model: paired 95% CI; "
                  "contradicted when it excludes that margin.")
     if len(relu_gaps) < len(tables):
-        add(relu_claim, "Sec. 5.1, Tables 1-2", "no ReLU baseline", "—", "not run here", nb_bench, "",
+        add(key_relu, relu_claim, "Sec. 5.1, Tables 1-2", "no ReLU baseline", "—", "not run here", nb_bench, "",
             not_run + ". " + relu_note)
     else:
         short = {label: label.split(" on ")[0] for label in relu_gaps}
         verdict = combine_verdicts([j[0] for _, j in relu_gaps.values()])  # type: ignore[index]
         fields = merge_fields({short[label]: j[1] for label, (_, j) in relu_gaps.items()})  # type: ignore[misc]
-        add(relu_claim, "Sec. 5.1, Tables 1-2", Derived(
+        add(key_relu, relu_claim, "Sec. 5.1, Tables 1-2", Derived(
             "no ReLU baseline; S-ReLU's margin over the best other: "
             + ", ".join(f"{short[label]} {m:+.1f}" for label, m in paper_margins.items()),
             "Tables 1-2 print no ReLU column; the margins are our differences of their printed means"),
@@ -450,7 +453,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
 
     # --- What the book cannot run, and what the printed tables say about themselves -------------
     p_in = T.paper_difference(T.rekey(TABLE2["ImageNet-1K"], names), "srelu")
-    add("On ImageNet-1K, ConvNeXt with S-ReLU surpasses GELU, SiLU, Mish and the other baselines",
+    add("srelu-imagenet-convnext", "On ImageNet-1K, ConvNeXt with S-ReLU surpasses GELU, SiLU, Mish and the other baselines",
         "Sec. 5.1 / Table 2", Derived(p_in.describe(names), "our difference and Welch t interval from Table 2's "
                                       f"printed mean ± std, assuming {T.PAPER_RUNS} runs per cell (Table 2 states "
                                       "no run count)"), "—", "not run here", nb_bench, "",
@@ -459,7 +462,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
         "runs per cell (our assumption; Table 2 states no run count): the table itself does not separate S-ReLU "
         "from the runner-up.",
         run_profile="paper")
-    add("Tables 1, 2 and 4 on CIFAR-100 and ImageNet-1K; Table 1's DeiT-Tiny and TNT-Small",
+    add("srelu-cifar100-imagenet-tables", "Tables 1, 2 and 4 on CIFAR-100 and ImageNet-1K; Table 1's DeiT-Tiny and TNT-Small",
         "Tables 1, 2, 4", "see the tables", "—", "not run here", nb_bench, "",
         "CIFAR-100 and ImageNet-1K are not available offline; the cpu profile runs ViT-tiny and "
         "ConvNeXt-tiny on CIFAR-10 only.", run_profile="paper")
@@ -471,7 +474,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     # Each printed value is rounded to ±0.05, so the mean of the rounded rows and the rounded
     # average may differ by up to 0.1 without any inconsistency.
     consistent = all(abs(mean - avg) <= 0.1 + 1e-9 for mean, avg in means.values())
-    add("Table 1's Average row is the mean of its per-model rows (CELU, the column whose rows survive)",
+    add("srelu-table1-average-row", "Table 1's Average row is the mean of its per-model rows (CELU, the column whose rows survive)",
         "Table 1", ", ".join(f"{ds} {avg:.1f}" for ds, (_, avg) in means.items()),
         ", ".join(f"{ds} {mean:.2f}" for ds, (mean, _) in means.items()),
         "confirmed" if consistent else "contradicted", nb_bench, "arithmetic on the printed values",

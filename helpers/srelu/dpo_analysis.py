@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from helpers.core.statistics import InsufficientData, paired_comparison
 from helpers.core.models import GPT
-from helpers.core.report import Claim, combine_verdicts, judge, merge_fields
+from helpers.core.report import Claim, claim_key, combine_verdicts, judge, merge_fields
 
 __all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table", "metrics_frame", "paired_table",
            "paper_accuracy_fractions", "pretrain_losses", "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
@@ -227,7 +227,7 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
     readings = paper_rejected_reward_readings()
     srelu_higher = all((readings.loc[(b, "srelu")] > readings.loc[(b, "gelu")]).all() for b in PAPER_TABLE3)
     out.append(Claim(
-        claim="Table 3 (GPT-2 on SHP/HH): S-ReLU has lower rejected rewards than GELU (the paper's own numbers)",
+        key="srelu-dpo-paper-rejected-reward", claim="Table 3 (GPT-2 on SHP/HH): S-ReLU has lower rejected rewards than GELU (the paper's own numbers)",
         source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value="text: 'lower rejected rewards' at every β",
         our_value=("the table's own values give S-ReLU the higher rejected reward at every β, under both "
                    "readings of its unlabelled column" if srelu_higher else "not decidable from the table"),
@@ -235,7 +235,7 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
         notebook=NOTEBOOK, basis="source", anchor="srelu-dpo-claims",
         note="the text extraction of Table 3 lost one column; both readings are computed on the page"))
     if not results:
-        out.append(Claim(claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
+        out.append(Claim(key="srelu-dpo-stand-in", claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
                                "on the four DPO metrics", source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value="S-ReLU better on all four",
                          our_value="no results", profile=profile, scale=scale, verdict="not run here",
                          notebook=NOTEBOOK, note="results missing for this profile", anchor="srelu-dpo-claims"))
@@ -258,7 +258,7 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
             ours = ", ".join(f"β={b:g}: {means[(b, 'srelu')]:+.3f} vs {means[(b, 'gelu')]:+.3f}"
                              for b in sorted(frame.beta.unique()))
             out.append(Claim(
-                claim=(f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
+                key=claim_key("srelu-dpo", family, m), claim=(f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
                        f"{word} {METRIC_LABELS[m]} than GELU at every β"),
                 source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value=paper, our_value=ours, profile=profile, scale=scale,
                 verdict=combine_verdicts(verdicts), notebook=NOTEBOOK, anchor="srelu-dpo-claims",

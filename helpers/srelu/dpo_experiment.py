@@ -32,6 +32,7 @@ import torch
 
 from helpers.srelu.dpo import DPOBatch, dpo_step_outputs, frozen_reference
 from helpers.core.results_cache import register_runner, RunFailed
+from helpers.srelu.paper import APPENDIX_H_DELTA
 from helpers.srelu.preference_data import REJECTION_FAMILIES, preference_pairs, split_stream
 from helpers.core.provenance import note_steps
 from helpers.core import validation as v
@@ -43,8 +44,6 @@ from helpers.core.train import evaluate, fit
 __all__ = ["DPOConfig", "dpo_configs", "run_dpo"]
 
 ACTIVATIONS: tuple[str, ...] = ("gelu", "srelu")
-#: The paper's δ for every experiment (its Appendix H: "we use δ = 0.001 for all experiments").
-PAPER_DELTA = 1e-3
 PAPER_BETAS: tuple[float, ...] = (0.1, 2.0, 5.0)
 
 
@@ -250,5 +249,5 @@ def dpo_configs(profile: str, seeds: tuple[int, ...] = (0, 1, 2)) -> list[DPOCon
     if profile == "smoke":
         seeds = seeds[:1]
     return [DPOConfig(profile=profile, activation=act, seed=seed,
-                      activation_kwargs={"delta": PAPER_DELTA} if act == "srelu" else {}, **settings)
+                      activation_kwargs={"delta": APPENDIX_H_DELTA} if act == "srelu" else {}, **settings)
             for seed in seeds for act in ACTIVATIONS]

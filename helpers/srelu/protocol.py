@@ -7,36 +7,18 @@ Paper recipe (Appendix H): AdamW, weight decay 0.05, cosine schedule from 2.5e-4
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
+from helpers.core.scale import Scale
+from helpers.srelu.paper import APPENDIX_H_DELTA, TABLE4_DELTAS
 
-DELTAS: tuple[float, ...] = (0.001, 0.01, 0.1, 0.2, 0.5, 1.0, 5.0, 10.0)
-PAPER_DELTA = 0.001
 PAPER_LR = 2.5e-4  # peak learning rate of Appendix H (batch 256)
 PAPER_WARMUP_START_LR = 1e-6
 # Tables 1-2's activations, plus ReLU, which the paper leaves out although S-ReLU at δ = 0.001 is
 # within 3δ/16 = 0.001·3/16 of it everywhere (Sec. 4.6).
 ACTIVATIONS: tuple[str, ...] = ("gelu", "elu", "prelu", "celu", "silu", "mish", "srelu", "relu")
-
-
-@dataclass(frozen=True)
-class SReLUScale:
-    model_kwargs: dict
-    epochs: int
-    warmup_epochs: int
-    n_train: int | None
-    n_val: int | None
-    seeds: tuple[int, ...]
-    batch_size: int
-    note: str
-    # Added for the decisive scale (#14); the defaults are the earlier scales' values, so their
-    # configs (and cache keys) are unchanged.
-    activations: tuple[str, ...] = ACTIVATIONS
-    lr: float = PAPER_LR
-    warmup_start_lr: float = PAPER_WARMUP_START_LR
-    augment: str = "none"
 
 
 # The paper profile's architectures. App. H prints ViT-Tiny's width 192 and patch 4 only; depth 12
@@ -45,27 +27,54 @@ class SReLUScale:
 VIT_PAPER = {"dim": 192, "depth": 12, "heads": 3, "patch": 4}
 CONVNEXT_PAPER = {"depths": (3, 3, 9, 3), "dims": (96, 192, 384, 768)}
 
-SCALES: dict[str, dict[str, SReLUScale]] = {
+#: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
+#: the retrain (:mod:`helpers.protocols.retrain`, claims (a), (b), (g)): full CIFAR-10 (50,000 /
+#: 10,000), random crop + flip, the paper's optimiser with a higher peak learning rate (a 2.5e-4 peak
+#: is tuned for 100 epochs; in a dozen it leaves the models far from trained) and a one-epoch warmup
+#: from a tenth of it (from 1e-6, as in the paper, the whole first epoch would train at ~1e-6).
+SCALES: dict[str, dict[str, Scale]] = {
     "vit": {
-        "paper": SReLUScale(VIT_PAPER, 100, 20, None, None, (0, 1, 2), 256, "the paper's setup"),
-        "cpu": SReLUScale({"dim": 48, "depth": 4, "heads": 2, "patch": 4}, 5, 1, 2000, 1000, (0, 1, 2),
-                          128, "ViT-tiny shrunk to width 48, depth 4; 2,000 training / 1,000 validation "
-                          "images of CIFAR-10 (JPEG mirror); 5 epochs (1 warmup) instead of 100 (20); "
-                          "batch 128 instead of 256; no augmentation"),
-        "smoke": SReLUScale({"dim": 16, "depth": 2, "heads": 2, "patch": 8}, 2, 1, 256, 128, (0,), 64,
-                            "smoke"),
+        "paper": Scale(model_kwargs=VIT_PAPER, epochs=100, warmup_epochs=20, seeds=(0, 1, 2), batch_size=256,
+                       activations=ACTIVATIONS, note="the paper's setup"),
+        "cpu": Scale(
+            model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4}, epochs=10, warmup_epochs=1,
+            seeds=(0, 1, 2), batch_size=128, lr=1e-3, warmup_start_lr=1e-4, augment="crop_flip",
+            activations=("gelu", "prelu", "relu", "srelu"),
+            note="ViT-tiny shrunk to width 48, depth 4; all 50,000 training and 10,000 test images of CIFAR-10 "
+                 "(JPEG mirror), random crop + flip; 10 epochs (1 warmup from 1e-4) instead of 100 (20 from 1e-6); "
+                 "peak learning rate 1e-3 instead of 2.5e-4; batch 128 instead of 256; float32, one thread per run"),
+        "smoke": Scale(model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8}, epochs=2, warmup_epochs=1,
+                       n_train=256, n_val=128, seeds=(0,), batch_size=64, activations=ACTIVATIONS, note="smoke"),
     },
     "convnext": {
-        "paper": SReLUScale(CONVNEXT_PAPER, 100, 20, None, None, (0, 1, 2), 256, "the paper's setup"),
-        "cpu": SReLUScale({"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, 5, 1, 2000, 1000,
-                          (0, 1, 2), 128,
-                          "ConvNeXt-tiny shrunk to depths (1,1,2,1), widths (16,32,64,128); 2,000/1,000 "
-                          "images of CIFAR-10 (JPEG mirror); 5 epochs (1 warmup) instead of 100; batch 128 "
-                          "instead of 256; no augmentation"),
-        "smoke": SReLUScale({"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)}, 2, 1, 256, 128, (0,), 64,
-                            "smoke"),
+        "paper": Scale(model_kwargs=CONVNEXT_PAPER, epochs=100, warmup_epochs=20, seeds=(0, 1, 2), batch_size=256,
+                       activations=ACTIVATIONS, note="the paper's setup"),
+        "cpu": Scale(
+            model_kwargs={"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, epochs=12, warmup_epochs=1,
+            seeds=(0, 1, 2, 3, 4), batch_size=128, lr=2e-3, warmup_start_lr=2e-4, augment="crop_flip",
+            activations=("gelu", "relu", "srelu", "elu", "silu"),
+            note="ConvNeXt-tiny shrunk to depths (1,1,2,1), widths (16,32,64,128); all 50,000 training and 10,000 "
+                 "test images of CIFAR-10 (JPEG mirror), random crop + flip; 12 epochs (1 warmup from 2e-4) instead "
+                 "of 100 (20 from 1e-6); peak learning rate 2e-3 instead of 2.5e-4; batch 128 instead of 256; "
+                 "float32, one thread per run"),
+        "smoke": Scale(model_kwargs={"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)}, epochs=2, warmup_epochs=1,
+                       n_train=256, n_val=128, seeds=(0,), batch_size=64, activations=ACTIVATIONS, note="smoke"),
     },
 }
+
+#: The ViT's cpu scale before the retrain, kept for CI's rerun check (:func:`cheap_check_config`):
+#: its run takes about a minute, one at the decisive scale ~10 core-minutes.
+EARLIER_VIT_CPU = Scale(
+    model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4}, epochs=5, warmup_epochs=1, n_train=2000,
+    n_val=1000, seeds=(0, 1, 2), batch_size=128, activations=ACTIVATIONS,
+    note="ViT-tiny shrunk to width 48, depth 4; 2,000 training / 1,000 validation images of CIFAR-10 (JPEG "
+         "mirror); 5 epochs (1 warmup) instead of 100 (20); batch 128 instead of 256; no augmentation")
+
+#: Table 4's radii per profile: the paper's eight; at the cpu scale four of them, one per two
+#: decades from the paper's δ = 0.001 up to 10, with every seed (all eight at three seeds would be
+#: 21 more 25-40-minute runs, ~10 core-hours; four cost 9); two in smoke.
+TABLE4_PROFILE_DELTAS: dict[str, tuple[float, ...]] = {
+    "paper": TABLE4_DELTAS, "cpu": (0.001, 0.1, 1.0, 10.0), "smoke": TABLE4_DELTAS[:2]}
 
 
 #: What the paper profile's note means, per model, for display. The note stored in the configs
@@ -79,7 +88,7 @@ PAPER_SETUP_DISPLAY: dict[str, str] = {
 }
 
 
-def scale_display(model: str, scale: SReLUScale) -> str:
+def scale_display(model: str, scale: Scale) -> str:
     """``scale.note`` as a page or claim shows it: the paper profile's note says which of its values
     are the standard architecture's rather than the paper's (:data:`PAPER_SETUP_DISPLAY`)."""
     if scale.note == "the paper's setup":
@@ -87,33 +96,10 @@ def scale_display(model: str, scale: SReLUScale) -> str:
     return scale.note
 
 
-#: The decisive cpu scale of the issue "Decisive scale", being trained by
-#: :mod:`helpers.protocols.retrain`; it replaces ``SCALES[model]["cpu"]`` once all its runs are
-#: committed. Full CIFAR-10 (50,000 / 10,000), random crop + flip, the paper's optimiser with a
-#: higher peak learning rate (a 2.5e-4 peak is tuned for 100 epochs; in a dozen it leaves the
-#: models far from trained) and a one-epoch warmup from a tenth of it (from 1e-6, as in the paper,
-#: the whole first epoch would train at ~1e-6).
-DECISIVE_CPU: dict[str, SReLUScale] = {
-    "convnext": SReLUScale(
-        {"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, 12, 1, None, None, (0, 1, 2, 3, 4), 128,
-        "ConvNeXt-tiny shrunk to depths (1,1,2,1), widths (16,32,64,128); all 50,000 training and 10,000 "
-        "test images of CIFAR-10 (JPEG mirror), random crop + flip; 12 epochs (1 warmup from 2e-4) instead "
-        "of 100 (20 from 1e-6); peak learning rate 2e-3 instead of 2.5e-4; batch 128 instead of 256; "
-        "float32, one thread per run",
-        activations=("gelu", "relu", "srelu", "elu", "silu"), lr=2e-3, warmup_start_lr=2e-4, augment="crop_flip"),
-    "vit": SReLUScale(
-        {"dim": 48, "depth": 4, "heads": 2, "patch": 4}, 10, 1, None, None, (0, 1, 2), 128,
-        "ViT-tiny shrunk to width 48, depth 4; all 50,000 training and 10,000 test images of CIFAR-10 "
-        "(JPEG mirror), random crop + flip; 10 epochs (1 warmup from 1e-4) instead of 100 (20 from 1e-6); "
-        "peak learning rate 1e-3 instead of 2.5e-4; batch 128 instead of 256; float32, one thread per run",
-        activations=("gelu", "prelu", "relu", "srelu"), lr=1e-3, warmup_start_lr=1e-4, augment="crop_flip"),
-}
-
-
-def srelu_config(model: str, profile: str, activation: str, seed: int, delta: float = PAPER_DELTA,
-                 experiment: str = "srelu_compare", scale: SReLUScale | None = None) -> TrainConfig:
+def srelu_config(model: str, profile: str, activation: str, seed: int, delta: float = APPENDIX_H_DELTA,
+                 experiment: str = "srelu_compare", scale: Scale | None = None) -> TrainConfig:
     """One S-ReLU-paper run: ``model`` in {"vit", "convnext"} with ``activation`` on CIFAR-10, at
-    ``profile``'s scale (or at ``scale``, e.g. :data:`DECISIVE_CPU` while it is being trained)."""
+    ``profile``'s scale (or at ``scale``, e.g. a pilot's)."""
     if model not in SCALES:
         raise ValueError(f"model must be one of {tuple(SCALES)}, got {model!r}")
     if scale is None:
@@ -131,11 +117,11 @@ def srelu_config(model: str, profile: str, activation: str, seed: int, delta: fl
         epochs=scale.epochs,
         batch_size=scale.batch_size,
         optimizer="adamw",
-        lr=scale.lr,
+        lr=PAPER_LR if scale.lr is None else scale.lr,
         weight_decay=0.05,
         schedule="warmup_cosine",
         warmup_epochs=scale.warmup_epochs,
-        warmup_start_lr=scale.warmup_start_lr,
+        warmup_start_lr=PAPER_WARMUP_START_LR if scale.warmup_start_lr is None else scale.warmup_start_lr,
         min_lr=1e-5,
         max_grad_norm=1.0,
         seed=seed,
@@ -144,56 +130,31 @@ def srelu_config(model: str, profile: str, activation: str, seed: int, delta: fl
     )
 
 
-#: Every model's cpu scale before the retrain (what anything pinned to its committed runs keeps).
-EARLIER_CPU: dict[str, SReLUScale] = {m: scales["cpu"] for m, scales in SCALES.items()}
-
-#: Whether Table 4's runs at the decisive ViT scale (claim (g): :data:`DECISIVE_DELTAS` × every
-#: seed) are all committed: then the page runs those; before, it stays at the earlier ViT cpu scale
-#: (its committed runs, all eight δ), so switching Table 1's ViT scale leaves it its results.
-TABLE4_SWITCHED_TO_DECISIVE = True
-
-#: Models whose Table 1/2 runs at :data:`DECISIVE_CPU` are all committed: their cpu scale is the
-#: decisive one (the one-line switch of the retrain; claim (b) is "vit", claim (a) "convnext").
-SWITCHED_TO_DECISIVE: tuple[str, ...] = ("vit", "convnext")
-for _model in SWITCHED_TO_DECISIVE:
-    SCALES[_model]["cpu"] = DECISIVE_CPU[_model]
-
-
 def cheap_check_config() -> TrainConfig:
     """The S-ReLU run CI retrains and compares with its committed result (``helpers.verify_rerun``):
     S-ReLU (the paper's δ, seed 0) on the ViT at the earlier cpu scale, about a minute; a run at
     the decisive scale takes ~10 core-minutes, too long to retrain on every CI run."""
-    return srelu_config("vit", "cpu", "srelu", 0, scale=EARLIER_CPU["vit"])
+    return srelu_config("vit", "cpu", "srelu", 0, scale=EARLIER_VIT_CPU)
 
 
 def decisive_state(profile: str) -> str:
-    """One sentence for the pages: which model's Table 1/2 runs are at the decisive cpu scale and
-    which still wait for their claim of the retrain (empty outside the cpu profile)."""
+    """One sentence for the pages: the Table 1/2 runs are at the decisive cpu scale, and which
+    claim of the retrain trained them (empty outside the cpu profile)."""
     if current_profile(profile) != "cpu":
         return ""
     names, claims = {"vit": "ViT", "convnext": "ConvNeXt"}, {"vit": "(b)", "convnext": "(a)"}
-    return " ".join(
-        f"The {names[m]} runs are at the decisive scale (the retrain's claim {claims[m]})."
-        if m in SWITCHED_TO_DECISIVE else
-        f"The {names[m]} runs stay at the earlier cpu scale until claim {claims[m]} of the retrain is complete."
-        for m in ("vit", "convnext"))
+    return " ".join(f"The {names[m]} runs are at the decisive scale (the retrain's claim {claims[m]})."
+                    for m in ("vit", "convnext"))
 
 
-def table4_scale(profile: str) -> SReLUScale:
-    """The ViT scale Table 4's δ sweep runs at in ``profile``."""
-    profile = current_profile(profile)
-    if profile != "cpu":
-        return SCALES["vit"][profile]
-    return DECISIVE_CPU["vit"] if TABLE4_SWITCHED_TO_DECISIVE else EARLIER_CPU["vit"]
+def table4_scale(profile: str) -> Scale:
+    """The ViT scale Table 4's δ sweep runs at in ``profile`` (Table 1's)."""
+    return SCALES["vit"][current_profile(profile)]
 
 
 def table4_deltas(profile: str) -> tuple[float, ...]:
-    """The radii Table 4 runs in ``profile``: the paper's eight, four at the decisive cpu scale
-    (:data:`DECISIVE_DELTAS`), two in smoke."""
-    profile = current_profile(profile)
-    if profile == "smoke":
-        return DELTAS[:2]
-    return DECISIVE_DELTAS if profile == "cpu" and TABLE4_SWITCHED_TO_DECISIVE else DELTAS
+    """The radii Table 4 runs in ``profile`` (:data:`TABLE4_PROFILE_DELTAS`)."""
+    return TABLE4_PROFILE_DELTAS[current_profile(profile)]
 
 
 def delta_configs(profile: str) -> list[TrainConfig]:
@@ -203,36 +164,15 @@ def delta_configs(profile: str) -> list[TrainConfig]:
     return [srelu_config("vit", profile, "srelu", s, delta=d, scale=scale) for d in deltas for s in scale.seeds]
 
 
-#: Table 4 at the decisive ViT scale (the retrain's claim (g)): four of the paper's eight δ, one
-#: per two decades from the paper's δ = 0.001 up to 10, with every seed of :data:`DECISIVE_CPU`.
-#: All eight at three seeds would be 21 new 25-40-minute runs (~10 core-hours); four cost 9.
-DECISIVE_DELTAS: tuple[float, ...] = (0.001, 0.1, 1.0, 10.0)
-
-
-def decisive_delta_configs() -> list[TrainConfig]:
-    """Table 4 at the decisive ViT scale: S-ReLU with each of :data:`DECISIVE_DELTAS`, every seed
-    (δ = 0.001 is claim (b)'s S-ReLU arm itself: the same runs)."""
-    scale = DECISIVE_CPU["vit"]
-    return [srelu_config("vit", "cpu", "srelu", s, delta=d, scale=scale) for d in DECISIVE_DELTAS for s in scale.seeds]
-
-
 def compare_configs(profile: str, model: str | None = None) -> list[TrainConfig]:
     """Tables 1 (ViT-tiny) and 2 (ConvNeXt-tiny): the scale's activations on CIFAR-10."""
     models = ("vit", "convnext") if model is None else (model,)
     configs = []
     for m in models:
         scale = SCALES[m][current_profile(profile)]
-        activations = scale.activations if profile != "smoke" else ("gelu", "srelu")
+        activations = (scale.activations or ACTIVATIONS) if profile != "smoke" else ("gelu", "srelu")
         configs += [srelu_config(m, profile, a, s) for a in activations for s in scale.seeds]
     return configs
-
-
-def decisive_compare_configs(model: str) -> list[TrainConfig]:
-    """Tables 1-2 at the decisive cpu scale (:data:`DECISIVE_CPU`), every arm and seed."""
-    if model not in DECISIVE_CPU:
-        raise ValueError(f"model must be one of {tuple(DECISIVE_CPU)}, got {model!r}")
-    scale = DECISIVE_CPU[model]
-    return [srelu_config(model, "cpu", a, s, scale=scale) for a in scale.activations for s in scale.seeds]
 
 
 #: The ConvNeXt pilot: the decisive ConvNeXt reaches 62.8 % (GELU, 5 seeds), 12 points below the
@@ -249,12 +189,12 @@ PILOT_CANDIDATES: dict[str, tuple[dict, int]] = {
 }
 
 
-def convnext_pilot_scale(candidate: str) -> SReLUScale:
+def convnext_pilot_scale(candidate: str) -> Scale:
     """The decisive ConvNeXt scale with one pilot lever of :data:`PILOT_CANDIDATES` changed."""
     if candidate not in PILOT_CANDIDATES:
         raise ValueError(f"candidate must be one of {tuple(PILOT_CANDIDATES)}, got {candidate!r}")
     model_kwargs, epochs = PILOT_CANDIDATES[candidate]
-    base = DECISIVE_CPU["convnext"]
+    base = SCALES["convnext"]["cpu"]
     note = (f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
             f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
             f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread")

@@ -1,0 +1,43 @@
+"""Pairing two arms by seed, under one stated policy.
+
+A paired comparison subtracts the run of one seed in arm ``a`` from the run of the same seed in
+arm ``b``. Which seeds take part is a choice each caller makes, and it is named at the call:
+
+* ``"require_equal"``: both arms must have the same seeds; anything else is an error (a paired
+  test on mismatched seeds would silently pair different runs).
+* ``"intersection"``: both arms restricted to the seeds they share (an arm with more seeds, e.g.
+  a GELU baseline that also serves a 5-seed table, keeps only the shared ones).
+* ``"subset"``: ``b`` restricted to ``a``'s seeds, an error when ``b`` lacks one of them (a
+  reading run on the first 3 seeds pairs with the baseline's first 3).
+
+The arms are ``{seed: value}`` mappings (any hashable key, e.g. ``(target, seed)``); both results
+list the kept seeds in ``a``'s order, so ``zip(a.values(), b.values())`` pairs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Literal, TypeVar
+
+V = TypeVar("V")
+Policy = Literal["require_equal", "intersection", "subset"]
+POLICIES: tuple[str, ...] = ("require_equal", "intersection", "subset")
+
+
+def pair_by_seed(a: Mapping[Hashable, V], b: Mapping[Hashable, V], policy: Policy
+                 ) -> tuple[dict[Hashable, V], dict[Hashable, V]]:
+    """``a`` and ``b`` on the seeds ``policy`` pairs (see the module docstring), in one order.
+
+    ``ValueError`` naming the seeds when ``policy`` is ``"require_equal"`` and the seed sets differ,
+    or ``"subset"`` and ``b`` lacks some of ``a``'s seeds; an unknown policy is an error too.
+    ``"intersection"`` may return two empty arms: the caller decides what too few shared seeds mean."""
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    only_a, only_b = [s for s in a if s not in b], [s for s in b if s not in a]
+    if policy == "require_equal" and (only_a or only_b):
+        raise ValueError(f"a paired comparison needs the same seeds in both arms; only in a: {only_a}, "
+                         f"only in b: {only_b}")
+    if policy == "subset" and only_a:
+        raise ValueError(f"the comparison arm has no run for seeds {only_a}")
+    seeds = [s for s in a if s in b]
+    return {s: a[s] for s in seeds}, {s: b[s] for s in seeds}

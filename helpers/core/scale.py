@@ -1,0 +1,93 @@
+"""The scale of a protocol's runs at one profile: size, data, seeds and the recipe values it sets.
+
+A protocol writes its scales once, as a plain table ``SCALES[model or pair][profile] -> Scale``,
+and builds its run configs from them. A field left at ``None`` means "the protocol's own value"
+(its dataset, learning rate, schedule, warm-up start, activations): the protocol fills it in, so
+a scale states only what it changes. ``note`` says in words what the scale changes from the
+paper's setup; it is copied into each config's ``scale_note`` and so is part of the cache key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from helpers.core import validation as v
+from helpers.core.augment import AUGMENTATIONS
+from helpers.core.provenance import PRECISIONS
+from helpers.core.runs import SCHEDULES
+
+__all__ = ["Scale", "arm_seeds_of"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scale:
+    """How one profile runs a protocol's model or pair (keywords only).
+
+    ``seeds``: the seeds of every arm; ``arm_seeds``: the seeds of the protocol's secondary arms
+    when they run fewer (``None``: every seed; a subset of ``seeds``). ``activations``: the arms
+    this scale runs (``None``: the protocol's list).
+    """
+
+    model_kwargs: dict[str, Any]
+    epochs: int
+    seeds: tuple[int, ...]
+    note: str = ""
+    dataset: str | None = None
+    n_train: int | None = None
+    n_val: int | None = None
+    batch_size: int = 128
+    lr: float | None = None
+    schedule: str | None = None
+    warmup_epochs: int = 0
+    warmup_start_lr: float | None = None
+    augment: str = "none"
+    precision: str = "float32"
+    channels_last: bool = False
+    activations: tuple[str, ...] | None = None
+    arm_seeds: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for name, rule in _RULES.items():
+            v.check_value("Scale", name, getattr(self, name), rule)
+        _check_seeds("seeds", self.seeds)
+        if self.arm_seeds is not None:
+            _check_seeds("arm_seeds", self.arm_seeds)
+            if not set(self.arm_seeds) <= set(self.seeds):
+                raise ValueError(f"Scale.arm_seeds {self.arm_seeds} must be a subset of seeds {self.seeds}")
+        if self.warmup_epochs and self.warmup_epochs >= self.epochs:
+            raise ValueError(f"Scale.warmup_epochs must be below epochs ({self.epochs}), got {self.warmup_epochs}")
+        if self.activations is not None and not (
+                isinstance(self.activations, tuple) and self.activations
+                and all(isinstance(a, str) and a for a in self.activations)):
+            raise ValueError(f"Scale.activations must be None or a non-empty tuple of names, got {self.activations!r}")
+
+
+def _check_seeds(name: str, value: Any) -> None:
+    if (not isinstance(value, tuple) or not value or len(set(value)) != len(value)
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)):
+        raise ValueError(f"Scale.{name} must be a non-empty tuple of distinct ints >= 0, got {value!r}")
+
+
+def arm_seeds_of(scale: Scale) -> tuple[int, ...]:
+    """The seeds of ``scale``'s secondary arms: ``arm_seeds``, or every seed when it is ``None``."""
+    return scale.seeds if scale.arm_seeds is None else scale.arm_seeds
+
+
+#: The rule of each scalar field (the tuple fields are checked in ``__post_init__``).
+_RULES: dict[str, v.Rule] = {
+    "model_kwargs": v.mapping(),
+    "epochs": v.integer(1),
+    "note": v.text(),
+    "dataset": v.text(optional=True, non_empty=True),
+    "n_train": v.integer(1, optional=True),
+    "n_val": v.integer(1, optional=True),
+    "batch_size": v.integer(1),
+    "lr": v.number(0, low_open=True, optional=True),
+    "schedule": v.choice(SCHEDULES, optional=True),
+    "warmup_epochs": v.integer(0),
+    "warmup_start_lr": v.number(0, low_open=True, optional=True),
+    "augment": v.choice(AUGMENTATIONS),
+    "precision": v.choice(PRECISIONS),
+    "channels_last": v.boolean(),
+}

@@ -1,0 +1,60 @@
+"""Every claim has a stable key: the committed fixture's keys are all still in the report, once
+each and in report order. Adding claims is fine: rewrite the fixture with
+``python scripts/claim_keys_fixture.py --write``. Removing or renaming a key breaks the pages that
+read it; change them in the same commit and say why in the commit message."""
+
+import importlib.util
+import json
+
+import pytest
+
+from helpers.core.report import Claim, claim_key, key_part
+from helpers.core.runtime import repo_root
+
+
+def _fixture_module():
+    path = repo_root() / "scripts" / "claim_keys_fixture.py"
+    spec = importlib.util.spec_from_file_location("claim_keys_fixture", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_claim_keeps_its_key_once_and_in_report_order():
+    fixture = _fixture_module()
+    expected = json.loads(fixture.FIXTURE.read_text())
+    found = fixture.problems(expected, fixture.current())
+    assert found == [], f"{found}; if you added claims, update the fixture: {fixture.HOW_TO_UPDATE}"
+
+
+def test_the_check_reports_a_lost_key_a_duplicate_and_a_new_order_but_not_a_new_key():
+    problems = _fixture_module().problems
+    assert problems(["a", "b"], ["a", "new", "b"]) == []
+    assert problems(["a", "b"], ["a"]) == ["key gone: 'b'"]
+    assert problems(["a", "b"], ["a", "b", "a"]) == ["duplicate key 'a' (2 claims)"]
+    assert problems(["a", "b"], ["b", "a"]) == ["the listed keys are no longer in report order"]
+
+
+def _claim(key: object) -> Claim:
+    return Claim(claim="c", source="s", paper_value="1", our_value="1", profile="theory", scale="",
+                 verdict="confirmed", notebook="notebooks/x", key=key)  # type: ignore[arg-type]
+
+
+def test_a_claim_needs_a_lower_case_slug_as_key():
+    assert _claim("srelu-table4-best-delta").key == "srelu-table4-best-delta"
+    for bad in ("", "Srelu", "srelu_delta", "srelu--delta", "-srelu", "4-srelu", None):
+        with pytest.raises(ValueError, match="key must be a lower-case slug"):
+            _claim(bad)
+    with pytest.raises(TypeError, match="key"):
+        Claim(claim="c", source="s", paper_value="1", our_value="1", profile="theory", scale="",  # type: ignore[call-arg]
+              verdict="confirmed", notebook="notebooks/x")
+
+
+def test_a_key_built_in_a_loop_joins_its_identifiers_as_slug_parts():
+    assert claim_key("lambda-gelu-table1", "cifar10_resnet") == "lambda-gelu-table1-cifar10-resnet"
+    assert claim_key("srelu-delta", 0.001) == "srelu-delta-0-001"
+    assert key_part("ResNet-18/CIFAR10") == "resnet-18-cifar10"
+    with pytest.raises(ValueError, match="needs a letter or digit"):
+        key_part("δ")
+    with pytest.raises(ValueError, match="not a lower-case slug"):
+        claim_key("Srelu", "x")
