@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="rewrite the fixture from the current claims")
     args = parser.parse_args(argv)
+    os.environ["REPRO_PROFILE"] = "cpu"  # the report's profile: the committed cpu-profile results
     actual = current()
     if args.write:
         duplicates = problems([], actual)

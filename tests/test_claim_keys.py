@@ -20,7 +20,10 @@ def _fixture_module():
     return module
 
 
-def test_every_claim_keeps_its_key_once_and_in_report_order():
+def test_every_claim_keeps_its_key_once_and_in_report_order(monkeypatch):
+    # the report as the book builds it: the committed cpu-profile results (claims only load them)
+    monkeypatch.delenv("REPRO_RESULTS_DIR")
+    monkeypatch.setenv("REPRO_PROFILE", "cpu")
     fixture = _fixture_module()
     expected = json.loads(fixture.FIXTURE.read_text())
     found = fixture.problems(expected, fixture.current())
@@ -58,3 +61,23 @@ def test_a_key_built_in_a_loop_joins_its_identifiers_as_slug_parts():
         key_part("δ")
     with pytest.raises(ValueError, match="not a lower-case slug"):
         claim_key("Srelu", "x")
+
+
+def test_a_page_reads_the_reports_claim_by_key_and_glues_its_box(monkeypatch):
+    import helpers.claims as app
+
+    toy = (_claim("toy-first"), Claim(claim="d", source="s", paper_value="1", our_value="2", profile="theory", scale="",
+                                      verdict="contradicted", notebook="notebooks/y", key="toy-second"))
+    monkeypatch.setattr(app, "report_claims", lambda: toy)
+    glued = {}
+    monkeypatch.setattr(app, "glue_values", lambda **values: glued.update(values))
+    assert app.claim("toy-second") is toy[1]
+    with pytest.raises(KeyError, match="no claim has the key"):
+        app.claim("toy-third")
+    app.findings_box("x", ["toy-first"], extra="- one more line")
+    body = glued["findings"].data
+    assert body.startswith("**1 claim: 1 confirmed.**") and body.endswith("- one more line") and "d." not in body
+    with pytest.raises(KeyError, match="no claims on page"):
+        app.findings_box("z")
+    app.findings_box("z", when_empty="No committed results yet.")
+    assert glued["findings"].data == "No committed results yet."

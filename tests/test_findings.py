@@ -81,3 +81,27 @@ def test_a_finding_of_the_book_itself_shows_no_source_value():
     missing = Claim("ViT: ReLU-ization", "This book (beyond the papers), ReLU-ization", "hypothesis", "–", "cpu",
                     "", "not run here", "notebooks/41_x", key="findings-claim-6")
     assert F.finding_line(missing, link=False).endswith("Not run here.")
+
+
+def test_a_page_finds_its_claims_by_key_in_the_order_it_lists_them():
+    claims = _claims()
+    assert F.find_claim_by_key(claims, "findings-claim-3") is claims[2]
+    with pytest.raises(KeyError, match="no claim has the key 'findings-claim-9'"):
+        F.find_claim_by_key(claims, "findings-claim-9")
+    assert F.select_claims(claims, keys=["findings-claim-4", "findings-claim-1"]) == [claims[3], claims[0]]
+    with pytest.raises(KeyError, match="no claim has the keys"):
+        F.select_claims(claims, keys=["absent-key"])
+    assert F.select_claims(claims, keys=["absent-key", "findings-claim-2"], strict=False) == [claims[1]]
+    with pytest.raises(ValueError, match="keys or select"):
+        F.select_claims(claims, ["FLOPs"], keys=["findings-claim-4"])
+    text = F.findings_markdown(F.page_claims(claims, "04_x"), keys=["findings-claim-2"])
+    assert "- **confirmed**: S-ReLU' on" in text and "Lipschitz" not in text
+
+
+def test_a_claim_statement_shows_the_claims_own_fields_and_verdict():
+    run = Claim("a beats b", "P, Table 1", "+1", "+0.5", "cpu", "small", "inconclusive", "notebooks/20_x",
+                key="toy-run", effect="+0.5 points", ci="95% [-0.2, +1.2]", n="3 pairs of runs", mde="1.4 points")
+    assert F.claim_statement(run) == "Ours: +0.5 points, 95% [-0.2, +1.2] (3 pairs of runs; MDE 1.4 points): inconclusive."
+    missing = Claim("a beats b", "P", "+1", "—", "cpu", "", "not run here", "notebooks/20_x", key="toy-missing",
+                    note="results are not stored")
+    assert F.claim_statement(missing) == "Ours: —: not run here. results are not stored"

@@ -62,3 +62,8 @@ def test_every_protocol_table_has_a_scale_per_profile(table):
     for key, scales in table.items():
         assert set(scales) == set(PROFILES), key
         assert all(isinstance(s, Scale) for s in scales.values()), key
+
+
+def test_a_lambda_gelu_run_refuses_a_scale_without_its_data_set():
+    with pytest.raises(ValueError, match="must name its data set"):
+        lambda_gelu.pair_config("fmnist", "cpu", activation="gelu", seed=0, scale=Scale(**BASE))

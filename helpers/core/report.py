@@ -71,26 +71,21 @@ INTERVAL_RULES: dict[str, str] = {
 #: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
 #: (lower case, starting with a letter: docutils drops leading digits and maps other characters).
 ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
-#: What a claim's ``key`` may be: a short lower-case slug (``srelu-table4-best-delta``), typed once
-#: where the claim is built, so that pages and tools find a claim by a name that does not change
-#: when its sentence is reworded.
+#: What a claim's ``key`` may be: a lower-case slug (``srelu-table4-best-delta``) that stays when the sentence changes.
 KEY_PATTERN = ANCHOR_PATTERN
 
 
 def key_part(value: object) -> str:
-    """``value`` as one part of a claim key: lower case, every run of characters other than ASCII
-    letters and digits one hyphen (``"ResNet-18/CIFAR10"`` -> ``resnet-18-cifar10``, ``0.001`` ->
-    ``0-001``), for keys of claims built in a loop over stable identifiers (pair, model, δ)."""
-    part = re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")
-    if not part:
+    """``value`` as one part of a claim key: lower case, each run of other characters than ASCII letters
+    and digits one hyphen (``"ResNet-18/CIFAR10"`` -> ``resnet-18-cifar10``, ``0.001`` -> ``0-001``)."""
+    if not (part := re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")):
         raise ValueError(f"a key part needs a letter or digit, got {value!r}")
     return part
 
 
 def claim_key(prefix: str, *parts: object) -> str:
-    """A claim key from a typed ``prefix`` and the loop's identifiers (:func:`key_part` each)."""
-    key = "-".join([prefix, *(key_part(p) for p in parts)])
-    if not KEY_PATTERN.fullmatch(key):
+    """The key of a claim built in a loop: a typed ``prefix``, then the loop's identifiers (pair, model, δ)."""
+    if not KEY_PATTERN.fullmatch(key := "-".join([prefix, *(key_part(p) for p in parts)])):
         raise ValueError(f"claim key {key!r} (from {prefix!r}, {parts!r}) is not a lower-case slug")
     return key
 
@@ -133,7 +128,10 @@ class Claim:
     ``any``). A run-based claim carries ``effect``, ``ci`` (each interval with its level), ``n``, ``test`` and ``mde``
     (display strings; see :func:`comparison_fields`); they stay empty for exact claims. ``design``
     keeps the numbers behind those strings (:class:`RunDesign`, set by :func:`judge`); it is not
-    displayed and not part of :meth:`as_row`.
+    displayed and not part of :meth:`as_row`. ``key`` (required, keyword only) names the claim for
+    pages and tools (:data:`KEY_PATTERN`): typed once where the claim is built, never derived from
+    its sentence; a claim built in a loop joins the loop's identifiers with :func:`claim_key`. It is
+    unique in the report (``tests/fixtures/claim_keys.json``) and not part of :meth:`as_row`.
     """
 
     claim: str

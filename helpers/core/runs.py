@@ -218,10 +218,15 @@ class TrainConfig:
         return "lm" if self.dataset in TEXT_DATASETS else "classification"
 
 
+#: The datasets a TrainConfig trains on: every loader but ImageNet-1K, which loads as lazy image
+#: folders (helpers.core.data.imagenet) that this in-memory runner does not read yet.
+TRAIN_DATASETS: tuple[str, ...] = tuple(d for d in DATASET_NAMES if d != "imagenet")
+
+
 #: Every field of :class:`TrainConfig`: its kind, range and finiteness (see :mod:`helpers.core.validation`).
 TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "experiment": v.path_name(),  # the results sub-folder
-    "dataset": v.choice(DATASET_NAMES),  # canonical names: ``task`` compares them with TEXT_DATASETS
+    "dataset": v.choice(TRAIN_DATASETS),  # canonical names: ``task`` compares them with TEXT_DATASETS
     "model": v.choice(MODEL_NAMES),
     "profile": v.choice(PROFILES),
     "activation": v.text(non_empty=True),

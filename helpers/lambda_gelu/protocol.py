@@ -1,10 +1,10 @@
 """The λ-GELU paper's experimental protocols as lists of :class:`~helpers.core.runs.TrainConfig`.
 
 Each model–dataset *pair* of the paper (Section IV) is a :class:`PairSpec` holding the paper's
-optimiser recipe, and :data:`SCALES` holds, per pair and profile, the scale at which we run it. ``paper`` reproduces the paper's
-stated setup (where the paper is silent, e.g. epochs and batch size, the choice is ours and named
-in ``paper_gaps``); ``cpu`` shrinks width, data and epochs to fit a 2-core CPU and says so in
-``scale_note``; ``smoke`` only exercises the code path.
+optimiser recipe, and :data:`SCALES` holds, per pair and profile, the scale at which we run it.
+``paper`` reproduces the paper's stated setup (where the paper is silent, e.g. epochs and batch
+size, the choice is ours and named in ``paper_gaps``); ``cpu`` shrinks width, data and epochs to
+fit a 2-core CPU and says so in ``scale_note``; ``smoke`` only exercises the code path.
 
 Datasets not available offline are replaced in the cpu and smoke profiles by an available
 stand-in that is named in the note (CIFAR-10 for CIFAR-100 and TinyImageNet, Tiny Shakespeare for
@@ -197,6 +197,8 @@ def pair_config(pair: str, profile: str, *, activation: str, seed: int, mode: st
     spec = PAIRS[pair]
     if scale is None:
         scale = spec.scale(profile)
+    if scale.dataset is None:
+        raise ValueError(f"a scale of pair {pair!r} must name its data set (Scale.dataset), got {scale!r}")
 
     is_lambda = activation == "lambda_gelu"
     return TrainConfig(
