@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -85,16 +84,10 @@ def worker(steps: int, warmup: int) -> None:
         distributed.shutdown()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_arm(processes: int, steps: int, warmup: int) -> dict[str, float]:
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "REPRO_QUIET": "1", "REPRO_DEVICE": "cpu", "REPRO_OFFLINE": "1"}
-    done = subprocess.run([torchrun, "--nproc_per_node", str(processes), "--master_port", str(_free_port()),
+    done = subprocess.run([torchrun, "--standalone", "--nproc_per_node", str(processes),
                            str(Path(__file__).resolve()), "--worker", "--steps", str(steps), "--warmup", str(warmup)],
                           env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:

@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("experiment", nargs="?", default=None,
                         help="a protocol (python -m helpers.protocols --help lists them)")
     parser.add_argument("--config-json", default=None, help="train the one TrainConfig this JSON file holds")
-    parser.add_argument("--profile", default=None, choices=PROFILES, help="run profile (default: REPRO_PROFILE, else cpu)")
+    parser.add_argument("--profile", default=None, choices=PROFILES,
+                        help="run profile (default: REPRO_PROFILE, else cpu)")
     parser.add_argument("--config-hash", action="append", default=[], dest="hashes",
                         help="train only the config with this hash (repeatable)")
     parser.add_argument("--only", default=None, help="comma-separated activations to train")

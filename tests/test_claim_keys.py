@@ -76,7 +76,7 @@ def test_a_page_reads_the_reports_claim_by_key_and_glues_its_box(monkeypatch):
         app.claim("toy-third")
     app.findings_box("x", ["toy-first"], extra="- one more line")
     body = glued["findings"].data
-    assert body.startswith("**1 claim: 1 confirmed.**") and body.endswith("- one more line") and "d." not in body
+    assert body.startswith("**1 claim: 1 confirmed.**") and body.endswith("- one more line") and "contradicted" not in body
     with pytest.raises(KeyError, match="no claims on page"):
         app.findings_box("z")
     app.findings_box("z", when_empty="No committed results yet.")

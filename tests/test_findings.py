@@ -66,11 +66,9 @@ def test_readable_values_and_setup_frame():
 
 def test_headline_and_tally():
     claims = _claims()
-    assert F.headline(F.find_claim(claims, "Lipschitz"), "GELU's constant") == (
+    assert F.headline(F.find_claim_by_key(claims, "findings-claim-1"), "GELU's constant") == (
         "GELU's constant: the paper 1.084, ours 1.12890 (contradicted)")
     assert F.tally(claims) == "1 confirmed, 1 contradicted, 1 contradicted at our scale, 1 not run here"
-    with pytest.raises(KeyError):
-        F.find_claim(claims, "Lipschitz", "21_x")
 
 
 def test_a_finding_of_the_book_itself_shows_no_source_value():
@@ -105,3 +103,12 @@ def test_a_claim_statement_shows_the_claims_own_fields_and_verdict():
     missing = Claim("a beats b", "P", "+1", "—", "cpu", "", "not run here", "notebooks/20_x", key="toy-missing",
                     note="results are not stored")
     assert F.claim_statement(missing) == "Ours: —: not run here. results are not stored"
+
+
+def test_a_claim_judged_in_parts_states_each_part_with_its_own_interval():
+    parts = Claim("s beats r on both", "P", "+1", "x", "cpu", "small", "contradicted", "notebooks/21_x", key="toy-parts",
+                  effect="ViT: -0.1 points; CNN: +0.3 points", ci="ViT: 95% [-0.5, +0.3]; CNN: 95% [-0.1, +0.7]",
+                  n="ViT: 3 pairs of runs; CNN: 5 pairs of runs", mde="ViT: 0.5 points; CNN: 0.6 points")
+    assert F.claim_statement(parts) == ("Ours: ViT: -0.1 points, 95% [-0.5, +0.3] (3 pairs of runs; MDE 0.5 points); "
+                                        "CNN: +0.3 points, 95% [-0.1, +0.7] (5 pairs of runs; MDE 0.6 points): "
+                                        "contradicted at our scale.")

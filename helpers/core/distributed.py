@@ -319,13 +319,19 @@ def _to_global_bn(module: nn.Module) -> nn.Module:
     return out
 
 
-def wrap_model(model: nn.Module, device: torch.device) -> nn.Module:
-    """``model`` in ``DistributedDataParallel`` under a process group, else ``model`` itself."""
+def wrap_model(model: nn.Module, device: torch.device, *, find_unused_parameters: bool = False) -> nn.Module:
+    """``model`` in ``DistributedDataParallel`` under a process group, else ``model`` itself.
+
+    ``find_unused_parameters``: for runs whose forward stops using some parameters part-way
+    (λ-GELU's annealing fixes λ after the switch epoch); DDP then looks for them after every
+    forward, which costs a walk of the autograd graph, so runs that always use every parameter
+    leave it off."""
     if not is_distributed():
         return model
     if device.type == "cuda":
-        return nn.parallel.DistributedDataParallel(model, device_ids=[device.index], output_device=device.index)
-    return nn.parallel.DistributedDataParallel(model)
+        return nn.parallel.DistributedDataParallel(model, device_ids=[device.index], output_device=device.index,
+                                                   find_unused_parameters=find_unused_parameters)
+    return nn.parallel.DistributedDataParallel(model, find_unused_parameters=find_unused_parameters)
 
 
 def _digest(value: Any, hasher: Any) -> None:

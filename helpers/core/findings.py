@@ -2,10 +2,10 @@
 
 Every experiment and theory page opens with an admonition that lists its main verdicts, each with
 the source's value and ours. The lines come from the same :class:`helpers.core.report.Claim` objects
-the reproducibility report renders, so the box can never disagree with the report:
+the reproducibility report renders, read by key, so the box can never disagree with the report
+(``helpers.claims.findings_box`` glues it from ``collect_claims()``)::
 
-    glue("findings", Markdown(findings_markdown(claims, select=["Lipschitz constant of GELU", ...])),
-         display=False)
+    findings_box("04_lipschitz_and_mollifiers", ["srelu-lipschitz-gelu", ...])
 
 and, in the page's markdown (MyST, myst-nb 1.x)::
 
@@ -172,8 +172,26 @@ def claim_statement(claim: Claim) -> str:
     if not claim.effect:
         ours = claim.our_value or "—"
         return f"Ours: {ours}: {claim.verdict_label}." + (f" {claim.note}" if claim.verdict == "not run here" else "")
-    details = "; ".join(part for part in (claim.n, f"MDE {claim.mde}" if claim.mde else "") if part)
-    return f"Ours: {claim.effect}, {claim.ci}" + (f" ({details})" if details else "") + f": {claim.verdict_label}."
+    fields = [claim.effect, claim.ci, claim.n, claim.mde]
+    parts = [_labelled_parts(f) for f in fields]
+    if all(parts) and all(list(p) == list(parts[0]) for p in parts):  # a row judged in labelled parts
+        body = "; ".join(_ours_text(*(p[label] for p in parts), label=label) for label in parts[0])  # type: ignore[index]
+    else:
+        body = _ours_text(*fields)
+    return f"Ours: {body}: {claim.verdict_label}."
+
+
+def _labelled_parts(text: str) -> dict[str, str] | None:
+    """``"a: x; b: y"`` (the fields of a row judged in parts) as ``{"a": "x", "b": "y"}``, else None."""
+    items = text.split("; ")
+    if len(items) < 2 or not all(": " in item for item in items):
+        return None
+    return dict(item.split(": ", 1) for item in items)
+
+
+def _ours_text(effect: str, ci: str, n: str, mde: str, *, label: str = "") -> str:
+    details = "; ".join(part for part in (n, f"MDE {mde}" if mde else "") if part)
+    return (f"{label}: " if label else "") + f"{effect}, {ci}" + (f" ({details})" if details else "")
 
 
 def glue_values(**values: Any) -> None:
@@ -235,16 +253,6 @@ def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas
 # --------------------------------------------------------------------------------------------
 # Headlines for the introduction (plain text, glued by the report page)
 # --------------------------------------------------------------------------------------------
-
-
-def find_claim(claims: Iterable[Claim], key: str, docname: str | None = None) -> Claim:
-    """The first claim whose text contains ``key`` (on page ``docname`` when given); ``KeyError``
-    when none does."""
-    pool = page_claims(claims, docname) if docname else list(claims)
-    for c in pool:
-        if key in c.claim:
-            return c
-    raise KeyError(f"no claim contains {key!r}" + (f" on {docname}" if docname else ""))
 
 
 def headline(claim: Claim, label: str | None = None, *, limit: int = 90) -> str:

@@ -451,7 +451,9 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
               max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
               autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
               batch_transform=_training_transform(cfg), run_key=checkpoint_key(cfg),
-              device=device, train_module=distributed.wrap_model(model, device))
+              device=device,
+              # a method's hooks may stop using parameters mid-run (annealing fixes λ)
+              train_module=distributed.wrap_model(model, device, find_unused_parameters=bool(parts["hooks"])))
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],
