@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for the README's two commands:
 #   bash repro.sh book   create .venv, install, execute the notebooks (cpu profile), write _build/html
-#   bash repro.sh test   create .venv, install, run pytest and nbval (smoke profile)
+#   bash repro.sh test   create .venv, install, ruff (lint, format), pytest and nbval (smoke profile)
 #   bash repro.sh lab    create .venv, install, open the notebooks in JupyterLab (cpu profile)
 # Each first checks that the datasets are readable (python -m helpers.preflight): book and test stop
 # at once, naming every missing one and how to supply it; lab says so and opens anyway.
@@ -46,6 +46,8 @@ case "${1:-}" in
   test)
     setup
     preflight
+    "$VENV/bin/ruff" check .
+    "$VENV/bin/ruff" format --check .
     "$VENV/bin/pytest" tests -m "not browser"
     REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks
     ;;

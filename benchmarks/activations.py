@@ -162,20 +162,23 @@ def time_activations(numel: int, rounds: int, warmup: int = 3) -> list[dict[str,
             cpu[name].append(cpu_s)
     rows = []
     for name, ts in times.items():
-        rows.append({
-            "activation": name,
-            "median_ms": 1e3 * statistics.median(ts),
-            "min_ms": 1e3 * min(ts),
-            "vs_GELU": statistics.median(a / b for a, b in zip(ts, times["nn.GELU"])),
-            "vs_GELU_min": min(ts) / min(times["nn.GELU"]),
-            "vs_GELU_cpu": statistics.median(a / b for a, b in zip(cpu[name], cpu["nn.GELU"])),
-            "vs_ReLU": statistics.median(a / b for a, b in zip(ts, times["nn.ReLU"])),
-        })
+        rows.append(
+            {
+                "activation": name,
+                "median_ms": 1e3 * statistics.median(ts),
+                "min_ms": 1e3 * min(ts),
+                "vs_GELU": statistics.median(a / b for a, b in zip(ts, times["nn.GELU"])),
+                "vs_GELU_min": min(ts) / min(times["nn.GELU"]),
+                "vs_GELU_cpu": statistics.median(a / b for a, b in zip(cpu[name], cpu["nn.GELU"])),
+                "vs_ReLU": statistics.median(a / b for a, b in zip(ts, times["nn.ReLU"])),
+            }
+        )
     return rows
 
 
-def _step(model: nn.Module, opt: torch.optim.Optimizer, xb: torch.Tensor, yb: torch.Tensor,
-          loss_fn: nn.Module) -> tuple[float, float]:
+def _step(
+    model: nn.Module, opt: torch.optim.Optimizer, xb: torch.Tensor, yb: torch.Tensor, loss_fn: nn.Module
+) -> tuple[float, float]:
     start, cpu_start = time.perf_counter(), time.process_time()
     opt.zero_grad(set_to_none=True)
     loss_fn(model(xb), yb).backward()
@@ -197,6 +200,7 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
         def build(act):
             return MLP(784, 10, depth=4, width=256, act=act)
     except ImportError:  # helpers.models not there: the same network inline
+
         def build(act):
             layers, fan_in = [nn.Flatten()], 784
             for _ in range(4):
@@ -215,7 +219,7 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
     loss_fn = nn.CrossEntropyLoss()
     for k in models:  # warm up (and load the kernel)
         for i in range(0, 2048, batch):
-            _step(models[k], opts[k], data[i:i + batch], labels[i:i + batch], loss_fn)
+            _step(models[k], opts[k], data[i : i + batch], labels[i : i + batch], loss_fn)
     wall = {k: [] for k in models}
     cpu = {k: [] for k in models}
     for _ in range(repeats):
@@ -223,7 +227,7 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
         epoch_cpu = dict.fromkeys(models, 0.0)
         for i in range(0, samples, batch):
             for k in models:
-                w, c = _step(models[k], opts[k], data[i:i + batch], labels[i:i + batch], loss_fn)
+                w, c = _step(models[k], opts[k], data[i : i + batch], labels[i : i + batch], loss_fn)
                 epoch_wall[k] += w
                 epoch_cpu[k] += c
         for k in models:
@@ -238,23 +242,36 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
 
 
 def _print_table(rows: list[dict[str, float | str]]) -> None:
-    print(f"  {'activation':34s} {'median ms':>10s} {'min ms':>9s} {'×GELU':>7s} {'×GELU(min)':>10s} "
-          f"{'×GELU(cpu)':>10s} {'×ReLU':>7s}")
+    print(
+        f"  {'activation':34s} {'median ms':>10s} {'min ms':>9s} {'×GELU':>7s} {'×GELU(min)':>10s} "
+        f"{'×GELU(cpu)':>10s} {'×ReLU':>7s}"
+    )
     for r in rows:
-        print(f"  {r['activation']:34s} {r['median_ms']:10.3f} {r['min_ms']:9.3f} {r['vs_GELU']:7.2f} "
-              f"{r['vs_GELU_min']:10.2f} {r['vs_GELU_cpu']:10.2f} {r['vs_ReLU']:7.2f}")
-    print("  ×GELU: median of per-round wall-time ratios; (min): ratio of the fastest rounds; "
-          "(cpu): median ratio of process CPU time")
+        print(
+            f"  {r['activation']:34s} {r['median_ms']:10.3f} {r['min_ms']:9.3f} {r['vs_GELU']:7.2f} "
+            f"{r['vs_GELU_min']:10.2f} {r['vs_GELU_cpu']:10.2f} {r['vs_ReLU']:7.2f}"
+        )
+    print(
+        "  ×GELU: median of per-round wall-time ratios; (min): ratio of the fastest rounds; "
+        "(cpu): median ratio of process CPU time"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds and smaller sizes (a smoke run)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads(N) first (default: leave the thread count as it is)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch.set_num_threads(N) first (default: leave the thread count as it is)",
+    )
     parser.add_argument("--skip-mlp", action="store_true", help="only the activation table")
-    parser.add_argument("--system-malloc", action="store_true",
-                        help="keep glibc's mmap threshold (fresh pages for every large tensor: noisy)")
+    parser.add_argument(
+        "--system-malloc",
+        action="store_true",
+        help="keep glibc's mmap threshold (fresh pages for every large tensor: noisy)",
+    )
     args = parser.parse_args(argv)
     warm = False if args.system_malloc else warm_allocator()
     if args.threads is not None:
@@ -268,24 +285,38 @@ def main(argv: list[str] | None = None) -> int:
     # timings are only comparable on one CPU type: name it in every output
     print(f"CPU: {cpu_model()} ({cpu_capability()}, {platform.machine()})")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, python {platform.python_version()}")
-    print("allocator: " + ("freed blocks reused (mallopt); --system-malloc for glibc's defaults" if warm
-                           else "glibc defaults (large tensors are fresh mappings: page faults included)"))
+    print(
+        "allocator: "
+        + (
+            "freed blocks reused (mallopt); --system-malloc for glibc's defaults"
+            if warm
+            else "glibc defaults (large tensors are fresh mappings: page faults included)"
+        )
+    )
     reason = kernels.compile_unavailable_reason()
-    print(f"kernel backend: {kernels.kernel_backend()} (fused above {kernels.COMPILE_MIN_NUMEL:,} elements)"
-          + (f"; compiled kernels unavailable: {reason}" if reason else ""))
+    print(
+        f"kernel backend: {kernels.kernel_backend()} (fused above {kernels.COMPILE_MIN_NUMEL:,} elements)"
+        + (f"; compiled kernels unavailable: {reason}" if reason else "")
+    )
     if hasattr(os, "getloadavg"):
-        print(f"load average at start: {', '.join(f'{v:.2f}' for v in os.getloadavg())} "
-              f"on {os.cpu_count()} CPUs (other processes make timings noisy)")
+        print(
+            f"load average at start: {', '.join(f'{v:.2f}' for v in os.getloadavg())} "
+            f"on {os.cpu_count()} CPUs (other processes make timings noisy)"
+        )
     for numel in sizes:
         print(f"\nforward+backward, {numel:,} float32 elements, {rounds} interleaved rounds:")
         _print_table(time_activations(numel, rounds))
     if args.skip_mlp:
         return 0
     samples, repeats = (8_192, 2) if args.quick else (60_000, 3)
-    print(f"\nMLP 784-4x256-10, one SGD epoch of {samples:,} random samples, batch 128 ({repeats} alternating repeats):")
+    print(
+        f"\nMLP 784-4x256-10, one SGD epoch of {samples:,} random samples, batch 128 ({repeats} alternating repeats):"
+    )
     res = mlp_epoch_overhead(samples, repeats)
-    print(f"  GELU epoch {res['gelu_s']:.2f} s, λ-GELU epoch {res['lambda_gelu_s']:.2f} s: "
-          f"λ-GELU/GELU = {res['ratio']:.3f} wall, {res['ratio_cpu']:.3f} CPU time (medians over repeats)")
+    print(
+        f"  GELU epoch {res['gelu_s']:.2f} s, λ-GELU epoch {res['lambda_gelu_s']:.2f} s: "
+        f"λ-GELU/GELU = {res['ratio']:.3f} wall, {res['ratio_cpu']:.3f} CPU time (medians over repeats)"
+    )
     if hasattr(os, "getloadavg"):
         print(f"load average at end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
     return 0 if all(math.isfinite(v) for v in res.values()) else 1

@@ -63,23 +63,48 @@ def worker(steps: int, warmup: int) -> None:
     world = distributed.init_from_env(device)
     try:
         n_batches = warmup + steps + 1
-        cfg = TrainConfig(experiment="ddp_throughput", dataset="cifar10", model="resnet18",
-                          model_kwargs={"width_mult": 0.25}, profile="smoke", n_train=GLOBAL_BATCH * n_batches,
-                          n_val=GLOBAL_BATCH, epochs=1, batch_size=GLOBAL_BATCH, activation="gelu")
+        cfg = TrainConfig(
+            experiment="ddp_throughput",
+            dataset="cifar10",
+            model="resnet18",
+            model_kwargs={"width_mult": 0.25},
+            profile="smoke",
+            n_train=GLOBAL_BATCH * n_batches,
+            n_val=GLOBAL_BATCH,
+            epochs=1,
+            batch_size=GLOBAL_BATCH,
+            activation="gelu",
+        )
         seed_everything(0, device)
         parts = build_run(cfg, device)
         clock = StepClock()
-        fit(parts["model"], parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"], epochs=1,
-            task="classification", hooks=[clock], device=device,
-            train_module=distributed.wrap_model(parts["model"], device))
+        fit(
+            parts["model"],
+            parts["train_loader"],
+            parts["val_loader"],
+            optimizer=parts["optimizer"],
+            epochs=1,
+            task="classification",
+            hooks=[clock],
+            device=device,
+            train_module=distributed.wrap_model(parts["model"], device),
+        )
         timed, cpu = clock.times[warmup:], clock.cpu[warmup:]
         images = GLOBAL_BATCH * (len(timed) - 1)
         # CPU seconds of every process (all-reduced), so that the cores taken by other users of a
         # shared machine show: on an idle machine CPU time and wall time per process agree
         cpu_seconds = distributed.all_reduce_sum([cpu[-1] - cpu[0]])[0]
         if distributed.is_main():
-            print(json.dumps({"processes": world.size, "images_per_s": images / (timed[-1] - timed[0]),
-                              "images_per_cpu_s": images / cpu_seconds, "steps": len(timed) - 1}))
+            print(
+                json.dumps(
+                    {
+                        "processes": world.size,
+                        "images_per_s": images / (timed[-1] - timed[0]),
+                        "images_per_cpu_s": images / cpu_seconds,
+                        "steps": len(timed) - 1,
+                    }
+                )
+            )
     finally:
         distributed.shutdown()
 
@@ -87,9 +112,24 @@ def worker(steps: int, warmup: int) -> None:
 def run_arm(processes: int, steps: int, warmup: int) -> dict[str, float]:
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "REPRO_QUIET": "1", "REPRO_DEVICE": "cpu", "REPRO_OFFLINE": "1"}
-    done = subprocess.run([torchrun, "--standalone", "--nproc_per_node", str(processes),
-                           str(Path(__file__).resolve()), "--worker", "--steps", str(steps), "--warmup", str(warmup)],
-                          env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            torchrun,
+            "--standalone",
+            "--nproc_per_node",
+            str(processes),
+            str(Path(__file__).resolve()),
+            "--worker",
+            "--steps",
+            str(steps),
+            "--warmup",
+            str(warmup),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the {processes}-process arm failed:\n{done.stderr[-3000:]}")
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1]
@@ -107,24 +147,30 @@ def main() -> None:
     if args.worker:
         worker(args.steps, args.warmup)
         return
-    lines = [f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {cpu_model()} ({cpu_capability()}), "
-             f"{os.cpu_count()} cores, {platform.machine()}, torch {torch.__version__}",
-             f"# ResNet-18/4 on CIFAR-10, global batch {GLOBAL_BATCH}, float32, 1 thread per process, "
-             f"{args.steps} timed steps after {args.warmup}; load average before: {os.getloadavg()}"]
+    lines = [
+        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {cpu_model()} ({cpu_capability()}), "
+        f"{os.cpu_count()} cores, {platform.machine()}, torch {torch.__version__}",
+        f"# ResNet-18/4 on CIFAR-10, global batch {GLOBAL_BATCH}, float32, 1 thread per process, "
+        f"{args.steps} timed steps after {args.warmup}; load average before: {os.getloadavg()}",
+    ]
     print("\n".join(lines), flush=True)
     ratios = []
     for r in range(1, args.rounds + 1):
         one, two = run_arm(1, args.steps, args.warmup), run_arm(2, args.steps, args.warmup)
         ratio = two["images_per_s"] / one["images_per_s"]
         ratios.append(ratio)
-        line = (f"round {r}: 1 process x 1 thread {one['images_per_s']:.1f} images/s, 2 processes x 1 thread "
-                f"{two['images_per_s']:.1f} images/s, ratio {ratio:.2f}x; per CPU-second of all processes "
-                f"{one['images_per_cpu_s']:.1f} vs {two['images_per_cpu_s']:.1f} images (ratio "
-                f"{two['images_per_cpu_s'] / one['images_per_cpu_s']:.2f}: the cost of sharding and all-reduce)")
+        line = (
+            f"round {r}: 1 process x 1 thread {one['images_per_s']:.1f} images/s, 2 processes x 1 thread "
+            f"{two['images_per_s']:.1f} images/s, ratio {ratio:.2f}x; per CPU-second of all processes "
+            f"{one['images_per_cpu_s']:.1f} vs {two['images_per_cpu_s']:.1f} images (ratio "
+            f"{two['images_per_cpu_s'] / one['images_per_cpu_s']:.2f}: the cost of sharding and all-reduce)"
+        )
         print(line, flush=True)
         lines.append(line)
-    summary = (f"median ratio over {args.rounds} rounds: {statistics.median(ratios):.2f}x "
-               f"(load average after: {os.getloadavg()})")
+    summary = (
+        f"median ratio over {args.rounds} rounds: {statistics.median(ratios):.2f}x "
+        f"(load average after: {os.getloadavg()})"
+    )
     print(summary)
     lines.append(summary)
     args.out.write_text("\n".join(lines) + "\n")

@@ -43,7 +43,14 @@ from helpers.core.train import evaluate  # noqa: E402
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
 from helpers.relu_ization.latency import (  # noqa: E402
-    MACHINE_FIELDS, RECORD, calls_for, csr_matmul_times, interleaved_times, pair_record, ratio_summary)
+    MACHINE_FIELDS,
+    RECORD,
+    calls_for,
+    csr_matmul_times,
+    interleaved_times,
+    pair_record,
+    ratio_summary,
+)
 from helpers.relu_ization.protocol import ARM_LABELS, RELU_PAIRS, TRAIN_ARMS  # noqa: E402
 from helpers.relu_ization.quantize import quantize_int8, quantized_engine  # noqa: E402
 
@@ -62,8 +69,11 @@ def _networks(pair: str, seed: int) -> tuple[dict, dict, dict]:
         task = cfg.train_config().task
         before = evaluate(model, p["val_loader"], task)["val_metric"]
         after = before if swapped is model else evaluate(swapped, p["val_loader"], task)["val_metric"]
-        check[arm] = {"before_swap": [before, committed["before_swap"]], "after_swap": [after, committed["after_swap"]],
-                      "identical": before == committed["before_swap"] and after == committed["after_swap"]}
+        check[arm] = {
+            "before_swap": [before, committed["before_swap"]],
+            "after_swap": [after, committed["after_swap"]],
+            "identical": before == committed["before_swap"] and after == committed["after_swap"],
+        }
         if arm == "gelu":
             nets["gelu"], nets["gelu_swap"], parts = model, swapped, p
         else:
@@ -85,16 +95,22 @@ def _time_pair(pair: str, seed: int, rounds: int) -> dict:
             x = val[:batch]
             fns = {}
             for arm in nets:
-                fns[(arm, "float32")] = (lambda m=nets[arm]: m(x))
-                fns[(arm, "int8")] = (lambda m=int8[arm]: m(x))
+                fns[(arm, "float32")] = lambda m=nets[arm]: m(x)
+                fns[(arm, "int8")] = lambda m=int8[arm]: m(x)
             named = {f"{a}|{p}": f for (a, p), f in fns.items()}
             number = {k: calls_for(f) for k, f in named.items()}
             summary = ratio_summary(interleaved_times(named, rounds=rounds, number=number, seed=batch), "gelu|float32")
             for key, s in summary.items():
                 arm, precision = key.split("|")
                 rows.append({"arm": arm, "label": ARM_LABELS[arm], "precision": precision, "batch": batch, **s})
-    out = {"label": spec.label, "seed": seed, "rows": rows, "weights_check": check,
-           "notebook": C._notebook(pair), "anchor": C.ANCHORS[C._notebook(pair)]}
+    out = {
+        "label": spec.label,
+        "seed": seed,
+        "rows": rows,
+        "weights_check": check,
+        "notebook": C._notebook(pair),
+        "anchor": C.ANCHORS[C._notebook(pair)],
+    }
     if spec.linear_regions:  # the MLP: its hidden ReLU outputs against the next layer's weights
         relu = nets["relu"]
         acts, h = [], val[:256].flatten(1)
@@ -107,15 +123,20 @@ def _time_pair(pair: str, seed: int, rounds: int) -> dict:
         out["zero_skipping"] = {
             "api": "torch.sparse.mm(activations.to_sparse_csr(), W.T) against activations @ W.T",
             "mkl": bool(torch.backends.mkl.is_available()),
-            "layers": [{"layer": i + 2, "batch": b, **csr_matmul_times(a[:b], lin.weight.detach(), rounds=rounds)}
-                       for i, (a, lin) in enumerate(zip(acts, linears)) for b in BATCHES],
+            "layers": [
+                {"layer": i + 2, "batch": b, **csr_matmul_times(a[:b], lin.weight.detach(), rounds=rounds)}
+                for i, (a, lin) in enumerate(zip(acts, linears))
+                for b in BATCHES
+            ],
         }
     return out
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", default=None, help="comma-separated pairs (default: those with committed cpu results)")
+    parser.add_argument(
+        "--pairs", default=None, help="comma-separated pairs (default: those with committed cpu results)"
+    )
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
@@ -132,8 +153,13 @@ def main(argv: list[str] | None = None) -> None:
     for field in MACHINE_FIELDS:
         record.pop(field, None)
     record.update({"batches": list(BATCHES), "script": "benchmarks/relu_ization_latency.py"})
-    machine = {"cpu": f"{cpu_model()} ({cpu_capability()})", "torch": torch.__version__,
-               "threads": torch.get_num_threads(), "rounds": args.rounds, "date": datetime.date.today().isoformat()}
+    machine = {
+        "cpu": f"{cpu_model()} ({cpu_capability()})",
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "rounds": args.rounds,
+        "date": datetime.date.today().isoformat(),
+    }
     for pair in pairs:
         load, started = os.getloadavg()[0], time.perf_counter()
         timed = _time_pair(pair, args.seed, args.rounds)

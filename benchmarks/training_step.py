@@ -8,7 +8,8 @@ of its protocol, contiguous memory unless ``--channels-last``), once per activat
 activation site replaced: ``gelu`` (nn.GELU, the baseline), ``lambda_gelu`` (learnable layerwise
 λ, t = 0.1, the paper's setting), ``srelu`` (δ = 0.001) and ``flexact`` (the default five
 candidates, training mode: a Gumbel sample per call); where the book places a method at one
-site only, an extra arm does that too (``flexact@penultimate``: Flex-Act Table 2). Steps of the arms are interleaved round by
+site only, an extra arm does that too (``flexact@penultimate``: Flex-Act Table 2). Steps of the arms are interleaved
+round by
 round in a fresh random order, on the same batch, so load from other processes hits every arm
 alike; each ratio is the median over rounds of the per-round ratio to GELU. Warm-up steps
 (which include TorchInductor's one-off compilation of the fused kernels) are not timed.
@@ -59,16 +60,34 @@ class Setting:
 
 
 SETTINGS: dict[str, Setting] = {
-    "mlp": Setting("mlp", {"depth": 4, "width": 256}, 128, "λ-GELU Fig. 1/Table II, Fashion-MNIST",
-                   input_shape=(1, 28, 28)),
-    "resnet18": Setting("resnet18", {"width_mult": 0.125}, 128, "λ-GELU Table I/II and Flex-Act Table 2, CIFAR-10",
-                        input_shape=(3, 32, 32)),
-    "convnext": Setting("convnext", {"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, 128,
-                        "S-ReLU Table 2, CIFAR-10", input_shape=(3, 32, 32)),
-    "vit": Setting("vit", {"dim": 48, "depth": 4, "heads": 2, "patch": 4}, 128, "S-ReLU Table 1, CIFAR-10",
-                   input_shape=(3, 32, 32)),
-    "gpt": Setting("gpt", {"layers": 6, "dim": 64, "heads": 4, "block_size": 64}, 32,
-                   "λ-GELU Table I (Tiny Shakespeare stand-in)", vocab=65, block=64),
+    "mlp": Setting(
+        "mlp", {"depth": 4, "width": 256}, 128, "λ-GELU Fig. 1/Table II, Fashion-MNIST", input_shape=(1, 28, 28)
+    ),
+    "resnet18": Setting(
+        "resnet18",
+        {"width_mult": 0.125},
+        128,
+        "λ-GELU Table I/II and Flex-Act Table 2, CIFAR-10",
+        input_shape=(3, 32, 32),
+    ),
+    "convnext": Setting(
+        "convnext",
+        {"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)},
+        128,
+        "S-ReLU Table 2, CIFAR-10",
+        input_shape=(3, 32, 32),
+    ),
+    "vit": Setting(
+        "vit", {"dim": 48, "depth": 4, "heads": 2, "patch": 4}, 128, "S-ReLU Table 1, CIFAR-10", input_shape=(3, 32, 32)
+    ),
+    "gpt": Setting(
+        "gpt",
+        {"layers": 6, "dim": 64, "heads": 4, "block_size": 64},
+        32,
+        "λ-GELU Table I (Tiny Shakespeare stand-in)",
+        vocab=65,
+        block=64,
+    ),
 }
 
 #: Extra arms: an activation placed as the book places it, where that is not every site.
@@ -100,8 +119,14 @@ def _build(s: Setting, arm: str, channels_last: bool) -> tuple[nn.Module, torch.
     torch.manual_seed(0)
     if arm in PLACED.get(s.model, {}):  # GELU everywhere, the method at its one site
         penultimate = PLACED[s.model][arm]
-        model = build_model(s.model, input_shape=s.input_shape, num_classes=10, act=nn.GELU,
-                            penultimate_act=lambda: get_activation(penultimate, **ARMS[penultimate]), **s.kwargs)
+        model = build_model(
+            s.model,
+            input_shape=s.input_shape,
+            num_classes=10,
+            act=nn.GELU,
+            penultimate_act=lambda: get_activation(penultimate, **ARMS[penultimate]),
+            **s.kwargs,
+        )
         model.train()
         return model, torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     act = lambda: get_activation(arm, **ARMS[arm])  # noqa: E731
@@ -167,10 +192,12 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     random.seed(0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"CPU {cpu_model()} ({cpu_capability()}, {platform.machine()}), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} thread(s), kernels {kernels.kernel_backend()}, float32, "
-          f"{'channels_last' if args.channels_last else 'contiguous'}; load average {load:.2f}; "
-          f"{args.rounds} interleaved rounds after {args.warmup} warm-up steps")
+    print(
+        f"CPU {cpu_model()} ({cpu_capability()}, {platform.machine()}), torch {torch.__version__}, "
+        f"{torch.get_num_threads()} thread(s), kernels {kernels.kernel_backend()}, float32, "
+        f"{'channels_last' if args.channels_last else 'contiguous'}; load average {load:.2f}; "
+        f"{args.rounds} interleaved rounds after {args.warmup} warm-up steps"
+    )
     for name in names:
         measure(name, args.rounds, args.warmup, args.channels_last)
 

@@ -40,7 +40,7 @@ __all__ = [
     "register_activation_type",
     "available_activations",
     "activation_types",
-    "ACTIVATION_TYPES",
+    "ACTIVATION_TYPES",  # noqa: F822 (computed by the module __getattr__)
     "ActivationFactory",
     "activation_factory",
     "apply_activation",

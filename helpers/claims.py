@@ -4,7 +4,8 @@ Pages read their claims from here too, by key (:func:`claim`, :func:`findings_bo
 shows the report's row and never decides a verdict itself.
 
 An app-level tool: :data:`helpers.methods.CLAIM_SOURCES` lists each method's claims function
-(GELU primer, λ-GELU, S-ReLU, Flex-Act, then the book's own chapters beyond the papers); the :class:`~helpers.core.report.Claim`
+(GELU primer, λ-GELU, S-ReLU, Flex-Act, then the book's own chapters beyond the papers); the
+:class:`~helpers.core.report.Claim`
 type, the verdict vocabulary and the table rendering live in :mod:`helpers.core.report`.
 """
 
@@ -42,8 +43,15 @@ def claim(key: str) -> Claim:
     return find_claim_by_key(report_claims(), key)
 
 
-def findings_box(page: str, keys: Sequence[str] | None = None, *, name: str = "findings", extra: str = "",
-                 when_empty: str | None = None, **options) -> None:
+def findings_box(
+    page: str,
+    keys: Sequence[str] | None = None,
+    *,
+    name: str = "findings",
+    extra: str = "",
+    when_empty: str | None = None,
+    **options,
+) -> None:
     """Glue the body of ``page``'s "What this page finds" box as ``name``: the page's
     claims in the report (``page``: ``notebooks/20_x`` or ``20_x``), the ones listed in ``keys`` in
     that order (or one per verdict without ``keys``); ``options`` go to

@@ -28,8 +28,21 @@ from helpers.core.results_cache import (
 )
 
 __all__ = [
-    "CODE_VERSION", "MissingResult", "RunFailed", "compute_time", "config_dict", "config_hash",
-    "default_workers", "field_defaults", "hash_payload", "load_result", "register_runner",
-    "registered_config_classes", "result_path", "run_many", "run_or_load", "store_result",
+    "CODE_VERSION",
+    "MissingResult",
+    "RunFailed",
+    "compute_time",
+    "config_dict",
+    "config_hash",
+    "default_workers",
+    "field_defaults",
+    "hash_payload",
+    "load_result",
+    "register_runner",
+    "registered_config_classes",
+    "result_path",
+    "run_many",
+    "run_or_load",
+    "store_result",
     "write_json_atomic",
 ]

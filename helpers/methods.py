@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from helpers.core import registry, runs
-from helpers.core.registry import ActivationFactory
-from helpers.core.results_cache import note_plugin_module
-from helpers.core.runs import RunExtension
-
 # Each method's modules, imported by name. A config class's runner registers when its module is
 # imported (``register_runner``), so the modules that define one are imported here too.
 from helpers.churn import claims as churn_claims
 from helpers.churn import predictions as churn_predictions
+from helpers.core import registry, runs
+from helpers.core.registry import ActivationFactory
+from helpers.core.results_cache import note_plugin_module
+from helpers.core.runs import RunExtension
 from helpers.flexact import activation as flexact_activation
 from helpers.flexact import audit as flexact_audit
 from helpers.flexact import claims as flexact_claims
@@ -74,29 +73,54 @@ class Method:
 #: The source documents' methods, in report order.
 METHODS: tuple[Method, ...] = (
     Method("gelu_primer", "A GELU tutorial post", gelu_primer_claims.claims, audit=gelu_primer_audit.claims),
-    Method("lambda_gelu", "λ-GELU", lambda_gelu_claims.claims,
-           activations={"lambda_gelu": lambda_gelu_activation.LambdaGELU},
-           # the λ record first: its hook runs before the annealing hooks, as the committed runs did
-           run_extensions=(lambda_gelu_training.LAMBDA_RECORD, lambda_gelu_training.RUN_EXTENSION,
-                           lambda_gelu_training.RELU_SUBSTITUTION),
-           experiments=lambda_gelu_protocol.EXPERIMENTS, audit=lambda_gelu_audit.claims),
-    Method("srelu", "S-ReLU", srelu_claims.claims,
-           activations={"srelu": srelu_activation.SReLU, "srelu_paper": srelu_activation.SReLUPaperReference,
-                        "smelu": srelu_smelu.SmeLU},
-           run_extensions=(srelu_training.RUN_EXTENSION,),
-           experiments=srelu_protocol.EXPERIMENTS, audit=srelu_audit.claims),
-    Method("flexact", "Flex-Act", flexact_claims.claims,
-           activations={"flexact": flexact_activation.FlexAct},
-           run_extensions=(flexact_hook.RUN_EXTENSION,),
-           experiments=flexact_protocol.EXPERIMENTS, audit=flexact_audit.claims),
+    Method(
+        "lambda_gelu",
+        "λ-GELU",
+        lambda_gelu_claims.claims,
+        activations={"lambda_gelu": lambda_gelu_activation.LambdaGELU},
+        # the λ record first: its hook runs before the annealing hooks, as the committed runs did
+        run_extensions=(
+            lambda_gelu_training.LAMBDA_RECORD,
+            lambda_gelu_training.RUN_EXTENSION,
+            lambda_gelu_training.RELU_SUBSTITUTION,
+        ),
+        experiments=lambda_gelu_protocol.EXPERIMENTS,
+        audit=lambda_gelu_audit.claims,
+    ),
+    Method(
+        "srelu",
+        "S-ReLU",
+        srelu_claims.claims,
+        activations={
+            "srelu": srelu_activation.SReLU,
+            "srelu_paper": srelu_activation.SReLUPaperReference,
+            "smelu": srelu_smelu.SmeLU,
+        },
+        run_extensions=(srelu_training.RUN_EXTENSION,),
+        experiments=srelu_protocol.EXPERIMENTS,
+        audit=srelu_audit.claims,
+    ),
+    Method(
+        "flexact",
+        "Flex-Act",
+        flexact_claims.claims,
+        activations={"flexact": flexact_activation.FlexAct},
+        run_extensions=(flexact_hook.RUN_EXTENSION,),
+        experiments=flexact_protocol.EXPERIMENTS,
+        audit=flexact_audit.claims,
+    ),
 )
 
 #: The book's own chapters beyond the papers: they use several methods, so they live at the app
 #: level (not under the method rule of the architecture test), and their claims follow the papers'.
 BEYOND_THE_PAPERS: tuple[Method, ...] = (
     Method("relu_ization", "ReLU-ization (beyond the papers)", relu_ization_claims.claims),
-    Method("churn", "Prediction churn (beyond the papers)", churn_claims.report_claims,
-           run_extensions=(churn_predictions.RUN_EXTENSION,)),
+    Method(
+        "churn",
+        "Prediction churn (beyond the papers)",
+        churn_claims.report_claims,
+        run_extensions=(churn_predictions.RUN_EXTENSION,),
+    ),
 )
 
 #: Whose claims the report lists, in report order.

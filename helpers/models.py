@@ -5,6 +5,7 @@ Re-exported from :mod:`helpers.core.models`, where they live.
 
 import helpers.methods  # noqa: F401  registers the methods' activations by name
 from helpers.core.models import (
+    GPT,
     MLP,
     ActFactory,
     BasicBlock,
@@ -12,7 +13,6 @@ from helpers.core.models import (
     ConvNeXt,
     ConvNeXtBlock,
     FeedForward,
-    GPT,
     LayerNorm2d,
     ResNet,
     ResNet18,
@@ -25,7 +25,21 @@ from helpers.core.models import (
 )
 
 __all__ = [
-    "ActFactory", "MLP", "BasicBlock", "ResNet", "ResNet18", "ResNet34", "FeedForward", "SelfAttention",
-    "Block", "ViT", "GPT", "LayerNorm2d", "ConvNeXtBlock", "ConvNeXt", "build_model", "activation_sites",
+    "ActFactory",
+    "MLP",
+    "BasicBlock",
+    "ResNet",
+    "ResNet18",
+    "ResNet34",
+    "FeedForward",
+    "SelfAttention",
+    "Block",
+    "ViT",
+    "GPT",
+    "LayerNorm2d",
+    "ConvNeXtBlock",
+    "ConvNeXt",
+    "build_model",
+    "activation_sites",
     "replace_activations",
 ]

@@ -37,9 +37,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
 from helpers.core.data import SPECS, _canonical, available
-from helpers.core.data.sources import DataError, locate, offline, verification_enabled
 from helpers.core.data.imagenet import verify_imagenet
+from helpers.core.data.sources import DataError, locate, offline, verification_enabled
 
 #: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
 #: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see
@@ -169,22 +170,26 @@ def message(items: Sequence[Missing], *, offline_reason: str) -> str:
         f"{'are' if len(items) != 1 else 'is'} missing, so nothing was run:",
     ]
     for m in items:
-        lines += [f"  * {m.key} ({m.title}), used by {m.used_by}",
-                  f"      files looked for under REPRO_DATA_DIR: {m.expected}"]
+        lines += [
+            f"  * {m.key} ({m.title}), used by {m.used_by}",
+            f"      files looked for under REPRO_DATA_DIR: {m.expected}",
+        ]
     lines += [
         f"Looked in REPRO_DATA_DIR={data_dir}, {APT_DIR}, the download cache; {offline_reason}.",
         "How to supply them:",
         "  * point REPRO_DATA_DIR at a folder laid out as the project's offline mirror (shared/data,"
         " see its README.md):",
-        "    adult/adult.csv.gz, cifar10/cifar10-jpeg.tar.gz, fashion-mnist/*-ubyte.gz,"
-        " tinyshakespeare/input.txt;",
+        "    adult/adult.csv.gz, cifar10/cifar10-jpeg.tar.gz, fashion-mnist/*-ubyte.gz, tinyshakespeare/input.txt;",
         "    repro.sh uses ../shared/data beside the checkout automatically when it exists",
     ]
     if any(m.key == "fashion_mnist" for m in items):
-        lines.append(f"  * Fashion-MNIST also comes from Debian: sudo apt-get install {APT_PACKAGE}"
-                     f" (puts it in {APT_DIR})")
-    lines.append("  * or, on a machine that reaches the official hosts, unset REPRO_OFFLINE: the"
-                 " loaders download and verify each dataset on first use")
+        lines.append(
+            f"  * Fashion-MNIST also comes from Debian: sudo apt-get install {APT_PACKAGE} (puts it in {APT_DIR})"
+        )
+    lines.append(
+        "  * or, on a machine that reaches the official hosts, unset REPRO_OFFLINE: the"
+        " loaders download and verify each dataset on first use"
+    )
     return "\n".join(lines)
 
 
@@ -200,8 +205,9 @@ def _apt_install() -> bool:
     return done.returncode == 0
 
 
-def check(names: Sequence[str] | None = None, *, install: bool = False,
-          timeout: float = PROBE_TIMEOUT_S, profile: str = "cpu") -> int:
+def check(
+    names: Sequence[str] | None = None, *, install: bool = False, timeout: float = PROBE_TIMEOUT_S, profile: str = "cpu"
+) -> int:
     """Print one message for every missing dataset and return the exit status (0 = go on).
 
     ``profile="paper"`` checks :data:`PAPER_NEEDED` by default, and a missing dataset stops the
@@ -216,12 +222,17 @@ def check(names: Sequence[str] | None = None, *, install: bool = False,
         return 1
     broken = damaged(names)
     if broken:
-        print(f"preflight: {len(broken)} dataset file{'s' if len(broken) != 1 else ''} present but not "
-              "intact, so nothing was run:\n  * " + "\n  * ".join(broken), file=sys.stderr)
+        print(
+            f"preflight: {len(broken)} dataset file{'s' if len(broken) != 1 else ''} present but not "
+            "intact, so nothing was run:\n  * " + "\n  * ".join(broken),
+            file=sys.stderr,
+        )
         return 1
     if not verification_enabled():
-        print("preflight: REPRO_VERIFY_DATA=0: dataset files were looked for, not checked against "
-              "their checksums", file=sys.stderr)
+        print(
+            "preflight: REPRO_VERIFY_DATA=0: dataset files were looked for, not checked against their checksums",
+            file=sys.stderr,
+        )
     if absent and _can_apt_install(absent):
         ask = not install and sys.stdin is not None and sys.stdin.isatty()
         if ask:
@@ -235,16 +246,25 @@ def check(names: Sequence[str] | None = None, *, install: bool = False,
     if not absent:
         return 0
     if profile == "paper":
-        print(message(absent, offline_reason="at the paper profile nothing is downloaded on first use, "
-                      "so put each dataset in place first (ImageNet-1K cannot be downloaded at all: "
-                      "its layout is in helpers/core/data/imagenet.py)"), file=sys.stderr)
+        print(
+            message(
+                absent,
+                offline_reason="at the paper profile nothing is downloaded on first use, "
+                "so put each dataset in place first (ImageNet-1K cannot be downloaded at all: "
+                "its layout is in helpers/core/data/imagenet.py)",
+            ),
+            file=sys.stderr,
+        )
         return 1
     can_download = downloadable(absent, timeout)
 
     later = [m.key for m in absent if can_download[m.key]]
     if later:
-        print(f"preflight: {', '.join(later)} not on disk; the loaders will download "
-              f"{'them' if len(later) > 1 else 'it'} on first use", file=sys.stderr)
+        print(
+            f"preflight: {', '.join(later)} not on disk; the loaders will download "
+            f"{'them' if len(later) > 1 else 'it'} on first use",
+            file=sys.stderr,
+        )
     absent = [m for m in absent if not can_download[m.key]]
     if not absent:
         return 0
@@ -261,13 +281,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m helpers.preflight",
         description="Check that the datasets the notebooks and tests need are present and intact "
-                    "(every file against its known checksum).",
+        "(every file against its known checksum).",
     )
     parser.add_argument("datasets", nargs="*", help=f"dataset names (default: {', '.join(NEEDED)})")
-    parser.add_argument("--install", action="store_true",
-                        help=f"as root, apt-get install {APT_PACKAGE} when Fashion-MNIST is all that is missing")
-    parser.add_argument("--profile", default="cpu", choices=("smoke", "cpu", "paper"),
-                        help="the profile whose datasets to check (paper: its own data too, and no downloads)")
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help=f"as root, apt-get install {APT_PACKAGE} when Fashion-MNIST is all that is missing",
+    )
+    parser.add_argument(
+        "--profile",
+        default="cpu",
+        choices=("smoke", "cpu", "paper"),
+        help="the profile whose datasets to check (paper: its own data too, and no downloads)",
+    )
     args = parser.parse_args(argv)
     for name in args.datasets:
         try:

@@ -30,8 +30,9 @@ from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
 from helpers.protocols import all_experiments, parse_shard, positive_int_arg
 
 
-def select_configs(experiment: str, profile: str, hashes: Sequence[str] = (), only: str | None = None,
-                   shard: tuple[int, int] = (0, 1)) -> list[TrainConfig]:
+def select_configs(
+    experiment: str, profile: str, hashes: Sequence[str] = (), only: str | None = None, shard: tuple[int, int] = (0, 1)
+) -> list[TrainConfig]:
     """The configs of ``experiment`` at ``profile`` this command trains; a ``ValueError`` names
     a hash or activation that matches none."""
     experiments = all_experiments()
@@ -42,9 +43,11 @@ def select_configs(experiment: str, profile: str, hashes: Sequence[str] = (), on
         by_hash = {config_hash(c): c for c in configs}
         unknown = [h for h in hashes if h not in by_hash]
         if unknown:
-            raise ValueError(f"--config-hash {', '.join(unknown)}: no {experiment} config at profile {profile!r} "
-                             f"has that hash; `python -m helpers.train_distributed {experiment} --profile "
-                             f"{profile} --list` lists them")
+            raise ValueError(
+                f"--config-hash {', '.join(unknown)}: no {experiment} config at profile {profile!r} "
+                f"has that hash; `python -m helpers.train_distributed {experiment} --profile "
+                f"{profile} --list` lists them"
+            )
         configs = [by_hash[h] for h in hashes]
     if only:
         wanted = {a.strip() for a in only.split(",") if a.strip()}
@@ -91,19 +94,33 @@ def train_one(cfg: TrainConfig) -> dict | None:
 
 def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.train_distributed", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", nargs="?", default=None,
-                        help="a protocol (python -m helpers.protocols --help lists them)")
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.train_distributed",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "experiment", nargs="?", default=None, help="a protocol (python -m helpers.protocols --help lists them)"
+    )
     parser.add_argument("--config-json", default=None, help="train the one TrainConfig this JSON file holds")
-    parser.add_argument("--profile", default=None, choices=PROFILES,
-                        help="run profile (default: REPRO_PROFILE, else cpu)")
-    parser.add_argument("--config-hash", action="append", default=[], dest="hashes",
-                        help="train only the config with this hash (repeatable)")
+    parser.add_argument(
+        "--profile", default=None, choices=PROFILES, help="run profile (default: REPRO_PROFILE, else cpu)"
+    )
+    parser.add_argument(
+        "--config-hash",
+        action="append",
+        default=[],
+        dest="hashes",
+        help="train only the config with this hash (repeatable)",
+    )
     parser.add_argument("--only", default=None, help="comma-separated activations to train")
     parser.add_argument("--shard", default=(0, 1), type=_shard, help="i/n: every n-th config from i")
-    parser.add_argument("--threads", type=positive_int_arg("--threads"), default=None,
-                        help=f"intra-op threads per process (sets {TRAIN_THREADS_ENV}; default 1)")
+    parser.add_argument(
+        "--threads",
+        type=positive_int_arg("--threads"),
+        default=None,
+        help=f"intra-op threads per process (sets {TRAIN_THREADS_ENV}; default 1)",
+    )
     parser.add_argument("--list", action="store_true", help="list the selected configs with their hashes and stop")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -112,14 +129,19 @@ def main(argv: list[str] | None = None) -> None:
     if (args.experiment is None) == (args.config_json is None):
         parser.error("give an experiment or --config-json FILE (one of them)")
     try:
-        configs = ([config_from_json(args.config_json)] if args.config_json is not None else
-                   select_configs(args.experiment, profile, args.hashes, args.only, args.shard))
+        configs = (
+            [config_from_json(args.config_json)]
+            if args.config_json is not None
+            else select_configs(args.experiment, profile, args.hashes, args.only, args.shard)
+        )
     except ValueError as err:
         parser.error(str(err))
     if args.list:
         for cfg in configs:
-            print(f"{config_hash(cfg)}  {cfg.model} {cfg.dataset} {cfg.activation} seed={cfg.seed} "
-                  f"batch={cfg.batch_size} epochs={cfg.epochs}")
+            print(
+                f"{config_hash(cfg)}  {cfg.model} {cfg.dataset} {cfg.activation} seed={cfg.seed} "
+                f"batch={cfg.batch_size} epochs={cfg.epochs}"
+            )
         return
     for cfg in configs:  # before any process group exists, so every rank stops with the message
         distributed.check_global_batch(cfg.batch_size, distributed.world_from_env().size)
@@ -129,9 +151,12 @@ def main(argv: list[str] | None = None) -> None:
         for i, cfg in enumerate(configs, 1):
             result = train_one(cfg)
             if result is not None:
-                print(f"[{i}/{len(configs)}] {config_hash(cfg)} {cfg.experiment} {cfg.activation} seed={cfg.seed}: "
-                      f"best {result['best_val_metric']:.4f} @ epoch {result['best_epoch']} "
-                      f"({world.size} process{'es' if world.size > 1 else ''}, {device})", flush=True)
+                print(
+                    f"[{i}/{len(configs)}] {config_hash(cfg)} {cfg.experiment} {cfg.activation} seed={cfg.seed}: "
+                    f"best {result['best_val_metric']:.4f} @ epoch {result['best_epoch']} "
+                    f"({world.size} process{'es' if world.size > 1 else ''}, {device})",
+                    flush=True,
+                )
     finally:
         distributed.shutdown()
 

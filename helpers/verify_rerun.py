@@ -104,9 +104,11 @@ def choose_comparison(committed: dict, rerun: dict) -> RerunComparison:
     steps = fresh.get("optimizer_steps")
     if not steps:
         raise ValueError("the rerun recorded no optimizer_steps; cannot size the float tolerance")
-    return RerunComparison("tolerance", float_tolerance(steps),
-                      f"provenance differs: {'; '.join(mismatch)}; rerun on {prov.describe(fresh)}; "
-                      f"{steps} optimiser steps")
+    return RerunComparison(
+        "tolerance",
+        float_tolerance(steps),
+        f"provenance differs: {'; '.join(mismatch)}; rerun on {prov.describe(fresh)}; {steps} optimiser steps",
+    )
 
 
 def differences(committed: Any, fresh: Any, path: str = "", comparison: RerunComparison = EXACT) -> list[str]:
@@ -126,16 +128,19 @@ def differences(committed: Any, fresh: Any, path: str = "", comparison: RerunCom
     if isinstance(committed, list) and isinstance(fresh, list):
         if len(committed) != len(fresh):
             return [f"{path}: length {len(committed)} != {len(fresh)}"]
-        return [d for i, (a, b) in enumerate(zip(committed, fresh))
-                for d in differences(a, b, f"{path}[{i}]", comparison)]
+        return [
+            d for i, (a, b) in enumerate(zip(committed, fresh)) for d in differences(a, b, f"{path}[{i}]", comparison)
+        ]
     if isinstance(committed, float) or isinstance(fresh, float):
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (committed, fresh))
         if numbers and comparison.floats_equal(float(committed), float(fresh)):
             return []
         if numbers and comparison.mode == "tolerance":
             rel = abs(committed - fresh) / max(abs(committed), abs(fresh))
-            return [f"{path}: committed {committed!r} != rerun {fresh!r} "
-                    f"(relative difference {rel:.2e} > tolerance {comparison.rel_tol:.2e})"]
+            return [
+                f"{path}: committed {committed!r} != rerun {fresh!r} "
+                f"(relative difference {rel:.2e} > tolerance {comparison.rel_tol:.2e})"
+            ]
         return [f"{path}: committed {committed!r} != rerun {fresh!r}"]
     return [] if committed == fresh else [f"{path}: committed {committed!r} != rerun {fresh!r}"]
 
@@ -143,12 +148,23 @@ def differences(committed: Any, fresh: Any, path: str = "", comparison: RerunCom
 def largest_relative_difference(committed: Any, fresh: Any) -> float:
     """The largest relative difference between corresponding floats (0 when identical)."""
     if isinstance(committed, dict) and isinstance(fresh, dict):
-        return max((largest_relative_difference(committed[k], fresh[k])
-                    for k in committed.keys() & fresh.keys() if k not in IGNORED_KEYS), default=0.0)
+        return max(
+            (
+                largest_relative_difference(committed[k], fresh[k])
+                for k in committed.keys() & fresh.keys()
+                if k not in IGNORED_KEYS
+            ),
+            default=0.0,
+        )
     if isinstance(committed, list) and isinstance(fresh, list):
         return max((largest_relative_difference(a, b) for a, b in zip(committed, fresh)), default=0.0)
-    if (isinstance(committed, float) and isinstance(fresh, float) and math.isfinite(committed)
-            and math.isfinite(fresh) and committed != fresh):
+    if (
+        isinstance(committed, float)
+        and isinstance(fresh, float)
+        and math.isfinite(committed)
+        and math.isfinite(fresh)
+        and committed != fresh
+    ):
         return abs(committed - fresh) / max(abs(committed), abs(fresh))
     return 0.0
 
@@ -192,8 +208,9 @@ def _retrain(cfg: Any) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """The CLI: parse ``argv`` (``--help``; no other flags, so an unknown one is an error before
     anything trains), then retrain and compare every cheap check config."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.verify_rerun", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.verify_rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.parse_args(argv)
     configs = cheap_check_configs()
     failures = 0
@@ -207,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
         fresh = _retrain(cfg)
         comparison, diffs = verify(committed, fresh, type(cfg))
         label = f"{cfg.experiment}/{committed['config_hash']}"
-        how = ("exact comparison" if comparison.mode == "exact"
-               else f"tolerance comparison (floats within relative {comparison.rel_tol:.2e})")
+        how = (
+            "exact comparison"
+            if comparison.mode == "exact"
+            else f"tolerance comparison (floats within relative {comparison.rel_tol:.2e})"
+        )
         print(f"{label}: {how}, because {comparison.reason}")
         if diffs:
             failures += 1
@@ -216,9 +236,11 @@ def main(argv: list[str] | None = None) -> int:
         elif comparison.mode == "exact":
             print(f"  identical (retrained from scratch, {len(committed.get('history', []))} epochs)")
         else:
-            print(f"  agrees within tolerance (retrained from scratch, {len(committed.get('history', []))} "
-                  f"epochs; largest relative difference "
-                  f"{largest_relative_difference(committed, fresh):.2e})")
+            print(
+                f"  agrees within tolerance (retrained from scratch, {len(committed.get('history', []))} "
+                f"epochs; largest relative difference "
+                f"{largest_relative_difference(committed, fresh):.2e})"
+            )
     print(f"{len(configs) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

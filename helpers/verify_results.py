@@ -19,17 +19,16 @@ import argparse
 import json
 from pathlib import Path
 
-from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
-from helpers.core.result_files import CorruptResult, read_verified
-from helpers.core.runtime import results_root
-
 # Importing the runner modules registers their runners (and so their config classes): TrainConfig,
 # FlexActSyntheticConfig, DPOConfig, ReluizationConfig. A result of a class not registered here fails as "unknown
 # config_class", so a new runner is noticed.
 from helpers.core import runs as _train_runner  # noqa: F401
+from helpers.core.result_files import CorruptResult, read_verified
+from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
+from helpers.core.runtime import results_root
 from helpers.flexact import synthetic as _flexact_synthetic_runner  # noqa: F401
-from helpers.srelu import dpo_experiment as _dpo_runner  # noqa: F401
 from helpers.relu_ization import experiment as _reluization_runner  # noqa: F401
+from helpers.srelu import dpo_experiment as _dpo_runner  # noqa: F401
 
 
 def _config_classes() -> dict[str, type]:
@@ -55,17 +54,23 @@ def verify_file(path: Path, classes: dict[str, type]) -> None:
 
 
 #: Printed with every verification: what passing means and what it does not.
-GUARANTEE = ("The checksum detects accidental damage (truncation, bad merges, hand edits without "
-             "restamping); it is not a signature. Deliberate edits are visible in the git history: "
-             "git log -p results/")
+GUARANTEE = (
+    "The checksum detects accidental damage (truncation, bad merges, hand edits without "
+    "restamping); it is not a signature. Deliberate edits are visible in the git history: "
+    "git log -p results/"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI; returns the exit status (0: every file passed; 1: a file failed, or none was found)."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.verify_results", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", nargs="?", type=Path, default=None,
-                        help="folder of result files (default: the committed results/)")
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.verify_results",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "folder", nargs="?", type=Path, default=None, help="folder of result files (default: the committed results/)"
+    )
     args = parser.parse_args(argv)
     folder = args.folder if args.folder is not None else results_root("cpu")
     if not folder.is_dir():
@@ -73,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     classes = _config_classes()
     files = result_files(folder)
     if not files:
-        print(f"FAILED no result files (*.json, other than *.failed.json) under {folder}: nothing was "
-              "verified. Point it at a results folder, e.g. python -m helpers.verify_results results")
+        print(
+            f"FAILED no result files (*.json, other than *.failed.json) under {folder}: nothing was "
+            "verified. Point it at a results folder, e.g. python -m helpers.verify_results results"
+        )
         return 1
     failed = 0
     for path in files:
@@ -83,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         except CorruptResult as err:
             failed += 1
             print(f"FAILED {err}")
-    print(f"verified {len(files)} result files under {folder}: every file's checksum, status, "
-          "numbers and config hash checked")
+    print(
+        f"verified {len(files)} result files under {folder}: every file's checksum, status, "
+        "numbers and config hash checked"
+    )
     print(f"{len(files) - failed} passed, {failed} failed")
     print(GUARANTEE)
     return 1 if failed else 0

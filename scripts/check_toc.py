@@ -52,7 +52,7 @@ def source_of(docname: str, root: Path = ROOT) -> Path | None:
 
 
 def _uncomment(text: str) -> str:
-    return "\n".join("  " + line[len(MARK):] if line.startswith(MARK) else line for line in text.splitlines())
+    return "\n".join("  " + line[len(MARK) :] if line.startswith(MARK) else line for line in text.splitlines())
 
 
 def _parse(data: dict, header: tuple[str, ...]) -> Toc:
@@ -104,7 +104,7 @@ def render(toc: Toc, root: Path = ROOT) -> str:
     """_toc.yml text for ``toc`` with entries whose file is missing commented with ``#~``."""
 
     def line(indent: str, text: str, commented: bool) -> str:
-        return f"{MARK}{indent[len(MARK):]}{text}" if commented else f"{indent}{text}"
+        return f"{MARK}{indent[len(MARK) :]}{text}" if commented else f"{indent}{text}"
 
     out = list(toc.header) + ["format: jb-book", f"root: {toc.root}", "parts:"]
     for part in toc.parts:

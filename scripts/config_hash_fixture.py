@@ -17,7 +17,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from helpers.core.results_cache import config_hash
 from helpers.core.runtime import repo_root
@@ -30,8 +29,8 @@ def _protocol_sources() -> dict[str, Callable[[str], Iterable]]:
     from helpers.flexact.readings import readings_configs
     from helpers.flexact.synthetic import sensitivity_configs, synthetic_configs
     from helpers.protocols import all_experiments
-    from helpers.relu_ization.protocol import RELU_PAIRS
     from helpers.relu_ization.experiment import reluization_configs
+    from helpers.relu_ization.protocol import RELU_PAIRS
     from helpers.srelu.dpo_experiment import dpo_configs
 
     sources: dict[str, Callable[[str], Iterable]] = dict(all_experiments())
@@ -70,8 +69,10 @@ def diff(expected: dict, actual: dict) -> list[str]:
     for name in sorted(set(expected["protocols"]) | set(actual["protocols"])):
         old, new = set(expected["protocols"].get(name, [])), set(actual["protocols"].get(name, []))
         if old != new:
-            lines.append(f"{name}: {len(old - new)} keys gone ({', '.join(sorted(old - new)[:5])}...), "
-                         f"{len(new - old)} new ({', '.join(sorted(new - old)[:5])}...)")
+            lines.append(
+                f"{name}: {len(old - new)} keys gone ({', '.join(sorted(old - new)[:5])}...), "
+                f"{len(new - old)} new ({', '.join(sorted(new - old)[:5])}...)"
+            )
     return lines
 
 

@@ -13,16 +13,17 @@ import argparse
 import json
 from pathlib import Path
 
-from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
 from helpers.core.result_files import find_problems, with_checksum
 from helpers.core.runtime import results_root
+from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
 from helpers.verify_results import _config_classes, result_files
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folder", nargs="?", type=Path, default=None,
-                        help="folder of result files (default: the committed results/)")
+    parser.add_argument(
+        "folder", nargs="?", type=Path, default=None, help="folder of result files (default: the committed results/)"
+    )
     args = parser.parse_args(argv)
     folder = args.folder if args.folder is not None else results_root("cpu")
     if not folder.is_dir():

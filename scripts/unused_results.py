@@ -29,6 +29,7 @@ from helpers.relu_ization.protocol import cpu_pairs
 from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.verify_results import result_files
 
+
 def used_paths() -> set[Path]:
     """Result paths of every cpu-profile config the book or the retrain asks for."""
     configs = [c for make in all_experiments().values() for c in make("cpu")]

@@ -24,8 +24,19 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "helpers"
 
 METHODS = method_packages()
-APP = ("helpers.methods", "helpers.activations", "helpers.models", "helpers.experiments", "helpers.claims", "helpers.verify_results",
-       "helpers.verify_rerun", "helpers.preflight", "helpers.protocols", "helpers.relu_ization", "helpers.churn")
+APP = (
+    "helpers.methods",
+    "helpers.activations",
+    "helpers.models",
+    "helpers.experiments",
+    "helpers.claims",
+    "helpers.verify_results",
+    "helpers.verify_rerun",
+    "helpers.preflight",
+    "helpers.protocols",
+    "helpers.relu_ization",
+    "helpers.churn",
+)
 
 #: Imports between method packages, each with its reason.
 METHOD_TO_METHOD: dict[tuple[str, str], str] = {}
@@ -44,8 +55,7 @@ def _module_name(path: Path) -> tuple[str, bool]:
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
-    return {name: (path, pkg) for path in sorted(PACKAGE.rglob("*.py"))
-            for name, pkg in [_module_name(path)]}
+    return {name: (path, pkg) for path in sorted(PACKAGE.rglob("*.py")) for name, pkg in [_module_name(path)]}
 
 
 MODULES = _modules()
@@ -103,8 +113,13 @@ def test_the_scan_sees_the_layout():
 
 
 def test_core_imports_no_method_and_no_tool():
-    bad = [f"{m} imports {t}" for m in MODULES if m.startswith("helpers.core")
-           for t in GRAPH[m] if _inside(t, METHODS + APP)]
+    bad = [
+        f"{m} imports {t}"
+        for m in MODULES
+        if m.startswith("helpers.core")
+        for t in GRAPH[m]
+        if _inside(t, METHODS + APP)
+    ]
     assert not bad, "the core must know nothing about the papers or the tools:\n" + "\n".join(bad)
 
 
@@ -199,6 +214,10 @@ def test_long_module_exceptions_are_still_needed():
 
 
 def test_no_function_level_imports_of_helpers():
-    lazy = [f"{MODULES[m][0].relative_to(ROOT)}:{line} imports {t}" for m in MODULES
-            for t, line, inside in _imports(m) if inside]
+    lazy = [
+        f"{MODULES[m][0].relative_to(ROOT)}:{line} imports {t}"
+        for m in MODULES
+        for t, line, inside in _imports(m)
+        if inside
+    ]
     assert not lazy, "import helpers modules at the top of the module:\n" + "\n".join(lazy)

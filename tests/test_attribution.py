@@ -22,8 +22,12 @@ from helpers.lambda_gelu import paper as lgelu_paper
 from helpers.srelu import paper as srelu_paper
 
 #: Each paper module and the file of its source text under ``../shared/papers``.
-MODULES = {"gelu-blog.txt": gelu_paper, "lambda-gelu.txt": lgelu_paper, "s-relu.txt": srelu_paper,
-           "flex-act.txt": flexact_paper}
+MODULES = {
+    "gelu-blog.txt": gelu_paper,
+    "lambda-gelu.txt": lgelu_paper,
+    "s-relu.txt": srelu_paper,
+    "flex-act.txt": flexact_paper,
+}
 QUOTES = [(source, key, quote) for source, module in MODULES.items() for key, quote in module.QUOTES.items()]
 PAPERS = repo_root().parent / "shared" / "papers"
 
@@ -41,7 +45,8 @@ def test_every_excerpt_occurs_in_its_source_text(source: str, key: str, quote: Q
     if not path.is_file():
         pytest.skip(f"the source texts are not at {PAPERS}; the excerpts are checked where they are (CI)")
     assert normalise(quote.text) in normalise(path.read_text(encoding="utf-8")), (
-        f"{source} {key} ({quote.where}): {quote.text!r} is not in the source text")
+        f"{source} {key} ({quote.where}): {quote.text!r} is not in the source text"
+    )
 
 
 def test_number_check_catches_a_number_that_is_not_in_the_excerpt() -> None:
@@ -52,20 +57,35 @@ def test_number_check_catches_a_number_that_is_not_in_the_excerpt() -> None:
 
 def test_normalise_reads_the_extraction_as_the_excerpt() -> None:
     assert normalise("a novel second-order continuously\ndifferentiable (C²)") == normalise(
-        "a novel secondorder continuously differentiable (C2)")
+        "a novel secondorder continuously differentiable (C2)"
+    )
     assert normalise("we use  $\\delta=0.001$  for all") == normalise("we use δ=0.001 for all")
     assert normalise("four decimal places") not in normalise("to five decimal places")
 
 
 def _claim(paper_value) -> Claim:
-    return Claim(claim="c", source="s, here", paper_value=paper_value, our_value="1", profile="theory", scale="",
-                 verdict="confirmed", notebook="notebooks/x", key="attribution-claim-1")
+    return Claim(
+        claim="c",
+        source="s, here",
+        paper_value=paper_value,
+        our_value="1",
+        profile="theory",
+        scale="",
+        verdict="confirmed",
+        notebook="notebooks/x",
+        key="attribution-claim-1",
+    )
 
 
 def test_a_claim_records_whether_its_source_value_is_printed_quoted_or_derived() -> None:
     printed, quoted = _claim("0.13"), _claim(Quoted("Gradient ≈ 0.13", "first figure"))
-    derived = _claim(Derived("|error| < 5e-5", "our reading of 'four decimal places'",
-                             (Quoted("matches to four decimal places", "section X"),)))
+    derived = _claim(
+        Derived(
+            "|error| < 5e-5",
+            "our reading of 'four decimal places'",
+            (Quoted("matches to four decimal places", "section X"),),
+        )
+    )
     assert (printed.paper_kind, printed.paper_value) == ("printed", "0.13")
     assert (quoted.paper_kind, quoted.paper_detail) == ("quoted", "first figure")
     assert quoted.paper_value == "“Gradient ≈ 0.13” (first figure)"
@@ -88,8 +108,11 @@ def test_the_values_the_sources_do_not_print_are_marked_derived(claims: list[Cla
     assert _find(claims, "to four decimal places").paper_kind == "derived"
     assert _find(claims, "MLP/CNN pairs learn larger mean hardness").paper_kind == "derived"
     table2 = [c for c in claims if c.claim.startswith("Table II,") and "annealing reduces" in c.claim]
-    assert table2 and all(c.paper_kind == "derived" and "Table II prints no drop" in c.paper_detail
-                          for c in table2 if "not in Table II" not in c.paper_value)
+    assert table2 and all(
+        c.paper_kind == "derived" and "Table II prints no drop" in c.paper_detail
+        for c in table2
+        if "not in Table II" not in c.paper_value
+    )
     margins = [c for c in claims if "S-ReLU beats every other activation" in c.claim]
     assert margins and all("our assumption" in c.paper_detail for c in margins)
 

@@ -13,14 +13,15 @@ from helpers.core.train import fit
 from helpers.models import build_model
 
 
-def _reference_crop_flip(x: torch.Tensor, top: torch.Tensor, left: torch.Tensor, flip: torch.Tensor,
-                         padding: int = 4) -> torch.Tensor:
+def _reference_crop_flip(
+    x: torch.Tensor, top: torch.Tensor, left: torch.Tensor, flip: torch.Tensor, padding: int = 4
+) -> torch.Tensor:
     """One image at a time, as torchvision's RandomCrop(padding) + RandomHorizontalFlip do it."""
     padded = nn.functional.pad(x, (padding,) * 4)
     h, w = x.shape[-2:]
     out = []
     for i in range(x.shape[0]):
-        img = padded[i, :, top[i]:top[i] + h, left[i]:left[i] + w]
+        img = padded[i, :, top[i] : top[i] + h, left[i] : left[i] + w]
         out.append(img.flip(-1) if flip[i] else img)
     return torch.stack(out)
 
@@ -83,8 +84,9 @@ def _train(augment: str) -> list[dict]:
     loader = torch.utils.data.DataLoader(data, batch_size=16, shuffle=False)
     model = build_model("mlp", input_shape=(3, 16, 16), num_classes=4, depth=2, width=32)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    out = fit(model, loader, loader, optimizer=opt, epochs=2, task="classification",
-              batch_transform=batch_transform(augment))
+    out = fit(
+        model, loader, loader, optimizer=opt, epochs=2, task="classification", batch_transform=batch_transform(augment)
+    )
     return out["history"]
 
 

@@ -12,7 +12,6 @@ import gzip
 import io
 import os
 import tarfile
-import warnings
 from collections.abc import Callable
 from contextlib import redirect_stderr
 from pathlib import Path
@@ -24,13 +23,13 @@ import torch.nn.functional as F
 from PIL import Image
 from torch import nn
 
-from helpers.core import kernels
-from helpers.lambda_gelu import kernels as lgelu_kernels
 from helpers.activations import FlexAct, LambdaGELU, SReLU, get_activation, lambda_gelu, srelu
-from helpers.models import ConvNeXt, GPT, MLP, ResNet, ViT, build_model, replace_activations
+from helpers.core import kernels
+from helpers.core.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads, under_ci
+from helpers.lambda_gelu import kernels as lgelu_kernels
+from helpers.models import GPT, MLP, ConvNeXt, ResNet, ViT, build_model, replace_activations
 from helpers.protocols import main as protocols_main
 from helpers.protocols import parse_shard
-from helpers.core.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads, under_ci
 
 
 class CliError(Exception):
@@ -80,10 +79,22 @@ CASES: list[Case] = [
     ("lgelu-lam-nan", lambda: lambda_gelu(x, float("nan")), ValueError, "finite lam >= 1", {}),
     ("lgelu-lam-inf", lambda: lambda_gelu(x, float("inf")), ValueError, "finite lam >= 1", {}),
     ("lgelu-lam-over-float32", lambda: lambda_gelu(x, 1e39), ValueError, "largest torch.float32", {}),
-    ("lgelu-lam-tensor-inf", lambda: lambda_gelu(torch.zeros(3), torch.tensor(float("inf"))), ValueError, "finite lam", {}),
+    (
+        "lgelu-lam-tensor-inf",
+        lambda: lambda_gelu(torch.zeros(3), torch.tensor(float("inf"))),
+        ValueError,
+        "finite lam",
+        {},
+    ),
     ("lgelu-lam-tensor-nan", lambda: lambda_gelu(x, torch.tensor(float("nan"))), ValueError, "got nan", {}),
     ("lgelu-lam-tensor-below-1", lambda: lambda_gelu(x, torch.full((7,), 0.9)), ValueError, "got 0.9", {}),
-    ("lgelu-lam-tensor-f64-overflows", lambda: lambda_gelu(x, torch.tensor(1e39, dtype=torch.float64)), ValueError, "finite lam", {}),
+    (
+        "lgelu-lam-tensor-f64-overflows",
+        lambda: lambda_gelu(x, torch.tensor(1e39, dtype=torch.float64)),
+        ValueError,
+        "finite lam",
+        {},
+    ),
     ("lgelu-lam-tensor-shape", lambda: lambda_gelu(x, torch.ones(3)), ValueError, "does not broadcast", {}),
     ("lgelu-lam-tensor-enlarges", lambda: lambda_gelu(x, torch.ones(2, 7) * 2), ValueError, "does not broadcast", {}),
     ("lgelu-lam-tensor-bool", lambda: lambda_gelu(x, torch.tensor(True)), TypeError, "real tensor", {}),
@@ -96,12 +107,30 @@ CASES: list[Case] = [
     ("LGELU-lam-init-1", lambda: LambdaGELU(lam_init=1.0), ValueError, "> 1", {}),
     ("LGELU-lam-init-huge", lambda: LambdaGELU(lam_init=1e39), ValueError, "overflows float32", {}),
     ("LGELU-both-inits", lambda: LambdaGELU(lam_init=2.0, s_init=0.0), ValueError, "not both", {}),
-    ("LGELU-fixed-below-1", lambda: LambdaGELU(fixed_lambda=0.5), ValueError, "fixed_lambda must be finite and >= 1", {}),
+    (
+        "LGELU-fixed-below-1",
+        lambda: LambdaGELU(fixed_lambda=0.5),
+        ValueError,
+        "fixed_lambda must be finite and >= 1",
+        {},
+    ),
     ("LGELU-fixed-inf", lambda: LambdaGELU(fixed_lambda=float("inf")), ValueError, "fixed_lambda", {}),
     ("LGELU-s-init-nan", lambda: LambdaGELU(s_init=float("nan")), ValueError, "s_init must be finite", {}),
     ("LGELU-channel-dim-bool", lambda: LambdaGELU(channel_dim=True), ValueError, "channel_dim must be an int", {}),
-    ("LGELU-channel-mismatch", lambda: LambdaGELU(granularity="channel", num_channels=3)(torch.ones(2, 4, 5)), ValueError, "num_channels=3", {}),
-    ("LGELU-neuron-mismatch", lambda: LambdaGELU(granularity="neuron", neuron_shape=5)(torch.ones(2, 4)), ValueError, "neuron_shape", {}),
+    (
+        "LGELU-channel-mismatch",
+        lambda: LambdaGELU(granularity="channel", num_channels=3)(torch.ones(2, 4, 5)),
+        ValueError,
+        "num_channels=3",
+        {},
+    ),
+    (
+        "LGELU-neuron-mismatch",
+        lambda: LambdaGELU(granularity="neuron", neuron_shape=5)(torch.ones(2, 4)),
+        ValueError,
+        "neuron_shape",
+        {},
+    ),
     ("LGELU-set-lambda-1", lambda: LambdaGELU().set_lambda(1.0), ValueError, "> 1", {}),
     # ---------------------------------------------------------------- srelu / SReLU
     ("srelu-x-list", lambda: srelu([0.0], 0.1), TypeError, "x must be a torch.Tensor", {}),
@@ -116,9 +145,21 @@ CASES: list[Case] = [
     ("srelu-delta-str", lambda: srelu(x, "0.1"), TypeError, "delta must be", {}),
     ("srelu-delta-int-tensor", lambda: srelu(x, torch.tensor(1)), TypeError, "floating dtype", {}),
     ("srelu-delta-tensor-zero", lambda: srelu(x, torch.tensor([0.0])), ValueError, "everywhere", {}),
-    ("srelu-delta-tensor-subnormal", lambda: srelu(x, torch.tensor(1e-40, dtype=torch.float64)), ValueError, "normal torch.float32 range", {}),
+    (
+        "srelu-delta-tensor-subnormal",
+        lambda: srelu(x, torch.tensor(1e-40, dtype=torch.float64)),
+        ValueError,
+        "normal torch.float32 range",
+        {},
+    ),
     ("srelu-delta-tensor-enlarges", lambda: srelu(x, torch.full((2, 7), 0.1)), ValueError, "enlarge", {}),
-    ("srelu-derivative-delta", lambda: __import__("helpers.srelu.activation", fromlist=["x"]).srelu_derivative(x, 1e-40), ValueError, "normal torch.float32 range", {}),
+    (
+        "srelu-derivative-delta",
+        lambda: __import__("helpers.srelu.activation", fromlist=["x"]).srelu_derivative(x, 1e-40),
+        ValueError,
+        "normal torch.float32 range",
+        {},
+    ),
     ("SReLU-tensor-delta", lambda: SReLU(torch.tensor(0.1)), TypeError, "Python number", {}),
     ("SReLU-delta-zero", lambda: SReLU(0.0), ValueError, "delta must be finite and > 0", {}),
     ("SReLU-delta-subnormal", lambda: SReLU(1e-40), ValueError, "normal torch.float32 range", {}),
@@ -140,14 +181,32 @@ CASES: list[Case] = [
     ("FlexAct-list-input", lambda: FlexAct()([1.0]), TypeError, "expects a tensor", {}),
     ("get-activation-int", lambda: get_activation(3), TypeError, "must be a string", {}),
     ("get-activation-unknown", lambda: get_activation("gelu2"), ValueError, "registered:", {}),
-    ("get-activation-kwargs", lambda: get_activation("relu", delta=0.1), TypeError, "bad arguments for activation 'relu'", {}),
-    ("get-activation-bad-value", lambda: get_activation("srelu", delta=-1), ValueError, "delta must be finite and > 0", {}),
+    (
+        "get-activation-kwargs",
+        lambda: get_activation("relu", delta=0.1),
+        TypeError,
+        "bad arguments for activation 'relu'",
+        {},
+    ),
+    (
+        "get-activation-bad-value",
+        lambda: get_activation("srelu", delta=-1),
+        ValueError,
+        "delta must be finite and > 0",
+        {},
+    ),
     # ---------------------------------------------------------------- models
     ("ResNet-zero-blocks", lambda: ResNet(blocks=(0, 0, 0, 0)), ValueError, "blocks[0] must be a positive int", {}),
     ("ResNet-short-blocks", lambda: ResNet(blocks=(2, 2, 2)), ValueError, "exactly 4 entries", {}),
     ("ResNet-long-blocks", lambda: ResNet(blocks=(2, 2, 2, 2, 2)), ValueError, "exactly 4 entries", {}),
     ("ResNet-blocks-int", lambda: ResNet(blocks=2), ValueError, "blocks must be a sequence", {}),
-    ("ResNet-width-inf", lambda: ResNet(width_mult=float("inf")), ValueError, "width_mult must be a finite number > 0", {}),
+    (
+        "ResNet-width-inf",
+        lambda: ResNet(width_mult=float("inf")),
+        ValueError,
+        "width_mult must be a finite number > 0",
+        {},
+    ),
     ("ResNet-width-zero", lambda: ResNet(width_mult=0), ValueError, "width_mult", {}),
     ("ResNet-channels", lambda: ResNet(in_channels=0), ValueError, "in_channels must be a positive int", {}),
     ("ResNet-act-instance", lambda: ResNet(act=nn.ReLU()), TypeError, "not the module instance", {}),
@@ -160,17 +219,71 @@ CASES: list[Case] = [
     ("GPT-heads", lambda: GPT(50, dim=10, heads=3), ValueError, "divisible by heads", {}),
     ("GPT-vocab", lambda: GPT(0), ValueError, "vocab_size must be a positive int", {}),
     ("ConvNeXt-lengths", lambda: ConvNeXt(depths=(1, 1), dims=(8, 16, 32)), ValueError, "equally long", {}),
-    ("ConvNeXt-zero-depth", lambda: ConvNeXt(depths=(1, 0), dims=(8, 16)), ValueError, "depths[1] must be a positive int", {}),
-    ("build-model-unknown", lambda: build_model("resnet50", input_shape=(3, 32, 32), num_classes=10), ValueError, "choose one of", {}),
-    ("build-model-shape", lambda: build_model("resnet18", input_shape=(32, 32), num_classes=10), ValueError, "needs input_shape (C, H, W)", {}),
-    ("build-model-vit-nonsquare", lambda: build_model("vit", input_shape=(3, 32, 16), num_classes=10), ValueError, "square", {}),
+    (
+        "ConvNeXt-zero-depth",
+        lambda: ConvNeXt(depths=(1, 0), dims=(8, 16)),
+        ValueError,
+        "depths[1] must be a positive int",
+        {},
+    ),
+    (
+        "build-model-unknown",
+        lambda: build_model("resnet50", input_shape=(3, 32, 32), num_classes=10),
+        ValueError,
+        "choose one of",
+        {},
+    ),
+    (
+        "build-model-shape",
+        lambda: build_model("resnet18", input_shape=(32, 32), num_classes=10),
+        ValueError,
+        "needs input_shape (C, H, W)",
+        {},
+    ),
+    (
+        "build-model-vit-nonsquare",
+        lambda: build_model("vit", input_shape=(3, 32, 16), num_classes=10),
+        ValueError,
+        "square",
+        {},
+    ),
     ("build-model-gpt-vocab", lambda: build_model("gpt"), ValueError, "needs vocab_size", {}),
     ("replace-not-model", lambda: replace_activations("model", nn.ReLU), TypeError, "model must be an nn.Module", {}),
-    ("replace-not-callable", lambda: replace_activations(MLP(2, 2, depth=1, width=2), 3), TypeError, "factory must be callable", {}),
-    ("replace-non-module", lambda: replace_activations(MLP(2, 2, depth=1, width=2), lambda: 3), TypeError, "not nn.Module", {}),
-    ("replace-shared-module", lambda: replace_activations(MLP(2, 2, depth=2, width=2), (lambda m: (lambda: m))(nn.ReLU())), ValueError, "same ReLU object", {}),
-    ("replace-no-site", lambda: replace_activations(MLP(2, 2, depth=1, width=2), nn.ReLU, types=(nn.Tanh,)), ValueError, "no activation site", {}),
-    ("replace-bad-types", lambda: replace_activations(MLP(2, 2, depth=1, width=2), nn.ReLU, types=nn.GELU), TypeError, "types must be a non-empty tuple", {}),
+    (
+        "replace-not-callable",
+        lambda: replace_activations(MLP(2, 2, depth=1, width=2), 3),
+        TypeError,
+        "factory must be callable",
+        {},
+    ),
+    (
+        "replace-non-module",
+        lambda: replace_activations(MLP(2, 2, depth=1, width=2), lambda: 3),
+        TypeError,
+        "not nn.Module",
+        {},
+    ),
+    (
+        "replace-shared-module",
+        lambda: replace_activations(MLP(2, 2, depth=2, width=2), (lambda m: lambda: m)(nn.ReLU())),
+        ValueError,
+        "same ReLU object",
+        {},
+    ),
+    (
+        "replace-no-site",
+        lambda: replace_activations(MLP(2, 2, depth=1, width=2), nn.ReLU, types=(nn.Tanh,)),
+        ValueError,
+        "no activation site",
+        {},
+    ),
+    (
+        "replace-bad-types",
+        lambda: replace_activations(MLP(2, 2, depth=1, width=2), nn.ReLU, types=nn.GELU),
+        TypeError,
+        "types must be a non-empty tuple",
+        {},
+    ),
     # ---------------------------------------------------------------- the protocols CLI
     ("shard-5/2", lambda: parse_shard("5/2"), ValueError, "0 <= i < n", {}),
     ("shard-0/0", lambda: parse_shard("0/0"), ValueError, "n >= 1", {}),
@@ -178,7 +291,13 @@ CASES: list[Case] = [
     ("shard-one-number", lambda: parse_shard("1"), ValueError, "i/n with integers", {}),
     ("shard-negative", lambda: parse_shard("-1/2"), ValueError, "0 <= i < n", {}),
     ("cli-shard", lambda: _cli(["srelu_delta", "--profile", "smoke", "--shard", "0/0"]), CliError, "--shard", {}),
-    ("cli-threads", lambda: _cli(["srelu_delta", "--profile", "smoke", "--threads", "0"]), CliError, "--threads must be a positive integer", {}),
+    (
+        "cli-threads",
+        lambda: _cli(["srelu_delta", "--profile", "smoke", "--threads", "0"]),
+        CliError,
+        "--threads must be a positive integer",
+        {},
+    ),
     ("cli-profile", lambda: _cli(["srelu_delta", "--profile", "gpu"]), CliError, "invalid choice: 'gpu'", {}),
     ("cli-only", lambda: _cli(["srelu_delta", "--profile", "smoke", "--only", "swish"]), CliError, "swish", {}),
     ("cli-experiment", lambda: _cli(["lgelu_tabel1"]), CliError, "invalid choice", {}),
@@ -187,18 +306,60 @@ CASES: list[Case] = [
     ("env-quiet-2", quiet, ValueError, "REPRO_QUIET='2' is not a boolean", {"REPRO_QUIET": "2"}),
     ("env-verify", _verify_setting, ValueError, "REPRO_VERIFY_DATA", {"REPRO_VERIFY_DATA": "perhaps"}),
     ("env-cache-empty", cache_root, ValueError, "REPRO_CACHE_DIR is set but empty", {"REPRO_CACHE_DIR": " "}),
-    ("env-cache-file", cache_root, ValueError, "REPRO_CACHE_DIR='/etc/hostname' is an existing file", {"REPRO_CACHE_DIR": "/etc/hostname"}),
-    ("env-results-file", lambda: results_root("cpu"), ValueError, "REPRO_RESULTS_DIR", {"REPRO_RESULTS_DIR": "/etc/hostname"}),
-    ("env-threads", train_threads, ValueError, "REPRO_TRAIN_THREADS must be a positive integer", {"REPRO_TRAIN_THREADS": "0"}),
+    (
+        "env-cache-file",
+        cache_root,
+        ValueError,
+        "REPRO_CACHE_DIR='/etc/hostname' is an existing file",
+        {"REPRO_CACHE_DIR": "/etc/hostname"},
+    ),
+    (
+        "env-results-file",
+        lambda: results_root("cpu"),
+        ValueError,
+        "REPRO_RESULTS_DIR",
+        {"REPRO_RESULTS_DIR": "/etc/hostname"},
+    ),
+    (
+        "env-threads",
+        train_threads,
+        ValueError,
+        "REPRO_TRAIN_THREADS must be a positive integer",
+        {"REPRO_TRAIN_THREADS": "0"},
+    ),
     ("env-profile", current_profile, ValueError, "REPRO_PROFILE", {"REPRO_PROFILE": "gpu"}),
     ("env-ci-word", under_ci, ValueError, "CI='maybe' is not a boolean", {"CI": "maybe"}),
     ("env-ci-quiet", quiet, ValueError, "CI='yes please'", {"CI": "yes please", "REPRO_QUIET": "0"}),
-    # ---------------------------------------------------------------- run configs (every field: test_config_validation.py)
-    ("config-min-lr-negative", lambda: _train_config(schedule="cosine", min_lr=-1.0), ValueError, "TrainConfig.min_lr must be a finite number >= 0", {}),
-    ("config-min-lr-above-lr", lambda: _train_config(schedule="cosine", min_lr=1.0), ValueError, "min_lr must be <= lr", {}),
+    # ---------------------------------------------------- run configs (every field: test_config_validation.py)
+    (
+        "config-min-lr-negative",
+        lambda: _train_config(schedule="cosine", min_lr=-1.0),
+        ValueError,
+        "TrainConfig.min_lr must be a finite number >= 0",
+        {},
+    ),
+    (
+        "config-min-lr-above-lr",
+        lambda: _train_config(schedule="cosine", min_lr=1.0),
+        ValueError,
+        "min_lr must be <= lr",
+        {},
+    ),
     ("config-epochs-bool", lambda: _train_config(epochs=True), ValueError, "a bool is not a number", {}),
-    ("config-grad-norm-nan", lambda: _train_config(max_grad_norm=float("nan")), ValueError, "TrainConfig.max_grad_norm", {}),
-    ("config-experiment-path", lambda: _train_config(experiment="../elsewhere"), ValueError, "TrainConfig.experiment must be a folder name", {}),
+    (
+        "config-grad-norm-nan",
+        lambda: _train_config(max_grad_norm=float("nan")),
+        ValueError,
+        "TrainConfig.max_grad_norm",
+        {},
+    ),
+    (
+        "config-experiment-path",
+        lambda: _train_config(experiment="../elsewhere"),
+        ValueError,
+        "TrainConfig.experiment must be a folder name",
+        {},
+    ),
 ]
 
 
@@ -216,10 +377,20 @@ def test_every_case_id_is_unique():
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("1", True), ("TRUE", True), ("yes", True), (" On ", True),
-    ("0", False), ("false", False), ("No", False), ("off", False), ("", True),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("TRUE", True),
+        ("yes", True),
+        (" On ", True),
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+        ("", True),
+    ],
+)
 def test_bool_env_spellings(raw, expected, monkeypatch):
     monkeypatch.setenv("REPRO_SOME_FLAG", raw)
     assert bool_env("REPRO_SOME_FLAG", True) is expected
@@ -289,8 +460,7 @@ def test_eager_float32_values_are_unchanged_where_nothing_overflows():
     lam = torch.tensor(7.5)
     assert torch.equal(lgelu_kernels._eager_forward(h, lam), F.gelu(h * lam) / lam)
     grad = torch.randn(1000, generator=g)
-    assert torch.equal(lgelu_kernels._eager_grad_x(grad, h, lam),
-                       torch.ops.aten.gelu_backward(grad, h * lam))
+    assert torch.equal(lgelu_kernels._eager_grad_x(grad, h, lam), torch.ops.aten.gelu_backward(grad, h * lam))
 
 
 def test_smallest_accepted_delta_is_finite_everywhere():
@@ -304,15 +474,21 @@ def test_smallest_accepted_delta_is_finite_everywhere():
 
 # ------------------------------------------------------------------------ checkpoints
 def _training(seed: int = 3):
-    from helpers.core.data import make_loader
     from torch.utils.data import TensorDataset
+
+    from helpers.core.data import make_loader
 
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(0)
     xs, ys = torch.randn(64, 4, generator=g), torch.randint(0, 2, (64,), generator=g)
     model = MLP(4, 2, depth=1, width=8)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    return model, make_loader(TensorDataset(xs, ys), 16, True, seed=1), make_loader(TensorDataset(xs, ys), 32, False), opt
+    return (
+        model,
+        make_loader(TensorDataset(xs, ys), 16, True, seed=1),
+        make_loader(TensorDataset(xs, ys), 32, False),
+        opt,
+    )
 
 
 class _NumpyDraws:
@@ -328,8 +504,16 @@ def _fit(ckpt: Path | None, epochs: int, seed: int = 3, np_seed: int = 0) -> tup
 
     model, train, val, opt = _training(seed)
     np.random.seed(np_seed)
-    out = fit(model, train, val, optimizer=opt, epochs=epochs, task="classification", hooks=[_NumpyDraws()],
-              checkpoint_path=ckpt)
+    out = fit(
+        model,
+        train,
+        val,
+        optimizer=opt,
+        epochs=epochs,
+        task="classification",
+        hooks=[_NumpyDraws()],
+        checkpoint_path=ckpt,
+    )
     return out, [p.detach().clone() for p in model.parameters()]
 
 
@@ -383,8 +567,15 @@ def test_checkpoint_of_another_model_leaves_the_run_untouched(tmp_path):
 
     ckpt = tmp_path / "run.ckpt"
     other = MLP(4, 2, depth=2, width=8)
-    fit(other, *_training()[1:3], optimizer=torch.optim.SGD(other.parameters(), lr=0.1), epochs=1,
-        task="classification", checkpoint_path=ckpt, hooks=[_NumpyDraws()])
+    fit(
+        other,
+        *_training()[1:3],
+        optimizer=torch.optim.SGD(other.parameters(), lr=0.1),
+        epochs=1,
+        task="classification",
+        checkpoint_path=ckpt,
+        hooks=[_NumpyDraws()],
+    )
     full, full_params = _fit(None, 2)
     with pytest.warns(RuntimeWarning, match="does not fit this run"):
         out, params = _fit(ckpt, 2)
@@ -412,8 +603,12 @@ def _fashion(folder: Path, n: int = 6, labels: np.ndarray | None = None, gz: boo
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     y = np.arange(n) % 10 if labels is None else labels
-    files = {"train-images-idx3-ubyte": rng.integers(0, 256, (n, 28, 28)), "train-labels-idx1-ubyte": y,
-             "t10k-images-idx3-ubyte": rng.integers(0, 256, (n, 28, 28)), "t10k-labels-idx1-ubyte": y}
+    files = {
+        "train-images-idx3-ubyte": rng.integers(0, 256, (n, 28, 28)),
+        "train-labels-idx1-ubyte": y,
+        "t10k-images-idx3-ubyte": rng.integers(0, 256, (n, 28, 28)),
+        "t10k-labels-idx1-ubyte": y,
+    }
     for name, array in files.items():
         data = _idx(np.asarray(array))
         if gz:
@@ -500,8 +695,23 @@ def test_adult_with_a_non_numeric_age_names_the_file(data_env, monkeypatch):
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     folder = data_env / "adult"
     folder.mkdir()
-    row = ["x", "Private", "1", "HS-grad", "9", "Never-married", "Sales", "Own-child", "White", "Male",
-           "0", "0", "40", "United-States", "<=50K"]
+    row = [
+        "x",
+        "Private",
+        "1",
+        "HS-grad",
+        "9",
+        "Never-married",
+        "Sales",
+        "Own-child",
+        "White",
+        "Male",
+        "0",
+        "0",
+        "40",
+        "United-States",
+        "<=50K",
+    ]
     (folder / "adult.csv").write_text(",".join(COLUMNS) + "\n" + ",".join(row) + "\n")
     with pytest.raises(DataError, match="adult.csv: numeric column 'age' holds 'x'"):
         load_adult(root=data_env)

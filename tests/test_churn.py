@@ -19,8 +19,17 @@ from helpers.core.runtime import repo_root, seed_everything
 
 
 def _cfg(**overrides) -> TrainConfig:
-    base = TrainConfig(experiment="churn_test", dataset="adult", model="mlp", activation="relu", n_train=64,
-                       n_val=32, epochs=1, batch_size=16, model_kwargs={"depth": 2, "width": 8})
+    base = TrainConfig(
+        experiment="churn_test",
+        dataset="adult",
+        model="mlp",
+        activation="relu",
+        n_train=64,
+        n_val=32,
+        epochs=1,
+        batch_size=16,
+        model_kwargs={"depth": 2, "width": 8},
+    )
     return replace(base, **overrides)
 
 
@@ -85,8 +94,10 @@ def test_seed_fields_reject_negative_values_and_predictions_need_classification(
 
 
 # ------------------------------------------------------------------ stored predictions
-@pytest.mark.parametrize("array", [np.arange(300, dtype=np.uint8) % 10, np.linspace(0, 1, 77).astype(np.float16),
-                                   np.array([True, False, True] * 7)])
+@pytest.mark.parametrize(
+    "array",
+    [np.arange(300, dtype=np.uint8) % 10, np.linspace(0, 1, 77).astype(np.float16), np.array([True, False, True] * 7)],
+)
 def test_encoded_arrays_round_trip(array):
     record = encode_array(array)
     assert record["dtype"] == str(array.dtype) and record["shape"] == [len(array)]
@@ -181,8 +192,9 @@ def test_paired_u_comparison_finds_a_real_difference_and_not_a_null_one():
     truth = rng.integers(0, 10, size=2000)
 
     def arm(rate: float) -> np.ndarray:
-        return M.pair_matrix([np.where(rng.random(2000) < rate, rng.integers(0, 10, size=2000), truth)
-                              for _ in range(8)], M.top1_churn)
+        return M.pair_matrix(
+            [np.where(rng.random(2000) < rate, rng.integers(0, 10, size=2000), truth) for _ in range(8)], M.top1_churn
+        )
 
     low, high = arm(0.05), arm(0.2)
     diff = M.paired_u_comparison(low, high, scale=100.0)

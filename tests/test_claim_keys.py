@@ -39,8 +39,17 @@ def test_the_check_reports_a_lost_key_a_duplicate_and_a_new_order_but_not_a_new_
 
 
 def _claim(key: object) -> Claim:
-    return Claim(claim="c", source="s", paper_value="1", our_value="1", profile="theory", scale="",
-                 verdict="confirmed", notebook="notebooks/x", key=key)  # type: ignore[arg-type]
+    return Claim(
+        claim="c",
+        source="s",
+        paper_value="1",
+        our_value="1",
+        profile="theory",
+        scale="",
+        verdict="confirmed",
+        notebook="notebooks/x",
+        key=key,
+    )  # type: ignore[arg-type]
 
 
 def test_a_claim_needs_a_lower_case_slug_as_key():
@@ -49,8 +58,16 @@ def test_a_claim_needs_a_lower_case_slug_as_key():
         with pytest.raises(ValueError, match="key must be a lower-case slug"):
             _claim(bad)
     with pytest.raises(TypeError, match="key"):
-        Claim(claim="c", source="s", paper_value="1", our_value="1", profile="theory", scale="",  # type: ignore[call-arg]
-              verdict="confirmed", notebook="notebooks/x")
+        Claim(
+            claim="c",
+            source="s",
+            paper_value="1",
+            our_value="1",
+            profile="theory",
+            scale="",  # type: ignore[call-arg]
+            verdict="confirmed",
+            notebook="notebooks/x",
+        )
 
 
 def test_a_key_built_in_a_loop_joins_its_identifiers_as_slug_parts():
@@ -66,8 +83,20 @@ def test_a_key_built_in_a_loop_joins_its_identifiers_as_slug_parts():
 def test_a_page_reads_the_reports_claim_by_key_and_glues_its_box(monkeypatch):
     import helpers.claims as app
 
-    toy = (_claim("toy-first"), Claim(claim="d", source="s", paper_value="1", our_value="2", profile="theory", scale="",
-                                      verdict="contradicted", notebook="notebooks/y", key="toy-second"))
+    toy = (
+        _claim("toy-first"),
+        Claim(
+            claim="d",
+            source="s",
+            paper_value="1",
+            our_value="2",
+            profile="theory",
+            scale="",
+            verdict="contradicted",
+            notebook="notebooks/y",
+            key="toy-second",
+        ),
+    )
     monkeypatch.setattr(app, "report_claims", lambda: toy)
     glued = {}
     monkeypatch.setattr(app, "glue_values", lambda **values: glued.update(values))
@@ -76,7 +105,9 @@ def test_a_page_reads_the_reports_claim_by_key_and_glues_its_box(monkeypatch):
         app.claim("toy-third")
     app.findings_box("x", ["toy-first"], extra="- one more line")
     body = glued["findings"].data
-    assert body.startswith("**1 claim: 1 confirmed.**") and body.endswith("- one more line") and "contradicted" not in body
+    assert (
+        body.startswith("**1 claim: 1 confirmed.**") and body.endswith("- one more line") and "contradicted" not in body
+    )
     with pytest.raises(KeyError, match="no claims on page"):
         app.findings_box("z")
     app.findings_box("z", when_empty="No committed results yet.")

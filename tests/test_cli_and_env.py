@@ -17,8 +17,13 @@ import torch
 from helpers.core.env import bool_env, under_ci
 from helpers.core.runtime import quiet, repo_root, training_threads
 
-CLI_MODULES = ["helpers.protocols", "helpers.protocols.retrain", "helpers.verify_results",
-               "helpers.verify_rerun", "helpers.preflight"]
+CLI_MODULES = [
+    "helpers.protocols",
+    "helpers.protocols.retrain",
+    "helpers.verify_results",
+    "helpers.verify_rerun",
+    "helpers.preflight",
+]
 SCRIPTS = sorted(p.name for p in (repo_root() / "scripts").glob("*.py"))
 
 
@@ -122,12 +127,25 @@ def _reader(name: str) -> Callable[[], bool]:
     from helpers.core.data.sources import offline, verification_enabled
     from helpers.core.results_cache import _rerun_requested
 
-    return {"CI": under_ci, "REPRO_QUIET": quiet, "REPRO_RERUN": _rerun_requested, "REPRO_OFFLINE": offline,
-            "REPRO_VERIFY_DATA": verification_enabled}.get(name, lambda: bool_env(name, False))
+    return {
+        "CI": under_ci,
+        "REPRO_QUIET": quiet,
+        "REPRO_RERUN": _rerun_requested,
+        "REPRO_OFFLINE": offline,
+        "REPRO_VERIFY_DATA": verification_enabled,
+    }.get(name, lambda: bool_env(name, False))
 
 
-BOOL_VARIABLES = ["CI", "REPRO_QUIET", "REPRO_RERUN", "REPRO_OFFLINE", "REPRO_VERIFY_DATA",
-                  "REPRO_KEEP_FINAL_WEIGHTS", "REPRO_ALLOW_EMULATED_BF16", "REPRO_REQUIRE_BROWSER"]
+BOOL_VARIABLES = [
+    "CI",
+    "REPRO_QUIET",
+    "REPRO_RERUN",
+    "REPRO_OFFLINE",
+    "REPRO_VERIFY_DATA",
+    "REPRO_KEEP_FINAL_WEIGHTS",
+    "REPRO_ALLOW_EMULATED_BF16",
+    "REPRO_REQUIRE_BROWSER",
+]
 
 
 @pytest.mark.parametrize("name", BOOL_VARIABLES)
@@ -163,16 +181,28 @@ def test_ci_false_lets_a_missing_cpu_result_train(monkeypatch):
 
 
 #: Variables read as text (paths, names, numbers), each by its own strict reader.
-NON_BOOLEAN_VARIABLES = {"REPRO_PROFILE", "REPRO_RESULTS_DIR", "REPRO_CACHE_DIR", "REPRO_DATA_DIR", "REPRO_KERNELS",
-                         "REPRO_TRAIN_THREADS", "REPRO_WORKERS", "REPRO_BOOK_HTML"}
+NON_BOOLEAN_VARIABLES = {
+    "REPRO_PROFILE",
+    "REPRO_RESULTS_DIR",
+    "REPRO_CACHE_DIR",
+    "REPRO_DATA_DIR",
+    "REPRO_KERNELS",
+    "REPRO_TRAIN_THREADS",
+    "REPRO_WORKERS",
+    "REPRO_BOOK_HTML",
+}
 
 
 def test_every_environment_read_goes_through_a_strict_reader():
     """No module reads a variable with ``os.environ.get``/``os.getenv`` except the non-boolean
     ones: a boolean read directly would treat ``CI=false`` as on. (Tests may read back what they set.)"""
     offenders = []
-    files = [*Path(repo_root() / "helpers").rglob("*.py"), *Path(repo_root() / "scripts").glob("*.py"),
-             *Path(repo_root() / "benchmarks").rglob("*.py"), repo_root() / "tests" / "browser" / "conftest.py"]
+    files = [
+        *Path(repo_root() / "helpers").rglob("*.py"),
+        *Path(repo_root() / "scripts").glob("*.py"),
+        *Path(repo_root() / "benchmarks").rglob("*.py"),
+        repo_root() / "tests" / "browser" / "conftest.py",
+    ]
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):

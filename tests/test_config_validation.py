@@ -16,7 +16,7 @@ from helpers.core import validation as v
 from helpers.core.results_cache import config_hash
 from helpers.core.runs import TRAIN_CONFIG_RULES, TrainConfig
 from helpers.flexact.synthetic import SYNTHETIC_CONFIG_RULES, FlexActSyntheticConfig
-from helpers.relu_ization.experiment import RELUIZATION_CONFIG_RULES, ReluizationConfig, reluization_config
+from helpers.relu_ization.experiment import RELUIZATION_CONFIG_RULES, reluization_config
 from helpers.srelu.dpo_experiment import DPO_CONFIG_RULES, DPOConfig
 
 NAN, INF = float("nan"), float("inf")
@@ -61,12 +61,15 @@ def _bad_values(rule: v.Rule) -> list[object]:
     raise AssertionError(f"no bad values for rule kind {rule.kind!r}")
 
 
-CASES = [(cls, name, bad) for cls, (_, rules) in _bases().items() for name, rule in rules.items()
-         for bad in _bad_values(rule)]
+CASES = [
+    (cls, name, bad)
+    for cls, (_, rules) in _bases().items()
+    for name, rule in rules.items()
+    for bad in _bad_values(rule)
+]
 
 
-@pytest.mark.parametrize(("cls", "name", "bad"), CASES,
-                         ids=[f"{c}.{n}={b!r}" for c, n, b in CASES])
+@pytest.mark.parametrize(("cls", "name", "bad"), CASES, ids=[f"{c}.{n}={b!r}" for c, n, b in CASES])
 def test_every_field_refuses_a_bad_value_and_names_the_field(cls, name, bad):
     base, _ = _bases()[cls]
     with pytest.raises(ValueError) as info:
@@ -87,7 +90,9 @@ def test_a_table_missing_a_field_is_refused():
 
 
 def test_messages_say_what_is_expected_and_why():
-    with pytest.raises(ValueError, match=r"TrainConfig.epochs must be an int >= 1; got True \(a bool is not a number\)"):
+    with pytest.raises(
+        ValueError, match=r"TrainConfig.epochs must be an int >= 1; got True \(a bool is not a number\)"
+    ):
         TrainConfig(experiment="t", dataset="adult", model="mlp", epochs=True)
     with pytest.raises(ValueError, match=r"TrainConfig.lr must be a finite number > 0; got '0.1' \(a string"):
         TrainConfig(experiment="t", dataset="adult", model="mlp", lr="0.1")
@@ -126,13 +131,18 @@ def test_valid_values_keep_their_cache_key():
     assert math.isfinite(a.weight_decay)
 
 
-@pytest.mark.parametrize("fields, message", [
-    ({"model_kwargs": {"hidden": 3}}, "model 'mlp' takes no argument 'hidden'; its model_kwargs are depth, width"),
-    ({"activation": "nope"}, "TrainConfig.activation 'nope'.*unknown activation"),
-    ({"activation_kwargs": {"delta": 0.1}}, "TrainConfig.activation 'gelu'.*bad arguments"),
-    ({"penultimate_activation": "flexact", "penultimate_kwargs": {"candidates": ("relu", "nope")}},
-     "TrainConfig.penultimate_activation 'flexact'"),
-])
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"model_kwargs": {"hidden": 3}}, "model 'mlp' takes no argument 'hidden'; its model_kwargs are depth, width"),
+        ({"activation": "nope"}, "TrainConfig.activation 'nope'.*unknown activation"),
+        ({"activation_kwargs": {"delta": 0.1}}, "TrainConfig.activation 'gelu'.*bad arguments"),
+        (
+            {"penultimate_activation": "flexact", "penultimate_kwargs": {"candidates": ("relu", "nope")}},
+            "TrainConfig.penultimate_activation 'flexact'",
+        ),
+    ],
+)
 def test_activation_and_model_arguments_fail_when_the_config_is_made(fields, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig(experiment="e", dataset="adult", model="mlp", **fields)

@@ -229,9 +229,7 @@ def make_adult_uci(folder: Path, frame: pd.DataFrame, n_test: int) -> None:
     (folder / "adult.data").write_text(lines(frame.iloc[n_test:], "") + "\n")
 
 
-SHAKESPEARE = (
-    "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 3
-)
+SHAKESPEARE = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 3
 
 
 def make_wikitext_zip(folder: Path) -> Path:
@@ -252,10 +250,7 @@ def make_tinyimagenet_zip(folder: Path) -> Path:
     """The official zip layout with 3 classes (wnids.txt deliberately unsorted)."""
     folder.mkdir(parents=True, exist_ok=True)
     wnids = ["n03", "n01", "n02"]
-    words = (
-        "n01\tgoldfish, Carassius auratus\nn02\tsalamander\n"
-        "n03\tbullfrog, Rana catesbeiana\nn99\tx\n"
-    )
+    words = "n01\tgoldfish, Carassius auratus\nn02\tsalamander\nn03\tbullfrog, Rana catesbeiana\nn99\tx\n"
     path = folder / "tiny-imagenet-200.zip"
     base = "tiny-imagenet-200"
     with zipfile.ZipFile(path, "w") as archive:
@@ -265,9 +260,7 @@ def make_tinyimagenet_zip(folder: Path) -> Path:
             label = sorted(wnids).index(wnid)
             archive.writestr(f"{base}/train/{wnid}/{wnid}_boxes.txt", "")
             for i in range(2):
-                archive.writestr(
-                    f"{base}/train/{wnid}/images/{wnid}_{i}.JPEG", _jpeg(_class_value(label), 64)
-                )
+                archive.writestr(f"{base}/train/{wnid}/images/{wnid}_{i}.JPEG", _jpeg(_class_value(label), 64))
         # One grayscale train image, as the real set has a few.
         archive.writestr(f"{base}/train/n01/images/n01_2.JPEG", _jpeg(_class_value(0), 64, "L"))
         annotations = []
@@ -320,9 +313,7 @@ def test_bad_seed_is_a_value_error(tmp_path, bad):
         load_dataset("cifar10", root=tmp_path, n_train=5, seed=bad)
 
 
-@pytest.mark.parametrize(
-    "name", ["cifar100", "tinyimagenet", "wikitext2", "adult", "cifar10", "tinyshakespeare"]
-)
+@pytest.mark.parametrize("name", ["cifar100", "tinyimagenet", "wikitext2", "adult", "cifar10", "tinyshakespeare"])
 def test_missing_dataset_error_names_every_place(tmp_path, monkeypatch, name):
     empty = tmp_path / "mirror"
     empty.mkdir()
@@ -351,9 +342,7 @@ def test_missing_dataset_error_names_every_place(tmp_path, monkeypatch, name):
 
 def test_missing_fashion_mnist_says_how_to_install(tmp_path, monkeypatch):
     nowhere = tmp_path / "usr-share-datasets-fashion-mnist"
-    monkeypatch.setattr(
-        fmnist_module, "SPEC", dataclasses.replace(fmnist_module.SPEC, system_dirs=(nowhere,))
-    )
+    monkeypatch.setattr(fmnist_module, "SPEC", dataclasses.replace(fmnist_module.SPEC, system_dirs=(nowhere,)))
     with pytest.raises(DatasetNotFound) as info:
         load_fashion_mnist()
     message = str(info.value)
@@ -429,9 +418,7 @@ def test_download_with_wrong_checksum_is_rejected(tmp_path, monkeypatch):
     served = tmp_path / "server" / "input.txt"
     served.parent.mkdir()
     served.write_text(SHAKESPEARE)
-    spec = dataclasses.replace(
-        text_module.SHAKESPEARE_SPEC, remotes=(_file_remote(served, "0" * 64),)
-    )
+    spec = dataclasses.replace(text_module.SHAKESPEARE_SPEC, remotes=(_file_remote(served, "0" * 64),))
     monkeypatch.setattr(text_module, "SHAKESPEARE_SPEC", spec)
     monkeypatch.setenv("REPRO_OFFLINE", "0")
     with pytest.raises(DatasetNotFound, match="sha256 mismatch"):
@@ -443,9 +430,7 @@ def test_download_with_wrong_checksum_is_rejected(tmp_path, monkeypatch):
 def test_offline_skips_downloads(tmp_path, monkeypatch):
     served = tmp_path / "input.txt"
     served.write_text(SHAKESPEARE)
-    spec = dataclasses.replace(
-        text_module.SHAKESPEARE_SPEC, remotes=(_file_remote(served, "0" * 64),)
-    )
+    spec = dataclasses.replace(text_module.SHAKESPEARE_SPEC, remotes=(_file_remote(served, "0" * 64),))
     monkeypatch.setattr(text_module, "SHAKESPEARE_SPEC", spec)
     with pytest.raises(DatasetNotFound, match="skipped, REPRO_OFFLINE=1"):
         load_tinyshakespeare()
@@ -454,9 +439,7 @@ def test_offline_skips_downloads(tmp_path, monkeypatch):
 def test_download_false_never_downloads(tmp_path, monkeypatch):
     served = tmp_path / "input.txt"
     served.write_text(SHAKESPEARE)
-    spec = dataclasses.replace(
-        text_module.SHAKESPEARE_SPEC, remotes=(_file_remote(served, "0" * 64),)
-    )
+    spec = dataclasses.replace(text_module.SHAKESPEARE_SPEC, remotes=(_file_remote(served, "0" * 64),))
     monkeypatch.setattr(text_module, "SHAKESPEARE_SPEC", spec)
     monkeypatch.setenv("REPRO_OFFLINE", "0")
     with pytest.raises(DatasetNotFound, match="skipped, download=False"):
@@ -495,9 +478,7 @@ def test_images_are_normalised_with_train_statistics(tmp_path):
     splits = load_cifar10(root=tmp_path)
     x = splits.train.tensors[0].double()
     assert torch.allclose(x.mean(dim=(0, 2, 3)), torch.zeros(3, dtype=torch.float64), atol=1e-5)
-    assert torch.allclose(
-        x.std(dim=(0, 2, 3), unbiased=False), torch.ones(3, dtype=torch.float64), atol=1e-5
-    )
+    assert torch.allclose(x.std(dim=(0, 2, 3), unbiased=False), torch.ones(3, dtype=torch.float64), atol=1e-5)
 
 
 def test_cifar10_python_format_matches_its_pixels(tmp_path):
@@ -505,9 +486,7 @@ def test_cifar10_python_format_matches_its_pixels(tmp_path):
     splits = load_cifar10(root=tmp_path)
     assert splits.name == "CIFAR-10" and splits.n_train == 20 and splits.n_val == 4
     with tarfile.open(path) as archive:
-        first = pickle.load(
-            archive.extractfile("cifar-10-batches-py/data_batch_1"), encoding="bytes"
-        )
+        first = pickle.load(archive.extractfile("cifar-10-batches-py/data_batch_1"), encoding="bytes")
     restored = (splits.unnormalize(splits.train.tensors[0][:4]) * 255).round().to(torch.uint8)
     assert torch.equal(restored, torch.from_numpy(first[b"data"].reshape(4, 3, 32, 32)))
     assert splits.train.tensors[1][:4].tolist() == first[b"labels"]
@@ -577,9 +556,7 @@ def test_subsets_are_deterministic_and_seeded(tmp_path):
     a = load_cifar10(root=tmp_path, n_train=10, n_val=5, seed=1)
     b = load_cifar10(root=tmp_path, n_train=10, n_val=5, seed=1)
     c = load_cifar10(root=tmp_path, n_train=10, n_val=5, seed=2)
-    assert torch.equal(a.train_indices, b.train_indices) and torch.equal(
-        a.val_indices, b.val_indices
-    )
+    assert torch.equal(a.train_indices, b.train_indices) and torch.equal(a.val_indices, b.val_indices)
     assert torch.equal(a.train.tensors[0], b.train.tensors[0])
     assert not torch.equal(a.train_indices, c.train_indices)
     assert len(set(a.train_indices.tolist())) == 10 and a.n_train == 10 and a.n_val == 5
@@ -709,9 +686,7 @@ def test_adult_standardised_and_one_hot(tmp_path):
     assert splits.n_train == 64 and splits.n_val == 16  # fixed 80/20 split
     numeric = x[:, : len(adult_module.NUMERIC)].double()
     assert torch.allclose(numeric.mean(0), torch.zeros(6, dtype=torch.float64), atol=1e-5)
-    assert torch.allclose(
-        numeric.std(0, unbiased=False), torch.ones(6, dtype=torch.float64), atol=1e-5
-    )
+    assert torch.allclose(numeric.std(0, unbiased=False), torch.ones(6, dtype=torch.float64), atol=1e-5)
     names = splits.feature_names
     assert len(names) == x.shape[1] == splits.input_shape[0]
     for column in adult_module.CATEGORICAL:
@@ -848,9 +823,7 @@ def test_real_adult_and_tinyshakespeare(verified):
     assert text.vocab_size == 65
 
 
-@pytest.mark.skipif(
-    not FMNIST_SYSTEM_DIR.exists(), reason="apt package dataset-fashion-mnist is not installed"
-)
+@pytest.mark.skipif(not FMNIST_SYSTEM_DIR.exists(), reason="apt package dataset-fashion-mnist is not installed")
 def test_real_fashion_mnist_from_system_path(verified):
     splits = load_fashion_mnist(n_train=100, n_val=50)
     assert "via system path)" in splits.source

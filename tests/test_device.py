@@ -106,8 +106,12 @@ def test_the_cpu_keeps_the_native_bf16_rule(monkeypatch):
 
 
 def test_cuda_determinism_sets_the_cudnn_and_cublas_flags(monkeypatch):
-    before = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
-              torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    before = (
+        torch.backends.cudnn.deterministic,
+        torch.backends.cudnn.benchmark,
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+    )
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     torch.backends.cudnn.benchmark = True
     try:
@@ -120,8 +124,12 @@ def test_cuda_determinism_sets_the_cudnn_and_cublas_flags(monkeypatch):
         assert torch.are_deterministic_algorithms_enabled()
         assert not torch.is_deterministic_algorithms_warn_only_enabled()
     finally:
-        (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
-         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) = before
+        (
+            torch.backends.cudnn.deterministic,
+            torch.backends.cudnn.benchmark,
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+        ) = before
 
 
 def test_the_gpu_provenance_names_the_card_and_the_versions(two_gpus, monkeypatch):
@@ -168,10 +176,19 @@ def test_fit_on_an_explicit_cpu_device_matches_fit_without_one():
         model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 3))
         g = torch.Generator().manual_seed(1)
         data = TensorDataset(torch.randn(64, 4, generator=g), torch.randint(0, 3, (64,), generator=g))
-        out = fit(model, make_loader(data, 16, True, 0), make_loader(data, 32, False), epochs=2,
-                  task="classification", optimizer=torch.optim.SGD(model.parameters(), lr=0.1), device=device)
-        return [row["train_loss"] for row in out["history"]], evaluate(model, make_loader(data, 32, False),
-                                                                        "classification", device)
+        out = fit(
+            model,
+            make_loader(data, 16, True, 0),
+            make_loader(data, 32, False),
+            epochs=2,
+            task="classification",
+            optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+            device=device,
+        )
+        return [row["train_loss"] for row in out["history"]], evaluate(
+            model, make_loader(data, 32, False), "classification", device
+        )
+
     assert run(None) == run(torch.device("cpu"))
 
 

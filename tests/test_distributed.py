@@ -20,10 +20,10 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.utils.data import TensorDataset
 
+from helpers import train_distributed
 from helpers.core import distributed
 from helpers.core.data import make_loader
 from helpers.core.runtime import repo_root
-from helpers import train_distributed
 
 DATA = Path(os.environ.get("REPRO_DATA_DIR", repo_root().parent / "shared" / "data"))
 
@@ -49,14 +49,18 @@ def test_an_uneven_last_batch_is_weighted_to_the_global_mean():
     assert [len(b) for b in sampler] == [8, 8, 2]
     assert sampler.loss_weight(0, 8) == 1.0
     assert sampler.loss_weight(2, 2) == pytest.approx(2 * 4 / 6)
-    weights = [distributed.ShardedBatchSampler(range(70), 32, r, 4).loss_weight(2, n)
-               for r, n in enumerate((2, 2, 1, 1))]
+    weights = [
+        distributed.ShardedBatchSampler(range(70), 32, r, 4).loss_weight(2, n) for r, n in enumerate((2, 2, 1, 1))
+    ]
     assert sum(weights) / 4 == pytest.approx(1.0)  # DDP's mean of the ranks' weighted means
 
 
 def test_a_world_size_that_does_not_divide_the_global_batch_names_both_numbers():
-    with pytest.raises(ValueError, match=r"global batch of 64 does not split evenly over 3 processes.*"
-                                         r"--nproc_per_node in \[1, 2, 4, 8"):
+    with pytest.raises(
+        ValueError,
+        match=r"global batch of 64 does not split evenly over 3 processes.*"
+        r"--nproc_per_node in \[1, 2, 4, 8",
+    ):
         distributed.check_global_batch(64, 3)
     with pytest.raises(ValueError, match="64 .* 3"):
         make_loader(TensorDataset(torch.arange(10.0)), 64, shuffle=True, shard=(0, 3))
@@ -69,8 +73,9 @@ def test_a_last_batch_smaller_than_the_world_is_refused():
 
 def test_the_entry_point_refuses_a_world_that_does_not_divide_the_batch(monkeypatch, tmp_path):
     config = tmp_path / "run.json"
-    config.write_text(json.dumps({"experiment": "x", "dataset": "adult", "model": "mlp", "profile": "smoke",
-                                  "batch_size": 64}))
+    config.write_text(
+        json.dumps({"experiment": "x", "dataset": "adult", "model": "mlp", "profile": "smoke", "batch_size": 64})
+    )
     monkeypatch.setenv("WORLD_SIZE", "3")
     monkeypatch.setenv("RANK", "0")
     with pytest.raises(ValueError, match="global batch of 64 does not split evenly over 3"):
@@ -110,8 +115,18 @@ def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) 
             drift = ""
         except RuntimeError as err:
             drift = str(err)
-        torch.save({"y": y.detach(), "dx": shard.grad, "dw": bn.weight.grad, "db": bn.bias.grad,
-                    "mean": bn.running_mean, "var": bn.running_var, "drift": drift}, Path(out_dir) / f"{rank}.pt")
+        torch.save(
+            {
+                "y": y.detach(),
+                "dx": shard.grad,
+                "dw": bn.weight.grad,
+                "db": bn.bias.grad,
+                "mean": bn.running_mean,
+                "var": bn.running_var,
+                "drift": drift,
+            },
+            Path(out_dir) / f"{rank}.pt",
+        )
     finally:
         dist.destroy_process_group()
 
@@ -140,8 +155,17 @@ def test_global_batchnorm_matches_one_batch_and_drifting_method_state_stops_the_
 
 
 # ------------------------------------------------------------------------ torchrun, end to end
-CONFIG = {"experiment": "ddp_check", "dataset": "adult", "model": "mlp", "profile": "smoke",
-          "activation": "lambda_gelu", "n_train": 512, "n_val": 256, "epochs": 2, "batch_size": 64}
+CONFIG = {
+    "experiment": "ddp_check",
+    "dataset": "adult",
+    "model": "mlp",
+    "profile": "smoke",
+    "activation": "lambda_gelu",
+    "n_train": 512,
+    "n_val": 256,
+    "epochs": 2,
+    "batch_size": 64,
+}
 
 # float32 sums in another order (DDP's all-reduce of two half-batch gradients instead of one
 # reduction over 64 rows) change the last bits of each step. Over the 32 SGD steps of this small
@@ -151,29 +175,47 @@ CONFIG = {"experiment": "ddp_check", "dataset": "adult", "model": "mlp", "profil
 # by 0.55-1.1 % (measured 2026-11-26).
 REL_TOL = 1e-5
 
-needs_data = pytest.mark.skipif(not (DATA / "adult").exists() and not any(DATA.glob("adult*")),
-                                reason=f"the Adult data set is not under {DATA}")
+needs_data = pytest.mark.skipif(
+    not (DATA / "adult").exists() and not any(DATA.glob("adult*")), reason=f"the Adult data set is not under {DATA}"
+)
 
 
 def _env(results: Path) -> dict[str, str]:
-    return {**os.environ, "REPRO_DATA_DIR": str(DATA), "REPRO_OFFLINE": "1", "REPRO_RESULTS_DIR": str(results),
-            "REPRO_KERNELS": "eager", "REPRO_QUIET": "1", "REPRO_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}
+    return {
+        **os.environ,
+        "REPRO_DATA_DIR": str(DATA),
+        "REPRO_OFFLINE": "1",
+        "REPRO_RESULTS_DIR": str(results),
+        "REPRO_KERNELS": "eager",
+        "REPRO_QUIET": "1",
+        "REPRO_DEVICE": "cpu",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 def _command(config: Path, processes: int) -> list[str]:
     if processes == 1:
         return [sys.executable, "-m", "helpers.train_distributed", "--config-json", str(config)]
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
-    return [torchrun, "--standalone", "--nproc_per_node", str(processes),
-            "-m", "helpers.train_distributed", "--config-json", str(config)]
+    return [
+        torchrun,
+        "--standalone",
+        "--nproc_per_node",
+        str(processes),
+        "-m",
+        "helpers.train_distributed",
+        "--config-json",
+        str(config),
+    ]
 
 
 def _train(tmp_path: Path, name: str, processes: int, config: dict) -> dict:
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(config))
     results = tmp_path / name
-    done = subprocess.run(_command(path, processes), cwd=repo_root(), env=_env(results),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        _command(path, processes), cwd=repo_root(), env=_env(results), capture_output=True, text=True, timeout=600
+    )
     errors = [line for line in done.stderr.splitlines() if "Error" in line or "error:" in line]
     assert done.returncode == 0, "\n".join(errors[-20:]) + "\n" + done.stderr[-4000:]
     (result,) = (results / "smoke" / config["experiment"]).glob("*.json")
@@ -207,8 +249,14 @@ def test_a_killed_two_process_run_resumes_to_the_same_result(tmp_path):
     path = tmp_path / "resume.json"
     path.write_text(json.dumps(config))
     results = tmp_path / "killed"
-    run = subprocess.Popen(_command(path, 2), cwd=repo_root(), env=_env(results), start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = subprocess.Popen(
+        _command(path, 2),
+        cwd=repo_root(),
+        env=_env(results),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     checkpoint = None
     deadline = time.monotonic() + 300
     try:
@@ -229,5 +277,6 @@ def test_a_killed_two_process_run_resumes_to_the_same_result(tmp_path):
     whole = _train(tmp_path, "whole", 2, config)
     assert [row["epoch"] for row in resumed["history"]] == [1, 2, 3]
     # the same processes, the same reduction order: a resume changes nothing, bit for bit
-    assert [{k: r[k] for k in ("train_loss", "val_loss", "val_metric")} for r in resumed["history"]] == \
-           [{k: r[k] for k in ("train_loss", "val_loss", "val_metric")} for r in whole["history"]]
+    assert [{k: r[k] for k in ("train_loss", "val_loss", "val_metric")} for r in resumed["history"]] == [
+        {k: r[k] for k in ("train_loss", "val_loss", "val_metric")} for r in whole["history"]
+    ]

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from helpers.srelu.dpo import DPOBatch, continuation_logprob, dpo_loss, dpo_step_outputs, frozen_reference
 from helpers.models import GPT
+from helpers.srelu.dpo import DPOBatch, continuation_logprob, dpo_loss, dpo_step_outputs, frozen_reference
 
 
 def _gpt(seed: int = 0) -> GPT:
@@ -17,9 +17,11 @@ def _gpt(seed: int = 0) -> GPT:
 
 def _batch(seed: int = 1) -> DPOBatch:
     g = torch.Generator().manual_seed(seed)
-    return DPOBatch(prompt=torch.randint(0, 12, (3, 5), generator=g),
-                    chosen=torch.randint(0, 12, (3, 4), generator=g),
-                    rejected=torch.randint(0, 12, (3, 4), generator=g))
+    return DPOBatch(
+        prompt=torch.randint(0, 12, (3, 5), generator=g),
+        chosen=torch.randint(0, 12, (3, 4), generator=g),
+        rejected=torch.randint(0, 12, (3, 4), generator=g),
+    )
 
 
 def test_at_initialisation_the_loss_is_log2_and_every_reward_is_zero():
@@ -33,8 +35,13 @@ def test_at_initialisation_the_loss_is_log2_and_every_reward_is_zero():
 
 def test_hand_computed_case():
     # β = 2; pair 1: policy favours chosen by +0.5 nats over the reference, rejected −0.25
-    out = dpo_loss(torch.tensor([-1.0, -3.0]), torch.tensor([-2.25, -1.0]),
-                   torch.tensor([-1.5, -3.0]), torch.tensor([-2.0, -2.0]), beta=2.0)
+    out = dpo_loss(
+        torch.tensor([-1.0, -3.0]),
+        torch.tensor([-2.25, -1.0]),
+        torch.tensor([-1.5, -3.0]),
+        torch.tensor([-2.0, -2.0]),
+        beta=2.0,
+    )
     assert out.chosen_rewards.tolist() == [1.0, 0.0]
     assert out.rejected_rewards.tolist() == [-0.5, 2.0]
     margins = [1.5, -2.0]
@@ -74,7 +81,7 @@ def test_continuation_logprob_is_the_sum_of_next_token_logprobs():
     for i in range(batch.chosen.shape[1]):  # token by token, recomputing the prefix each time
         prefix = torch.cat([batch.prompt, batch.chosen[:, :i]], dim=1)
         logp = torch.log_softmax(model(prefix)[:, -1], dim=-1)
-        expected += logp.gather(1, batch.chosen[:, i:i + 1]).squeeze(1)
+        expected += logp.gather(1, batch.chosen[:, i : i + 1]).squeeze(1)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -90,16 +97,22 @@ def test_mismatched_logprob_shapes_are_rejected():
         dpo_loss(torch.zeros(2), torch.zeros(3), torch.zeros(2), torch.zeros(2), 0.1)
 
 
-@pytest.mark.parametrize("kw,exc,match", [
-    ({"prompt": torch.zeros(3, 5)}, TypeError, "prompt must be a 2-D tensor of token ids"),
-    ({"chosen": torch.zeros(3, dtype=torch.long)}, TypeError, "chosen"),
-    ({"rejected": torch.zeros(3, 5, dtype=torch.long)}, ValueError, "must share"),
-    ({"prompt": torch.zeros(2, 5, dtype=torch.long)}, ValueError, "must share"),
-    ({"prompt": torch.zeros(3, 0, dtype=torch.long)}, ValueError, "at least one"),
-])
+@pytest.mark.parametrize(
+    "kw,exc,match",
+    [
+        ({"prompt": torch.zeros(3, 5)}, TypeError, "prompt must be a 2-D tensor of token ids"),
+        ({"chosen": torch.zeros(3, dtype=torch.long)}, TypeError, "chosen"),
+        ({"rejected": torch.zeros(3, 5, dtype=torch.long)}, ValueError, "must share"),
+        ({"prompt": torch.zeros(2, 5, dtype=torch.long)}, ValueError, "must share"),
+        ({"prompt": torch.zeros(3, 0, dtype=torch.long)}, ValueError, "at least one"),
+    ],
+)
 def test_bad_batches_are_rejected(kw, exc, match):
-    good = dict(prompt=torch.zeros(3, 5, dtype=torch.long), chosen=torch.zeros(3, 4, dtype=torch.long),
-                rejected=torch.zeros(3, 4, dtype=torch.long))
+    good = dict(
+        prompt=torch.zeros(3, 5, dtype=torch.long),
+        chosen=torch.zeros(3, 4, dtype=torch.long),
+        rejected=torch.zeros(3, 4, dtype=torch.long),
+    )
     with pytest.raises(exc, match=match):
         DPOBatch(**{**good, **kw})
 
@@ -120,17 +133,17 @@ def test_pairs_are_deterministic_and_shaped(family):
     # every chosen continuation is the true text right after its prompt
     text = STREAM.tolist()
     for p, c in zip(a.prompt.tolist(), a.chosen.tolist()):
-        starts = [i for i in range(len(text) - 18) if text[i:i + 12] == p]
-        assert any(text[s + 12:s + 18] == c for s in starts)
+        starts = [i for i in range(len(text) - 18) if text[i : i + 12] == p]
+        assert any(text[s + 12 : s + 18] == c for s in starts)
     assert (a.rejected != a.chosen).any(dim=1).all()
 
 
 def test_corrupt_changes_exactly_n_characters_and_swap_takes_another_window():
-    corrupt = preference_pairs(STREAM, n_pairs=8, prompt_len=12, continuation_len=6, family="corrupt",
-                               vocab_size=20, seed=0, n_corrupt=2)
+    corrupt = preference_pairs(
+        STREAM, n_pairs=8, prompt_len=12, continuation_len=6, family="corrupt", vocab_size=20, seed=0, n_corrupt=2
+    )
     assert ((corrupt.rejected != corrupt.chosen).sum(dim=1) == 2).all()
-    swap = preference_pairs(STREAM, n_pairs=8, prompt_len=12, continuation_len=6, family="swap",
-                            vocab_size=20, seed=0)
+    swap = preference_pairs(STREAM, n_pairs=8, prompt_len=12, continuation_len=6, family="swap", vocab_size=20, seed=0)
     assert torch.equal(swap.rejected, swap.chosen.roll(1, dims=0))
 
 
@@ -139,11 +152,18 @@ def test_split_stream_does_not_overlap():
     assert train.numel() + val.numel() == STREAM.numel() and torch.equal(torch.cat([train, val]), STREAM)
 
 
-@pytest.mark.parametrize("kw,match", [
-    ({"family": "shuffle"}, "family"), ({"n_pairs": 0}, "n_pairs"), ({"n_pairs": 1000}, "non-overlapping"),
-    ({"family": "swap", "n_pairs": 1}, "n_pairs >= 2"), ({"n_corrupt": 7}, "n_corrupt"),
-    ({"vocab_size": 10}, r"token ids must lie in \[0, 10\)"), ({"seed": -1}, "seed"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"family": "shuffle"}, "family"),
+        ({"n_pairs": 0}, "n_pairs"),
+        ({"n_pairs": 1000}, "non-overlapping"),
+        ({"family": "swap", "n_pairs": 1}, "n_pairs >= 2"),
+        ({"n_corrupt": 7}, "n_corrupt"),
+        ({"vocab_size": 10}, r"token ids must lie in \[0, 10\)"),
+        ({"seed": -1}, "seed"),
+    ],
+)
 def test_bad_pair_requests_are_rejected(kw, match):
     args = dict(n_pairs=4, prompt_len=12, continuation_len=6, family="corrupt", vocab_size=20, seed=0)
     with pytest.raises(ValueError, match=match):

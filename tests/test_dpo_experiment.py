@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
+from helpers.experiments import run_or_load
 from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
 from helpers.srelu.paper import APPENDIX_H_DELTA
-from helpers.experiments import run_or_load
 
 
 def test_configs_pair_gelu_and_srelu_by_seed():
@@ -17,12 +17,21 @@ def test_configs_pair_gelu_and_srelu_by_seed():
     assert len(dpo_configs("smoke")) == 2 and dpo_configs("paper")[0].model_kwargs["dim"] == 768
 
 
-@pytest.mark.parametrize("kw,match", [
-    ({"activation": "relu"}, "activation"), ({"betas": ()}, "betas"), ({"betas": (0.1, -2.0)}, "betas"),
-    ({"families": ("shuffle",)}, "families"), ({"dpo_steps": 0}, "dpo_steps"), ({"dpo_lr": float("nan")}, "dpo_lr"),
-    ({"prompt_len": 60}, "block_size"), ({"dpo_batch": 500}, "dpo_batch"), ({"seed": -1}, "seed"),
-    ({"profile": "gpu"}, "profile"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"activation": "relu"}, "activation"),
+        ({"betas": ()}, "betas"),
+        ({"betas": (0.1, -2.0)}, "betas"),
+        ({"families": ("shuffle",)}, "families"),
+        ({"dpo_steps": 0}, "dpo_steps"),
+        ({"dpo_lr": float("nan")}, "dpo_lr"),
+        ({"prompt_len": 60}, "block_size"),
+        ({"dpo_batch": 500}, "dpo_batch"),
+        ({"seed": -1}, "seed"),
+        ({"profile": "gpu"}, "profile"),
+    ],
+)
 def test_bad_configs_are_rejected(kw, match):
     with pytest.raises(ValueError, match=match):
         DPOConfig(**kw)
@@ -48,16 +57,17 @@ def test_smoke_run_records_pretraining_dpo_and_table3_metrics(require_dataset):
 def test_gelu_and_srelu_of_a_seed_start_from_the_same_weights():
     import torch
 
-    from helpers.models import build_model
     from helpers.core.runs import _activation
+    from helpers.models import build_model
 
     gelu, srelu = dpo_configs("smoke")
     states = []
     for cfg in (gelu, srelu):
         pre = cfg.pretrain_config()
         torch.manual_seed(pre.seed)
-        model = build_model("gpt", act=_activation(pre.activation, pre.activation_kwargs), vocab_size=65,
-                            **pre.model_kwargs)
+        model = build_model(
+            "gpt", act=_activation(pre.activation, pre.activation_kwargs), vocab_size=65, **pre.model_kwargs
+        )
         states.append(model.state_dict())
     assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
 
@@ -69,10 +79,16 @@ def _fake_result(activation: str, seed: int, shift: float) -> dict:
         for beta in (0.1, 2.0):
             chosen, rejected = 0.1 * beta + shift, -0.1 * beta - shift
             runs[f"{family}/beta={beta:g}"] = {
-                "grad_norm": [1.0, 0.5], "train_loss": [0.69, 0.6],
-                "val": {"chosen_reward": chosen + 0.01 * seed, "rejected_reward": rejected,
-                        "reward_margin": chosen + 0.01 * seed - rejected,
-                        "preference_accuracy": 0.6 + shift / 10, "n_pairs": 400}}
+                "grad_norm": [1.0, 0.5],
+                "train_loss": [0.69, 0.6],
+                "val": {
+                    "chosen_reward": chosen + 0.01 * seed,
+                    "rejected_reward": rejected,
+                    "reward_margin": chosen + 0.01 * seed - rejected,
+                    "preference_accuracy": 0.6 + shift / 10,
+                    "n_pairs": 400,
+                },
+            }
     return {"config": {"activation": activation, "seed": seed}, "dpo": runs, "pretrain_val_loss": 2.0}
 
 

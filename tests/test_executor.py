@@ -4,8 +4,8 @@ from its per-epoch checkpoint to the uninterrupted result, and the executor choi
 from __future__ import annotations
 
 import os
-import subprocess
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # A tiny real training run (fit with its per-epoch checkpoint), in a module the job processes can
 # import. With PROBE_MARKS set, the first attempt of seed 0 stops at the start of epoch 3 (after epoch 2's
 # checkpoint), records its pid and waits there to be preempted.
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import dataclasses, os, time
     from pathlib import Path
     import torch
@@ -68,7 +68,7 @@ PROBE = textwrap.dedent('''
                   make_loader(TensorDataset(xs, ys), 32, False), optimizer=opt, epochs=cfg.epochs,
                   task="classification", hooks=[Marks(cfg.seed)], checkpoint_path=workdir / "checkpoint.ckpt")
         return {"history": out["history"], "train_seconds": 0.0}
-''')
+""")
 
 
 @pytest.fixture
@@ -100,7 +100,8 @@ def _local_executor(folder: Path) -> submitit.Executor:
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="signals a job process by pid")
 def test_a_preempted_job_of_an_array_requeues_from_its_checkpoint_to_the_uninterrupted_result(
-        probe, tmp_path, monkeypatch):
+    probe, tmp_path, monkeypatch
+):
     # The jobs import only the probe's module before their run (the book's methods would add
     # seconds to each job start; CheckpointedCall's imports are tested on their own below).
     monkeypatch.setattr(results_cache, "_PLUGIN_MODULES", ["requeue_probe"])
@@ -113,7 +114,9 @@ def test_a_preempted_job_of_an_array_requeues_from_its_checkpoint_to_the_uninter
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "cluster"))
     monkeypatch.setenv("PROBE_MARKS", str(marks))
     out: dict = {}
-    worker = threading.Thread(target=lambda: out.update(r=run_many(configs, executor=_local_executor(tmp_path / "jobs"))))
+    worker = threading.Thread(
+        target=lambda: out.update(r=run_many(configs, executor=_local_executor(tmp_path / "jobs")))
+    )
     worker.start()
     deadline = time.monotonic() + 240
     while not (marks / "paused").exists():
@@ -171,16 +174,25 @@ def test_the_retrain_cli_stops_before_training_when_sbatch_is_missing(tmp_path, 
 
 
 def test_cluster_options_become_submitit_parameters():
-    opts = executors.ClusterOptions(partition="gpu", time_min=90, gpus_per_node=4, cpus_per_task=8,
-                                    nodes=2, tasks_per_node=4, array_parallelism=16)
-    assert opts.parameters() == {"slurm_partition": "gpu", "timeout_min": 90, "gpus_per_node": 4,
-                                 "cpus_per_task": 8, "nodes": 2, "tasks_per_node": 4,
-                                 "slurm_array_parallelism": 16}
+    opts = executors.ClusterOptions(
+        partition="gpu", time_min=90, gpus_per_node=4, cpus_per_task=8, nodes=2, tasks_per_node=4, array_parallelism=16
+    )
+    assert opts.parameters() == {
+        "slurm_partition": "gpu",
+        "timeout_min": 90,
+        "gpus_per_node": 4,
+        "cpus_per_task": 8,
+        "nodes": 2,
+        "tasks_per_node": 4,
+        "slurm_array_parallelism": 16,
+    }
     assert executors.ClusterOptions().parameters() == {"timeout_min": 1440, "nodes": 1, "tasks_per_node": 1}
 
 
-@pytest.mark.parametrize("field, value", [("time_min", 0), ("gpus_per_node", -1), ("nodes", 1.5),
-                                          ("array_parallelism", True), ("partition", " ")])
+@pytest.mark.parametrize(
+    "field, value",
+    [("time_min", 0), ("gpus_per_node", -1), ("nodes", 1.5), ("array_parallelism", True), ("partition", " ")],
+)
 def test_bad_cluster_options_are_refused_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         executors.ClusterOptions(**{field: value})
@@ -194,7 +206,7 @@ def test_the_job_callable_is_checkpointable_and_resubmits_itself():
     assert call([1, 2, 3]) == 3
 
 
-SLEEPER = textwrap.dedent('''
+SLEEPER = textwrap.dedent("""
     import dataclasses, os, time
     from pathlib import Path
     from helpers.core.results_cache import register_runner
@@ -210,15 +222,15 @@ SLEEPER = textwrap.dedent('''
         (Path(os.environ["MARKS"]) / f"{os.getpid()}").write_text("started")
         time.sleep(120)
         return {"train_seconds": 0.0}
-''')
+""")
 
-SUBMITTER = textwrap.dedent('''
+SUBMITTER = textwrap.dedent("""
     import sys
     from helpers.core import results_cache
     from sleeper import SleepConfig
     results_cache._PLUGIN_MODULES[:] = ["sleeper"]
     results_cache.run_many([SleepConfig(seed=s) for s in range(2)], executor="submitit-local")
-''')
+""")
 
 
 def _alive(pid: int) -> bool:
@@ -237,9 +249,14 @@ def test_killing_run_many_cancels_its_submitit_jobs(tmp_path):
     (tmp_path / "submitter.py").write_text(SUBMITTER)
     marks = tmp_path / "marks"
     marks.mkdir()
-    env = {**os.environ, "MARKS": str(marks), "REPRO_RESULTS_DIR": str(tmp_path / "results"),
-           "REPRO_JOBS_DIR": str(tmp_path / "jobs"), "REPRO_QUIET": "1",
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    env = {
+        **os.environ,
+        "MARKS": str(marks),
+        "REPRO_RESULTS_DIR": str(tmp_path / "results"),
+        "REPRO_JOBS_DIR": str(tmp_path / "jobs"),
+        "REPRO_QUIET": "1",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
+    }
     env.pop("CI", None)
     parent = subprocess.Popen([sys.executable, str(tmp_path / "submitter.py")], env=env)
     try:
@@ -270,8 +287,19 @@ def test_the_retrain_cli_hands_its_runs_and_cluster_options_to_run_many(monkeypa
     monkeypatch.setenv("REPRO_JOBS_DIR", str(tmp_path / "jobs"))
     monkeypatch.setenv(KEEP_FINAL_WEIGHTS_ENV, "1")  # set by retrain.main: undone after the test
     monkeypatch.setattr(retrain, "run_many", lambda configs, **kw: seen.update(configs=configs, **kw))
-    retrain.main(["--profile", "paper", "srelu_delta", "--executor", "submitit-local", "--tasks-per-node", "2",
-                  "--time-min", "30"])
+    retrain.main(
+        [
+            "--profile",
+            "paper",
+            "srelu_delta",
+            "--executor",
+            "submitit-local",
+            "--tasks-per-node",
+            "2",
+            "--time-min",
+            "30",
+        ]
+    )
     assert len(seen["configs"]) == len(paper_plan.paper_configs(["srelu_delta"])) > 0
     assert seen["executor"].parameters["tasks_per_node"] == 2 and seen["executor"].parameters["timeout_min"] == 30
     assert seen["job"] is cluster_args.distributed_job  # two tasks: one torch.distributed run
@@ -288,15 +316,30 @@ def test_several_tasks_per_run_are_refused_for_runs_that_are_not_one_training(ca
 
 DATA = Path(os.environ.get("REPRO_DATA_DIR") or ROOT.parent / "shared" / "data")
 # The small run of tests/test_distributed.py: 16 SGD steps of an MLP on Adult, global batch 64.
-DDP_CONFIG = {"experiment": "ddp_check", "dataset": "adult", "model": "mlp", "profile": "smoke",
-              "activation": "lambda_gelu", "n_train": 512, "n_val": 256, "epochs": 2, "batch_size": 64}
+DDP_CONFIG = {
+    "experiment": "ddp_check",
+    "dataset": "adult",
+    "model": "mlp",
+    "profile": "smoke",
+    "activation": "lambda_gelu",
+    "n_train": 512,
+    "n_val": 256,
+    "epochs": 2,
+    "batch_size": 64,
+}
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "adult").exists(), reason=f"the Adult data set is not under {DATA}")
 def test_a_run_of_two_submitit_tasks_trains_as_one_torch_distributed_run(tmp_path, monkeypatch):
-    for name, value in {"REPRO_DATA_DIR": str(DATA), "REPRO_OFFLINE": "1", "REPRO_KERNELS": "eager",
-                        "REPRO_QUIET": "1", "REPRO_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}.items():
+    for name, value in {
+        "REPRO_DATA_DIR": str(DATA),
+        "REPRO_OFFLINE": "1",
+        "REPRO_KERNELS": "eager",
+        "REPRO_QUIET": "1",
+        "REPRO_DEVICE": "cpu",
+        "OMP_NUM_THREADS": "1",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     monkeypatch.delenv("CI", raising=False)

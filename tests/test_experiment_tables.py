@@ -15,11 +15,11 @@ import pytest
 
 from helpers.core import tables as T
 from helpers.core.findings import setup_frame
-from helpers.flexact import selections
-from helpers.experiments import MissingResult, config_hash, hash_payload, result_path, store_result
-from helpers.flexact import protocol as FC
-from helpers.srelu import protocol as SP
 from helpers.core.runs import TrainConfig
+from helpers.experiments import MissingResult, config_hash, hash_payload, store_result
+from helpers.flexact import protocol as FC
+from helpers.flexact import selections
+from helpers.srelu import protocol as SP
 
 
 def fake_result(cfg: TrainConfig | dict, accs: list[float], flexact_probs: list[list[float]] | None = None) -> dict:
@@ -32,17 +32,37 @@ def fake_result(cfg: TrainConfig | dict, accs: list[float], flexact_probs: list[
         row = {"epoch": i + 1, "train_loss": 2.0 - 0.1 * i, "val_loss": 1.5, "val_metric": acc}
         if flexact_probs is not None:
             row["tau"] = 0.5
-            row["flexact"] = {"penultimate": {"probs": flexact_probs[i], "grad_norms": [8.0, 1.7, 5.1, 8.0, 8.0],
-                                              "pseudo_probs": [0.15, 0.33, 0.22, 0.15, 0.15]}}
+            row["flexact"] = {
+                "penultimate": {
+                    "probs": flexact_probs[i],
+                    "grad_norms": [8.0, 1.7, 5.1, 8.0, 8.0],
+                    "pseudo_probs": [0.15, 0.33, 0.22, 0.15, 0.15],
+                }
+            }
         history.append(row)
     best = int(np.argmax(accs))
-    return {"config": config, "history": history, "best_epoch": best + 1, "best_val_metric": accs[best],
-            "higher_is_better": True, "n_params": 10, "status": "ok", "data_source": "fake"}
+    return {
+        "config": config,
+        "history": history,
+        "best_epoch": best + 1,
+        "best_val_metric": accs[best],
+        "higher_is_better": True,
+        "n_params": 10,
+        "status": "ok",
+        "data_source": "fake",
+    }
 
 
 def cfg_dict(**kw) -> dict:
-    base = {"experiment": "x", "model": "vit", "dataset": "cifar10", "activation": "gelu", "activation_kwargs": {},
-            "penultimate_activation": None, "seed": 0}
+    base = {
+        "experiment": "x",
+        "model": "vit",
+        "dataset": "cifar10",
+        "activation": "gelu",
+        "activation_kwargs": {},
+        "penultimate_activation": None,
+        "seed": 0,
+    }
     return {**base, **kw}
 
 
@@ -78,16 +98,27 @@ def test_accuracy_rows_rejects_bad_input():
         T.summarize(pd.DataFrame({"a": [1]}), "a")
 
 
-@pytest.mark.parametrize("mean,std,digits,expected", [
-    (72.44, 0.66, 1, "72.4 ± 0.7"), (72.44, math.nan, 1, "72.4"), (math.nan, 1.0, 1, "—"), (95.391, 0.0, 2, "95.39 ± 0.00"),
-])
+@pytest.mark.parametrize(
+    "mean,std,digits,expected",
+    [
+        (72.44, 0.66, 1, "72.4 ± 0.7"),
+        (72.44, math.nan, 1, "72.4"),
+        (math.nan, 1.0, 1, "—"),
+        (95.391, 0.0, 2, "95.39 ± 0.00"),
+    ],
+)
 def test_format_mean_std(mean, std, digits, expected):
     assert T.format_mean_std(mean, std, digits) == expected
 
 
 def test_side_by_side_ranks_and_missing_keys():
-    rows = T.accuracy_rows([fake_result(cfg_dict(activation=a, seed=s), [acc + 0.01 * s])
-                            for a, acc in (("gelu", 0.6), ("srelu", 0.7), ("relu", 0.65)) for s in (0, 1)])
+    rows = T.accuracy_rows(
+        [
+            fake_result(cfg_dict(activation=a, seed=s), [acc + 0.01 * s])
+            for a, acc in (("gelu", 0.6), ("srelu", 0.7), ("relu", 0.65))
+            for s in (0, 1)
+        ]
+    )
     summary = T.summarize(rows, "activation")
     paper = {"gelu": (64.9, 0.4), "srelu": (89.9, 0.1), "elu": (59.8, 0.5)}
     table = T.side_by_side(summary, paper, labels={"srelu": "S-ReLU"})
@@ -110,8 +141,16 @@ def test_rank_correlation():
 
 
 def test_sweep_and_setup_frames():
-    summary = pd.DataFrame({"n": [2, 2], "best_mean": [80.0, 60.0], "best_std": [1.0, 2.0], "final_mean": [79.0, 59.0],
-                            "final_std": [1.0, 2.0]}, index=pd.Index([0.001, 10.0], name="delta"))
+    summary = pd.DataFrame(
+        {
+            "n": [2, 2],
+            "best_mean": [80.0, 60.0],
+            "best_std": [1.0, 2.0],
+            "final_mean": [79.0, 59.0],
+            "final_std": [1.0, 2.0],
+        },
+        index=pd.Index([0.001, 10.0], name="delta"),
+    )
     frame = T.sweep_frame(summary, "final")
     assert list(frame.columns) == ["x", "mean", "std"] and list(frame["mean"]) == [79.0, 59.0]
     paper = T.sweep_frame({0.001: (81.0, 0.6), 10.0: (58.5, 0.3)})
@@ -146,9 +185,16 @@ def test_difference_welch_interval_from_printed_numbers():
 
 
 def test_margin_over_rest_and_paper_difference():
-    summary = pd.DataFrame({"n": [3, 3, 3], "best_mean": [70.0, 75.0, 74.0], "best_std": [1.0, 1.0, 1.0],
-                            "final_mean": [70.0, 75.0, 74.0], "final_std": [1.0, 1.0, 1.0]},
-                           index=["srelu", "relu", "gelu"])
+    summary = pd.DataFrame(
+        {
+            "n": [3, 3, 3],
+            "best_mean": [70.0, 75.0, 74.0],
+            "best_std": [1.0, 1.0, 1.0],
+            "final_mean": [70.0, 75.0, 74.0],
+            "final_std": [1.0, 1.0, 1.0],
+        },
+        index=["srelu", "relu", "gelu"],
+    )
     assert T.margin_over_rest(summary, "srelu").b == "relu"
     m = T.margin_over_rest(summary, "srelu", exclude=["relu"])
     assert m.b == "gelu" and m.diff == pytest.approx(-4.0)
@@ -166,8 +212,13 @@ def test_margin_over_rest_and_paper_difference():
 
 
 def _seed_rows(arms: dict[str, list[float]]) -> pd.DataFrame:
-    return pd.DataFrame([{"activation": a, "seed": i, "best": v, "final": v}
-                         for a, values in arms.items() for i, v in enumerate(values)])
+    return pd.DataFrame(
+        [
+            {"activation": a, "seed": i, "best": v, "final": v}
+            for a, values in arms.items()
+            for i, v in enumerate(values)
+        ]
+    )
 
 
 def test_run_statement_pairs_by_seed_and_uses_the_report_verdicts():
@@ -289,8 +340,8 @@ def test_new_tau_field_leaves_existing_cache_keys_alone():
 
 def test_build_run_anneals_the_temperature_over_all_steps():
     from helpers.core.data import available
-    from helpers.flexact.hook import FlexActHook
     from helpers.core.runs import build_run
+    from helpers.flexact.hook import FlexActHook
 
     if not available("cifar10"):
         pytest.skip("CIFAR-10 not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
@@ -325,8 +376,7 @@ def test_claims_without_results_are_not_run_here():
 def _store(configs, acc_of, probs=None):
     for cfg in configs:
         flex = cfg.penultimate_activation == "flexact"
-        store_result(cfg, fake_result(cfg, [acc_of(cfg) * 0.9, acc_of(cfg)],
-                                                        probs if flex else None))
+        store_result(cfg, fake_result(cfg, [acc_of(cfg) * 0.9, acc_of(cfg)], probs if flex else None))
 
 
 def test_srelu_claims_from_stored_results():
@@ -336,17 +386,22 @@ def test_srelu_claims_from_stored_results():
     # S-ReLU ahead of the others by 1 point, ReLU equal to S-ReLU; accuracy falls with δ.
     level = {"srelu": 0.50, "relu": 0.50, "gelu": 0.49, "prelu": 0.48}
     _store(SP.compare_configs("cpu"), lambda c: level.get(c.activation, 0.45) + noise[c.seed])
-    _store(SP.delta_configs("cpu"), lambda c: 0.50 - 0.01 * math.log10(c.activation_kwargs["delta"] / 0.001)
-           + noise[c.seed])
+    _store(
+        SP.delta_configs("cpu"),
+        lambda c: 0.50 - 0.01 * math.log10(c.activation_kwargs["delta"] / 0.001) + noise[c.seed],
+    )
     claims = {c.claim: c for c in experiment_claims("cpu")}
     best_vit = next(c for k, c in claims.items() if k.startswith("S-ReLU beats every other activation on ViT"))
-    size_vit = next(c for k, c in claims.items() if k.startswith("S-ReLU's margin over the best other activation on ViT"))
+    size_vit = next(
+        c for k, c in claims.items() if k.startswith("S-ReLU's margin over the best other activation on ViT")
+    )
     relu = next(c for k, c in claims.items() if k.startswith("S-ReLU's advantage comes from smoothing"))
     delta_best = next(c for k, c in claims.items() if k.startswith("δ = 0.001 is (one of) the best"))
     drop = next(c for k, c in claims.items() if k.startswith("Large δ lowers accuracy"))
     # the same seed noise in every arm: paired differences are exact, so the CIs collapse
     assert best_vit.verdict == "confirmed" and "S-ReLU − GELU = +1.0" in best_vit.our_value.replace(
-        " (best other by mean)", "")
+        " (best other by mean)", ""
+    )
     assert best_vit.ci.startswith("none: exact") and "paired t" in best_vit.test and best_vit.n == "3 pairs of runs"
     assert size_vit.verdict == "contradicted" and size_vit.verdict_label == "contradicted at our scale"  # +1 vs +5.9
     assert relu.verdict == "contradicted" and "S-ReLU − ReLU = +0.0" in relu.our_value

@@ -73,10 +73,12 @@ def test_missing_cpu_result_under_ci_is_an_error(monkeypatch):
 
 def test_bad_inputs():
     with pytest.raises(TypeError, match="needs a run config .* got Other"):
+
         @dataclass(frozen=True)
         class Other:
             experiment: str = "o"
             profile: str = "smoke"
+
         run_or_load(Other())
     with pytest.raises(ValueError, match="unknown profile"):
         run_or_load(ToyConfig(profile="gpu"))

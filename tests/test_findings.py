@@ -12,14 +12,52 @@ from helpers.core.report import Claim
 
 def _claims() -> list[Claim]:
     return [
-        Claim("Lipschitz constant of GELU", "S-ReLU paper, Fact 1", "1.084", "1.12890", "theory", "exact",
-              "contradicted", "notebooks/04_x", anchor="lip-claims", key="findings-claim-1"),
-        Claim("S-ReLU' on -δ < x < δ", "S-ReLU paper, App. F", "1/2 + 3*x/(4*delta)", "1/2 + 3*x/(4*delta)",
-              "theory", "exact", "confirmed", "notebooks/04_x", anchor="lip-claims", key="findings-claim-2"),
-        Claim("margin over ReLU", "S-ReLU paper, Table 1", "+5.9 points", "-0.1 points", "cpu", "small",
-              "contradicted", "notebooks/21_x", key="findings-claim-3"),
-        Claim("FLOPs", "GELU blog, section 'Honest Limitations'", "3-4×", "", "theory", "exact", "not run here",
-              "notebooks/01_x", key="findings-claim-4"),
+        Claim(
+            "Lipschitz constant of GELU",
+            "S-ReLU paper, Fact 1",
+            "1.084",
+            "1.12890",
+            "theory",
+            "exact",
+            "contradicted",
+            "notebooks/04_x",
+            anchor="lip-claims",
+            key="findings-claim-1",
+        ),
+        Claim(
+            "S-ReLU' on -δ < x < δ",
+            "S-ReLU paper, App. F",
+            "1/2 + 3*x/(4*delta)",
+            "1/2 + 3*x/(4*delta)",
+            "theory",
+            "exact",
+            "confirmed",
+            "notebooks/04_x",
+            anchor="lip-claims",
+            key="findings-claim-2",
+        ),
+        Claim(
+            "margin over ReLU",
+            "S-ReLU paper, Table 1",
+            "+5.9 points",
+            "-0.1 points",
+            "cpu",
+            "small",
+            "contradicted",
+            "notebooks/21_x",
+            key="findings-claim-3",
+        ),
+        Claim(
+            "FLOPs",
+            "GELU blog, section 'Honest Limitations'",
+            "3-4×",
+            "",
+            "theory",
+            "exact",
+            "not run here",
+            "notebooks/01_x",
+            key="findings-claim-4",
+        ),
     ]
 
 
@@ -57,8 +95,10 @@ def test_readable_values_and_setup_frame():
         lr: float
         n_train: int | None
 
-    frame = F.setup_frame({"paper": Cfg({"dim": 192}, 2.5e-4, None), "cpu": Cfg({"dim": 48}, 1e-3, 2000)},
-                          ["model_kwargs", "lr", "n_train"])
+    frame = F.setup_frame(
+        {"paper": Cfg({"dim": 192}, 2.5e-4, None), "cpu": Cfg({"dim": 48}, 1e-3, 2000)},
+        ["model_kwargs", "lr", "n_train"],
+    )
     assert frame.loc["model settings", "cpu"] == "dim 48"
     assert frame.loc["training samples", "paper"] == "—"
     assert F.readable_frame(frame).equals(frame)
@@ -67,17 +107,36 @@ def test_readable_values_and_setup_frame():
 def test_headline_and_tally():
     claims = _claims()
     assert F.headline(F.find_claim_by_key(claims, "findings-claim-1"), "GELU's constant") == (
-        "GELU's constant: the paper 1.084, ours 1.12890 (contradicted)")
+        "GELU's constant: the paper 1.084, ours 1.12890 (contradicted)"
+    )
     assert F.tally(claims) == "1 confirmed, 1 contradicted, 1 contradicted at our scale, 1 not run here"
 
 
 def test_a_finding_of_the_book_itself_shows_no_source_value():
-    own = Claim("MLP: annealed λ-GELU → ReLU matches ReLU", "This book (beyond the papers), ReLU-ization",
-                "hypothesis of this book", "83.99 vs 83.74", "cpu", "small", "inconclusive", "notebooks/40_x", key="findings-claim-5")
+    own = Claim(
+        "MLP: annealed λ-GELU → ReLU matches ReLU",
+        "This book (beyond the papers), ReLU-ization",
+        "hypothesis of this book",
+        "83.99 vs 83.74",
+        "cpu",
+        "small",
+        "inconclusive",
+        "notebooks/40_x",
+        key="findings-claim-5",
+    )
     line = F.finding_line(own, link=False)
     assert line.endswith("Ours: 83.99 vs 83.74 (the book's own finding).") and "the paper" not in line
-    missing = Claim("ViT: ReLU-ization", "This book (beyond the papers), ReLU-ization", "hypothesis", "–", "cpu",
-                    "", "not run here", "notebooks/41_x", key="findings-claim-6")
+    missing = Claim(
+        "ViT: ReLU-ization",
+        "This book (beyond the papers), ReLU-ization",
+        "hypothesis",
+        "–",
+        "cpu",
+        "",
+        "not run here",
+        "notebooks/41_x",
+        key="findings-claim-6",
+    )
     assert F.finding_line(missing, link=False).endswith("Not run here.")
 
 
@@ -97,18 +156,57 @@ def test_a_page_finds_its_claims_by_key_in_the_order_it_lists_them():
 
 
 def test_a_claim_statement_shows_the_claims_own_fields_and_verdict():
-    run = Claim("a beats b", "P, Table 1", "+1", "+0.5", "cpu", "small", "inconclusive", "notebooks/20_x",
-                key="toy-run", effect="+0.5 points", ci="95% [-0.2, +1.2]", n="3 pairs of runs", mde="1.4 points")
-    assert F.claim_statement(run) == "Ours: +0.5 points, 95% [-0.2, +1.2] (3 pairs of runs; MDE 1.4 points): inconclusive."
-    missing = Claim("a beats b", "P", "+1", "—", "cpu", "", "not run here", "notebooks/20_x", key="toy-missing",
-                    note="results are not stored")
+    run = Claim(
+        "a beats b",
+        "P, Table 1",
+        "+1",
+        "+0.5",
+        "cpu",
+        "small",
+        "inconclusive",
+        "notebooks/20_x",
+        key="toy-run",
+        effect="+0.5 points",
+        ci="95% [-0.2, +1.2]",
+        n="3 pairs of runs",
+        mde="1.4 points",
+    )
+    assert (
+        F.claim_statement(run) == "Ours: +0.5 points, 95% [-0.2, +1.2] (3 pairs of runs; MDE 1.4 points): inconclusive."
+    )
+    missing = Claim(
+        "a beats b",
+        "P",
+        "+1",
+        "—",
+        "cpu",
+        "",
+        "not run here",
+        "notebooks/20_x",
+        key="toy-missing",
+        note="results are not stored",
+    )
     assert F.claim_statement(missing) == "Ours: —: not run here. results are not stored"
 
 
 def test_a_claim_judged_in_parts_states_each_part_with_its_own_interval():
-    parts = Claim("s beats r on both", "P", "+1", "x", "cpu", "small", "contradicted", "notebooks/21_x", key="toy-parts",
-                  effect="ViT: -0.1 points; CNN: +0.3 points", ci="ViT: 95% [-0.5, +0.3]; CNN: 95% [-0.1, +0.7]",
-                  n="ViT: 3 pairs of runs; CNN: 5 pairs of runs", mde="ViT: 0.5 points; CNN: 0.6 points")
-    assert F.claim_statement(parts) == ("Ours: ViT: -0.1 points, 95% [-0.5, +0.3] (3 pairs of runs; MDE 0.5 points); "
-                                        "CNN: +0.3 points, 95% [-0.1, +0.7] (5 pairs of runs; MDE 0.6 points): "
-                                        "contradicted at our scale.")
+    parts = Claim(
+        "s beats r on both",
+        "P",
+        "+1",
+        "x",
+        "cpu",
+        "small",
+        "contradicted",
+        "notebooks/21_x",
+        key="toy-parts",
+        effect="ViT: -0.1 points; CNN: +0.3 points",
+        ci="ViT: 95% [-0.5, +0.3]; CNN: 95% [-0.1, +0.7]",
+        n="ViT: 3 pairs of runs; CNN: 5 pairs of runs",
+        mde="ViT: 0.5 points; CNN: 0.6 points",
+    )
+    assert F.claim_statement(parts) == (
+        "Ours: ViT: -0.1 points, 95% [-0.5, +0.3] (3 pairs of runs; MDE 0.5 points); "
+        "CNN: +0.3 points, 95% [-0.1, +0.7] (5 pairs of runs; MDE 0.6 points): "
+        "contradicted at our scale."
+    )

@@ -13,6 +13,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.activations import get_activation
+from helpers.core.runtime import seed_everything
 from helpers.flexact.activation import (
     DEFAULT_CANDIDATES,
     FlexAct,
@@ -23,7 +24,6 @@ from helpers.flexact.activation import (
     pseudo_probabilities,
 )
 from helpers.flexact.hook import FlexActHook, TemperatureSchedule
-from helpers.core.runtime import seed_everything
 
 
 def _reference_mix(module: FlexAct, h: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -61,8 +61,9 @@ def test_candidates_accept_names_modules_and_mappings():
     assert m2(x).shape == x.shape
 
 
-@pytest.mark.skipif(not (_implemented("lambda_gelu") and _implemented("srelu")),
-                    reason="lambda_gelu / srelu not implemented yet")
+@pytest.mark.skipif(
+    not (_implemented("lambda_gelu") and _implemented("srelu")), reason="lambda_gelu / srelu not implemented yet"
+)
 def test_registry_methods_as_candidates():
     m = FlexAct(("relu", "lambda_gelu", "srelu"))
     x = torch.randn(8, 4, requires_grad=True)
@@ -128,13 +129,16 @@ def test_mixture_matches_reference(candidates):
     m = FlexAct(candidates).double()
     h = torch.randn(6, 5, dtype=torch.float64) * 3
     h[0, 0] = 0.0  # the kink
-    for weights in (torch.rand(len(m.names), dtype=torch.float64),
-                    torch.eye(len(m.names), dtype=torch.float64)[-1]):  # one-hot: zero coefficients
+    for weights in (
+        torch.rand(len(m.names), dtype=torch.float64),
+        torch.eye(len(m.names), dtype=torch.float64)[-1],
+    ):  # one-hot: zero coefficients
         torch.testing.assert_close(m.mix(h, weights), _reference_mix(m, h, weights), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("candidates", [DEFAULT_CANDIDATES, ("relu", "gelu", "tanh", nn.SiLU()),
-                                        (nn.LeakyReLU(1.5), "identity")])
+@pytest.mark.parametrize(
+    "candidates", [DEFAULT_CANDIDATES, ("relu", "gelu", "tanh", nn.SiLU()), (nn.LeakyReLU(1.5), "identity")]
+)
 def test_mixture_gradcheck(candidates):
     torch.manual_seed(1)
     m = FlexAct(candidates).double()
@@ -320,9 +324,16 @@ def test_alpha_zero_turns_the_regulariser_off_exactly():
     assert hook.extra_loss(nn.Sequential(m)) is None
 
 
-@pytest.mark.parametrize("alpha, lam, error", [(-0.1, 1.0, ValueError), (0.3, 0.0, ValueError),
-                                               (0.3, -1.0, ValueError), (float("inf"), 1.0, ValueError),
-                                               ("0.3", 1.0, TypeError)])
+@pytest.mark.parametrize(
+    "alpha, lam, error",
+    [
+        (-0.1, 1.0, ValueError),
+        (0.3, 0.0, ValueError),
+        (0.3, -1.0, ValueError),
+        (float("inf"), 1.0, ValueError),
+        ("0.3", 1.0, TypeError),
+    ],
+)
 def test_regulariser_rejects_bad_hyperparameters(alpha, lam, error):
     m = FlexAct()
     m(torch.randn(4, 2))
@@ -367,8 +378,17 @@ def test_temperature_schedule_values():
     assert TemperatureSchedule(0.7, 0.1, 3, "constant")(2) == 0.7
 
 
-@pytest.mark.parametrize("kwargs", [dict(tau_start=0.0), dict(tau_min=-1.0), dict(tau_start=0.1, tau_min=1.0),
-                                    dict(total=0), dict(total=2.5), dict(kind="cosine")])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(tau_start=0.0),
+        dict(tau_min=-1.0),
+        dict(tau_start=0.1, tau_min=1.0),
+        dict(total=0),
+        dict(total=2.5),
+        dict(kind="cosine"),
+    ],
+)
 def test_temperature_schedule_rejects_bad_arguments(kwargs):
     base = dict(tau_start=1.0, tau_min=0.1, total=10, kind="exponential")
     with pytest.raises(ValueError):
@@ -388,8 +408,15 @@ def test_hook_trains_anneals_and_records():
     model = nn.Sequential(nn.Linear(2, 1), FlexAct())
     schedule = TemperatureSchedule(1.0, 0.2, total=3 * len(train))
     hook = FlexActHook(alpha=0.3, lam=1.0, temperature_schedule=schedule)
-    out = fit(model, train, val, optimizer=torch.optim.Adam(model.parameters(), lr=0.05), epochs=3,
-              task="regression", hooks=[hook])
+    out = fit(
+        model,
+        train,
+        val,
+        optimizer=torch.optim.Adam(model.parameters(), lr=0.05),
+        epochs=3,
+        task="regression",
+        hooks=[hook],
+    )
     hist = out["history"]
     assert [row["tau"] for row in hist] == sorted((row["tau"] for row in hist), reverse=True)
     assert hist[-1]["tau"] == pytest.approx(schedule(3 * len(train) - 1))

@@ -11,6 +11,7 @@ import torch
 
 matplotlib.use("Agg")
 
+from helpers.core.report import Claim  # noqa: E402
 from helpers.experiments import config_hash, run_or_load  # noqa: E402
 from helpers.flexact.activation import FlexAct  # noqa: E402
 from helpers.flexact.synthetic import (  # noqa: E402
@@ -26,18 +27,17 @@ from helpers.flexact.synthetic import (  # noqa: E402
 )
 from helpers.flexact.synthetic_analysis import (  # noqa: E402
     format_table,
-    sensitivity_table,
     majority_picks,
     mark_ranks,
     picks_ground_truth,
     results_frame,
     selection_summary,
+    sensitivity_table,
     single_neuron_optimum,
     table1,
     table1_stats,
     trajectories,
 )
-from helpers.core.report import Claim  # noqa: E402
 
 # ------------------------------------------------------------------------------ data and model
 
@@ -56,10 +56,16 @@ def test_synthetic_data_follows_the_generating_rule():
     assert xn[:, 0].abs().max() > 1.0
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    (dict(ground_truth="gelu"), ValueError), (dict(n=0), ValueError), (dict(n_features=0), ValueError),
-    (dict(informative="cauchy"), ValueError), (dict(k=float("inf")), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(ground_truth="gelu"), ValueError),
+        (dict(n=0), ValueError),
+        (dict(n_features=0), ValueError),
+        (dict(informative="cauchy"), ValueError),
+        (dict(k=float("inf")), ValueError),
+    ],
+)
 def test_synthetic_data_rejects_bad_arguments(kwargs, error):
     args = dict(ground_truth="relu", n=10, generator=torch.Generator().manual_seed(0))
     with pytest.raises(error):
@@ -103,8 +109,10 @@ def test_grids_have_the_papers_shape():
     assert {(c.alpha, c.lam) for c in sens} == {(0.03, 1.0), (0.1, 1.0), (1.0, 1.0), (0.3, 0.1), (0.3, 10.0)}
     assert {c.seed for c in sens} == {0, 1, 2} and len(sens) == 5 * 5 * 3
     assert not {config_hash(c) for c in sens} & {config_hash(c) for c in synthetic_configs("cpu")}
-    assert synthetic_config("paper", "relu", "flexact", 0, alpha=0.3).n_train > \
-        synthetic_config("cpu", "relu", "flexact", 0, alpha=0.3).n_train
+    assert (
+        synthetic_config("paper", "relu", "flexact", 0, alpha=0.3).n_train
+        > synthetic_config("cpu", "relu", "flexact", 0, alpha=0.3).n_train
+    )
 
 
 def test_paper_profile_constructs_its_model():
@@ -113,11 +121,24 @@ def test_paper_profile_constructs_its_model():
     assert isinstance(model.act, FlexAct) and model.head is None
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(method="gelu"), dict(ground_truth="swish"), dict(method="relu", alpha=0.3),
-    dict(alpha=-1.0), dict(lam=0.0), dict(epochs=0), dict(batch_size=1.5), dict(profile="gpu"),
-    dict(lr=0.0), dict(lr_schedule="step"), dict(tau_min=2.0), dict(informative="t"), dict(seed=-1),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(method="gelu"),
+        dict(ground_truth="swish"),
+        dict(method="relu", alpha=0.3),
+        dict(alpha=-1.0),
+        dict(lam=0.0),
+        dict(epochs=0),
+        dict(batch_size=1.5),
+        dict(profile="gpu"),
+        dict(lr=0.0),
+        dict(lr_schedule="step"),
+        dict(tau_min=2.0),
+        dict(informative="t"),
+        dict(seed=-1),
+    ],
+)
 def test_config_validation(kwargs):
     with pytest.raises(ValueError):
         FlexActSyntheticConfig(**kwargs)
@@ -170,8 +191,9 @@ def test_seeded_runs_are_bit_identical(tmp_path, monkeypatch):
 
 def test_fixed_model_learns_its_own_activation():
     """The matched fixed model recovers w = (5, 0, 0, 0), b = 0 (a short run at a high rate)."""
-    cfg = FlexActSyntheticConfig(profile="smoke", ground_truth="relu", method="relu", n_train=256,
-                                 n_val=512, epochs=30, batch_size=32, lr=0.2)
+    cfg = FlexActSyntheticConfig(
+        profile="smoke", ground_truth="relu", method="relu", n_train=256, n_val=512, epochs=30, batch_size=32, lr=0.2
+    )
     r = run_or_load(cfg)
     assert r["val_mse"] < 1e-4
     assert abs(r["weight"][0] - 5.0) < 0.05 and max(abs(w) for w in r["weight"][1:]) < 0.01
@@ -194,8 +216,7 @@ def test_table1_layout_and_marks(smoke_results):
 
 
 def test_mark_ranks_ties_share_a_rank():
-    means = pd.DataFrame({"a": [0.00001, 0.00004, 0.0002, 0.5], "b": [0.0, 0.1, 0.1, 0.2]},
-                         index=list("wxyz"))
+    means = pd.DataFrame({"a": [0.00001, 0.00004, 0.0002, 0.5], "b": [0.0, 0.1, 0.1, 0.2]}, index=list("wxyz"))
     marks = mark_ranks(means)
     assert marks["a"].tolist() == ["best", "best", "", ""]  # a tie for best leaves no second
     assert marks["b"].tolist() == ["best", "second", "second", ""]
@@ -236,8 +257,9 @@ def test_plots(smoke_results):
     fig = plot_selection_trajectories({"sigmoid": trajectories(smoke_results, "sigmoid", 0.3)})
     assert len(fig.axes) >= 1
     r = smoke_results[0]
-    fig2 = plot_function_fits({"relu": {"x": r["grid"]["x1"], "truth": r["grid"]["truth"],
-                                        "fits": {"model": r["grid"]["pred"]}}})
+    fig2 = plot_function_fits(
+        {"relu": {"x": r["grid"]["x1"], "truth": r["grid"]["truth"], "fits": {"model": r["grid"]["pred"]}}}
+    )
     assert len(fig2.axes) >= 1
     with pytest.raises(ValueError):
         plot_selection_trajectories({})
@@ -267,11 +289,17 @@ def test_single_neuron_optimum_closed_forms():
 
 
 def test_paper_tables_are_complete():
-    from helpers.flexact import paper
-    from helpers.flexact import synthetic_analysis
+    from helpers.flexact import paper, synthetic_analysis
 
-    assert set(paper.TABLE1) == {"Flex-Act (α=0.3)", "Flex-Act (α=0)", "ReLU Model", "Sigmoid Model",
-                                 "Tanh Model", "LeakyReLU Model", "Identity Model"}
+    assert set(paper.TABLE1) == {
+        "Flex-Act (α=0.3)",
+        "Flex-Act (α=0)",
+        "ReLU Model",
+        "Sigmoid Model",
+        "Tanh Model",
+        "LeakyReLU Model",
+        "Identity Model",
+    }
     for row in paper.TABLE1.values():
         assert set(row) == set(GROUND_TRUTHS)
     assert paper.TABLE1["Identity Model"]["relu"][:2] == (0.5209, 0.4659)
@@ -310,11 +338,14 @@ def test_count_claims_carry_a_binomial_interval(smoke_results):
     )
 
     fields = proportion_fields(3, 5, "seeds")
-    assert fields == {"effect": "3/5 seeds = 60%", "ci": "95% [15%, 95%]", "n": "5 seeds",
-                      "test": "exact binomial (Clopper-Pearson) 95% CI of the rate; no MDE for a count"}
+    assert fields == {
+        "effect": "3/5 seeds = 60%",
+        "ci": "95% [15%, 95%]",
+        "n": "5 seeds",
+        "test": "exact binomial (Clopper-Pearson) 95% CI of the rate; no MDE for a count",
+    }
     assert proportion_fields(0, 18, "cells")["ci"] == "95% [0%, 19%]"
-    for build in (_claim_matched_fixed, _claim_fixed_cells, _claim_std_meaning,
-                  _claim_rank):
+    for build in (_claim_matched_fixed, _claim_fixed_cells, _claim_std_meaning, _claim_rank):
         ours, verdict, note, f = build(smoke_results)
         assert verdict in ("confirmed", "contradicted", "inconclusive")  # run-based: the interval rule only
         assert f["effect"] and f["ci"].startswith("95% [") and f["n"] and "Clopper-Pearson" in f["test"], build

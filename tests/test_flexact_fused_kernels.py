@@ -39,8 +39,35 @@ def fused():
 
 def _inputs(n: int = 50_000, seed: int = 0) -> torch.Tensor:
     gen = torch.Generator().manual_seed(seed)
-    edge = torch.tensor([0.0, -0.0, 1e-38, -1e-38, 1e-30, -1e-30, 1e-6, -1e-6, 0.49, 0.51, -0.5, 5.0, -5.0,
-                         17.0, -17.0, 30.0, -30.0, 60.0, -60.0, 200.0, -200.0, 1e4, -1e4, 1e30, -1e30])
+    edge = torch.tensor(
+        [
+            0.0,
+            -0.0,
+            1e-38,
+            -1e-38,
+            1e-30,
+            -1e-30,
+            1e-6,
+            -1e-6,
+            0.49,
+            0.51,
+            -0.5,
+            5.0,
+            -5.0,
+            17.0,
+            -17.0,
+            30.0,
+            -30.0,
+            60.0,
+            -60.0,
+            200.0,
+            -200.0,
+            1e4,
+            -1e4,
+            1e30,
+            -1e30,
+        ]
+    )
     return torch.cat([edge, torch.randn(n, generator=gen) * 4, torch.randn(n // 10, generator=gen) * 40])
 
 

@@ -32,28 +32,34 @@ RESULTS = Path(__file__).resolve().parents[1] / "results" / "flexact_synthetic"
 # ------------------------------------------------------------------------------ config fields
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(kl_direction="backward"), "kl_direction"),
-    (dict(kl_direction=None), "kl_direction"),
-    (dict(alpha_schedule="cosine"), "alpha_schedule"),
-    (dict(alpha_schedule="warmup", alpha_fraction=0.0), "alpha_fraction"),
-    (dict(alpha_schedule="warmup", alpha_fraction=1.5), "alpha_fraction"),
-    (dict(alpha_schedule="warmup", alpha_fraction=True), "alpha_fraction"),
-    (dict(alpha_fraction=0.25), "alpha_fraction"),  # a fraction without a schedule
-    (dict(hard="yes"), "hard"),
-    (dict(tau_schedule="cosine"), "tau_schedule"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(kl_direction="backward"), "kl_direction"),
+        (dict(kl_direction=None), "kl_direction"),
+        (dict(alpha_schedule="cosine"), "alpha_schedule"),
+        (dict(alpha_schedule="warmup", alpha_fraction=0.0), "alpha_fraction"),
+        (dict(alpha_schedule="warmup", alpha_fraction=1.5), "alpha_fraction"),
+        (dict(alpha_schedule="warmup", alpha_fraction=True), "alpha_fraction"),
+        (dict(alpha_fraction=0.25), "alpha_fraction"),  # a fraction without a schedule
+        (dict(hard="yes"), "hard"),
+        (dict(tau_schedule="cosine"), "tau_schedule"),
+    ],
+)
 def test_reading_fields_reject_bad_values_naming_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
         FlexActSyntheticConfig(alpha=0.3, **kwargs)
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(method="flexact", alpha=0.0, kl_direction="reverse"), "kl_direction"),
-    (dict(method="flexact", alpha=0.0, alpha_schedule="decay"), "alpha_schedule"),
-    (dict(method="relu", alpha_schedule="warmup"), "alpha_schedule"),
-    (dict(method="relu", hard=True), "hard"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(method="flexact", alpha=0.0, kl_direction="reverse"), "kl_direction"),
+        (dict(method="flexact", alpha=0.0, alpha_schedule="decay"), "alpha_schedule"),
+        (dict(method="relu", alpha_schedule="warmup"), "alpha_schedule"),
+        (dict(method="relu", hard=True), "hard"),
+    ],
+)
 def test_regulariser_readings_need_the_regulariser(kwargs, field):
     with pytest.raises(ValueError, match=field):
         FlexActSyntheticConfig(**kwargs)
@@ -105,9 +111,13 @@ def test_defaults_are_todays_reading():
 
 def test_a_changed_reading_changes_the_key():
     base = synthetic_config("cpu", "relu", "flexact", 0, alpha=0.3)
-    keys = {config_hash(base), config_hash(replace(base, hard=True)),
-            config_hash(replace(base, kl_direction="reverse")), config_hash(replace(base, alpha_schedule="warmup")),
-            config_hash(replace(base, alpha_schedule="warmup", alpha_fraction=0.25))}
+    keys = {
+        config_hash(base),
+        config_hash(replace(base, hard=True)),
+        config_hash(replace(base, kl_direction="reverse")),
+        config_hash(replace(base, alpha_schedule="warmup")),
+        config_hash(replace(base, alpha_schedule="warmup", alpha_fraction=0.25)),
+    }
     assert len(keys) == 5
 
 
@@ -157,20 +167,24 @@ def test_hook_adds_the_reverse_kl():
     model = torch.nn.Sequential(m)
     rev = FlexActHook(0.3, 1.0, kl_direction="reverse").extra_loss(model)
     fwd = FlexActHook(0.3, 1.0).extra_loss(model)
-    assert rev.item() == pytest.approx(0.3 * kl_to_pseudo_probabilities(g_bar, m.logits, 1.0,
-                                                                         direction="reverse").item(), rel=1e-12)
+    assert rev.item() == pytest.approx(
+        0.3 * kl_to_pseudo_probabilities(g_bar, m.logits, 1.0, direction="reverse").item(), rel=1e-12
+    )
     assert rev.item() != pytest.approx(fwd.item(), rel=1e-6)
 
 
 # ------------------------------------------------------------------------------ α schedule
 
 
-@pytest.mark.parametrize("kind, values", [
-    ("constant", {0: 0.3, 25: 0.3, 50: 0.3, 99: 0.3}),
-    ("warmup", {0: 0.0, 25: 0.15, 50: 0.3, 99: 0.3}),
-    ("late", {0: 0.0, 49: 0.0, 50: 0.3, 99: 0.3}),
-    ("decay", {0: 0.3, 25: 0.15, 50: 0.0, 99: 0.0}),
-])
+@pytest.mark.parametrize(
+    "kind, values",
+    [
+        ("constant", {0: 0.3, 25: 0.3, 50: 0.3, 99: 0.3}),
+        ("warmup", {0: 0.0, 25: 0.15, 50: 0.3, 99: 0.3}),
+        ("late", {0: 0.0, 49: 0.0, 50: 0.3, 99: 0.3}),
+        ("decay", {0: 0.3, 25: 0.15, 50: 0.0, 99: 0.0}),
+    ],
+)
 def test_alpha_schedule_values(kind, values):
     schedule = AlphaSchedule(0.3, total=100, kind=kind, fraction=0.5)
     for t, expected in values.items():
@@ -183,12 +197,15 @@ def test_alpha_schedule_fraction_moves_the_switch():
     assert AlphaSchedule(1.0, total=100, kind="late", fraction=0.25)(24) == 0.0
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(kind="step"), "alpha_schedule"),
-    (dict(fraction=0.0), "alpha_fraction"),
-    (dict(fraction=2.0), "alpha_fraction"),
-    (dict(total=0), "total"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(kind="step"), "alpha_schedule"),
+        (dict(fraction=0.0), "alpha_fraction"),
+        (dict(fraction=2.0), "alpha_fraction"),
+        (dict(total=0), "total"),
+    ],
+)
 def test_alpha_schedule_validation(kwargs, field):
     with pytest.raises(ValueError, match=field):
         AlphaSchedule(0.3, **{"total": 10, **kwargs})
@@ -232,8 +249,11 @@ def test_readings_change_one_choice_at_a_time():
     families = {}
     for cfg in configs:
         base = synthetic_config("cpu", cfg.ground_truth, "flexact", cfg.seed, alpha=cfg.alpha)
-        changed = {f for f in ("hard", "tau_schedule", "tau_min", "kl_direction", "alpha_schedule", "lam")
-                   if getattr(cfg, f) != getattr(base, f)}
+        changed = {
+            f
+            for f in ("hard", "tau_schedule", "tau_min", "kl_direction", "alpha_schedule", "lam")
+            if getattr(cfg, f) != getattr(base, f)
+        }
         assert len(changed) == 1, (cfg.label, changed)
         families.setdefault(changed.pop(), set()).add(cfg.seed)
     assert set(families) == {"hard", "tau_schedule", "kl_direction", "alpha_schedule", "lam"}
@@ -260,9 +280,13 @@ def _fake_runs(mse: dict, chosen: dict) -> dict:
     """``{reading: {α: results}}`` from ``{(reading, α, gt, seed): value}`` dicts."""
     runs: dict = {}
     for (reading, alpha, gt, seed), value in mse.items():
-        runs.setdefault(reading, {}).setdefault(alpha, []).append({
-            "config": {"ground_truth": gt, "seed": seed}, "val_mse": value,
-            "chosen_activation": chosen.get((reading, alpha, gt, seed), gt)})
+        runs.setdefault(reading, {}).setdefault(alpha, []).append(
+            {
+                "config": {"ground_truth": gt, "seed": seed},
+                "val_mse": value,
+                "chosen_activation": chosen.get((reading, alpha, gt, seed), gt),
+            }
+        )
     return runs
 
 
@@ -300,8 +324,9 @@ def test_comparisons_pair_a_short_reading_with_the_baselines_first_seeds():
     assert comps["relu"].n == 3
     assert comps["relu"].effect == pytest.approx(0.01 * (1 + 2 + 3) / 3)  # seeds 0-2 only
     with pytest.raises(ValueError, match="seeds"):
-        RD.mse_comparisons(RD.readings_frame(_fake_runs({("baseline", 0.3, "relu", 0): 0.1,
-                                                         ("x", 0.3, "relu", 7): 0.1}, {})), "x")
+        RD.mse_comparisons(
+            RD.readings_frame(_fake_runs({("baseline", 0.3, "relu", 0): 0.1, ("x", 0.3, "relu", 7): 0.1}, {})), "x"
+        )
 
 
 def test_readings_claims_without_results_are_not_run_here():

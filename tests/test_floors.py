@@ -9,14 +9,17 @@ from helpers.core.floors import FLOORS, floor_for, floor_table
 
 def _run(model: str, dataset: str, activation: str, metrics: list[float], losses: list[float] | None = None) -> dict:
     losses = losses or [1.0] * len(metrics)
-    return {"config": {"model": model, "dataset": dataset, "activation": activation},
-            "history": [{"epoch": e + 1, "val_metric": m, "val_loss": l}
-                        for e, (m, l) in enumerate(zip(metrics, losses))]}
+    return {
+        "config": {"model": model, "dataset": dataset, "activation": activation},
+        "history": [{"epoch": e + 1, "val_metric": m, "val_loss": l} for e, (m, l) in enumerate(zip(metrics, losses))],
+    }
 
 
 def test_accuracy_floor_uses_the_best_epoch_and_the_mean_over_runs():
-    runs = [_run("mlp", "fashion_mnist", "gelu", [0.80, 0.895, 0.89]),
-            _run("mlp", "fashion_mnist", "gelu", [0.70, 0.893])]
+    runs = [
+        _run("mlp", "fashion_mnist", "gelu", [0.80, 0.895, 0.89]),
+        _run("mlp", "fashion_mnist", "gelu", [0.70, 0.893]),
+    ]
     row = floor_table(runs).iloc[0]
     assert row["runs"] == 2 and row["reached (mean)"] == "89.40 %" and row["verdict"] == "met"
     assert row["range"] == "89.30 % – 89.50 %"

@@ -13,12 +13,12 @@ import torch
 from scipy.optimize import minimize_scalar
 from scipy.special import erf
 
-from helpers.gelu_primer import paper as gelu_blog
-from helpers.gelu_primer import claims as gelu_primer_claims
-from helpers.gelu_primer.claims import mismatches, run_post_code
 from helpers.core.report import VERDICTS, Claim
 from helpers.core.runtime import repo_root
+from helpers.gelu_primer import claims as gelu_primer_claims
+from helpers.gelu_primer import paper as gelu_blog
 from helpers.gelu_primer import theory as g
+from helpers.gelu_primer.claims import mismatches, run_post_code
 
 
 def _gelu_np(x: np.ndarray) -> np.ndarray:
@@ -60,8 +60,9 @@ def test_gelu_minimum_agrees_with_a_dense_grid_and_a_local_optimiser() -> None:
     z_min, value = g.gelu_minimum()
     grid = np.linspace(-10, 10, 200_001)
     assert float(value) <= _gelu_np(grid).min() + 1e-15
-    result = minimize_scalar(lambda t: float(_gelu_np(np.array(t))), bounds=(-2, 0), method="bounded",
-                             options={"xatol": 1e-10})
+    result = minimize_scalar(
+        lambda t: float(_gelu_np(np.array(t))), bounds=(-2, 0), method="bounded", options={"xatol": 1e-10}
+    )
     assert result.x == pytest.approx(float(z_min), abs=1e-6)
     assert float(value) == pytest.approx(-0.1699712, abs=1e-7)
 
@@ -80,8 +81,12 @@ def test_tanh_error_max_is_the_true_maximum() -> None:
     grid = np.linspace(-10, 10, 400_001)
     assert worst.abs_error >= np.abs(g.tanh_error_numpy(grid)).max() - 1e-15
     # A bounded local optimiser started independently finds the same point.
-    result = minimize_scalar(lambda t: -abs(float(g.tanh_error_numpy(np.array(t)))), bounds=(2, 3.5),
-                             method="bounded", options={"xatol": 1e-10})
+    result = minimize_scalar(
+        lambda t: -abs(float(g.tanh_error_numpy(np.array(t)))),
+        bounds=(2, 3.5),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     assert result.x == pytest.approx(worst.z, abs=1e-5)
     # The error is even, so the argmax is reported as the non-negative one of ±z.
     assert worst.z > 0

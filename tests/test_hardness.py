@@ -58,8 +58,12 @@ def test_apply_init_mode_sets_lambda_in_layer_order():
 
 
 def test_apply_init_mode_per_channel_module_gets_one_value():
-    model = nn.Sequential(nn.Conv2d(1, 3, 1), LambdaGELU(granularity="channel", num_channels=3), nn.Conv2d(3, 3, 1),
-                          LambdaGELU(granularity="channel", num_channels=3))
+    model = nn.Sequential(
+        nn.Conv2d(1, 3, 1),
+        LambdaGELU(granularity="channel", num_channels=3),
+        nn.Conv2d(3, 3, 1),
+        LambdaGELU(granularity="channel", num_channels=3),
+    )
     H.apply_init_mode(model, "increasing")
     assert torch.allclose(model[3].lam, torch.full((3,), 2.0))
 
@@ -77,8 +81,10 @@ def test_param_groups_put_every_s_in_the_hardness_group():
     assert sorted(all_ids) == sorted(id(p) for p in model.parameters())  # each exactly once
 
 
-@pytest.mark.parametrize("kwargs,match", [({"c": 0}, "c must"), ({"c": -1}, "c must"), ({"lr": 0}, "lr must"),
-                                          ({"weight_decay": -1e-4}, "weight_decay")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"c": 0}, "c must"), ({"c": -1}, "c must"), ({"lr": 0}, "lr must"), ({"weight_decay": -1e-4}, "weight_decay")],
+)
 def test_param_groups_reject_bad_arguments(kwargs, match):
     args = {"lr": 0.1, "weight_decay": 0.0, "c": 1.0, **kwargs}
     with pytest.raises(ValueError, match=match):
@@ -197,8 +203,11 @@ def test_annealing_short_runs_and_bad_arguments():
     sched = H.AnnealingSchedule(1, 20.0)  # e_s = 0: annealing from the initial λ at once
     assert sched.switch_epoch == 0
     assert sched.on_epoch_start(1, _lambda_mlp(depth=2)) == [20.0, 20.0]
-    for kwargs in ({"total_epochs": 0, "lambda_target": 10.0}, {"total_epochs": 5, "lambda_target": 0.5},
-                   {"total_epochs": 5, "lambda_target": 10.0, "switch_fraction": 1.0}):
+    for kwargs in (
+        {"total_epochs": 0, "lambda_target": 10.0},
+        {"total_epochs": 5, "lambda_target": 0.5},
+        {"total_epochs": 5, "lambda_target": 10.0, "switch_fraction": 1.0},
+    ):
         with pytest.raises(ValueError):
             H.AnnealingSchedule(**kwargs)
     with pytest.raises(ValueError, match="epoch"):
@@ -223,8 +232,12 @@ def test_hardness_drift_by_hand():
 
 
 def test_drift_cell_average():
-    runs = {(0, "uniform"): [[1.0], [2.0]], (0, "increasing"): [[1.0], [1.5]],
-            (1, "uniform"): [[1.0], [1.0]], (1, "increasing"): [[2.0], [4.0]]}
+    runs = {
+        (0, "uniform"): [[1.0], [2.0]],
+        (0, "increasing"): [[1.0], [1.5]],
+        (1, "uniform"): [[1.0], [1.0]],
+        (1, "increasing"): [[2.0], [4.0]],
+    }
     assert H.drift_cell_average(runs) == pytest.approx((1.0 + 0.5 + 0.0 + 2.0) / 4)
     with pytest.raises(ValueError, match="incomplete"):
         H.drift_cell_average({(0, "uniform"): [[1.0]], (1, "increasing"): [[1.0]]})

@@ -5,16 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-import helpers.lambda_gelu.activation as lg
 from helpers.core import kernels
-from helpers.activations import get_activation
-from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE, LambdaGELU, lambda_gelu, lambda_gelu_reference
+from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu, lambda_gelu_reference
 
 #: max_u u(1 − Φ(u)); sup_x |ReLU(x) − xΦ(λx)| = SUP_GAP/λ (helpers.lambda_gelu.theory)
 SUP_GAP = 0.16997120747990366
@@ -233,8 +230,16 @@ def test_set_kernel_backend_rejects_unknown_name():
 def test_symbolic_identities_hold():
     from helpers.lambda_gelu import theory as S
 
-    for check in (S.verify_relu_limit, S.verify_da_dlam, S.verify_da_dx, S.verify_dlam_ds,
-                  S.verify_dlam_ds_in_lambda, S.verify_dL_ds, S.verify_delta_lambda, S.verify_e_inf):
+    for check in (
+        S.verify_relu_limit,
+        S.verify_da_dlam,
+        S.verify_da_dx,
+        S.verify_dlam_ds,
+        S.verify_dlam_ds_in_lambda,
+        S.verify_dL_ds,
+        S.verify_delta_lambda,
+        S.verify_e_inf,
+    ):
         assert check(), check.__name__
 
 
@@ -274,8 +279,8 @@ def test_symbolic_closed_forms_numerically():
 
 
 def test_paper_claims_have_our_values_and_verdicts():
-    from helpers.lambda_gelu import paper as P
     from helpers.lambda_gelu import claims
+    from helpers.lambda_gelu import paper as P
 
     theory = claims.theory_claims()
     assert len(theory) >= 8 and all(c.notebook == P.THEORY_NOTEBOOK for c in theory)
@@ -304,8 +309,12 @@ def test_module_works_without_a_c_compiler(tmp_path):
         "assert any('eager' in str(i.message) for i in w), [str(i.message) for i in w]\n"
         "print('ok')\n"
     )
-    env = {**__import__("os").environ, "CXX": str(tmp_path / "no-such-cxx"), "CC": str(tmp_path / "no-such-cc"),
-           "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}  # an empty cache: nothing to reuse
+    env = {
+        **__import__("os").environ,
+        "CXX": str(tmp_path / "no-such-cxx"),
+        "CC": str(tmp_path / "no-such-cc"),
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+    }  # an empty cache: nothing to reuse
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr[-3000:]
 

@@ -8,20 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from helpers.experiments import config_dict, config_hash, result_path, store_result
+from helpers.lambda_gelu import formatting, grid, run_claims
 from helpers.lambda_gelu import protocol as lgelu_protocol
 from helpers.lambda_gelu import records as A
-from helpers.lambda_gelu import grid
-from helpers.lambda_gelu import run_claims
-from helpers.lambda_gelu import formatting
-from helpers.lambda_gelu.substitution import (
-    annealing_effect,
-    annealing_side_by_side,
-    lambda_trajectories,
-    paper_table2,
-    paper_table_consistency,
-    table2,
-    table2_side_by_side,
-)
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
     family_side_by_side,
@@ -36,13 +26,33 @@ from helpers.lambda_gelu.profiles import (
     table1_side_by_side,
     validation_curves,
 )
-from helpers.experiments import config_dict, config_hash, result_path, store_result
 from helpers.lambda_gelu.protocol import EXPERIMENTS, pair_config
+from helpers.lambda_gelu.substitution import (
+    annealing_effect,
+    annealing_side_by_side,
+    lambda_trajectories,
+    paper_table2,
+    paper_table_consistency,
+    table2,
+    table2_side_by_side,
+)
 
 
-def make_result(pair="fmnist", activation="gelu", seed=0, mode=None, t=0.1, c=9.0, anneal=False,
-                val=(0.5, 0.7, 0.6), lambdas=None, lambda_init=None, substitution=None,
-                higher_is_better=True, profile="smoke"):
+def make_result(
+    pair="fmnist",
+    activation="gelu",
+    seed=0,
+    mode=None,
+    t=0.1,
+    c=9.0,
+    anneal=False,
+    val=(0.5, 0.7, 0.6),
+    lambdas=None,
+    lambda_init=None,
+    substitution=None,
+    higher_is_better=True,
+    profile="smoke",
+):
     """A result dict shaped like run_or_load's, with a real protocol config."""
     kwargs = {"mode": mode, "t": t, "c": c, "anneal": anneal} if activation == "lambda_gelu" else {}
     cfg = pair_config(pair, profile, activation=activation, seed=seed, **kwargs)
@@ -52,10 +62,15 @@ def make_result(pair="fmnist", activation="gelu", seed=0, mode=None, t=0.1, c=9.
         if lambdas is not None:
             row["lambdas"] = list(lambdas[e])
         history.append(row)
-    result = {"config": config_dict(cfg), "config_hash": config_hash(cfg), "status": "ok", "history": history,
-              "higher_is_better": higher_is_better,
-              "lambda_init": list(lambda_init) if lambda_init is not None else [],
-              "best_val_metric": max(val) if higher_is_better else min(val)}
+    result = {
+        "config": config_dict(cfg),
+        "config_hash": config_hash(cfg),
+        "status": "ok",
+        "history": history,
+        "higher_is_better": higher_is_better,
+        "lambda_init": list(lambda_init) if lambda_init is not None else [],
+        "best_val_metric": max(val) if higher_is_better else min(val),
+    }
     if substitution is not None:
         result["substitution"] = {"epoch": 1, "original": substitution[0], "substituted": substitution[1]}
     return result
@@ -64,14 +79,24 @@ def make_result(pair="fmnist", activation="gelu", seed=0, mode=None, t=0.1, c=9.
 def lam_run(drift_per_layer=1.0, final=2.0, **kw):
     """A 2-layer λ-GELU run whose drift V_λ is ``drift_per_layer`` and final λ̄ is ``final``."""
     lambdas = [[final - drift_per_layer] * 2, [final] * 2]
-    return make_result(activation="lambda_gelu", val=kw.pop("val", (0.5, 0.6)), lambdas=lambdas,
-                       lambda_init=kw.pop("lambda_init", [1.0, 1.0]), **kw)
+    return make_result(
+        activation="lambda_gelu",
+        val=kw.pop("val", (0.5, 0.6)),
+        lambdas=lambdas,
+        lambda_init=kw.pop("lambda_init", [1.0, 1.0]),
+        **kw,
+    )
 
 
 # ------------------------------------------------------------------------------------ run table
 def test_run_table_hand_values():
-    r = make_result(activation="lambda_gelu", mode="uniform", val=(0.5, 0.7, 0.6),
-                    lambdas=[[1, 2], [2, 2], [2, 5]], lambda_init=[1, 1])
+    r = make_result(
+        activation="lambda_gelu",
+        mode="uniform",
+        val=(0.5, 0.7, 0.6),
+        lambdas=[[1, 2], [2, 2], [2, 5]],
+        lambda_init=[1, 1],
+    )
     row = A.run_table([r]).iloc[0]
     assert row["bvs"] == 0.7 and row["bvs_epoch"] == 2
     # V_λ: layer 1 |2−1|+|2−2| = 1, layer 2 0+3 = 3 -> mean 2; λ̄ = (2+5)/2
@@ -87,11 +112,14 @@ def test_run_table_perplexity_takes_the_minimum():
     assert (row["bvs"], row["bvs_epoch"]) == (25.0, 2)
 
 
-@pytest.mark.parametrize("bad, err", [
-    ("not a dict", TypeError),
-    ({"history": []}, ValueError),
-    ({"config": {}, "history": []}, ValueError),
-])
+@pytest.mark.parametrize(
+    "bad, err",
+    [
+        ("not a dict", TypeError),
+        ({"history": []}, ValueError),
+        ({"config": {}, "history": []}, ValueError),
+    ],
+)
 def test_run_table_rejects_bad_results(bad, err):
     with pytest.raises(err):
         A.run_table([bad])
@@ -120,8 +148,16 @@ def _grid(drift_of, bvs_of, seeds=(0, 1), ts=(0.1, 0.3), cs=(1.0, 9.0)):
         for c in cs:
             for s in seeds:
                 for m in ("uniform", "increasing", "decreasing"):
-                    runs.append(lam_run(drift_per_layer=drift_of(t, c, s, m), t=t, c=c, seed=s, mode=m,
-                                        val=(0.1, bvs_of(t, c, s, m))))
+                    runs.append(
+                        lam_run(
+                            drift_per_layer=drift_of(t, c, s, m),
+                            t=t,
+                            c=c,
+                            seed=s,
+                            mode=m,
+                            val=(0.1, bvs_of(t, c, s, m)),
+                        )
+                    )
     return runs
 
 
@@ -154,13 +190,16 @@ def test_grid_cells_rejects_bad_grids():
 
 
 def test_monotone_trends_counts_lines():
-    cells = pd.DataFrame({"t": [0.1, 0.1, 0.3, 0.3], "c": [1.0, 9.0, 1.0, 9.0],
-                          "delta_lambda": [5.0, 9.0, 6.0, 2.0]})
+    cells = pd.DataFrame({"t": [0.1, 0.1, 0.3, 0.3], "c": [1.0, 9.0, 1.0, 9.0], "delta_lambda": [5.0, 9.0, 6.0, 2.0]})
     trends = grid.monotone_trends(cells)
     # along t: c=1 goes 5 -> 6 (not decreasing), c=9 goes 9 -> 2 (decreasing)
     # along c: t=0.1 goes 5 -> 9 (increasing), t=0.3 goes 6 -> 2 (not)
     assert trends.set_index(["along", "fixed"])["monotone"].to_dict() == {
-        ("t", 1.0): False, ("t", 9.0): True, ("c", 0.1): True, ("c", 0.3): False}
+        ("t", 1.0): False,
+        ("t", 9.0): True,
+        ("c", 0.1): True,
+        ("c", 0.3): False,
+    }
     assert grid.count_monotone(trends) == {"t": (1, 2), "c": (1, 2)}
 
 
@@ -171,12 +210,25 @@ def test_monotone_trends_ties_are_not_monotone():
 
 def test_equal_rate_runs_pairs_cells_with_the_same_c_over_t2():
     def run(t, c, seed=0, mode="uniform", lam2=2.0, val=(0.5, 0.6)):
-        return make_result(activation="lambda_gelu", t=t, c=c, seed=seed, mode=mode, val=val,
-                           lambdas=[[1.0, 1.0], [2.0, lam2]], lambda_init=[1.0, 1.0])
+        return make_result(
+            activation="lambda_gelu",
+            t=t,
+            c=c,
+            seed=seed,
+            mode=mode,
+            val=val,
+            lambdas=[[1.0, 1.0], [2.0, lam2]],
+            lambda_init=[1.0, 1.0],
+        )
 
-    runs = [run(0.1, 1.0), run(0.3, 9.0, lam2=2.5, val=(0.5, 0.7)),  # c/t² = 100 both
-            run(0.1, 9.0), run(0.3, 1.0),                           # 900 and 11.1: no partner
-            run(0.3, 9.0, seed=1), run(0.1, 1.0, mode="increasing")]  # other seed / other mode
+    runs = [
+        run(0.1, 1.0),
+        run(0.3, 9.0, lam2=2.5, val=(0.5, 0.7)),  # c/t² = 100 both
+        run(0.1, 9.0),
+        run(0.3, 1.0),  # 900 and 11.1: no partner
+        run(0.3, 9.0, seed=1),
+        run(0.1, 1.0, mode="increasing"),
+    ]  # other seed / other mode
     pairs = grid.equal_rate_runs(runs)
     assert len(pairs) == 1
     row = pairs.iloc[0]
@@ -229,15 +281,17 @@ def test_table1_side_by_side_puts_the_papers_row_beside_ours():
 
 
 def test_bvs_parity_and_family_on_hand_tables():
-    table = pd.DataFrame({
-        "pair": ["adult"] * 3 + ["wikitext_gpt"] * 2,
-        "paper_dataset": ["Adult"] * 3 + ["WikiText-2"] * 2,
-        "act": ["GELU", "λ-GELU", "λ-GELU", "GELU", "λ-GELU"],
-        "mode": ["-", "inc", "uni", "-", "uni"],
-        "bvs": [0.85, 0.87, 0.855, 30.0, 30.5],
-        "lam_mean": [np.nan, 4.0, 2.0, np.nan, 1.5],
-        "higher_is_better": [True] * 3 + [False] * 2,
-    })
+    table = pd.DataFrame(
+        {
+            "pair": ["adult"] * 3 + ["wikitext_gpt"] * 2,
+            "paper_dataset": ["Adult"] * 3 + ["WikiText-2"] * 2,
+            "act": ["GELU", "λ-GELU", "λ-GELU", "GELU", "λ-GELU"],
+            "mode": ["-", "inc", "uni", "-", "uni"],
+            "bvs": [0.85, 0.87, 0.855, 30.0, 30.5],
+            "lam_mean": [np.nan, 4.0, 2.0, np.nan, 1.5],
+            "higher_is_better": [True] * 3 + [False] * 2,
+        }
+    )
     parity = bvs_parity(table).set_index("pair")
     assert parity.loc["adult", "max_gap"] == pytest.approx(0.02)
     assert not parity.loc["adult", "within"]
@@ -259,17 +313,27 @@ def test_validation_curves_mean_and_std():
 
 
 def _mode_runs(seed, profiles, init):
-    return [make_result(activation="lambda_gelu", mode=m, seed=seed, val=(0.1, 0.2)[:len(profiles[m])],
-                        lambdas=profiles[m],
-                        lambda_init=init[m]) for m in profiles]
+    return [
+        make_result(
+            activation="lambda_gelu",
+            mode=m,
+            seed=seed,
+            val=(0.1, 0.2)[: len(profiles[m])],
+            lambdas=profiles[m],
+            lambda_init=init[m],
+        )
+        for m in profiles
+    ]
 
 
 def test_spearman_curves_hand_values():
     init = {"uniform": [1.0, 1.0, 1.0], "increasing": [1.0, 1.5, 2.0], "decreasing": [2.0, 1.5, 1.0]}
     # after epoch 1: uniform ranks layers like increasing; after epoch 2 all three agree (1 < 2 < 3)
-    profiles = {"uniform": [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]],
-                "increasing": [[1.0, 2.0, 3.0], [1.1, 2.1, 3.1]],
-                "decreasing": [[3.0, 2.0, 1.0], [1.2, 2.2, 3.2]]}
+    profiles = {
+        "uniform": [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]],
+        "increasing": [[1.0, 2.0, 3.0], [1.1, 2.1, 3.1]],
+        "decreasing": [[3.0, 2.0, 1.0], [1.2, 2.2, 3.2]],
+    }
     rho = spearman_curves(_mode_runs(0, profiles, init))
     table = rho.pivot(index="epoch", columns="modes", values="rho")
     assert math.isnan(table.loc[0, "uni-inc"])  # the uniform profile is constant at epoch 0
@@ -294,8 +358,17 @@ def test_spearman_curves_average_over_seeds():
 
 
 def test_layer_profiles_hand_values():
-    runs = [make_result(activation="lambda_gelu", mode="increasing", seed=s, val=(0.1,),
-                        lambdas=[[1.0 + s, 3.0 + 2 * s]], lambda_init=[1.0, 2.0]) for s in (0, 1)]
+    runs = [
+        make_result(
+            activation="lambda_gelu",
+            mode="increasing",
+            seed=s,
+            val=(0.1,),
+            lambdas=[[1.0 + s, 3.0 + 2 * s]],
+            lambda_init=[1.0, 2.0],
+        )
+        for s in (0, 1)
+    ]
     prof = layer_profiles(runs)
     assert prof["lam_final"].tolist() == pytest.approx([1.5, 4.0])
     assert prof["lam_final_std"].tolist() == pytest.approx([math.sqrt(0.5), math.sqrt(2.0)])
@@ -310,18 +383,34 @@ def _table2_runs():
         runs.append(make_result(seed=s, substitution=(0.9, 0.8 - 0.1 * s)))  # GELU: 0.9 -> 0.75
         runs.append(lam_run(mode="uniform", anneal=True, seed=s, substitution=(0.85, 0.84)))
         runs.append(make_result(activation="relu", seed=s))  # ignored
-        runs.append(make_result(pair="wikitext_gpt", seed=s, higher_is_better=False, val=(30.0,),
-                                substitution=(30.0, 45.0)))
-        runs.append(make_result(pair="wikitext_gpt", activation="lambda_gelu", mode="uniform", anneal=True,
-                                seed=s, higher_is_better=False, val=(32.0,), lambdas=[[1.0, 1.0]],
-                                lambda_init=[1.0, 1.0], substitution=(32.0, 33.0)))
+        runs.append(
+            make_result(pair="wikitext_gpt", seed=s, higher_is_better=False, val=(30.0,), substitution=(30.0, 45.0))
+        )
+        runs.append(
+            make_result(
+                pair="wikitext_gpt",
+                activation="lambda_gelu",
+                mode="uniform",
+                anneal=True,
+                seed=s,
+                higher_is_better=False,
+                val=(32.0,),
+                lambdas=[[1.0, 1.0]],
+                lambda_init=[1.0, 1.0],
+                substitution=(32.0, 33.0),
+            )
+        )
     return runs
 
 
 def test_table2_and_annealing_effect_hand_values():
     t2 = table2(_table2_runs())
-    assert list(zip(t2["pair"], t2["mode"])) == [("fmnist", "GELU"), ("fmnist", "λ-GELU"),
-                                                 ("wikitext_gpt", "GELU"), ("wikitext_gpt", "λ-GELU")]
+    assert list(zip(t2["pair"], t2["mode"])) == [
+        ("fmnist", "GELU"),
+        ("fmnist", "λ-GELU"),
+        ("wikitext_gpt", "GELU"),
+        ("wikitext_gpt", "λ-GELU"),
+    ]
     row = t2.set_index(["pair", "mode"])
     assert row.loc[("fmnist", "GELU"), "substituted"] == pytest.approx(0.75)
     assert row.loc[("fmnist", "GELU"), "degradation"] == pytest.approx(0.15)
@@ -341,8 +430,14 @@ def test_table2_and_annealing_effect_hand_values():
 
 def test_side_by_side_tables_list_every_pair_of_either_side_in_paper_order():
     side = annealing_side_by_side(table2(_table2_runs()))
-    assert list(side["pair"]) == ["adult", "fmnist", "cifar10_resnet", "cifar100_resnet", "tinyimagenet_deit",
-                                  "wikitext_gpt"]
+    assert list(side["pair"]) == [
+        "adult",
+        "fmnist",
+        "cifar10_resnet",
+        "cifar100_resnet",
+        "tinyimagenet_deit",
+        "wikitext_gpt",
+    ]
     row = side.set_index("pair")
     assert row.loc["fmnist", "gelu_degradation ours"] == pytest.approx(0.15)
     assert row.loc["fmnist", "gelu_degradation paper"] == pytest.approx(0.03)  # 0.86 − 0.83, printed
@@ -364,8 +459,18 @@ def test_table2_needs_substitution_records():
 
 
 def test_lambda_trajectories_prepend_init_and_mark_the_switch():
-    runs = [make_result(activation="lambda_gelu", mode="uniform", anneal=True, seed=s, val=(0.1, 0.2),
-                        lambdas=[[1.5, 2.0 + s], [160.0, 160.0]], lambda_init=[1.0, 1.0]) for s in (0, 1)]
+    runs = [
+        make_result(
+            activation="lambda_gelu",
+            mode="uniform",
+            anneal=True,
+            seed=s,
+            val=(0.1, 0.2),
+            lambdas=[[1.5, 2.0 + s], [160.0, 160.0]],
+            lambda_init=[1.0, 1.0],
+        )
+        for s in (0, 1)
+    ]
     traj = lambda_trajectories(runs)
     assert traj[traj["epoch"] == 0]["lam"].tolist() == [1.0, 1.0]
     assert traj[(traj["epoch"] == 1) & (traj["layer"] == 2)]["lam"].iloc[0] == pytest.approx(2.5)
@@ -402,21 +507,31 @@ def _synthetic(cfg) -> dict:
     n_layers = {"mlp": 4, "resnet18": 17, "vit": 6, "gpt": 6}[cfg.model]
     higher = cfg.dataset != "tinyshakespeare"
     val = [0.8] * (cfg.epochs - 1) + [0.85] if higher else [40.0] * (cfg.epochs - 1) + [30.0]
-    out = {"config": config_dict(cfg), "config_hash": config_hash(cfg), "status": "ok",
-           "higher_is_better": higher, "lambda_init": [], "best_val_metric": val[-1]}
+    out = {
+        "config": config_dict(cfg),
+        "config_hash": config_hash(cfg),
+        "status": "ok",
+        "higher_is_better": higher,
+        "lambda_init": [],
+        "best_val_metric": val[-1],
+    }
     hist = [{"epoch": e + 1, "val_metric": v} for e, v in enumerate(val)]
     if cfg.activation == "lambda_gelu":
         step = cfg.hardness_lr_mult / cfg.activation_kwargs["t"] ** 2 / 1000
         top = 3.0 if cfg.model in ("mlp", "resnet18") else 1.2
         for e, row in enumerate(hist):
-            row["lambdas"] = [1.0 + (top - 1.0) * (k + 1) / n_layers + step * e + 0.01 * cfg.seed * e
-                              for k in range(n_layers)]
+            row["lambdas"] = [
+                1.0 + (top - 1.0) * (k + 1) / n_layers + step * e + 0.01 * cfg.seed * e for k in range(n_layers)
+            ]
         out["lambda_init"] = [1.01] * n_layers
     out["history"] = hist
     if cfg.activation in ("gelu", "lambda_gelu"):
         drop = 0.001 if cfg.anneal_target else 0.05
-        out["substitution"] = {"epoch": cfg.epochs, "original": val[-1],
-                               "substituted": val[-1] - drop if higher else val[-1] * (1.2 if not cfg.anneal_target else 1.15)}
+        out["substitution"] = {
+            "epoch": cfg.epochs,
+            "original": val[-1],
+            "substituted": val[-1] - drop if higher else val[-1] * (1.2 if not cfg.anneal_target else 1.15),
+        }
     return out
 
 

@@ -19,8 +19,17 @@ from helpers.core.runs import RunExtension, TrainConfig, build_run, default_para
 
 
 def _mlp_config(**overrides) -> TrainConfig:
-    base = TrainConfig(experiment="ext_test", dataset="adult", model="mlp", activation="gelu", n_train=64, n_val=32,
-                       epochs=1, batch_size=32, model_kwargs={"depth": 2, "width": 8})
+    base = TrainConfig(
+        experiment="ext_test",
+        dataset="adult",
+        model="mlp",
+        activation="gelu",
+        n_train=64,
+        n_val=32,
+        epochs=1,
+        batch_size=32,
+        model_kwargs={"depth": 2, "width": 8},
+    )
     return replace(base, **overrides)
 
 
@@ -95,7 +104,7 @@ def test_register_run_extension_rejects_other_objects():
 # ----------------------------------------------------------------------------- a toy fourth method
 TOY_PACKAGE = {
     "__init__.py": '"""A toy method: the softsign activation x / (1 + |x|)."""\n',
-    "activation.py": '''
+    "activation.py": """
         import torch
         from torch import nn
         from helpers.core.registry import register_activation_type
@@ -109,8 +118,8 @@ TOY_PACKAGE = {
         class Softsign(nn.Module):
             def forward(self, x: torch.Tensor) -> torch.Tensor:
                 return softsign(x)
-        ''',
-    "protocol.py": '''
+        """,
+    "protocol.py": """
         from helpers.core.runs import TrainConfig
 
 
@@ -121,8 +130,8 @@ TOY_PACKAGE = {
 
 
         EXPERIMENTS = {"toy_softsign": toy_configs}
-        ''',
-    "claims.py": '''
+        """,
+    "claims.py": """
         import math
 
         from helpers.core.report import Claim
@@ -137,7 +146,7 @@ TOY_PACKAGE = {
                           paper_value="finite", our_value=f"{loss:.3f}", profile="smoke", scale="toy",
                           verdict="confirmed" if math.isfinite(loss) else "contradicted",
                           notebook="notebooks/99_toy", key="toy-softsign-finite-loss")]
-        ''',
+        """,
 }
 
 
@@ -153,8 +162,13 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     from toy_method import activation, claims, protocol
 
     # The checklist's one line in helpers/methods.py, made here on a copy of the tuples.
-    toy = methods.Method("toy_method", "Toy", claims.claims, activations={"softsign": activation.Softsign},
-                         experiments=protocol.EXPERIMENTS)
+    toy = methods.Method(
+        "toy_method",
+        "Toy",
+        claims.claims,
+        activations={"softsign": activation.Softsign},
+        experiments=protocol.EXPERIMENTS,
+    )
     monkeypatch.setattr(methods, "METHODS", methods.METHODS + (toy,))
     monkeypatch.setattr(methods, "CLAIM_SOURCES", methods.CLAIM_SOURCES + (toy,))
     methods.register((toy,))

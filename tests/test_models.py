@@ -5,8 +5,7 @@ import torch
 from torch import nn
 
 from helpers.activations import ACTIVATION_TYPES
-from helpers.models import (GPT, MLP, ConvNeXt, ResNet18, ViT, activation_sites, build_model,
-                            replace_activations)
+from helpers.models import GPT, MLP, ConvNeXt, ResNet18, ViT, activation_sites, build_model, replace_activations
 
 
 def _count(m):
@@ -66,9 +65,12 @@ def test_one_module_per_activation_site():
 
 @pytest.mark.parametrize("name", ["mlp", "resnet18", "vit", "convnext"])
 def test_replace_activations_leaves_no_old_activation(name):
-    kwargs = {"mlp": {}, "resnet18": {"width_mult": 0.125},
-              "vit": {"dim": 16, "depth": 2, "heads": 2},
-              "convnext": {"depths": (1, 1, 1, 1), "dims": (8, 8, 8, 8)}}[name]
+    kwargs = {
+        "mlp": {},
+        "resnet18": {"width_mult": 0.125},
+        "vit": {"dim": 16, "depth": 2, "heads": 2},
+        "convnext": {"depths": (1, 1, 1, 1), "dims": (8, 8, 8, 8)},
+    }[name]
     model = build_model(name, input_shape=(3, 32, 32), num_classes=5, act=nn.GELU, **kwargs)
     n_sites = len(activation_sites(model))
     swapped = replace_activations(model, nn.ReLU)
@@ -84,8 +86,7 @@ def test_replace_activations_leaves_no_old_activation(name):
 def test_replace_with_module_aware_factory_and_errors():
     model = MLP(4, 2, depth=2, width=8, act=lambda: nn.LeakyReLU(0.3))
     swapped = replace_activations(model, lambda old: nn.LeakyReLU(old.negative_slope * 2))
-    assert all(m.negative_slope == pytest.approx(0.6) for m in swapped.modules()
-               if isinstance(m, nn.LeakyReLU))
+    assert all(m.negative_slope == pytest.approx(0.6) for m in swapped.modules() if isinstance(m, nn.LeakyReLU))
     with pytest.raises(TypeError, match="nn.Module"):
         replace_activations(model, lambda: 3)
     with pytest.raises(TypeError):
@@ -103,13 +104,28 @@ def test_invalid_model_arguments():
         build_model("gpt")
 
 
-@pytest.mark.parametrize("model, bad, message", [
-    (lambda: MLP(4, 2), torch.randn(3, 5), r"MLP expects \(batch, \.\.\.\) with 4 features after flattening, got shape \(3, 5\)"),
-    (lambda: MLP(4, 2), torch.randn(4), r"got shape \(4,\)"),
-    (lambda: ResNet18(width_mult=0.125), torch.randn(2, 1, 8, 8), r"ResNet expects images of shape \(batch, 3, H, W\)"),
-    (lambda: ViT(dim=16, depth=1, heads=2), torch.randn(2, 3, 28, 28), r"ViT expects images of shape \(batch, 3, 32, 32\)"),
-    (lambda: ConvNeXt(depths=(1, 1), dims=(8, 8)), torch.randn(2, 3, 32), r"ConvNeXt expects images"),
-])
+@pytest.mark.parametrize(
+    "model, bad, message",
+    [
+        (
+            lambda: MLP(4, 2),
+            torch.randn(3, 5),
+            r"MLP expects \(batch, \.\.\.\) with 4 features after flattening, got shape \(3, 5\)",
+        ),
+        (lambda: MLP(4, 2), torch.randn(4), r"got shape \(4,\)"),
+        (
+            lambda: ResNet18(width_mult=0.125),
+            torch.randn(2, 1, 8, 8),
+            r"ResNet expects images of shape \(batch, 3, H, W\)",
+        ),
+        (
+            lambda: ViT(dim=16, depth=1, heads=2),
+            torch.randn(2, 3, 28, 28),
+            r"ViT expects images of shape \(batch, 3, 32, 32\)",
+        ),
+        (lambda: ConvNeXt(depths=(1, 1), dims=(8, 8)), torch.randn(2, 3, 32), r"ConvNeXt expects images"),
+    ],
+)
 def test_a_wrong_input_is_named_not_failed_deep_inside_torch(model, bad, message):
     with pytest.raises(ValueError, match=message):
         model()(bad)

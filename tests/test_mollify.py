@@ -12,18 +12,18 @@ from scipy.integrate import quad
 from scipy.special import ndtr
 
 from helpers.activations import get_activation, register_activation
+from helpers.srelu.activation import srelu, srelu_derivative, srelu_second_derivative
 from helpers.srelu.mollify import (
     BoxKernel,
     BumpKernel,
     EpanechnikovKernel,
     GaussianKernel,
-    MollifierKernel,
     MollifiedActivation,
+    MollifierKernel,
     make_kernel,
     mollified_activation,
     mollify,
 )
-from helpers.srelu.activation import srelu, srelu_derivative, srelu_second_derivative
 
 KERNELS = (EpanechnikovKernel(0.3), BumpKernel(0.3), GaussianKernel(0.3), BoxKernel(0.3))
 
@@ -99,10 +99,16 @@ def test_breakpoints_matter_for_kinked_functions():
 def test_relu_gaussian_closed_form(sigma):
     x = np.linspace(-5 * sigma, 5 * sigma, 801)
     k = GaussianKernel(sigma)
-    np.testing.assert_allclose(mollify(relu_np, k, x, breakpoints=(0.0,)), relu_gauss(x, sigma), rtol=1e-12, atol=1e-13 * sigma)
-    np.testing.assert_allclose(mollify(relu_np, k, x, breakpoints=(0.0,), derivative=1), ndtr(x / sigma), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        mollify(relu_np, k, x, breakpoints=(0.0,)), relu_gauss(x, sigma), rtol=1e-12, atol=1e-13 * sigma
+    )
+    np.testing.assert_allclose(
+        mollify(relu_np, k, x, breakpoints=(0.0,), derivative=1), ndtr(x / sigma), rtol=1e-12, atol=1e-13
+    )
     dens = np.exp(-(x**2) / (2 * sigma**2)) / (sigma * math.sqrt(2 * math.pi))
-    np.testing.assert_allclose(mollify(relu_np, k, x, breakpoints=(0.0,), derivative=2), dens, rtol=1e-10, atol=1e-12 / sigma)
+    np.testing.assert_allclose(
+        mollify(relu_np, k, x, breakpoints=(0.0,), derivative=2), dens, rtol=1e-10, atol=1e-12 / sigma
+    )
 
 
 def test_gauss_hermite_exact_for_polynomials_and_smooth_functions():
@@ -130,8 +136,17 @@ def test_box_kernel_is_moving_average_and_its_derivative():
 def test_bump_kernel_converges_to_quadpack():
     k = BumpKernel(0.2)
     x = np.linspace(-0.3, 0.3, 7)
-    ref = [quad(lambda y, xi=xi: max(xi - y, 0.0) * k.density(y), -0.2, 0.2,
-                points=[xi] if abs(xi) < 0.2 else None, epsabs=1e-15, epsrel=1e-14)[0] for xi in x]
+    ref = [
+        quad(
+            lambda y, xi=xi: max(xi - y, 0.0) * k.density(y),
+            -0.2,
+            0.2,
+            points=[xi] if abs(xi) < 0.2 else None,
+            epsabs=1e-15,
+            epsrel=1e-14,
+        )[0]
+        for xi in x
+    ]
     np.testing.assert_allclose(mollify(relu_np, k, x, breakpoints=(0.0,), order=128), ref, atol=1e-13)
 
 
@@ -139,8 +154,7 @@ def test_smoothing_preserves_lipschitz_bound():
     # Lip(f * φ) ≤ Lip(f): LeakyReLU has Lipschitz constant 1
     x = np.linspace(-3, 3, 601)
     for k in KERNELS[:3]:
-        d1 = mollify(lambda z: np.where(z > 0, z, 0.1 * z), k, x, breakpoints=(0.0,), derivative=1,
-                     order=128)
+        d1 = mollify(lambda z: np.where(z > 0, z, 0.1 * z), k, x, breakpoints=(0.0,), derivative=1, order=128)
         assert d1.max() <= 1 + 1e-12 and d1.min() >= 0.1 - 1e-12
 
 
@@ -149,7 +163,9 @@ def test_module_and_registry():
     assert isinstance(m, MollifiedActivation) and "relu*gauss" in repr(m)
     x = torch.linspace(-2, 2, 9, dtype=torch.float64).reshape(3, 3)
     torch.testing.assert_close(m(x), torch.tensor(relu_gauss(x.numpy(), 0.5)), rtol=1e-12, atol=1e-14)
-    register_activation("relu_gauss_test", lambda: mollified_activation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,)))
+    register_activation(
+        "relu_gauss_test", lambda: mollified_activation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,))
+    )
     act = get_activation("relu_gauss_test")
     y = act(torch.randn(70000, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))  # several chunks
     assert y.shape == (70000,) and torch.isfinite(y).all()

@@ -59,9 +59,7 @@ def test_checked_cells_have_stored_outputs(path: Path) -> None:
 def test_marker_is_the_first_line_when_present(path: Path) -> None:
     """A marker further down a cell is ignored by the convention above: flag it rather than trust it."""
     misplaced = [
-        index
-        for index, cell in enumerate(_code_cells(path))
-        if MARKER in cell.source and not _is_marked(cell)
+        index for index, cell in enumerate(_code_cells(path)) if MARKER in cell.source and not _is_marked(cell)
     ]
     assert not misplaced, f"{path.name}: {MARKER} must be the first line of code cells {misplaced}"
 
@@ -110,8 +108,10 @@ def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path) -> No
     (tmp_path / "book" / "intro.md").write_text("# x\n")
     (tmp_path / "notebooks" / "40_a.ipynb").write_text("{}")
     toc = tmp_path / "_toc.yml"
-    toc.write_text('format: jb-book\nroot: book/intro\nparts:\n  - caption: "Beyond: it"\n    chapters:\n'
-                   "      - file: notebooks/40_a\n")
+    toc.write_text(
+        'format: jb-book\nroot: book/intro\nparts:\n  - caption: "Beyond: it"\n    chapters:\n'
+        "      - file: notebooks/40_a\n"
+    )
     rendered = check_toc.render(check_toc.read_toc(toc, planned=True), tmp_path)
     toc.write_text(rendered)
     assert check_toc.read_toc(toc).parts[0].caption == "Beyond: it"

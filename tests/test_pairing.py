@@ -20,8 +20,9 @@ def test_intersection_keeps_the_shared_seeds_and_may_keep_none():
 
 
 def test_subset_restricts_b_to_the_seeds_of_a_and_refuses_a_missing_one():
-    a, b = pair_by_seed({("tanh", 0): 1.0, ("tanh", 1): 2.0}, {("tanh", 1): 4.0, ("tanh", 0): 3.0, ("tanh", 2): 0.0},
-                        policy="subset")
+    a, b = pair_by_seed(
+        {("tanh", 0): 1.0, ("tanh", 1): 2.0}, {("tanh", 1): 4.0, ("tanh", 0): 3.0, ("tanh", 2): 0.0}, policy="subset"
+    )
     assert list(a) == list(b) == [("tanh", 0), ("tanh", 1)]
     with pytest.raises(ValueError, match=r"no run for seeds \[5\]"):
         pair_by_seed({0: 1.0, 5: 1.0}, {0: 1.0, 1: 1.0}, policy="subset")

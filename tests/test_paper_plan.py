@@ -65,4 +65,5 @@ def test_an_unknown_paper_group_is_refused_with_the_choices(capsys):
 def test_the_page_shows_the_plan_the_protocols_give_now():
     page = (repo_root() / paper_plan.PAGE).read_text()
     assert paper_plan.page_with_table(page, paper_plan.plan_markdown()) == page, (
-        f"{paper_plan.PAGE}'s plan table is stale: python -m helpers.protocols.paper_plan --write")
+        f"{paper_plan.PAGE}'s plan table is stale: python -m helpers.protocols.paper_plan --write"
+    )

@@ -16,9 +16,9 @@ import torch
 from torch import nn
 
 from helpers.activations import activation_factory
-from helpers.lambda_gelu.hardness import hardness_parameters, lambda_target, make_optimizer
-from helpers.models import build_model
+from helpers.core.runs import TrainConfig
 from helpers.lambda_gelu import paper
+from helpers.lambda_gelu.hardness import hardness_parameters, lambda_target, make_optimizer
 from helpers.lambda_gelu.protocol import (
     PAIRS,
     TABLE1_PAIRS,
@@ -28,14 +28,20 @@ from helpers.lambda_gelu.protocol import (
     table1_pairs,
     table2_configs,
 )
-from helpers.core.runs import TrainConfig
+from helpers.models import build_model
 
 PROFILE = "paper"
 #: Which of the paper's training recipes (Section IV) each model follows.
 RECIPE = {"mlp": "mlp", "resnet18": "resnet18", "vit": "deit", "gpt": "gpt2"}
 #: The loader name of each of the paper's data sets.
-DATASET = {"Adult": "adult", "FMNIST": "fashion_mnist", "CIFAR10": "cifar10", "CIFAR100": "cifar100",
-           "TinyImageNet": "tinyimagenet", "WikiText-2": "wikitext2"}
+DATASET = {
+    "Adult": "adult",
+    "FMNIST": "fashion_mnist",
+    "CIFAR10": "cifar10",
+    "CIFAR100": "cifar100",
+    "TinyImageNet": "tinyimagenet",
+    "WikiText-2": "wikitext2",
+}
 
 
 def _configs(pair: str) -> list[TrainConfig]:
@@ -119,6 +125,7 @@ def mlp_count(n_in: int, width: int, depth: int, n_out: int) -> int:
 def resnet18_cifar_count(n_classes: int) -> int:
     """ResNet-18 with a 3x3 stride-1 stem (no max-pool): convolutions without bias, BatchNorm
     with weight and bias, 1x1 projection shortcuts where the shape changes."""
+
     def conv(cin, cout, k):
         return cin * cout * k * k
 
@@ -180,14 +187,19 @@ GPT2_VOCAB = 50257  # GPT-2's byte-pair vocabulary
 def test_paper_models_and_optimiser(pair, build_kwargs, expected, n_sites):
     spec = PAIRS[pair]
     cfg = next(c for c in _configs(pair) if c.activation == "lambda_gelu")
-    model = build_model(spec.model, act=activation_factory(cfg.activation, **cfg.activation_kwargs),
-                        **build_kwargs, **spec.scale(PROFILE).model_kwargs)
+    model = build_model(
+        spec.model,
+        act=activation_factory(cfg.activation, **cfg.activation_kwargs),
+        **build_kwargs,
+        **spec.scale(PROFILE).model_kwargs,
+    )
     s_params = hardness_parameters(model)
     assert len(s_params) == n_sites and all(p.numel() == 1 for p in s_params), "one λ per activation layer"
     assert sum(p.numel() for p in model.parameters()) == expected + n_sites
 
-    optimizer = make_optimizer(model, cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                               c=cfg.hardness_lr_mult, momentum=cfg.momentum)
+    optimizer = make_optimizer(
+        model, cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay, c=cfg.hardness_lr_mult, momentum=cfg.momentum
+    )
     recipe = paper.TRAINING[RECIPE[spec.model]]
     assert type(optimizer) is {"sgd": torch.optim.SGD, "adamw": torch.optim.AdamW}[recipe.optimizer.lower()]
     s_ids = {id(p) for p in s_params}

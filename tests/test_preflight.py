@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.core import data
 from helpers import preflight
+from helpers.core import data
 from helpers.core.runtime import repo_root
 
 
@@ -64,11 +64,21 @@ def test_the_mirror_passes(monkeypatch, capsys):
 
 def test_command_line_exits_nonzero_fast_with_an_empty_data_dir(tmp_path):
     """The real entry point, as repro.sh runs it: no test and no notebook starts."""
-    env = {**os.environ, "REPRO_DATA_DIR": str(tmp_path), "REPRO_CACHE_DIR": str(tmp_path / "cache"),
-           "REPRO_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "REPRO_DATA_DIR": str(tmp_path),
+        "REPRO_CACHE_DIR": str(tmp_path / "cache"),
+        "REPRO_OFFLINE": "1",
+    }
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "helpers.preflight"], env=env, cwd=repo_root(),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.preflight"],
+        env=env,
+        cwd=repo_root(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     took = time.monotonic() - start
     assert done.returncode == 1
     assert done.stdout == ""

@@ -95,8 +95,7 @@ def test_training_log_has_at_most_one_line_per_epoch(shown, capsys):
     torch.manual_seed(0)
     x = torch.randn(256, 2)
     y = (x[:, 0] > 0).long()
-    train = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True,
-                       generator=torch.Generator().manual_seed(0))
+    train = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True, generator=torch.Generator().manual_seed(0))
     val = DataLoader(TensorDataset(x[:64], y[:64]), batch_size=64)
     model = nn.Sequential(nn.Linear(2, 8), nn.GELU(), nn.Linear(8, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -128,8 +127,9 @@ def test_run_many_workers_log_their_epochs_only_outside_a_terminal(monkeypatch):
     from helpers.core import results_cache
 
     seen = []
-    monkeypatch.setattr(results_cache, "run_or_load",
-                        lambda config, rerun: seen.append(os.environ.get("REPRO_QUIET")) or {})
+    monkeypatch.setattr(
+        results_cache, "run_or_load", lambda config, rerun: seen.append(os.environ.get("REPRO_QUIET")) or {}
+    )
     monkeypatch.delenv("REPRO_QUIET", raising=False)  # restored after the test
     results_cache._run_in_worker(object(), False, False)
     results_cache._run_in_worker(object(), False, True)

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from helpers.core import provenance
 from helpers import verify_rerun
-from helpers.experiments import config_hash, register_runner, run_or_load
+from helpers.core import provenance
 from helpers.core.provenance import PrecisionUnavailable, check_precision
 from helpers.core.runs import TrainConfig
+from helpers.experiments import config_hash, register_runner, run_or_load
 from helpers.verify_rerun import choose_comparison, float_tolerance, verify
 
 
@@ -33,8 +33,11 @@ def _run_steps(cfg, workdir):
 
     provenance.note_steps(cfg.steps)
     x = torch.linspace(-2, 2, 16)
-    return {"metric": float(lambda_gelu(x, 3.0).sum() + srelu(x, 0.1).sum()), "epochs": 3,
-            "history": [{"loss": 0.5, "epoch": 1}]}
+    return {
+        "metric": float(lambda_gelu(x, 3.0).sum() + srelu(x, 0.1).sum()),
+        "epochs": 3,
+        "history": [{"loss": 0.5, "epoch": 1}],
+    }
 
 
 def _fresh() -> dict:
@@ -66,9 +69,18 @@ def test_backends_are_recorded_as_used():
 def test_training_run_records_threads_steps_and_backends(monkeypatch, require_dataset):
     require_dataset("adult")
     monkeypatch.setenv("REPRO_TRAIN_THREADS", "1")
-    cfg = TrainConfig(experiment="t", dataset="adult", model="mlp", profile="smoke", epochs=1,
-                      n_train=256, n_val=128, batch_size=64, activation="lambda_gelu",
-                      model_kwargs={"depth": 2, "width": 16})
+    cfg = TrainConfig(
+        experiment="t",
+        dataset="adult",
+        model="mlp",
+        profile="smoke",
+        epochs=1,
+        n_train=256,
+        n_val=128,
+        batch_size=64,
+        activation="lambda_gelu",
+        model_kwargs={"depth": 2, "width": 16},
+    )
     prov = run_or_load(cfg)["provenance"]
     assert prov["threads"] == 1 and prov["optimizer_steps"] == 4 and prov["precision"] == "float32"
     assert "lambda_gelu" in prov["backends"]
@@ -120,8 +132,7 @@ def test_a_real_change_fails_on_both_paths(path):
     assert len(diffs) == 1 and diffs[0].startswith("/metric")
 
 
-@pytest.mark.parametrize("field,value", [("epochs", 4), ("history", [{"loss": 0.5, "epoch": 2}]),
-                                         ("history", [])])
+@pytest.mark.parametrize("field,value", [("epochs", 4), ("history", [{"loss": 0.5, "epoch": 2}]), ("history", [])])
 def test_integers_and_shapes_stay_exact_on_the_tolerance_path(field, value):
     rerun = _fresh()
     committed = _other_cpu(rerun)
@@ -133,21 +144,25 @@ def test_integers_and_shapes_stay_exact_on_the_tolerance_path(field, value):
 def test_exact_path_rejects_last_bit_differences():
     rerun = _fresh()
     committed = copy.deepcopy(rerun)
-    committed["metric"] = float(torch.nextafter(torch.tensor(rerun["metric"], dtype=torch.float64),
-                                                torch.tensor(1e300, dtype=torch.float64)))
+    committed["metric"] = float(
+        torch.nextafter(torch.tensor(rerun["metric"], dtype=torch.float64), torch.tensor(1e300, dtype=torch.float64))
+    )
     assert verify(committed, rerun)[1]
 
 
 def test_config_fields_added_later_do_not_count_as_differences():
     cfg = TrainConfig(experiment="t", dataset="adult", model="mlp")
-    fresh = {"config": {"config_class": "TrainConfig", "precision": "float32", "lr": 0.05},
-             "provenance": {"optimizer_steps": 10}}
+    fresh = {
+        "config": {"config_class": "TrainConfig", "precision": "float32", "lr": 0.05},
+        "provenance": {"optimizer_steps": 10},
+    }
     old = {"config": {"config_class": "TrainConfig", "lr": 0.05}}
     assert verify_rerun.differences(verify_rerun.with_default_fields(old, fresh, type(cfg)), fresh) == []
     old_bf16 = {"config": {"config_class": "TrainConfig", "lr": 0.05}}
     fresh_bf16 = {"config": {**fresh["config"], "precision": "bf16"}}
-    assert verify_rerun.differences(verify_rerun.with_default_fields(old_bf16, fresh_bf16, type(cfg)),
-                                    fresh_bf16)  # a non-default value is a real difference
+    assert verify_rerun.differences(
+        verify_rerun.with_default_fields(old_bf16, fresh_bf16, type(cfg)), fresh_bf16
+    )  # a non-default value is a real difference
 
 
 def test_float_tolerance_rejects_bad_lengths():
@@ -164,8 +179,17 @@ def test_bf16_on_a_cpu_without_native_bf16_stops_with_a_clear_message(monkeypatc
     with pytest.raises(PrecisionUnavailable, match=r"no native bf16.*precision='float32'.*REPRO_ALLOW_EMULATED_BF16"):
         check_precision("bf16")
     assert check_precision("float32") == "float32"
-    cfg = TrainConfig(experiment="t", dataset="adult", model="mlp", profile="smoke", epochs=1,
-                      n_train=64, n_val=64, precision="bf16", model_kwargs={"depth": 1, "width": 8})
+    cfg = TrainConfig(
+        experiment="t",
+        dataset="adult",
+        model="mlp",
+        profile="smoke",
+        epochs=1,
+        n_train=64,
+        n_val=64,
+        precision="bf16",
+        model_kwargs={"depth": 1, "width": 8},
+    )
     with pytest.raises(PrecisionUnavailable):
         run_or_load(cfg)
 
@@ -174,8 +198,17 @@ def test_bf16_runs_and_is_recorded_where_allowed(monkeypatch, require_dataset):
     require_dataset("adult")
     monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
     monkeypatch.setenv("REPRO_ALLOW_EMULATED_BF16", "1")
-    cfg = TrainConfig(experiment="t", dataset="adult", model="mlp", profile="smoke", epochs=1,
-                      n_train=64, n_val=64, precision="bf16", model_kwargs={"depth": 1, "width": 8})
+    cfg = TrainConfig(
+        experiment="t",
+        dataset="adult",
+        model="mlp",
+        profile="smoke",
+        epochs=1,
+        n_train=64,
+        n_val=64,
+        precision="bf16",
+        model_kwargs={"depth": 1, "width": 8},
+    )
     result = run_or_load(cfg)
     assert result["provenance"]["precision"] == "bf16"
     assert result["config"]["precision"] == "bf16"

@@ -29,20 +29,35 @@ from helpers.lambda_gelu.layer_targets import (
 )
 from helpers.lambda_gelu.protocol import (
     FIGURE_CPU,
-    SCALES as LAMBDA_GELU_SCALES,
     pair_config,
     table1_configs,
     table2_configs,
 )
+from helpers.lambda_gelu.protocol import (
+    SCALES as LAMBDA_GELU_SCALES,
+)
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization import claims as C
-from helpers.relu_ization import protocol as P
 from helpers.relu_ization import experiment as E
+from helpers.relu_ization import protocol as P
 from helpers.relu_ization.experiment import swap_to_relu
-from helpers.relu_ization.latency import (interleaved_times, latency_claims, load_record, measurement_note, pair_record,
-                                          ratio_summary, timed_weights_current)
+from helpers.relu_ization.latency import (
+    interleaved_times,
+    latency_claims,
+    load_record,
+    measurement_note,
+    pair_record,
+    ratio_summary,
+    timed_weights_current,
+)
 from helpers.relu_ization.quantize import module_summary, quantize_int8, quantized_engine
-from helpers.relu_ization.regions import count_regions, grid_pattern_changes, line_endpoints, line_pieces, relu_mlp_layers
+from helpers.relu_ization.regions import (
+    count_regions,
+    grid_pattern_changes,
+    line_endpoints,
+    line_pieces,
+    relu_mlp_layers,
+)
 from helpers.relu_ization.sparsity import exact_zero_fraction, zero_fractions
 from helpers.srelu.activation import SReLU
 from helpers.srelu.theory import DELTA, gate_l1_gap
@@ -223,7 +238,9 @@ def test_delta_schedule_endpoints_and_harmonic_ramp():
     assert hook.delta_at(12) == 0.01  # exactly the target
     inverse = np.array([1 / hook.delta_at(e) for e in range(3, 13)])
     np.testing.assert_allclose(np.diff(inverse), (1 / 0.01 - 1 / 2.0) / 9, rtol=1e-12)  # 1/δ linear, like λ
-    assert all(a > b for a, b in zip([hook.delta_at(e) for e in range(3, 12)], [hook.delta_at(e) for e in range(4, 13)]))
+    assert all(
+        a > b for a, b in zip([hook.delta_at(e) for e in range(3, 12)], [hook.delta_at(e) for e in range(4, 13)])
+    )
     with pytest.raises(ValueError, match="epoch"):
         hook.delta_at(13)
     with pytest.raises(ValueError, match="delta_target"):
@@ -328,21 +345,29 @@ def test_swap_to_relu_replaces_every_smooth_activation():
 
 # ------------------------------------------------------------------------------------- protocol
 def test_shared_arms_are_the_committed_lambda_gelu_runs():
-    for arm, kw in (("gelu", {"activation": "gelu"}), ("relu", {"activation": "relu"}),
-                    ("lgelu_anneal", {"activation": "lambda_gelu", "mode": "uniform", "anneal": True})):
+    for arm, kw in (
+        ("gelu", {"activation": "gelu"}),
+        ("relu", {"activation": "relu"}),
+        ("lgelu_anneal", {"activation": "lambda_gelu", "mode": "uniform", "anneal": True}),
+    ):
         ours = P.arm_train_config("fmnist", arm, 1, "cpu")
         scale = P.pair_scale("fmnist", "cpu")
         assert config_hash(ours) == config_hash(pair_config("fmnist", "cpu", seed=1, scale=scale, **kw))
         # at the decisive scale (the retrain's claim (h)) they are the committed Table I/II runs
-        assert config_hash(ours) in {config_hash(c) for c in
-                                     table1_configs("cpu", ("fmnist",)) + table2_configs("cpu", ("fmnist",))}
+        assert config_hash(ours) in {
+            config_hash(c) for c in table1_configs("cpu", ("fmnist",)) + table2_configs("cpu", ("fmnist",))
+        }
     srelu = P.arm_train_config("fmnist", "srelu_anneal", 0, "cpu")
     assert srelu.activation_kwargs == {"delta": P.DELTA_START} and srelu.delta_anneal_target == P.DELTA_TARGET
     # the ResNet pair runs at the decisive scale of claims (c)/(d), whose runs its shared arms are
-    shared = {config_hash(P.arm_train_config("cifar10_resnet", arm, s, "cpu"))
-              for arm in ("gelu", "relu", "lgelu_anneal") for s in (0, 1, 2)}
-    assert shared <= {config_hash(c) for c in table1_configs("cpu", ("cifar10_resnet",))
-                      + table2_configs("cpu", ("cifar10_resnet",))}
+    shared = {
+        config_hash(P.arm_train_config("cifar10_resnet", arm, s, "cpu"))
+        for arm in ("gelu", "relu", "lgelu_anneal")
+        for s in (0, 1, 2)
+    }
+    assert shared <= {
+        config_hash(c) for c in table1_configs("cpu", ("cifar10_resnet",)) + table2_configs("cpu", ("cifar10_resnet",))
+    }
 
 
 def test_each_pair_runs_its_lambda_gelu_pairs_scales_but_where_the_chapter_changes_the_cpu_one():
@@ -389,7 +414,9 @@ def test_smoke_run_of_every_arm_and_its_tables_and_claims(require_dataset):
     assert all(0 <= z <= 1 for r in results for z in r["sparsity"]["after_swap"])
     assert by_arm["srelu_anneal"]["train"]["history"][-1]["delta"] == P.DELTA_TARGET
     assert by_arm["lgelu_anneal"]["train"]["history"][-1]["lambdas"] == pytest.approx([P.LAMBDA_TARGET] * 4, rel=1e-6)
-    targets = next(row["lambda_targets"] for row in by_arm["lgelu_layerwise"]["train"]["history"] if "lambda_targets" in row)
+    targets = next(
+        row["lambda_targets"] for row in by_arm["lgelu_layerwise"]["train"]["history"] if "lambda_targets" in row
+    )
     assert by_arm["lgelu_layerwise"]["train"]["history"][-1]["lambdas"] == pytest.approx(targets, rel=1e-6)
     assert len(by_arm["gelu"]["regions"]["pieces"]) == E.reluization_config("fmnist", "gelu", 0, "smoke").n_lines
     rows = A.arm_rows(results)
@@ -403,8 +430,8 @@ def test_an_arm_reuses_the_final_weights_its_committed_run_kept(require_dataset,
     """The retrain keeps each run's final weights (REPRO_KEEP_FINAL_WEIGHTS): the GELU arm then
     analyses that run's own network instead of training it again, with the same numbers as a
     retraining (seeded CPU training is deterministic), and says so."""
-    from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, final_weights_path
     from helpers.core.results_cache import result_path
+    from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, final_weights_path
 
     require_dataset("fashion_mnist")
     arm = E.reluization_config("fmnist", "gelu", 0, "smoke")
@@ -428,23 +455,38 @@ def _fake_results(values: dict[str, list[float]], swap: dict[str, list[float]]) 
     for arm, vals in values.items():
         for seed, v in enumerate(vals):
             after = v - swap.get(arm, [0.0] * len(vals))[seed]
-            out.append({"config": {"pair": "fmnist", "arm": arm, "seed": seed}, "higher_is_better": True,
-                        "before_swap": v, "after_swap": after if arm != "relu" else v,
-                        "int8": {"before_swap": v - 0.001, "after_swap": after - 0.001},
-                        "sparsity": {"sites": ["a", "b"], "before_swap": [0.4, 0.5], "after_swap": [0.45, 0.5]},
-                        "train": {"history": [{"lambdas": [100.0, 200.0], "lambda_targets": [100.0, 200.0]}]},
-                        "preactivations": {"lambda_for_eps": [90.0, 210.0]},
-                        "regions": {"pieces": [100, 120], "distinct": [100, 120], "length": [10.0, 10.0]}})
+            out.append(
+                {
+                    "config": {"pair": "fmnist", "arm": arm, "seed": seed},
+                    "higher_is_better": True,
+                    "before_swap": v,
+                    "after_swap": after if arm != "relu" else v,
+                    "int8": {"before_swap": v - 0.001, "after_swap": after - 0.001},
+                    "sparsity": {"sites": ["a", "b"], "before_swap": [0.4, 0.5], "after_swap": [0.45, 0.5]},
+                    "train": {"history": [{"lambdas": [100.0, 200.0], "lambda_targets": [100.0, 200.0]}]},
+                    "preactivations": {"lambda_for_eps": [90.0, 210.0]},
+                    "regions": {"pieces": [100, 120], "distinct": [100, 120], "length": [10.0, 10.0]},
+                }
+            )
     return out
 
 
 def test_claims_decide_from_the_paired_seeds():
     seeds = 5
     base = [0.84, 0.85, 0.83, 0.845, 0.84]
-    values = {"gelu": base, "lgelu_anneal": [v + 0.0001 for v in base], "srelu_anneal": base,
-              "relu": [v + 0.0002 * (i % 2) for i, v in enumerate(base)], "lgelu_layerwise": base}
-    swap = {"gelu": [0.01, 0.012, 0.011, 0.013, 0.009], "lgelu_anneal": [0.0] * seeds,
-            "srelu_anneal": [0.0, 0.0001, -0.0001, 0.0, 0.0], "lgelu_layerwise": [0.0] * seeds}
+    values = {
+        "gelu": base,
+        "lgelu_anneal": [v + 0.0001 for v in base],
+        "srelu_anneal": base,
+        "relu": [v + 0.0002 * (i % 2) for i, v in enumerate(base)],
+        "lgelu_layerwise": base,
+    }
+    swap = {
+        "gelu": [0.01, 0.012, 0.011, 0.013, 0.009],
+        "lgelu_anneal": [0.0] * seeds,
+        "srelu_anneal": [0.0, 0.0001, -0.0001, 0.0, 0.0],
+        "lgelu_layerwise": [0.0] * seeds,
+    }
     found = {c.claim.split(": ", 1)[1]: c for c in C.pair_claims("fmnist", _fake_results(values, swap), "cpu")}
     assert found["swapping a trained GELU network's activations for ReLU costs accuracy"].verdict == "confirmed"
     assert found["annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU"].verdict == "confirmed"
@@ -472,11 +514,34 @@ def test_latency_helpers_and_claims(monkeypatch):
             for batch in (1, 256):
                 fast = 0.7 if arm != "gelu" else 1.0
                 ratios = [fast * f * (1 + 0.01 * i) for i in range(5)]
-                rows.append({"arm": arm, "label": arm, "precision": precision, "batch": batch, "ratios": ratios,
-                             "median_seconds": 1.0, "ratio": float(np.median(ratios)), "ci": [0.0, 1.0]})
-    record = {"rounds": 5, "cpu": "test CPU", "threads": 1, "torch": "x", "date": "2026-01-01",
-              "pairs": {"fmnist": {"label": "MLP", "seed": 0, "rows": rows, "notebook": C.NB_MLP,
-                                   "anchor": "reluization-mlp-claims"}}}
+                rows.append(
+                    {
+                        "arm": arm,
+                        "label": arm,
+                        "precision": precision,
+                        "batch": batch,
+                        "ratios": ratios,
+                        "median_seconds": 1.0,
+                        "ratio": float(np.median(ratios)),
+                        "ci": [0.0, 1.0],
+                    }
+                )
+    record = {
+        "rounds": 5,
+        "cpu": "test CPU",
+        "threads": 1,
+        "torch": "x",
+        "date": "2026-01-01",
+        "pairs": {
+            "fmnist": {
+                "label": "MLP",
+                "seed": 0,
+                "rows": rows,
+                "notebook": C.NB_MLP,
+                "anchor": "reluization-mlp-claims",
+            }
+        },
+    }
     monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": True)
     verdicts = [c.verdict for c in latency_claims("cpu", record)]
     assert verdicts == ["confirmed", "confirmed", "confirmed", "confirmed", "confirmed"]
@@ -488,8 +553,9 @@ def test_latency_helpers_and_claims(monkeypatch):
     assert len(latency_claims("cpu", both)) == 5
     # timings of networks that are no longer the pair's committed runs state no claims either
     monkeypatch.setattr("helpers.relu_ization.latency.pending_pairs", lambda: {})
-    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current",
-                        lambda record, pair, profile="cpu": pair != "vit")
+    monkeypatch.setattr(
+        "helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": pair != "vit"
+    )
     assert len(latency_claims("cpu", both)) == 5
 
 
@@ -498,10 +564,23 @@ def test_timed_weights_current_compares_with_the_committed_results(monkeypatch):
     pair's committed results differ (a scale switch), its timings are stale."""
     committed = {"gelu": {"before_swap": 90.0, "after_swap": 80.0}, "relu": {"before_swap": 85.0, "after_swap": 85.0}}
     monkeypatch.setattr("helpers.relu_ization.latency.load_result", lambda cfg: committed.get(cfg.arm))
-    check = {arm: {"before_swap": [v["before_swap"], v["before_swap"]], "after_swap": [v["after_swap"], v["after_swap"]],
-                   "identical": True} for arm, v in committed.items()}
-    machine = {"cpu": "c", "torch": "x", "threads": 1, "rounds": 5, "date": "2026-01-01", "load_average": 1.0,
-               "seconds": 3.0}
+    check = {
+        arm: {
+            "before_swap": [v["before_swap"], v["before_swap"]],
+            "after_swap": [v["after_swap"], v["after_swap"]],
+            "identical": True,
+        }
+        for arm, v in committed.items()
+    }
+    machine = {
+        "cpu": "c",
+        "torch": "x",
+        "threads": 1,
+        "rounds": 5,
+        "date": "2026-01-01",
+        "load_average": 1.0,
+        "seconds": 3.0,
+    }
     record = {"pairs": {"fmnist": {"label": "MLP", "seed": 0, "rows": [], "weights_check": check, **machine}}}
     assert timed_weights_current(record, "fmnist")
     assert "STALE" not in measurement_note(record, "fmnist")
@@ -519,11 +598,21 @@ def test_latency_record_keeps_each_pairs_machine(monkeypatch):
     a record written before that lends its top-level ones, and a missing field is an error."""
     monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": True)
     machine = {"cpu": "old CPU", "torch": "x", "threads": 1, "rounds": 5, "date": "2026-01-01"}
-    entry = {"label": "MLP", "seed": 0, "rows": [], "notebook": C.NB_MLP, "anchor": "a", "load_average": 1.0,
-             "seconds": 3.0, "weights_check": {"gelu": {"identical": True}, "relu": {"identical": True}}}
+    entry = {
+        "label": "MLP",
+        "seed": 0,
+        "rows": [],
+        "notebook": C.NB_MLP,
+        "anchor": "a",
+        "load_average": 1.0,
+        "seconds": 3.0,
+        "weights_check": {"gelu": {"identical": True}, "relu": {"identical": True}},
+    }
     old = {**machine, "pairs": {"fmnist": dict(entry)}}
     assert pair_record(old, "fmnist")["cpu"] == "old CPU"
-    new = {"pairs": {"fmnist": {**entry, **machine}, "gpt": {**entry, **machine, "cpu": "new CPU", "date": "2026-02-02"}}}
+    new = {
+        "pairs": {"fmnist": {**entry, **machine}, "gpt": {**entry, **machine, "cpu": "new CPU", "date": "2026-02-02"}}
+    }
     assert pair_record(new, "fmnist")["cpu"] == "old CPU" and pair_record(new, "gpt")["cpu"] == "new CPU"
     note = measurement_note(new, "gpt")
     assert "new CPU" in note and "2026-02-02" in note and note.endswith("exactly: yes")
@@ -550,22 +639,33 @@ def test_tables_from_synthetic_results():
     assert set(sparsity[sparsity["arm"] == "gelu"]["stage"]) == {"deployed"}
     regions = A.regions_frame(results)
     assert set(regions["arm"]) == {"gelu_swap", "lgelu_anneal", "srelu_anneal", "relu", "lgelu_layerwise"}
-    assert A.side_of([1, 2], 3) == "below" and A.side_of([4, 5], 3) == "above" and A.side_of([1, 5], 3) == "on both sides of"
+    assert (
+        A.side_of([1, 2], 3) == "below"
+        and A.side_of([4, 5], 3) == "above"
+        and A.side_of([1, 5], 3) == "on both sides of"
+    )
     with pytest.raises(ValueError, match="no results"):
         A.arm_rows([])
 
 
 def test_results_paragraph_follows_the_data():
-    values = {"gelu": [0.85, 0.86], "lgelu_anneal": [0.84, 0.84], "srelu_anneal": [0.83, 0.83],
-              "relu": [0.82, 0.82], "lgelu_layerwise": [0.84, 0.85]}
+    values = {
+        "gelu": [0.85, 0.86],
+        "lgelu_anneal": [0.84, 0.84],
+        "srelu_anneal": [0.83, 0.83],
+        "relu": [0.82, 0.82],
+        "lgelu_layerwise": [0.84, 0.85],
+    }
     text = A.results_paragraph(_fake_results(values, {"gelu": [0.02, 0.04]}))
     assert text.startswith("Validation accuracy in % (mean over seeds): GELU 85.50, GELU → ReLU 82.50,")
     assert "ReLU from scratch 82.00" in text and "in the same order: 85.40, 82.40," in text
     # the fake per-layer targets are 100 and 200: on both sides of 160, above 50, below 250
     assert "run from 100 to 200" in text and "on both sides of the global" in text
     assert "above the global" in A.results_paragraph(_fake_results(values, {}), lambda_target=50.0)
-    assert A.results_paragraph([], "waits for its runs") == \
-        "No committed cpu-profile results for this pair yet: waits for its runs."
+    assert (
+        A.results_paragraph([], "waits for its runs")
+        == "No committed cpu-profile results for this pair yet: waits for its runs."
+    )
     assert "not run in this profile" in A.results_paragraph(None)
 
 
@@ -596,17 +696,30 @@ def test_reproduction_note_says_where_each_side_trained(tmp_path):
 
     def result(identical, diff, reused=False, here="Intel (AVX512)", key="h0"):
         model, cap = here.split(" (")
-        return {"config": {"arm": "gelu", "seed": 0}, "before_swap": 0.9, "higher_is_better": True,
-                "provenance": {"cpu_model": model, "cpu_capability": cap.rstrip(")")},
-                "reproduces": {"experiment": "lgelu_fmnist", "config_hash": key, "found": True, "identical": identical,
-                               "reused_weights": reused, "max_abs_diff_val_metric": diff}}
+        return {
+            "config": {"arm": "gelu", "seed": 0},
+            "before_swap": 0.9,
+            "higher_is_better": True,
+            "provenance": {"cpu_model": model, "cpu_capability": cap.rstrip(")")},
+            "reproduces": {
+                "experiment": "lgelu_fmnist",
+                "config_hash": key,
+                "found": True,
+                "identical": identical,
+                "reused_weights": reused,
+                "max_abs_diff_val_metric": diff,
+            },
+        }
+
     # Three real committed Table I results, re-signed with the provenance each case needs.
     sources = sorted((repo_root() / "results" / "lgelu_fmnist").glob("*.json"))[:3]
     committed = tmp_path / "results" / "lgelu_fmnist"
     committed.mkdir(parents=True)
     keys = []
-    for src, provenance in zip(sources, [{"cpu_model": "AMD EPYC", "cpu_capability": "AVX2"},
-                                         {"cpu_model": "Intel", "cpu_capability": "AVX512"}, None]):
+    for src, provenance in zip(
+        sources,
+        [{"cpu_model": "AMD EPYC", "cpu_capability": "AVX2"}, {"cpu_model": "Intel", "cpu_capability": "AVX512"}, None],
+    ):
         data = {k: v for k, v in json.loads(src.read_text()).items() if k != "provenance"}
         if provenance is not None:
             data["provenance"] = provenance
@@ -615,21 +728,37 @@ def test_reproduction_note_says_where_each_side_trained(tmp_path):
     amd, intel, unrecorded = keys
 
     same = A.reproduction_note([result(True, 0.0), result(None, None, reused=True)], results_dir=tmp_path / "results")
-    assert same == ("Of the 2 runs that are also committed Table I/II runs, 1 analysed that run's own kept final "
-                    "weights, 1 retrained bit for bit identically.")
-    other_cpu = A.reproduction_note([result(False, 0.0114, key=amd), result(False, 0.003, key=amd)], results_dir=tmp_path / "results")
-    assert other_cpu.startswith("Of the 2 runs that are also committed Table I/II runs, 2 retrained and none came out "
-                                "bit for bit identical to the committed run, each by at most 1.14 points")
+    assert same == (
+        "Of the 2 runs that are also committed Table I/II runs, 1 analysed that run's own kept final "
+        "weights, 1 retrained bit for bit identically."
+    )
+    other_cpu = A.reproduction_note(
+        [result(False, 0.0114, key=amd), result(False, 0.003, key=amd)], results_dir=tmp_path / "results"
+    )
+    assert other_cpu.startswith(
+        "Of the 2 runs that are also committed Table I/II runs, 2 retrained and none came out "
+        "bit for bit identical to the committed run, each by at most 1.14 points"
+    )
     assert "another CPU type (AMD EPYC (AVX2))" in other_cpu
     mixed = A.reproduction_note([result(True, 0.0), result(False, 0.01, key=intel)], results_dir=tmp_path / "results")
     assert "1 retrained bit for bit identically and 1 differs from the committed run, by 1.00 points" in mixed
     assert "kernels alone do not explain" in mixed
-    assert "predate the provenance record" in A.reproduction_note([result(False, 0.01, key=unrecorded)], results_dir=tmp_path / "results")
-    assert "no longer in results/" in A.reproduction_note([result(False, 0.01, key="0" * 16)], results_dir=tmp_path / "results")
+    assert "predate the provenance record" in A.reproduction_note(
+        [result(False, 0.01, key=unrecorded)], results_dir=tmp_path / "results"
+    )
+    assert "no longer in results/" in A.reproduction_note(
+        [result(False, 0.01, key="0" * 16)], results_dir=tmp_path / "results"
+    )
     only_reused = A.reproduction_note([result(None, None, reused=True)], results_dir=tmp_path / "results")
-    assert only_reused == "Of the 1 run that is also a committed Table I/II run, 1 analysed that run's own kept final weights."
+    assert (
+        only_reused
+        == "Of the 1 run that is also a committed Table I/II run, 1 analysed that run's own kept final weights."
+    )
     no_repro = [{**result(True, 0.0), "reproduces": {"found": False}}]
-    assert A.reproduction_note(no_repro, results_dir=tmp_path / "results") == "No arm here retrains a committed Table I/II run."
+    assert (
+        A.reproduction_note(no_repro, results_dir=tmp_path / "results")
+        == "No arm here retrains a committed Table I/II run."
+    )
     with pytest.raises(ValueError, match="no results"):
         A.reproduction_note([])
     # A committed file edited after it was written fails its checksum: the note names it.

@@ -7,8 +7,13 @@ from helpers.core import statistics as S
 
 
 def test_vocabulary_is_defined_once_and_described():
-    assert R.VERDICTS == ("confirmed", "contradicted", "inconclusive", "not reproduced under our reading",
-                          "not run here")
+    assert R.VERDICTS == (
+        "confirmed",
+        "contradicted",
+        "inconclusive",
+        "not reproduced under our reading",
+        "not run here",
+    )
     assert set(R.VERDICT_DESCRIPTIONS) == set(R.VERDICTS)
     assert all(f"**{v}**" in R.verdicts_markdown() for v in R.VERDICTS)
     with pytest.raises(ValueError, match="verdict must be one of"):
@@ -68,8 +73,10 @@ def test_comparison_fields_and_table_html():
     c = S.paired_comparison({0: 72.0, 1: 70.5, 2: 71.0}, {0: 71.0, 1: 70.0, 2: 70.2})
     f = R.comparison_fields(c, digits=1, unit="points")
     assert set(f) == {"effect", "ci", "n", "test", "mde"} and f["n"] == "3 pairs of runs"
-    claims = [R.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f, key="report-claim-5"),
-              R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y", key="report-claim-6")]
+    claims = [
+        R.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f, key="report-claim-5"),
+        R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y", key="report-claim-6"),
+    ]
     html = R.claims_table_html(claims)
     assert html.count("<tr data-paper=") == 2 and 'data-verdict="inconclusive"' in html
     assert 'id="claims-table"' in html and "claims-filter-verdict" in html
@@ -80,8 +87,9 @@ def test_comparison_fields_and_table_html():
 def test_judge_says_inconclusive_with_one_seed():
     verdict, fields, comp = R.judge(lambda: S.paired_comparison({0: 1.0}, {0: 0.5}), direction=1)
     assert verdict == "inconclusive" and comp is None and "no interval" in fields["test"]
-    verdict, fields, comp = R.judge(lambda: S.one_sample([0.001, 0.0, -0.001]), claim="equivalence", margin=0.01,
-                                    label="x")
+    verdict, fields, comp = R.judge(
+        lambda: S.one_sample([0.001, 0.0, -0.001]), claim="equivalence", margin=0.01, label="x"
+    )
     assert verdict == "confirmed" and "TOST" in fields["test"] and fields["effect"].startswith("x: ")
     assert R.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
     assert R.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
@@ -89,7 +97,18 @@ def test_judge_says_inconclusive_with_one_seed():
 
 
 def test_claim_anchor_and_page_link():
-    c = R.Claim("x", "P, Eq. 1", "1", "1", "theory", "exact", "confirmed", "notebooks/20_x", anchor="x-claims", key="report-claim-7")
+    c = R.Claim(
+        "x",
+        "P, Eq. 1",
+        "1",
+        "1",
+        "theory",
+        "exact",
+        "confirmed",
+        "notebooks/20_x",
+        anchor="x-claims",
+        key="report-claim-7",
+    )
     html = R.claims_table_html([c], lambda doc, anchor: R.page_link(doc, anchor, built={doc}))
     assert '<a href="../notebooks/20_x.html#x-claims">20_x</a>' in html
     assert R.page_link("notebooks/20_x", "x-claims", built=set()) == "20_x"  # not built: no link
@@ -101,19 +120,24 @@ def test_claim_anchor_and_page_link():
 
 def _page_anchors() -> dict[str, set[str]]:
     """Every anchor a claim builder sets, by page (the constants the Claim(...) calls use)."""
-    from helpers.lambda_gelu import run_claims
     from helpers.flexact import paper as flexact
     from helpers.gelu_primer import paper as gelu_blog
     from helpers.lambda_gelu import paper as lambda_gelu
+    from helpers.lambda_gelu import run_claims
     from helpers.srelu import paper as srelu
 
     pages: dict[str, set[str]] = {}
-    pairs = [*srelu.ANCHORS.items(), *run_claims.ANCHORS.items(),
-             (lambda_gelu.THEORY_NOTEBOOK, lambda_gelu.THEORY_ANCHOR),
-             (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_TABLES), (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_PROSE),
-             (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_SYNTHETIC), (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_READINGS),
-             (flexact.NOTEBOOK_CIFAR, flexact.ANCHOR_CIFAR),
-             ("notebooks/22_srelu_dpo", "srelu-dpo-claims")]  # set in helpers.srelu.dpo_analysis
+    pairs = [
+        *srelu.ANCHORS.items(),
+        *run_claims.ANCHORS.items(),
+        (lambda_gelu.THEORY_NOTEBOOK, lambda_gelu.THEORY_ANCHOR),
+        (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_TABLES),
+        (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_PROSE),
+        (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_SYNTHETIC),
+        (flexact.NOTEBOOK_SYNTHETIC, flexact.ANCHOR_READINGS),
+        (flexact.NOTEBOOK_CIFAR, flexact.ANCHOR_CIFAR),
+        ("notebooks/22_srelu_dpo", "srelu-dpo-claims"),
+    ]  # set in helpers.srelu.dpo_analysis
     for docname, anchor in pairs:
         pages.setdefault(docname, set()).add(anchor)
     return pages
@@ -131,7 +155,9 @@ def test_claim_anchors_are_myst_labels_before_a_heading(docname):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()]
     for anchor in sorted(_page_anchors()[docname]):
-        R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", docname, anchor=anchor, key="report-claim-10")  # a valid label
+        R.Claim(
+            "x", "P", "1", "1", "theory", "exact", "confirmed", docname, anchor=anchor, key="report-claim-10"
+        )  # a valid label
         where = [i for i, line in enumerate(lines) if line.strip() == f"({anchor})="]
         if not where and docname == "notebooks/22_srelu_dpo":
             pytest.xfail("the DPO page's owner adds '(srelu-dpo-claims)=' before its '## Claims' heading")
@@ -183,4 +209,3 @@ def test_proportion_verdict_has_an_inconclusive_band():
     assert R.proportion_verdict(S.proportion(20, 25), 0.5) == "confirmed"  # CI [59%, 93%]
     assert R.proportion_verdict(S.proportion(0, 25), 0.5) == "contradicted"
     assert R.proportion_verdict(S.proportion(0, 25), 0.5, direction=-1) == "confirmed"
-

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from helpers import verify_results
-from helpers.experiments import load_result, register_runner, result_path, run_or_load
 from helpers.core.result_files import CorruptResult, content_checksum
+from helpers.experiments import load_result, register_runner, result_path, run_or_load
 
 CALLS: list = []
 
@@ -157,8 +157,12 @@ def test_a_provenance_precision_other_than_the_configs_is_caught(tmp_path):
     assert config_precision({"train": {"precision": "bf16"}}) == "bf16"
     assert config_precision({"train": {}}) == config_precision({}) == "float32"
     path = tmp_path / "abc.json"
-    data = {"config": {"train": {"precision": "bf16"}}, "config_hash": "abc", "status": "ok",
-            "provenance": {"precision": "float32"}}
+    data = {
+        "config": {"train": {"precision": "bf16"}},
+        "config_hash": "abc",
+        "status": "ok",
+        "provenance": {"precision": "float32"},
+    }
     problems = find_problems(path, with_checksum(data), None, "v")
     assert len(problems) == 1 and "'float32'" in problems[0] and "'bf16'" in problems[0]
     data["provenance"]["precision"] = "bf16"

@@ -122,8 +122,11 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
     claim = retrain.CLAIMS["b"]
     configs = claim.configs()
     done = {config_hash(c): 600.0 * (1 + i % 2) for i, c in enumerate(configs[: len(configs) // 2])}
-    monkeypatch.setattr(retrain, "load_result",
-                        lambda cfg: {"train_seconds": done[config_hash(cfg)]} if config_hash(cfg) in done else None)
+    monkeypatch.setattr(
+        retrain,
+        "load_result",
+        lambda cfg: {"train_seconds": done[config_hash(cfg)]} if config_hash(cfg) in done else None,
+    )
     st = retrain.claim_status(claim)
     assert st.done == len(done) and st.core_hours == pytest.approx(sum(done.values()) / 3600)
     by_arm: dict = {}
@@ -131,7 +134,7 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
         by_arm.setdefault(retrain._run_kinds(c)[0], []).append(done[config_hash(c)])
     scale = [t for c in configs[: len(configs) // 2] for t in [done[config_hash(c)]]]
     expected = 0.0
-    for c in configs[len(configs) // 2:]:
+    for c in configs[len(configs) // 2 :]:
         times = by_arm.get(retrain._run_kinds(c)[0]) or scale  # else: the same model and scale
         expected += sum(times) / len(times)
     assert st.hours_left == pytest.approx(expected / 3600)
@@ -193,9 +196,11 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
     # switched: the chapter's cpu pairs are exactly claims (h), (l), (j) and (k)
     from helpers.relu_ization.experiment import reluization_configs
+
     for pair, claim in (("fmnist", "h"), ("gpt", "l"), ("cifar10_resnet", "j"), ("vit", "k")):
-        assert {config_hash(c) for c in reluization_configs(pair, "cpu")} == \
-            {config_hash(c) for c in retrain.CLAIMS[claim].configs()}, pair
+        assert {config_hash(c) for c in reluization_configs(pair, "cpu")} == {
+            config_hash(c) for c in retrain.CLAIMS[claim].configs()
+        }, pair
 
 
 def test_flexact_stated_augmentation_follows_each_profiles_scale():

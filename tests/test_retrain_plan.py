@@ -35,8 +35,18 @@ def _paired_design(mean: float = 0.2, sd: float = 1.0, margin: float = 1.0) -> R
 
 
 def _claim(*designs: RunDesign, notebook: str = "notebooks/99_toy") -> Claim:
-    return Claim(claim="toy: a matches b", source="toy", paper_value="p", our_value="o", profile="cpu", scale="",
-                 verdict="inconclusive", notebook=notebook, design=designs, key="plan-claim-1")
+    return Claim(
+        claim="toy: a matches b",
+        source="toy",
+        paper_value="p",
+        our_value="o",
+        profile="cpu",
+        scale="",
+        verdict="inconclusive",
+        notebook=notebook,
+        design=designs,
+        key="plan-claim-1",
+    )
 
 
 def test_paired_equivalence_needs_the_seeds_a_power_calculation_gives():
@@ -94,8 +104,10 @@ def test_bf16_run_sets_say_they_need_native_bf16(monkeypatch):
 def test_a_reused_training_is_added_to_its_analysis_time(monkeypatch):
     trained = SimpleNamespace(seed=0)
     arm = SimpleNamespace(seed=0, train_config=lambda: trained)
-    results = {id(arm): {"train_seconds": 60.0, "reproduces": {"reused_weights": True}},
-               id(trained): {"train_seconds": 1000.0}}
+    results = {
+        id(arm): {"train_seconds": 60.0, "reproduces": {"reused_weights": True}},
+        id(trained): {"train_seconds": 1000.0},
+    }
     monkeypatch.setattr(S, "load_result", lambda cfg: results[id(cfg)])
     assert S.run_cost([arm], "toy").seconds_per_run == 1060.0
 
@@ -103,22 +115,37 @@ def test_a_reused_training_is_added_to_its_analysis_time(monkeypatch):
 def test_rows_without_a_t_design_or_spread_are_said_so():
     one_seed = RunDesign(None, "direction", direction=1)
     assert S.plan_row(_claim(one_seed), None, None, max_seeds=30, budget_core_hours=40.0)["status"].startswith(
-        "fewer than 2 seeds")
-    count = Claim(claim="rate", source="toy", paper_value="p", our_value="o", profile="cpu", scale="",
-                  verdict="inconclusive", notebook="nb", test="exact binomial (Clopper-Pearson) 95% CI", key="plan-claim-2")
+        "fewer than 2 seeds"
+    )
+    count = Claim(
+        claim="rate",
+        source="toy",
+        paper_value="p",
+        our_value="o",
+        profile="cpu",
+        scale="",
+        verdict="inconclusive",
+        notebook="nb",
+        test="exact binomial (Clopper-Pearson) 95% CI",
+        key="plan-claim-2",
+    )
     assert S.plan_row(count, None, None, max_seeds=30, budget_core_hours=40.0)["status"].startswith(
-        "not a seed question")
+        "not a seed question"
+    )
     units = S.RowRuns("99_toy", "", "pairs", None, why="its units are pairs")
-    assert S.plan_row(_claim(_paired_design()), units, None, max_seeds=30,
-                      budget_core_hours=40.0)["status"] == "not a seed question: its units are pairs"
+    assert (
+        S.plan_row(_claim(_paired_design()), units, None, max_seeds=30, budget_core_hours=40.0)["status"]
+        == "not a seed question: its units are pairs"
+    )
 
 
 def test_a_part_already_confirmed_needs_no_seeds_and_shared_arms_count_once():
     shared = np.array([1.0, 2.0, 3.5])
     easy = paired_comparison(shared, shared - np.array([5.0, 5.1, 4.9]))
     hard = paired_comparison(shared, shared - np.array([0.2, -0.8, 1.1]))
-    verdict, fields = intersection_union({"vs x": judge(lambda: easy, direction=1, label="vs x"),
-                                          "vs y": judge(lambda: hard, direction=1, label="vs y")})
+    verdict, fields = intersection_union(
+        {"vs x": judge(lambda: easy, direction=1, label="vs x"), "vs y": judge(lambda: hard, direction=1, label="vs y")}
+    )
     claim = _claim(*fields["design"])
     assert [d.verdict for d in claim.design] == ["confirmed", "inconclusive"]
     row = S.plan_row(claim, None, S.RunCost(60.0, 3, False, "toy"), max_seeds=30, budget_core_hours=40.0)
@@ -135,8 +162,17 @@ def test_the_design_is_kept_but_not_displayed():
 
 
 def test_plan_frame_lists_only_inconclusive_run_rows_and_checks_its_limits():
-    confirmed = Claim(claim="c", source="toy", paper_value="p", our_value="o", profile="cpu", scale="",
-                      verdict="confirmed", notebook="nb", key="plan-claim-3")
+    confirmed = Claim(
+        claim="c",
+        source="toy",
+        paper_value="p",
+        our_value="o",
+        profile="cpu",
+        scale="",
+        verdict="confirmed",
+        notebook="nb",
+        key="plan-claim-3",
+    )
     frame = S.plan_frame([confirmed, _claim(_paired_design())], [], budget_core_hours=40.0)
     assert list(frame.columns) == list(S.PLAN_COLUMNS) and len(frame) == 1
     assert frame.loc[0, "n needed"] == 10 and "cost unknown" in frame.loc[0, "status"]
@@ -149,8 +185,14 @@ def test_plan_frame_lists_only_inconclusive_run_rows_and_checks_its_limits():
 def test_the_cli_prints_the_plan_and_exits_0():
     # the plan reads the committed results (it trains and writes nothing): not the test's empty folder
     env = {k: v for k, v in os.environ.items() if k != "REPRO_RESULTS_DIR"} | {"REPRO_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "helpers.protocols.retrain", "--plan"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.protocols.retrain", "--plan"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert "n needed" in done.stdout and "core-hours" in done.stdout
     assert "rows reachable" in done.stdout.splitlines()[-1]

@@ -40,8 +40,9 @@ def _fit(ckpt: Path, epochs: int, run_key: dict[str, str] | None) -> dict:
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     train = make_loader(TensorDataset(xs, ys), 16, True, seed=1)
     val = make_loader(TensorDataset(xs, ys), 32, False)
-    return fit(model, train, val, optimizer=opt, epochs=epochs, task="classification",
-               checkpoint_path=ckpt, run_key=run_key)
+    return fit(
+        model, train, val, optimizer=opt, epochs=epochs, task="classification", checkpoint_path=ckpt, run_key=run_key
+    )
 
 
 A = {"config_hash": "aaaaaaaaaaaaaaaa", "code_version": "1"}
@@ -89,15 +90,28 @@ def test_a_malformed_run_key_is_refused(tmp_path, bad):
 @pytest.mark.parametrize("epochs", [True, 0, 1.0])
 def test_fit_refuses_epochs_that_are_not_a_positive_int(tmp_path, epochs):
     with pytest.raises(ValueError, match="epochs must be a positive int"):
-        fit(MLP(2, 2, depth=1, width=2), [], [], optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
-            epochs=epochs, task="classification")
+        fit(
+            MLP(2, 2, depth=1, width=2),
+            [],
+            [],
+            optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
+            epochs=epochs,
+            task="classification",
+        )
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0, True, "1"])
 def test_fit_refuses_a_bad_max_grad_norm(tmp_path, bad):
     with pytest.raises(ValueError, match="max_grad_norm must be None or a finite number > 0"):
-        fit(MLP(2, 2, depth=1, width=2), [], [], optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
-            epochs=1, task="classification", max_grad_norm=bad)
+        fit(
+            MLP(2, 2, depth=1, width=2),
+            [],
+            [],
+            optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
+            epochs=1,
+            task="classification",
+            max_grad_norm=bad,
+        )
 
 
 def test_train_model_binds_the_checkpoint_to_the_config(tmp_path, require_dataset, monkeypatch):
@@ -106,8 +120,16 @@ def test_train_model_binds_the_checkpoint_to_the_config(tmp_path, require_datase
     from helpers.core.runs import TrainConfig, train_model
 
     monkeypatch.setenv("REPRO_QUIET", "1")
-    base = dict(experiment="bind", dataset="adult", model="mlp", profile="smoke", n_train=64, n_val=32,
-                batch_size=32, model_kwargs={"depth": 1, "width": 8})
+    base = dict(
+        experiment="bind",
+        dataset="adult",
+        model="mlp",
+        profile="smoke",
+        n_train=64,
+        n_val=32,
+        batch_size=32,
+        model_kwargs={"depth": 1, "width": 8},
+    )
     other, mine = TrainConfig(**base, epochs=3), TrainConfig(**base, epochs=2)
     workdir = result_path(mine).with_suffix("")
     train_model(other, workdir)  # leaves the other run's checkpoint in this run's workdir
@@ -204,8 +226,11 @@ def test_a_bad_cifar_batch_names_the_file(data_env, monkeypatch, capfd, payload)
     good = pickle.dumps({b"data": [[0] * 3072], b"labels": [0]})
     for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
         (folder / name).write_bytes(good)
-    bad = {"malicious": pickle.dumps({b"data": _Planted()}), "truncated": good[: len(good) // 2],
-           "not-a-dict": pickle.dumps([1, 2])}[payload]
+    bad = {
+        "malicious": pickle.dumps({b"data": _Planted()}),
+        "truncated": good[: len(good) // 2],
+        "not-a-dict": pickle.dumps([1, 2]),
+    }[payload]
     (folder / "data_batch_1").write_bytes(bad)
     with pytest.raises(DataError) as info:
         load_cifar10()
@@ -264,4 +289,3 @@ def test_preflight_says_when_it_did_not_check_content(data_env, monkeypatch, cap
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     assert preflight.check(["tinyshakespeare"]) == 0
     assert "not checked against their checksums" in capsys.readouterr().err
-

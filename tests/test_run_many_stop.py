@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import dataclasses, os, sys, time
     from pathlib import Path
     from helpers.core.results_cache import register_runner, run_many
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent('''
 
     if __name__ == "__main__":
         run_many([SleepConfig(seed=s) for s in range(4)], workers=2)
-''')
+""")
 
 
 def _alive(pid: int) -> bool:
@@ -53,8 +53,13 @@ def test_sigterm_stops_the_workers(tmp_path):
     script.write_text(SCRIPT)
     marks = tmp_path / "marks"
     marks.mkdir()
-    env = {**os.environ, "MARKS": str(marks), "REPRO_RESULTS_DIR": str(tmp_path / "results"),
-           "REPRO_QUIET": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {
+        **os.environ,
+        "MARKS": str(marks),
+        "REPRO_RESULTS_DIR": str(tmp_path / "results"),
+        "REPRO_QUIET": "1",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
     env.pop("CI", None)  # CI refuses to train missing cpu-profile results
     parent = subprocess.Popen([sys.executable, str(script)], env=env)
     try:

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from helpers.experiments import run_or_load
 from helpers.core.runs import TrainConfig, lm_blocks, make_scheduler
+from helpers.experiments import run_or_load
 
 
 def _cfg(**kw):
@@ -27,9 +27,16 @@ def test_lm_blocks_are_shifted_by_one():
 
 @pytest.mark.parametrize(
     "kw,match",
-    [({"optimizer": "adam"}, "optimizer"), ({"schedule": "step"}, "schedule"), ({"epochs": 0}, "epochs"),
-     ({"lr": -1.0}, "lr"), ({"hardness_lr_mult": 0.0}, "hardness_lr_mult"), ({"profile": "gpu"}, "profile"),
-     ({"anneal_target": 0.5}, "anneal_target"), ({"weight_decay": -1.0}, "weight_decay")],
+    [
+        ({"optimizer": "adam"}, "optimizer"),
+        ({"schedule": "step"}, "schedule"),
+        ({"epochs": 0}, "epochs"),
+        ({"lr": -1.0}, "lr"),
+        ({"hardness_lr_mult": 0.0}, "hardness_lr_mult"),
+        ({"profile": "gpu"}, "profile"),
+        ({"anneal_target": 0.5}, "anneal_target"),
+        ({"weight_decay": -1.0}, "weight_decay"),
+    ],
 )
 def test_invalid_configs_are_rejected(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -55,9 +62,17 @@ def test_tiny_end_to_end_run_is_cached_and_records_substitution(tmp_path, monkey
     data_dir = pytest.importorskip("helpers.core.data").available
     if not data_dir("adult"):
         pytest.skip("Adult not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
-    cfg = _cfg(activation="lambda_gelu", activation_kwargs={"t": 0.1}, init_mode="increasing",
-               model_kwargs={"depth": 2, "width": 16}, n_train=256, n_val=128, epochs=2, batch_size=64,
-               hardness_lr_mult=9.0)
+    cfg = _cfg(
+        activation="lambda_gelu",
+        activation_kwargs={"t": 0.1},
+        init_mode="increasing",
+        model_kwargs={"depth": 2, "width": 16},
+        n_train=256,
+        n_val=128,
+        epochs=2,
+        batch_size=64,
+        hardness_lr_mult=9.0,
+    )
     result = run_or_load(cfg)
     assert result["status"] == "ok" and len(result["history"]) == 2
     assert len(result["lambda_init"]) == 2 and result["lambda_init"][0] < result["lambda_init"][1]

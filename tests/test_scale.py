@@ -25,27 +25,30 @@ def test_a_scale_takes_keywords_only_and_is_frozen():
     assert replace(scale, epochs=4).epochs == 4
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("epochs", 0, "Scale.epochs"),
-    ("epochs", 2.0, "Scale.epochs"),
-    ("n_train", 0, "Scale.n_train"),
-    ("batch_size", True, "Scale.batch_size"),
-    ("lr", float("nan"), "Scale.lr"),
-    ("lr", -1e-3, "Scale.lr"),
-    ("schedule", "linear", "Scale.schedule"),
-    ("augment", "mixup", "Scale.augment"),
-    ("precision", "fp16", "Scale.precision"),
-    ("channels_last", 1, "Scale.channels_last"),
-    ("model_kwargs", [("width", 8)], "Scale.model_kwargs"),
-    ("seeds", (), "Scale.seeds"),
-    ("seeds", [0, 1], "Scale.seeds"),
-    ("seeds", (0, 0), "Scale.seeds"),
-    ("seeds", (0, -1), "Scale.seeds"),
-    ("arm_seeds", (0, 5), "subset"),
-    ("warmup_epochs", 3, "Scale.warmup_epochs"),
-    ("activations", (), "Scale.activations"),
-    ("activations", "gelu", "Scale.activations"),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("epochs", 0, "Scale.epochs"),
+        ("epochs", 2.0, "Scale.epochs"),
+        ("n_train", 0, "Scale.n_train"),
+        ("batch_size", True, "Scale.batch_size"),
+        ("lr", float("nan"), "Scale.lr"),
+        ("lr", -1e-3, "Scale.lr"),
+        ("schedule", "linear", "Scale.schedule"),
+        ("augment", "mixup", "Scale.augment"),
+        ("precision", "fp16", "Scale.precision"),
+        ("channels_last", 1, "Scale.channels_last"),
+        ("model_kwargs", [("width", 8)], "Scale.model_kwargs"),
+        ("seeds", (), "Scale.seeds"),
+        ("seeds", [0, 1], "Scale.seeds"),
+        ("seeds", (0, 0), "Scale.seeds"),
+        ("seeds", (0, -1), "Scale.seeds"),
+        ("arm_seeds", (0, 5), "subset"),
+        ("warmup_epochs", 3, "Scale.warmup_epochs"),
+        ("activations", (), "Scale.activations"),
+        ("activations", "gelu", "Scale.activations"),
+    ],
+)
 def test_a_bad_value_is_refused_naming_the_field(field, value, words):
     with pytest.raises(ValueError, match=words):
         Scale(**{**BASE, field: value})
@@ -56,8 +59,11 @@ def test_arm_seeds_default_to_every_seed():
     assert arm_seeds_of(Scale(**BASE, arm_seeds=(0, 1))) == (0, 1)
 
 
-@pytest.mark.parametrize("table", [srelu.SCALES, flexact.SCALES, lambda_gelu.SCALES, relu_ization.SCALES],
-                         ids=["srelu", "flexact", "lambda_gelu", "relu_ization"])
+@pytest.mark.parametrize(
+    "table",
+    [srelu.SCALES, flexact.SCALES, lambda_gelu.SCALES, relu_ization.SCALES],
+    ids=["srelu", "flexact", "lambda_gelu", "relu_ization"],
+)
 def test_every_protocol_table_has_a_scale_per_profile(table):
     for key, scales in table.items():
         assert set(scales) == set(PROFILES), key

@@ -22,8 +22,9 @@ def test_box_mollified_relu_is_smelu(beta):
     closed = smelu(torch.tensor(x, dtype=torch.float64), beta).numpy()
     np.testing.assert_allclose(numeric, closed, rtol=1e-12, atol=1e-14)
     numeric_grad = mollify(lambda t: np.maximum(t, 0.0), BoxKernel(beta), x, breakpoints=[0.0], derivative=1)
-    np.testing.assert_allclose(numeric_grad, smelu_grad(torch.tensor(x, dtype=torch.float64), beta).numpy(),
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        numeric_grad, smelu_grad(torch.tensor(x, dtype=torch.float64), beta).numpy(), rtol=1e-12, atol=1e-14
+    )
 
 
 def test_closed_form_is_the_symbolic_convolution():
@@ -39,8 +40,9 @@ def test_autograd_matches_the_derivative_and_finite_differences():
     beta = 0.7
     (grad,) = torch.autograd.grad(smelu(x, beta).sum(), x)
     torch.testing.assert_close(grad, smelu_grad(x.detach(), beta))
-    assert torch.autograd.gradcheck(lambda t: smelu(t, beta), (torch.randn(20, dtype=torch.float64,
-                                                                           requires_grad=True),))
+    assert torch.autograd.gradcheck(
+        lambda t: smelu(t, beta), (torch.randn(20, dtype=torch.float64, requires_grad=True),)
+    )
 
 
 def test_smelu_is_c1_with_a_second_derivative_jump_of_one_over_two_beta():
@@ -50,8 +52,10 @@ def test_smelu_is_c1_with_a_second_derivative_jump_of_one_over_two_beta():
         right = smelu_grad(torch.tensor([edge + h], dtype=torch.float64), beta).item()
         assert abs(left - right) < 1e-6  # the first derivative is continuous
     # second derivative: 1/(2β) inside, 0 outside, so it jumps at ±β
-    inside = (smelu_grad(torch.tensor([h], dtype=torch.float64), beta)
-              - smelu_grad(torch.tensor([-h], dtype=torch.float64), beta)).item() / (2 * h)
+    inside = (
+        smelu_grad(torch.tensor([h], dtype=torch.float64), beta)
+        - smelu_grad(torch.tensor([-h], dtype=torch.float64), beta)
+    ).item() / (2 * h)
     assert inside == pytest.approx(1 / (2 * beta), rel=1e-6)
 
 
@@ -70,8 +74,17 @@ def test_registered_module_and_repr():
     torch.testing.assert_close(module(torch.tensor([0.0, 1.0, -1.0])), torch.tensor([0.0625, 1.0, 0.0]))
 
 
-@pytest.mark.parametrize("beta, error", [(0, ValueError), (-1.0, ValueError), (math.nan, ValueError),
-                                         (math.inf, ValueError), (True, TypeError), ("0.5", TypeError)])
+@pytest.mark.parametrize(
+    "beta, error",
+    [
+        (0, ValueError),
+        (-1.0, ValueError),
+        (math.nan, ValueError),
+        (math.inf, ValueError),
+        (True, TypeError),
+        ("0.5", TypeError),
+    ],
+)
 def test_bad_beta_is_refused_with_its_value(beta, error):
     with pytest.raises(error, match="beta"):
         SmeLU(beta)

@@ -74,7 +74,7 @@ def test_kernel_smoothing_of_relu_degrees_smoothness_and_errors() -> None:
 
 def test_relu_correlation_gap_tends_to_nine_pi_squared_over_two() -> None:
     rescaled, crossing = SA.relu_correlation_depths(0.01, max_depth=3000, checkpoints=(100, 3000))
-    assert rescaled[3000] == pytest.approx(9 * math.pi ** 2 / 2, rel=0.02)
+    assert rescaled[3000] == pytest.approx(9 * math.pi**2 / 2, rel=0.02)
     assert rescaled[100] < rescaled[3000]
     # 1 - c ~ 9π²/(2l²) reaches δ²/2 near l = 3π/δ
     assert crossing == pytest.approx(3 * math.pi / 0.01, rel=0.05)

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import helpers.srelu.activation as S
-from helpers.core import kernels
 from helpers.activations import get_activation
+from helpers.core import kernels
 from helpers.srelu.activation import (
     SReLU,
     SReLUPaperReference,
@@ -66,8 +66,12 @@ def test_matches_paper_pseudocode_to_float32_rounding(backend, delta):
 @pytest.mark.parametrize("delta", DELTAS)
 def test_is_relu_bit_for_bit_outside_band(backend, delta):
     for dtype in (torch.float32, torch.float64):
-        x = torch.cat([torch.linspace(delta, 50 * delta, 999, dtype=dtype),
-                       torch.tensor([1e30, -1e30, delta * 1.0001], dtype=dtype)])
+        x = torch.cat(
+            [
+                torch.linspace(delta, 50 * delta, 999, dtype=dtype),
+                torch.tensor([1e30, -1e30, delta * 1.0001], dtype=dtype),
+            ]
+        )
         x = torch.cat([x, -x])
         assert torch.equal(srelu(x, delta), torch.relu(x))
 
@@ -84,9 +88,13 @@ def test_uniform_error_is_3delta_over_16_at_zero(backend):
 @pytest.mark.parametrize("dtype", (torch.float32, torch.float64))
 def test_tiny_delta_is_stable(backend, dtype):
     delta = 1e-6
-    x = torch.cat([torch.linspace(-3e-6, 3e-6, 6001, dtype=dtype),
-                   torch.randn(10000, generator=torch.Generator().manual_seed(0)).to(dtype),
-                   torch.tensor([1e30, -1e30], dtype=dtype)]).requires_grad_()
+    x = torch.cat(
+        [
+            torch.linspace(-3e-6, 3e-6, 6001, dtype=dtype),
+            torch.randn(10000, generator=torch.Generator().manual_seed(0)).to(dtype),
+            torch.tensor([1e30, -1e30], dtype=dtype),
+        ]
+    ).requires_grad_()
     y = srelu(x, delta)
     y.backward(torch.ones_like(y))
     assert torch.isfinite(y).all() and torch.isfinite(x.grad).all()
@@ -192,8 +200,10 @@ def test_gradcheck_x(backend):
 
 def test_gradcheck_x_and_delta(backend):
     x = (torch.linspace(-1.3, 1.3, 41, dtype=torch.float64) * 0.2).requires_grad_()
-    for delta in (torch.tensor(0.2, dtype=torch.float64, requires_grad=True),
-                  torch.full((41,), 0.2, dtype=torch.float64, requires_grad=True)):
+    for delta in (
+        torch.tensor(0.2, dtype=torch.float64, requires_grad=True),
+        torch.full((41,), 0.2, dtype=torch.float64, requires_grad=True),
+    ):
         assert torch.autograd.gradcheck(srelu, (x, delta))
         assert torch.autograd.gradgradcheck(srelu, (x, delta))
 
@@ -292,6 +302,7 @@ def test_bad_flags_and_backend_names():
 
 def test_compile_failure_falls_back_to_eager(monkeypatch):
     """A failed compile: one warning naming it, then the torch formulas; ``compiled`` forced: an error."""
+
     def broken(*args, **kwargs):
         raise RuntimeError("no C++ compiler (simulated)")
 

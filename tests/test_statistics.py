@@ -99,8 +99,9 @@ def test_tost_matches_two_one_sided_scipy_tests():
     assert not S.tost(c, 0.001).equivalent and c.contains(0.0)
     # Welch TOST uses ttest_ind on shifted data
     w = S.welch_comparison(a, b)
-    lo_w = stats.ttest_ind(np.array(list(a.values())) + 0.01, list(b.values()), equal_var=False,
-                           alternative="greater").pvalue
+    lo_w = stats.ttest_ind(
+        np.array(list(a.values())) + 0.01, list(b.values()), equal_var=False, alternative="greater"
+    ).pvalue
     assert S.tost(w, 0.01).p_lower == pytest.approx(lo_w)
     with pytest.raises(ValueError, match="margin"):
         S.tost(c, 0.0)
@@ -161,8 +162,9 @@ def test_bootstrap_and_proportion():
 def test_welch_from_stats_matches_welch_on_the_values():
     a, b = [1.0, 2.0, 3.5], [0.0, 0.3, 1.1]
     ref = S.welch_comparison(a, b)
-    got = S.welch_from_stats(float(np.mean(a)), float(np.std(a, ddof=1)), 3, float(np.mean(b)),
-                             float(np.std(b, ddof=1)), 3)
+    got = S.welch_from_stats(
+        float(np.mean(a)), float(np.std(a, ddof=1)), 3, float(np.mean(b)), float(np.std(b, ddof=1)), 3
+    )
     for field in ("effect", "ci_low", "ci_high", "se", "df", "p", "mde"):
         assert getattr(got, field) == pytest.approx(getattr(ref, field)), field
     assert got.test == "Welch t from printed mean ± sd" and got.n_text() == "3 vs 3 runs"
@@ -264,4 +266,3 @@ def test_median_comparison_bootstraps_the_median_and_reports_a_signed_rank_p():
     lo, hi = comp.interval(0.90)
     assert eq.equivalent == (-5.0 < lo and hi < 5.0) and math.isnan(eq.p)
     assert "90%" in eq.describe()
-

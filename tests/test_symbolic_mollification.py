@@ -10,11 +10,11 @@ import pytest
 import sympy as sp
 import torch
 
-from helpers.srelu import paper
 from helpers.srelu import claims as srelu_claims
-from helpers.srelu.claims import experiment_claims, paper_expr, theory_claims
-from helpers.srelu.activation import srelu
+from helpers.srelu import paper
 from helpers.srelu import theory as M
+from helpers.srelu.activation import srelu
+from helpers.srelu.claims import experiment_claims, paper_expr, theory_claims
 
 x, d, t = M.X, M.DELTA, M.T
 
@@ -88,9 +88,11 @@ def test_uniform_error():
 
 @pytest.mark.parametrize(
     ("name", "constant", "argmax", "min_slope"),
-    [("gelu", 1.1289041451851547, math.sqrt(2), -0.12890414518515478),
-     ("silu", 1.099839320128867, 2.3993572805154675, -0.09983932012886691),
-     ("mish", 1.088498161251728, 1.4905711794854284, -0.11252612238946255)],
+    [
+        ("gelu", 1.1289041451851547, math.sqrt(2), -0.12890414518515478),
+        ("silu", 1.099839320128867, 2.3993572805154675, -0.09983932012886691),
+        ("mish", 1.088498161251728, 1.4905711794854284, -0.11252612238946255),
+    ],
 )
 def test_lipschitz_constants(name, constant, argmax, min_slope):
     r = M.lipschitz_constant(name)

@@ -1,16 +1,13 @@
 """The training loop: learning, determinism, resume, NaN handling, metrics."""
 
-import dataclasses
-import math
-
 import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers.experiments import RunFailed
 from helpers.core.runtime import seed_everything
 from helpers.core.train import TrainHook, evaluate, fit
+from helpers.experiments import RunFailed
 
 
 def _blobs(n: int = 256, seed: int = 0):
@@ -75,13 +72,15 @@ def test_resume_after_kill_equals_uninterrupted(tmp_path):
 
     ckpt = tmp_path / "run.ckpt"
     model, train, val, opt = _setup(seed=5)
-    fit(model, train, val, optimizer=opt, epochs=2, task="classification", hooks=[_Counter()],
-        checkpoint_path=ckpt)  # the "killed" run got through 2 epochs
+    fit(
+        model, train, val, optimizer=opt, epochs=2, task="classification", hooks=[_Counter()], checkpoint_path=ckpt
+    )  # the "killed" run got through 2 epochs
     # a fresh process: new objects, different global RNG state, same checkpoint
     model, train, val, opt = _setup(seed=99)
     torch.manual_seed(1234)
-    resumed = fit(model, train, val, optimizer=opt, epochs=4, task="classification",
-                  hooks=[_Counter()], checkpoint_path=ckpt)
+    resumed = fit(
+        model, train, val, optimizer=opt, epochs=4, task="classification", hooks=[_Counter()], checkpoint_path=ckpt
+    )
     assert resumed["history"] == full["history"]
     for p, q in zip(full_params, model.parameters()):
         assert torch.equal(p, q)
@@ -108,7 +107,7 @@ def test_nan_loss_stops_with_clear_error():
 def test_extra_loss_hook_is_added():
     class Penalty(TrainHook):
         def extra_loss(self, model):
-            return 1e3 * sum((p ** 2).sum() for p in model.parameters())
+            return 1e3 * sum((p**2).sum() for p in model.parameters())
 
     model, train, val, opt = _setup()
     out = fit(model, train, val, optimizer=opt, epochs=1, task="classification", hooks=[Penalty()])

@@ -34,8 +34,9 @@ CLAIM_SOURCE = "both"  # the source of nondeterminism the claims use
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 
 
-def replica_predictions(model: str, arm: str, source: str = CLAIM_SOURCE,
-                        key: str = "predictions") -> dict[int, Predictions]:
+def replica_predictions(
+    model: str, arm: str, source: str = CLAIM_SOURCE, key: str = "predictions"
+) -> dict[int, Predictions]:
     """The decoded predictions of the committed replicas of ``arm`` (replica -> predictions);
     ``key="predictions_relu"``: the annealed arm's ReLU swap."""
     out = {}
@@ -59,14 +60,28 @@ def churn_matrix(preds: Mapping[int, Predictions], replicas: list[int], measure:
     return M.pair_matrix(items, kernels[measure])
 
 
-def _pending(key: str, text: str, model_arms: dict[str, tuple[str, ...]], counts: dict[tuple[str, str], int],
-             scale: str) -> Claim:
+def _pending(
+    key: str, text: str, model_arms: dict[str, tuple[str, ...]], counts: dict[tuple[str, str], int], scale: str
+) -> Claim:
     have = sum(counts.values())
     need = sum(len(a) for a in model_arms.values()) * REPLICAS
-    note = (f"The runs are listed in the retrain protocol (issue \"Churn\", claims n and o) and pending: "
-            f"{have} of the {need} replicas this claim compares are committed (source \"{CLAIM_SOURCE}\").")
-    return Claim(key=key, claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value="pending", profile="cpu", scale=scale,
-                 verdict="not run here", notebook=NOTEBOOK, anchor=ANCHOR, note=note)
+    note = (
+        f'The runs are listed in the retrain protocol (issue "Churn", claims n and o) and pending: '
+        f'{have} of the {need} replicas this claim compares are committed (source "{CLAIM_SOURCE}").'
+    )
+    return Claim(
+        key=key,
+        claim=text,
+        source=SOURCE,
+        paper_value=HYPOTHESIS,
+        our_value="pending",
+        profile="cpu",
+        scale=scale,
+        verdict="not run here",
+        notebook=NOTEBOOK,
+        anchor=ANCHOR,
+        note=note,
+    )
 
 
 def _scale() -> str:
@@ -85,18 +100,35 @@ def _loaded(model_arms: dict[str, tuple[str, ...]]) -> tuple[dict[tuple[str, str
 
 def _churn_diff(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
     replicas = sorted(set(preds[(model, a)]) & set(preds[(model, b)]))
-    return lambda: M.paired_u_comparison(churn_matrix(preds[(model, a)], replicas),
-                                          churn_matrix(preds[(model, b)], replicas), scale=100.0)
+    return lambda: M.paired_u_comparison(
+        churn_matrix(preds[(model, a)], replicas), churn_matrix(preds[(model, b)], replicas), scale=100.0
+    )
 
 
-def _claim(key: str, text: str, model_arms: dict[str, tuple[str, ...]],
-           parts: Callable[[dict], dict[str, tuple]], ours: Callable[[dict], str]) -> Claim:
+def _claim(
+    key: str,
+    text: str,
+    model_arms: dict[str, tuple[str, ...]],
+    parts: Callable[[dict], dict[str, tuple]],
+    ours: Callable[[dict], str],
+) -> Claim:
     preds, complete = _loaded(model_arms)
     if not complete:
         return _pending(key, text, model_arms, {k: len(v) for k, v in preds.items()}, _scale())
     verdict, fields = intersection_union(parts(preds), what="parts")
-    return Claim(key=key, claim=text, source=SOURCE, paper_value=HYPOTHESIS, our_value=ours(preds), profile="cpu",
-                 scale=_scale(), verdict=verdict, notebook=NOTEBOOK, anchor=ANCHOR, **fields)  # type: ignore[arg-type]
+    return Claim(
+        key=key,
+        claim=text,
+        source=SOURCE,
+        paper_value=HYPOTHESIS,
+        our_value=ours(preds),
+        profile="cpu",
+        scale=_scale(),
+        verdict=verdict,
+        notebook=NOTEBOOK,
+        anchor=ANCHOR,
+        **fields,
+    )  # type: ignore[arg-type]
 
 
 def _mean_churn(preds, model: str, arm: str) -> float:
@@ -109,18 +141,28 @@ def smooth_reduces_churn() -> Claim:
     smooth = ("smelu_0.5", "smelu_2", "gelu")
     arms = {m: ("relu", *smooth) for m in MODELS}
     return _claim(
-        "churn-smooth-lower-than-relu", "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU", arms,
-        lambda p: {f"{m} {a}": judge(_churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU")
-                   for m in MODELS for a in smooth},
-        lambda p: "; ".join(f"{MODELS[m].label}: ReLU {_mean_churn(p, m, 'relu'):.2f} %, "
-                            + ", ".join(f"{ARM_BY_KEY[a].label} {_mean_churn(p, m, a):.2f} %" for a in smooth)
-                            for m in MODELS))
+        "churn-smooth-lower-than-relu",
+        "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU",
+        arms,
+        lambda p: {
+            f"{m} {a}": judge(_churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU")
+            for m in MODELS
+            for a in smooth
+        },
+        lambda p: "; ".join(
+            f"{MODELS[m].label}: ReLU {_mean_churn(p, m, 'relu'):.2f} %, "
+            + ", ".join(f"{ARM_BY_KEY[a].label} {_mean_churn(p, m, a):.2f} %" for a in smooth)
+            for m in MODELS
+        ),
+    )
 
 
 def _accuracy_cost(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
     replicas = sorted(set(preds[(model, a)]) & set(preds[(model, b)]))
-    return lambda: paired_comparison({k: 100 * preds[(model, a)][k].accuracy for k in replicas},
-                                     {k: 100 * preds[(model, b)][k].accuracy for k in replicas})
+    return lambda: paired_comparison(
+        {k: 100 * preds[(model, a)][k].accuracy for k in replicas},
+        {k: 100 * preds[(model, b)][k].accuracy for k in replicas},
+    )
 
 
 def churn_falls_with_width() -> Claim:
@@ -135,30 +177,52 @@ def churn_falls_with_width() -> Claim:
             out[f"{m} accuracy β 2 vs 0"] = judge(_accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points")
         return out
 
-    return _claim("churn-falls-with-width", "churn falls as SmeLU's width β grows (0 → 0.5 → 2), at an accuracy cost (β = 2 below ReLU)",
-                  arms, parts, lambda p: "; ".join(
-                      f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %"
-                      for m in MODELS))
+    return _claim(
+        "churn-falls-with-width",
+        "churn falls as SmeLU's width β grows (0 → 0.5 → 2), at an accuracy cost (β = 2 below ReLU)",
+        arms,
+        parts,
+        lambda p: "; ".join(
+            f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %"
+            for m in MODELS
+        ),
+    )
 
 
 def srelu_keeps_relu_churn() -> Claim:
     """S-ReLU at the paper's δ = 0.001 has ReLU's churn, within ±MARGIN points."""
     arms = {m: ("relu", "srelu_0.001") for m in MODELS}
-    return _claim("churn-srelu-keeps-relu", f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)", arms,
-                  lambda p: {m: judge(_churn_diff(p, m, "srelu_0.001", "relu"), claim="equivalence", margin=MARGIN,
-                                      unit="points") for m in MODELS},
-                  lambda p: "; ".join(f"{MODELS[m].label}: {_mean_churn(p, m, 'srelu_0.001'):.2f} vs "
-                                      f"{_mean_churn(p, m, 'relu'):.2f} %" for m in MODELS))
+    return _claim(
+        "churn-srelu-keeps-relu",
+        f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)",
+        arms,
+        lambda p: {
+            m: judge(_churn_diff(p, m, "srelu_0.001", "relu"), claim="equivalence", margin=MARGIN, unit="points")
+            for m in MODELS
+        },
+        lambda p: "; ".join(
+            f"{MODELS[m].label}: {_mean_churn(p, m, 'srelu_0.001'):.2f} vs {_mean_churn(p, m, 'relu'):.2f} %"
+            for m in MODELS
+        ),
+    )
 
 
 def annealed_keeps_smooth_churn() -> Claim:
     """The annealed λ-GELU network swapped to ReLU keeps the churn of λ-GELU trained without annealing."""
     arms = {m: ("lgelu", "lgelu_anneal") for m in MODELS}
-    return _claim("churn-annealed-keeps-smooth", f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
-                  arms, lambda p: {m: judge(_churn_diff(p, m, "lgelu_anneal", "lgelu"), claim="equivalence",
-                                            margin=MARGIN, unit="points") for m in MODELS},
-                  lambda p: "; ".join(f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs "
-                                      f"{_mean_churn(p, m, 'lgelu'):.2f} %" for m in MODELS))
+    return _claim(
+        "churn-annealed-keeps-smooth",
+        f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
+        arms,
+        lambda p: {
+            m: judge(_churn_diff(p, m, "lgelu_anneal", "lgelu"), claim="equivalence", margin=MARGIN, unit="points")
+            for m in MODELS
+        },
+        lambda p: "; ".join(
+            f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs {_mean_churn(p, m, 'lgelu'):.2f} %"
+            for m in MODELS
+        ),
+    )
 
 
 def claims() -> list[Claim]:

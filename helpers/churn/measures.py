@@ -40,8 +40,16 @@ from scipy import stats
 
 from helpers.core.statistics import CONFIDENCE, Comparison, InsufficientData, minimal_detectable_effect
 
-__all__ = ["top1_churn", "churn_on_errors", "relative_pd", "pair_matrix", "u_statistic", "u_jackknife",
-           "model_bootstrap", "paired_u_comparison"]
+__all__ = [
+    "top1_churn",
+    "churn_on_errors",
+    "relative_pd",
+    "pair_matrix",
+    "u_statistic",
+    "u_jackknife",
+    "model_bootstrap",
+    "paired_u_comparison",
+]
 
 T = TypeVar("T")
 
@@ -49,8 +57,9 @@ T = TypeVar("T")
 def _labels(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != 1 or a.shape != b.shape or a.size == 0:
-        raise ValueError(f"two non-empty 1-d prediction arrays of one length are needed, got shapes {a.shape} "
-                         f"and {b.shape}")
+        raise ValueError(
+            f"two non-empty 1-d prediction arrays of one length are needed, got shapes {a.shape} and {b.shape}"
+        )
     return a, b
 
 
@@ -152,8 +161,9 @@ def model_bootstrap(matrix: np.ndarray, n_boot: int = 2000, seed: int = 0) -> np
     return np.asarray(out)
 
 
-def paired_u_comparison(matrix_a: np.ndarray, matrix_b: np.ndarray, *, confidence: float = CONFIDENCE,
-                        scale: float = 1.0) -> Comparison:
+def paired_u_comparison(
+    matrix_a: np.ndarray, matrix_b: np.ndarray, *, confidence: float = CONFIDENCE, scale: float = 1.0
+) -> Comparison:
     """``U(a) − U(b)`` for two arms whose replica i has the same seeds in both (row/column i of
     each matrix): the jackknife that leaves out replica i of both arms together gives the standard
     error; the interval is Student-t with N − 1 degrees of freedom. ``scale`` multiplies every
@@ -175,6 +185,18 @@ def paired_u_comparison(matrix_a: np.ndarray, matrix_b: np.ndarray, *, confidenc
         half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
         lo, hi = effect - half, effect + half
         p = float(2 * stats.t.sf(abs(effect) / se, df))
-    return Comparison(effect=effect, ci_low=lo, ci_high=hi, se=se, df=df, n=n, p=p,
-                      mde=minimal_detectable_effect(se, df), test="paired jackknife t over replicas (U-statistics)",
-                      sd=se * math.sqrt(n), n_a=n, n_b=n, confidence=confidence)
+    return Comparison(
+        effect=effect,
+        ci_low=lo,
+        ci_high=hi,
+        se=se,
+        df=df,
+        n=n,
+        p=p,
+        mde=minimal_detectable_effect(se, df),
+        test="paired jackknife t over replicas (U-statistics)",
+        sd=se * math.sqrt(n),
+        n_a=n,
+        n_b=n,
+        confidence=confidence,
+    )

@@ -38,8 +38,17 @@ from torch import nn
 from helpers.core.models import replace_activations
 from helpers.core.runs import RunExtension, TrainConfig, autocast_context
 
-__all__ = ["encode_array", "decode_array", "Predictions", "predict", "prediction_record", "decode_predictions",
-           "PredictionRecord", "RUN_EXTENSION", "RELU_SWAPPED_ACTIVATIONS"]
+__all__ = [
+    "encode_array",
+    "decode_array",
+    "Predictions",
+    "predict",
+    "prediction_record",
+    "decode_predictions",
+    "PredictionRecord",
+    "RUN_EXTENSION",
+    "RELU_SWAPPED_ACTIVATIONS",
+]
 
 #: The dtypes an encoded array may have (what the records use).
 _DTYPES: tuple[str, ...] = ("uint8", "float16", "bool")
@@ -65,11 +74,15 @@ def encode_array(array: np.ndarray) -> dict[str, Any]:
 def decode_array(record: dict[str, Any]) -> np.ndarray:
     """The array :func:`encode_array` stored; a record whose size does not match its shape is an error."""
     if not isinstance(record, dict) or set(record) != {"dtype", "shape", "encoding", "data"}:
-        raise ValueError(f"an encoded array has exactly the keys dtype, shape, encoding, data; got "
-                         f"{sorted(record) if isinstance(record, dict) else type(record).__name__}")
+        raise ValueError(
+            f"an encoded array has exactly the keys dtype, shape, encoding, data; got "
+            f"{sorted(record) if isinstance(record, dict) else type(record).__name__}"
+        )
     if record["encoding"] != _ENCODING or record["dtype"] not in _DTYPES:
-        raise ValueError(f"unknown array encoding {record['encoding']!r} or dtype {record['dtype']!r}; "
-                         f"expected {_ENCODING!r} and one of {_DTYPES}")
+        raise ValueError(
+            f"unknown array encoding {record['encoding']!r} or dtype {record['dtype']!r}; "
+            f"expected {_ENCODING!r} and one of {_DTYPES}"
+        )
     shape = tuple(int(n) for n in record["shape"])
     raw = zlib.decompress(base64.b64decode(record["data"].encode("ascii"), validate=True))
     count = int(np.prod(shape))
@@ -111,7 +124,9 @@ class Predictions:
 
 
 @torch.no_grad()
-def predict(model: nn.Module, loader: Any, precision: str = "float32") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def predict(
+    model: nn.Module, loader: Any, precision: str = "float32"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(labels, top_prob, true_prob, targets)`` of ``model`` over ``loader`` (eval mode, under the
     run's autocast; the softmax in float32)."""
     was_training = model.training
@@ -131,16 +146,22 @@ def predict(model: nn.Module, loader: Any, precision: str = "float32") -> tuple[
     return (torch.cat(labels).numpy(), torch.cat(top).numpy(), torch.cat(true).numpy(), torch.cat(targets).numpy())
 
 
-def prediction_record(labels: np.ndarray, top_prob: np.ndarray, true_prob: np.ndarray, targets: np.ndarray,
-                      epoch: int) -> dict[str, Any]:
+def prediction_record(
+    labels: np.ndarray, top_prob: np.ndarray, true_prob: np.ndarray, targets: np.ndarray, epoch: int
+) -> dict[str, Any]:
     """The JSON-able record of one network's predictions (see the module docstring)."""
     if labels.size and (labels.min() < 0 or labels.max() > 255):
         raise ValueError(f"labels must fit uint8 (0-255), got range [{labels.min()}, {labels.max()}]")
     labels8 = labels.astype(np.uint8)
-    return {"epoch": int(epoch), "n": int(labels.size), "targets_sha256": targets_digest(targets),
-            "labels": encode_array(labels8), "top_prob": encode_array(top_prob.astype(np.float16)),
-            "true_prob": encode_array(true_prob.astype(np.float16)),
-            "correct": encode_array(labels.astype(np.int64) == targets.astype(np.int64))}
+    return {
+        "epoch": int(epoch),
+        "n": int(labels.size),
+        "targets_sha256": targets_digest(targets),
+        "labels": encode_array(labels8),
+        "top_prob": encode_array(top_prob.astype(np.float16)),
+        "true_prob": encode_array(true_prob.astype(np.float16)),
+        "correct": encode_array(labels.astype(np.int64) == targets.astype(np.int64)),
+    }
 
 
 def decode_predictions(record: dict[str, Any]) -> Predictions:
@@ -148,9 +169,14 @@ def decode_predictions(record: dict[str, Any]) -> Predictions:
     needed = {"epoch", "n", "targets_sha256", "labels", "top_prob", "true_prob", "correct"}
     if not isinstance(record, dict) or not needed <= set(record):
         raise ValueError(f"a predictions record needs the keys {sorted(needed)}")
-    out = Predictions(labels=decode_array(record["labels"]), top_prob=decode_array(record["top_prob"]),
-                      true_prob=decode_array(record["true_prob"]), correct=decode_array(record["correct"]),
-                      targets_sha256=str(record["targets_sha256"]), epoch=int(record["epoch"]))
+    out = Predictions(
+        labels=decode_array(record["labels"]),
+        top_prob=decode_array(record["top_prob"]),
+        true_prob=decode_array(record["true_prob"]),
+        correct=decode_array(record["correct"]),
+        targets_sha256=str(record["targets_sha256"]),
+        epoch=int(record["epoch"]),
+    )
     if len(out.labels) != int(record["n"]):
         raise ValueError(f"predictions record: n = {record['n']} but {len(out.labels)} labels")
     return out
@@ -168,21 +194,25 @@ class PredictionRecord(RunExtension):
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
         return cfg.record_predictions
 
-    def final_record(self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any],
-                     parts: dict[str, Any]) -> dict[str, Any]:
+    def final_record(
+        self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
+    ) -> dict[str, Any]:
         final_epoch = int(out["history"][-1]["epoch"])
         best = out.get("best_state")
         # An earlier extension that left the best epoch's weights in the model would make these the
         # best epoch's predictions under the final epoch's name.
         if best is not None and out["best_epoch"] != final_epoch and _same_state(model, best):
-            raise RuntimeError(f"run {cfg.experiment!r} ({cfg.activation}): the model holds the best epoch's "
-                               f"weights (epoch {out['best_epoch']}), not the last epoch's ({final_epoch}); an "
-                               "earlier run extension must evaluate a copy")
+            raise RuntimeError(
+                f"run {cfg.experiment!r} ({cfg.activation}): the model holds the best epoch's "
+                f"weights (epoch {out['best_epoch']}), not the last epoch's ({final_epoch}); an "
+                "earlier run extension must evaluate a copy"
+            )
         record = {"predictions": prediction_record(*predict(model, parts["val_loader"], cfg.precision), final_epoch)}
         if cfg.activation in RELU_SWAPPED_ACTIVATIONS and cfg.anneal_target is not None:
             swapped = replace_activations(model, nn.ReLU)
-            record["predictions_relu"] = prediction_record(*predict(swapped, parts["val_loader"], cfg.precision),
-                                                           final_epoch)
+            record["predictions_relu"] = prediction_record(
+                *predict(swapped, parts["val_loader"], cfg.precision), final_epoch
+            )
         return record
 
 

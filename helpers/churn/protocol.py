@@ -38,10 +38,22 @@ from helpers.core.runs import TrainConfig
 from helpers.core.runtime import results_root
 from helpers.core.scale import Scale
 from helpers.lambda_gelu import protocol as lgelu
-from helpers.lambda_gelu.hardness import lambda_target
 
-__all__ = ["Arm", "ARMS", "SOURCES", "REPLICAS", "ChurnModel", "MODELS", "CONV_FLOOR", "BUDGET_CORE_HOURS",
-           "replica_seeds", "arm_config", "churn_configs", "retrain_configs", "cost_estimate"]
+__all__ = [
+    "Arm",
+    "ARMS",
+    "SOURCES",
+    "REPLICAS",
+    "ChurnModel",
+    "MODELS",
+    "CONV_FLOOR",
+    "BUDGET_CORE_HOURS",
+    "replica_seeds",
+    "arm_config",
+    "churn_configs",
+    "retrain_configs",
+    "cost_estimate",
+]
 
 #: The issue's budget for every run of the chapter, in core-hours.
 BUDGET_CORE_HOURS = 20.0
@@ -90,16 +102,38 @@ class ChurnModel:
 
 
 MODELS: dict[str, ChurnModel] = {
-    "mlp": ChurnModel("mlp", "MLP / Fashion-MNIST", "fmnist", dataclasses.replace(
-        lgelu.SCALES["fmnist"]["cpu"], epochs=10, schedule="cosine", seeds=(0,),
-        note="λ-GELU's decisive MLP (depth 4, width 256; all 60,000 training and 10,000 test images; SGD at "
-             "0.05, momentum 0.9), 10 epochs with a cosine decay instead of 20 at a constant rate; float32, "
-             "one thread per run"), "churn_fmnist"),
-    "conv": ChurnModel("conv", "ResNet-18 (1/8 width) / CIFAR-10", "cifar10_resnet", Scale(
-        dataset="cifar10", model_kwargs={"width_mult": 0.125}, epochs=6, n_train=10_000, seeds=(0,), lr=1e-3,
-        schedule="cosine",
-        note="ResNet-18 at 1/8 width; 10,000 CIFAR-10 training images, all 10,000 test images; 6 epochs, "
-             "AdamW at 1e-3 with a cosine decay, no augmentation; float32, one thread per run"), "churn_cifar10"),
+    "mlp": ChurnModel(
+        "mlp",
+        "MLP / Fashion-MNIST",
+        "fmnist",
+        dataclasses.replace(
+            lgelu.SCALES["fmnist"]["cpu"],
+            epochs=10,
+            schedule="cosine",
+            seeds=(0,),
+            note="λ-GELU's decisive MLP (depth 4, width 256; all 60,000 training and 10,000 test images; SGD at "
+            "0.05, momentum 0.9), 10 epochs with a cosine decay instead of 20 at a constant rate; float32, "
+            "one thread per run",
+        ),
+        "churn_fmnist",
+    ),
+    "conv": ChurnModel(
+        "conv",
+        "ResNet-18 (1/8 width) / CIFAR-10",
+        "cifar10_resnet",
+        Scale(
+            dataset="cifar10",
+            model_kwargs={"width_mult": 0.125},
+            epochs=6,
+            n_train=10_000,
+            seeds=(0,),
+            lr=1e-3,
+            schedule="cosine",
+            note="ResNet-18 at 1/8 width; 10,000 CIFAR-10 training images, all 10,000 test images; 6 epochs, "
+            "AdamW at 1e-3 with a cosine decay, no augmentation; float32, one thread per run",
+        ),
+        "churn_cifar10",
+    ),
 }
 
 
@@ -119,12 +153,25 @@ def arm_config(model: str, arm: str, source: str, k: int) -> TrainConfig:
     spec, a = MODELS[model], ARM_BY_KEY[arm]
     init, order = replica_seeds(source, k)
     is_lambda = a.activation == "lambda_gelu"
-    base = lgelu.pair_config(spec.pair, "cpu", activation="lambda_gelu" if is_lambda else "relu",
-                             mode="uniform" if is_lambda else None, anneal=a.anneal, seed=0,
-                             experiment=spec.experiment, scale=spec.scale)
+    base = lgelu.pair_config(
+        spec.pair,
+        "cpu",
+        activation="lambda_gelu" if is_lambda else "relu",
+        mode="uniform" if is_lambda else None,
+        anneal=a.anneal,
+        seed=0,
+        experiment=spec.experiment,
+        scale=spec.scale,
+    )
     kwargs = dict(base.activation_kwargs) if is_lambda else dict(a.kwargs)
-    return dataclasses.replace(base, activation=a.activation, activation_kwargs=kwargs, init_seed=init,
-                               order_seed=order, record_predictions=True)
+    return dataclasses.replace(
+        base,
+        activation=a.activation,
+        activation_kwargs=kwargs,
+        init_seed=init,
+        order_seed=order,
+        record_predictions=True,
+    )
 
 
 def churn_configs(model: str, arm: str, source: str) -> list[TrainConfig]:
@@ -226,9 +273,7 @@ def cost_text(estimate: dict[str, Any] | None = None) -> str:
     est = cost_estimate() if estimate is None else estimate
     lines = []
     for model, arms in est["by_model_arm"].items():
-        lines.append(f"{MODELS[model].label}: {sum(arms.values()):.2f} core-hours "
-                     f"({len(retrain_configs(model))} runs)")
+        lines.append(f"{MODELS[model].label}: {sum(arms.values()):.2f} core-hours ({len(retrain_configs(model))} runs)")
         lines += [f"  {ARM_BY_KEY[a].label}: {h:.2f}" for a, h in arms.items()]
     lines.append(f"total: {est['core_hours']:.2f} core-hours for {est['runs']} runs (budget {est['budget']:g})")
     return "\n".join(lines)
-

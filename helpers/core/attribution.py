@@ -22,9 +22,18 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-__all__ = ["Quoted", "Derived", "SourceValue", "PAPER_KINDS", "paper_kind", "paper_display", "DERIVED_MARK",
-           "paper_detail",
-           "normalise", "numbers_in"]
+__all__ = [
+    "Quoted",
+    "Derived",
+    "SourceValue",
+    "PAPER_KINDS",
+    "paper_kind",
+    "paper_display",
+    "DERIVED_MARK",
+    "paper_detail",
+    "normalise",
+    "numbers_in",
+]
 
 #: What a claim's source value is: printed at the claim's location, an excerpt, or ours.
 PAPER_KINDS: tuple[str, ...] = ("printed", "quoted", "derived")
@@ -79,8 +88,7 @@ SourceValue = str | Quoted | tuple[Quoted, ...] | Derived
 
 def paper_kind(value: SourceValue) -> str:
     """``printed``, ``quoted`` or ``derived`` (:data:`PAPER_KINDS`)."""
-    if isinstance(value, Quoted) or (isinstance(value, tuple) and value
-                                     and all(isinstance(q, Quoted) for q in value)):
+    if isinstance(value, Quoted) or (isinstance(value, tuple) and value and all(isinstance(q, Quoted) for q in value)):
         return "quoted"
     if isinstance(value, Derived):
         return "derived"
@@ -109,9 +117,24 @@ _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), 
 _QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201a\u201b\u2032`"} | {ord(c): '"' for c in "\u201c\u201d\u201e\u2033"}
 
 
-_LATEX = {"times": "×", "delta": "δ", "lambda": "λ", "alpha": "α", "beta": "β", "phi": "φ", "infty": "∞",
-          "ge": "≥", "le": "≤", "pm": "±", "cdot": "·", "approx": "≈", "varepsilon": "ε",
-          "mathbb": "", "text": "", "mathrm": ""}
+_LATEX = {
+    "times": "×",
+    "delta": "δ",
+    "lambda": "λ",
+    "alpha": "α",
+    "beta": "β",
+    "phi": "φ",
+    "infty": "∞",
+    "ge": "≥",
+    "le": "≤",
+    "pm": "±",
+    "cdot": "·",
+    "approx": "≈",
+    "varepsilon": "ε",
+    "mathbb": "",
+    "text": "",
+    "mathrm": "",
+}
 _LATEX_COMMAND = re.compile(r"\\([a-zA-Z]+)")
 
 

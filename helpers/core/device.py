@@ -49,8 +49,8 @@ from typing import Any
 
 import torch
 
-from helpers.core.env import bool_env
 from helpers.core import provenance
+from helpers.core.env import bool_env
 from helpers.core.provenance import PRECISIONS, check_precision
 
 __all__ = [
@@ -102,22 +102,27 @@ def resolve_device(spec: str | None = None) -> torch.device:
         return torch.device("cpu")
     if word == "mps":
         if not _mps_available():
-            raise DeviceUnavailable(f"{where} asks for Apple's MPS, which this machine lacks; "
-                                    f"set {DEVICE_ENV}=cpu (or auto)")
+            raise DeviceUnavailable(
+                f"{where} asks for Apple's MPS, which this machine lacks; set {DEVICE_ENV}=cpu (or auto)"
+            )
         return torch.device("mps")
     if word == "cuda" or word.startswith("cuda:"):
         index_text = word.partition(":")[2]
         if word.startswith("cuda:") and not index_text.isdigit():
             raise ValueError(f"{where}: the GPU index must be a non-negative integer, e.g. cuda:0")
         if not torch.cuda.is_available():
-            raise DeviceUnavailable(f"{where} asks for a CUDA GPU, but torch sees none on this machine "
-                                    f"(torch {torch.__version__}, CUDA build {torch.version.cuda}); "
-                                    f"set {DEVICE_ENV}=cpu or auto, or run on a machine with a GPU")
+            raise DeviceUnavailable(
+                f"{where} asks for a CUDA GPU, but torch sees none on this machine "
+                f"(torch {torch.__version__}, CUDA build {torch.version.cuda}); "
+                f"set {DEVICE_ENV}=cpu or auto, or run on a machine with a GPU"
+            )
         index = int(index_text) if index_text else 0
         count = torch.cuda.device_count()
         if index >= count:
-            raise DeviceUnavailable(f"{where} asks for GPU {index}, but this machine has {count} "
-                                    f"(cuda:0..cuda:{count - 1}); choose one of those")
+            raise DeviceUnavailable(
+                f"{where} asks for GPU {index}, but this machine has {count} "
+                f"(cuda:0..cuda:{count - 1}); choose one of those"
+            )
         return torch.device("cuda", index)
     raise ValueError(f"{where} is not a device; choose one of {', '.join(DEVICE_WORDS)}")
 
@@ -146,8 +151,10 @@ def check_device_precision(precision: str, device: torch.device) -> str:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     if precision == "bf16" and not _bf16_on(device):
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-        raise DeviceUnavailable(f"this run is configured for bf16, but {name} has no bf16 support; "
-                                "use precision='float32' (a different run) or another device")
+        raise DeviceUnavailable(
+            f"this run is configured for bf16, but {name} has no bf16 support; "
+            "use precision='float32' (a different run) or another device"
+        )
     return precision
 
 

@@ -13,8 +13,9 @@ __all__ = ["MAX_DECIMALS", "exact_text", "interval_text", "number_text"]
 MAX_DECIMALS: int = 12
 
 
-def interval_text(low: float, high: float, digits: int = 2, *, spec: str = "+.{d}f", scale: float = 1.0,
-                  suffix: str = "") -> str:
+def interval_text(
+    low: float, high: float, digits: int = 2, *, spec: str = "+.{d}f", scale: float = 1.0, suffix: str = ""
+) -> str:
     """``"[low, high]"`` with at least ``digits`` decimals, and as many more (up to
     :data:`MAX_DECIMALS`) as it takes for two different ends to print different numbers, and for
     a nonzero end not to print as zero: an interval that reads ``[-0.10, -0.10]`` or
@@ -22,6 +23,7 @@ def interval_text(low: float, high: float, digits: int = 2, *, spec: str = "+.{d
     with ``{d}`` for the decimals (``".{d}%"`` for a rate); ``scale`` multiplies both ends before
     the comparison of their printed forms (100 for a ``%`` spec is already applied by Python, so
     leave it at 1 there). Equal ends print once each, unchanged: that is an exact result."""
+
     def fmt(v: float, d: int) -> str:
         return format(v * scale, spec.format(d=d)) + suffix
 

@@ -123,8 +123,10 @@ def process_device(spec: str | None = None) -> torch.device:
         return device
     count = torch.cuda.device_count()
     if env.local_rank >= count:
-        raise ValueError(f"LOCAL_RANK={env.local_rank} needs GPU {env.local_rank}, but this node has {count}; "
-                         f"start at most {count} processes per node (torchrun --nproc_per_node {count})")
+        raise ValueError(
+            f"LOCAL_RANK={env.local_rank} needs GPU {env.local_rank}, but this node has {count}; "
+            f"start at most {count} processes per node (torchrun --nproc_per_node {count})"
+        )
     return torch.device("cuda", env.local_rank)
 
 
@@ -138,8 +140,10 @@ def init_from_env(device: torch.device) -> World:
         return world()
     for name in ("MASTER_ADDR", "MASTER_PORT"):
         if not os.environ.get(name):
-            raise RuntimeError(f"WORLD_SIZE={env.size} but {name} is unset: start the run with torchrun "
-                               "(torchrun --nproc_per_node N -m helpers.train_distributed ...)")
+            raise RuntimeError(
+                f"WORLD_SIZE={env.size} but {name} is unset: start the run with torchrun "
+                "(torchrun --nproc_per_node N -m helpers.train_distributed ...)"
+            )
     if device.type == "cuda":
         torch.cuda.set_device(device)
         dist.init_process_group("nccl", rank=env.rank, world_size=env.size, device_id=device)
@@ -175,11 +179,13 @@ def check_global_batch(batch_size: int, world_size: int) -> int:
     does not divide, naming both numbers and what to do."""
     if batch_size % world_size:
         fits = [k for k in range(1, min(batch_size, 64) + 1) if batch_size % k == 0]
-        raise ValueError(f"the global batch of {batch_size} does not split evenly over {world_size} processes "
-                         f"(WORLD_SIZE={world_size}): each process would get {batch_size / world_size:g} "
-                         f"examples. Start a number of processes that divides {batch_size} "
-                         f"(torchrun --nproc_per_node in {fits[:8]}), or use a config whose batch_size is a "
-                         f"multiple of {world_size}")
+        raise ValueError(
+            f"the global batch of {batch_size} does not split evenly over {world_size} processes "
+            f"(WORLD_SIZE={world_size}): each process would get {batch_size / world_size:g} "
+            f"examples. Start a number of processes that divides {batch_size} "
+            f"(torchrun --nproc_per_node in {fits[:8]}), or use a config whose batch_size is a "
+            f"multiple of {world_size}"
+        )
     return batch_size // world_size
 
 
@@ -191,8 +197,9 @@ class ShardedBatchSampler(Sampler[list[int]]):
     the one-process run's k-th batch.
     """
 
-    def __init__(self, sampler: Sampler[int], batch_size: int, rank: int, world_size: int,
-                 drop_last: bool = False) -> None:
+    def __init__(
+        self, sampler: Sampler[int], batch_size: int, rank: int, world_size: int, drop_last: bool = False
+    ) -> None:
         check_global_batch(batch_size, world_size)
         if not 0 <= rank < world_size:
             raise ValueError(f"rank must be in [0, {world_size}), got {rank!r}")
@@ -202,10 +209,12 @@ class ShardedBatchSampler(Sampler[list[int]]):
         self.n = n
         tail = 0 if drop_last else n % batch_size
         if 0 < tail < world_size:
-            raise ValueError(f"the last global batch holds {tail} examples ({n} examples in batches of "
-                             f"{batch_size}), fewer than the {world_size} processes, so some would get none; "
-                             f"use a number of processes <= {tail}, or n_train such that n_train % "
-                             f"{batch_size} is 0 or >= {world_size}")
+            raise ValueError(
+                f"the last global batch holds {tail} examples ({n} examples in batches of "
+                f"{batch_size}), fewer than the {world_size} processes, so some would get none; "
+                f"use a number of processes <= {tail}, or n_train such that n_train % "
+                f"{batch_size} is 0 or >= {world_size}"
+            )
 
     def _bounds(self, size: int) -> tuple[int, int]:
         base, extra = divmod(size, self.world_size)
@@ -273,14 +282,13 @@ class GlobalBatchNorm(nn.modules.batchnorm._BatchNorm):
         shape = [1, -1] + [1] * (input.dim() - 2)
         x = input.float()
         channels = x.shape[1]
-        shift = (self.running_mean.detach().float().clone() if self.running_mean is not None
-                 else x.new_zeros(channels))
+        shift = self.running_mean.detach().float().clone() if self.running_mean is not None else x.new_zeros(channels)
         shifted = x - shift.view(shape)
         local_count = torch.tensor([x.numel() / channels], dtype=torch.float32, device=x.device)
         totals = _AllReduceSum.apply(torch.cat([shifted.sum(dims), (shifted * shifted).sum(dims), local_count]))
         count = totals[-1].detach()
         mean_shifted = totals[:channels] / count
-        var = (totals[channels:2 * channels] / count - mean_shifted * mean_shifted).clamp(min=0.0)
+        var = (totals[channels : 2 * channels] / count - mean_shifted * mean_shifted).clamp(min=0.0)
         mean = mean_shifted + shift
         out = (x - mean.view(shape)) * torch.rsqrt(var + self.eps).view(shape)
         if self.affine:
@@ -288,7 +296,7 @@ class GlobalBatchNorm(nn.modules.batchnorm._BatchNorm):
         if self.track_running_stats:
             with torch.no_grad():
                 self.num_batches_tracked.add_(1)
-                momentum = (1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum)
+                momentum = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
                 unbiased = var * (count / (count - 1).clamp(min=1))
                 self.running_mean.mul_(1 - momentum).add_(mean.detach(), alpha=momentum)
                 self.running_var.mul_(1 - momentum).add_(unbiased.detach(), alpha=momentum)
@@ -307,8 +315,9 @@ def convert_batchnorm(model: nn.Module, device: torch.device) -> nn.Module:
 def _to_global_bn(module: nn.Module) -> nn.Module:
     out = module
     if isinstance(module, nn.modules.batchnorm._BatchNorm) and not isinstance(module, GlobalBatchNorm):
-        out = GlobalBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
-                              module.track_running_stats)
+        out = GlobalBatchNorm(
+            module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats
+        )
         if module.affine:
             out.weight, out.bias = module.weight, module.bias
         out.running_mean, out.running_var = module.running_mean, module.running_var
@@ -329,8 +338,9 @@ def wrap_model(model: nn.Module, device: torch.device, *, find_unused_parameters
     if not is_distributed():
         return model
     if device.type == "cuda":
-        return nn.parallel.DistributedDataParallel(model, device_ids=[device.index], output_device=device.index,
-                                                   find_unused_parameters=find_unused_parameters)
+        return nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index], output_device=device.index, find_unused_parameters=find_unused_parameters
+        )
     return nn.parallel.DistributedDataParallel(model, find_unused_parameters=find_unused_parameters)
 
 
@@ -374,9 +384,11 @@ def check_same_state(model: nn.Module, hooks: Sequence[Any], where: str) -> None
     dist.all_gather_object(everyone, mine)
     differ = sorted(key for key in mine if len({prints.get(key) for prints in everyone}) > 1)
     if differ:
-        raise RuntimeError(f"{where}: the ranks' state differs in {', '.join(differ)}; a method computes its "
-                           "state from one rank's data shard. Run this config in one process, or make the "
-                           "method reduce its statistics over ranks")
+        raise RuntimeError(
+            f"{where}: the ranks' state differs in {', '.join(differ)}; a method computes its "
+            "state from one rank's data shard. Run this config in one process, or make the "
+            "method reduce its statistics over ranks"
+        )
 
 
 def broadcast_object(value: Any) -> Any:

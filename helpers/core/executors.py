@@ -39,9 +39,11 @@ JOBS_DIR_ENV = "REPRO_JOBS_DIR"
 def check_executor(name: str) -> str:
     """``name`` if it is one of :data:`EXECUTORS`, else a ``ValueError`` listing them."""
     if name not in EXECUTORS:
-        raise ValueError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)} "
-                         "(local: worker processes on this machine; slurm: job arrays on a SLURM cluster "
-                         "through submitit; submitit-local: submitit's jobs on this machine)")
+        raise ValueError(
+            f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)} "
+            "(local: worker processes on this machine; slurm: job arrays on a SLURM cluster "
+            "through submitit; submitit-local: submitit's jobs on this machine)"
+        )
     return name
 
 
@@ -51,7 +53,8 @@ def require_sbatch() -> None:
         raise RuntimeError(
             f"--executor slurm submits with SLURM's sbatch, and there is no sbatch on PATH on this "
             f"machine ({socket.gethostname()}). Run the same command on the cluster's login node, or "
-            "use --executor local to train here (or --executor submitit-local to try the job path here).")
+            "use --executor local to train here (or --executor submitit-local to try the job path here)."
+        )
 
 
 def jobs_dir() -> Path:
@@ -89,16 +92,18 @@ class ClusterOptions:
 
     def parameters(self) -> dict[str, Any]:
         """The options as ``AutoExecutor.update_parameters`` keywords (unset ones left out)."""
-        out: dict[str, Any] = {"timeout_min": self.time_min, "nodes": self.nodes,
-                               "tasks_per_node": self.tasks_per_node}
-        optional = {"slurm_partition": self.partition, "gpus_per_node": self.gpus_per_node,
-                    "cpus_per_task": self.cpus_per_task, "slurm_array_parallelism": self.array_parallelism}
+        out: dict[str, Any] = {"timeout_min": self.time_min, "nodes": self.nodes, "tasks_per_node": self.tasks_per_node}
+        optional = {
+            "slurm_partition": self.partition,
+            "gpus_per_node": self.gpus_per_node,
+            "cpus_per_task": self.cpus_per_task,
+            "slurm_array_parallelism": self.array_parallelism,
+        }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
 
 
-def make_executor(name: str, options: ClusterOptions | None = None,
-                  folder: Path | None = None) -> submitit.Executor:
+def make_executor(name: str, options: ClusterOptions | None = None, folder: Path | None = None) -> submitit.Executor:
     """A submitit executor for ``name`` (``slurm`` or ``submitit-local``) with ``options``."""
     check_executor(name)
     if name == "local":

@@ -31,8 +31,13 @@ from helpers.core.attribution import DERIVED_MARK
 from helpers.core.report import VERDICTS, Claim, paper_of
 
 #: Order in which verdicts are picked when a page does not choose its findings itself.
-_PRIORITY: tuple[str, ...] = ("contradicted", "not reproduced under our reading", "confirmed", "inconclusive",
-                              "not run here")
+_PRIORITY: tuple[str, ...] = (
+    "contradicted",
+    "not reproduced under our reading",
+    "confirmed",
+    "inconclusive",
+    "not run here",
+)
 #: Characters that would start markdown or MyST syntax inside a claim's text (sympy's ``x**2``,
 #: ``3*delta/16``, ``[a, b]``, ``$``...). Backslash-escaping ASCII punctuation is always literal.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}<>$|~#])")
@@ -76,8 +81,14 @@ def find_claim_by_key(claims: Iterable[Claim], key: str) -> Claim:
     raise KeyError(f"no claim has the key {key!r}; keys: {near}")
 
 
-def select_claims(claims: Sequence[Claim], select: Sequence[str] | None = None, max_items: int = 4, *,
-                  strict: bool = True, keys: Sequence[str] | None = None) -> list[Claim]:
+def select_claims(
+    claims: Sequence[Claim],
+    select: Sequence[str] | None = None,
+    max_items: int = 4,
+    *,
+    strict: bool = True,
+    keys: Sequence[str] | None = None,
+) -> list[Claim]:
     """The claims a findings box lists.
 
     ``keys``: the claims' :attr:`Claim.key`, in the order to show (a key that no claim has raises
@@ -150,9 +161,17 @@ def _value(value: str, limit: int) -> str:
     return md_escape(value)
 
 
-def findings_markdown(claims: Sequence[Claim], select: Sequence[str] | None = None, max_items: int = 4, *,
-                      strict: bool = True, summary: bool = True, limit: int = 110, link: bool = True,
-                      keys: Sequence[str] | None = None) -> str:
+def findings_markdown(
+    claims: Sequence[Claim],
+    select: Sequence[str] | None = None,
+    max_items: int = 4,
+    *,
+    strict: bool = True,
+    summary: bool = True,
+    limit: int = 110,
+    link: bool = True,
+    keys: Sequence[str] | None = None,
+) -> str:
     """The body of a page's "What this page finds" box (MyST markdown): the page's verdict counts
     (``summary``), then up to ``max_items`` claims (:func:`select_claims`: by ``keys``, or by
     ``select`` substrings), each with both values and a link to the section that computes it."""
@@ -224,11 +243,20 @@ def readable_frame(frame):  # pandas.DataFrame -> pandas.DataFrame
 
 #: Row labels of :func:`setup_frame` for config fields whose name reads badly as text.
 FIELD_LABELS: dict[str, str] = {
-    "model_kwargs": "model settings", "n_train": "training samples", "n_val": "validation samples",
-    "warmup_epochs": "warm-up epochs", "batch_size": "batch size", "lr": "learning rate",
-    "weight_decay": "weight decay", "warmup_start_lr": "warm-up start lr", "min_lr": "final lr",
-    "max_grad_norm": "gradient clipping (norm)", "penultimate_activation": "penultimate activation",
-    "flexact_alpha": "Flex-Act α", "flexact_lam": "Flex-Act λ", "flexact_tau_min": "Flex-Act final τ",
+    "model_kwargs": "model settings",
+    "n_train": "training samples",
+    "n_val": "validation samples",
+    "warmup_epochs": "warm-up epochs",
+    "batch_size": "batch size",
+    "lr": "learning rate",
+    "weight_decay": "weight decay",
+    "warmup_start_lr": "warm-up start lr",
+    "min_lr": "final lr",
+    "max_grad_norm": "gradient clipping (norm)",
+    "penultimate_activation": "penultimate activation",
+    "flexact_alpha": "Flex-Act α",
+    "flexact_lam": "Flex-Act λ",
+    "flexact_tau_min": "Flex-Act final τ",
 }
 
 
@@ -246,8 +274,9 @@ def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas
         if absent:
             raise ValueError(f"config {label!r} has no fields {absent}")
     index = pd.Index([FIELD_LABELS.get(f, f.replace("_", " ")) for f in fields], name="setting")
-    return pd.DataFrame({label: [readable_value(getattr(cfg, f)) for f in fields] for label, cfg in configs.items()},
-                        index=index)
+    return pd.DataFrame(
+        {label: [readable_value(getattr(cfg, f)) for f in fields] for label, cfg in configs.items()}, index=index
+    )
 
 
 # --------------------------------------------------------------------------------------------

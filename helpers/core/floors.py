@@ -65,7 +65,9 @@ def _format(value: float, floor: Floor) -> str:
     return f"{100 * value:.2f} %" if floor.metric == "accuracy" else f"{value:.3f}"
 
 
-def floor_table(results: Iterable[Mapping[str, Any]], labels: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
+def floor_table(
+    results: Iterable[Mapping[str, Any]], labels: Mapping[tuple[str, str], str] | None = None
+) -> pd.DataFrame:
     """One row per (model, dataset, activation) of ``results`` (a page's baseline runs): runs, the
     mean and range of their best validation value, the floor, and "met" or "missed by X".
 
@@ -76,8 +78,9 @@ def floor_table(results: Iterable[Mapping[str, Any]], labels: Mapping[tuple[str,
     for result in results:
         cfg = result.get("config")
         if not isinstance(cfg, Mapping) or not all(k in cfg for k in ("model", "dataset", "activation")):
-            raise ValueError("floor_table needs result files (dicts with a 'config' holding model, dataset "
-                             "and activation)")
+            raise ValueError(
+                "floor_table needs result files (dicts with a 'config' holding model, dataset and activation)"
+            )
         groups.setdefault((cfg["model"], cfg["dataset"], cfg["activation"]), []).append(result)
     if not groups:
         raise ValueError("floor_table got no results")
@@ -98,8 +101,13 @@ def floor_table(results: Iterable[Mapping[str, Any]], labels: Mapping[tuple[str,
                 verdict = f"missed by {100 * -gap:.2f} points"
             else:
                 verdict = f"missed by {-gap:.3f} nats/char"
-            row.update({"reached (mean)": _format(mean, floor),
-                        "range": f"{_format(min(values), floor)} – {_format(max(values), floor)}",
-                        "floor": floor.text(), "verdict": verdict})
+            row.update(
+                {
+                    "reached (mean)": _format(mean, floor),
+                    "range": f"{_format(min(values), floor)} – {_format(max(values), floor)}",
+                    "floor": floor.text(),
+                    "verdict": verdict,
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)

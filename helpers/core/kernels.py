@@ -115,8 +115,7 @@ class FusedKernel:
     number would be compiled as a constant, once per value.
     """
 
-    def __init__(self, activation: str, fn: Callable[..., object],
-                 eager: Callable[..., object] | None = None) -> None:
+    def __init__(self, activation: str, fn: Callable[..., object], eager: Callable[..., object] | None = None) -> None:
         self.activation = activation
         self.fn = fn
         self.eager = fn if eager is None else eager

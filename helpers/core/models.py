@@ -99,8 +99,9 @@ class MLP(nn.Module):
     Inputs of any shape are flattened.
     """
 
-    def __init__(self, in_features: int, out_features: int, *, depth: int = 4, width: int = 256,
-                 act: ActFactory = nn.GELU) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, *, depth: int = 4, width: int = 256, act: ActFactory = nn.GELU
+    ) -> None:
         super().__init__()
         _positive_int("in_features", in_features)
         _positive_int("out_features", out_features)
@@ -117,8 +118,12 @@ class MLP(nn.Module):
         self.head = nn.Linear(fan_in, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("MLP", x, f"(batch, ...) with {self.in_features} features after flattening",
-                     lambda t: t.dim() >= 2 and math.prod(t.shape[1:]) == self.in_features)
+        _check_input(
+            "MLP",
+            x,
+            f"(batch, ...) with {self.in_features} features after flattening",
+            lambda t: t.dim() >= 2 and math.prod(t.shape[1:]) == self.in_features,
+        )
         return self.head(self.body(x.flatten(1)))
 
 
@@ -136,9 +141,7 @@ class BasicBlock(nn.Module):
         self.act2 = act()
         self.downsample: nn.Module = nn.Identity()
         if stride != 1 or in_ch != out_ch:
-            self.downsample = nn.Sequential(
-                nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), nn.BatchNorm2d(out_ch)
-            )
+            self.downsample = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), nn.BatchNorm2d(out_ch))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.act1(self.bn1(self.conv1(x)))
@@ -155,9 +158,17 @@ class ResNet(nn.Module):
     classifier (Flex-Act's "penultimate layer" placement).
     """
 
-    def __init__(self, num_classes: int = 10, *, blocks: Sequence[int] = (2, 2, 2, 2),
-                 width_mult: float = 1.0, in_channels: int = 3, cifar_stem: bool = True,
-                 act: ActFactory = nn.ReLU, penultimate_act: ActFactory | None = None) -> None:
+    def __init__(
+        self,
+        num_classes: int = 10,
+        *,
+        blocks: Sequence[int] = (2, 2, 2, 2),
+        width_mult: float = 1.0,
+        in_channels: int = 3,
+        cifar_stem: bool = True,
+        act: ActFactory = nn.ReLU,
+        penultimate_act: ActFactory | None = None,
+    ) -> None:
         super().__init__()
         _positive_int("num_classes", num_classes)
         _positive_int("in_channels", in_channels)
@@ -175,7 +186,9 @@ class ResNet(nn.Module):
             )
         else:
             self.stem = nn.Sequential(
-                nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False), nn.BatchNorm2d(widths[0]), act(),
+                nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False),
+                nn.BatchNorm2d(widths[0]),
+                act(),
                 nn.MaxPool2d(3, 2, 1),
             )
         stages: list[nn.Module] = []
@@ -197,8 +210,12 @@ class ResNet(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("ResNet", x, f"images of shape (batch, {self.in_channels}, H, W)",
-                     lambda t: t.dim() == 4 and t.shape[1] == self.in_channels)
+        _check_input(
+            "ResNet",
+            x,
+            f"images of shape (batch, {self.in_channels}, H, W)",
+            lambda t: t.dim() == 4 and t.shape[1] == self.in_channels,
+        )
         x = self.stages(self.stem(x))
         x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
         return self.fc(self.penultimate(x))
@@ -248,8 +265,9 @@ class SelfAttention(nn.Module):
 class Block(nn.Module):
     """Pre-norm transformer block (ViT/DeiT and GPT-2 share it)."""
 
-    def __init__(self, dim: int, heads: int, mlp_ratio: float, act: ActFactory, causal: bool,
-                 dropout: float = 0.0) -> None:
+    def __init__(
+        self, dim: int, heads: int, mlp_ratio: float, act: ActFactory, causal: bool, dropout: float = 0.0
+    ) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(dim)
         self.attn = SelfAttention(dim, heads, causal, dropout)
@@ -278,12 +296,30 @@ class ViT(nn.Module):
     DeiT-tiny is ``dim=192, depth=12, heads=3, mlp_ratio=4``; ``patch=4`` suits 32x32 inputs.
     """
 
-    def __init__(self, num_classes: int = 10, *, image_size: int = 32, patch: int = 4,
-                 in_channels: int = 3, dim: int = 192, depth: int = 12, heads: int = 3,
-                 mlp_ratio: float = 4.0, dropout: float = 0.0, act: ActFactory = nn.GELU) -> None:
+    def __init__(
+        self,
+        num_classes: int = 10,
+        *,
+        image_size: int = 32,
+        patch: int = 4,
+        in_channels: int = 3,
+        dim: int = 192,
+        depth: int = 12,
+        heads: int = 3,
+        mlp_ratio: float = 4.0,
+        dropout: float = 0.0,
+        act: ActFactory = nn.GELU,
+    ) -> None:
         super().__init__()
-        for name, v in (("num_classes", num_classes), ("image_size", image_size), ("patch", patch),
-                        ("in_channels", in_channels), ("dim", dim), ("depth", depth), ("heads", heads)):
+        for name, v in (
+            ("num_classes", num_classes),
+            ("image_size", image_size),
+            ("patch", patch),
+            ("in_channels", in_channels),
+            ("dim", dim),
+            ("depth", depth),
+            ("heads", heads),
+        ):
             _positive_int(name, v)
         _check_transformer(dim, heads, mlp_ratio, dropout)
         if image_size % patch:
@@ -305,8 +341,12 @@ class ViT(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # the positional table is built for image_size x image_size inputs
         size = self.image_size
-        _check_input("ViT", x, f"images of shape (batch, {self.in_channels}, {size}, {size})",
-                     lambda t: t.dim() == 4 and tuple(t.shape[1:]) == (self.in_channels, size, size))
+        _check_input(
+            "ViT",
+            x,
+            f"images of shape (batch, {self.in_channels}, {size}, {size})",
+            lambda t: t.dim() == 4 and tuple(t.shape[1:]) == (self.in_channels, size, size),
+        )
         x = self.patch_embed(x).flatten(2).transpose(1, 2)
         x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embed
         return self.head(self.norm(self.blocks(x))[:, 0])
@@ -318,12 +358,26 @@ class GPT(nn.Module):
     GPT-2 small is ``layers=12, dim=768, heads=12, block_size=1024, vocab_size=50257``.
     """
 
-    def __init__(self, vocab_size: int, *, block_size: int = 256, layers: int = 6, dim: int = 384,
-                 heads: int = 6, mlp_ratio: float = 4.0, dropout: float = 0.0,
-                 act: ActFactory = nn.GELU) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        *,
+        block_size: int = 256,
+        layers: int = 6,
+        dim: int = 384,
+        heads: int = 6,
+        mlp_ratio: float = 4.0,
+        dropout: float = 0.0,
+        act: ActFactory = nn.GELU,
+    ) -> None:
         super().__init__()
-        for name, v in (("vocab_size", vocab_size), ("block_size", block_size), ("layers", layers),
-                        ("dim", dim), ("heads", heads)):
+        for name, v in (
+            ("vocab_size", vocab_size),
+            ("block_size", block_size),
+            ("layers", layers),
+            ("dim", dim),
+            ("heads", heads),
+        ):
             _positive_int(name, v)
         _check_transformer(dim, heads, mlp_ratio, dropout)
         _check_factory(act)
@@ -394,9 +448,16 @@ class ConvNeXt(nn.Module):
     For 32x32 inputs the stem is a 2x2 stride-2 patchify (ConvNeXt-T uses 4x4 on 224x224).
     """
 
-    def __init__(self, num_classes: int = 10, *, depths: Sequence[int] = (3, 3, 9, 3),
-                 dims: Sequence[int] = (96, 192, 384, 768), in_channels: int = 3, stem_patch: int = 2,
-                 act: ActFactory = nn.GELU) -> None:
+    def __init__(
+        self,
+        num_classes: int = 10,
+        *,
+        depths: Sequence[int] = (3, 3, 9, 3),
+        dims: Sequence[int] = (96, 192, 384, 768),
+        in_channels: int = 3,
+        stem_patch: int = 2,
+        act: ActFactory = nn.GELU,
+    ) -> None:
         super().__init__()
         _positive_int("num_classes", num_classes)
         _positive_int("in_channels", in_channels)
@@ -411,9 +472,7 @@ class ConvNeXt(nn.Module):
             [nn.Sequential(nn.Conv2d(in_channels, dims[0], stem_patch, stem_patch), LayerNorm2d(dims[0]))]
         )
         for i in range(1, len(dims)):
-            self.downsample.append(
-                nn.Sequential(LayerNorm2d(dims[i - 1]), nn.Conv2d(dims[i - 1], dims[i], 2, 2))
-            )
+            self.downsample.append(nn.Sequential(LayerNorm2d(dims[i - 1]), nn.Conv2d(dims[i - 1], dims[i], 2, 2)))
         self.stages = nn.ModuleList(
             [nn.Sequential(*[ConvNeXtBlock(d, act) for _ in range(n)]) for n, d in zip(depths, dims)]
         )
@@ -425,8 +484,12 @@ class ConvNeXt(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input("ConvNeXt", x, f"images of shape (batch, {self.in_channels}, H, W)",
-                     lambda t: t.dim() == 4 and t.shape[1] == self.in_channels)
+        _check_input(
+            "ConvNeXt",
+            x,
+            f"images of shape (batch, {self.in_channels}, H, W)",
+            lambda t: t.dim() == 4 and t.shape[1] == self.in_channels,
+        )
         for down, stage in zip(self.downsample, self.stages):
             x = stage(down(x))
         return self.head(self.norm(x.mean(dim=(2, 3))))
@@ -441,8 +504,9 @@ def _model_class(name: str) -> type[nn.Module]:
 
 
 #: Constructor arguments :func:`build_model` fills from the data and the activation itself.
-_FILLED_BY_BUILD = frozenset({"self", "in_features", "out_features", "num_classes", "in_channels", "image_size",
-                              "vocab_size", "act", "blocks"})
+_FILLED_BY_BUILD = frozenset(
+    {"self", "in_features", "out_features", "num_classes", "in_channels", "image_size", "vocab_size", "act", "blocks"}
+)
 
 
 def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
@@ -454,12 +518,21 @@ def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
     accepted = sorted(p for p in params if p not in _FILLED_BY_BUILD and params[p].kind is not params[p].VAR_KEYWORD)
     unknown = sorted(k for k in kwargs if k not in accepted)
     if unknown:
-        raise ValueError(f"model {name!r} takes no argument {', '.join(map(repr, unknown))}; "
-                         f"its model_kwargs are {', '.join(accepted)}")
+        raise ValueError(
+            f"model {name!r} takes no argument {', '.join(map(repr, unknown))}; "
+            f"its model_kwargs are {', '.join(accepted)}"
+        )
 
 
-def build_model(name: str, *, input_shape: Sequence[int] | None = None, num_classes: int | None = None,
-                vocab_size: int | None = None, act: ActFactory = nn.GELU, **kwargs) -> nn.Module:
+def build_model(
+    name: str,
+    *,
+    input_shape: Sequence[int] | None = None,
+    num_classes: int | None = None,
+    vocab_size: int | None = None,
+    act: ActFactory = nn.GELU,
+    **kwargs,
+) -> nn.Module:
     """Build a model by name for data of ``input_shape`` (C,H,W or features) and ``num_classes``.
 
     Image models need ``input_shape = (C, H, W)``; the ViT also needs ``H == W``, since its
@@ -497,8 +570,9 @@ def activation_sites(model: nn.Module, types: tuple[type[nn.Module], ...] | None
     return [name for name, m in model.named_modules() if isinstance(m, types) and name]
 
 
-def replace_activations(model: nn.Module, factory: Callable[..., nn.Module],
-                        types: tuple[type[nn.Module], ...] | None = None) -> nn.Module:
+def replace_activations(
+    model: nn.Module, factory: Callable[..., nn.Module], types: tuple[type[nn.Module], ...] | None = None
+) -> nn.Module:
     """Return a deep copy of ``model`` with every activation site rebuilt by ``factory``.
 
     ``factory`` is called with no argument, or with the old module if it takes one parameter
@@ -511,7 +585,8 @@ def replace_activations(model: nn.Module, factory: Callable[..., nn.Module],
     if not callable(factory):
         raise TypeError(f"factory must be callable, got {factory!r}")
     if types is not None and (
-        not isinstance(types, tuple) or not types
+        not isinstance(types, tuple)
+        or not types
         or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in types)
     ):
         raise TypeError(f"types must be a non-empty tuple of nn.Module classes, got {types!r}")
@@ -529,8 +604,9 @@ def replace_activations(model: nn.Module, factory: Callable[..., nn.Module],
             if isinstance(child, types):
                 replacement = factory(child) if takes_module else factory()
                 if not isinstance(replacement, nn.Module):
-                    raise TypeError(f"factory returned {type(replacement).__name__}, not nn.Module "
-                                    f"(at site {child_name!r})")
+                    raise TypeError(
+                        f"factory returned {type(replacement).__name__}, not nn.Module (at site {child_name!r})"
+                    )
                 if id(replacement) in made:
                     # one module at several sites would share a layerwise parameter such as λ
                     raise ValueError(

@@ -24,8 +24,9 @@ Policy = Literal["require_equal", "intersection", "subset"]
 POLICIES: tuple[str, ...] = ("require_equal", "intersection", "subset")
 
 
-def pair_by_seed(a: Mapping[Hashable, V], b: Mapping[Hashable, V], policy: Policy
-                 ) -> tuple[dict[Hashable, V], dict[Hashable, V]]:
+def pair_by_seed(
+    a: Mapping[Hashable, V], b: Mapping[Hashable, V], policy: Policy
+) -> tuple[dict[Hashable, V], dict[Hashable, V]]:
     """``a`` and ``b`` on the seeds ``policy`` pairs (see the module docstring), in one order.
 
     ``ValueError`` naming the seeds when ``policy`` is ``"require_equal"`` and the seed sets differ,
@@ -35,8 +36,9 @@ def pair_by_seed(a: Mapping[Hashable, V], b: Mapping[Hashable, V], policy: Polic
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     only_a, only_b = [s for s in a if s not in b], [s for s in b if s not in a]
     if policy == "require_equal" and (only_a or only_b):
-        raise ValueError(f"a paired comparison needs the same seeds in both arms; only in a: {only_a}, "
-                         f"only in b: {only_b}")
+        raise ValueError(
+            f"a paired comparison needs the same seeds in both arms; only in a: {only_a}, only in b: {only_b}"
+        )
     if policy == "subset" and only_a:
         raise ValueError(f"the comparison arm has no run for seeds {only_a}")
     seeds = [s for s in a if s in b]

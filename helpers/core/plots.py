@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 import numpy as np
 import pandas as pd
 import torch
-
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "show_image_grid",
@@ -34,9 +33,7 @@ def show_image_grid(
     ``DataSplits.unnormalize`` first for normalised tensors). Returns the figure; the caller
     shows or saves it.
     """
-    array = (
-        images.detach().cpu().numpy() if isinstance(images, torch.Tensor) else np.asarray(images)
-    )
+    array = images.detach().cpu().numpy() if isinstance(images, torch.Tensor) else np.asarray(images)
     if array.ndim == 4:
         if array.shape[1] not in (1, 3):
             raise ValueError(f"images must have 1 or 3 channels, got shape {array.shape}")
@@ -58,9 +55,7 @@ def show_image_grid(
             raise ValueError(f"a label is outside [0, {len(class_names)}) of class_names")
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(cell_size * ncols, (cell_size + 0.25) * nrows), squeeze=False
-    )
+    fig, axes = plt.subplots(nrows, ncols, figsize=(cell_size * ncols, (cell_size + 0.25) * nrows), squeeze=False)
     for i, ax in enumerate(axes.flat):
         ax.set_axis_off()
         if i >= n:
@@ -100,8 +95,7 @@ def plot_sweep_errorbars(
     """
     if not panels:
         raise ValueError("no panels to plot")
-    fig, axes = plt.subplots(1, len(panels), figsize=(panel_size[0] * len(panels), panel_size[1]),
-                             squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(panel_size[0] * len(panels), panel_size[1]), squeeze=False)
     markers = ("o", "s", "^", "D", "v")
     for ax, (title, series) in zip(axes.flat, panels.items()):
         if not series:
@@ -112,9 +106,16 @@ def plot_sweep_errorbars(
                 raise ValueError(f"series {label!r} lacks columns {sorted(missing)}")
             frame = frame.sort_values(x)
             std = frame["std"].to_numpy(float)
-            ax.errorbar(frame[x], frame["mean"], yerr=np.where(np.isfinite(std), std, 0.0),
-                        marker=markers[i % len(markers)], capsize=3, linewidth=1.2, markersize=4,
-                        label=label)
+            ax.errorbar(
+                frame[x],
+                frame["mean"],
+                yerr=np.where(np.isfinite(std), std, 0.0),
+                marker=markers[i % len(markers)],
+                capsize=3,
+                linewidth=1.2,
+                markersize=4,
+                label=label,
+            )
         if logx:
             ax.set_xscale("log")
         ax.set_title(title, fontsize=9)
@@ -142,12 +143,20 @@ def plot_training_curves(
     """
     if not panels:
         raise ValueError("no panels to plot")
-    metric_labels = {"val_metric": "validation accuracy (%)", "train_loss": "training loss",
-                     "val_loss": "validation loss", **(metric_labels or {})}
+    metric_labels = {
+        "val_metric": "validation accuracy (%)",
+        "train_loss": "training loss",
+        "val_loss": "validation loss",
+        **(metric_labels or {}),
+    }
     labels = labels or {}
-    fig, axes = plt.subplots(len(metrics), len(panels),
-                             figsize=(panel_size[0] * len(panels), panel_size[1] * len(metrics)),
-                             squeeze=False, sharex="col")
+    fig, axes = plt.subplots(
+        len(metrics),
+        len(panels),
+        figsize=(panel_size[0] * len(panels), panel_size[1] * len(metrics)),
+        squeeze=False,
+        sharex="col",
+    )
     for j, (title, curves) in enumerate(panels.items()):
         for i, metric in enumerate(metrics):
             ax = axes[i, j]
@@ -160,8 +169,9 @@ def plot_training_curves(
                 ax.plot(frame["epoch"], mean, color=color, marker=".", label=labels.get(group, str(group)))
                 ok = np.isfinite(std)
                 if ok.any():
-                    ax.fill_between(frame["epoch"][ok], (mean - std)[ok], (mean + std)[ok], color=color,
-                                    alpha=0.15, linewidth=0)
+                    ax.fill_between(
+                        frame["epoch"][ok], (mean - std)[ok], (mean + std)[ok], color=color, alpha=0.15, linewidth=0
+                    )
             ax.grid(alpha=0.3)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             if i == 0:

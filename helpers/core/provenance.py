@@ -54,14 +54,23 @@ PRECISIONS: tuple[str, ...] = ("float32", "bf16")
 
 #: Provenance fields that must agree for two runs of one config to be bit-identical.
 COMPARED_FIELDS: tuple[str, ...] = (
-    "cpu_model", "cpu_capability", "machine", "torch", "threads", "precision", "backends",
-    "device", "device_name", "cuda", "cudnn", "world_size",
+    "cpu_model",
+    "cpu_capability",
+    "machine",
+    "torch",
+    "threads",
+    "precision",
+    "backends",
+    "device",
+    "device_name",
+    "cuda",
+    "cudnn",
+    "world_size",
 )
 
 #: What a field absent from a record means: results written before devices were recorded ran in
 #: one process on the CPU, so they compare equal to a CPU rerun in those fields.
-FIELD_DEFAULTS: dict[str, Any] = {"device": "cpu", "device_name": None, "cuda": None, "cudnn": None,
-                                  "world_size": 1}
+FIELD_DEFAULTS: dict[str, Any] = {"device": "cpu", "device_name": None, "cuda": None, "cudnn": None, "world_size": 1}
 
 #: Lets a bf16 run train on a CPU without native bf16 (correct, but 10-17x slower than float32).
 ALLOW_EMULATED_BF16_ENV = "REPRO_ALLOW_EMULATED_BF16"
@@ -213,11 +222,15 @@ def provenance_mismatch(committed: dict[str, Any] | None, rerun: dict[str, Any])
     provenance was recorded (``committed is None``) differs in every field."""
     if committed is None:
         return ["provenance (not recorded: the result predates provenance)"]
+
     def field(record: dict[str, Any], key: str) -> Any:
         return record.get(key, FIELD_DEFAULTS.get(key))
 
-    return [f"{key}: {field(committed, key)!r} vs {field(rerun, key)!r}"
-            for key in COMPARED_FIELDS if field(committed, key) != field(rerun, key)]
+    return [
+        f"{key}: {field(committed, key)!r} vs {field(rerun, key)!r}"
+        for key in COMPARED_FIELDS
+        if field(committed, key) != field(rerun, key)
+    ]
 
 
 def describe(provenance: dict[str, Any] | None) -> str:
@@ -226,6 +239,8 @@ def describe(provenance: dict[str, Any] | None) -> str:
         return "not recorded"
     threads = provenance.get("threads")
     backends = ", ".join(f"{k} {v}" for k, v in (provenance.get("backends") or {}).items())
-    return (f"{provenance.get('cpu_model')} ({provenance.get('cpu_capability')}), "
-            f"torch {provenance.get('torch')}, {threads} thread{'s' if threads != 1 else ''}, "
-            f"{provenance.get('precision')}" + (f"; {backends}" if backends else ""))
+    return (
+        f"{provenance.get('cpu_model')} ({provenance.get('cpu_capability')}), "
+        f"torch {provenance.get('torch')}, {threads} thread{'s' if threads != 1 else ''}, "
+        f"{provenance.get('precision')}" + (f"; {backends}" if backends else "")
+    )

@@ -21,7 +21,7 @@ from torch import nn
 
 __all__ = [
     "ActivationFactory",
-    "ACTIVATION_TYPES",
+    "ACTIVATION_TYPES",  # noqa: F822 (computed by the module __getattr__)
     "activation_types",
     "register_activation_type",
     "available_activations",

@@ -8,12 +8,14 @@ reproducibility report page renders :func:`helpers.claims.collect_claims` as one
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields as dataclass_fields, replace
+from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any, Literal
-import html
+
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
 from helpers.core.display import exact_text, number_text
 from helpers.core.statistics import ALPHA, InsufficientData, Proportion, non_inferiority, tost
@@ -21,23 +23,27 @@ from helpers.core.statistics import ALPHA, InsufficientData, Proportion, non_inf
 if TYPE_CHECKING:  # the statistics module is core too; imported lazily to keep this import light
     from helpers.core.statistics import Comparison
 
-Verdict = Literal["confirmed", "contradicted", "inconclusive", "not reproduced under our reading",
-                  "not run here"]
+Verdict = Literal["confirmed", "contradicted", "inconclusive", "not reproduced under our reading", "not run here"]
 #: The one verdict vocabulary of the book, in report order. Every page and the report use it.
-VERDICTS: tuple[str, ...] = ("confirmed", "contradicted", "inconclusive", "not reproduced under our reading",
-                             "not run here")
+VERDICTS: tuple[str, ...] = (
+    "confirmed",
+    "contradicted",
+    "inconclusive",
+    "not reproduced under our reading",
+    "not run here",
+)
 #: What each verdict means; the intro and the report print this dict.
 VERDICT_DESCRIPTIONS: dict[str, str] = {
     "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based "
-                 "confidence interval that supports the claim (95%; for a \"matches\" or \"close to\" claim: an "
-                 "equivalence test within the margin the claim states, i.e. its 90% interval inside the margin)",
+    'confidence interval that supports the claim (95%; for a "matches" or "close to" claim: an '
+    "equivalence test within the margin the claim states, i.e. its 90% interval inside the margin)",
     "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
-                    "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
-                    "are labelled \"at our scale\", because our runs are scaled down",
+    "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
+    'are labelled "at our scale", because our runs are scaled down',
     "inconclusive": "the run-based 95% confidence interval contains both no effect and the claimed effect; "
-                    "the row shows the minimal detectable effect our seeds could see",
+    "the row shows the minimal detectable effect our seeds could see",
     "not reproduced under our reading": "the source leaves choices open that decide the outcome; the row "
-                                        "lists the readings we tried, none of which gives the claimed result",
+    "lists the readings we tried, none of which gives the claimed result",
     "not run here": "the claim needs a run the book does not do; the row says why",
 }
 #: How a verdict was reached: an exact computation, the source's own printed numbers, or our runs.
@@ -48,24 +54,24 @@ RunClaim = Literal["direction", "size", "equivalence", "non-inferiority"]
 #: Which interval each kind of verdict rests on, stated once; the report page prints
 #: :func:`interval_rules_markdown`. Every row of the report follows one of these.
 INTERVAL_RULES: dict[str, str] = {
-    "direction": "\"a beats b\": the two-sided 95% Student-t interval of the effect, paired by seed where the "
-                 "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
-                 "the other side or excludes the claimed effect, inconclusive otherwise",
-    "size": "\"an effect as large as X\": the same 95% interval; confirmed when it excludes 0 and reaches X, "
-            "contradicted when it lies wholly short of X",
-    "equivalence": "\"matches\" / \"close to\" within ±margin: TOST at 5% per side, which is the 90% interval "
-                   "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
-                   "interval lies wholly outside the margin",
-    "non-inferiority": "\"no worse than\" by a margin: the one-sided 95% bound, the lower end of the 90% interval, "
-                       "above −margin; contradicted when the 95% interval lies wholly below −margin",
-    "count": "a rate (\"selects the ground truth\"): the exact binomial (Clopper-Pearson) 95% interval of the rate "
-             "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
-             "contains it",
+    "direction": '"a beats b": the two-sided 95% Student-t interval of the effect, paired by seed where the '
+    "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
+    "the other side or excludes the claimed effect, inconclusive otherwise",
+    "size": '"an effect as large as X": the same 95% interval; confirmed when it excludes 0 and reaches X, '
+    "contradicted when it lies wholly short of X",
+    "equivalence": '"matches" / "close to" within ±margin: TOST at 5% per side, which is the 90% interval '
+    "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
+    "interval lies wholly outside the margin",
+    "non-inferiority": '"no worse than" by a margin: the one-sided 95% bound, the lower end of the 90% interval, '
+    "above −margin; contradicted when the 95% interval lies wholly below −margin",
+    "count": 'a rate ("selects the ground truth"): the exact binomial (Clopper-Pearson) 95% interval of the rate '
+    "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
+    "contains it",
     "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
-              "\"same speed\" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it",
-    "every": "\"at every level\" / \"beats every other\": each level or competitor by its own interval as above, "
-             "on seeds as the unit; confirmed only when every part is (intersection-union), contradicted when any "
-             "part is",
+    '"same speed" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it',
+    "every": '"at every level" / "beats every other": each level or competitor by its own interval as above, '
+    "on seeds as the unit; confirmed only when every part is (intersection-union), contradicted when any "
+    "part is",
     "exact": "identical values on every seed: no interval; the row states the exact count",
 }
 #: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
@@ -170,11 +176,15 @@ class Claim:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if not isinstance(self.key, str) or not KEY_PATTERN.fullmatch(self.key):
-            raise ValueError(f"key must be a lower-case slug such as 'srelu-table4-best-delta' (letters, digits, "
-                             f"single hyphens, starting with a letter), got {self.key!r} for claim {self.claim!r}")
+            raise ValueError(
+                f"key must be a lower-case slug such as 'srelu-table4-best-delta' (letters, digits, "
+                f"single hyphens, starting with a letter), got {self.key!r} for claim {self.claim!r}"
+            )
         if self.anchor and not ANCHOR_PATTERN.fullmatch(self.anchor):
-            raise ValueError(f"anchor must be a lower-case MyST label such as 'srelu-delta-claims' (letters, "
-                             f"digits, single hyphens, starting with a letter), got {self.anchor!r}")
+            raise ValueError(
+                f"anchor must be a lower-case MyST label such as 'srelu-delta-claims' (letters, "
+                f"digits, single hyphens, starting with a letter), got {self.anchor!r}"
+            )
         if not self.basis:
             object.__setattr__(self, "basis", "exact" if self.profile in ("theory", "any") else "runs")
         if self.basis not in BASES:
@@ -199,8 +209,9 @@ def interval_rules_markdown() -> str:
     return "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
 
 
-def comparison_fields(comparison: Comparison, *, digits: int = 2, unit: str = "",
-                      test_extra: str = "", claim: RunClaim = "direction") -> dict[str, str]:
+def comparison_fields(
+    comparison: Comparison, *, digits: int = 2, unit: str = "", test_extra: str = "", claim: RunClaim = "direction"
+) -> dict[str, str]:
     """The ``effect, ci, n, test, mde`` strings of a :class:`Claim` from a comparison
     (``test_extra``: e.g. the TOST result, appended to the test).
 
@@ -217,10 +228,14 @@ def comparison_fields(comparison: Comparison, *, digits: int = 2, unit: str = ""
             same = exact_text(comparison.n) if comparison.paired else f"exactly 0 on all {comparison.n} seeds"
         else:
             same = f"the same difference on all {comparison.n} seeds"
-        return {"effect": effect, "ci": f"none: exact, {same}",
-                "n": comparison.n_text(), "mde": "none (exact)",
-                "test": f"{comparison.test}: no spread, {same} (effect exactly "
-                        f"{comparison.effect:+.{digits}f}{u})" + (f"; {test_extra}" if test_extra else "")}
+        return {
+            "effect": effect,
+            "ci": f"none: exact, {same}",
+            "n": comparison.n_text(),
+            "mde": "none (exact)",
+            "test": f"{comparison.test}: no spread, {same} (effect exactly "
+            f"{comparison.effect:+.{digits}f}{u})" + (f"; {test_extra}" if test_extra else ""),
+        }
     ci = f"{comparison.confidence:.0%} {comparison.ci_text(digits)}"
     if claim in ("equivalence", "non-inferiority"):
         level = 1 - 2 * ALPHA
@@ -243,8 +258,9 @@ def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1
     return "confirmed" if lo > t else "contradicted" if hi < t else "inconclusive"
 
 
-def intersection_union(parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *,
-                       what: str = "parts") -> tuple[Verdict, dict[str, Any]]:
+def intersection_union(
+    parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *, what: str = "parts"
+) -> tuple[Verdict, dict[str, Any]]:
     """A claim about every level or every competitor, from the :func:`judge` result of each part:
     confirmed only when every part is, contradicted when any part is, inconclusive otherwise
     (intersection-union: each part at its own level, no adjustment). The fields are those of the
@@ -261,19 +277,30 @@ def intersection_union(parts: Mapping[str, tuple[str, Mapping[str, str], Compari
 
     key = max(parts, key=weakness)
     fields = dict(parts[key][1])
-    fields["design"] = tuple(replace(d, label=d.label or name) for name, (_, f, _) in parts.items()
-                             for d in f.get("design", ()))
+    fields["design"] = tuple(
+        replace(d, label=d.label or name) for name, (_, f, _) in parts.items() for d in f.get("design", ())
+    )
     if fields.get("effect") and not fields["effect"].startswith(f"{key}:"):
         fields["effect"] = f"{key}: {fields['effect']}"
     listed = ", ".join(f"{name} {v}" for name, (v, _, _) in parts.items())
-    fields["test"] = (fields.get("test", "") + f"; intersection-union over {len(parts)} {what}, each must pass "
-                      f"(shown: {key}): {listed}").lstrip("; ")
+    fields["test"] = (
+        fields.get("test", "") + f"; intersection-union over {len(parts)} {what}, each must pass "
+        f"(shown: {key}): {listed}"
+    ).lstrip("; ")
     return verdict, fields
 
 
-def judge(make: Callable[[], Comparison], claimed_effect: float | None = None, *, claim: RunClaim = "direction",
-          margin: float | None = None, direction: int | None = None, digits: int = 2, unit: str = "",
-          label: str = "") -> tuple[Verdict, dict[str, Any], Comparison | None]:
+def judge(
+    make: Callable[[], Comparison],
+    claimed_effect: float | None = None,
+    *,
+    claim: RunClaim = "direction",
+    margin: float | None = None,
+    direction: int | None = None,
+    digits: int = 2,
+    unit: str = "",
+    label: str = "",
+) -> tuple[Verdict, dict[str, Any], Comparison | None]:
     """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
     ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
     TOST or non-inferiority result appended to the test). With too few runs for an interval (one
@@ -284,9 +311,15 @@ def judge(make: Callable[[], Comparison], claimed_effect: float | None = None, *
     try:
         comp = make()
     except InsufficientData as err:
-        return "inconclusive", {"n": "too few runs", "test": f"no interval: {err}",
-                                "design": (RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive",
-                                                     label),)}, None
+        return (
+            "inconclusive",
+            {
+                "n": "too few runs",
+                "test": f"no interval: {err}",
+                "design": (RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive", label),),
+            },
+            None,
+        )
     verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction)
     extra = ""
     if claim == "equivalence":
@@ -313,13 +346,20 @@ def merge_fields(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     every part's :class:`RunDesign` (labelled with its part's name)."""
     keys = ("effect", "ci", "n", "test", "mde")
     merged: dict = {k: "; ".join(f"{name}: {f[k]}" for name, f in parts.items() if f.get(k)) for k in keys}
-    merged["design"] = tuple(replace(d, label=d.label or name) for name, f in parts.items()
-                             for d in f.get("design", ()))
+    merged["design"] = tuple(
+        replace(d, label=d.label or name) for name, f in parts.items() for d in f.get("design", ())
+    )
     return merged
 
 
-def run_verdict(comparison: Comparison, claimed_effect: float | None = None, *, claim: RunClaim = "direction",
-                margin: float | None = None, direction: int | None = None) -> Verdict:
+def run_verdict(
+    comparison: Comparison,
+    claimed_effect: float | None = None,
+    *,
+    claim: RunClaim = "direction",
+    margin: float | None = None,
+    direction: int | None = None,
+) -> Verdict:
     """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book.
 
     ``claim``:
@@ -351,8 +391,9 @@ def run_verdict(comparison: Comparison, claimed_effect: float | None = None, *, 
         elif direction in (1, -1) and claim == "direction":
             sign = direction
         else:
-            raise ValueError("a direction claim needs claimed_effect or direction=±1; a size claim needs "
-                             "claimed_effect")
+            raise ValueError(
+                "a direction claim needs claimed_effect or direction=±1; a size claim needs claimed_effect"
+            )
         s_lo, s_hi = sorted((sign * lo, sign * hi))  # the CI on the claimed side's scale
         if claim == "direction":
             if s_lo > 0:
@@ -381,9 +422,7 @@ def run_verdict(comparison: Comparison, claimed_effect: float | None = None, *, 
     raise ValueError(f"claim must be one of direction, size, equivalence, non-inferiority; got {claim!r}")
 
 
-def numeric_verdict(
-    paper: float, ours: float, *, rel_tol: float = 0.0, abs_tol: float = 0.0
-) -> Verdict:
+def numeric_verdict(paper: float, ours: float, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> Verdict:
     """``confirmed`` when ``ours`` matches ``paper`` within the tolerances, else ``contradicted``.
 
     Use for exact statements (a constant, a closed form evaluated at a point), where a mismatch
@@ -406,10 +445,28 @@ def rounds_to(value: float, printed: float, decimals: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 #: Columns of :func:`claims_frame`, in display order.
-CLAIM_COLUMNS: tuple[str, ...] = ("paper", "claim", "source", "paper_value", "paper_kind", "paper_detail",
-                                  "our_value", "verdict",
-                                  "verdict_label", "effect", "ci", "n", "test", "mde", "basis", "profile",
-                                  "scale", "note", "notebook", "anchor")
+CLAIM_COLUMNS: tuple[str, ...] = (
+    "paper",
+    "claim",
+    "source",
+    "paper_value",
+    "paper_kind",
+    "paper_detail",
+    "our_value",
+    "verdict",
+    "verdict_label",
+    "effect",
+    "ci",
+    "n",
+    "test",
+    "mde",
+    "basis",
+    "profile",
+    "scale",
+    "note",
+    "notebook",
+    "anchor",
+)
 
 
 def paper_of(claim: Claim) -> str:
@@ -431,8 +488,7 @@ def verdict_counts(claims: list[Claim]):
 
     frame = claims_frame(claims)
     papers = list(dict.fromkeys(frame["paper"]))
-    table = pd.crosstab(frame["paper"], frame["verdict"]).reindex(index=papers, columns=list(VERDICTS),
-                                                                   fill_value=0)
+    table = pd.crosstab(frame["paper"], frame["verdict"]).reindex(index=papers, columns=list(VERDICTS), fill_value=0)
     table.loc["total"] = table.sum()
     table["total"] = table.sum(axis=1)
     table.index.name, table.columns.name = "source", "verdict"
@@ -475,8 +531,14 @@ def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None =
     return f'<a href="{target}">{name}</a>'
 
 
-def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None = None, *,
-                      grouped: bool = False, controls: bool = True, collapse_at: int = 0) -> str:
+def claims_table_html(
+    claims: list[Claim],
+    link: Callable[[str, str], str] | None = None,
+    *,
+    grouped: bool = False,
+    controls: bool = True,
+    collapse_at: int = 0,
+) -> str:
     """The report's table: one ``<tr class="claim-row">`` per claim (``data-paper``/``data-source`` and
     ``data-verdict`` attributes) and two selects that filter it by source and verdict. ``link(docname,
     anchor)`` gives the HTML of the link to the page (and section) that computes a claim, e.g.
@@ -501,20 +563,50 @@ def claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | Non
         f'<option value="">all</option>{options(VERDICTS)}</select></label> '
         f'<span id="claims-filter-count">{len(frame)} of {len(frame)} claims shown</span></div>'
     )
-    head = ["claim", "source", "source's value", "our value", "verdict", "effect", "CI (level shown)", "n", "test", "MDE",
-            "profile, scale", "note", "page"]
+    head = [
+        "claim",
+        "source",
+        "source's value",
+        "our value",
+        "verdict",
+        "effect",
+        "CI (level shown)",
+        "n",
+        "test",
+        "MDE",
+        "profile, scale",
+        "note",
+        "page",
+    ]
     rows = []
     for r in frame.itertuples():
         cls = "verdict-" + r.verdict_label.replace(" ", "-")
-        cells = [esc(r.claim), esc(r.source), esc(r.paper_value), esc(r.our_value),
-                 f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', esc(r.effect), esc(r.ci), esc(r.n),
-                 esc(r.test), esc(r.mde), esc(f"{r.profile}, {r.scale}" if r.scale else r.profile), esc(r.note),
-                 link(r.notebook, r.anchor) if link else esc(r.notebook)]
-        rows.append(f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" data-verdict="{esc(r.verdict)}" '
-                    'class="claim-row">'
-                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    table = ('<table id="claims-table" class="claims-table"><thead><tr>'
-             + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+        cells = [
+            esc(r.claim),
+            esc(r.source),
+            esc(r.paper_value),
+            esc(r.our_value),
+            f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>',
+            esc(r.effect),
+            esc(r.ci),
+            esc(r.n),
+            esc(r.test),
+            esc(r.mde),
+            esc(f"{r.profile}, {r.scale}" if r.scale else r.profile),
+            esc(r.note),
+            link(r.notebook, r.anchor) if link else esc(r.notebook),
+        ]
+        rows.append(
+            f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" data-verdict="{esc(r.verdict)}" '
+            'class="claim-row">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
+    table = (
+        '<table id="claims-table" class="claims-table"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
     return (_FILTER_SCRIPT + controls_html if controls else "") + table
 
 
@@ -526,12 +618,12 @@ def _folded(text: str, collapse_at: int) -> str:
     if not collapse_at or len(text) <= collapse_at:
         return html.escape(text)
     head = text[: max(20, collapse_at // 2)].rsplit(" ", 1)[0]
-    return (f'<details class="claim-more"><summary>{html.escape(head)}…</summary>'
-            f"{html.escape(text)}</details>")
+    return f'<details class="claim-more"><summary>{html.escape(head)}…</summary>{html.escape(text)}</details>'
 
 
-def _grouped_claims_table_html(claims: list[Claim], link: Callable[[str, str], str] | None, *,
-                               controls: bool, collapse_at: int) -> str:
+def _grouped_claims_table_html(
+    claims: list[Claim], link: Callable[[str, str], str] | None, *, controls: bool, collapse_at: int
+) -> str:
     """The report page's layout of :func:`claims_table_html`: rows grouped by source (a
     ``<tbody class="claims-group" data-source=...>`` per source whose first row names the source
     and counts its verdicts), seven columns (claim with where in the source and the profile;
@@ -546,36 +638,55 @@ def _grouped_claims_table_html(claims: list[Claim], link: Callable[[str, str], s
     for paper, group in frame.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
         summary = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v, 0))
-        rows = [f'<tr class="claims-group-head"><th colspan="{len(head)}" scope="rowgroup">{esc(paper)}'
-                f'<span class="claims-group-count"> · {len(group)} claims: {esc(summary)}</span></th></tr>']
+        rows = [
+            f'<tr class="claims-group-head"><th colspan="{len(head)}" scope="rowgroup">{esc(paper)}'
+            f'<span class="claims-group-count"> · {len(group)} claims: {esc(summary)}</span></th></tr>'
+        ]
         for r in group.itertuples():
             cls = "verdict-" + r.verdict_label.replace(" ", "-")
             where = r.source.split(",", 1)[1].strip() if "," in r.source else r.source
             scale = f"{r.profile}, {r.scale}" if r.scale else r.profile
-            stats = [(name, value) for name, value in (("effect", r.effect), ("CI", r.ci), ("n", r.n),
-                                                       ("MDE", r.mde)) if value]
+            stats = [
+                (name, value)
+                for name, value in (("effect", r.effect), ("CI", r.ci), ("n", r.n), ("MDE", r.mde))
+                if value
+            ]
             stats_html = "<br>".join(f"{esc(name)} {esc(value)}" for name, value in stats)
             if r.test:
-                stats_html += (("<br>" if stats_html else "") + f'<span class="claim-test">test: '
-                               f"{_folded(r.test, collapse_at)}</span>")
-            cells = [f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>',
-                     esc(r.paper_value), esc(r.our_value),
-                     f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>', stats_html or "—",
-                     _folded(r.note, collapse_at) if r.note else "",
-                     link(r.notebook, r.anchor) if link else esc(r.notebook)]
+                stats_html += (
+                    "<br>" if stats_html else ""
+                ) + f'<span class="claim-test">test: {_folded(r.test, collapse_at)}</span>'
+            cells = [
+                f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>',
+                esc(r.paper_value),
+                esc(r.our_value),
+                f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>',
+                stats_html or "—",
+                _folded(r.note, collapse_at) if r.note else "",
+                link(r.notebook, r.anchor) if link else esc(r.notebook),
+            ]
             # the source's value cell says whose value it is (printed, quoted, or derived by us)
             classes = [f"claim-value claim-value-{r.paper_kind}", "claim-value", "", "claim-stats", "claim-note", ""]
-            rows.append(f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
-                        f'data-verdict="{esc(r.verdict)}" class="claim-row">'
-                        + f"<td>{cells[0]}</td>"
-                        + "".join(f'<td class="{c}">{v}</td>' if c else f"<td>{v}</td>"
-                                  for c, v in zip(classes, cells[1:])) + "</tr>")
+            rows.append(
+                f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
+                f'data-verdict="{esc(r.verdict)}" class="claim-row">'
+                + f"<td>{cells[0]}</td>"
+                + "".join(f'<td class="{c}">{v}</td>' if c else f"<td>{v}</td>" for c, v in zip(classes, cells[1:]))
+                + "</tr>"
+            )
         bodies.append(f'<tbody class="claims-group" data-source="{esc(paper)}">' + "".join(rows) + "</tbody>")
-    table = (f'<div class="claims-table-wrapper"><table id="claims-table" class="claims-table claims-grouped" '
-             f'data-verdicts="{esc("|".join(VERDICTS))}">'
-             + "<colgroup>" + "".join(f'<col style="width: {w}">' for w in widths) + "</colgroup>"
-             + "<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>"
-             + "".join(bodies) + "</table></div>")
+    table = (
+        f'<div class="claims-table-wrapper"><table id="claims-table" class="claims-table claims-grouped" '
+        f'data-verdicts="{esc("|".join(VERDICTS))}">'
+        + "<colgroup>"
+        + "".join(f'<col style="width: {w}">' for w in widths)
+        + "</colgroup>"
+        + "<thead><tr>"
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead>"
+        + "".join(bodies)
+        + "</table></div>"
+    )
     if not controls:
         return table
     papers = list(dict.fromkeys(frame["paper"]))

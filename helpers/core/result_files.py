@@ -28,8 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CorruptResult", "content_checksum", "find_problems", "hash_of_config", "read_verified",
-           "with_checksum"]
+__all__ = ["CorruptResult", "content_checksum", "find_problems", "hash_of_config", "read_verified", "with_checksum"]
 
 REQUIRED_KEYS: tuple[str, ...] = ("config", "config_hash", "status", "checksum")
 
@@ -80,8 +79,9 @@ def config_precision(config: Mapping[str, Any]) -> str:
     return config.get("precision", "float32")
 
 
-def find_problems(path: Path, data: Any, defaults: Mapping[str, Any] | None, code_version: str,
-                  expected_hash: str | None = None) -> list[str]:
+def find_problems(
+    path: Path, data: Any, defaults: Mapping[str, Any] | None, code_version: str, expected_hash: str | None = None
+) -> list[str]:
     """Every integrity problem of the result ``data`` read from ``path`` (empty: it is sound).
 
     ``defaults`` are the config class's field defaults (``None``: the class is unknown, so the
@@ -101,18 +101,20 @@ def find_problems(path: Path, data: Any, defaults: Mapping[str, Any] | None, cod
     else:  # a NaN cannot be serialised canonically, so the checksum is checked only without them
         actual = content_checksum(data)
         if data["checksum"] != actual:
-            problems.append(f"checksum {data['checksum']!r} does not match the content ({actual}): "
-                            "the file was edited after it was written")
+            problems.append(
+                f"checksum {data['checksum']!r} does not match the content ({actual}): "
+                "the file was edited after it was written"
+            )
     stored = data["config_hash"]
     if stored != path.stem:
-        problems.append(f"config_hash {stored!r} is not the file name {path.stem!r} "
-                        "(another run's file copied here?)")
+        problems.append(f"config_hash {stored!r} is not the file name {path.stem!r} (another run's file copied here?)")
     if expected_hash is not None and path.stem != expected_hash:
         problems.append(f"file name {path.stem!r} is not the requested config's hash {expected_hash!r}")
     recorded = (data.get("provenance") or {}).get("precision") if isinstance(data.get("provenance"), dict) else None
     if recorded is not None and isinstance(data["config"], dict) and recorded != config_precision(data["config"]):
-        problems.append(f"provenance says it trained in {recorded!r} but its config asks for "
-                        f"{config_precision(data['config'])!r}")
+        problems.append(
+            f"provenance says it trained in {recorded!r} but its config asks for {config_precision(data['config'])!r}"
+        )
     if defaults is not None and isinstance(data["config"], dict):
         recomputed = hash_of_config(data["config"], defaults, code_version)
         if recomputed != stored:
@@ -120,16 +122,20 @@ def find_problems(path: Path, data: Any, defaults: Mapping[str, Any] | None, cod
     return problems
 
 
-def read_verified(path: Path, defaults: Mapping[str, Any] | None, code_version: str,
-                  expected_hash: str | None = None) -> dict[str, Any]:
+def read_verified(
+    path: Path, defaults: Mapping[str, Any] | None, code_version: str, expected_hash: str | None = None
+) -> dict[str, Any]:
     """Read a result file and run :func:`find_problems` on it; :class:`CorruptResult` if any."""
     try:
         data = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CorruptResult(f"{path}: not valid JSON ({err}); the file is truncated or damaged. "
-                            "Restore it from git, or delete it to retrain the run.") from err
+        raise CorruptResult(
+            f"{path}: not valid JSON ({err}); the file is truncated or damaged. "
+            "Restore it from git, or delete it to retrain the run."
+        ) from err
     problems = find_problems(path, data, defaults, code_version, expected_hash)
     if problems:
-        raise CorruptResult(f"{path}: " + "; ".join(problems) +
-                            ". Restore it from git, or delete it to retrain the run.")
+        raise CorruptResult(
+            f"{path}: " + "; ".join(problems) + ". Restore it from git, or delete it to retrain the run."
+        )
     return data

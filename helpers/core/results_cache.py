@@ -9,7 +9,8 @@ hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomicall
 Rules (helpers/README.md, "Results cache"):
 
 * ``REPRO_RERUN=1`` (or deleting the file) retrains.
-* Under CI (``CI`` true, :func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming the run, never a
+* Under CI (``CI`` true, :func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming the
+run, never a
   silent multi-hour retrain; smoke runs are always allowed (they are cheap by construction).
 * A failed or NaN run is stored with ``status == "failed"`` in a separate ``.failed.json`` file
   and raises :class:`RunFailed`; it is never returned as a cached success.
@@ -19,9 +20,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import heapq
 import importlib
 import json
 import math
+import multiprocessing
 import os
 import signal
 import tempfile
@@ -29,22 +32,20 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
-from concurrent.futures import ProcessPoolExecutor, as_completed
-import multiprocessing
-import heapq
 
 from helpers.core import executors, provenance
 from helpers.core.result_files import CorruptResult, read_verified, with_checksum
 from helpers.core.runtime import (
     bool_env,
     current_profile,
-    under_ci,
     interactive_stderr,
     positive_int_env,
     progress,
     results_root,
+    under_ci,
 )
 
 # Bump when a change to training code would change results of an unchanged config.
@@ -175,8 +176,10 @@ def store_result(config: Any, result: dict) -> Path:
     """
     record = {"config": config_dict(config), "config_hash": config_hash(config), "status": "ok", **result}
     if record["status"] != "ok" or record["config_hash"] != config_hash(config):
-        raise ValueError(f"store_result takes a successful result of this config, got status "
-                         f"{record['status']!r} and config_hash {record['config_hash']!r}")
+        raise ValueError(
+            f"store_result takes a successful result of this config, got status "
+            f"{record['status']!r} and config_hash {record['config_hash']!r}"
+        )
     path = result_path(config)
     write_json_atomic(path, with_checksum(record))
     return path
@@ -254,15 +257,22 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
             try:
                 outcome = runner(config, workdir)
             except RunFailed as err:
-                _write_failure(path.with_suffix(".failed.json"),
-                               {**record, "status": "failed", "error": str(err),
-                                "provenance": provenance.run_provenance(used, _precision(config))})
+                _write_failure(
+                    path.with_suffix(".failed.json"),
+                    {
+                        **record,
+                        "status": "failed",
+                        "error": str(err),
+                        "provenance": provenance.run_provenance(used, _precision(config)),
+                    },
+                )
                 raise
     finally:
         _remove_if_empty(workdir)  # a checkpoint left by a killed or failed run keeps it
     # where and how it ran (CPU, torch, threads, precision, backends): reruns compare by it
-    result = with_checksum({**record, **outcome, "status": "ok",
-                            "provenance": provenance.run_provenance(used, _precision(config))})
+    result = with_checksum(
+        {**record, **outcome, "status": "ok", "provenance": provenance.run_provenance(used, _precision(config))}
+    )
     write_json_atomic(path, result)
     path.with_suffix(".failed.json").unlink(missing_ok=True)
     return result
@@ -286,8 +296,11 @@ def _write_failure(path: Path, record: dict) -> None:
     try:
         write_json_atomic(path, json_safe(record))
     except (OSError, TypeError, ValueError) as err:
-        warnings.warn(f"the failure record {path} could not be written ({type(err).__name__}: {err})",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"the failure record {path} could not be written ({type(err).__name__}: {err})",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -364,20 +377,21 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str,
-              results: list, failures: list) -> None:
+def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str, results: list, failures: list) -> None:
     """The worker-process branch of :func:`run_many`; ``kill`` (SIGTERM) or Ctrl-C stops the workers too."""
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
     try:
-        with ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_import_plugin_modules,
-                                 initargs=(tuple(_PLUGIN_MODULES),)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=n, mp_context=context, initializer=_import_plugin_modules, initargs=(tuple(_PLUGIN_MODULES),)
+        ) as pool:
             try:
                 quiet_workers = interactive_stderr()  # see _run_in_worker
                 futures = {pool.submit(_run_in_worker, configs[i], rerun, quiet_workers): i for i in todo}
-                done = progress(as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures),
-                                each=True, unit="run")
+                done = progress(
+                    as_completed(futures), desc=f"{desc} ({n} processes)", total=len(futures), each=True, unit="run"
+                )
                 for future in done:
                     try:
                         results[futures[future]] = future.result()
@@ -396,8 +410,16 @@ def _run_job(config: Any, rerun: bool) -> dict:
     return run_or_load(config, rerun=rerun)
 
 
-def _submitit(configs: list, todo: list[int], executor: Any, rerun: bool, desc: str,
-              results: list, failures: list, job: Callable[[Any, bool], dict | None] | None) -> None:
+def _submitit(
+    configs: list,
+    todo: list[int],
+    executor: Any,
+    rerun: bool,
+    desc: str,
+    results: list,
+    failures: list,
+    job: Callable[[Any, bool], dict | None] | None,
+) -> None:
     """The submitit branch of :func:`run_many`: one job per run, sent as job arrays; an
     interrupted wait (Ctrl-C, ``kill``) cancels the jobs, which resume from their checkpoints."""
     call = executors.CheckpointedCall(job or _run_job, _PLUGIN_MODULES)
@@ -405,8 +427,9 @@ def _submitit(configs: list, todo: list[int], executor: Any, rerun: bool, desc: 
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
     try:
-        for i, handle in progress(zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs),
-                               each=True, unit="run"):
+        for i, handle in progress(
+            zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs), each=True, unit="run"
+        ):
             try:
                 results[i] = handle.results()[0]  # task 0: rank 0 of a multi-task run
             except Exception as err:  # noqa: BLE001 (the job's own error comes back as text)
@@ -419,9 +442,15 @@ def _submitit(configs: list, todo: list[int], executor: Any, rerun: bool, desc: 
             signal.signal(signal.SIGTERM, previous)
 
 
-def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
-             rerun: bool | None = None, executor: Any = "local",
-             job: Callable[[Any, bool], dict | None] | None = None) -> list[dict]:
+def run_many(
+    configs: Any,
+    *,
+    workers: int | None = None,
+    desc: str = "runs",
+    rerun: bool | None = None,
+    executor: Any = "local",
+    job: Callable[[Any, bool], dict | None] | None = None,
+) -> list[dict]:
     """``run_or_load`` every config, training the missing ones in parallel worker processes.
 
     ``executor`` is where the missing runs train (:mod:`helpers.core.executors`): ``"local"``
@@ -438,7 +467,6 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
     many are missing, before anything trains. A failed run (:class:`RunFailed`) is re-raised after
     the other runs finish, so one diverging run does not waste the rest.
     """
-
 
     configs = list(configs)
     if isinstance(executor, str):
@@ -461,8 +489,10 @@ def run_many(configs: Any, *, workers: int | None = None, desc: str = "runs",
     results: list[dict | None] = [None] * len(configs)
     failures: list[BaseException] = []
     if job is not None and executor == "local":
-        raise ValueError("job= replaces what a submitit job runs; the local executor runs run_or_load "
-                         "(pass executor='submitit-local' or 'slurm', or leave job out)")
+        raise ValueError(
+            "job= replaces what a submitit job runs; the local executor runs run_or_load "
+            "(pass executor='submitit-local' or 'slurm', or leave job out)"
+        )
     if todo and executor != "local":
         chosen = executors.make_executor(executor) if isinstance(executor, str) else executor
         _submitit(configs, todo, chosen, rerun, desc, results, failures, job)
@@ -505,5 +535,4 @@ def compute_time(results: Any, workers: int = 2) -> dict[str, float]:
     finish = [0.0] * workers
     for s in seconds.values():
         heapq.heappush(finish, heapq.heappop(finish) + s)
-    return {"n_runs": len(seconds), "core_minutes": sum(seconds.values()) / 60,
-            "wall_minutes": max(finish) / 60}
+    return {"n_runs": len(seconds), "core_minutes": sum(seconds.values()) / 60, "wall_minutes": max(finish) / 60}

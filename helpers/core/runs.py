@@ -20,18 +20,18 @@ import torch
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
-from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
-from helpers.core.augment import AUGMENTATIONS, batch_transform
-from helpers.core.provenance import PRECISIONS, note_device
 from helpers.core import distributed
+from helpers.core import validation as v
+from helpers.core.augment import AUGMENTATIONS, batch_transform
+from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
 from helpers.core.device import autocast_context as device_autocast
 from helpers.core.device import check_device_precision, device_provenance, resolve_device
-from helpers.core.registry import activation_factory
 from helpers.core.env import bool_env
+from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
+from helpers.core.provenance import PRECISIONS, note_device
+from helpers.core.registry import activation_factory
 from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
-from helpers.core import validation as v
 from helpers.core.train import TrainHook, fit, optimizer_from_groups
 from helpers.core.weights import save_weights
 
@@ -46,18 +46,18 @@ class RunExtension:
     its model and config, in registration order.
     """
 
-    def applies(self, model: nn.Module, cfg: "TrainConfig") -> bool:
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
         """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
         return True
 
-    def prepare(self, model: nn.Module, cfg: "TrainConfig") -> None:
+    def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
         """Change the freshly built model before the optimiser sees it (e.g. an init mode)."""
 
-    def param_groups(self, model: nn.Module, cfg: "TrainConfig") -> list[dict[str, Any]] | None:
+    def param_groups(self, model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]] | None:
         """The optimiser's parameter groups, or None for the default (one group of all weights)."""
         return None
 
-    def hooks(self, model: nn.Module, cfg: "TrainConfig", steps_per_epoch: int) -> list[TrainHook]:
+    def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
         """Training hooks of the run (in order)."""
         return []
 
@@ -65,8 +65,9 @@ class RunExtension:
         """Entries of the result recorded right before training starts."""
         return {}
 
-    def final_record(self, model: nn.Module, cfg: "TrainConfig", out: dict[str, Any],
-                     parts: dict[str, Any]) -> dict[str, Any]:
+    def final_record(
+        self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
+    ) -> dict[str, Any]:
         """Entries of the result recorded after training (``out``: :func:`fit`'s output, with
         ``best_state``; ``parts``: :func:`build_run`'s, with the validation loader). Evaluate under
         :func:`autocast_context` of ``cfg.precision``, as the run trained."""
@@ -90,19 +91,21 @@ def run_extensions() -> list[RunExtension]:
     return list(_EXTENSIONS)
 
 
-def applicable_extensions(model: nn.Module, cfg: "TrainConfig") -> list[RunExtension]:
+def applicable_extensions(model: nn.Module, cfg: TrainConfig) -> list[RunExtension]:
     """The registered extensions that apply to the run of ``cfg`` on ``model``."""
     return [e for e in _EXTENSIONS if e.applies(model, cfg)]
 
 
-def _param_groups(extensions: list[RunExtension], model: nn.Module, cfg: "TrainConfig") -> list[dict[str, Any]]:
+def _param_groups(extensions: list[RunExtension], model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
     """The one applicable extension's parameter groups, or the default; two that both set them
     would silently drop one method's optimiser settings, so that is an error naming both."""
     wanted = [(e, g) for e in extensions if (g := e.param_groups(model, cfg)) is not None]
     if len(wanted) > 1:
         names = ", ".join(type(e).__name__ for e, _ in wanted)
-        raise ValueError(f"run {cfg.experiment!r} ({cfg.activation}): several run extensions set the optimiser's "
-                         f"parameter groups ({names}); at most one may, so these methods cannot be combined")
+        raise ValueError(
+            f"run {cfg.experiment!r} ({cfg.activation}): several run extensions set the optimiser's "
+            f"parameter groups ({names}); at most one may, so these methods cannot be combined"
+        )
     return wanted[0][1] if wanted else default_param_groups(model, cfg.lr, cfg.weight_decay)
 
 
@@ -185,21 +188,29 @@ class TrainConfig:
         v.check_fields(self, TRAIN_CONFIG_RULES)
         for name in ("min_lr", "warmup_start_lr"):
             if getattr(self, name) > self.lr:
-                raise ValueError(f"TrainConfig.{name} must be <= lr ({self.lr!r}), got {getattr(self, name)!r}: "
-                                 "a schedule from lr towards it would raise the learning rate")
+                raise ValueError(
+                    f"TrainConfig.{name} must be <= lr ({self.lr!r}), got {getattr(self, name)!r}: "
+                    "a schedule from lr towards it would raise the learning rate"
+                )
         if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
         if self.anneal_layer_eps is not None:
             if self.anneal_target is not None:
-                raise ValueError("anneal_target (one λ for every layer) and anneal_layer_eps (a λ per layer) "
-                                 "exclude each other; set one")
+                raise ValueError(
+                    "anneal_target (one λ for every layer) and anneal_layer_eps (a λ per layer) "
+                    "exclude each other; set one"
+                )
             if math.floor(self.anneal_switch * self.epochs) < 1:
-                raise ValueError(f"anneal_layer_eps records pre-activations during the last learning epoch, "
-                                 f"but floor(anneal_switch·epochs) = floor({self.anneal_switch}·{self.epochs}) = 0")
+                raise ValueError(
+                    f"anneal_layer_eps records pre-activations during the last learning epoch, "
+                    f"but floor(anneal_switch·epochs) = floor({self.anneal_switch}·{self.epochs}) = 0"
+                )
         if self.delta_anneal_target is not None:
             if self.activation != "srelu" or self.activation_kwargs.get("learnable", False):
-                raise ValueError(f"delta_anneal_target anneals a fixed S-ReLU δ; activation is "
-                                 f"{self.activation!r} with {self.activation_kwargs}")
+                raise ValueError(
+                    f"delta_anneal_target anneals a fixed S-ReLU δ; activation is "
+                    f"{self.activation!r} with {self.activation_kwargs}"
+                )
         _check_activation("activation", self.activation, self.activation_kwargs)
         if self.penultimate_activation is not None:
             _check_activation("penultimate_activation", self.penultimate_activation, self.penultimate_kwargs)
@@ -207,11 +218,13 @@ class TrainConfig:
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
         if self.record_predictions and self.task != "classification":
-            raise ValueError(f"record_predictions stores class predictions; dataset {self.dataset!r} is a "
-                             f"{self.task} task")
+            raise ValueError(
+                f"record_predictions stores class predictions; dataset {self.dataset!r} is a {self.task} task"
+            )
         if self.channels_last and self.model not in CHANNELS_LAST_MODELS:
-            raise ValueError(f"channels_last applies to the convolutional models {CHANNELS_LAST_MODELS}, "
-                             f"not to {self.model!r}")
+            raise ValueError(
+                f"channels_last applies to the convolutional models {CHANNELS_LAST_MODELS}, not to {self.model!r}"
+            )
 
     @property
     def task(self) -> str:
@@ -365,8 +378,7 @@ def build_run(cfg: TrainConfig, device: torch.device | None = None):
     model_kwargs = dict(cfg.model_kwargs)
     if cfg.penultimate_activation is not None:
         model_kwargs["penultimate_act"] = _activation(cfg.penultimate_activation, cfg.penultimate_kwargs)
-    model = build_model(cfg.model, act=_activation(cfg.activation, cfg.activation_kwargs), **shape,
-                        **model_kwargs)
+    model = build_model(cfg.model, act=_activation(cfg.activation, cfg.activation_kwargs), **shape, **model_kwargs)
     device = torch.device("cpu") if device is None else device
     model = model.to(device)  # before extensions and optimiser see the parameters
     shard = distributed.world()
@@ -384,13 +396,27 @@ def build_run(cfg: TrainConfig, device: torch.device | None = None):
     steps_per_epoch = math.ceil(len(train) / cfg.batch_size)
     hooks: list = [hook for extension in extensions for hook in extension.hooks(model, cfg, steps_per_epoch)]
     order_seed = run_seeds(cfg)[1]
-    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=order_seed, device=device,
-                               shard=(shard.rank, shard.size) if shard.size > 1 else None)
+    train_loader = make_loader(
+        train,
+        cfg.batch_size,
+        shuffle=True,
+        seed=order_seed,
+        device=device,
+        shard=(shard.rank, shard.size) if shard.size > 1 else None,
+    )
     val_loader = make_loader(val, 512, shuffle=False, seed=0, device=device)
     if separates_seeds(cfg):
         seed_everything(training_stream_seed(order_seed))
-    return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "hooks": hooks,
-            "train_loader": train_loader, "val_loader": val_loader, "source": source, "extensions": extensions}
+    return {
+        "model": model,
+        "optimizer": optimizer,
+        "scheduler": scheduler,
+        "hooks": hooks,
+        "train_loader": train_loader,
+        "val_loader": val_loader,
+        "source": source,
+        "extensions": extensions,
+    }
 
 
 def autocast_context(precision: str, device: torch.device | str | None = None):
@@ -445,15 +471,26 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
     initial: dict[str, Any] = {}
     for extension in parts["extensions"]:
         initial.update(extension.initial_record(model))
-    out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
-              scheduler=parts["scheduler"], epochs=cfg.epochs, task=cfg.task, hooks=parts["hooks"],
-              checkpoint_path=workdir / "checkpoint.ckpt", keep_best_state=True,
-              max_grad_norm=cfg.max_grad_norm, desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
-              autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
-              batch_transform=_training_transform(cfg), run_key=checkpoint_key(cfg),
-              device=device,
-              # a method's hooks may stop using parameters mid-run (annealing fixes λ)
-              train_module=distributed.wrap_model(model, device, find_unused_parameters=bool(parts["hooks"])))
+    out = fit(
+        model,
+        parts["train_loader"],
+        parts["val_loader"],
+        optimizer=parts["optimizer"],
+        scheduler=parts["scheduler"],
+        epochs=cfg.epochs,
+        task=cfg.task,
+        hooks=parts["hooks"],
+        checkpoint_path=workdir / "checkpoint.ckpt",
+        keep_best_state=True,
+        max_grad_norm=cfg.max_grad_norm,
+        desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed}",
+        autocast_dtype=torch.bfloat16 if cfg.precision == "bf16" else None,
+        batch_transform=_training_transform(cfg),
+        run_key=checkpoint_key(cfg),
+        device=device,
+        # a method's hooks may stop using parameters mid-run (annealing fixes λ)
+        train_module=distributed.wrap_model(model, device, find_unused_parameters=bool(parts["hooks"])),
+    )
     result: dict[str, Any] = {
         "history": out["history"],
         "best_epoch": out["best_epoch"],

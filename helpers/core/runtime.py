@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from helpers.core.device import set_determinism
-from helpers.core.env import FALSE_WORDS, TRUE_WORDS, bool_env, under_ci  # re-exported
+from helpers.core.env import bool_env, under_ci  # re-exported
 from helpers.core.provenance import note_threads
 
 PROFILES: tuple[str, ...] = ("smoke", "cpu", "paper")
@@ -181,8 +181,7 @@ def interactive_stderr() -> bool:
     return tty or _in_jupyter_kernel()
 
 
-def _log_lines(iterator: Iterator[T], *, desc: str, unit: str, total: int | None,
-               each: bool) -> Iterator[T]:
+def _log_lines(iterator: Iterator[T], *, desc: str, unit: str, total: int | None, each: bool) -> Iterator[T]:
     """Yield from ``iterator`` (already created: nothing here calls ``iter()`` again), writing a
     plain line to stderr when it is exhausted, and after every item with ``each``."""
     start = time.monotonic()
@@ -192,11 +191,9 @@ def _log_lines(iterator: Iterator[T], *, desc: str, unit: str, total: int | None
     for count, item in enumerate(iterator, 1):
         yield item
         if each:
-            print(f"{label}{count}{of} {unit} done ({time.monotonic() - start:.1f} s)",
-                  file=sys.stderr, flush=True)
+            print(f"{label}{count}{of} {unit} done ({time.monotonic() - start:.1f} s)", file=sys.stderr, flush=True)
     if not each or count == 0:
-        print(f"{label}{count}{of} {unit} in {time.monotonic() - start:.1f} s",
-              file=sys.stderr, flush=True)
+        print(f"{label}{count}{of} {unit} in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
 
 
 def progress(iterable: Iterable[T], *, each: bool = False, **kwargs: object) -> Iterator[T]:
@@ -217,9 +214,13 @@ def progress(iterable: Iterable[T], *, each: bool = False, **kwargs: object) -> 
             pass
     if not interactive_stderr():
         total = kwargs.get("total")
-        return _log_lines(iter(iterable), desc=str(kwargs.get("desc") or ""),
-                          unit=str(kwargs.get("unit") or "it"),
-                          total=total if isinstance(total, int) else None, each=each)
+        return _log_lines(
+            iter(iterable),
+            desc=str(kwargs.get("desc") or ""),
+            unit=str(kwargs.get("unit") or "it"),
+            total=total if isinstance(total, int) else None,
+            each=each,
+        )
     from tqdm.auto import tqdm
 
     kwargs.setdefault("leave", False)

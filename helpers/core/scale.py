@@ -58,14 +58,20 @@ class Scale:
         if self.warmup_epochs and self.warmup_epochs >= self.epochs:
             raise ValueError(f"Scale.warmup_epochs must be below epochs ({self.epochs}), got {self.warmup_epochs}")
         if self.activations is not None and not (
-                isinstance(self.activations, tuple) and self.activations
-                and all(isinstance(a, str) and a for a in self.activations)):
+            isinstance(self.activations, tuple)
+            and self.activations
+            and all(isinstance(a, str) and a for a in self.activations)
+        ):
             raise ValueError(f"Scale.activations must be None or a non-empty tuple of names, got {self.activations!r}")
 
 
 def _check_seeds(name: str, value: Any) -> None:
-    if (not isinstance(value, tuple) or not value or len(set(value)) != len(value)
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)):
+    if (
+        not isinstance(value, tuple)
+        or not value
+        or len(set(value)) != len(value)
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
+    ):
         raise ValueError(f"Scale.{name} must be a non-empty tuple of distinct ints >= 0, got {value!r}")
 
 

@@ -37,7 +37,8 @@ zero, and the MDE is 0. scipy returns NaN there; we state the exact result inste
 
 The unit of a comparison is the seed. Where one seed gives several correlated values (the cells
 of a (t, c) grid all subtract the same GELU run of that seed), :func:`helpers.core.units.seed_means`
-averages them per seed before any test, and :func:`helpers.core.units.by_level` splits them per level for "at every level" claims,
+averages them per seed before any test, and :func:`helpers.core.units.by_level` splits them per level for "at every
+level" claims,
 which are then tested level by level (intersection-union: every level must pass).
 
 Displayed intervals carry their level; TOST at 5 % per side rests on the 90 % interval
@@ -47,9 +48,9 @@ Displayed intervals carry their level; TOST at 5 % per side rests on the 90 % in
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
@@ -64,13 +65,31 @@ ALPHA: float = 0.05
 #: Power at which :func:`minimal_detectable_effect` is computed.
 POWER: float = 0.8
 
-Values = Union[Mapping[Hashable, float], Sequence[float], np.ndarray]
+Values = Mapping[Hashable, float] | Sequence[float] | np.ndarray
 
 __all__ = [
-    "ALPHA", "CONFIDENCE", "POWER", "Comparison", "Equivalence", "InsufficientData", "Proportion", "bootstrap_ci",
-    "compare", "exact_text", "interval_text", "median_comparison", "minimal_detectable_effect",
-    "non_inferiority", "number_text", "one_sample", "paired_comparison", "proportion", "seed_values",
-    "tost", "welch_comparison", "welch_from_stats",
+    "ALPHA",
+    "CONFIDENCE",
+    "POWER",
+    "Comparison",
+    "Equivalence",
+    "InsufficientData",
+    "Proportion",
+    "bootstrap_ci",
+    "compare",
+    "exact_text",
+    "interval_text",
+    "median_comparison",
+    "minimal_detectable_effect",
+    "non_inferiority",
+    "number_text",
+    "one_sample",
+    "paired_comparison",
+    "proportion",
+    "seed_values",
+    "tost",
+    "welch_comparison",
+    "welch_from_stats",
 ]
 
 
@@ -112,8 +131,9 @@ class InsufficientData(ValueError):
 
 def _need(n: int, name: str, minimum: int = 2) -> None:
     if n < minimum:
-        raise InsufficientData(f"{name} has {n} value(s); a t interval needs at least {minimum} "
-                         "(one seed gives no spread)")
+        raise InsufficientData(
+            f"{name} has {n} value(s); a t interval needs at least {minimum} (one seed gives no spread)"
+        )
 
 
 def _negligible(sd: float, *arrays: np.ndarray) -> bool:
@@ -241,8 +261,10 @@ class Comparison:
     def describe(self, digits: int = 2, unit: str = "") -> str:
         """``"+0.47 points, 95% CI [-1.2, +2.1] (paired t, df = 2, p = 0.41; 3 pairs of runs; MDE 3.1)"``."""
         u = f" {unit}" if unit else ""
-        return (f"{self.effect:+.{digits}f}{u}, {self.confidence:.0%} CI {self.ci_text(digits)} "
-                f"({self.test_text()}; {self.n_text()}; MDE {number_text(self.mde, digits)})")
+        return (
+            f"{self.effect:+.{digits}f}{u}, {self.confidence:.0%} CI {self.ci_text(digits)} "
+            f"({self.test_text()}; {self.n_text()}; MDE {number_text(self.mde, digits)})"
+        )
 
 
 def _p_text(p: float) -> str:
@@ -252,17 +274,44 @@ def _p_text(p: float) -> str:
     return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
-def _t_result(effect: float, se: float, df: float, p: float, *, test: str, sd: float, n: int, n_a: int,
-              n_b: int, confidence: float, values_a: Sequence[float], values_b: Sequence[float]) -> Comparison:
+def _t_result(
+    effect: float,
+    se: float,
+    df: float,
+    p: float,
+    *,
+    test: str,
+    sd: float,
+    n: int,
+    n_a: int,
+    n_b: int,
+    confidence: float,
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+) -> Comparison:
     if se == 0:  # every difference identical: the exact value, no sampling spread (see module doc)
         lo = hi = effect
         p = 0.0 if effect != 0 else 1.0
     else:
         half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
         lo, hi = effect - half, effect + half
-    return Comparison(effect=effect, ci_low=lo, ci_high=hi, se=se, df=df, n=n, p=float(p),
-                      mde=minimal_detectable_effect(se, df), test=test, sd=sd, n_a=n_a, n_b=n_b,
-                      confidence=confidence, values_a=tuple(values_a), values_b=tuple(values_b))
+    return Comparison(
+        effect=effect,
+        ci_low=lo,
+        ci_high=hi,
+        se=se,
+        df=df,
+        n=n,
+        p=float(p),
+        mde=minimal_detectable_effect(se, df),
+        test=test,
+        sd=sd,
+        n_a=n_a,
+        n_b=n_b,
+        confidence=confidence,
+        values_a=tuple(values_a),
+        values_b=tuple(values_b),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -293,8 +342,20 @@ def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -
         p = math.nan
     else:
         p = float(stats.ttest_rel(va, vb).pvalue)
-    return _t_result(float(d.mean()), se, n - 1, p, test="paired t", sd=sd, n=n, n_a=n, n_b=n,
-                     confidence=confidence, values_a=va, values_b=vb)
+    return _t_result(
+        float(d.mean()),
+        se,
+        n - 1,
+        p,
+        test="paired t",
+        sd=sd,
+        n=n,
+        n_a=n,
+        n_b=n,
+        confidence=confidence,
+        values_a=va,
+        values_b=vb,
+    )
 
 
 def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
@@ -315,13 +376,25 @@ def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) ->
     else:
         res = stats.ttest_ind(va, vb, equal_var=False)
         df, p = float(res.df), float(res.pvalue)
-    return _t_result(float(va.mean() - vb.mean()), se, df, p, test="Welch t", sd=math.sqrt(max(s2a, s2b)),
-                     n=len(va) + len(vb), n_a=len(va), n_b=len(vb), confidence=confidence,
-                     values_a=va, values_b=vb)
+    return _t_result(
+        float(va.mean() - vb.mean()),
+        se,
+        df,
+        p,
+        test="Welch t",
+        sd=math.sqrt(max(s2a, s2b)),
+        n=len(va) + len(vb),
+        n_a=len(va),
+        n_b=len(vb),
+        confidence=confidence,
+        values_a=va,
+        values_b=vb,
+    )
 
 
-def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, *,
-                     confidence: float = CONFIDENCE) -> Comparison:
+def welch_from_stats(
+    mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, *, confidence: float = CONFIDENCE
+) -> Comparison:
     """``mean_a − mean_b`` from printed summary statistics (a source's ``mean ± sd`` over ``n`` runs),
     by Welch's t (``scipy.stats.ttest_ind_from_stats`` with ``equal_var=False``; Welch-Satterthwaite
     degrees of freedom). For a source's own table, where the per-run values are not printed, so no
@@ -348,9 +421,20 @@ def welch_from_stats(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: 
     else:
         df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
         p = float(stats.ttest_ind_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, equal_var=False).pvalue)
-    return _t_result(float(mean_a - mean_b), se, df, p, test="Welch t from printed mean ± sd", sd=max(sd_a, sd_b),
-                     n=int(n_a + n_b), n_a=int(n_a), n_b=int(n_b), confidence=confidence, values_a=(),
-                     values_b=())
+    return _t_result(
+        float(mean_a - mean_b),
+        se,
+        df,
+        p,
+        test="Welch t from printed mean ± sd",
+        sd=max(sd_a, sd_b),
+        n=int(n_a + n_b),
+        n_a=int(n_a),
+        n_b=int(n_b),
+        confidence=confidence,
+        values_a=(),
+        values_b=(),
+    )
 
 
 def compare(a: Values, b: Values, *, paired: bool | None = None, confidence: float = CONFIDENCE) -> Comparison:
@@ -380,12 +464,25 @@ def one_sample(values: Values, null: float = 0.0, *, confidence: float = CONFIDE
         sd = 0.0
     se = sd / math.sqrt(len(v))
     p = float(stats.ttest_1samp(v, null).pvalue) if se > 0 else math.nan
-    return _t_result(float(v.mean() - null), se, len(v) - 1, p, test="one-sample t", sd=sd, n=len(v),
-                     n_a=len(v), n_b=0, confidence=confidence, values_a=v, values_b=())
+    return _t_result(
+        float(v.mean() - null),
+        se,
+        len(v) - 1,
+        p,
+        test="one-sample t",
+        sd=sd,
+        n=len(v),
+        n_a=len(v),
+        n_b=0,
+        confidence=confidence,
+        values_a=v,
+        values_b=(),
+    )
 
 
-def median_comparison(values: Values, null: float = 0.0, *, confidence: float = CONFIDENCE,
-                      seed: int = 0) -> Comparison:
+def median_comparison(
+    values: Values, null: float = 0.0, *, confidence: float = CONFIDENCE, seed: int = 0
+) -> Comparison:
     """``median(values) − null`` with its seeded BCa bootstrap interval (:func:`bootstrap_ci`) and
     the two-sided Wilcoxon signed-rank p of ``values − null`` (``scipy.stats.wilcoxon``).
 
@@ -404,10 +501,23 @@ def median_comparison(values: Values, null: float = 0.0, *, confidence: float = 
     else:
         se = math.nan
         p = float(stats.wilcoxon(v).pvalue) if np.any(v != 0) else 1.0
-    return Comparison(effect=med, ci_low=lo, ci_high=hi, se=se, df=float(len(v) - 1), n=len(v), p=p,
-                      mde=0.0 if se == 0 else math.nan, test="bootstrap median (BCa)",
-                      sd=float(np.std(v, ddof=1)), n_a=len(v), n_b=0, confidence=confidence,
-                      values_a=tuple(v.tolist()), values_b=())
+    return Comparison(
+        effect=med,
+        ci_low=lo,
+        ci_high=hi,
+        se=se,
+        df=float(len(v) - 1),
+        n=len(v),
+        p=p,
+        mde=0.0 if se == 0 else math.nan,
+        test="bootstrap median (BCa)",
+        sd=float(np.std(v, ddof=1)),
+        n_a=len(v),
+        n_b=0,
+        confidence=confidence,
+        values_a=tuple(v.tolist()),
+        values_b=(),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -484,14 +594,29 @@ def tost(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equi
     interval = comparison.interval(1 - 2 * alpha)
     if comparison.bootstrap and not comparison.exact:  # no one-sided test: the interval decides
         inside = -margin < interval[0] and interval[1] < margin
-        return Equivalence(margin=float(margin), p_lower=math.nan, p_upper=math.nan, p=math.nan, alpha=alpha,
-                           equivalent=inside, test=f"equivalence by the {1 - 2 * alpha:.0%} {comparison.test} "
-                           "interval", interval=interval)
+        return Equivalence(
+            margin=float(margin),
+            p_lower=math.nan,
+            p_upper=math.nan,
+            p=math.nan,
+            alpha=alpha,
+            equivalent=inside,
+            test=f"equivalence by the {1 - 2 * alpha:.0%} {comparison.test} interval",
+            interval=interval,
+        )
     p_lo = _one_sided(comparison, -margin, "greater")
     p_hi = _one_sided(comparison, +margin, "less")
     p = max(p_lo, p_hi)
-    return Equivalence(margin=float(margin), p_lower=p_lo, p_upper=p_hi, p=p, alpha=alpha,
-                       equivalent=p < alpha, test=f"TOST ({comparison.test})", interval=interval)
+    return Equivalence(
+        margin=float(margin),
+        p_lower=p_lo,
+        p_upper=p_hi,
+        p=p,
+        alpha=alpha,
+        equivalent=p < alpha,
+        test=f"TOST ({comparison.test})",
+        interval=interval,
+    )
 
 
 def non_inferiority(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equivalence:
@@ -500,12 +625,27 @@ def non_inferiority(comparison: Comparison, margin: float, *, alpha: float = ALP
     _check_margin(margin, alpha)
     interval = comparison.interval(1 - 2 * alpha)
     if comparison.bootstrap and not comparison.exact:
-        return Equivalence(margin=float(margin), p_lower=math.nan, p_upper=math.nan, p=math.nan, alpha=alpha,
-                           equivalent=interval[0] > -margin, test=f"non-inferiority by the {1 - 2 * alpha:.0%} "
-                           f"{comparison.test} interval", interval=interval)
+        return Equivalence(
+            margin=float(margin),
+            p_lower=math.nan,
+            p_upper=math.nan,
+            p=math.nan,
+            alpha=alpha,
+            equivalent=interval[0] > -margin,
+            test=f"non-inferiority by the {1 - 2 * alpha:.0%} {comparison.test} interval",
+            interval=interval,
+        )
     p_lo = _one_sided(comparison, -margin, "greater")
-    return Equivalence(margin=float(margin), p_lower=p_lo, p_upper=math.nan, p=p_lo, alpha=alpha,
-                       equivalent=p_lo < alpha, test=f"non-inferiority ({comparison.test})", interval=interval)
+    return Equivalence(
+        margin=float(margin),
+        p_lower=p_lo,
+        p_upper=math.nan,
+        p=p_lo,
+        alpha=alpha,
+        equivalent=p_lo < alpha,
+        test=f"non-inferiority ({comparison.test})",
+        interval=interval,
+    )
 
 
 def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -543,8 +683,14 @@ def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, pow
 # --------------------------------------------------------------------------------------------
 
 
-def bootstrap_ci(values: Values, statistic: Callable[[np.ndarray], float] = np.mean, *, seed: int = 0,
-                 confidence: float = CONFIDENCE, n_resamples: int = 9999) -> tuple[float, float, float]:
+def bootstrap_ci(
+    values: Values,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    n_resamples: int = 9999,
+) -> tuple[float, float, float]:
     """``(statistic, low, high)``: a seeded BCa bootstrap interval (``scipy.stats.bootstrap``).
 
     For statistics with no t interval (a median, a ratio). With a handful of seeds a bootstrap
@@ -556,9 +702,14 @@ def bootstrap_ci(values: Values, statistic: Callable[[np.ndarray], float] = np.m
     if np.ptp(v) == 0:
         s = float(statistic(v))
         return s, s, s
-    res = stats.bootstrap((v,), lambda x, axis=-1: np.apply_along_axis(statistic, axis, x),
-                          confidence_level=confidence, n_resamples=n_resamples, method="BCa",
-                          rng=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        (v,),
+        lambda x, axis=-1: np.apply_along_axis(statistic, axis, x),
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="BCa",
+        rng=np.random.default_rng(seed),
+    )
     return float(statistic(v)), float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -581,8 +732,7 @@ class Proportion:
         return interval_text(self.ci_low, self.ci_high, 0, spec=".{d}%")
 
     def describe(self) -> str:
-        return (f"{self.k}/{self.n} = {self.rate:.0%}, {self.confidence:.0%} CI "
-                f"{self.ci_text()} (exact binomial)")
+        return f"{self.k}/{self.n} = {self.rate:.0%}, {self.confidence:.0%} CI {self.ci_text()} (exact binomial)"
 
 
 def proportion(k: int, n: int, *, confidence: float = CONFIDENCE) -> Proportion:

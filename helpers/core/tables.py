@@ -39,10 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import judge, RunClaim, Verdict
-from helpers.core.results_cache import load_result, MissingResult, result_path, run_many
-from helpers.core.statistics import compare, Comparison, InsufficientData, seed_values, welch_from_stats
-
+from helpers.core.report import RunClaim, Verdict, judge
+from helpers.core.results_cache import MissingResult, load_result, result_path, run_many
+from helpers.core.statistics import Comparison, InsufficientData, compare, seed_values, welch_from_stats
 
 __all__ = [
     "DISPLAY_NAMES",
@@ -70,9 +69,20 @@ __all__ = [
 
 #: Display names of activation registry names, as the papers print them.
 DISPLAY_NAMES: dict[str, str] = {
-    "gelu": "GELU", "elu": "ELU", "prelu": "PReLU", "celu": "CELU", "silu": "SiLU", "mish": "Mish",
-    "srelu": "S-ReLU", "relu": "ReLU", "leaky_relu": "LeakyReLU", "sigmoid": "Sigmoid", "tanh": "Tanh",
-    "identity": "Identity", "flexact": "Flex-Act", "lambda_gelu": "λ-GELU",
+    "gelu": "GELU",
+    "elu": "ELU",
+    "prelu": "PReLU",
+    "celu": "CELU",
+    "silu": "SiLU",
+    "mish": "Mish",
+    "srelu": "S-ReLU",
+    "relu": "ReLU",
+    "leaky_relu": "LeakyReLU",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "identity": "Identity",
+    "flexact": "Flex-Act",
+    "lambda_gelu": "λ-GELU",
 }
 #: The paper's number of runs per cell when it states none (S-ReLU App. G: "three runs").
 PAPER_RUNS = 3
@@ -106,8 +116,7 @@ def load_all(configs: Sequence[Any]) -> list[dict] | None:
     return results
 
 
-def gather_results(configs: Sequence[Any], *, protocol: str | None = None,
-                   train: bool | None = None) -> list[dict]:
+def gather_results(configs: Sequence[Any], *, protocol: str | None = None, train: bool | None = None) -> list[dict]:
     """Results of ``configs`` for a notebook, in order: loaded, and the missing ones trained.
 
     Like the λ-GELU pages, a page trains what is missing (in parallel worker processes, see
@@ -130,8 +139,11 @@ def gather_results(configs: Sequence[Any], *, protocol: str | None = None,
         else:
             results.append(result)
     if missing:
-        how = (f"python -m helpers.protocols {protocol} --profile {sorted(profiles)[0]}"
-               if protocol else "the protocol's runs")
+        how = (
+            f"python -m helpers.protocols {protocol} --profile {sorted(profiles)[0]}"
+            if protocol
+            else "the protocol's runs"
+        )
         raise MissingResult(
             f"{len(missing)} of {len(configs)} results are missing (first: {missing[0]}); produce them "
             f"with `{how}` (or set REPRO_RERUN=1 to train here)"
@@ -150,8 +162,9 @@ def _config(result: Mapping[str, Any]) -> Mapping[str, Any]:
     return result["config"]
 
 
-def accuracy_rows(results: Iterable[Mapping[str, Any]],
-                  extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None) -> pd.DataFrame:
+def accuracy_rows(
+    results: Iterable[Mapping[str, Any]], extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None
+) -> pd.DataFrame:
     """One row per run: its grouping keys and its best/final validation accuracy in %.
 
     Columns: ``experiment, model, dataset, activation, delta`` (S-ReLU's δ, else NaN),
@@ -165,21 +178,26 @@ def accuracy_rows(results: Iterable[Mapping[str, Any]],
         if result.get("status", "ok") != "ok":
             raise ValueError(f"result {result.get('config_hash')} is not a successful run")
         if not result.get("higher_is_better", True):
-            raise ValueError("accuracy_rows takes classification runs (higher is better); got a run "
-                             f"of task metric {cfg.get('dataset')!r} where lower is better")
+            raise ValueError(
+                "accuracy_rows takes classification runs (higher is better); got a run "
+                f"of task metric {cfg.get('dataset')!r} where lower is better"
+            )
         history = result["history"]
         if not history:
             raise ValueError(f"result {result.get('config_hash')} has an empty history")
         kwargs = cfg.get("activation_kwargs") or {}
         row = {
-            "experiment": cfg.get("experiment"), "model": cfg.get("model"), "dataset": cfg.get("dataset"),
+            "experiment": cfg.get("experiment"),
+            "model": cfg.get("model"),
+            "dataset": cfg.get("dataset"),
             "activation": cfg.get("activation"),
             "delta": float(kwargs["delta"]) if "delta" in kwargs else math.nan,
             "penultimate": cfg.get("penultimate_activation") or "none",
             "seed": cfg.get("seed"),
             "best": 100.0 * float(result["best_val_metric"]),
             "final": 100.0 * float(history[-1]["val_metric"]),
-            "best_epoch": int(result["best_epoch"]), "epochs": len(history),
+            "best_epoch": int(result["best_epoch"]),
+            "epochs": len(history),
             "n_params": result.get("n_params"),
         }
         for name, fn in (extra or {}).items():
@@ -236,9 +254,14 @@ def rekey(paper: Mapping[Hashable, tuple[float, float]], names: Mapping[Hashable
     return {ours: paper[theirs] for ours, theirs in names.items() if theirs in paper}
 
 
-def side_by_side(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]], *,
-                 labels: Mapping[Hashable, str] | None = None, digits: int = 1,
-                 paper_name: str = "paper") -> pd.DataFrame:
+def side_by_side(
+    summary: pd.DataFrame,
+    paper: Mapping[Hashable, tuple[float, float]],
+    *,
+    labels: Mapping[Hashable, str] | None = None,
+    digits: int = 1,
+    paper_name: str = "paper",
+) -> pd.DataFrame:
     """Our best and final accuracy (mean ± std), the paper's, their difference and the ranks.
 
     ``summary`` comes from :func:`summarize` with one index level; ``paper`` maps the same keys to
@@ -256,20 +279,23 @@ def side_by_side(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, fl
         have = key in summary.index
         s = summary.loc[key] if have else None
         p = paper.get(key)
-        rows.append({
-            "": (labels or {}).get(key, str(key)),
-            "ours, best": format_mean_std(s["best_mean"], s["best_std"], digits) if have else "—",
-            "ours, final": format_mean_std(s["final_mean"], s["final_std"], digits) if have else "—",
-            paper_name: format_mean_std(*p, digits) if p else "—",
-            "ours − paper": f"{s['best_mean'] - p[0]:+.{digits}f}" if (have and p) else "—",
-            "rank (ours)": int(ours_rank[key]) if have else "—",
-            f"rank ({paper_name})": int(paper_rank[key]) if p else "—",
-        })
+        rows.append(
+            {
+                "": (labels or {}).get(key, str(key)),
+                "ours, best": format_mean_std(s["best_mean"], s["best_std"], digits) if have else "—",
+                "ours, final": format_mean_std(s["final_mean"], s["final_std"], digits) if have else "—",
+                paper_name: format_mean_std(*p, digits) if p else "—",
+                "ours − paper": f"{s['best_mean'] - p[0]:+.{digits}f}" if (have and p) else "—",
+                "rank (ours)": int(ours_rank[key]) if have else "—",
+                f"rank ({paper_name})": int(paper_rank[key]) if p else "—",
+            }
+        )
     return pd.DataFrame(rows).set_index("")
 
 
-def rank_correlation(summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]],
-                     metric: str = "best") -> tuple[float, int]:
+def rank_correlation(
+    summary: pd.DataFrame, paper: Mapping[Hashable, tuple[float, float]], metric: str = "best"
+) -> tuple[float, int]:
     """Spearman correlation between our mean ``metric`` and the paper's means over the shared keys,
     and the number of keys (NaN for fewer than 3 keys or a constant side)."""
     from scipy.stats import spearmanr  # lazy: scipy.stats is slow to import and only this statistic needs it
@@ -296,11 +322,15 @@ def sweep_frame(source: pd.DataFrame | Mapping[float, tuple[float, float]], metr
             raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
         if source.index.nlevels != 1:
             raise ValueError("sweep_frame needs a summary with one index level (the swept value)")
-        return pd.DataFrame({"x": source.index.to_numpy(float), "mean": source[f"{metric}_mean"].to_numpy(float),
-                             "std": source[f"{metric}_std"].to_numpy(float)})
+        return pd.DataFrame(
+            {
+                "x": source.index.to_numpy(float),
+                "mean": source[f"{metric}_mean"].to_numpy(float),
+                "std": source[f"{metric}_std"].to_numpy(float),
+            }
+        )
     _check_paper(source)
-    return pd.DataFrame([(float(k), float(m), float(s)) for k, (m, s) in source.items()],
-                        columns=["x", "mean", "std"])
+    return pd.DataFrame([(float(k), float(m), float(s)) for k, (m, s) in source.items()], columns=["x", "mean", "std"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -362,12 +392,21 @@ def difference(summary: pd.DataFrame, a: Hashable, b: Hashable, metric: str = "b
         if key not in summary.index:
             raise KeyError(f"{key!r} is not in the summary (have {list(summary.index)})")
     sa, sb = summary.loc[a], summary.loc[b]
-    return Difference(a, b, float(sa[f"{metric}_mean"]), float(sb[f"{metric}_mean"]),
-                      float(sa[f"{metric}_std"]), float(sb[f"{metric}_std"]), int(sa["n"]), int(sb["n"]))
+    return Difference(
+        a,
+        b,
+        float(sa[f"{metric}_mean"]),
+        float(sb[f"{metric}_mean"]),
+        float(sa[f"{metric}_std"]),
+        float(sb[f"{metric}_std"]),
+        int(sa["n"]),
+        int(sb["n"]),
+    )
 
 
-def margin_over_rest(summary: pd.DataFrame, target: Hashable, *, metric: str = "best",
-                     exclude: Iterable[Hashable] = ()) -> Difference:
+def margin_over_rest(
+    summary: pd.DataFrame, target: Hashable, *, metric: str = "best", exclude: Iterable[Hashable] = ()
+) -> Difference:
     """``target`` minus the best of the other groups (by mean ``metric``), ``exclude`` left out."""
     excluded = set(exclude)
     others = [k for k in summary.index if k != target and k not in excluded]
@@ -377,8 +416,14 @@ def margin_over_rest(summary: pd.DataFrame, target: Hashable, *, metric: str = "
     return difference(summary, target, runner_up, metric)
 
 
-def paper_difference(paper: Mapping[Hashable, tuple[float, float]], a: Hashable, b: Hashable | None = None,
-                     *, exclude: Iterable[Hashable] = (), n_runs: int = PAPER_RUNS) -> Difference:
+def paper_difference(
+    paper: Mapping[Hashable, tuple[float, float]],
+    a: Hashable,
+    b: Hashable | None = None,
+    *,
+    exclude: Iterable[Hashable] = (),
+    n_runs: int = PAPER_RUNS,
+) -> Difference:
     """The same difference from a paper's printed ``(mean, std)``: ``a − b``, or ``a`` minus the
     best other entry when ``b`` is None. ``n_runs`` is the paper's runs per cell."""
     _check_paper(paper)
@@ -395,8 +440,9 @@ def paper_difference(paper: Mapping[Hashable, tuple[float, float]], a: Hashable,
     return Difference(a, b, paper[a][0], paper[b][0], paper[a][1], paper[b][1], n_runs, n_runs)
 
 
-def compare_groups(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric: str = "best", *,
-                   paired: bool | None = None) -> Comparison:
+def compare_groups(
+    rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric: str = "best", *, paired: bool | None = None
+) -> Comparison:
     """``a − b`` of the per-seed ``metric`` of two groups of :func:`accuracy_rows`, with a 95 % CI
     (:func:`helpers.core.statistics.compare`: paired by seed when both groups ran the same seeds, as
     every protocol of the book does; Welch otherwise). This is what the claims use; the
@@ -404,8 +450,7 @@ def compare_groups(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric
 
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
-    return compare(seed_values(rows, metric, where={by: a}), seed_values(rows, metric, where={by: b}),
-                   paired=paired)
+    return compare(seed_values(rows, metric, where={by: a}), seed_values(rows, metric, where={by: b}), paired=paired)
 
 
 @dataclass(frozen=True)
@@ -417,8 +462,16 @@ class Statement:
     comparison: Comparison | None
 
 
-def _tested(claim: RunClaim, a: str, b: str, *, claimed_effect: float | None, margin: float | None,
-            direction: int | None, digits: int) -> str:
+def _tested(
+    claim: RunClaim,
+    a: str,
+    b: str,
+    *,
+    claimed_effect: float | None,
+    margin: float | None,
+    direction: int | None,
+    digits: int,
+) -> str:
     """What a rule tests, in words (``"S-ReLU ahead of GELU"``)."""
     if claim == "direction":
         ahead = (claimed_effect if claimed_effect is not None else direction or 1) > 0
@@ -431,10 +484,22 @@ def _tested(claim: RunClaim, a: str, b: str, *, claimed_effect: float | None, ma
     return f"{a} within ±{margin:g} point{'' if margin == 1 else 's'} of {b}"
 
 
-def run_statement(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, *, metric: str = "best",
-                  labels: Mapping[Hashable, str] | None = None, digits: int = 1, claim: RunClaim = "direction",
-                  claimed_effect: float | None = None, margin: float | None = None, direction: int | None = 1,
-                  paper: Difference | None = None, paper_size: bool = False) -> Statement:
+def run_statement(
+    rows: pd.DataFrame,
+    by: str,
+    a: Hashable,
+    b: Hashable,
+    *,
+    metric: str = "best",
+    labels: Mapping[Hashable, str] | None = None,
+    digits: int = 1,
+    claim: RunClaim = "direction",
+    claimed_effect: float | None = None,
+    margin: float | None = None,
+    direction: int | None = 1,
+    paper: Difference | None = None,
+    paper_size: bool = False,
+) -> Statement:
     """``a − b`` of our runs as a sentence, with the report's statistics and verdict words.
 
     The comparison is :func:`compare_groups` (paired by seed, 95 % Student-t CI, MDE) and the
@@ -452,24 +517,34 @@ def run_statement(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, *, metr
     def make() -> Comparison:
         return compare_groups(rows, by, a, b, metric)
 
-    verdict, fields, comp = judge(make, claimed_effect, claim=claim, margin=margin,
-                                  direction=direction if claimed_effect is None else None,
-                                  digits=digits, unit="points")
-    tested = _tested(claim, name(a), name(b), claimed_effect=claimed_effect, margin=margin, direction=direction,
-                     digits=digits)
+    verdict, fields, comp = judge(
+        make,
+        claimed_effect,
+        claim=claim,
+        margin=margin,
+        direction=direction if claimed_effect is None else None,
+        digits=digits,
+        unit="points",
+    )
+    tested = _tested(
+        claim, name(a), name(b), claimed_effect=claimed_effect, margin=margin, direction=direction, digits=digits
+    )
     if comp is None:
         ours = f"Ours: {head}: {fields['test']}"
     else:
         ours = f"Ours: {head} = {comp.describe(digits, unit='points')}"
-    text = f"{ours}. \"{tested}\": {verdict}."
+    text = f'{ours}. "{tested}": {verdict}.'
     if paper is not None:
-        text += (f" Paper, computed from its printed mean ± std ({paper.n_a} runs per cell): "
-                 f"{paper.describe(labels, digits)}.")
+        text += (
+            f" Paper, computed from its printed mean ± std ({paper.n_a} runs per cell): "
+            f"{paper.describe(labels, digits)}."
+        )
         if paper_size:
             verdict, _, _ = judge(make, paper.diff, claim="size", digits=digits, unit="points")
-            reached = _tested("size", name(a), name(b), claimed_effect=paper.diff, margin=None, direction=None,
-                              digits=digits)
-            text += f" \"{reached}\" (the paper's margin, at our scale): {verdict}."
+            reached = _tested(
+                "size", name(a), name(b), claimed_effect=paper.diff, margin=None, direction=None, digits=digits
+            )
+            text += f' "{reached}" (the paper\'s margin, at our scale): {verdict}.'
     return Statement(text=text, verdict=verdict, comparison=comp)
 
 
@@ -478,8 +553,11 @@ def run_statement(rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, *, metr
 # --------------------------------------------------------------------------------------------
 
 
-def training_curves(results: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Hashable],
-                    metrics: Sequence[str] = ("val_metric", "train_loss")) -> pd.DataFrame:
+def training_curves(
+    results: Iterable[Mapping[str, Any]],
+    key: Callable[[Mapping[str, Any]], Hashable],
+    metrics: Sequence[str] = ("val_metric", "train_loss"),
+) -> pd.DataFrame:
     """Per-epoch mean and std over seeds of history ``metrics``, grouped by ``key(config)``.
 
     Long format: columns ``group, epoch`` and ``<metric>_mean``, ``<metric>_std`` per metric

@@ -32,8 +32,8 @@ from torch.utils.data import DataLoader
 
 from helpers.core import distributed
 from helpers.core.device import move_to
-from helpers.core.results_cache import RunFailed
 from helpers.core.provenance import note_steps
+from helpers.core.results_cache import RunFailed
 from helpers.core.runtime import progress
 
 Task = Literal["classification", "regression", "lm"]
@@ -68,8 +68,14 @@ class TrainHook:
         pass
 
 
-def optimizer_from_groups(groups: list[dict[str, Any]], name: str = "sgd", *, lr: float, momentum: float = 0.0,
-                          betas: tuple[float, float] = (0.9, 0.999)) -> torch.optim.Optimizer:
+def optimizer_from_groups(
+    groups: list[dict[str, Any]],
+    name: str = "sgd",
+    *,
+    lr: float,
+    momentum: float = 0.0,
+    betas: tuple[float, float] = (0.9, 0.999),
+) -> torch.optim.Optimizer:
     """SGD or AdamW over parameter groups. ``momentum`` applies to SGD only, ``betas`` to AdamW only."""
     key = name.lower() if isinstance(name, str) else name
     if key == "sgd":
@@ -110,8 +116,7 @@ def model_device(model: nn.Module) -> torch.device:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, loader: DataLoader, task: Task,
-             device: torch.device | None = None) -> dict[str, float]:
+def evaluate(model: nn.Module, loader: DataLoader, task: Task, device: torch.device | None = None) -> dict[str, float]:
     """Mean loss and the task metric (accuracy / MSE / perplexity) over ``loader``, with the
     batches moved to ``device`` (default: where ``model`` is)."""
     if task not in TASKS:
@@ -146,8 +151,13 @@ def _rng_state(train_loader: DataLoader | None) -> dict[str, Any]:
     state: dict[str, Any] = {
         "torch": torch.get_rng_state(),
         "python": random.getstate(),
-        "numpy": {"kind": str(kind), "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64).copy()),
-                  "pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)},
+        "numpy": {
+            "kind": str(kind),
+            "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64).copy()),
+            "pos": int(pos),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(cached_gaussian),
+        },
     }
     generator = getattr(train_loader, "generator", None)
     if generator is not None:
@@ -165,8 +175,15 @@ def _set_rng_state(state: dict[str, Any], train_loader: DataLoader | None) -> No
     if isinstance(numpy_state, dict):
         keys = numpy_state["keys"]
         keys = keys.numpy() if isinstance(keys, torch.Tensor) else np.asarray(keys)
-        np.random.set_state((numpy_state["kind"], keys.astype(np.uint32), numpy_state["pos"],
-                             numpy_state["has_gauss"], numpy_state["cached_gaussian"]))
+        np.random.set_state(
+            (
+                numpy_state["kind"],
+                keys.astype(np.uint32),
+                numpy_state["pos"],
+                numpy_state["has_gauss"],
+                numpy_state["cached_gaussian"],
+            )
+        )
     else:  # the tuple of checkpoints written before the tensor form
         np.random.set_state(numpy_state)
     generator = getattr(train_loader, "generator", None)
@@ -232,8 +249,7 @@ def _discard_checkpoint(path: Path, why: str, suffix: str = ".corrupt") -> None:
     except OSError:
         path.unlink(missing_ok=True)
         where = "deleted"
-    warnings.warn(f"checkpoint {path} {why}; {where}; the run restarts from epoch 1",
-                  RuntimeWarning, stacklevel=3)
+    warnings.warn(f"checkpoint {path} {why}; {where}; the run restarts from epoch 1", RuntimeWarning, stacklevel=3)
 
 
 def _describe_key(key: Mapping[str, Any] | None) -> str:
@@ -269,12 +285,19 @@ def load_checkpoint(
     if run_key is not None and saved.get("run_key") != dict(run_key):
         # A checkpoint of another configuration fits the same model and optimiser shapes, so
         # loading it would silently continue someone else's training.
-        _discard_checkpoint(path, f"belongs to another run ({_describe_key(saved.get('run_key'))}; this run: "
-                                  f"{_describe_key(run_key)})", suffix=".foreign")
+        _discard_checkpoint(
+            path,
+            f"belongs to another run ({_describe_key(saved.get('run_key'))}; this run: {_describe_key(run_key)})",
+            suffix=".foreign",
+        )
         return None
-    before = (copy.deepcopy(model.state_dict()), copy.deepcopy(optimizer.state_dict()),
-              scheduler.state_dict() if scheduler is not None else None,
-              [copy.deepcopy(_call(hook, "state_dict")) for hook in hooks], _rng_state(train_loader))
+    before = (
+        copy.deepcopy(model.state_dict()),
+        copy.deepcopy(optimizer.state_dict()),
+        scheduler.state_dict() if scheduler is not None else None,
+        [copy.deepcopy(_call(hook, "state_dict")) for hook in hooks],
+        _rng_state(train_loader),
+    )
     try:
         if len(saved["hooks"]) != len(hooks):
             raise ValueError(f"it holds state for {len(saved['hooks'])} hooks, this run has {len(hooks)}")
@@ -360,17 +383,26 @@ def fit(
         raise ValueError(f"epochs must be a positive int (not a bool), got {epochs!r}")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    if max_grad_norm is not None and (isinstance(max_grad_norm, bool) or not isinstance(max_grad_norm, Real)
-                                      or not math.isfinite(max_grad_norm) or max_grad_norm <= 0):
+    if max_grad_norm is not None and (
+        isinstance(max_grad_norm, bool)
+        or not isinstance(max_grad_norm, Real)
+        or not math.isfinite(max_grad_norm)
+        or max_grad_norm <= 0
+    ):
         raise ValueError(f"max_grad_norm must be None or a finite number > 0, got {max_grad_norm!r}")
-    if run_key is not None and (not isinstance(run_key, Mapping)
-                                or not all(isinstance(k, str) and isinstance(v, str) for k, v in run_key.items())):
+    if run_key is not None and (
+        not isinstance(run_key, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in run_key.items())
+    ):
         raise TypeError(f"run_key must be a mapping of str to str, got {run_key!r}")
     if autocast_dtype not in (None, torch.bfloat16, torch.float16):
         raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
     device = model_device(model) if device is None else device
-    autocast = (lambda: torch.autocast(device.type, dtype=autocast_dtype)) if autocast_dtype is not None \
+    autocast = (
+        (lambda: torch.autocast(device.type, dtype=autocast_dtype))
+        if autocast_dtype is not None
         else contextlib.nullcontext
+    )
     forward = model if train_module is None else train_module
     sharded = getattr(train_loader, "batch_sampler", None)
     if not isinstance(sharded, distributed.ShardedBatchSampler):

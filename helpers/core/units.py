@@ -18,8 +18,6 @@ from helpers.core.statistics import _as_mapping
 __all__ = ["by_level", "seed_means"]
 
 
-
-
 def _split_seed(key: Hashable, seed_index: int) -> tuple[Hashable, Hashable]:
     if not isinstance(key, tuple) or len(key) < 2:
         raise ValueError(f"cell keys must be tuples (level..., seed), got {key!r}")

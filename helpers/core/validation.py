@@ -28,8 +28,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Rule", "integer", "number", "boolean", "text", "choice", "path_name", "mapping",
-           "number_tuple", "choice_tuple", "check_fields", "check_value", "describe"]
+__all__ = [
+    "Rule",
+    "integer",
+    "number",
+    "boolean",
+    "text",
+    "choice",
+    "path_name",
+    "mapping",
+    "number_tuple",
+    "choice_tuple",
+    "check_fields",
+    "check_value",
+    "describe",
+]
 
 #: A name that becomes a folder: letters, digits, ``_``, ``-``, ``.``, ``+``, ``=``; no leading dot.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_+=\-][A-Za-z0-9_.+=\-]*")
@@ -41,7 +54,8 @@ class Rule:
 
     ``kind``: ``int``, ``number``, ``bool``, ``str``, ``name`` (a path component), ``choice``,
     ``dict`` (str keys; numbers inside must be finite), ``numbers`` (a non-empty tuple or list
-    of numbers, each in range) or ``choices`` (a non-empty tuple or list of ``choices``). ``low``/``high``: the range of numbers (``None``: unbounded),
+    of numbers, each in range) or ``choices`` (a non-empty tuple or list of ``choices``). ``low``/``high``: the range
+    of numbers (``None``: unbounded),
     ``low_open``/``high_open``: whether the bound itself is excluded. ``optional``: ``None``
     is accepted.
     """
@@ -61,8 +75,14 @@ def integer(low: int | None = None, high: int | None = None, *, optional: bool =
     return Rule("int", low, high, optional=optional)
 
 
-def number(low: float | None = None, high: float | None = None, *, low_open: bool = False,
-           high_open: bool = False, optional: bool = False) -> Rule:
+def number(
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    optional: bool = False,
+) -> Rule:
     """A finite ``int`` or ``float`` (not a bool, not a string) in the given range."""
     return Rule("number", low, high, low_open, high_open, optional)
 
@@ -92,8 +112,9 @@ def mapping() -> Rule:
     return Rule("dict")
 
 
-def number_tuple(low: float | None = None, high: float | None = None, *, low_open: bool = False,
-                 high_open: bool = False) -> Rule:
+def number_tuple(
+    low: float | None = None, high: float | None = None, *, low_open: bool = False, high_open: bool = False
+) -> Rule:
     """A non-empty tuple or list of numbers, each finite and in the given range."""
     return Rule("numbers", low, high, low_open, high_open)
 
@@ -110,7 +131,9 @@ def _is_number(value: object) -> bool:
 def describe(rule: Rule) -> str:
     """What ``rule`` expects, in words (used in the error messages)."""
     if rule.kind in ("number", "int", "numbers"):
-        what = {"int": "an int", "number": "a finite number", "numbers": "a non-empty sequence of finite numbers"}[rule.kind]
+        what = {"int": "an int", "number": "a finite number", "numbers": "a non-empty sequence of finite numbers"}[
+            rule.kind
+        ]
         bounds = []
         if rule.low is not None:
             bounds.append(f"{'>' if rule.low_open else '>='} {rule.low:g}")
@@ -122,8 +145,7 @@ def describe(rule: Rule) -> str:
     elif rule.kind == "str":
         text_ = "a non-empty str" if rule.non_empty else "a str"
     elif rule.kind == "name":
-        text_ = ("a folder name: letters, digits, '_', '-', '.', '+', '=', not empty, not starting "
-                 "with '.', no '/'")
+        text_ = "a folder name: letters, digits, '_', '-', '.', '+', '=', not empty, not starting with '.', no '/'"
     elif rule.kind == "choice":
         text_ = "one of " + ", ".join(repr(c) for c in rule.choices)
     elif rule.kind == "choices":
@@ -163,8 +185,11 @@ def _accepts(value: Any, rule: Rule) -> bool:
     if kind == "number":
         return _is_number(value) and math.isfinite(value) and _in_range(value, rule)
     if kind == "numbers":
-        return (isinstance(value, (tuple, list)) and len(value) > 0
-                and all(_is_number(v) and math.isfinite(v) and _in_range(v, rule) for v in value))
+        return (
+            isinstance(value, (tuple, list))
+            and len(value) > 0
+            and all(_is_number(v) and math.isfinite(v) and _in_range(v, rule) for v in value)
+        )
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "str":
@@ -174,11 +199,13 @@ def _accepts(value: Any, rule: Rule) -> bool:
     if kind == "choice":
         return any(type(value) is type(c) and value == c for c in rule.choices)
     if kind == "choices":
-        return (isinstance(value, (tuple, list)) and len(value) > 0
-                and all(any(type(x) is type(c) and x == c for c in rule.choices) for x in value))
+        return (
+            isinstance(value, (tuple, list))
+            and len(value) > 0
+            and all(any(type(x) is type(c) and x == c for c in rule.choices) for x in value)
+        )
     if kind == "dict":
-        return (isinstance(value, dict) and all(isinstance(k, str) for k in value)
-                and not _non_finite(value))
+        return isinstance(value, dict) and all(isinstance(k, str) for k in value) and not _non_finite(value)
     raise ValueError(f"unknown rule kind {kind!r}")
 
 
@@ -210,7 +237,9 @@ def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
     missing = [n for n in names if n not in rules]
     extra = [n for n in rules if n not in names]
     if missing or extra:
-        raise TypeError(f"the validation table of {owner} does not match its fields: "
-                        f"no rule for {missing}, rules for unknown fields {extra}")
+        raise TypeError(
+            f"the validation table of {owner} does not match its fields: "
+            f"no rule for {missing}, rules for unknown fields {extra}"
+        )
     for name in names:
         check_value(owner, name, getattr(config, name), rules[name])

@@ -89,6 +89,7 @@ DEFAULT_CANDIDATES: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", 
 EvalMode = Literal["argmax", "expected"]
 _EVAL_MODES: tuple[str, ...] = ("argmax", "expected")
 
+
 def _resolve_candidates(
     candidates: Sequence[str | nn.Module] | Mapping[str, str | nn.Module],
 ) -> tuple[tuple[str, ...], list[nn.Module]]:
@@ -116,9 +117,7 @@ def _resolve_candidates(
             module = cand
             name = type(cand).__name__.lower()
         else:
-            raise TypeError(
-                f"a candidate must be an activation name or an nn.Module, got {type(cand).__name__}"
-            )
+            raise TypeError(f"a candidate must be an activation name or an nn.Module, got {type(cand).__name__}")
         if key is not None:
             if not isinstance(key, str) or not key:
                 raise TypeError(f"candidate names must be non-empty strings, got {key!r}")
@@ -332,8 +331,7 @@ class FlexAct(nn.Module):
         """``p̃ = softmax(−ḡ/λ)`` (Eq. 2) at the last forward's pre-activations (detached)."""
         return pseudo_probabilities(self.mean_gradient_norms(), lam)
 
-    def regularizer(self, alpha: float, lam: float, *, detach: bool = True,
-                    direction: str = "forward") -> torch.Tensor:
+    def regularizer(self, alpha: float, lam: float, *, detach: bool = True, direction: str = "forward") -> torch.Tensor:
         """``α·KL(p̃ ‖ softmax(logits))`` (Eqs. 3-4) at the last forward's pre-activations
         (``direction="reverse"``: ``α·KL(softmax(logits) ‖ p̃)``)."""
         alpha = _check_alpha(alpha)
@@ -341,7 +339,12 @@ class FlexAct(nn.Module):
         if alpha == 0.0:
             return self.logits.new_zeros(())
         return gradient_norm_regularizer(
-            self._require_pre_activations(), self.candidates, self.logits, alpha, lam, detach=detach,
+            self._require_pre_activations(),
+            self.candidates,
+            self.logits,
+            alpha,
+            lam,
+            detach=detach,
             direction=direction,
         )
 
@@ -365,10 +368,7 @@ class FlexAct(nn.Module):
         return state
 
     def extra_repr(self) -> str:
-        return (
-            f"candidates={list(self.names)}, tau={self._tau:g}, hard={self.hard}, "
-            f"eval_mode={self.eval_mode!r}"
-        )
+        return f"candidates={list(self.names)}, tau={self._tau:g}, hard={self.hard}, eval_mode={self.eval_mode!r}"
 
 
 register_activation_type(FlexAct)

@@ -58,16 +58,38 @@ PRINT_UNIT = 1e-4
 A0, A3 = "Flex-Act (α=0)", "Flex-Act (α=0.3)"
 
 
-def _claim(key: str, claim: str, where: str, paper, ours: str, verdict: str, anchor: str, note: str = "",
-           basis: str = "source", scale: str = "arithmetic on the printed values") -> Claim:
-    return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile="theory",
-                 scale=scale, verdict=verdict, notebook=NB_AUDIT, anchor=ANCHORS[anchor], note=note,  # type: ignore[arg-type]
-                 basis=basis)
+def _claim(
+    key: str,
+    claim: str,
+    where: str,
+    paper,
+    ours: str,
+    verdict: str,
+    anchor: str,
+    note: str = "",
+    basis: str = "source",
+    scale: str = "arithmetic on the printed values",
+) -> Claim:
+    return Claim(
+        key=key,
+        claim=claim,
+        source=f"{SOURCE}, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile="theory",
+        scale=scale,
+        verdict=verdict,
+        notebook=NB_AUDIT,
+        anchor=ANCHORS[anchor],
+        note=note,  # type: ignore[arg-type]
+        basis=basis,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Mechanism: what α = 0 selected, by Table 1's own numbers
 # --------------------------------------------------------------------------------------------
+
 
 def selection_bounds(row: str, target: str) -> dict[str, float]:
     """For Flex-Act row ``row`` on ground truth ``target``: per other candidate c, the least mean MSE
@@ -77,8 +99,7 @@ def selection_bounds(row: str, target: str) -> dict[str, float]:
     Returns ``{candidate: least mean}`` and ``"printed_max"``: the upper end of the printed mean."""
     if row not in TABLE1 or target not in GROUND_TRUTHS:
         raise KeyError(f"unknown Table 1 row {row!r} or target {target!r}")
-    out = {c: (TABLE1[_FIXED_LABELS[c]][target][0] - PRINT_UNIT / 2) / N_SEEDS
-           for c in GROUND_TRUTHS if c != target}
+    out = {c: (TABLE1[_FIXED_LABELS[c]][target][0] - PRINT_UNIT / 2) / N_SEEDS for c in GROUND_TRUTHS if c != target}
     out["printed_max"] = TABLE1[row][target][0] + PRINT_UNIT / 2
     return out
 
@@ -92,29 +113,35 @@ def _claim_tanh_selection() -> Claim:
     return _claim(
         "flexact-audit-alpha0-tanh-bias",
         "Without the regulariser (α = 0) Flex-Act does worse on the Tanh target because its selection is biased "
-        "towards unbounded activations (ReLU, LeakyReLU)", "Section 4.1.1 / Fig. 1",
+        "towards unbounded activations (ReLU, LeakyReLU)",
+        "Section 4.1.1 / Fig. 1",
         (QUOTES["alpha0_hypothesis"], QUOTES["fig1_lingers"]),
         f"Table 1 rules it out: one of {N_SEEDS} seeds ending on ReLU or LeakyReLU would put the α = 0 Tanh mean "
         f"at ≥ {relu_like:.4f}, and on any other non-Tanh candidate at ≥ {least:.4f}; the printed mean is "
         f"{TABLE1[A0]['tanh'][0]:.4f}. Ruled out for {len(ruled_out)} of {len(bounds)} other candidates: every "
-        "seed ended on Tanh", "contradicted" if len(ruled_out) == len(bounds) else "inconclusive", "selection",
+        "seed ended on Tanh",
+        "contradicted" if len(ruled_out) == len(bounds) else "inconclusive",
+        "selection",
         note="Reading: the trained layer is evaluated with its chosen (argmax) activation, as Section 3.2's "
-             "'committing to specific activations' and Table 1's comparison with the fixed models imply; a network "
-             "whose layer chose c cannot beat the fixed c-model, whose Table 1 errors are the optima of a c-neuron "
-             "(reproduced cell by cell on the synthetic page). Printed values are taken at the least/greatest "
-             "value their rounding allows. So on the Tanh target every α = 0 seed chose Tanh, and its higher "
-             "error (0.0021 against 0.0001) is not a selection bias. On the Sigmoid target the α = 0 mean equals "
-             "the ReLU and LeakyReLU models' 0.0059, consistent with the bias the paper describes.")
+        "'committing to specific activations' and Table 1's comparison with the fixed models imply; a network "
+        "whose layer chose c cannot beat the fixed c-model, whose Table 1 errors are the optima of a c-neuron "
+        "(reproduced cell by cell on the synthetic page). Printed values are taken at the least/greatest "
+        "value their rounding allows. So on the Tanh target every α = 0 seed chose Tanh, and its higher "
+        "error (0.0021 against 0.0001) is not a selection bias. On the Sigmoid target the α = 0 mean equals "
+        "the ReLU and LeakyReLU models' 0.0059, consistent with the bias the paper describes.",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Claims traced to Table 1: "matching or outperforming all baselines"
 # --------------------------------------------------------------------------------------------
 
+
 def column_gaps(row: str = A3) -> dict[str, float]:
     """Per ground truth: ``row``'s printed mean minus the best fixed model's printed mean."""
-    return {gt: TABLE1[row][gt][0] - min(TABLE1[label][gt][0] for label in _FIXED_LABELS.values())
-            for gt in GROUND_TRUTHS}
+    return {
+        gt: TABLE1[row][gt][0] - min(TABLE1[label][gt][0] for label in _FIXED_LABELS.values()) for gt in GROUND_TRUTHS
+    }
 
 
 def _claim_matching_all() -> Claim:
@@ -124,26 +151,37 @@ def _claim_matching_all() -> Claim:
     ties = [gt for gt, g in gaps.items() if abs(g) <= 1e-12]
     return _claim(
         "flexact-audit-matches-baselines",
-        "Flex-Act (α = 0.3) matches or outperforms all baselines in every setting", "Section 4.1.1 / Table 1",
+        "Flex-Act (α = 0.3) matches or outperforms all baselines in every setting",
+        "Section 4.1.1 / Table 1",
         QUOTES["converges_sec_4_1_1"],
-        "Flex-Act (α = 0.3) − best fixed model, printed means: " + ", ".join(f"{gt} {g:+.4f}" for gt, g in gaps.items())
+        "Flex-Act (α = 0.3) − best fixed model, printed means: "
+        + ", ".join(f"{gt} {g:+.4f}" for gt, g in gaps.items())
         + f". Worse beyond rounding in {len(worse)} column(s) ({', '.join(worse)}), by one printed unit in "
-        f"{len(one_unit)}, tied in {len(ties)}; better in none", "contradicted" if worse else "confirmed", "matching",
+        f"{len(one_unit)}, tied in {len(ties)}; better in none",
+        "contradicted" if worse else "confirmed",
+        "matching",
         note="The best fixed model of each column is the matched one, at 0.0000. The printed ± cannot serve as a "
-             "spread between models: it is the per-sample spread of the squared error, not a standard deviation "
-             "over seeds (the synthetic page's finding), so only the printed means and their rounding are used. "
-             "0.0011 against 0.0000 differs by more than any rounding of the fourth decimal.")
+        "spread between models: it is the per-sample spread of the squared error, not a standard deviation "
+        "over seeds (the synthetic page's finding), so only the printed means and their rounding are used. "
+        "0.0011 against 0.0000 differs by more than any rounding of the fourth decimal.",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Baselines: what the experiments compare against
 # --------------------------------------------------------------------------------------------
 
+
 def fixed_baseline_parameters() -> dict[str, int]:
     """Learnable parameters of each baseline activation of Table 1 (the paper's candidate set, as the
     torch modules the book trains; LeakyReLU's slope is a constant) and of Table 2's plain ResNets' ReLU."""
-    modules = {"relu": nn.ReLU(), "sigmoid": nn.Sigmoid(), "tanh": nn.Tanh(), "leaky_relu": nn.LeakyReLU(),
-               "identity": nn.Identity()}
+    modules = {
+        "relu": nn.ReLU(),
+        "sigmoid": nn.Sigmoid(),
+        "tanh": nn.Tanh(),
+        "leaky_relu": nn.LeakyReLU(),
+        "identity": nn.Identity(),
+    }
     if set(modules) != set(DEFAULT_CANDIDATES):
         raise RuntimeError(f"the candidate set changed: {DEFAULT_CANDIDATES}")
     return {name: sum(p.numel() for p in m.parameters()) for name, m in modules.items()}
@@ -156,15 +194,19 @@ def _claim_parameterized_baselines() -> Claim:
     return _claim(
         "flexact-audit-parameterized-baselines",
         "Flex-Act is compared against parameterized activation methods, and fits better than them",
-        "Sections 1 and 5", (QUOTES["compare_parameterized"], QUOTES["discussion_parameterized"]),
+        "Sections 1 and 5",
+        (QUOTES["compare_parameterized"], QUOTES["discussion_parameterized"]),
         f"baselines: Table 1 {len(table1_rows)} fixed models ({', '.join(table1_rows)}), Table 2 "
         f"{len(TABLE2_BASELINES)} plain ResNets; learnable activation parameters per baseline: "
-        + ", ".join(f"{k} {v}" for k, v in params.items()) + f"; parameterized baselines: {n_param}",
-        "contradicted" if n_param == 0 else "confirmed", "baselines",
+        + ", ".join(f"{k} {v}" for k, v in params.items())
+        + f"; parameterized baselines: {n_param}",
+        "contradicted" if n_param == 0 else "confirmed",
+        "baselines",
         note="Section 2 discusses PReLU, SPLASH, Swish with a trainable β and the per-layer parametric functions of "
-             "Hu et al. (2021), but none of them is run: every baseline of Tables 1-2 is a fixed activation. The "
-             "claims of a comparison with parameterized methods, and of a better fit than them, have no experiment "
-             "behind them.")
+        "Hu et al. (2021), but none of them is run: every baseline of Tables 1-2 is a fixed activation. The "
+        "claims of a comparison with parameterized methods, and of a better fit than them, have no experiment "
+        "behind them.",
+    )
 
 
 def _claim_deep_settings() -> Claim:
@@ -173,17 +215,22 @@ def _claim_deep_settings() -> Claim:
     return _claim(
         "flexact-audit-deep-architectures",
         "Flex-Act's gains are largest in very deep architectures, where functional diversity across layers is "
-        "critical, and it improves training stability", "Section 1, Contributions",
+        "critical, and it improves training stability",
+        "Section 1, Contributions",
         (QUOTES["contribution_deep"], QUOTES["single_layer"], QUOTES["cifar_penultimate"], QUOTES["penultimate_only"]),
-        "Flex-Act layers per network: " + ", ".join(f"{k} {v}" for k, v in flex_layers.items())
-        + "; Table 2 gains: " + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
+        "Flex-Act layers per network: "
+        + ", ".join(f"{k} {v}" for k, v in flex_layers.items())
+        + "; Table 2 gains: "
+        + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
         + " points (no spread); no table or figure reports a stability measure (Tables 1-2: MSE, accuracy; "
         "Figs. 1-3: selection probabilities, predictions)",
-        contradicted_or(max(flex_layers.values()) < 2), "baselines",
+        contradicted_or(max(flex_layers.values()) < 2),
+        "baselines",
         note="Every experiment has one Flex-Act layer (a single neuron, or the penultimate layer of a ResNet), so "
-             "no experiment has activations that differ across layers; Section 5 says the method is 'designed to "
-             "be only added at the penultimate layer' and that extending it to several layers is future work "
-             "that 'would face issues'. No run measures training stability.")
+        "no experiment has activations that differ across layers; Section 5 says the method is 'designed to "
+        "be only added at the penultimate layer' and that extending it to several layers is future work "
+        "that 'would face issues'. No run measures training stability.",
+    )
 
 
 def contradicted_or(condition: bool) -> str:
@@ -192,26 +239,33 @@ def contradicted_or(condition: bool) -> str:
 
 
 def _claim_no_tuning() -> Claim:
-    hyper = {"α (Eq. 3)": QUOTES["alpha_weighting"], "λ (Eq. 2)": QUOTES["lambda_scaling"],
-             "τ and its annealing (Sec. 3.1-3.2)": QUOTES["tau_limit"]}
+    hyper = {
+        "α (Eq. 3)": QUOTES["alpha_weighting"],
+        "λ (Eq. 2)": QUOTES["lambda_scaling"],
+        "τ and its annealing (Sec. 3.1-3.2)": QUOTES["tau_limit"],
+    }
     a_low, a_high = min(ALPHAS), max(ALPHAS)
     sig = {a: TABLE1[A0 if a == 0 else A3]["sigmoid"][0] for a in (a_low, a_high)}
     return _claim(
         "flexact-audit-no-tuning",
         "Flex-Act recovers the right non-linearity without manual hyperparameter tuning or sweeps",
-        "Sections 1 and 6", (QUOTES["no_tuning"], QUOTES["no_sweeps_conclusion"]),
+        "Sections 1 and 6",
+        (QUOTES["no_tuning"], QUOTES["no_sweeps_conclusion"]),
         f"the method adds {len(hyper)} hyperparameters ({', '.join(hyper)}); Table 1 itself compares α = "
         f"{a_low:g} and α = {a_high:g}, and at α = {a_low:g} the selection fails on the Sigmoid target (Fig. 1: "
         f"'lingers on ReLU or LeakyReLU'; Sigmoid MSE {sig[a_low]:.4f} against {sig[a_high]:.4f})",
-        "contradicted", "tuning",
+        "contradicted",
+        "tuning",
         note="Recovery depends on α, which the paper sets by comparing two values, and on λ, whose value the paper "
-             "never states (the synthetic page's readings sweep shows λ = 10 losing the Sigmoid target). Flex-Act "
-             "replaces a sweep over activations by settings of its own.")
+        "never states (the synthetic page's readings sweep shows λ = 10 losing the Sigmoid target). Flex-Act "
+        "replaces a sweep over activations by settings of its own.",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Cited theory: Gumbel-max, Gumbel-softmax, Swish
 # --------------------------------------------------------------------------------------------
+
 
 def gumbel_max_error(probs: tuple[float, ...] = (0.4, 0.25, 0.2, 0.1, 0.05)) -> float:
     """max_i |P(argmax_j (log π_j + g_j) = i) − π_i| for Gumbel(0, 1) noise g, by quadrature."""
@@ -228,14 +282,16 @@ def gumbel_max_error(probs: tuple[float, ...] = (0.4, 0.25, 0.2, 0.1, 0.05)) -> 
         def integrand(z: float) -> float:
             density = math.exp(-(z - logs[i]) - math.exp(-(z - logs[i])))
             return density * math.prod(cdf(z - logs[j]) for j in range(len(probs)) if j != i)
+
         return integrate.quad(integrand, -30, 40, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
 
     return max(abs(win(i) - p) for i, p in enumerate(probs))
 
 
 @functools.lru_cache(maxsize=4)
-def gumbel_softmax_sharpness(taus: tuple[float, ...] = (10.0, 1.0, 0.1, 0.01), n: int = 200_000,
-                             seed: int = 0) -> dict[float, float]:
+def gumbel_softmax_sharpness(
+    taus: tuple[float, ...] = (10.0, 1.0, 0.1, 0.01), n: int = 200_000, seed: int = 0
+) -> dict[float, float]:
     """E[max_i y_i] of Gumbel-softmax samples y at each temperature (Monte Carlo, fixed seed), for the
     probabilities of :func:`gumbel_max_error`: 1 for one-hot samples, 1/K for uniform mixtures."""
     gen = torch.Generator().manual_seed(seed)
@@ -253,8 +309,11 @@ def swish_limits() -> dict[str, sp.Expr]:
     def swish(v: sp.Expr) -> sp.Expr:
         return v / (1 + sp.exp(-beta * v))
 
-    return {"beta->0": sp.limit(swish(x), beta, 0), "beta->oo, x>0": sp.limit(swish(xp), beta, sp.oo),
-            "beta->oo, x<0": sp.limit(swish(xn), beta, sp.oo)}
+    return {
+        "beta->0": sp.limit(swish(x), beta, 0),
+        "beta->oo, x>0": sp.limit(swish(xp), beta, sp.oo),
+        "beta->oo, x<0": sp.limit(swish(xn), beta, sp.oo),
+    }
 
 
 def _claim_gumbel() -> Claim:
@@ -265,26 +324,49 @@ def _claim_gumbel() -> Claim:
     return _claim(
         "flexact-audit-gumbel-sampling",
         "Gumbel-max samples the categorical distribution π exactly; Gumbel-softmax approaches it as τ → 0 and "
-        "gives smoother mixtures at higher τ", "Section 3.1", (QUOTES["gumbel_max"], QUOTES["tau_limit"]),
+        "gives smoother mixtures at higher τ",
+        "Section 3.1",
+        (QUOTES["gumbel_max"], QUOTES["tau_limit"]),
         f"max_i |P(argmax = i) − π_i| = {err:.1e} (quadrature); E[max_i y_i] = "
-        + ", ".join(f"{v:.3f} (τ = {t:g})" for t, v in sharp.items()), "confirmed" if ok else "contradicted",
-        "theory", basis="exact", scale="quadrature; 200,000 Gumbel samples (seed 0)",
-        note="π = (0.4, 0.25, 0.2, 0.1, 0.05). A one-hot sample has max_i y_i = 1, a uniform mixture 1/5.")
+        + ", ".join(f"{v:.3f} (τ = {t:g})" for t, v in sharp.items()),
+        "confirmed" if ok else "contradicted",
+        "theory",
+        basis="exact",
+        scale="quadrature; 200,000 Gumbel samples (seed 0)",
+        note="π = (0.4, 0.25, 0.2, 0.1, 0.05). A one-hot sample has max_i y_i = 1, a uniform mixture 1/5.",
+    )
 
 
 def _claim_swish() -> Claim:
     lim = swish_limits()
     x = sp.Symbol("x", real=True)
-    ok = (sp.simplify(lim["beta->0"] - x / 2) == 0 and sp.simplify(lim["beta->oo, x<0"]) == 0
-          and sp.simplify(lim["beta->oo, x>0"] - sp.Symbol("x", positive=True)) == 0)
+    ok = (
+        sp.simplify(lim["beta->0"] - x / 2) == 0
+        and sp.simplify(lim["beta->oo, x<0"]) == 0
+        and sp.simplify(lim["beta->oo, x>0"] - sp.Symbol("x", positive=True)) == 0
+    )
     return _claim(
         "flexact-audit-swish-limits",
-        "Swish x·σ(βx) is linear as β → 0 and ReLU as β → ∞", "Section 2", QUOTES["swish_limits"],
-        ", ".join(f"{k}: {sp.sstr(v)}" for k, v in lim.items()), "confirmed" if ok else "contradicted", "theory",
-        basis="exact", scale="exact (sympy)", note="The β → 0 limit is the linear function x/2, half the identity.")
+        "Swish x·σ(βx) is linear as β → 0 and ReLU as β → ∞",
+        "Section 2",
+        QUOTES["swish_limits"],
+        ", ".join(f"{k}: {sp.sstr(v)}" for k, v in lim.items()),
+        "confirmed" if ok else "contradicted",
+        "theory",
+        basis="exact",
+        scale="exact (sympy)",
+        note="The β → 0 limit is the linear function x/2, half the identity.",
+    )
 
 
 def claims() -> list[Claim]:
     """The audit's findings on the Flex-Act paper, in page order."""
-    return [_claim_tanh_selection(), _claim_matching_all(), _claim_parameterized_baselines(), _claim_deep_settings(),
-            _claim_no_tuning(), _claim_gumbel(), _claim_swish()]
+    return [
+        _claim_tanh_selection(),
+        _claim_matching_all(),
+        _claim_parameterized_baselines(),
+        _claim_deep_settings(),
+        _claim_no_tuning(),
+        _claim_gumbel(),
+        _claim_swish(),
+    ]

@@ -97,8 +97,7 @@ class AlphaSchedule:
             raise ValueError(f"total (number of training steps) must be an int >= 1, got {self.total!r}")
         if self.kind not in ALPHA_SCHEDULES:
             raise ValueError(f"alpha_schedule must be one of {ALPHA_SCHEDULES}, got {self.kind!r}")
-        if (isinstance(self.fraction, bool) or not isinstance(self.fraction, (int, float))
-                or not 0 < self.fraction <= 1):
+        if isinstance(self.fraction, bool) or not isinstance(self.fraction, (int, float)) or not 0 < self.fraction <= 1:
             raise ValueError(f"alpha_fraction must be a number in (0, 1], got {self.fraction!r}")
 
     def __call__(self, t: int) -> float:
@@ -217,8 +216,9 @@ class FlexActHook(TrainHook):
                 g_bar = mean_gradient_norms(h.detach(), module.candidates)
                 row["grad_norms"] = g_bar.tolist()
                 row["pseudo_probs"] = pseudo_probabilities(g_bar, self.lam).tolist()
-                row["kl"] = float(kl_to_pseudo_probabilities(g_bar, module.logits.detach(), self.lam,
-                                                             direction=self.kl_direction))
+                row["kl"] = float(
+                    kl_to_pseudo_probabilities(g_bar, module.logits.detach(), self.lam, direction=self.kl_direction)
+                )
             if self._kl_steps and name in self._kl_sum:
                 row["kl_mean"] = self._kl_sum[name] / self._kl_steps
             layers[name] = row

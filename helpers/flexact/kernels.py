@@ -60,12 +60,14 @@ def _grad_h(g: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
 def _grad_h_and_sums(g: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     sig, _, _ = _sigmoid_parts(h)
     gd = g.double()
-    sums = torch.stack([
-        (gd * torch.relu(h).double()).sum(),
-        (gd * sig.double()).sum(),
-        (gd * torch.tanh(h).double()).sum(),
-        (gd * h.double()).sum(),
-    ])
+    sums = torch.stack(
+        [
+            (gd * torch.relu(h).double()).sum(),
+            (gd * sig.double()).sum(),
+            (gd * torch.tanh(h).double()).sum(),
+            (gd * h.double()).sum(),
+        ]
+    )
     return g * _mix_derivative(h, c), sums
 
 

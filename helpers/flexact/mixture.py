@@ -49,8 +49,9 @@ def _fused(h: torch.Tensor) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _sparse_basis(basis: tuple[tuple[float, ...], ...]) -> tuple[tuple[tuple[tuple[int, float], ...], ...],
-                                                                 tuple[tuple[tuple[int, float], ...], ...]]:
+def _sparse_basis(
+    basis: tuple[tuple[float, ...], ...],
+) -> tuple[tuple[tuple[tuple[int, float], ...], ...], tuple[tuple[tuple[int, float], ...], ...]]:
     """The non-zero entries of ``basis`` by row ``(j, value)`` and by column ``(r, value)``."""
     by_row = tuple(tuple((j, b) for j, b in enumerate(row) if b != 0.0) for row in basis)
     by_col = tuple(tuple((r, row[j]) for r, row in enumerate(basis) if row[j] != 0.0) for j in range(len(basis[0])))
@@ -119,8 +120,9 @@ def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor
     return out
 
 
-def _mix_backward(ctx: Any, g: torch.Tensor, rows: tuple[str, ...], need_h: bool, need_sums: bool
-                  ) -> tuple[torch.Tensor | None, list[float] | list[torch.Tensor] | None]:
+def _mix_backward(
+    ctx: Any, g: torch.Tensor, rows: tuple[str, ...], need_h: bool, need_sums: bool
+) -> tuple[torch.Tensor | None, list[float] | list[torch.Tensor] | None]:
     """``∂L/∂h`` and the sums ``Σ g·b_r(h)`` in ``rows`` order (floats from the fused kernel,
     0-dim tensors from the eager path)."""
     c: dict[str, float] = ctx.coeffs
@@ -166,8 +168,12 @@ def _mix_backward(ctx: Any, g: torch.Tensor, rows: tuple[str, ...], need_h: bool
     return grad_h, ([sums[r] for r in rows] if need_sums else None)
 
 
-def _weight_gradient_tensor(basis: tuple[tuple[float, ...], ...], sums: list[float] | list[torch.Tensor],
-                            dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+def _weight_gradient_tensor(
+    basis: tuple[tuple[float, ...], ...],
+    sums: list[float] | list[torch.Tensor],
+    dtype: torch.dtype,
+    device: torch.device,
+) -> torch.Tensor:
     """:func:`_weight_gradient` as a tensor of ``dtype`` on ``device``."""
     if not isinstance(sums[0], torch.Tensor):
         return torch.tensor(_weight_gradient(basis, sums), dtype=dtype, device=device)  # type: ignore[arg-type]
@@ -217,8 +223,14 @@ class _SampledMixture(torch.autograd.Function):
 
     @staticmethod
     def forward(  # type: ignore[override]
-        ctx, h: torch.Tensor, logits: torch.Tensor, tau: float, hard: bool,
-        basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], box: list,
+        ctx,
+        h: torch.Tensor,
+        logits: torch.Tensor,
+        tau: float,
+        hard: bool,
+        basis: tuple[tuple[float, ...], ...],
+        rows: tuple[str, ...],
+        box: list,
     ) -> torch.Tensor:
         draws = torch.empty_like(logits, memory_format=torch.legacy_contiguous_format).exponential_().tolist()
         z = [(lg + (-math.log(e) if e > 0.0 else math.inf)) / tau for lg, e in zip(logits.tolist(), draws)]
@@ -252,6 +264,7 @@ class _SampledMixture(torch.autograd.Function):
             else:
                 gw = _weight_gradient(ctx.basis, sums)
                 mean = sum(a * b for a, b in zip(y, gw))
-                grad_l = torch.tensor([a * (b - mean) / tau for a, b in zip(y, gw)],
-                                      dtype=ctx.l_dtype, device=ctx.l_device)
+                grad_l = torch.tensor(
+                    [a * (b - mean) / tau for a, b in zip(y, gw)], dtype=ctx.l_dtype, device=ctx.l_device
+                )
         return (grad_h if need_h else None), grad_l, None, None, None, None, None

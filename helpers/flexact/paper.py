@@ -11,7 +11,6 @@ import pandas as pd
 
 from helpers.core.attribution import Quoted
 
-
 __all__ = [
     "NOTEBOOK_SYNTHETIC",
     "NOTEBOOK_CIFAR",
@@ -57,32 +56,53 @@ ALPHAS: tuple[float, ...] = (0.3, 0.0)
 #: Table 1 as printed: row label -> ground truth -> (mean, std, paper's † mark).
 TABLE1: dict[str, dict[str, tuple[float, float, bool]]] = {
     "Flex-Act (α=0.3)": {
-        "relu": (0.0001, 0.0002, True), "sigmoid": (0.0011, 0.0006, True), "tanh": (0.0001, 0.0002, True),
-        "leaky_relu": (0.0001, 0.0002, True), "identity": (0.0000, 0.0000, False),
+        "relu": (0.0001, 0.0002, True),
+        "sigmoid": (0.0011, 0.0006, True),
+        "tanh": (0.0001, 0.0002, True),
+        "leaky_relu": (0.0001, 0.0002, True),
+        "identity": (0.0000, 0.0000, False),
     },
     "Flex-Act (α=0)": {
-        "relu": (0.0001, 0.0001, True), "sigmoid": (0.0059, 0.0073, False), "tanh": (0.0021, 0.0028, False),
-        "leaky_relu": (0.0001, 0.0002, True), "identity": (0.0000, 0.0000, False),
+        "relu": (0.0001, 0.0001, True),
+        "sigmoid": (0.0059, 0.0073, False),
+        "tanh": (0.0021, 0.0028, False),
+        "leaky_relu": (0.0001, 0.0002, True),
+        "identity": (0.0000, 0.0000, False),
     },
     "ReLU Model": {
-        "relu": (0.0000, 0.0000, False), "sigmoid": (0.0059, 0.0072, False), "tanh": (0.4328, 0.4287, False),
-        "leaky_relu": (0.0004, 0.0007, False), "identity": (4.1675, 6.7199, False),
+        "relu": (0.0000, 0.0000, False),
+        "sigmoid": (0.0059, 0.0072, False),
+        "tanh": (0.4328, 0.4287, False),
+        "leaky_relu": (0.0004, 0.0007, False),
+        "identity": (4.1675, 6.7199, False),
     },
     "Sigmoid Model": {
-        "relu": (2.1360, 3.9912, False), "sigmoid": (0.0000, 0.0000, False), "tanh": (0.4020, 0.4536, False),
-        "leaky_relu": (2.1365, 3.9910, False), "identity": (6.3056, 6.5772, False),
+        "relu": (2.1360, 3.9912, False),
+        "sigmoid": (0.0000, 0.0000, False),
+        "tanh": (0.4020, 0.4536, False),
+        "leaky_relu": (2.1365, 3.9910, False),
+        "identity": (6.3056, 6.5772, False),
     },
     "Tanh Model": {
-        "relu": (2.2941, 3.9616, False), "sigmoid": (0.0141, 0.0119, False), "tanh": (0.0000, 0.0000, False),
-        "leaky_relu": (2.2909, 3.9623, False), "identity": (4.2737, 4.7666, False),
+        "relu": (2.2941, 3.9616, False),
+        "sigmoid": (0.0141, 0.0119, False),
+        "tanh": (0.0000, 0.0000, False),
+        "leaky_relu": (2.2909, 3.9623, False),
+        "identity": (4.2737, 4.7666, False),
     },
     "LeakyReLU Model": {
-        "relu": (0.0004, 0.0007, False), "sigmoid": (0.0059, 0.0072, False), "tanh": (0.4286, 0.4227, False),
-        "leaky_relu": (0.0000, 0.0000, False), "identity": (4.0787, 6.5640, False),
+        "relu": (0.0004, 0.0007, False),
+        "sigmoid": (0.0059, 0.0072, False),
+        "tanh": (0.4286, 0.4227, False),
+        "leaky_relu": (0.0000, 0.0000, False),
+        "identity": (4.0787, 6.5640, False),
     },
     "Identity Model": {
-        "relu": (0.5209, 0.4659, False), "sigmoid": (0.0078, 0.0061, False), "tanh": (0.0985, 0.0798, False),
-        "leaky_relu": (0.5105, 0.4566, False), "identity": (0.0000, 0.0000, False),
+        "relu": (0.5209, 0.4659, False),
+        "sigmoid": (0.0078, 0.0061, False),
+        "tanh": (0.0985, 0.0798, False),
+        "leaky_relu": (0.5105, 0.4566, False),
+        "identity": (0.0000, 0.0000, False),
     },
 }
 
@@ -95,8 +115,11 @@ TABLE2: dict[str, float] = {
 }
 
 _FIXED_LABELS = {
-    "relu": "ReLU Model", "sigmoid": "Sigmoid Model", "tanh": "Tanh Model",
-    "leaky_relu": "LeakyReLU Model", "identity": "Identity Model",
+    "relu": "ReLU Model",
+    "sigmoid": "Sigmoid Model",
+    "tanh": "Tanh Model",
+    "leaky_relu": "LeakyReLU Model",
+    "identity": "Identity Model",
 }
 
 
@@ -104,8 +127,9 @@ def table1_frame() -> pd.DataFrame:
     """The paper's Table 1 as a frame with MultiIndex columns (``mean``/``std``/``dagger``, gt)."""
     data = {}
     for row, cells in TABLE1.items():
-        data[row] = {(stat, gt): cells[gt][i] for gt in GROUND_TRUTHS
-                     for i, stat in enumerate(("mean", "std", "dagger"))}
+        data[row] = {
+            (stat, gt): cells[gt][i] for gt in GROUND_TRUTHS for i, stat in enumerate(("mean", "std", "dagger"))
+        }
     frame = pd.DataFrame.from_dict(data, orient="index")
     frame.columns = pd.MultiIndex.from_tuples(frame.columns)
     frame.index.name = "Model"
@@ -116,16 +140,23 @@ def table1_frame() -> pd.DataFrame:
 QUOTES: dict[str, Quoted] = {
     "selects_abstract": Quoted(
         "Experiments on synthetic datasets show that our model consistently selects the most suitable "
-        "activation function", "abstract"),
+        "activation function",
+        "abstract",
+    ),
     "converges_sec_4_1_1": Quoted(
         "Flex-Act consistently converges to the optimal function, matching or outperforming all baselines in "
-        "every setting", "Section 4.1.1"),
+        "every setting",
+        "Section 4.1.1",
+    ),
     "fig2_caption": Quoted(
         "The model converges to the appropriate non-linearity across tasks with the exception of Leaky ReLU in "
-        "the above example.", "Fig. 2 caption"),
+        "the above example.",
+        "Fig. 2 caption",
+    ),
     "matched_fixed": Quoted(
         "each fixed-activation model achieves zero error only when its activation matches the ground truth",
-        "Section 4.1.1"),
+        "Section 4.1.1",
+    ),
 }
 
 
@@ -135,48 +166,69 @@ QUOTES: dict[str, Quoted] = {
 #: Table 2's rows as printed: a plain ResNet (its fixed activation, ReLU) and the same with Flex-Act.
 TABLE2_BASELINES: tuple[str, ...] = ("ResNet18", "ResNet34")
 
-QUOTES.update({
-    "alpha0_hypothesis": Quoted(
-        "the variant without regularization (Flex-Act with α = 0) performs significantly worse when the ground "
-        "truth is Sigmoid or Tanh. This confirms our earlier hypothesis that unbounded activations (e.g., ReLU) "
-        "dominate gradient flow during training, leading to biased selection without proper correction.",
-        "Section 4.1.1", (0,)),
-    "fig1_lingers": Quoted(
-        "Without it ( α = 0), the model lingers on ReLU or LeakyReLU due to their unbounded gradients.",
-        "Section 4.1.1, Effect of Regularization", (0,)),
-    "fixed_networks": Quoted(
-        "Fixed-Activation Networks: Five networks, each using a fixed activation from the candidate set.",
-        "Section 4.1"),
-    "compare_parameterized": Quoted(
-        "we compare its performance against fixed activation baselines and parameterized methods",
-        "Section 1, Overview and Evaluation"),
-    "contribution_deep": Quoted(
-        "Our approach consistently improves accuracy and training stability over fixed or parameterized "
-        "activation baselines, particularly in very deep architectures where functional diversity across layers "
-        "is critical.", "Section 1, Contributions"),
-    "discussion_parameterized": Quoted(
-        "this flexibility enables better fit and interpretability than fixed or parameterized alternatives",
-        "Section 5"),
-    "single_layer": Quoted(
-        "A single-layer network with dynamic, layer-wise activation selection", "Section 4.1"),
-    "penultimate_only": Quoted(
-        "The current proposal of Flex-Act is primarily designed to be only added at the penultimate layer.",
-        "Section 5"),
-    "cifar_penultimate": Quoted("Flex-Act is applied to the penultimate layer of the network", "Section 4.2"),
-    "no_tuning": Quoted(
-        "This enables a single network—without any manual hyperparameter tuning or function sweeping—to recover "
-        "the appropriate non-linearity for the task at hand.", "Section 1, Motivation"),
-    "no_sweeps_conclusion": Quoted(
-        "without requiring architecture-specific tuning or manual hyperparameter sweeps", "Section 6"),
-    "lambda_scaling": Quoted("is a scaling factor to adjust the pulling factor", "Section 3.3, Eq. (2)"),
-    "alpha_weighting": Quoted("is a weighting coefficient", "Section 3.3, Eq. (3)"),
-    "tau_limit": Quoted(
-        r"As $\tau \to 0$ , this approaches a true categorical distribution; higher $\tau$ yields smoother "
-        "mixtures.", "Section 3.1", (0,)),
-    "gumbel_max": Quoted(
-        r"Given class probabilities $\pi_1, \ldots, \pi_k$ , the Gumbel-Max trick samples", "Section 3.1"),
-    "swish_limits": Quoted(
-        r"When $\beta \to 0$ , SWISH behaves like a linear activation function, and as $\beta \to \infty$ , it "
-        "becomes similar to the ReLU activation", "Section 2, Parameterized Activation Functions", (0,)),
-    "table1_bold": Quoted("The best result per column is highlighted in **bold**.", "Table 1 caption"),
-})
+QUOTES.update(
+    {
+        "alpha0_hypothesis": Quoted(
+            "the variant without regularization (Flex-Act with α = 0) performs significantly worse when the ground "
+            "truth is Sigmoid or Tanh. This confirms our earlier hypothesis that unbounded activations (e.g., ReLU) "
+            "dominate gradient flow during training, leading to biased selection without proper correction.",
+            "Section 4.1.1",
+            (0,),
+        ),
+        "fig1_lingers": Quoted(
+            "Without it ( α = 0), the model lingers on ReLU or LeakyReLU due to their unbounded gradients.",
+            "Section 4.1.1, Effect of Regularization",
+            (0,),
+        ),
+        "fixed_networks": Quoted(
+            "Fixed-Activation Networks: Five networks, each using a fixed activation from the candidate set.",
+            "Section 4.1",
+        ),
+        "compare_parameterized": Quoted(
+            "we compare its performance against fixed activation baselines and parameterized methods",
+            "Section 1, Overview and Evaluation",
+        ),
+        "contribution_deep": Quoted(
+            "Our approach consistently improves accuracy and training stability over fixed or parameterized "
+            "activation baselines, particularly in very deep architectures where functional diversity across layers "
+            "is critical.",
+            "Section 1, Contributions",
+        ),
+        "discussion_parameterized": Quoted(
+            "this flexibility enables better fit and interpretability than fixed or parameterized alternatives",
+            "Section 5",
+        ),
+        "single_layer": Quoted("A single-layer network with dynamic, layer-wise activation selection", "Section 4.1"),
+        "penultimate_only": Quoted(
+            "The current proposal of Flex-Act is primarily designed to be only added at the penultimate layer.",
+            "Section 5",
+        ),
+        "cifar_penultimate": Quoted("Flex-Act is applied to the penultimate layer of the network", "Section 4.2"),
+        "no_tuning": Quoted(
+            "This enables a single network—without any manual hyperparameter tuning or function sweeping—to recover "
+            "the appropriate non-linearity for the task at hand.",
+            "Section 1, Motivation",
+        ),
+        "no_sweeps_conclusion": Quoted(
+            "without requiring architecture-specific tuning or manual hyperparameter sweeps", "Section 6"
+        ),
+        "lambda_scaling": Quoted("is a scaling factor to adjust the pulling factor", "Section 3.3, Eq. (2)"),
+        "alpha_weighting": Quoted("is a weighting coefficient", "Section 3.3, Eq. (3)"),
+        "tau_limit": Quoted(
+            r"As $\tau \to 0$ , this approaches a true categorical distribution; higher $\tau$ yields smoother "
+            "mixtures.",
+            "Section 3.1",
+            (0,),
+        ),
+        "gumbel_max": Quoted(
+            r"Given class probabilities $\pi_1, \ldots, \pi_k$ , the Gumbel-Max trick samples", "Section 3.1"
+        ),
+        "swish_limits": Quoted(
+            r"When $\beta \to 0$ , SWISH behaves like a linear activation function, and as $\beta \to \infty$ , it "
+            "becomes similar to the ReLU activation",
+            "Section 2, Parameterized Activation Functions",
+            (0,),
+        ),
+        "table1_bold": Quoted("The best result per column is highlighted in **bold**.", "Table 1 caption"),
+    }
+)

@@ -4,9 +4,8 @@ effects of the readings the paper leaves open."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 import numpy as np
-
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "plot_selection_trajectories",
@@ -18,8 +17,11 @@ __all__ = [
 
 # ------------------------------------------------------------------------------ Flex-Act
 _FLEXACT_COLORS = {
-    "relu": "tab:blue", "sigmoid": "tab:orange", "tanh": "tab:green",
-    "leaky_relu": "tab:red", "identity": "tab:purple",
+    "relu": "tab:blue",
+    "sigmoid": "tab:orange",
+    "tanh": "tab:green",
+    "leaky_relu": "tab:red",
+    "identity": "tab:purple",
 }
 
 
@@ -42,8 +44,9 @@ def plot_selection_trajectories(
     n = len(panels)
     ncols = min(ncols or n, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False, sharey=True
+    )
     for ax, (title, traj) in zip(axes.flat, panels.items()):
         probs = np.asarray(traj["probs"], dtype=float)
         if probs.ndim != 3:
@@ -52,8 +55,9 @@ def plot_selection_trajectories(
         for j, name in enumerate(traj["candidates"]):
             color = _FLEXACT_COLORS.get(name)
             ax.plot(epochs, probs[:, :, j].mean(axis=0), color=color, label=display.get(name, name))
-            ax.fill_between(epochs, probs[:, :, j].min(axis=0), probs[:, :, j].max(axis=0),
-                            color=color, alpha=0.15, linewidth=0)
+            ax.fill_between(
+                epochs, probs[:, :, j].min(axis=0), probs[:, :, j].max(axis=0), color=color, alpha=0.15, linewidth=0
+            )
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("epoch")
         ax.set_ylim(0, 1)
@@ -84,15 +88,15 @@ def plot_function_fits(
     n = len(panels)
     ncols = min(ncols or n, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows),
-                             squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False)
     for ax, (title, panel) in zip(axes.flat, panels.items()):
         x = np.asarray(panel["x"], dtype=float)
         ax.plot(x, panel["truth"], color="0.6", linewidth=5, alpha=0.6, label="truth")
         for label, pred in panel["fits"].items():
             flex = label.startswith("Flex-Act")  # drawn solid, thicker and on top of the fixed models
-            ax.plot(x, pred, "-" if flex else "--", linewidth=1.8 if flex else 1.0,
-                    zorder=3 if flex else 2, label=label)
+            ax.plot(
+                x, pred, "-" if flex else "--", linewidth=1.8 if flex else 1.0, zorder=3 if flex else 2, label=label
+            )
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("$x_1$ (other features 0)")
         ax.grid(alpha=0.3)
@@ -167,16 +171,25 @@ def plot_reading_effects(table, *, panel_size: tuple[float, float] = (3.6, 3.4))
         ("held-out MSE ÷ baseline (all targets)", "log_ratio", "log_low", "log_high", True, 1.0),
         ("MSE α=0.3 ÷ α=0 (Sigmoid, Tanh)", "alpha_log_ratio", "alpha_log_low", "alpha_log_high", True, 1.0),
     ]
-    fig, axes = plt.subplots(1, len(panels), figsize=(panel_size[0] * len(panels), panel_size[1]),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(panel_size[0] * len(panels), panel_size[1]), sharey=True, squeeze=False
+    )
     for ax, (title, mid, lo, hi, log, ref) in zip(axes.flat, panels):
         m, a, b = (np.asarray(table[c], dtype=float) for c in (mid, lo, hi))
         if log:
             m, a, b = np.exp(m), np.exp(a), np.exp(b)
             ax.set_xscale("log")
         has_ci = np.isfinite(a) & np.isfinite(b) & (b > a)
-        ax.errorbar(m[has_ci], y[has_ci], xerr=[m[has_ci] - a[has_ci], b[has_ci] - m[has_ci]], fmt="o",
-                    color="tab:blue", ecolor="tab:blue", capsize=3, markersize=4)
+        ax.errorbar(
+            m[has_ci],
+            y[has_ci],
+            xerr=[m[has_ci] - a[has_ci], b[has_ci] - m[has_ci]],
+            fmt="o",
+            color="tab:blue",
+            ecolor="tab:blue",
+            capsize=3,
+            markersize=4,
+        )
         ax.plot(m[~has_ci], y[~has_ci], "o", color="0.4", markersize=4)
         ax.axvline(ref, color="0.5", linewidth=1, linestyle="--")
         ax.set_title(title, fontsize=9)

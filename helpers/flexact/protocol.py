@@ -40,13 +40,25 @@ RESNET_FEATURES = 512  # channels of the last ResNet-18/34 stage, i.e. pooled fe
 #: 20 epochs instead of 200, 3 seeds per arm.
 _RESNET_SCALES: dict[str, Scale] = {
     "paper": Scale(model_kwargs={"width_mult": 1.0}, epochs=200, seeds=(0, 1, 2), note="the paper's setup"),
-    "cpu": Scale(model_kwargs={"width_mult": 0.25}, epochs=20, seeds=(0, 1, 2), augment="crop_flip",
-                 precision="bf16", channels_last=True,
-                 note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of CIFAR-10 (JPEG "
-                      "mirror), random crop + flip; 20 epochs instead of 200; bf16 autocast, channels_last, one "
-                      "thread per run"),
-    "smoke": Scale(model_kwargs={"width_mult": 0.0625}, epochs=2, n_train=256, n_val=128, seeds=(0,),
-                   note="smoke: 1/16 width, 256 images, 2 epochs"),
+    "cpu": Scale(
+        model_kwargs={"width_mult": 0.25},
+        epochs=20,
+        seeds=(0, 1, 2),
+        augment="crop_flip",
+        precision="bf16",
+        channels_last=True,
+        note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of CIFAR-10 (JPEG "
+        "mirror), random crop + flip; 20 epochs instead of 200; bf16 autocast, channels_last, one "
+        "thread per run",
+    ),
+    "smoke": Scale(
+        model_kwargs={"width_mult": 0.0625},
+        epochs=2,
+        n_train=256,
+        n_val=128,
+        seeds=(0,),
+        note="smoke: 1/16 width, 256 images, 2 epochs",
+    ),
 }
 SCALES: dict[str, dict[str, Scale]] = {"resnet18": _RESNET_SCALES, "resnet34": _RESNET_SCALES}
 PAPER_LR = 0.1  # Section 4.2: cosine schedule from learning rate 0.1
@@ -61,25 +73,40 @@ def _scale(profile: str) -> Scale:
 def paper_gaps(profile: str = "cpu") -> tuple[tuple[str, str, str], ...]:
     """What Section 4.2 leaves unstated, as ``(detail, our choice, why)``, for ``profile``'s runs
     (the data augmentation and the number of seeds follow the scale)."""
-    augment = (("data augmentation", "random crop (4-pixel padding) + horizontal flip, on tensors in memory",
-                "the standard CIFAR augmentation, which the decisive scale asks for (its effect on this "
-                "comparison is not measured here)")
-               if _scale(profile).augment == "crop_flip" else
-               ("data augmentation", "none", "keeps cpu runs cheap and deterministic; it lowers accuracy for both "
-                                             "variants alike"))
+    augment = (
+        (
+            "data augmentation",
+            "random crop (4-pixel padding) + horizontal flip, on tensors in memory",
+            "the standard CIFAR augmentation, which the decisive scale asks for (its effect on this "
+            "comparison is not measured here)",
+        )
+        if _scale(profile).augment == "crop_flip"
+        else (
+            "data augmentation",
+            "none",
+            "keeps cpu runs cheap and deterministic; it lowers accuracy for both variants alike",
+        )
+    )
     return (
         ("weight decay", "5e-4", "the usual value for CIFAR ResNets"),
         augment,
-        ("number of seeds, and what is reported", f"{len(table2_seeds(profile))} seeds; mean ± std of the best and "
-                                                  "the final validation accuracy",
-         "the paper prints one number per model, no spread"),
+        (
+            "number of seeds, and what is reported",
+            f"{len(table2_seeds(profile))} seeds; mean ± std of the best and the final validation accuracy",
+            "the paper prints one number per model, no spread",
+        ),
         ("regulariser weight α", f"{FLEXACT_ALPHA:g}", "the synthetic study's regularised variant"),
-        ("regulariser scale λ", f"{LAMBDA_SYNTHETIC:g}·√W for W pooled features",
-         "ḡ is an L2 norm over W features, ~√W times the synthetic study's one-feature value"),
-        ("temperature schedule", f"exponential 1 → {TAU_MIN:g} over all training steps",
-         "the synthetic study's schedule; the paper says only that τ is annealed"),
-        ("samples", "soft Gumbel-softmax in training, the argmax candidate at evaluation",
-         "as in the synthetic study"),
+        (
+            "regulariser scale λ",
+            f"{LAMBDA_SYNTHETIC:g}·√W for W pooled features",
+            "ḡ is an L2 norm over W features, ~√W times the synthetic study's one-feature value",
+        ),
+        (
+            "temperature schedule",
+            f"exponential 1 → {TAU_MIN:g} over all training steps",
+            "the synthetic study's schedule; the paper says only that τ is annealed",
+        ),
+        ("samples", "soft Gumbel-softmax in training, the argmax candidate at evaluation", "as in the synthetic study"),
         ("initial selection", "uniform (logits 0)", "no preference before training"),
     )
 
@@ -162,8 +189,12 @@ def table2_models(profile: str) -> tuple[str, ...]:
 
 def table2_configs(profile: str) -> list[TrainConfig]:
     """Plain vs Flex-Act, ResNet-18 (and ResNet-34 in the paper profile), all seeds."""
-    return [flexact_cifar_config(profile, m, f, s) for m in table2_models(profile) for f in (False, True)
-            for s in table2_seeds(profile)]
+    return [
+        flexact_cifar_config(profile, m, f, s)
+        for m in table2_models(profile)
+        for f in (False, True)
+        for s in table2_seeds(profile)
+    ]
 
 
 EXPERIMENTS = {"flexact_cifar": table2_configs}

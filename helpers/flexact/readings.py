@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
 from scipy import stats
 
 from helpers.core.pairing import pair_by_seed
@@ -125,33 +124,74 @@ class Reading:
 
 
 BASELINE = Reading(
-    "baseline", "baseline", "baseline (Table 1)",
-    "our reading in Table 1: soft samples, τ exponential 1 → 0.1 per step, KL(p̃ ‖ p), constant α, λ = 1")
+    "baseline",
+    "baseline",
+    "baseline (Table 1)",
+    "our reading in Table 1: soft samples, τ exponential 1 → 0.1 per step, KL(p̃ ‖ p), constant α, λ = 1",
+)
 
 READINGS: tuple[Reading, ...] = (
-    Reading("hard", "samples", "hard samples (straight-through)",
-            "Section 3.1 describes the Gumbel-max one-hot sample; the convex combination of Section 3.2 "
-            "reads as soft. Hard samples apply one candidate per step, with the soft sample's gradient.",
-            {"hard": True}),
-    Reading("tau_constant", "τ schedule", "τ = 1, constant",
-            "no annealing at all: the paper says only 'as τ is annealed', so the unannealed sampler "
-            "is the reference.", {"tau_schedule": "constant"}),
-    Reading("tau_linear", "τ schedule", "τ linear 1 → 0.1",
-            "the other common annealing shape, to the same end value: hotter for longer than the "
-            "exponential.", {"tau_schedule": "linear"}),
-    Reading("kl_reverse", "KL direction", "KL(p ‖ p̃)",
-            "a KL toward a target is often written the other way round; KL(p ‖ p̃) is mode-seeking, "
-            "so it lets p commit to one candidate.", {"kl_direction": "reverse"}),
-    Reading("alpha_warmup", "α schedule", "α warm-up (0 → 0.3 over the first half)",
-            "the usual way to bring in a KL term (KL annealing): the task loss shapes the weights first.",
-            {"alpha_schedule": "warmup"}),
-    Reading("alpha_decay", "α schedule", "α decayed (0.3 → 0 by mid-training)",
-            "'rapidly discovers and locks onto the true activation' (Fig. 1): the regulariser steers the "
-            "early choice, then the task loss commits to it.", {"alpha_schedule": "decay"}),
-    Reading("lam_0p1", "λ", "λ = 0.1", "the paper gives no λ; a sharper pseudo-label p̃ (the sensitivity "
-            "study's runs, 3 seeds).", {"lam": 0.1}, n_seeds=SENSITIVITY_SEEDS),
-    Reading("lam_10", "λ", "λ = 10", "the paper gives no λ; a flatter pseudo-label p̃ (the sensitivity "
-            "study's runs, 3 seeds).", {"lam": 10.0}, n_seeds=SENSITIVITY_SEEDS),
+    Reading(
+        "hard",
+        "samples",
+        "hard samples (straight-through)",
+        "Section 3.1 describes the Gumbel-max one-hot sample; the convex combination of Section 3.2 "
+        "reads as soft. Hard samples apply one candidate per step, with the soft sample's gradient.",
+        {"hard": True},
+    ),
+    Reading(
+        "tau_constant",
+        "τ schedule",
+        "τ = 1, constant",
+        "no annealing at all: the paper says only 'as τ is annealed', so the unannealed sampler is the reference.",
+        {"tau_schedule": "constant"},
+    ),
+    Reading(
+        "tau_linear",
+        "τ schedule",
+        "τ linear 1 → 0.1",
+        "the other common annealing shape, to the same end value: hotter for longer than the exponential.",
+        {"tau_schedule": "linear"},
+    ),
+    Reading(
+        "kl_reverse",
+        "KL direction",
+        "KL(p ‖ p̃)",
+        "a KL toward a target is often written the other way round; KL(p ‖ p̃) is mode-seeking, "
+        "so it lets p commit to one candidate.",
+        {"kl_direction": "reverse"},
+    ),
+    Reading(
+        "alpha_warmup",
+        "α schedule",
+        "α warm-up (0 → 0.3 over the first half)",
+        "the usual way to bring in a KL term (KL annealing): the task loss shapes the weights first.",
+        {"alpha_schedule": "warmup"},
+    ),
+    Reading(
+        "alpha_decay",
+        "α schedule",
+        "α decayed (0.3 → 0 by mid-training)",
+        "'rapidly discovers and locks onto the true activation' (Fig. 1): the regulariser steers the "
+        "early choice, then the task loss commits to it.",
+        {"alpha_schedule": "decay"},
+    ),
+    Reading(
+        "lam_0p1",
+        "λ",
+        "λ = 0.1",
+        "the paper gives no λ; a sharper pseudo-label p̃ (the sensitivity study's runs, 3 seeds).",
+        {"lam": 0.1},
+        n_seeds=SENSITIVITY_SEEDS,
+    ),
+    Reading(
+        "lam_10",
+        "λ",
+        "λ = 10",
+        "the paper gives no λ; a flatter pseudo-label p̃ (the sensitivity study's runs, 3 seeds).",
+        {"lam": 10.0},
+        n_seeds=SENSITIVITY_SEEDS,
+    ),
 )
 #: Readings considered and not swept, with the reason (the page lists them).
 NOT_SWEPT: dict[str, str] = {
@@ -189,8 +229,11 @@ def _arms(profile: str, reading: Reading) -> dict[float, list[FlexActSyntheticCo
     seeds = _seeds(profile, reading)
     return {
         BASELINE_ALPHA: [_config(profile, reading, gt, s, BASELINE_ALPHA) for gt in GROUND_TRUTHS for s in seeds],
-        0.0: [_config(profile, reading, gt, s, 0.0) for gt in (GROUND_TRUTHS if reading is BASELINE else ALPHA_TARGETS)
-              for s in seeds],
+        0.0: [
+            _config(profile, reading, gt, s, 0.0)
+            for gt in (GROUND_TRUTHS if reading is BASELINE else ALPHA_TARGETS)
+            for s in seeds
+        ],
     }
 
 
@@ -251,24 +294,33 @@ def readings_frame(runs: Mapping[str, Mapping[float, list[dict]]]) -> pd.DataFra
         for alpha, results in arms.items():
             for r in results:
                 c = r["config"]
-                rows.append({"reading": key, "alpha": float(alpha), "ground_truth": c["ground_truth"],
-                             "seed": int(c["seed"]), "mse": float(r["val_mse"]),
-                             "chosen": r["chosen_activation"],
-                             "picked": r["chosen_activation"] == c["ground_truth"],
-                             "picked_twin": _right_up_to_twin(r["chosen_activation"], c["ground_truth"])})
+                rows.append(
+                    {
+                        "reading": key,
+                        "alpha": float(alpha),
+                        "ground_truth": c["ground_truth"],
+                        "seed": int(c["seed"]),
+                        "mse": float(r["val_mse"]),
+                        "chosen": r["chosen_activation"],
+                        "picked": r["chosen_activation"] == c["ground_truth"],
+                        "picked_twin": _right_up_to_twin(r["chosen_activation"], c["ground_truth"]),
+                    }
+                )
     if not rows:
         raise ValueError("no results given")
     return pd.DataFrame(rows)
 
 
-def _by_seed(frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str | None = None,
-             value: str = "mse") -> dict[int, float]:
+def _by_seed(
+    frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str | None = None, value: str = "mse"
+) -> dict[int, float]:
     sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
     if ground_truth is not None:
         sel = sel[sel["ground_truth"] == ground_truth]
     if sel.empty:
-        raise ValueError(f"no runs of reading {reading!r} at alpha={alpha}"
-                         + (f" for {ground_truth}" if ground_truth else ""))
+        raise ValueError(
+            f"no runs of reading {reading!r} at alpha={alpha}" + (f" for {ground_truth}" if ground_truth else "")
+        )
     return {int(s): float(v) for s, v in zip(sel["seed"], sel[value])}
 
 
@@ -292,12 +344,15 @@ def _paired(a: dict[Any, float], b: dict[Any, float], confidence: float = CONFID
 def mse_comparisons(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA) -> dict[str, Comparison | None]:
     """Per ground truth: held-out MSE of ``reading`` − baseline at ``α``, paired by seed (None with
     one seed)."""
-    return {gt: _paired(_by_seed(frame, reading, alpha, gt), _by_seed(frame, BASELINE.key, alpha, gt))
-            for gt in GROUND_TRUTHS}
+    return {
+        gt: _paired(_by_seed(frame, reading, alpha, gt), _by_seed(frame, BASELINE.key, alpha, gt))
+        for gt in GROUND_TRUTHS
+    }
 
 
-def _seed_log_ratios(frame: pd.DataFrame, a: tuple[str, float], b: tuple[str, float],
-                     targets: tuple[str, ...]) -> dict[int, float]:
+def _seed_log_ratios(
+    frame: pd.DataFrame, a: tuple[str, float], b: tuple[str, float], targets: tuple[str, ...]
+) -> dict[int, float]:
     """Per seed (of ``a``): mean over ``targets`` of ``ln((MSE_a + ε)/(MSE_b + ε))``."""
     per_seed: dict[int, list[float]] = {}
     for gt in targets:
@@ -307,9 +362,14 @@ def _seed_log_ratios(frame: pd.DataFrame, a: tuple[str, float], b: tuple[str, fl
     return {seed: float(np.mean(v)) for seed, v in sorted(per_seed.items())}
 
 
-def pooled_log_ratio(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *,
-                     against: tuple[str, float] | None = None,
-                     targets: tuple[str, ...] = GROUND_TRUTHS) -> Comparison | None:
+def pooled_log_ratio(
+    frame: pd.DataFrame,
+    reading: str,
+    alpha: float = BASELINE_ALPHA,
+    *,
+    against: tuple[str, float] | None = None,
+    targets: tuple[str, ...] = GROUND_TRUTHS,
+) -> Comparison | None:
     """Pooled over ``targets`` (see the module docstring): the mean log-MSE ratio of ``(reading, α)``
     against ``against`` (default: the baseline reading at the same α), one t interval over seeds.
     ``exp(effect)`` is the geometric-mean factor on ``MSE + ε``; None with one seed."""
@@ -321,8 +381,9 @@ def _column(twins: bool) -> str:
     return "picked_twin" if twins else "picked"
 
 
-def selection_accuracy(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *,
-                       twins: bool = False) -> Proportion:
+def selection_accuracy(
+    frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False
+) -> Proportion:
     """Share of runs of ``(reading, α)`` whose argmax is the ground truth (``twins``: or its twin),
     with its exact interval."""
     sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
@@ -339,19 +400,30 @@ def _run_picks(frame: pd.DataFrame, reading: str, alpha: float, twins: bool) -> 
     return {(str(g), int(s)): 100.0 * bool(v) for g, s, v in zip(sel["ground_truth"], sel["seed"], sel[_column(twins)])}
 
 
-def selection_difference(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *,
-                         twins: bool = False, confidence: float = CONFIDENCE) -> Comparison | None:
+def selection_difference(
+    frame: pd.DataFrame,
+    reading: str,
+    alpha: float = BASELINE_ALPHA,
+    *,
+    twins: bool = False,
+    confidence: float = CONFIDENCE,
+) -> Comparison | None:
     """Selection accuracy of ``reading`` − baseline in percentage points, paired over the runs
     (target, seed) of the reading; None with fewer than two runs."""
-    return _paired(_run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
-                   _run_picks(frame, BASELINE.key, alpha, twins), confidence)  # type: ignore[arg-type]
+    return _paired(
+        _run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
+        _run_picks(frame, BASELINE.key, alpha, twins),
+        confidence,
+    )  # type: ignore[arg-type]
 
 
 def mcnemar_p(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False) -> float:
     """Exact McNemar test of the selection difference: two-sided binomial test of the discordant
     pairs of runs (right under one reading only); 1 when there is none."""
-    a, b = _on_seeds_of(_run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
-                        _run_picks(frame, BASELINE.key, alpha, twins))  # type: ignore[arg-type]
+    a, b = _on_seeds_of(
+        _run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
+        _run_picks(frame, BASELINE.key, alpha, twins),
+    )  # type: ignore[arg-type]
     gained = sum(a[k] > b[k] for k in a)
     lost = sum(a[k] < b[k] for k in a)
     return float(stats.binomtest(gained, gained + lost).pvalue) if gained + lost else 1.0
@@ -401,10 +473,14 @@ def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         majority = majority_targets(frame, reading.key)
         sel = frame[(frame["reading"] == reading.key) & (frame["alpha"] == BASELINE_ALPHA)]
-        row: dict[str, Any] = {"reading": reading.key, "family": reading.family, "label": reading.label,
-                               "seeds": int(sel["seed"].nunique()),
-                               "majority": sum(choice == gt for gt, choice in majority.items()),
-                               "majority_twin": sum(_right_up_to_twin(c, gt) for gt, c in majority.items() if c)}
+        row: dict[str, Any] = {
+            "reading": reading.key,
+            "family": reading.family,
+            "label": reading.label,
+            "seeds": int(sel["seed"].nunique()),
+            "majority": sum(choice == gt for gt, choice in majority.items()),
+            "majority_twin": sum(_right_up_to_twin(c, gt) for gt, c in majority.items() if c),
+        }
         for name, twins in (("acc", False), ("twin", True)):
             acc = selection_accuracy(frame, reading.key, twins=twins)
             row["picked" if not twins else "picked_twin"] = acc.k
@@ -415,20 +491,24 @@ def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
                 row.update({d: 0.0, f"{d}_low": 0.0, f"{d}_high": 0.0, f"{d}_mde": math.nan, f"{d}_p": 1.0})
             else:
                 row[d], row[f"{d}_low"], row[f"{d}_high"], row[f"{d}_mde"] = _stats(
-                    selection_difference(frame, reading.key, twins=twins))
+                    selection_difference(frame, reading.key, twins=twins)
+                )
                 row[f"{d}_p"] = mcnemar_p(frame, reading.key, twins=twins)
         if reading is BASELINE:
             row.update(log_ratio=0.0, log_low=0.0, log_high=0.0, log_mde=math.nan)
         else:
             row["log_ratio"], row["log_low"], row["log_high"], row["log_mde"] = _stats(
-                pooled_log_ratio(frame, reading.key))
+                pooled_log_ratio(frame, reading.key)
+            )
         row["ratio"] = math.exp(row["log_ratio"]) if math.isfinite(row["log_ratio"]) else math.nan
         for gt in ALPHA_TARGETS:
             key = f"a0_minus_a3_{gt}"
             row[key], row[f"{key}_low"], row[f"{key}_high"], row[f"{key}_mde"] = _stats(
-                alpha_effect(frame, reading.key, gt))
+                alpha_effect(frame, reading.key, gt)
+            )
         row["alpha_log_ratio"], row["alpha_log_low"], row["alpha_log_high"], row["alpha_log_mde"] = _stats(
-            pooled_log_ratio(frame, reading.key, BASELINE_ALPHA, against=(reading.key, 0.0), targets=ALPHA_TARGETS))
+            pooled_log_ratio(frame, reading.key, BASELINE_ALPHA, against=(reading.key, 0.0), targets=ALPHA_TARGETS)
+        )
         rows.append(row)
     return pd.DataFrame(rows).set_index("reading")
 
@@ -491,24 +571,33 @@ def readings_display(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`readings_table` as text: estimate [95 % CI] (MDE) per measure."""
     out = pd.DataFrame(index=table["label"])
     out["seeds"] = table["seeds"].to_numpy()
-    out["picked truth"] = [f"{int(r.picked)}/{int(r.n_runs)} [{r.acc_low:.0%}, {r.acc_high:.0%}]"
-                           for r in table.itertuples()]
-    out["Δ (points)"] = [_interval(r.d_acc, r.d_acc_low, r.d_acc_high, "+.0f", r.d_acc_mde)
-                         + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_acc_p:.2f}")
-                         for r in table.itertuples()]
-    out["truth or twin"] = [f"{int(r.picked_twin)}/{int(r.n_runs)} [{r.twin_low:.0%}, {r.twin_high:.0%}]"
-                            for r in table.itertuples()]
-    out["Δ up to twin (points)"] = [_interval(r.d_twin, r.d_twin_low, r.d_twin_high, "+.0f", r.d_twin_mde)
-                                    + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_twin_p:.2f}")
-                                    for r in table.itertuples()]
+    out["picked truth"] = [
+        f"{int(r.picked)}/{int(r.n_runs)} [{r.acc_low:.0%}, {r.acc_high:.0%}]" for r in table.itertuples()
+    ]
+    out["Δ (points)"] = [
+        _interval(r.d_acc, r.d_acc_low, r.d_acc_high, "+.0f", r.d_acc_mde)
+        + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_acc_p:.2f}")
+        for r in table.itertuples()
+    ]
+    out["truth or twin"] = [
+        f"{int(r.picked_twin)}/{int(r.n_runs)} [{r.twin_low:.0%}, {r.twin_high:.0%}]" for r in table.itertuples()
+    ]
+    out["Δ up to twin (points)"] = [
+        _interval(r.d_twin, r.d_twin_low, r.d_twin_high, "+.0f", r.d_twin_mde)
+        + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_twin_p:.2f}")
+        for r in table.itertuples()
+    ]
     out["targets by majority (up to twin)"] = [f"{int(r.majority_twin)}/5" for r in table.itertuples()]
-    out["MSE ÷ baseline"] = [_factor(r.log_ratio, r.log_low, r.log_high, r.log_mde) if r.Index != BASELINE.key
-                             else "1" for r in table.itertuples()]
+    out["MSE ÷ baseline"] = [
+        _factor(r.log_ratio, r.log_low, r.log_high, r.log_mde) if r.Index != BASELINE.key else "1"
+        for r in table.itertuples()
+    ]
     for gt in ALPHA_TARGETS:
         c = f"a0_minus_a3_{gt}"
         out[f"{DISPLAY[gt]}: MSE α=0 − α=0.3"] = [
             _interval(getattr(r, c), getattr(r, f"{c}_low"), getattr(r, f"{c}_high"), "+.4f", getattr(r, f"{c}_mde"))
-            for r in table.itertuples()]
+            for r in table.itertuples()
+        ]
     out.index.name = "reading"
     return out
 
@@ -521,7 +610,8 @@ def per_target_display(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd
         d = DISPLAY[gt]
         out[(d, "MSE")] = table[(d, "MSE")].map(lambda v: f"{v:.4f}")
         out[(d, "Δ vs baseline [95% CI]")] = [
-            _interval(m, lo, hi, "+.4f") for m, lo, hi in zip(table[(d, "Δ")], table[(d, "low")], table[(d, "high")])]
+            _interval(m, lo, hi, "+.4f") for m, lo, hi in zip(table[(d, "Δ")], table[(d, "low")], table[(d, "high")])
+        ]
     out.columns = pd.MultiIndex.from_tuples(out.columns)
     return out
 
@@ -534,15 +624,26 @@ def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, floa
     difference up to the twin), plus the page-level counts."""
     out: dict[str, float] = {}
     for key, row in table.iterrows():
-        sig = frame[(frame["reading"] == key) & (frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == "sigmoid")]
-        out.update({f"{key}_twin": float(row["picked_twin"]), f"{key}_n": float(row["n_runs"]),
-                    f"{key}_sig": float(sig["picked"].sum()), f"{key}_seeds": float(row["seeds"]),
-                    f"{key}_ratio": float(math.exp(row["log_ratio"])), f"{key}_ratio_low": float(math.exp(row["log_low"])),
-                    f"{key}_ratio_high": float(math.exp(row["log_high"])),
-                    f"{key}_aratio": float(math.exp(row["alpha_log_ratio"])),
-                    f"{key}_d": float(row["d_twin"]), f"{key}_d_low": float(row["d_twin_low"]),
-                    f"{key}_d_high": float(row["d_twin_high"]), f"{key}_d_mde": float(row["d_twin_mde"]),
-                    f"{key}_d_p": float(row["d_twin_p"])})
+        sig = frame[
+            (frame["reading"] == key) & (frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == "sigmoid")
+        ]
+        out.update(
+            {
+                f"{key}_twin": float(row["picked_twin"]),
+                f"{key}_n": float(row["n_runs"]),
+                f"{key}_sig": float(sig["picked"].sum()),
+                f"{key}_seeds": float(row["seeds"]),
+                f"{key}_ratio": float(math.exp(row["log_ratio"])),
+                f"{key}_ratio_low": float(math.exp(row["log_low"])),
+                f"{key}_ratio_high": float(math.exp(row["log_high"])),
+                f"{key}_aratio": float(math.exp(row["alpha_log_ratio"])),
+                f"{key}_d": float(row["d_twin"]),
+                f"{key}_d_low": float(row["d_twin_low"]),
+                f"{key}_d_high": float(row["d_twin_high"]),
+                f"{key}_d_mde": float(row["d_twin_mde"]),
+                f"{key}_d_p": float(row["d_twin_p"]),
+            }
+        )
     readings = table.drop(index=BASELINE.key)
     out["n_readings"] = float(len(readings))
     out["n_keep"] = float((readings["majority_twin"] == 5).sum())

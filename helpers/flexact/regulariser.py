@@ -69,9 +69,7 @@ def _closed_form_derivative(candidate: nn.Module, h: torch.Tensor) -> torch.Tens
     return None
 
 
-def _elementwise_derivative(
-    candidate: nn.Module, h: torch.Tensor, *, detach: bool
-) -> torch.Tensor:
+def _elementwise_derivative(candidate: nn.Module, h: torch.Tensor, *, detach: bool) -> torch.Tensor:
     """``φ'(h)`` elementwise: closed form for the basis candidates, autograd for any other
     elementwise module (exact either way)."""
     closed = _closed_form_derivative(candidate, h.detach() if detach else h)

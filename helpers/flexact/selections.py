@@ -13,7 +13,6 @@ import pandas as pd
 from helpers.core.tables import _config
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 
-
 __all__ = [
     "flexact_selections",
     "flexact_trajectory",
@@ -59,8 +58,13 @@ def flexact_selections(results: Iterable[Mapping[str, Any]], layer: str | None =
         probs = np.asarray(records[-1]["probs"], dtype=float)
         if len(probs) != len(cands):
             raise ValueError(f"{len(probs)} probabilities for candidates {cands}")
-        row = {"model": cfg.get("model"), "seed": cfg.get("seed"), "chosen": cands[int(np.argmax(probs))],
-               "p_chosen": float(probs.max()), "tau_final": result["history"][-1].get("tau")}
+        row = {
+            "model": cfg.get("model"),
+            "seed": cfg.get("seed"),
+            "chosen": cands[int(np.argmax(probs))],
+            "p_chosen": float(probs.max()),
+            "tau_final": result["history"][-1].get("tau"),
+        }
         row.update({f"p_{c}": float(p) for c, p in zip(cands, probs)})
         rows.append(row)
     if not rows:
@@ -88,5 +92,10 @@ def flexact_trajectory(results: Sequence[Mapping[str, Any]], layer: str | None =
         probs.append([_initial_probs(cfg, len(these)), *[r["probs"] for r in records]])
         pseudo.append([r.get("pseudo_probs", [math.nan] * len(these)) for r in records])
     tau = np.array([row.get("tau") for row in results[0]["history"]], dtype=float)
-    return {"epochs": np.arange(n_epochs + 1), "probs": np.array(probs, dtype=float), "candidates": cands,
-            "tau": tau, "pseudo_probs": np.array(pseudo, dtype=float)}
+    return {
+        "epochs": np.arange(n_epochs + 1),
+        "probs": np.array(probs, dtype=float),
+        "candidates": cands,
+        "tau": tau,
+        "pseudo_probs": np.array(pseudo, dtype=float),
+    }

@@ -47,7 +47,6 @@ from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
 from helpers.flexact.hook import ALPHA_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
 from helpers.flexact.regulariser import KL_DIRECTIONS
 
-
 __all__ = [
     "GROUND_TRUTHS",
     "FIXED_METHODS",
@@ -255,18 +254,25 @@ class FlexActSyntheticConfig:
             raise ValueError(f"kl_direction must be one of {KL_DIRECTIONS}, got {self.kl_direction!r}")
         if self.alpha_schedule not in ALPHA_SCHEDULES:
             raise ValueError(f"alpha_schedule must be one of {ALPHA_SCHEDULES}, got {self.alpha_schedule!r}")
-        if (isinstance(self.alpha_fraction, bool) or not isinstance(self.alpha_fraction, (int, float))
-                or not 0 < self.alpha_fraction <= 1):
+        if (
+            isinstance(self.alpha_fraction, bool)
+            or not isinstance(self.alpha_fraction, (int, float))
+            or not 0 < self.alpha_fraction <= 1
+        ):
             raise ValueError(f"alpha_fraction must be a number in (0, 1], got {self.alpha_fraction!r}")
         # A reading of the regulariser changes nothing when the regulariser is off: refuse it, so
         # that one run is not stored twice under two keys.
         for name, default in (("kl_direction", "forward"), ("alpha_schedule", "constant"), ("alpha_fraction", 0.5)):
             if getattr(self, name) != default and (self.method != "flexact" or self.alpha == 0):
-                raise ValueError(f"{name} applies to Flex-Act with alpha > 0 only (the regulariser is off "
-                                 f"here), got {name}={getattr(self, name)!r}")
+                raise ValueError(
+                    f"{name} applies to Flex-Act with alpha > 0 only (the regulariser is off "
+                    f"here), got {name}={getattr(self, name)!r}"
+                )
         if self.alpha_fraction != 0.5 and self.alpha_schedule == "constant":
-            raise ValueError(f"alpha_fraction applies to a non-constant alpha_schedule only, got "
-                             f"alpha_fraction={self.alpha_fraction!r} with alpha_schedule='constant'")
+            raise ValueError(
+                f"alpha_fraction applies to a non-constant alpha_schedule only, got "
+                f"alpha_fraction={self.alpha_fraction!r} with alpha_schedule='constant'"
+            )
         if self.hard and self.method != "flexact":
             raise ValueError("hard applies to method='flexact' only")
 
@@ -331,12 +337,30 @@ SYNTHETIC_CONFIG_RULES: dict[str, v.Rule] = {
 
 # Profiles: what each one changes. The paper gives none of these numbers.
 _PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": dict(n_train=128, n_val=256, epochs=2, batch_size=32, seeds=(0,),
-                  note="smoke: 128 samples, 2 epochs, 1 seed (code path only)"),
-    "cpu": dict(n_train=1024, n_val=4096, epochs=60, batch_size=32, seeds=(0, 1, 2, 3, 4),
-                note="1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)"),
-    "paper": dict(n_train=10_000, n_val=10_000, epochs=100, batch_size=64, seeds=(0, 1, 2, 3, 4),
-                  note="paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu"),
+    "smoke": dict(
+        n_train=128,
+        n_val=256,
+        epochs=2,
+        batch_size=32,
+        seeds=(0,),
+        note="smoke: 128 samples, 2 epochs, 1 seed (code path only)",
+    ),
+    "cpu": dict(
+        n_train=1024,
+        n_val=4096,
+        epochs=60,
+        batch_size=32,
+        seeds=(0, 1, 2, 3, 4),
+        note="1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)",
+    ),
+    "paper": dict(
+        n_train=10_000,
+        n_val=10_000,
+        epochs=100,
+        batch_size=64,
+        seeds=(0, 1, 2, 3, 4),
+        note="paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu",
+    ),
 }
 
 
@@ -345,13 +369,22 @@ def profile_settings(profile: str) -> dict[str, Any]:
     return dict(_PROFILES[current_profile(profile)])
 
 
-def synthetic_config(profile: str, ground_truth: str, method: str, seed: int, *, alpha: float = 0.0,
-                     lam: float = 1.0) -> FlexActSyntheticConfig:
+def synthetic_config(
+    profile: str, ground_truth: str, method: str, seed: int, *, alpha: float = 0.0, lam: float = 1.0
+) -> FlexActSyntheticConfig:
     """The config of one cell of Table 1 for one seed."""
     s = profile_settings(profile)
     return FlexActSyntheticConfig(
-        profile=profile, ground_truth=ground_truth, method=method, alpha=float(alpha), lam=float(lam),
-        seed=seed, n_train=s["n_train"], n_val=s["n_val"], epochs=s["epochs"], batch_size=s["batch_size"],
+        profile=profile,
+        ground_truth=ground_truth,
+        method=method,
+        alpha=float(alpha),
+        lam=float(lam),
+        seed=seed,
+        n_train=s["n_train"],
+        n_val=s["n_val"],
+        epochs=s["epochs"],
+        batch_size=s["batch_size"],
         scale_note=s["note"],
     )
 
@@ -382,7 +415,9 @@ def sensitivity_configs(profile: str) -> list[FlexActSyntheticConfig]:
     pairs = [(a, 1.0) for a in SENSITIVITY_ALPHAS] + [(0.3, lam) for lam in SENSITIVITY_LAMBDAS]
     return [
         synthetic_config(profile, gt, "flexact", seed, alpha=alpha, lam=lam)
-        for alpha, lam in pairs for gt in GROUND_TRUTHS for seed in seeds
+        for alpha, lam in pairs
+        for gt in GROUND_TRUTHS
+        for seed in seeds
     ]
 
 
@@ -424,30 +459,46 @@ def run_synthetic(cfg: FlexActSyntheticConfig, workdir: Path) -> dict[str, Any]:
 def _train_and_evaluate(cfg: FlexActSyntheticConfig) -> dict[str, Any]:
     seed_everything(cfg.seed)
     data_gen = torch.Generator().manual_seed(10_000 + cfg.seed)  # same data for every method
-    x_train, y_train = synthetic_data(cfg.ground_truth, cfg.n_train, data_gen, k=cfg.k,
-                                      n_features=cfg.n_features, informative=cfg.informative)
-    x_val, y_val = synthetic_data(cfg.ground_truth, cfg.n_val, data_gen, k=cfg.k,
-                                  n_features=cfg.n_features, informative=cfg.informative)
+    x_train, y_train = synthetic_data(
+        cfg.ground_truth, cfg.n_train, data_gen, k=cfg.k, n_features=cfg.n_features, informative=cfg.informative
+    )
+    x_val, y_val = synthetic_data(
+        cfg.ground_truth, cfg.n_val, data_gen, k=cfg.k, n_features=cfg.n_features, informative=cfg.informative
+    )
     model = build_model(cfg)
     train_loader = batch_loader(x_train, y_train, cfg.batch_size, shuffle=True, seed=cfg.seed)
     val_loader = batch_loader(x_val, y_val, cfg.n_val, shuffle=False, seed=0)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    scheduler = (torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs)
-                 if cfg.lr_schedule == "cosine" else None)
+    scheduler = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=cfg.epochs) if cfg.lr_schedule == "cosine" else None
+    )
     hooks = []
     flexact = model.act if isinstance(model.act, FlexAct) else None
     if flexact is not None:
         steps = cfg.epochs * len(train_loader)
         schedule = TemperatureSchedule(cfg.tau_start, cfg.tau_min, steps, cfg.tau_schedule)
-        alpha_schedule = (AlphaSchedule(cfg.alpha, steps, cfg.alpha_schedule, cfg.alpha_fraction)
-                          if cfg.alpha_schedule != "constant" else None)
-        hooks.append(FlexActHook(cfg.alpha, cfg.lam, schedule, kl_direction=cfg.kl_direction,
-                                 alpha_schedule=alpha_schedule))
+        alpha_schedule = (
+            AlphaSchedule(cfg.alpha, steps, cfg.alpha_schedule, cfg.alpha_fraction)
+            if cfg.alpha_schedule != "constant"
+            else None
+        )
+        hooks.append(
+            FlexActHook(cfg.alpha, cfg.lam, schedule, kl_direction=cfg.kl_direction, alpha_schedule=alpha_schedule)
+        )
     initial_probs = flexact.probabilities().tolist() if flexact is not None else None
     started = time.perf_counter()
-    out = fit(model, train_loader, val_loader, optimizer=optimizer, epochs=cfg.epochs,
-              task="regression", scheduler=scheduler, hooks=hooks, checkpoint_path=None,
-              desc=f"{cfg.ground_truth} {cfg.label} s{cfg.seed}")
+    out = fit(
+        model,
+        train_loader,
+        val_loader,
+        optimizer=optimizer,
+        epochs=cfg.epochs,
+        task="regression",
+        scheduler=scheduler,
+        hooks=hooks,
+        checkpoint_path=None,
+        desc=f"{cfg.ground_truth} {cfg.label} s{cfg.seed}",
+    )
     seconds = time.perf_counter() - started
     held_out = _held_out(model, x_val, y_val)
     if flexact is not None:

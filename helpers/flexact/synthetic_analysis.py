@@ -15,15 +15,14 @@ from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import table1_frame
 from helpers.flexact.synthetic import (
-    _target_function,
     DISPLAY,
     FIXED_METHODS,
-    FlexActSyntheticConfig,
     GROUND_TRUTHS,
     INFORMATIVE_DISTRIBUTIONS,
     PAPER_ALPHAS,
+    FlexActSyntheticConfig,
+    _target_function,
 )
-
 
 __all__ = [
     "label_of",
@@ -65,12 +64,20 @@ def results_frame(results: list[dict]) -> pd.DataFrame:
     rows = []
     for r in results:
         c = _config_of(r)
-        rows.append({
-            "ground_truth": c["ground_truth"], "model": label_of(c), "method": c["method"],
-            "alpha": c["alpha"], "lam": c["lam"], "seed": c["seed"], "mse": r["val_mse"],
-            "sample_std": r["val_sq_err_std"], "chosen": r["chosen_activation"],
-            "picked_truth": r["chosen_activation"] == c["ground_truth"],
-        })
+        rows.append(
+            {
+                "ground_truth": c["ground_truth"],
+                "model": label_of(c),
+                "method": c["method"],
+                "alpha": c["alpha"],
+                "lam": c["lam"],
+                "seed": c["seed"],
+                "mse": r["val_mse"],
+                "sample_std": r["val_sq_err_std"],
+                "chosen": r["chosen_activation"],
+                "picked_truth": r["chosen_activation"] == c["ground_truth"],
+            }
+        )
     if not rows:
         raise ValueError("no results given")
     return pd.DataFrame(rows)
@@ -87,8 +94,10 @@ def table1_stats(results: list[dict]) -> pd.DataFrame:
     """Mean and std over seeds of the held-out MSE, plus the mean per-sample std, per cell."""
     df = results_frame(results)
     stats = df.groupby(["model", "ground_truth"]).agg(
-        mean=("mse", "mean"), std=("mse", lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0),
-        sample_std=("sample_std", "mean"), n=("mse", "size"),
+        mean=("mse", "mean"),
+        std=("mse", lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0),
+        sample_std=("sample_std", "mean"),
+        n=("mse", "size"),
     )
     table = stats.unstack("ground_truth")
     table = table.reindex(row_order(list(table.index)))
@@ -135,8 +144,7 @@ def selection_summary(results: list[dict]) -> pd.DataFrame:
     df = df[df["method"] == "flexact"]
     counts = df.groupby(["model", "ground_truth", "chosen"]).size().unstack("chosen", fill_value=0)
     counts = counts.reindex(columns=list(DEFAULT_CANDIDATES), fill_value=0)
-    order = [(m, gt) for m in row_order(list(df["model"].unique())) for gt in GROUND_TRUTHS
-             if (m, gt) in counts.index]
+    order = [(m, gt) for m in row_order(list(df["model"].unique())) for gt in GROUND_TRUTHS if (m, gt) in counts.index]
     return counts.reindex(pd.MultiIndex.from_tuples(order, names=["model", "ground_truth"]))
 
 
@@ -146,8 +154,11 @@ def picks_ground_truth(results: list[dict], alpha: float, lam: float = 1.0) -> d
     sel = df[(df["method"] == "flexact") & (df["alpha"] == alpha) & (df["lam"] == lam)]
     if sel.empty:
         raise ValueError(f"no Flex-Act results with alpha={alpha}, lam={lam}")
-    return {gt: int(sel[sel["ground_truth"] == gt]["picked_truth"].sum()) for gt in GROUND_TRUTHS
-            if gt in set(sel["ground_truth"])}
+    return {
+        gt: int(sel[sel["ground_truth"] == gt]["picked_truth"].sum())
+        for gt in GROUND_TRUTHS
+        if gt in set(sel["ground_truth"])
+    }
 
 
 def majority_picks(results: list[dict], alpha: float, lam: float = 1.0) -> int:
@@ -185,9 +196,14 @@ def trajectories(results: list[dict], ground_truth: str, alpha: float, lam: floa
 
     Returns ``{"epochs": (E+1,), "probs": (seeds, E+1, K), "candidates": [...], "tau": (E,)}``.
     """
-    runs = [r for r in results if _config_of(r)["method"] == "flexact"
-            and _config_of(r)["ground_truth"] == ground_truth and _config_of(r)["alpha"] == alpha
-            and _config_of(r)["lam"] == lam]
+    runs = [
+        r
+        for r in results
+        if _config_of(r)["method"] == "flexact"
+        and _config_of(r)["ground_truth"] == ground_truth
+        and _config_of(r)["alpha"] == alpha
+        and _config_of(r)["lam"] == lam
+    ]
     if not runs:
         raise ValueError(f"no Flex-Act runs for {ground_truth}, alpha={alpha}, lam={lam}")
     probs = []
@@ -199,21 +215,32 @@ def trajectories(results: list[dict], ground_truth: str, alpha: float, lam: floa
     return {"epochs": epochs, "probs": np.array(probs), "candidates": runs[0]["candidates"], "tau": tau}
 
 
-def prediction_panels(results: list[dict], seed: int = 0, lam: float = 1.0,
-                      alphas: tuple[float, ...] = PAPER_ALPHAS) -> dict[str, dict]:
+def prediction_panels(
+    results: list[dict], seed: int = 0, lam: float = 1.0, alphas: tuple[float, ...] = PAPER_ALPHAS
+) -> dict[str, dict]:
     """Fig. 3 data: per ground truth, the grid, the target and every model's predictions (one seed)."""
     panels: dict[str, dict] = {}
     for gt in GROUND_TRUTHS:
-        runs = [r for r in results if _config_of(r)["ground_truth"] == gt and _config_of(r)["seed"] == seed
-                and (_config_of(r)["method"] != "flexact"
-                     or (_config_of(r)["alpha"] in alphas and _config_of(r)["lam"] == lam))]
+        runs = [
+            r
+            for r in results
+            if _config_of(r)["ground_truth"] == gt
+            and _config_of(r)["seed"] == seed
+            and (
+                _config_of(r)["method"] != "flexact"
+                or (_config_of(r)["alpha"] in alphas and _config_of(r)["lam"] == lam)
+            )
+        ]
         if not runs:
             continue
         order = row_order([label_of(_config_of(r)) for r in runs])
         by_label = {label_of(_config_of(r)): r for r in runs}
         first = runs[0]["grid"]
-        panels[DISPLAY[gt]] = {"x": first["x1"], "truth": first["truth"],
-                               "fits": {lab: by_label[lab]["grid"]["pred"] for lab in order}}
+        panels[DISPLAY[gt]] = {
+            "x": first["x1"],
+            "truth": first["truth"],
+            "fits": {lab: by_label[lab]["grid"]["pred"] for lab in order},
+        }
     if not panels:
         raise ValueError(f"no results for seed {seed}")
     return panels
@@ -221,8 +248,11 @@ def prediction_panels(results: list[dict], seed: int = 0, lam: float = 1.0,
 
 def final_probability_of_choice(results: list[dict], alpha: float, lam: float = 1.0) -> float:
     """Mean (over Flex-Act runs with this α, λ) of the final probability of the chosen candidate."""
-    values = [max(r["final_probs"]) for r in results if _config_of(r)["method"] == "flexact"
-              and _config_of(r)["alpha"] == alpha and _config_of(r)["lam"] == lam]
+    values = [
+        max(r["final_probs"])
+        for r in results
+        if _config_of(r)["method"] == "flexact" and _config_of(r)["alpha"] == alpha and _config_of(r)["lam"] == lam
+    ]
     if not values:
         raise ValueError(f"no Flex-Act results with alpha={alpha}, lam={lam}")
     return float(np.mean(values))
@@ -233,8 +263,9 @@ def final_probability_of_choice(results: list[dict], alpha: float, lam: float = 
 # --------------------------------------------------------------------------------------------
 
 
-def single_neuron_optimum(ground_truth: str, activation: str, *, k: float = 5.0, n_grid: int = 4000,
-                          informative: str = "uniform") -> dict[str, float]:
+def single_neuron_optimum(
+    ground_truth: str, activation: str, *, k: float = 5.0, n_grid: int = 4000, informative: str = "uniform"
+) -> dict[str, float]:
     """Best population MSE of ``φ(w·x₁ + b)`` fitted to ``a(k·x₁)`` (distractor weights zero).
 
     ``x₁ ~ U(−1, 1)`` (or ``N(0, 1)``, truncated to ``[−8, 8]``) is integrated with the midpoint
@@ -275,10 +306,12 @@ def single_neuron_optimum(ground_truth: str, activation: str, *, k: float = 5.0,
         starts = torch.topk(grid.flatten(), 3, largest=False).indices.tolist()
     best: dict[str, float] | None = None
     for index in starts:
-        params = torch.tensor([float(ws[index // len(bs)]), float(bs[index % len(bs)])],
-                              dtype=torch.float64, requires_grad=True)
-        opt = torch.optim.LBFGS([params], lr=1.0, max_iter=300, tolerance_grad=1e-12,
-                                tolerance_change=1e-15, line_search_fn="strong_wolfe")
+        params = torch.tensor(
+            [float(ws[index // len(bs)]), float(bs[index % len(bs)])], dtype=torch.float64, requires_grad=True
+        )
+        opt = torch.optim.LBFGS(
+            [params], lr=1.0, max_iter=300, tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe"
+        )
 
         def closure() -> torch.Tensor:
             opt.zero_grad()
@@ -307,8 +340,9 @@ def optimum_table(*, k: float = 5.0, informative: str = "uniform") -> pd.DataFra
             rows[(f"{DISPLAY[act]} Model", gt)] = (opt["mse"], opt["sq_err_std"])
     df = pd.DataFrame.from_dict(rows, orient="index", columns=["mse", "sq_err_std"])
     df.index = pd.MultiIndex.from_tuples(df.index, names=["model", "ground_truth"])
-    return df.unstack("ground_truth").reindex(columns=pd.MultiIndex.from_product(
-        [["mse", "sq_err_std"], list(GROUND_TRUTHS)]))
+    return df.unstack("ground_truth").reindex(
+        columns=pd.MultiIndex.from_product([["mse", "sq_err_std"], list(GROUND_TRUTHS)])
+    )
 
 
 def table1_display() -> pd.DataFrame:

@@ -18,21 +18,20 @@ from helpers.core.attribution import Derived, SourceValue
 from helpers.core.report import Claim, claim_key
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import (
-    QUANTITY_LABELS,
     ANCHOR_PROSE,
     ANCHOR_TABLES,
     NOTEBOOK,
     POST_CODE,
     POST_CODE_PRINTED,
-    PrintedTable,
     PROFILE,
+    QUANTITY_LABELS,
     QUOTES,
     SCALE,
     SOURCE,
-    table,
     TABLES,
+    PrintedTable,
+    table,
 )
-
 
 __all__ = [
     "QUANTITIES",
@@ -117,7 +116,7 @@ def side_by_side(key: str) -> pd.DataFrame:
     return wide.reindex(list(table(key).rows))
 
 
-def side_by_side_styled(key: str) -> "pd.io.formats.style.Styler":
+def side_by_side_styled(key: str) -> pd.io.formats.style.Styler:
     """:func:`side_by_side` with every value the post gets wrong highlighted (for display)."""
     return (
         side_by_side(key)
@@ -286,15 +285,21 @@ def prose_claims() -> list[Claim]:
     four_places = 0.5e-4
     forms = table("forms")
     exact_col, tanh_col = forms.columns.index("gelu"), forms.columns.index("gelu_tanh")
-    own_table = "; ".join(f"z = {at}: {row[exact_col]} vs {row[tanh_col]}" for at, row in forms.rows.items()
-                          if row[exact_col] != row[tanh_col])
+    own_table = "; ".join(
+        f"z = {at}: {row[exact_col]} vs {row[tanh_col]}"
+        for at, row in forms.rows.items()
+        if row[exact_col] != row[tanh_col]
+    )
     out.append(
         _claim(
             "gelu-primer-tanh-four-decimals",
             "the tanh form matches the exact form to four decimal places across the entire range",
             "section 'Exact and Approximate Forms'",
-            Derived(f"|error| < {four_places:.0e}".replace("e-0", "e-"), "our reading of 'to four decimal places': within half "
-                    "a unit of the 4th decimal", (QUOTES["tanh_accuracy"],)),
+            Derived(
+                f"|error| < {four_places:.0e}".replace("e-0", "e-"),
+                "our reading of 'to four decimal places': within half a unit of the 4th decimal",
+                (QUOTES["tanh_accuracy"],),
+            ),
             f"max |error| = {_sig(worst.abs_error)} at z = ±{_fmt(worst.z, 5)}",
             "confirmed" if float(worst.abs_error) < four_places else "contradicted",
             f"The post's own table differs in the 4th decimal ({own_table}); at z = ±3 the forms "
@@ -312,8 +317,7 @@ def prose_claims() -> list[Claim]:
             f"(≈ {_sig(g.tanh_error_quartic_coefficient().evalf(), 2)}·z⁴); "
             f"max {_sig(worst.abs_error)} at |z| = {_fmt(worst.z, 5)}",
             "contradicted",
-            "The z² terms of the two forms cancel exactly, so the error starts at z⁴; it peaks "
-            "far from 0.",
+            "The z² terms of the two forms cancel exactly, so the error starts at z⁴; it peaks far from 0.",
         )
     )
 
@@ -324,8 +328,7 @@ def prose_claims() -> list[Claim]:
             "the listed code prints the table shown below it",
             "section 'Code'",
             "GELU_grad column 0.0040, 0.0833, 0.5000, 0.8832, 1.0833, 1.0040",
-            "GELU_grad column "
-            + ", ".join(line.split("|")[-1].strip() for line in code_prints.splitlines()[1:]),
+            "GELU_grad column " + ", ".join(line.split("|")[-1].strip() for line in code_prints.splitlines()[1:]),
             "confirmed" if code_prints == POST_CODE_PRINTED else "contradicted",
             "Running the post's code verbatim prints different GELU_grad values (and GELU_approx "
             "at ±3) than the output shown.",
@@ -365,9 +368,7 @@ def prose_claims() -> list[Claim]:
             "figure 'Gradient: GELU'(z) vs ReLU'(z)'",
             ", ".join(grad_labels.values()),
             ", ".join(_fmt(v, 3) for v in ours_grad.values()),
-            "confirmed"
-            if all(_matches(grad_labels[a], ours_grad[a]) for a in grad_labels)
-            else "contradicted",
+            "confirmed" if all(_matches(grad_labels[a], ours_grad[a]) for a in grad_labels) else "contradicted",
             "GELU'(-1) is negative; the figure drops the sign.",
         )
     )

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from helpers.core.attribution import Quoted
 
-
 __all__ = [
     "NOTEBOOK",
     "table",
@@ -53,6 +52,8 @@ QUANTITY_LABELS: dict[str, str] = {
     "relu_prime": "ReLU'",
     "elu": "ELU (α=1)",
 }
+
+
 @dataclass(frozen=True)
 class PrintedTable:
     """One table of the post: the quantities of its columns and the printed strings per z."""
@@ -127,7 +128,7 @@ TABLES: tuple[PrintedTable, ...] = (
 )
 
 #: The post's code, verbatim, so that we can run it and read what it really prints.
-POST_CODE = '''\
+POST_CODE = """\
 import numpy as np
 from scipy.stats import norm
 
@@ -140,7 +141,7 @@ z_vals = np.array([-3., -1., 0., 0.5, 1., 3.])
 print(f"{'z':>5} | {'GELU_exact':>10} | {'GELU_approx':>11} | {'GELU_grad':>9}")
 for z in z_vals:
     print(f"{z:5.1f} | {gelu_exact(z):10.4f} | {gelu_approx(z):11.4f} | {gelu_grad(z):9.4f}")
-'''
+"""
 
 #: What the post shows as that code's output.
 POST_CODE_PRINTED = """\
@@ -164,14 +165,23 @@ def table(key: str) -> PrintedTable:
 
 #: The post's own words, where a claim shows them (checked against the source by the tests).
 QUOTES: dict[str, Quoted] = {
-    "tanh_accuracy": Quoted("The approximate form matches to four decimal places across the entire range",
-                            "section 'Exact and Approximate Forms'"),
-    "tanh_error_near_zero": Quoted("The approximate form introduces a small error near z=0 on the order of 1e-4",
-                                   "section 'Honest Limitations'", (0, 1e-4)),
-    "torch_computes": Quoted("This is what PyTorch and TensorFlow actually compute.",
-                             "section 'Exact and Approximate Forms'"),
-    "positive_above": Quoted("This is always positive for z > −0.75 or so, and non-zero for all z — there is no "
-                             "dead zone.", "section 'Why the Gradient Matters'", (-0.75,)),
+    "tanh_accuracy": Quoted(
+        "The approximate form matches to four decimal places across the entire range",
+        "section 'Exact and Approximate Forms'",
+    ),
+    "tanh_error_near_zero": Quoted(
+        "The approximate form introduces a small error near z=0 on the order of 1e-4",
+        "section 'Honest Limitations'",
+        (0, 1e-4),
+    ),
+    "torch_computes": Quoted(
+        "This is what PyTorch and TensorFlow actually compute.", "section 'Exact and Approximate Forms'"
+    ),
+    "positive_above": Quoted(
+        "This is always positive for z > −0.75 or so, and non-zero for all z — there is no dead zone.",
+        "section 'Why the Gradient Matters'",
+        (-0.75,),
+    ),
     "never_below": Quoted("outputs are never less than about −0.17", "section 'Honest Limitations'", (-0.17,)),
     "flops": Quoted("adding roughly 3–4× the FLOPs of a max(0,z) call", "section 'Honest Limitations'", (3, 4)),
     "bert_blocks": Quoted("24 times per forward pass in BERT-base", "section 'Transformer FFN Block'", (24,)),
@@ -181,28 +191,51 @@ QUOTES: dict[str, Quoted] = {
 #: The post's own words that the audit of the post against itself reads (``helpers.gelu_primer.audit``);
 #: merged into :data:`QUOTES`, so the tests check them against the source like every other excerpt.
 AUDIT_QUOTES: dict[str, Quoted] = {
-    "elu_saturates": Quoted("ELU saturates negative inputs to −α as z → −∞.",
-                            "section 'Comparison: ReLU vs ELU vs GELU'"),
-    "elu_unbounded": Quoted("The choice between them depends on whether you want unbounded negative output (ELU, "
-                            "useful for centering) or near-zero negative output (GELU, matches Transformer design "
-                            "goals).", "section 'Comparison: ReLU vs ELU vs GELU'"),
-    "team_positive": Quoted("A team argues that since GELU'(z) > 0 for all z (no dead neurons)",
-                            "section 'Test Your Understanding', question 5", (0,)),
-    "slightly_damped": Quoted("A small negative value like z=-0.1 passes through slightly damped rather than erased "
-                              "entirely.", "opening paragraph", (-0.1,)),
-    "half_open": Quoted("At z = 0: Φ(0) = 0.5, so GELU(0) = 0 · 0.5 = 0. The gate is half-open.",
-                        "section 'The Soft Gate Idea'", (0.5,)),
-    "production": Quoted("The exact form matters for research comparisons; the approximate form matters for "
-                         "production.", "section 'Exact and Approximate Forms'"),
-    "keeps_gradients": Quoted("GELU avoids this by keeping gradients non-zero even for negative pre-activations.",
-                              "section 'Transformer FFN Block'"),
-    "design_choice": Quoted("The design choice of GELU over ReLU comes down to the dead-neuron problem at scale.",
-                            "section 'Transformer FFN Block'"),
-    "gradient_column": Quoted("Notice the gradient column: at z=−3, GELU'=0.004 — tiny but non-zero. ReLU's "
-                              "gradient there is exactly 0.", "section 'Code' (closing remark)", (-3, 0.004, 0)),
-    "elu_differently": Quoted("ELU (06-elu.md) solves the dead-neuron problem differently",
-                              "closing paragraph before 'Honest Limitations'"),
-    "not_centred": Quoted("This means GELU features are not zero-centered, which can cause the same upstream "
-                          "weight-update bias as ReLU.", "section 'Honest Limitations'"),
+    "elu_saturates": Quoted(
+        "ELU saturates negative inputs to −α as z → −∞.", "section 'Comparison: ReLU vs ELU vs GELU'"
+    ),
+    "elu_unbounded": Quoted(
+        "The choice between them depends on whether you want unbounded negative output (ELU, "
+        "useful for centering) or near-zero negative output (GELU, matches Transformer design "
+        "goals).",
+        "section 'Comparison: ReLU vs ELU vs GELU'",
+    ),
+    "team_positive": Quoted(
+        "A team argues that since GELU'(z) > 0 for all z (no dead neurons)",
+        "section 'Test Your Understanding', question 5",
+        (0,),
+    ),
+    "slightly_damped": Quoted(
+        "A small negative value like z=-0.1 passes through slightly damped rather than erased entirely.",
+        "opening paragraph",
+        (-0.1,),
+    ),
+    "half_open": Quoted(
+        "At z = 0: Φ(0) = 0.5, so GELU(0) = 0 · 0.5 = 0. The gate is half-open.", "section 'The Soft Gate Idea'", (0.5,)
+    ),
+    "production": Quoted(
+        "The exact form matters for research comparisons; the approximate form matters for production.",
+        "section 'Exact and Approximate Forms'",
+    ),
+    "keeps_gradients": Quoted(
+        "GELU avoids this by keeping gradients non-zero even for negative pre-activations.",
+        "section 'Transformer FFN Block'",
+    ),
+    "design_choice": Quoted(
+        "The design choice of GELU over ReLU comes down to the dead-neuron problem at scale.",
+        "section 'Transformer FFN Block'",
+    ),
+    "gradient_column": Quoted(
+        "Notice the gradient column: at z=−3, GELU'=0.004 — tiny but non-zero. ReLU's gradient there is exactly 0.",
+        "section 'Code' (closing remark)",
+        (-3, 0.004, 0),
+    ),
+    "elu_differently": Quoted(
+        "ELU (06-elu.md) solves the dead-neuron problem differently", "closing paragraph before 'Honest Limitations'"
+    ),
+    "not_centred": Quoted(
+        "This means GELU features are not zero-centered, which can cause the same upstream weight-update bias as ReLU.",
+        "section 'Honest Limitations'",
+    ),
 }
 QUOTES.update(AUDIT_QUOTES)

@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers.core.provenance import note_backend
-from helpers.lambda_gelu.kernels import apply_lambda_gelu
 from helpers.core.registry import register_activation_type
+from helpers.lambda_gelu.kernels import apply_lambda_gelu
 
 __all__ = [
     "lambda_gelu",
@@ -96,7 +96,9 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
         # half precision: λ and the gate in float32, only the output is cast back
         return lambda_gelu(x.to(torch.float32), lam).to(x.dtype)
     if isinstance(lam, torch.Tensor):
-        if not (lam.is_floating_point() or lam.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)):
+        if not (
+            lam.is_floating_point() or lam.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+        ):
             raise TypeError(f"lambda_gelu: lam must be a real tensor, got {lam.dtype}")
         lam_x = lam.to(x.dtype)
         _check_lambda_tensor(lam_x, x)
@@ -105,9 +107,7 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
         raise TypeError(f"lambda_gelu: lam must be a real number or a tensor, got {type(lam).__name__}")
     top = torch.finfo(x.dtype).max
     if not lam >= 1 or not math.isfinite(lam) or lam > top:
-        raise ValueError(
-            f"λ-GELU needs a finite lam >= 1 (at most {top:.4g}, the largest {x.dtype}), got {lam!r}"
-        )
+        raise ValueError(f"λ-GELU needs a finite lam >= 1 (at most {top:.4g}, the largest {x.dtype}), got {lam!r}")
     if lam == 1:
         note_backend("lambda_gelu", "eager")
         return F.gelu(x)  # exactly nn.GELU()

@@ -23,7 +23,7 @@ from helpers.core.attribution import Derived, SourceValue
 from helpers.core.report import Claim, claim_key
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.hardness import LAMBDA_INIT_MAX
-from helpers.lambda_gelu.paper import AUDIT_QUOTES, EPS_PAPER, LAMBDA_TARGET_PAPER, QUOTES, SOURCE, table_i, table_ii
+from helpers.lambda_gelu.paper import AUDIT_QUOTES, EPS_PAPER, LAMBDA_TARGET_PAPER, SOURCE, table_i, table_ii
 
 __all__ = [
     "NOTEBOOK",
@@ -59,11 +59,23 @@ SCALE = "exact (sympy) or the paper's printed tables"
 x, lam, sig, s, t = sp.symbols("x lambda sigma s t", real=True)
 
 
-def _row(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str,
-         basis: str = "exact") -> Claim:
-    return Claim(key=claim_key("lambda-gelu-audit", key), claim=claim, source=f"{SOURCE}, {where}", paper_value=paper,
-                 our_value=ours, profile=PROFILE, scale=SCALE, verdict=verdict, notebook=NOTEBOOK, note=note, basis=basis,  # type: ignore[arg-type]
-                 anchor=ANCHORS[key])
+def _row(
+    key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str, basis: str = "exact"
+) -> Claim:
+    return Claim(
+        key=claim_key("lambda-gelu-audit", key),
+        claim=claim,
+        source=f"{SOURCE}, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile=PROFILE,
+        scale=SCALE,
+        verdict=verdict,
+        notebook=NOTEBOOK,
+        note=note,
+        basis=basis,  # type: ignore[arg-type]
+        anchor=ANCHORS[key],
+    )
 
 
 # ------------------------------------------------------------------------------- the range of λ
@@ -73,22 +85,28 @@ def lambda_image() -> dict[str, object]:
     ss = sp.Symbol("s", real=True)
     expr = 1 + sp.log(1 + sp.exp(ss / tt))
     attained = sp.solveset(sp.Eq(expr, 1), ss, domain=sp.S.Reals)
-    return {"at -oo": sp.limit(expr, ss, -sp.oo), "at +oo": sp.limit(expr, ss, sp.oo),
-            "solutions of λ(s) = 1": attained}
+    return {
+        "at -oo": sp.limit(expr, ss, -sp.oo),
+        "at +oo": sp.limit(expr, ss, sp.oo),
+        "solutions of λ(s) = 1": attained,
+    }
 
 
 def _range_claim() -> Claim:
     img = lambda_image()
     never = img["solutions of λ(s) = 1"] == sp.S.EmptySet
-    return _row("range", "λ ∈ [1, ∞), and λ ≥ 1 enforced by construction grounds the family at standard GELU",
-                "Abstract, Sections II and III", (AUDIT_QUOTES["lambda_range"], AUDIT_QUOTES["enforced"],
-                                                  AUDIT_QUOTES["map_above_one"]),
-                f"λ(s) = 1 + softplus(s/t) ranges over (1, ∞): → {img['at -oo']} as s → −∞, λ(s) = 1 has "
-                f"{'no' if never else 'a'} real solution",
-                "contradicted" if never else "confirmed",
-                "Section III itself says the map goes to λ > 1. GELU (λ = 1) is the infimum, never a value: no "
-                "parameter s gives it, and the 'λ ≈ 1' start of the uniform mode must sit strictly above it (the "
-                "theory page notes this in words). The next row shows why the gap matters.")
+    return _row(
+        "range",
+        "λ ∈ [1, ∞), and λ ≥ 1 enforced by construction grounds the family at standard GELU",
+        "Abstract, Sections II and III",
+        (AUDIT_QUOTES["lambda_range"], AUDIT_QUOTES["enforced"], AUDIT_QUOTES["map_above_one"]),
+        f"λ(s) = 1 + softplus(s/t) ranges over (1, ∞): → {img['at -oo']} as s → −∞, λ(s) = 1 has "
+        f"{'no' if never else 'a'} real solution",
+        "contradicted" if never else "confirmed",
+        "Section III itself says the map goes to λ > 1. GELU (λ = 1) is the infimum, never a value: no "
+        "parameter s gives it, and the 'λ ≈ 1' start of the uniform mode must sit strictly above it (the "
+        "theory page notes this in words). The next row shows why the gap matters.",
+    )
 
 
 # ------------------------------------------------------------------ the learning signal of s at init
@@ -98,9 +116,10 @@ def s_signal() -> sp.Expr:
     ``σ²(1 + λ²σ²)^{-3/2}·(1 − e^{1−λ})`` (∂a/∂λ = x²φ(λx) averaged, times ∂λ/∂s = (1 − e^{1−λ})/t)."""
     ll, ss_ = sp.symbols("lambda sigma", positive=True)
     xx = sp.Symbol("x", real=True)
-    density = sp.exp(-xx ** 2 / (2 * ss_ ** 2)) / (ss_ * sp.sqrt(2 * sp.pi))
-    mean_da_dlam = sp.simplify(sp.integrate(xx ** 2 * sp.exp(-(ll * xx) ** 2 / 2) / sp.sqrt(2 * sp.pi) * density,
-                                            (xx, -sp.oo, sp.oo)))
+    density = sp.exp(-(xx**2) / (2 * ss_**2)) / (ss_ * sp.sqrt(2 * sp.pi))
+    mean_da_dlam = sp.simplify(
+        sp.integrate(xx**2 * sp.exp(-((ll * xx) ** 2) / 2) / sp.sqrt(2 * sp.pi) * density, (xx, -sp.oo, sp.oo))
+    )
     return sp.simplify(mean_da_dlam * sp.sqrt(2 * sp.pi) * (1 - sp.exp(1 - ll)))
 
 
@@ -114,8 +133,7 @@ def s_signal_peak(sigma_value: float = 1.0) -> tuple[float, float]:
     if not sigma_value > 0:
         raise ValueError(f"sigma_value must be > 0, got {sigma_value!r}")
     fn = _signal_fn(sigma_value)
-    res = minimize_scalar(lambda v: -fn(v), bounds=(1.0 + 1e-9, 50.0), method="bounded",
-                          options={"xatol": 1e-10})
+    res = minimize_scalar(lambda v: -fn(v), bounds=(1.0 + 1e-9, 50.0), method="bounded", options={"xatol": 1e-10})
     return float(res.x), float(-res.fun)
 
 
@@ -127,9 +145,12 @@ def s_signal_ratio_limits(lam_low: float = LAMBDA_NEAR_ONE, lam_high: float = LA
         raise ValueError(f"need 1 < lam_low < lam_high, got {lam_low!r}, {lam_high!r}")
     ll, ss_ = sorted(s_signal().free_symbols, key=lambda v: v.name)
     ratio = s_signal().subs(ll, lam_high) / s_signal().subs(ll, lam_low)
-    return {"sigma=1": float(ratio.subs(ss_, 1)), "sigma->0": float(sp.limit(ratio, ss_, 0)),
-            "sigma->oo": float(sp.limit(ratio, ss_, sp.oo)),
-            "dlambda/ds": float((1 - sp.exp(1 - sp.Float(lam_high))) / (1 - sp.exp(1 - sp.Float(lam_low))))}
+    return {
+        "sigma=1": float(ratio.subs(ss_, 1)),
+        "sigma->0": float(sp.limit(ratio, ss_, 0)),
+        "sigma->oo": float(sp.limit(ratio, ss_, sp.oo)),
+        "dlambda/ds": float((1 - sp.exp(1 - sp.Float(lam_high))) / (1 - sp.exp(1 - sp.Float(lam_low)))),
+    }
 
 
 def uniform_drift_rank() -> pd.DataFrame:
@@ -145,20 +166,27 @@ def _init_claim() -> Claim:
     r = s_signal_ratio_limits()
     rank = uniform_drift_rank()
     wiki = rank.loc["WikiText-2"]
-    reading = Derived(f"'λ ≈ 1' read as λ = {LAMBDA_NEAR_ONE} (the book's uniform start; λ = 1 is unreachable)",
-                      "our reading of the uniform mode", (AUDIT_QUOTES["uniform_start"],))
-    return _row("init", "Initial λ is kept near 1 because larger initial values would attenuate the learning signal "
-                "for λ", "Section IV-A", (AUDIT_QUOTES["init_attenuation"], AUDIT_QUOTES["uniform_default"]),
-                f"the signal that trains the learned parameter s, E[∂a/∂s] for x ~ N(0, σ²), is 0 at λ = 1 and "
-                f"peaks at λ = {peak:.2f} (σ = 1); from λ = {LAMBDA_NEAR_ONE} to λ = {LAMBDA_INIT_MAX:g} it grows "
-                f"{r['sigma=1']:.0f}× at σ = 1 and at least {r['sigma->oo']:.1f}× at any σ; under Adam λ moves "
-                f"{r['dlambda/ds']:.0f}× faster per step on s",
-                "contradicted" if r["sigma->oo"] > 1 else "confirmed",
-                f"True of ∂a/∂λ, which falls with λ; but s is what is learned, and ∂λ/∂s = (1 − e^(1−λ))/t vanishes "
-                f"at λ = 1. So the start the paper recommends as 'initialization-neutral' is where λ learns slowest. "
-                f"Table I agrees: the uniform mode has the smallest drift in {int(rank['uni smallest'].sum())} of "
-                f"{len(rank)} benchmarks, and on GPT-2/WikiText-2 it moves {wiki['uni']:g} against {wiki['dec']:g} "
-                f"and {wiki['inc']:g}. The uniform start's value: {reading.display()}.")
+    reading = Derived(
+        f"'λ ≈ 1' read as λ = {LAMBDA_NEAR_ONE} (the book's uniform start; λ = 1 is unreachable)",
+        "our reading of the uniform mode",
+        (AUDIT_QUOTES["uniform_start"],),
+    )
+    return _row(
+        "init",
+        "Initial λ is kept near 1 because larger initial values would attenuate the learning signal for λ",
+        "Section IV-A",
+        (AUDIT_QUOTES["init_attenuation"], AUDIT_QUOTES["uniform_default"]),
+        f"the signal that trains the learned parameter s, E[∂a/∂s] for x ~ N(0, σ²), is 0 at λ = 1 and "
+        f"peaks at λ = {peak:.2f} (σ = 1); from λ = {LAMBDA_NEAR_ONE} to λ = {LAMBDA_INIT_MAX:g} it grows "
+        f"{r['sigma=1']:.0f}× at σ = 1 and at least {r['sigma->oo']:.1f}× at any σ; under Adam λ moves "
+        f"{r['dlambda/ds']:.0f}× faster per step on s",
+        "contradicted" if r["sigma->oo"] > 1 else "confirmed",
+        f"True of ∂a/∂λ, which falls with λ; but s is what is learned, and ∂λ/∂s = (1 − e^(1−λ))/t vanishes "
+        f"at λ = 1. So the start the paper recommends as 'initialization-neutral' is where λ learns slowest. "
+        f"Table I agrees: the uniform mode has the smallest drift in {int(rank['uni smallest'].sum())} of "
+        f"{len(rank)} benchmarks, and on GPT-2/WikiText-2 it moves {wiki['uni']:g} against {wiki['dec']:g} "
+        f"and {wiki['inc']:g}. The uniform start's value: {reading.display()}.",
+    )
 
 
 # ------------------------------------------------------- "uniform tolerance, independent of statistics"
@@ -179,8 +207,13 @@ def scale_meeting_tolerance(lam_value: float = LAMBDA_TARGET_PAPER, eps_value: f
 def _gate_error_closed_form_check() -> bool:
     """Quadrature: ∫ 2(1 − Φ(λx))φ_σ(x) over x > 0 equals arctan(1/(λσ))/π (at λ = 160, σ = 0.1)."""
     lam_v, sig_v = 160.0, 0.1
-    val, _ = quad(lambda v: 2 * (1 - ndtr(lam_v * v)) * math.exp(-v * v / (2 * sig_v ** 2)) /
-                  (sig_v * math.sqrt(2 * math.pi)), 0, 10 * sig_v, points=[1 / lam_v], limit=200)
+    val, _ = quad(
+        lambda v: 2 * (1 - ndtr(lam_v * v)) * math.exp(-v * v / (2 * sig_v**2)) / (sig_v * math.sqrt(2 * math.pi)),
+        0,
+        10 * sig_v,
+        points=[1 / lam_v],
+        limit=200,
+    )
     return math.isclose(val, expected_gate_error(lam_v, sig_v), rel_tol=1e-7)
 
 
@@ -189,17 +222,21 @@ def _tolerance_claim() -> Claim:
     errors = {v: expected_gate_error(LAMBDA_TARGET_PAPER, v) for v in (1.0, 0.1)}
     needed_unit = 1.0 / math.tan(math.pi * EPS_PAPER)
     ok = _gate_error_closed_form_check()
-    return _row("tolerance", "λ_target is distribution-agnostic: it guarantees a uniform gate-approximation tolerance "
-                "independently of the pre-activation statistics", "Sections IV-C and V",
-                (AUDIT_QUOTES["distribution_agnostic"], AUDIT_QUOTES["uniform_tolerance"]),
-                f"at λ = {LAMBDA_TARGET_PAPER:g}, the expected gate error arctan(1/(λσ))/π is {errors[1.0]:.2e} at "
-                f"σ = 1 and {errors[0.1]:.2e} at σ = 0.1; it is within ε = {EPS_PAPER:g} only for σ ≥ "
-                f"{sig_min:.3f}; the pointwise error is 1/2 next to 0 for every λ",
-                "contradicted" if ok and errors[0.1] > EPS_PAPER else "confirmed",
-                f"E∞ is an integral over x with unit weight, so it carries the units of x: for pre-activations of "
-                f"scale σ the same λ gives an error that grows like 1/σ. 'Conservative for normalized "
-                f"architectures' holds for σ = 1 (λ = {needed_unit:.1f} would do) and fails below σ = {sig_min:.2f}. "
-                "The closed form is checked by quadrature; the ReLU-ization page uses it for per-layer targets.")
+    return _row(
+        "tolerance",
+        "λ_target is distribution-agnostic: it guarantees a uniform gate-approximation tolerance "
+        "independently of the pre-activation statistics",
+        "Sections IV-C and V",
+        (AUDIT_QUOTES["distribution_agnostic"], AUDIT_QUOTES["uniform_tolerance"]),
+        f"at λ = {LAMBDA_TARGET_PAPER:g}, the expected gate error arctan(1/(λσ))/π is {errors[1.0]:.2e} at "
+        f"σ = 1 and {errors[0.1]:.2e} at σ = 0.1; it is within ε = {EPS_PAPER:g} only for σ ≥ "
+        f"{sig_min:.3f}; the pointwise error is 1/2 next to 0 for every λ",
+        "contradicted" if ok and errors[0.1] > EPS_PAPER else "confirmed",
+        f"E∞ is an integral over x with unit weight, so it carries the units of x: for pre-activations of "
+        f"scale σ the same λ gives an error that grows like 1/σ. 'Conservative for normalized "
+        f"architectures' holds for σ = 1 (λ = {needed_unit:.1f} would do) and fails below σ = {sig_min:.2f}. "
+        "The closed form is checked by quadrature; the ReLU-ization page uses it for per-layer targets.",
+    )
 
 
 # ------------------------------------------------------------------------ Δλ: average or sum?
@@ -209,15 +246,19 @@ def _drift_claim() -> Claim:
     formula = sp.summation(sp.summation(step, (e, 1, T - 1)), (ell, 1, L)) / L
     caption = step
     factor = sp.simplify(formula / caption)
-    return _row("drift", "Δλ is the average absolute epoch-to-epoch change of the layerwise hardness",
-                "Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2",
-                (AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"]),
-                f"V_λ = (1/L) Σ_ℓ Σ_(e=1)^(T−1) |Δλ| is a sum over epochs: for a constant change d per epoch it is "
-                f"{sp.sstr(formula)}, the captions' average times {sp.sstr(factor)}",
-                "contradicted" if factor != 1 else "confirmed",
-                "The formula averages over layers and sums over epochs, the captions describe an average over "
-                "epochs; the two differ by T − 1, and the paper never states T. Table I's drift column inherits "
-                "the ambiguity; the grid page reads V_λ as the sum, as the formula says.", basis="source")
+    return _row(
+        "drift",
+        "Δλ is the average absolute epoch-to-epoch change of the layerwise hardness",
+        "Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2",
+        (AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"]),
+        f"V_λ = (1/L) Σ_ℓ Σ_(e=1)^(T−1) |Δλ| is a sum over epochs: for a constant change d per epoch it is "
+        f"{sp.sstr(formula)}, the captions' average times {sp.sstr(factor)}",
+        "contradicted" if factor != 1 else "confirmed",
+        "The formula averages over layers and sums over epochs, the captions describe an average over "
+        "epochs; the two differ by T − 1, and the paper never states T. Table I's drift column inherits "
+        "the ambiguity; the grid page reads V_λ as the sum, as the formula says.",
+        basis="source",
+    )
 
 
 # ---------------------------------------------------------- the ReLU network the protocol delivers
@@ -228,9 +269,13 @@ def relu_baseline_against_annealed() -> pd.DataFrame:
     relu = t1[t1["act"] == "ReLU"].set_index("dataset")
     t2 = table_ii()
     annealed = t2[t2["mode"] == "λ-GELU"].set_index("dataset")
-    out = pd.DataFrame({"ReLU from scratch (Table I)": relu.loc[annealed.index, "bvs"],
-                        "its spread": relu.loc[annealed.index, "bvs_std"],
-                        "annealed, then ReLU (Table II)": annealed["substituted"]})
+    out = pd.DataFrame(
+        {
+            "ReLU from scratch (Table I)": relu.loc[annealed.index, "bvs"],
+            "its spread": relu.loc[annealed.index, "bvs_std"],
+            "annealed, then ReLU (Table II)": annealed["substituted"],
+        }
+    )
     out["difference"] = (out["annealed, then ReLU (Table II)"] - out["ReLU from scratch (Table I)"]).round(4)
     # two values printed to 2 decimals: their difference is known to ±0.01
     out["below beyond rounding"] = out["difference"] < -0.01 - 1e-12
@@ -241,21 +286,31 @@ def relu_baseline_against_annealed() -> pd.DataFrame:
 def _retrain_claim() -> Claim:
     d = relu_baseline_against_annealed()
     below, above = d[d["below beyond rounding"]], d[d["above beyond rounding"]]
-    text = "; ".join(f"{k}: {r['annealed, then ReLU (Table II)']:.2f} vs {r['ReLU from scratch (Table I)']:.2f}"
-                     for k, r in d.iterrows())
-    return _row("retrain", "Annealing, then swapping to ReLU, is the route instead of retraining a ReLU network from "
-                "scratch (checked against that baseline, Table I's ReLU)", "Section IV-C, Tables I and II",
-                Derived(text, "Table II's λ-GELU 'Substituted' beside Table I's ReLU BVS, per dataset",
-                        (AUDIT_QUOTES["rather_than_retrain"],)),
-                f"the delivered ReLU network is below ReLU from scratch beyond the printed rounding in {len(below)} "
-                f"of {len(d)} benchmarks ({', '.join(f'{k} {v:+.2f}' for k, v in below['difference'].items())}), "
-                f"above it in {len(above)}, within ±0.01 elsewhere",
-                "contradicted" if len(below) and not len(above) else "confirmed",
-                "Table II only compares with a direct GELU swap. Against the other baseline the paper trains, a "
-                "ReLU network from scratch (the same model, data and epochs), the annealed route never does better "
-                f"beyond the rounding of two printed decimals, and on Adult it ends {-d.loc['Adult', 'difference']:.2f} "
-                f"lower, {-d.loc['Adult', 'difference'] / d.loc['Adult', 'its spread']:.0f} times Table I's ReLU "
-                "spread. It does not save training either: Algorithm 1 trains all T epochs.", basis="source")
+    text = "; ".join(
+        f"{k}: {r['annealed, then ReLU (Table II)']:.2f} vs {r['ReLU from scratch (Table I)']:.2f}"
+        for k, r in d.iterrows()
+    )
+    return _row(
+        "retrain",
+        "Annealing, then swapping to ReLU, is the route instead of retraining a ReLU network from "
+        "scratch (checked against that baseline, Table I's ReLU)",
+        "Section IV-C, Tables I and II",
+        Derived(
+            text,
+            "Table II's λ-GELU 'Substituted' beside Table I's ReLU BVS, per dataset",
+            (AUDIT_QUOTES["rather_than_retrain"],),
+        ),
+        f"the delivered ReLU network is below ReLU from scratch beyond the printed rounding in {len(below)} "
+        f"of {len(d)} benchmarks ({', '.join(f'{k} {v:+.2f}' for k, v in below['difference'].items())}), "
+        f"above it in {len(above)}, within ±0.01 elsewhere",
+        "contradicted" if len(below) and not len(above) else "confirmed",
+        "Table II only compares with a direct GELU swap. Against the other baseline the paper trains, a "
+        "ReLU network from scratch (the same model, data and epochs), the annealed route never does better "
+        f"beyond the rounding of two printed decimals, and on Adult it ends {-d.loc['Adult', 'difference']:.2f} "
+        f"lower, {-d.loc['Adult', 'difference'] / d.loc['Adult', 'its spread']:.0f} times Table I's ReLU "
+        "spread. It does not save training either: Algorithm 1 trains all T epochs.",
+        basis="source",
+    )
 
 
 # ---------------------------------------------------- two arms that are (nearly) the same function
@@ -275,9 +330,16 @@ def same_function_table() -> pd.DataFrame:
     rows = []
     for r in t1[t1["act"] == "λ-GELU"].itertuples():
         g_row = gelu.loc[r.dataset]
-        rows.append({"dataset": r.dataset, "mode": r.mode, "λ̄": r.lam_mean,
-                     "sup |λ-GELU − GELU| at λ̄": gelu_gap_sup(max(r.lam_mean + 0.005, 1.0)),
-                     "BVS − GELU": round(r.bvs - g_row["bvs"], 4), "larger spread": max(r.bvs_std, g_row["bvs_std"])})
+        rows.append(
+            {
+                "dataset": r.dataset,
+                "mode": r.mode,
+                "λ̄": r.lam_mean,
+                "sup |λ-GELU − GELU| at λ̄": gelu_gap_sup(max(r.lam_mean + 0.005, 1.0)),
+                "BVS − GELU": round(r.bvs - g_row["bvs"], 4),
+                "larger spread": max(r.bvs_std, g_row["bvs_std"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -287,21 +349,28 @@ def _same_claim() -> Claim:
     bound = 2 * float(sp.exp(-1) / sp.sqrt(2 * sp.pi)) * 0.005  # (λ̄ − 1)·max x²φ(x) with λ̄ < 1.005
     within = abs(row["BVS − GELU"]) <= row["larger spread"] + 1e-12
     others = t[(t["dataset"] == "WikiText-2") & (t["mode"] != "uni")].set_index("mode")
-    return _row("same", "GPT-2/WikiText-2: λ-GELU (uniform) and GELU, the same function there, print the same BVS "
-                "within the printed spread", "Table I",
-                Derived(f"λ̄ = {row['λ̄']:.2f}; BVS difference {row['BVS − GELU']:+.2f}, spreads ≤ "
-                        f"{row['larger spread']:g}", "Table I's printed λ̄, BVS and spreads, differenced by us"),
-                f"with λ̄ < 1.005 the two activations differ by at most {bound:.1e} per unit (mean over layers; "
-                f"{row['sup |λ-GELU − GELU| at λ̄']:.1e} computed at λ = 1.005), and |ΔBVS| = "
-                f"{abs(row['BVS − GELU']):.2f} "
-                f"≤ {row['larger spread']:g}",
-                "confirmed" if within else "contradicted",
-                "The one pair of Table I arms that are the same function agree as they must. The dec and inc arms "
-                f"of the same benchmark (λ̄ = {others.loc['dec', 'λ̄']:.2f} each) lie "
-                f"{others.loc['dec', 'BVS − GELU']:.2f} and {others.loc['inc', 'BVS − GELU']:.2f} perplexity from "
-                f"GELU, {others.loc['dec', 'BVS − GELU'] / others.loc['dec', 'larger spread']:.0f} and "
-                f"{others.loc['inc', 'BVS − GELU'] / others.loc['inc', 'larger spread']:.0f} times the larger printed "
-                "spread; the page lists every arm's distance to GELU.", basis="source")
+    return _row(
+        "same",
+        "GPT-2/WikiText-2: λ-GELU (uniform) and GELU, the same function there, print the same BVS "
+        "within the printed spread",
+        "Table I",
+        Derived(
+            f"λ̄ = {row['λ̄']:.2f}; BVS difference {row['BVS − GELU']:+.2f}, spreads ≤ {row['larger spread']:g}",
+            "Table I's printed λ̄, BVS and spreads, differenced by us",
+        ),
+        f"with λ̄ < 1.005 the two activations differ by at most {bound:.1e} per unit (mean over layers; "
+        f"{row['sup |λ-GELU − GELU| at λ̄']:.1e} computed at λ = 1.005), and |ΔBVS| = "
+        f"{abs(row['BVS − GELU']):.2f} "
+        f"≤ {row['larger spread']:g}",
+        "confirmed" if within else "contradicted",
+        "The one pair of Table I arms that are the same function agree as they must. The dec and inc arms "
+        f"of the same benchmark (λ̄ = {others.loc['dec', 'λ̄']:.2f} each) lie "
+        f"{others.loc['dec', 'BVS − GELU']:.2f} and {others.loc['inc', 'BVS − GELU']:.2f} perplexity from "
+        f"GELU, {others.loc['dec', 'BVS − GELU'] / others.loc['dec', 'larger spread']:.0f} and "
+        f"{others.loc['inc', 'BVS − GELU'] / others.loc['inc', 'larger spread']:.0f} times the larger printed "
+        "spread; the page lists every arm's distance to GELU.",
+        basis="source",
+    )
 
 
 # ---------------------------------------------------------------------------- Swish, the closest
@@ -333,19 +402,31 @@ def _swish_claim() -> Claim:
     l1 = sigmoid_gate_l1()
     beta = sorted(l1.free_symbols, key=lambda v: v.name)[0]
     beta_target = float(sp.solve(sp.Eq(l1, EPS_PAPER), beta)[0])
-    return _row("swish", "Learnable-β Swish is the closest formulation; λ-GELU differs from it by (ii) a closed-form "
-                "ℓ1 annealing target", "Section II", (AUDIT_QUOTES["swish_closest"], AUDIT_QUOTES["target_difference"]),
-                f"xΦ(λx) is within {gap1:.4f}/λ of xσ(βx) at β = {ratio:.3f}λ for every λ ({gap_t:.1e} at λ = "
-                f"{LAMBDA_TARGET_PAPER:g}); the sigmoid gate has the closed form ∫|H − σ(βx)|dx = {sp.sstr(l1)}, so "
-                f"ε = {EPS_PAPER:g} gives β ≥ {beta_target:.1f} (= {beta_target / ratio:.0f}λ-equivalent)",
-                "confirmed" if gap1 < 0.05 else "contradicted",
-                f"Closest indeed: the two families coincide up to a rescaling of the hardness, to {gap1:.1%} of a "
-                "unit at λ = 1. Difference (ii) is of the protocol, not of the family: the same closed-form target "
-                f"exists for Swish, and after the rescaling it is {beta_target / ratio:.0f} against the paper's "
-                f"{LAMBDA_TARGET_PAPER:g}.")
+    return _row(
+        "swish",
+        "Learnable-β Swish is the closest formulation; λ-GELU differs from it by (ii) a closed-form "
+        "ℓ1 annealing target",
+        "Section II",
+        (AUDIT_QUOTES["swish_closest"], AUDIT_QUOTES["target_difference"]),
+        f"xΦ(λx) is within {gap1:.4f}/λ of xσ(βx) at β = {ratio:.3f}λ for every λ ({gap_t:.1e} at λ = "
+        f"{LAMBDA_TARGET_PAPER:g}); the sigmoid gate has the closed form ∫|H − σ(βx)|dx = {sp.sstr(l1)}, so "
+        f"ε = {EPS_PAPER:g} gives β ≥ {beta_target:.1f} (= {beta_target / ratio:.0f}λ-equivalent)",
+        "confirmed" if gap1 < 0.05 else "contradicted",
+        f"Closest indeed: the two families coincide up to a rescaling of the hardness, to {gap1:.1%} of a "
+        "unit at λ = 1. Difference (ii) is of the protocol, not of the family: the same closed-form target "
+        f"exists for Swish, and after the rescaling it is {beta_target / ratio:.0f} against the paper's "
+        f"{LAMBDA_TARGET_PAPER:g}.",
+    )
 
 
 def claims() -> list[Claim]:
     """The audit's rows, in the page's order."""
-    return [_range_claim(), _init_claim(), _tolerance_claim(), _drift_claim(), _retrain_claim(), _same_claim(),
-            _swish_claim()]
+    return [
+        _range_claim(),
+        _init_claim(),
+        _tolerance_claim(),
+        _drift_claim(),
+        _retrain_claim(),
+        _same_claim(),
+        _swish_claim(),
+    ]

@@ -22,7 +22,6 @@ from helpers.lambda_gelu.paper import (
 from helpers.lambda_gelu.run_claims import ANCHORS
 from helpers.lambda_gelu.run_claims import experiment_claims as claims_from_results
 
-
 __all__ = [
     "theory_claims",
     "claims",
@@ -37,9 +36,17 @@ def _sig(value: float, digits: int = 6) -> str:
 
 def _theory(key: str, claim: str, where: str, paper: str, ours: str, verdict: str, note: str = "") -> Claim:
     return Claim(
-        key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours,
-        profile=THEORY_PROFILE, scale=THEORY_SCALE, verdict=verdict,  # type: ignore[arg-type]
-        notebook=THEORY_NOTEBOOK, note=note, anchor=THEORY_ANCHOR,
+        key=key,
+        claim=claim,
+        source=f"{SOURCE}, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile=THEORY_PROFILE,
+        scale=THEORY_SCALE,
+        verdict=verdict,  # type: ignore[arg-type]
+        notebook=THEORY_NOTEBOOK,
+        note=note,
+        anchor=THEORY_ANCHOR,
     )
 
 
@@ -60,68 +67,99 @@ def theory_claims() -> list[Claim]:
     s0, tt = sp.symbols("s_0 t", real=True)
     lam0 = 1 + sp.log(1 + sp.exp(s0 / tt))
     dlam0_dt = sp.simplify(sp.diff(lam0, tt))
-    s0_matters = bool(dlam0_dt.subs({s0: 0}) == 0 and all(
-        dlam0_dt.subs({s0: v, tt: w}) != 0 for v in (-1, 1, 3) for w in (sp.Rational(1, 10), 1)))
+    s0_matters = bool(
+        dlam0_dt.subs({s0: 0}) == 0
+        and all(dlam0_dt.subs({s0: v, tt: w}) != 0 for v in (-1, 1, 3) for w in (sp.Rational(1, 10), 1))
+    )
     out = [
         _theory(
-            "lambda-gelu-relu-limit", "λ→∞ limit of xΦ(λx) is ReLU, with gate → H(x), H(0)=1/2", "Section III, Eq. (2)",
+            "lambda-gelu-relu-limit",
+            "λ→∞ limit of xΦ(λx) is ReLU, with gate → H(x), H(0)=1/2",
+            "Section III, Eq. (2)",
             "x>0: x; x<0: 0; gate at 0: 1/2",
             f"x>0: {sp.sstr(lim['x>0']['activation'])}; x<0: {sp.sstr(lim['x<0']['activation'])}; "
             f"gate at 0: {sp.sstr(lim['x=0']['gate'])}",
             _verdict(S.verify_relu_limit()),
         ),
         _theory(
-            "lambda-gelu-da-dlambda", "∂a/∂λ = x²φ(λx)", "Section III and IV-A", "x²φ(λx)", sp.sstr(S.da_dlam()),
+            "lambda-gelu-da-dlambda",
+            "∂a/∂λ = x²φ(λx)",
+            "Section III and IV-A",
+            "x²φ(λx)",
+            sp.sstr(S.da_dlam()),
             _verdict(S.verify_da_dlam()),
         ),
         _theory(
-            "lambda-gelu-dlambda-ds", "∂λ/∂s = σ(s/t)/t", "Section III", "σ(s/t)/t", sp.sstr(S.dlam_ds()), _verdict(S.verify_dlam_ds()),
+            "lambda-gelu-dlambda-ds",
+            "∂λ/∂s = σ(s/t)/t",
+            "Section III",
+            "σ(s/t)/t",
+            sp.sstr(S.dlam_ds()),
+            _verdict(S.verify_dlam_ds()),
             note="In terms of λ: ∂λ/∂s = (1 − e^{1−λ})/t, which vanishes like (λ−1)/t as λ → 1.",
         ),
         _theory(
-            "lambda-gelu-dl-ds", "∂L/∂s = δ·x²φ(λx)·σ(s/t)/t", "Section III", "δ·x²φ(λx)·σ(s/t)/t", "same (sympy chain rule)",
+            "lambda-gelu-dl-ds",
+            "∂L/∂s = δ·x²φ(λx)·σ(s/t)/t",
+            "Section III",
+            "δ·x²φ(λx)·σ(s/t)/t",
+            "same (sympy chain rule)",
             _verdict(S.verify_dL_ds()),
             note="Per unit. With one λ per layer, ∂L/∂s is the sum of this term over every unit and "
-                 "batch element sharing λ; the paper writes a single term.",
+            "batch element sharing λ; the paper writes a single term.",
         ),
         _theory(
-            "lambda-gelu-eq3-first-order", "Eq. (3): Δλ ≈ −η_s σ(s/t)²/t² ∂L/∂λ (first order)", "Section III, Eq. (3)",
-            "−η_s σ(s/t)²/t² ∂L/∂λ", sp.sstr(S.delta_lambda_first_order()),
+            "lambda-gelu-eq3-first-order",
+            "Eq. (3): Δλ ≈ −η_s σ(s/t)²/t² ∂L/∂λ (first order)",
+            "Section III, Eq. (3)",
+            "−η_s σ(s/t)²/t² ∂L/∂λ",
+            sp.sstr(S.delta_lambda_first_order()),
             _verdict(S.verify_delta_lambda()),
             note="The η_s-linear term of a sympy series of λ(s − η_s ∂L/∂s) − λ(s) equals Eq. (3).",
         ),
         _theory(
-            "lambda-gelu-t-rescaling-lambda-equal", "Changing t is not a mere constant rescaling of the learning rate, when λ starts equal across t "
-            "(the init modes of Section IV set λ)", "Section III, after Eq. (3)",
+            "lambda-gelu-t-rescaling-lambda-equal",
+            "Changing t is not a mere constant rescaling of the learning rate, when λ starts equal across t "
+            "(the init modes of Section IV set λ)",
+            "Section III, after Eq. (3)",
             "not a constant rescaling (state dependence through σ(s/t))",
             "u = s/t follows SGD with learning rate c·η/t² exactly; σ(s/t) = 1 − e^{1−λ} depends on λ alone: "
             "(t, c) act only through c/t²",
             "contradicted",
             note="Exact for SGD (momentum is linear, s has no weight decay): two runs with equal c/t² that start "
-                 "from the same λ are the same run up to float rounding. The runs with equal c/t² on the (t, c) "
-                 "grid page (notebooks/10_lambda_gelu_tc_grid) agree to rounding, which is the same fact seen "
-                 "in training; it is counted here once. Under Adam the step is roughly scale-free and t acts "
-                 "differently.",
+            "from the same λ are the same run up to float rounding. The runs with equal c/t² on the (t, c) "
+            "grid page (notebooks/10_lambda_gelu_tc_grid) agree to rounding, which is the same fact seen "
+            "in training; it is counted here once. Under Adam the step is roughly scale-free and t acts "
+            "differently.",
         ),
         _theory(
-            "lambda-gelu-t-rescaling-s-equal", "Changing t is not a mere constant rescaling of the learning rate, when s starts equal across t "
-            "(the paper's wording: s is initialised)", "Section III, after Eq. (3)",
+            "lambda-gelu-t-rescaling-s-equal",
+            "Changing t is not a mere constant rescaling of the learning rate, when s starts equal across t "
+            "(the paper's wording: s is initialised)",
+            "Section III, after Eq. (3)",
             "not a constant rescaling (state dependence through σ(s/t))",
             f"λ₀ = 1 + softplus(s₀/t), ∂λ₀/∂t = {sp.sstr(dlam0_dt)}: nonzero for s₀ ≠ 0",
             "confirmed" if s0_matters else "contradicted",
             note="From an equal s₀ ≠ 0, each t starts from a different λ₀ (and u₀ = s₀/t), so no learning-rate "
-                 "change reproduces a change of t. At s₀ = 0 every t starts at λ₀ = 1 + ln 2 and the rescaling is "
-                 "exact again (previous row).",
+            "change reproduces a change of t. At s₀ = 0 every t starts at λ₀ = 1 + ln 2 and the rescaling is "
+            "exact again (previous row).",
         ),
         _theory(
-            "lambda-gelu-e-infinity", "E∞(λ) = ∫|H(x) − Φ(λx)|dx = 2/(λ√(2π))", "Section IV-C", E_INF_PAPER_TEXT,
-            f"{sp.sstr(e_inf)} (quadrature agrees to {quad_err:.1e})", _verdict(S.verify_e_inf()),
+            "lambda-gelu-e-infinity",
+            "E∞(λ) = ∫|H(x) − Φ(λx)|dx = 2/(λ√(2π))",
+            "Section IV-C",
+            E_INF_PAPER_TEXT,
+            f"{sp.sstr(e_inf)} (quadrature agrees to {quad_err:.1e})",
+            _verdict(S.verify_e_inf()),
             note="An L1 distance between gates, not a sup bound: sup_x |H(x) − Φ(λx)| = 1/2 for every λ "
-                 "(at x → 0). For the activations, ∫|ReLU − xΦ(λx)|dx = 1/(2λ²) and "
-                 f"sup|ReLU − xΦ(λx)| = {float(S.relu_gap_sup_constant()):.4f}/λ.",
+            "(at x → 0). For the activations, ∫|ReLU − xΦ(λx)|dx = 1/(2λ²) and "
+            f"sup|ReLU − xΦ(λx)| = {float(S.relu_gap_sup_constant()):.4f}/λ.",
         ),
         _theory(
-            "lambda-gelu-lambda-target", "λ_target ≈ 160 for ε = 5·10⁻³", "Section IV-C", f"{LAMBDA_TARGET_PAPER:g}",
+            "lambda-gelu-lambda-target",
+            "λ_target ≈ 160 for ε = 5·10⁻³",
+            "Section IV-C",
+            f"{LAMBDA_TARGET_PAPER:g}",
             f"{_sig(target)} = 200·√(2/π)",
             "confirmed" if rounds_to(target, LAMBDA_TARGET_PAPER, 0) else "contradicted",
             note=f"160 rounds {target:.3f} up; E∞(160) = {e_at_paper:.4e} ≤ ε, so 160 meets the criterion.",
@@ -146,18 +184,42 @@ def coverage_claims() -> list[Claim]:
     anchors = {THEORY_NOTEBOOK: THEORY_ANCHOR, **ANCHORS}
 
     def row(key: str, claim: str, where: str, paper: str, notebook: str, note: str, profile: str) -> Claim:
-        return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value="—", profile=profile,
-                     scale="", verdict="not run here", notebook=notebook, note=note, anchor=anchors[notebook])
+        return Claim(
+            key=key,
+            claim=claim,
+            source=f"{SOURCE}, {where}",
+            paper_value=paper,
+            our_value="—",
+            profile=profile,
+            scale="",
+            verdict="not run here",
+            notebook=notebook,
+            note=note,
+            anchor=anchors[notebook],
+        )
 
     return [
-        row("lambda-gelu-cifar100-rows", "Table I and Table II, ResNet-18/CIFAR-100 rows (BVS parity, λ̄, drift; annealed ReLU swap)",
-            "Tables I and II", "CIFAR100 rows of Tables I-II", "notebooks/11_lambda_gelu_profiles",
+        row(
+            "lambda-gelu-cifar100-rows",
+            "Table I and Table II, ResNet-18/CIFAR-100 rows (BVS parity, λ̄, drift; annealed ReLU swap)",
+            "Tables I and II",
+            "CIFAR100 rows of Tables I-II",
+            "notebooks/11_lambda_gelu_profiles",
             "CIFAR-100 is not in the offline data mirror; the ResNet-18/CIFAR-10 pair is run (its own rows), and "
-            "the Fig. 2 c sweep runs on it as a named stand-in.", "paper"),
-        row("lambda-gelu-naive-updates", "Naive updates of λ yield unstable dynamics and effective gradient attenuation (the reason for "
-            "λ = 1 + softplus(s/t))", "Abstract and Section I", "\"unstable dynamics\" (no numbers)", THEORY_NOTEBOOK,
+            "the Fig. 2 c sweep runs on it as a named stand-in.",
+            "paper",
+        ),
+        row(
+            "lambda-gelu-naive-updates",
+            "Naive updates of λ yield unstable dynamics and effective gradient attenuation (the reason for "
+            "λ = 1 + softplus(s/t))",
+            "Abstract and Section I",
+            '"unstable dynamics" (no numbers)',
+            THEORY_NOTEBOOK,
             "No page trains λ directly without the reparameterisation; the theory page derives the attenuation "
-            "factor ∂λ/∂s = σ(s/t)/t of the reparameterised update but does not run the naive one.", "paper"),
+            "factor ∂λ/∂s = σ(s/t)/t of the reparameterised update but does not run the naive one.",
+            "paper",
+        ),
     ]
 
 

@@ -15,7 +15,6 @@ from helpers.core.scale import arm_seeds_of
 from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
-
 __all__ = [
     "baseline_floors",
     "decisive_scale_status",
@@ -40,6 +39,7 @@ def format_pm(mean: float, std: float | None = None, digits: int = 3) -> str:
     # a std that would print as 0.000 keeps one significant digit instead
     return f"{text} ± {std:.0e}" if 0 < abs(std) < 0.5 * 10 ** (-digits) else f"{text} ± {std:.{digits}f}"
 
+
 def _display_pm(df: pd.DataFrame, mean: str, std: str, digits: pd.Series) -> list[str]:
     return [format_pm(m, s, int(d)) for m, s, d in zip(df[mean], df[std], digits)]
 
@@ -49,37 +49,49 @@ def table1_display(side: pd.DataFrame) -> pd.DataFrame:
     ours (mean ± std over seeds), accuracy to 3 decimals, perplexity and λ to 2."""
     digits = side["paper_dataset"].map(lambda d: 2 if d == "WikiText-2" else 3)
     two = pd.Series(2, index=side.index)  # the paper prints BVS and λ to two decimals
-    out = pd.DataFrame({
-        "pair": [pair_label(p) for p in side["pair"]],
-        "our data": side["dataset"],
-        "act.": side["act"], "mode": side["mode"],
-        "BVS paper": _display_pm(side, "bvs_paper", "bvs_std_paper", two),
-        "BVS ours": _display_pm(side, "bvs_ours", "bvs_std_ours", digits),
-        "Ep. paper": side["epoch_paper"].map(lambda v: "–" if pd.isna(v) else f"{v:.0f}"),
-        "Ep. ours": [f"{e:.1f} / {t}" for e, t in zip(side["epoch_ours"], side["epochs"])],
-        "λ̄ paper": _display_pm(side, "lam_mean_paper", "lam_std_paper", two),
-        "λ̄ ours": _display_pm(side, "lam_mean_ours", "lam_std_ours", two),
-        "Δλ paper": _display_pm(side, "drift_paper", "drift_std_paper", two),
-        "Δλ ours": _display_pm(side, "drift_ours", "drift_std_ours", two),
-    })
+    out = pd.DataFrame(
+        {
+            "pair": [pair_label(p) for p in side["pair"]],
+            "our data": side["dataset"],
+            "act.": side["act"],
+            "mode": side["mode"],
+            "BVS paper": _display_pm(side, "bvs_paper", "bvs_std_paper", two),
+            "BVS ours": _display_pm(side, "bvs_ours", "bvs_std_ours", digits),
+            "Ep. paper": side["epoch_paper"].map(lambda v: "–" if pd.isna(v) else f"{v:.0f}"),
+            "Ep. ours": [f"{e:.1f} / {t}" for e, t in zip(side["epoch_ours"], side["epochs"])],
+            "λ̄ paper": _display_pm(side, "lam_mean_paper", "lam_std_paper", two),
+            "λ̄ ours": _display_pm(side, "lam_mean_ours", "lam_std_ours", two),
+            "Δλ paper": _display_pm(side, "drift_paper", "drift_std_paper", two),
+            "Δλ ours": _display_pm(side, "drift_ours", "drift_std_ours", two),
+        }
+    )
     return out
 
 
 def table2_display(side: pd.DataFrame) -> pd.DataFrame:
     """:func:`table2_side_by_side` as strings: original and substituted metric, paper and ours."""
+
     def fmt(v: float, d: int) -> str:
         return "–" if pd.isna(v) else f"{v:.{d}f}"
 
     digits = side["paper_dataset"].map(lambda d: 2 if d == "WikiText-2" else 3)
     rows = []
     for r, d in zip(side.itertuples(), digits):
-        rows.append({"pair": pair_label(r.pair), "our data": r.dataset, "mode": r.mode,
-                     "original paper": fmt(r.original_paper, 2), "original ours": fmt(r.original_ours, d),
-                     "substituted paper": fmt(r.substituted_paper, 2),
-                     "substituted ours": fmt(r.substituted_ours, d),
-                     "drop paper": fmt(r.degradation_paper, 2), "drop ours": fmt(r.degradation_ours, d),
-                     "best epoch (ours)": f"{r.best_epoch:.1f}",
-                     "λ̄ at that epoch (ours)": fmt(r.lam_at_best, 1)})
+        rows.append(
+            {
+                "pair": pair_label(r.pair),
+                "our data": r.dataset,
+                "mode": r.mode,
+                "original paper": fmt(r.original_paper, 2),
+                "original ours": fmt(r.original_ours, d),
+                "substituted paper": fmt(r.substituted_paper, 2),
+                "substituted ours": fmt(r.substituted_ours, d),
+                "drop paper": fmt(r.degradation_paper, 2),
+                "drop ours": fmt(r.degradation_ours, d),
+                "best epoch (ours)": f"{r.best_epoch:.1f}",
+                "λ̄ at that epoch (ours)": fmt(r.lam_at_best, 1),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -91,14 +103,22 @@ def scale_notes(pairs: Sequence[str], profile: str, *, figures: bool = False) ->
     for pair in pairs:
         spec = _pairs()[pair]
         scale = (figure_scale(pair, profile) if figures else None) or spec.scale(profile)
-        rows.append({"pair": pair_label(pair), "data set used": scale.dataset, "epochs": scale.epochs,
-                     "seeds": len(scale.seeds), "what was scaled": scale.note or "as in the paper",
-                     "paper leaves open": spec.paper_gaps})
+        rows.append(
+            {
+                "pair": pair_label(pair),
+                "data set used": scale.dataset,
+                "epochs": scale.epochs,
+                "seeds": len(scale.seeds),
+                "what was scaled": scale.note or "as in the paper",
+                "paper leaves open": spec.paper_gaps,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def baseline_floors(runs: Sequence[dict[str, Any]], pairs: Sequence[str], profile: str,
-                    baseline: str = "gelu") -> pd.DataFrame:
+def baseline_floors(
+    runs: Sequence[dict[str, Any]], pairs: Sequence[str], profile: str, baseline: str = "gelu"
+) -> pd.DataFrame:
     """The ``baseline`` runs of ``pairs`` against the floors of the cpu profile
     (:data:`helpers.core.floors.FLOORS`): reached best validation score, floor, met or missed by."""
     scales = {p: _pairs()[p].scale(profile) for p in pairs}
@@ -116,24 +136,32 @@ def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
     if unknown:
         raise ValueError(f"unknown pair(s) {unknown}; choose from {list(_pairs())}")
     if profile != "cpu":
-        return (f"The floors are set for the cpu profile; this is the {profile} profile, so the table "
-                "only shows how far its runs got.")
+        return (
+            f"The floors are set for the cpu profile; this is the {profile} profile, so the table "
+            "only shows how far its runs got."
+        )
+
     def describe(pair: str) -> str:
         scale = _pairs()[pair].scale(profile)
         seeds = f"{len(scale.seeds)} seeds"
         if len(arm_seeds_of(scale)) != len(scale.seeds):
             seeds += f", {len(arm_seeds_of(scale))} for Table I's ReLU and λ-GELU arms"
         return f"{pair_label(pair)} ({scale.epochs} epochs, {seeds})"
+
     decisive = [describe(p) for p in pairs if p in DECISIVE_PAIRS]
     unscaled = [p for p in pairs if p not in DECISIVE_PAIRS]
-    no_floor = [pair_label(p) for p in unscaled if floor_for(_pairs()[p].model, _pairs()[p].scale(profile).dataset) is None]
+    no_floor = [
+        pair_label(p) for p in unscaled if floor_for(_pairs()[p].model, _pairs()[p].scale(profile).dataset) is None
+    ]
     below = [pair_label(p) for p in unscaled if pair_label(p) not in no_floor]
     parts = []
     if decisive:
         parts.append("At the decisive scale (all training and test data): " + ", ".join(decisive) + ".")
     if below:
-        parts.append("Not among the retrain's decisive claims, so at the earlier cpu scale, below their floors "
-                     "(the verdict column says by how much): " + ", ".join(below) + ".")
+        parts.append(
+            "Not among the retrain's decisive claims, so at the earlier cpu scale, below their floors "
+            "(the verdict column says by how much): " + ", ".join(below) + "."
+        )
     if no_floor:
         parts.append("Without a floor (the issue keeps them as they are): " + ", ".join(no_floor) + ".")
     return " ".join(parts)
@@ -154,6 +182,20 @@ def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a table for a notebook: claim, the paper's value, ours, verdict (as shown in the
     report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
     MDE) and the note."""
-    return pd.DataFrame([{"claim": c.claim, "paper": c.paper_value, "ours": c.our_value,
-                          "verdict": c.verdict_label, "effect": c.effect, "CI": c.ci, "n": c.n,
-                          "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])
+    return pd.DataFrame(
+        [
+            {
+                "claim": c.claim,
+                "paper": c.paper_value,
+                "ours": c.our_value,
+                "verdict": c.verdict_label,
+                "effect": c.effect,
+                "CI": c.ci,
+                "n": c.n,
+                "test": c.test,
+                "MDE": c.mde,
+                "note": c.note,
+            }
+            for c in claims
+        ]
+    )

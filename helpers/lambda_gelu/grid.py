@@ -14,8 +14,7 @@ from helpers.core.report import intersection_union, judge
 from helpers.core.statistics import one_sample
 from helpers.core.units import by_level
 from helpers.lambda_gelu.hardness import drift_cell_average
-from helpers.lambda_gelu.records import _lambda_history, _val_metrics, MODE_ABBREVIATIONS, run_info, run_table
-
+from helpers.lambda_gelu.records import MODE_ABBREVIATIONS, _lambda_history, _val_metrics, run_info, run_table
 
 __all__ = [
     "grid_cells",
@@ -64,9 +63,18 @@ def grid_cells(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
     for (t, c), histories in sorted(cells.items()):
         bvs_lambda = float(np.mean(bvs[(t, c)]))
-        rows.append({"t": t, "c": c, "delta_lambda": drift_cell_average(histories),
-                     "bvs_lambda": bvs_lambda, "bvs_gelu": bvs_gelu, "delta_bvs": bvs_lambda - bvs_gelu,
-                     "n_runs": len(histories), "c_over_t2": c / t**2})
+        rows.append(
+            {
+                "t": t,
+                "c": c,
+                "delta_lambda": drift_cell_average(histories),
+                "bvs_lambda": bvs_lambda,
+                "bvs_gelu": bvs_gelu,
+                "delta_bvs": bvs_lambda - bvs_gelu,
+                "n_runs": len(histories),
+                "c_over_t2": c / t**2,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -90,13 +98,25 @@ def monotone_trends(cells: pd.DataFrame) -> pd.DataFrame:
     for c in pivot.columns:
         line = pivot[c].dropna().to_numpy()
         if line.size >= 2:
-            rows.append({"along": "t", "fixed": float(c), "values": tuple(map(float, line)),
-                         "monotone": bool(np.all(np.diff(line) < 0))})
+            rows.append(
+                {
+                    "along": "t",
+                    "fixed": float(c),
+                    "values": tuple(map(float, line)),
+                    "monotone": bool(np.all(np.diff(line) < 0)),
+                }
+            )
     for t in pivot.index:
         line = pivot.loc[t].dropna().to_numpy()
         if line.size >= 2:
-            rows.append({"along": "c", "fixed": float(t), "values": tuple(map(float, line)),
-                         "monotone": bool(np.all(np.diff(line) > 0))})
+            rows.append(
+                {
+                    "along": "c",
+                    "fixed": float(t),
+                    "values": tuple(map(float, line)),
+                    "monotone": bool(np.all(np.diff(line) > 0)),
+                }
+            )
     return pd.DataFrame(rows, columns=["along", "fixed", "values", "monotone"])
 
 
@@ -126,7 +146,7 @@ def equal_rate_runs(results: Iterable[Mapping[str, Any]], rel_tol: float = 1e-9)
     runs = [(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed]
     rows = []
     for k, (ra, a) in enumerate(runs):
-        for rb, b in runs[k + 1:]:
+        for rb, b in runs[k + 1 :]:
             rate_a, rate_b = a.c / a.t**2, b.c / b.t**2
             if (a.seed, a.mode, a.pair) != (b.seed, b.mode, b.pair) or (a.t, a.c) == (b.t, b.c):
                 continue
@@ -136,13 +156,22 @@ def equal_rate_runs(results: Iterable[Mapping[str, Any]], rel_tol: float = 1e-9)
             if la.shape != lb.shape:
                 raise ValueError(f"runs at c/t² = {rate_a:g} have different history shapes {la.shape}, {lb.shape}")
             diff = np.abs(la - lb)
-            rows.append({"rate": rate_a, "seed": a.seed, "mode": MODE_ABBREVIATIONS[a.mode],
-                         "cell_a": (a.t, a.c), "cell_b": (b.t, b.c),
-                         "max_lambda_diff": float(diff.max()),
-                         "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
-                         "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max())})
-    return pd.DataFrame(rows, columns=["rate", "seed", "mode", "cell_a", "cell_b", "max_lambda_diff",
-                                       "max_lambda_rel_diff", "max_val_diff"])
+            rows.append(
+                {
+                    "rate": rate_a,
+                    "seed": a.seed,
+                    "mode": MODE_ABBREVIATIONS[a.mode],
+                    "cell_a": (a.t, a.c),
+                    "cell_b": (b.t, b.c),
+                    "max_lambda_diff": float(diff.max()),
+                    "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
+                    "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max()),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=["rate", "seed", "mode", "cell_a", "cell_b", "max_lambda_diff", "max_lambda_rel_diff", "max_val_diff"],
+    )
 
 
 def seed_differences(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -152,14 +181,20 @@ def seed_differences(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     runs = [(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed]
     rows = []
     for k, (ra, a) in enumerate(runs):
-        for rb, b in runs[k + 1:]:
+        for rb, b in runs[k + 1 :]:
             if (a.pair, a.t, a.c, a.mode) != (b.pair, b.t, b.c, b.mode) or a.seed == b.seed:
                 continue
             la, lb = _lambda_history(ra), _lambda_history(rb)
             diff = np.abs(la - lb)
-            rows.append({"cell": (a.t, a.c), "mode": MODE_ABBREVIATIONS[a.mode], "seeds": (a.seed, b.seed),
-                         "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
-                         "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max())})
+            rows.append(
+                {
+                    "cell": (a.t, a.c),
+                    "mode": MODE_ABBREVIATIONS[a.mode],
+                    "seeds": (a.seed, b.seed),
+                    "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
+                    "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max()),
+                }
+            )
     return pd.DataFrame(rows, columns=["cell", "mode", "seeds", "max_lambda_rel_diff", "max_val_diff"])
 
 
@@ -221,8 +256,9 @@ def _seed_cells(cells: Mapping[tuple, float]) -> dict[tuple[float, int], float]:
     return {k: float(np.mean(v)) for k, v in sorted(groups.items())}
 
 
-def _every_level(cells: Mapping[tuple[float, int], float], axis: str, *, label: str = "",
-                 **kw: Any) -> tuple[str, dict[str, str]]:
+def _every_level(
+    cells: Mapping[tuple[float, int], float], axis: str, *, label: str = "", **kw: Any
+) -> tuple[str, dict[str, str]]:
     """An "at every ``axis``" claim tested level by level on seed-level values ``{(level, seed):
     value}``: a one-sample test per level over its seeds (:func:`helpers.core.report.judge` with
     ``kw``), combined by intersection-union (every level must pass)."""

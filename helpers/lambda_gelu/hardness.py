@@ -224,8 +224,10 @@ class AnnealingSchedule:
         self.switch_epoch = math.floor(frac * total_epochs)  # e_s, always < T
 
     def __repr__(self) -> str:
-        return (f"AnnealingSchedule(total_epochs={self.total_epochs}, lambda_target={self.lambda_target:.6g}, "
-                f"switch_fraction={self.switch_fraction}, switch_epoch={self.switch_epoch})")
+        return (
+            f"AnnealingSchedule(total_epochs={self.total_epochs}, lambda_target={self.lambda_target:.6g}, "
+            f"switch_fraction={self.switch_fraction}, switch_epoch={self.switch_epoch})"
+        )
 
     def weight(self, epoch: int) -> float:
         """``(e − e_s)/(T − e_s)`` clipped to [0, 1]: 0 while learning, 1 at ``e = T``."""
@@ -266,8 +268,9 @@ def layer_lambdas(model: nn.Module) -> list[float]:
 def _history(history: object, name: str = "history") -> np.ndarray:
     arr = np.asarray(history, dtype=float)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"{name} must be a 2-D array (epochs × layers) with at least one of each, "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a 2-D array (epochs × layers) with at least one of each, got shape {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or Inf")
     return arr
@@ -324,14 +327,19 @@ def spearman_across_modes(profiles_a: object, profiles_b: object) -> np.ndarray:
     contributes NaN and the epoch's value is the mean over the seeds where it is defined; NaN
     when it is defined for none. Needs at least 2 layers.
     """
-    from scipy.stats import ConstantInputWarning, spearmanr  # lazy: scipy.stats is slow to import; training never needs it
+    from scipy.stats import (  # lazy: scipy.stats is slow to import; training never needs it
+        ConstantInputWarning,
+        spearmanr,
+    )
 
     a, b = np.asarray(profiles_a, dtype=float), np.asarray(profiles_b, dtype=float)
     if a.ndim == 2 and b.ndim == 2:
         a, b = a[None], b[None]
     if a.ndim != 3 or a.shape != b.shape:
-        raise ValueError(f"profiles must both be [seed, epoch, layer] arrays of one shape, got {np.shape(profiles_a)} "
-                         f"and {np.shape(profiles_b)}")
+        raise ValueError(
+            f"profiles must both be [seed, epoch, layer] arrays of one shape, got {np.shape(profiles_a)} "
+            f"and {np.shape(profiles_b)}"
+        )
     if a.shape[2] < 2:
         raise ValueError("Spearman correlation needs at least 2 layers")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):

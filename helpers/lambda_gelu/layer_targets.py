@@ -111,8 +111,10 @@ def layer_lambda_target(samples: object, eps: float) -> float:
         return 1.0
     hi = math.log(LAMBDA_SEARCH_MAX)
     if g(hi) > 0:
-        raise ValueError(f"no λ <= {LAMBDA_SEARCH_MAX:g} brings the gate error to {eps}: "
-                         f"{np.mean(x < 1e-6):.1%} of the samples are within 1e-6 of 0")
+        raise ValueError(
+            f"no λ <= {LAMBDA_SEARCH_MAX:g} brings the gate error to {eps}: "
+            f"{np.mean(x < 1e-6):.1%} of the samples are within 1e-6 of 0"
+        )
     return float(math.exp(brentq(g, 0.0, hi, xtol=1e-10, rtol=1e-12)))
 
 
@@ -152,6 +154,7 @@ class PreactivationRecorder:
         def record(module: nn.Module, args: tuple[Any, ...]) -> None:
             if module.training and args and isinstance(args[0], torch.Tensor):
                 self._chunks[index].append(strided_sample(args[0], self.per_batch))
+
         return record
 
     def samples(self) -> list[torch.Tensor]:
@@ -172,14 +175,15 @@ class LayerwiseAnnealing(AnnealingSchedule):
     ``λ_ℓ^target = layer_lambda_target(inputs of layer ℓ during epoch e_s, eps)``. Needs ``e_s >= 1``.
     """
 
-    def __init__(self, total_epochs: int, eps: float, switch_fraction: float = 0.25,
-                 per_batch: int = 2048) -> None:
+    def __init__(self, total_epochs: int, eps: float, switch_fraction: float = 0.25, per_batch: int = 2048) -> None:
         super().__init__(total_epochs, 1.0, switch_fraction)
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 0.5:
             raise ValueError(f"eps must be in (0, 0.5), got {eps!r}")
         if self.switch_epoch < 1:
-            raise ValueError(f"layerwise targets are measured during the last learning epoch, but "
-                             f"floor({switch_fraction}·{total_epochs}) = 0 leaves none")
+            raise ValueError(
+                f"layerwise targets are measured during the last learning epoch, but "
+                f"floor({switch_fraction}·{total_epochs}) = 0 leaves none"
+            )
         self.eps = float(eps)
         self.per_batch = per_batch
         self.targets: list[float] | None = None
@@ -187,8 +191,10 @@ class LayerwiseAnnealing(AnnealingSchedule):
         self._recorder: PreactivationRecorder | None = None
 
     def __repr__(self) -> str:
-        return (f"LayerwiseAnnealing(total_epochs={self.total_epochs}, eps={self.eps}, "
-                f"switch_epoch={self.switch_epoch}, targets={self.targets})")
+        return (
+            f"LayerwiseAnnealing(total_epochs={self.total_epochs}, eps={self.eps}, "
+            f"switch_epoch={self.switch_epoch}, targets={self.targets})"
+        )
 
     def on_epoch_start(self, epoch: int, model: nn.Module) -> list[float]:
         self._check_epoch(epoch)
@@ -205,8 +211,9 @@ class LayerwiseAnnealing(AnnealingSchedule):
                 self._recorder = PreactivationRecorder(mods, self.per_batch)
             return [float(m.lam.detach().double().mean()) for m in mods]
         if self.targets is None or len(self.targets) != len(mods):
-            raise RuntimeError(f"no per-layer targets for epoch {epoch}: they are set at the end of epoch "
-                               f"{self.switch_epoch}")
+            raise RuntimeError(
+                f"no per-layer targets for epoch {epoch}: they are set at the end of epoch {self.switch_epoch}"
+            )
         w = self.weight(epoch)
         for module, target in zip(mods, self.targets):
             start = module.base_lam.detach()

@@ -15,7 +15,6 @@ import pandas as pd
 
 from helpers.core.attribution import Quoted
 
-
 __all__ = [
     "SOURCE",
     "THEORY_NOTEBOOK",
@@ -91,8 +90,7 @@ TRAINING: dict[str, TrainingSetup] = {
 }
 
 # ------------------------------------------------------------------------------------- Table I
-_TABLE_I_COLUMNS = ("dataset", "act", "mode", "bvs", "bvs_std", "epoch", "lam_mean", "lam_std",
-                    "drift", "drift_std")
+_TABLE_I_COLUMNS = ("dataset", "act", "mode", "bvs", "bvs_std", "epoch", "lam_mean", "lam_std", "drift", "drift_std")
 # Typed from Table I. "-" entries are None. Every std cell reads k·10^{-n} except Adult/uni, printed
 # "0.86 ± 10^{-3}" (QUOTES["adult_uni_bvs"]); it is read literally as 1e-3
 # (ADULT_UNI_BVS_STD_READING), a reading the profiles page states.
@@ -131,8 +129,12 @@ _TABLE_I_ROWS: tuple[tuple, ...] = (
 
 #: Validation metric per dataset (perplexity is lower-is-better).
 METRIC: dict[str, str] = {
-    "Adult": "accuracy", "FMNIST": "accuracy", "CIFAR10": "accuracy", "CIFAR100": "accuracy",
-    "TinyImageNet": "accuracy", "WikiText-2": "perplexity",
+    "Adult": "accuracy",
+    "FMNIST": "accuracy",
+    "CIFAR10": "accuracy",
+    "CIFAR100": "accuracy",
+    "TinyImageNet": "accuracy",
+    "WikiText-2": "perplexity",
 }
 
 # ------------------------------------------------------------------------------------ Table II
@@ -171,14 +173,19 @@ def e_inf_value(lam: float) -> float:
 #: Table I's Adult/uni BVS spread is printed "± 10^{-3}" where every other cell is k·10^{-n}: our
 #: reading of it (the coefficient 1), stated on the profiles page.
 ADULT_UNI_BVS_STD_READING = (
-    "Table I prints the spread of Adult/λ-GELU/uni as \"± 10^{-3}\", where every other cell reads k·10^{-n}; "
-    "we read it literally as 1·10^{-3}.")
+    'Table I prints the spread of Adult/λ-GELU/uni as "± 10^{-3}", where every other cell reads k·10^{-n}; '
+    "we read it literally as 1·10^{-3}."
+)
 
 #: The paper's own words, where a claim or page shows them (checked against the source by the tests).
 QUOTES: dict[str, Quoted] = {
     "lambda_bar": Quoted("is the network-wide mean of the learned layerwise hardness values", "Table I caption"),
-    "seeds": Quoted("we fix 3 random seeds for reproducibility. Metrics are reported as mean ± standard deviation "
-                    "across the 3 seeds", "Section IV", (SEEDS_PAPER,)),
+    "seeds": Quoted(
+        "we fix 3 random seeds for reproducibility. Metrics are reported as mean ± standard deviation "
+        "across the 3 seeds",
+        "Section IV",
+        (SEEDS_PAPER,),
+    ),
     "adult_uni_bvs": Quoted("0.86 ± 10^{-3}", "Table I, Adult, λ-GELU uni", (0.86,)),
     "lambda_target": Quoted("ε = 5 × 10⁻³ gives λ_target ≈ 160", "Section IV-C", (LAMBDA_TARGET_PAPER,)),
 }
@@ -189,30 +196,54 @@ QUOTES: dict[str, Quoted] = {
 #: Formulas are kept in the extraction's LaTeX, so that the excerpt is the source's text.
 AUDIT_QUOTES: dict[str, Quoted] = {
     "lambda_range": Quoted(r"$\lambda \in [1, \infty)$ controls gate sharpness", "Abstract", (1,)),
-    "enforced": Quoted(r"(i) $\lambda \geq 1$ is enforced by construction, grounding the family at standard GELU",
-                       "Section II", (1,)),
+    "enforced": Quoted(
+        r"(i) $\lambda \geq 1$ is enforced by construction, grounding the family at standard GELU", "Section II", (1,)
+    ),
     "map_above_one": Quoted(r"map it to $\lambda > 1$ through a softplus reparameterization", "Section III", (1,)),
-    "init_attenuation": Quoted("larger initial values would partially harden the network from the start and "
-                               "substantially attenuate the learning signal for λ", "Section IV-A"),
-    "uniform_start": Quoted(r"The uniform mode sets the same s in every layer, yielding $\lambda \approx 1$ "
-                            "throughout.", "Section IV-A", (1,)),
-    "uniform_default": Quoted("the uniform initialization is a reasonable default choice: it performs comparably to "
-                              "the increasing/decreasing schemes while remaining initialization-neutral",
-                              "Section IV-B"),
-    "uniform_tolerance": Quoted("it guarantees a uniform gate-approximation tolerance independently of the "
-                                "pre-activation statistics, at the cost of being conservative for normalized "
-                                "architectures", "Section V"),
-    "distribution_agnostic": Quoted("because it is distribution-agnostic: it depends only on the gate family and the "
-                                    "desired tolerance", "Section IV-C"),
-    "drift_caption": Quoted("average absolute epoch-to-epoch change of the learned layerwise hardness",
-                            "captions of Fig. 1 and Fig. 2"),
-    "drift_formula": Quoted("We quantify hardness adaptation via the average per-layer drift between consecutive "
-                            "epochs", "Section IV-A, before the formula of V_λ"),
-    "rather_than_retrain": Quoted("Rather than retraining a ReLU network from scratch or performing a hard swap "
-                                  "mid-training (which may introduce an abrupt distributional shift), we aim to "
-                                  "progressively sharpen the learned gates.", "Section IV-C"),
+    "init_attenuation": Quoted(
+        "larger initial values would partially harden the network from the start and "
+        "substantially attenuate the learning signal for λ",
+        "Section IV-A",
+    ),
+    "uniform_start": Quoted(
+        r"The uniform mode sets the same s in every layer, yielding $\lambda \approx 1$ "
+        "throughout.",
+        "Section IV-A",
+        (1,),
+    ),
+    "uniform_default": Quoted(
+        "the uniform initialization is a reasonable default choice: it performs comparably to "
+        "the increasing/decreasing schemes while remaining initialization-neutral",
+        "Section IV-B",
+    ),
+    "uniform_tolerance": Quoted(
+        "it guarantees a uniform gate-approximation tolerance independently of the "
+        "pre-activation statistics, at the cost of being conservative for normalized "
+        "architectures",
+        "Section V",
+    ),
+    "distribution_agnostic": Quoted(
+        "because it is distribution-agnostic: it depends only on the gate family and the desired tolerance",
+        "Section IV-C",
+    ),
+    "drift_caption": Quoted(
+        "average absolute epoch-to-epoch change of the learned layerwise hardness", "captions of Fig. 1 and Fig. 2"
+    ),
+    "drift_formula": Quoted(
+        "We quantify hardness adaptation via the average per-layer drift between consecutive epochs",
+        "Section IV-A, before the formula of V_λ",
+    ),
+    "rather_than_retrain": Quoted(
+        "Rather than retraining a ReLU network from scratch or performing a hard swap "
+        "mid-training (which may introduce an abrupt distributional shift), we aim to "
+        "progressively sharpen the learned gates.",
+        "Section IV-C",
+    ),
     "swish_closest": Quoted("The closest formulation to our own is the learnable-β variant of Swish", "Section II"),
-    "target_difference": Quoted(r"(ii) we derive a principled annealing target λ_{target} from a closed-form ℓ_1 "
-                                r"approximation bound between $\Phi(\lambda x)$ and the Heaviside gate", "Section II"),
+    "target_difference": Quoted(
+        r"(ii) we derive a principled annealing target λ_{target} from a closed-form ℓ_1 "
+        r"approximation bound between $\Phi(\lambda x)$ and the Heaviside gate",
+        "Section II",
+    ),
 }
 QUOTES.update(AUDIT_QUOTES)

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
-from matplotlib.colors import LogNorm
-from matplotlib.ticker import MaxNLocator
 import numpy as np
 import pandas as pd
-
+from matplotlib.colors import LogNorm
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "lgelu_tc_heatmap",
@@ -26,8 +25,7 @@ __all__ = [
 # Figures of notebooks 10-12 (λ-GELU paper, Section IV). Inputs are the DataFrames of
 # helpers.lambda_gelu.analysis; every function returns the figure and leaves showing it to the caller.
 
-_LGELU_MODE_STYLE = {"uni": ("C0", "-"), "inc": ("C1", "--"), "dec": ("C2", "-."),
-                     "-": ("k", "-")}
+_LGELU_MODE_STYLE = {"uni": ("C0", "-"), "inc": ("C1", "--"), "dec": ("C2", "-."), "-": ("k", "-")}
 _LGELU_ACT_COLOR = {"GELU": "k", "ReLU": "C3"}
 
 
@@ -58,8 +56,9 @@ def lgelu_tc_heatmap(
     """
     if not isinstance(drift, pd.DataFrame) or not isinstance(delta_bvs, pd.DataFrame):
         raise TypeError("drift and delta_bvs must be DataFrames from lgelu_analysis.grid_pivot")
-    if drift.shape != delta_bvs.shape or not (drift.index.equals(delta_bvs.index)
-                                              and drift.columns.equals(delta_bvs.columns)):
+    if drift.shape != delta_bvs.shape or not (
+        drift.index.equals(delta_bvs.index) and drift.columns.equals(delta_bvs.columns)
+    ):
         raise ValueError("drift and delta_bvs must have the same t index and c columns")
     if drift.empty:
         raise ValueError("empty grid")
@@ -82,8 +81,15 @@ def lgelu_tc_heatmap(
         for j in range(values.shape[1]):
             d = delta_bvs.iat[i, j]
             if np.isfinite(d):
-                ax.text(j, i, f"{d:+.{digits}f}", ha="center", va="center", fontsize=9,
-                        color="white" if values[i, j] < middle else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{d:+.{digits}f}",
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if values[i, j] < middle else "black",
+                )
     ax.set_xticks(range(values.shape[1]), [f"{c:g}" for c in drift.columns])
     ax.set_yticks(range(values.shape[0]), [f"{t:g}" for t in drift.index])
     ax.set_xlabel(r"$c$  ($\eta_s = c\,\eta_w$)")
@@ -185,8 +191,16 @@ def lgelu_layer_profiles(
         sub = profiles[profiles["pair"] == pair]
         for mode, g in sub.groupby("mode", sort=False):
             color, _ = _LGELU_MODE_STYLE.get(mode, ("k", "-"))
-            ax.errorbar(g["layer"], g["lam_final"], yerr=g["lam_final_std"].fillna(0.0), fmt="o-", ms=3,
-                        color=color, capsize=2, label=f"{mode} (final)")
+            ax.errorbar(
+                g["layer"],
+                g["lam_final"],
+                yerr=g["lam_final_std"].fillna(0.0),
+                fmt="o-",
+                ms=3,
+                color=color,
+                capsize=2,
+                label=f"{mode} (final)",
+            )
             ax.plot(g["layer"], g["lam_init"], "--", color=color, lw=0.8, alpha=0.7)
         ax.set_title(labels.get(pair, pair), fontsize=10)
         ax.set_xlabel("activation layer (input → output)")
@@ -234,8 +248,9 @@ def lgelu_annealing_lambdas(
     return fig
 
 
-def lgelu_substitution_drop(ours: pd.DataFrame, paper: pd.DataFrame | None = None,
-                            labels: dict[str, str] | None = None) -> plt.Figure:
+def lgelu_substitution_drop(
+    ours: pd.DataFrame, paper: pd.DataFrame | None = None, labels: dict[str, str] | None = None
+) -> plt.Figure:
     """Drop of the validation metric when every activation is swapped for ReLU: direct GELU swap
     vs annealed λ-GELU, ours (filled) beside the paper's (hatched). Inputs:
     :func:`helpers.lambda_gelu.analysis.annealing_effect` of our table and of the paper's. Perplexity
@@ -252,10 +267,24 @@ def lgelu_substitution_drop(ours: pd.DataFrame, paper: pd.DataFrame | None = Non
     ax.bar(x - 0.5 * width, ours["lambda_degradation"], width, color="C0", label="annealed λ-GELU → ReLU (ours)")
     if paper is not None:
         p = paper.set_index("pair").reindex(pairs)
-        ax.bar(x + 0.5 * width, p["gelu_degradation"], width, color="0.4", alpha=0.4, hatch="//",
-               label="GELU → ReLU (paper)")
-        ax.bar(x + 1.5 * width, p["lambda_degradation"], width, color="C0", alpha=0.4, hatch="//",
-               label="annealed λ-GELU → ReLU (paper)")
+        ax.bar(
+            x + 0.5 * width,
+            p["gelu_degradation"],
+            width,
+            color="0.4",
+            alpha=0.4,
+            hatch="//",
+            label="GELU → ReLU (paper)",
+        )
+        ax.bar(
+            x + 1.5 * width,
+            p["lambda_degradation"],
+            width,
+            color="C0",
+            alpha=0.4,
+            hatch="//",
+            label="annealed λ-GELU → ReLU (paper)",
+        )
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xticks(x, [labels.get(p, p) for p in pairs], fontsize=8)
     ax.set_ylabel("drop of the validation metric")

@@ -14,22 +14,21 @@ from helpers.lambda_gelu.hardness import spearman_across_modes
 from helpers.lambda_gelu.records import (
     _ACT_ORDER,
     _MODE_ORDER,
-    _pair_order,
-    _pairs,
     _RELU_STYLE_MODELS,
-    _side_by_side,
-    _val_metrics,
-    _with_init,
     ACT_LABELS,
     BVS_TOL_ACCURACY,
     BVS_TOL_PERPLEXITY_REL,
     MODE_ABBREVIATIONS,
     MODE_PAIRS,
     RunInfo,
+    _pair_order,
+    _pairs,
+    _side_by_side,
+    _val_metrics,
+    _with_init,
     run_info,
     run_table,
 )
-
 
 __all__ = [
     "table1",
@@ -60,17 +59,29 @@ def table1(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         raise ValueError("no non-annealed run given")
     rows = []
     for (pair, act, mode), g in table.groupby(["pair", "act", "mode_label"], sort=False):
-        rows.append({
-            "pair": pair, "paper_dataset": _pairs()[pair].paper_dataset, "dataset": g["dataset"].iloc[0],
-            "act": act, "mode": mode, "n_seeds": int(g["seed"].nunique()), "epochs": int(g["epochs"].max()),
-            "higher_is_better": bool(g["higher_is_better"].iloc[0]),
-            "bvs": g["bvs"].mean(), "bvs_std": g["bvs"].std(ddof=1), "epoch": g["bvs_epoch"].mean(),
-            "lam_mean": g["lam_bar"].mean(), "lam_std": g["lam_bar"].std(ddof=1),
-            "drift": g["drift"].mean(), "drift_std": g["drift"].std(ddof=1),
-        })
+        rows.append(
+            {
+                "pair": pair,
+                "paper_dataset": _pairs()[pair].paper_dataset,
+                "dataset": g["dataset"].iloc[0],
+                "act": act,
+                "mode": mode,
+                "n_seeds": int(g["seed"].nunique()),
+                "epochs": int(g["epochs"].max()),
+                "higher_is_better": bool(g["higher_is_better"].iloc[0]),
+                "bvs": g["bvs"].mean(),
+                "bvs_std": g["bvs"].std(ddof=1),
+                "epoch": g["bvs_epoch"].mean(),
+                "lam_mean": g["lam_bar"].mean(),
+                "lam_std": g["lam_bar"].std(ddof=1),
+                "drift": g["drift"].mean(),
+                "drift_std": g["drift"].std(ddof=1),
+            }
+        )
     out = pd.DataFrame(rows)
-    order = out.apply(lambda r: (_pair_order(r["pair"]), _ACT_ORDER.get(r["act"], 9), _MODE_ORDER.get(r["mode"], 9)),
-                      axis=1)
+    order = out.apply(
+        lambda r: (_pair_order(r["pair"]), _ACT_ORDER.get(r["act"], 9), _MODE_ORDER.get(r["mode"], 9)), axis=1
+    )
     return out.loc[order.sort_values().index].reset_index(drop=True)
 
 
@@ -119,11 +130,21 @@ def bvs_parity(table: pd.DataFrame) -> pd.DataFrame:
         higher = bool(g["higher_is_better"].iloc[0])
         tol = BVS_TOL_ACCURACY if higher else BVS_TOL_PERPLEXITY_REL * base
         relu = g[g["act"] == "ReLU"]["bvs"]
-        rows.append({"pair": g["pair"].iloc[0], "paper_dataset": dataset, "higher_is_better": higher,
-                     "bvs_gelu": base, "bvs_relu": float(relu.iloc[0]) if not relu.empty else np.nan,
-                     "bvs_lambda_min": float(lam.min()), "bvs_lambda_max": float(lam.max()),
-                     # 1e-9: printed two-decimal values like 0.87 − 0.86 must count as a 0.01 gap
-                     "max_gap": gap, "tolerance": tol, "within": gap <= tol + 1e-9})
+        rows.append(
+            {
+                "pair": g["pair"].iloc[0],
+                "paper_dataset": dataset,
+                "higher_is_better": higher,
+                "bvs_gelu": base,
+                "bvs_relu": float(relu.iloc[0]) if not relu.empty else np.nan,
+                "bvs_lambda_min": float(lam.min()),
+                "bvs_lambda_max": float(lam.max()),
+                # 1e-9: printed two-decimal values like 0.87 − 0.86 must count as a 0.01 gap
+                "max_gap": gap,
+                "tolerance": tol,
+                "within": gap <= tol + 1e-9,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -135,16 +156,25 @@ def lambda_by_family(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for pair, g in lam.groupby("pair", sort=False):
         model = _pairs()[pair].model
-        rows.append({"pair": pair, "paper_dataset": g["paper_dataset"].iloc[0], "model": model,
-                     "family": "MLP/CNN" if model in _RELU_STYLE_MODELS else "transformer",
-                     "lam_bar": float(g["lam_mean"].mean())})
+        rows.append(
+            {
+                "pair": pair,
+                "paper_dataset": g["paper_dataset"].iloc[0],
+                "model": model,
+                "family": "MLP/CNN" if model in _RELU_STYLE_MODELS else "transformer",
+                "lam_bar": float(g["lam_mean"].mean()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def parity_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
     """:func:`bvs_parity` of our :func:`table1` beside the paper's, one row per pair of either."""
-    return _side_by_side(bvs_parity(ours), bvs_parity(paper_table1()),
-                         ("bvs_gelu", "bvs_lambda_min", "bvs_lambda_max", "max_gap", "within"))
+    return _side_by_side(
+        bvs_parity(ours),
+        bvs_parity(paper_table1()),
+        ("bvs_gelu", "bvs_lambda_min", "bvs_lambda_max", "max_gap", "within"),
+    )
 
 
 def family_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
@@ -152,8 +182,9 @@ def family_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
     ``lam_bar ours``), one row per pair of either, in the paper's order."""
     paper = lambda_by_family(paper_table1())
     out = _side_by_side(lambda_by_family(ours), paper, ("lam_bar",))
-    out.insert(2, "family", out["pair"].map(lambda p: "MLP/CNN" if _pairs()[p].model in _RELU_STYLE_MODELS
-                                            else "transformer"))
+    out.insert(
+        2, "family", out["pair"].map(lambda p: "MLP/CNN" if _pairs()[p].model in _RELU_STYLE_MODELS else "transformer")
+    )
     return out
 
 
@@ -168,7 +199,11 @@ def validation_curves(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     activation/mode. Long format: ``pair, act, mode, epoch, mean, std, n_seeds``."""
     groups: dict[tuple[str, str, str], list[list[float]]] = {}
     for result, info in _table1_runs(results):
-        key = (info.pair, ACT_LABELS.get(info.activation, info.activation), MODE_ABBREVIATIONS.get(info.mode or "", "-"))
+        key = (
+            info.pair,
+            ACT_LABELS.get(info.activation, info.activation),
+            MODE_ABBREVIATIONS.get(info.mode or "", "-"),
+        )
         groups.setdefault(key, []).append(_val_metrics(result))
     rows = []
     for (pair, act, mode), curves in groups.items():
@@ -177,8 +212,17 @@ def validation_curves(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         arr = np.asarray(curves)
         std = arr.std(axis=0, ddof=1) if len(arr) > 1 else np.full(arr.shape[1], np.nan)
         for e in range(arr.shape[1]):
-            rows.append({"pair": pair, "act": act, "mode": mode, "epoch": e + 1, "mean": arr[:, e].mean(),
-                         "std": std[e], "n_seeds": len(arr)})
+            rows.append(
+                {
+                    "pair": pair,
+                    "act": act,
+                    "mode": mode,
+                    "epoch": e + 1,
+                    "mean": arr[:, e].mean(),
+                    "std": std[e],
+                    "n_seeds": len(arr),
+                }
+            )
     return pd.DataFrame(rows, columns=["pair", "act", "mode", "epoch", "mean", "std", "n_seeds"])
 
 
@@ -190,8 +234,9 @@ def _profiles_by_mode(results: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
             continue
         by_seed = out.setdefault(info.pair, {}).setdefault(info.mode, {})
         if info.seed in by_seed:
-            raise ValueError(f"{info.pair} {info.mode}: two runs with seed {info.seed} "
-                             "(pass one (t, c) cell at a time)")
+            raise ValueError(
+                f"{info.pair} {info.mode}: two runs with seed {info.seed} (pass one (t, c) cell at a time)"
+            )
         by_seed[info.seed] = _with_init(result)
     return out
 
@@ -214,8 +259,10 @@ def spearman_curves(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             if a.shape[2] < 2:
                 continue  # one activation layer: no ranking to compare
             rho = spearman_across_modes(a, b)
-            rows += [{"pair": pair, "modes": label, "epoch": e, "rho": float(r), "n_seeds": len(seeds)}
-                     for e, r in enumerate(rho)]
+            rows += [
+                {"pair": pair, "modes": label, "epoch": e, "rho": float(r), "n_seeds": len(seeds)}
+                for e, r in enumerate(rho)
+            ]
     return pd.DataFrame(rows, columns=["pair", "modes", "epoch", "rho", "n_seeds"])
 
 
@@ -263,7 +310,14 @@ def layer_profiles(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             final = arr[:, -1]
             std = final.std(axis=0, ddof=1) if len(final) > 1 else np.full(final.shape[1], np.nan)
             for layer in range(final.shape[1]):
-                rows.append({"pair": pair, "mode": MODE_ABBREVIATIONS[mode], "layer": layer + 1,
-                             "lam_init": float(arr[:, 0, layer].mean()), "lam_final": float(final[:, layer].mean()),
-                             "lam_final_std": float(std[layer])})
+                rows.append(
+                    {
+                        "pair": pair,
+                        "mode": MODE_ABBREVIATIONS[mode],
+                        "layer": layer + 1,
+                        "lam_init": float(arr[:, 0, layer].mean()),
+                        "lam_final": float(final[:, layer].mean()),
+                        "lam_final_std": float(std[layer]),
+                    }
+                )
     return pd.DataFrame(rows, columns=["pair", "mode", "layer", "lam_init", "lam_final", "lam_final_std"])

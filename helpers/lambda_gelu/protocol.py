@@ -49,32 +49,61 @@ SEEDS3 = (0, 1, 2)
 
 PAIRS: dict[str, PairSpec] = {
     "adult": PairSpec(
-        key="adult", paper_dataset="Adult", model="mlp", optimizer="sgd", lr=5e-2, weight_decay=1e-4,
-        paper_gaps="epochs (50 inferred from Table I's BVS epochs 32-46), batch size (128), SGD momentum (0.9; the paper says only \"SGD\")",
+        key="adult",
+        paper_dataset="Adult",
+        model="mlp",
+        optimizer="sgd",
+        lr=5e-2,
+        weight_decay=1e-4,
+        paper_gaps="epochs (50 inferred from Table I's BVS epochs 32-46), batch size (128), "
+        'SGD momentum (0.9; the paper says only "SGD")',
     ),
     "fmnist": PairSpec(
-        key="fmnist", paper_dataset="FMNIST", model="mlp", optimizer="sgd", lr=5e-2, weight_decay=1e-4,
-        paper_gaps="epochs (50 inferred from Table I), batch size (128), SGD momentum (0.9; the paper says only \"SGD\")",
+        key="fmnist",
+        paper_dataset="FMNIST",
+        model="mlp",
+        optimizer="sgd",
+        lr=5e-2,
+        weight_decay=1e-4,
+        paper_gaps='epochs (50 inferred from Table I), batch size (128), SGD momentum (0.9; the paper says only "SGD")',
     ),
     "cifar10_resnet": PairSpec(
-        key="cifar10_resnet", paper_dataset="CIFAR10", model="resnet18", optimizer="adamw", lr=5e-4, weight_decay=1e-4,
-        paper_gaps="epochs (100 inferred from Table I's BVS epochs 70-75), batch size (128), "
-                   "augmentation (none)",
+        key="cifar10_resnet",
+        paper_dataset="CIFAR10",
+        model="resnet18",
+        optimizer="adamw",
+        lr=5e-4,
+        weight_decay=1e-4,
+        paper_gaps="epochs (100 inferred from Table I's BVS epochs 70-75), batch size (128), augmentation (none)",
     ),
     "cifar100_resnet": PairSpec(
-        key="cifar100_resnet", paper_dataset="CIFAR100", model="resnet18", optimizer="adamw", lr=5e-4,
-        weight_decay=1e-4, paper_gaps="epochs (100 inferred), batch size (128)",
+        key="cifar100_resnet",
+        paper_dataset="CIFAR100",
+        model="resnet18",
+        optimizer="adamw",
+        lr=5e-4,
+        weight_decay=1e-4,
+        paper_gaps="epochs (100 inferred), batch size (128)",
     ),
     "tinyimagenet_deit": PairSpec(
-        key="tinyimagenet_deit", paper_dataset="TinyImageNet", model="vit", optimizer="adamw", lr=5e-4,
+        key="tinyimagenet_deit",
+        paper_dataset="TinyImageNet",
+        model="vit",
+        optimizer="adamw",
+        lr=5e-4,
         weight_decay=7e-2,
         paper_gaps="epochs (100 inferred from Table I's BVS epochs 85-90), batch size (128), "
-                   "patch size for 64x64 inputs (8), no distillation token or augmentation",
+        "patch size for 64x64 inputs (8), no distillation token or augmentation",
     ),
     "wikitext_gpt": PairSpec(
-        key="wikitext_gpt", paper_dataset="WikiText-2", model="gpt", optimizer="adamw", lr=5e-5, weight_decay=1e-2,
+        key="wikitext_gpt",
+        paper_dataset="WikiText-2",
+        model="gpt",
+        optimizer="adamw",
+        lr=5e-5,
+        weight_decay=1e-2,
         paper_gaps="epochs (10, Table I's BVS epoch is 7), batch size, whether GPT-2 was pretrained "
-                   "(the reported perplexity ~28 suggests it was), tokenizer",
+        "(the reported perplexity ~28 suggests it was), tokenizer",
     ),
 }
 
@@ -87,71 +116,160 @@ PAIRS: dict[str, PairSpec] = {
 SCALES: dict[str, dict[str, Scale]] = {
     "adult": {
         "paper": Scale(dataset="adult", model_kwargs={"depth": 4, "width": 256}, epochs=50, seeds=SEEDS3),
-        "cpu": Scale(dataset="adult", model_kwargs={"depth": 4, "width": 256}, epochs=20, seeds=SEEDS3,
-                     note="full data and width; 20 epochs instead of 50"),
-        "smoke": Scale(dataset="adult", model_kwargs={"depth": 4, "width": 32}, epochs=2, n_train=512, n_val=256,
-                       seeds=(0,), note="smoke: width 32, 512 rows, 2 epochs"),
+        "cpu": Scale(
+            dataset="adult",
+            model_kwargs={"depth": 4, "width": 256},
+            epochs=20,
+            seeds=SEEDS3,
+            note="full data and width; 20 epochs instead of 50",
+        ),
+        "smoke": Scale(
+            dataset="adult",
+            model_kwargs={"depth": 4, "width": 32},
+            epochs=2,
+            n_train=512,
+            n_val=256,
+            seeds=(0,),
+            note="smoke: width 32, 512 rows, 2 epochs",
+        ),
     },
     "fmnist": {
         "paper": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=50, seeds=SEEDS3),
-        "cpu": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=20,
-                     seeds=(0, 1, 2, 3, 4),
-                     note="full width; all 60,000 training and 10,000 test images; 20 epochs instead of 50; "
-                          "float32, one thread per run"),
-        "smoke": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 32}, epochs=2, n_train=512,
-                       n_val=256, seeds=(0,), note="smoke: width 32, 512 images, 2 epochs"),
+        "cpu": Scale(
+            dataset="fashion_mnist",
+            model_kwargs={"depth": 4, "width": 256},
+            epochs=20,
+            seeds=(0, 1, 2, 3, 4),
+            note="full width; all 60,000 training and 10,000 test images; 20 epochs instead of 50; "
+            "float32, one thread per run",
+        ),
+        "smoke": Scale(
+            dataset="fashion_mnist",
+            model_kwargs={"depth": 4, "width": 32},
+            epochs=2,
+            n_train=512,
+            n_val=256,
+            seeds=(0,),
+            note="smoke: width 32, 512 images, 2 epochs",
+        ),
     },
     "cifar10_resnet": {
         "paper": Scale(dataset="cifar10", model_kwargs={"width_mult": 1.0}, epochs=100, seeds=SEEDS3),
         # bf16 autocast + channels_last: 2.2-2.5x the float32 speed on CPUs with native bf16 (AMX, or
         # AVX512-BF16), and 10-17x slower where it is emulated (AVX2), where the retrain skips these
         # runs. Five seeds for Table II (GELU, annealed λ-GELU), three for Table I.
-        "cpu": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.25}, epochs=20, seeds=(0, 1, 2, 3, 4),
-                     arm_seeds=(0, 1, 2), lr=1e-3, schedule="cosine", augment="crop_flip", precision="bf16",
-                     channels_last=True,
-                     note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of "
-                          "CIFAR-10 (JPEG mirror), random crop + flip; 20 epochs instead of ~100, "
-                          "AdamW at peak learning rate 1e-3 (paper 5e-4) with a cosine decay; "
-                          "bf16 autocast, channels_last, one thread per run"),
-        "smoke": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.0625}, epochs=1, n_train=256, n_val=128,
-                       seeds=(0,), note="smoke: 1/16 width, 256 images, 1 epoch"),
+        "cpu": Scale(
+            dataset="cifar10",
+            model_kwargs={"width_mult": 0.25},
+            epochs=20,
+            seeds=(0, 1, 2, 3, 4),
+            arm_seeds=(0, 1, 2),
+            lr=1e-3,
+            schedule="cosine",
+            augment="crop_flip",
+            precision="bf16",
+            channels_last=True,
+            note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of "
+            "CIFAR-10 (JPEG mirror), random crop + flip; 20 epochs instead of ~100, "
+            "AdamW at peak learning rate 1e-3 (paper 5e-4) with a cosine decay; "
+            "bf16 autocast, channels_last, one thread per run",
+        ),
+        "smoke": Scale(
+            dataset="cifar10",
+            model_kwargs={"width_mult": 0.0625},
+            epochs=1,
+            n_train=256,
+            n_val=128,
+            seeds=(0,),
+            note="smoke: 1/16 width, 256 images, 1 epoch",
+        ),
     },
     "cifar100_resnet": {
         "paper": Scale(dataset="cifar100", model_kwargs={"width_mult": 1.0}, epochs=100, seeds=SEEDS3),
-        "cpu": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.125}, epochs=6, n_train=4000, n_val=2000,
-                     seeds=SEEDS3,
-                     note="CIFAR-100 is not available offline: CIFAR-10 (JPEG mirror) stands in; "
-                          "ResNet-18 at 1/8 width; 4,000/2,000 images; 6 epochs"),
-        "smoke": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.0625}, epochs=1, n_train=256, n_val=128,
-                       seeds=(0,), note="smoke: CIFAR-10 stand-in, 1/16 width, 256 images, 1 epoch"),
+        "cpu": Scale(
+            dataset="cifar10",
+            model_kwargs={"width_mult": 0.125},
+            epochs=6,
+            n_train=4000,
+            n_val=2000,
+            seeds=SEEDS3,
+            note="CIFAR-100 is not available offline: CIFAR-10 (JPEG mirror) stands in; "
+            "ResNet-18 at 1/8 width; 4,000/2,000 images; 6 epochs",
+        ),
+        "smoke": Scale(
+            dataset="cifar10",
+            model_kwargs={"width_mult": 0.0625},
+            epochs=1,
+            n_train=256,
+            n_val=128,
+            seeds=(0,),
+            note="smoke: CIFAR-10 stand-in, 1/16 width, 256 images, 1 epoch",
+        ),
     },
     "tinyimagenet_deit": {
-        "paper": Scale(dataset="tinyimagenet", model_kwargs={"dim": 192, "depth": 12, "heads": 3, "patch": 8},
-                       epochs=100, seeds=SEEDS3),
-        "cpu": Scale(dataset="cifar10", model_kwargs={"dim": 64, "depth": 6, "heads": 2, "patch": 4}, epochs=6,
-                     n_train=4000, n_val=2000, seeds=SEEDS3,
-                     note="TinyImageNet is not available offline: CIFAR-10 (JPEG mirror) stands in; "
-                          "DeiT-tiny shrunk to width 64, depth 6; 4,000/2,000 images; 6 epochs"),
-        "smoke": Scale(dataset="cifar10", model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8}, epochs=1,
-                       n_train=256, n_val=128, seeds=(0,), note="smoke: CIFAR-10 stand-in, tiny ViT, 1 epoch"),
+        "paper": Scale(
+            dataset="tinyimagenet",
+            model_kwargs={"dim": 192, "depth": 12, "heads": 3, "patch": 8},
+            epochs=100,
+            seeds=SEEDS3,
+        ),
+        "cpu": Scale(
+            dataset="cifar10",
+            model_kwargs={"dim": 64, "depth": 6, "heads": 2, "patch": 4},
+            epochs=6,
+            n_train=4000,
+            n_val=2000,
+            seeds=SEEDS3,
+            note="TinyImageNet is not available offline: CIFAR-10 (JPEG mirror) stands in; "
+            "DeiT-tiny shrunk to width 64, depth 6; 4,000/2,000 images; 6 epochs",
+        ),
+        "smoke": Scale(
+            dataset="cifar10",
+            model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8},
+            epochs=1,
+            n_train=256,
+            n_val=128,
+            seeds=(0,),
+            note="smoke: CIFAR-10 stand-in, tiny ViT, 1 epoch",
+        ),
     },
     "wikitext_gpt": {
-        "paper": Scale(dataset="wikitext2", model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
-                       epochs=10, seeds=SEEDS3, batch_size=8),
+        "paper": Scale(
+            dataset="wikitext2",
+            model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
+            epochs=10,
+            seeds=SEEDS3,
+            batch_size=8,
+        ),
         # The character-level decoder at the floor of the issue (≤ 1.8 nats/char): the earlier scale
         # (width 64, 2,000 blocks of 64, 5 epochs) stopped at 2.44. Calibrated with GELU, seed 0,
         # outside results/: width 128, context 128, every training block, 6 epochs with a cosine
         # decay reach 1.72 nats/char (1.97 after 3 epochs); ~150 s an epoch on one Sapphire Rapids core.
-        "cpu": Scale(dataset="tinyshakespeare", model_kwargs={"layers": 6, "dim": 128, "heads": 4, "block_size": 128},
-                     epochs=6, seeds=SEEDS3, batch_size=32, lr=1e-3, schedule="cosine",
-                     note="WikiText-2 is not available offline: Tiny Shakespeare (characters) stands in; "
-                          "a 6-layer, width-128 decoder with a 128-character context trained from "
-                          "scratch on all 1.0 M training characters for 6 epochs, AdamW at 1e-3 with a "
-                          "cosine decay (paper: 5e-5, which barely moves a from-scratch model); float32, "
-                          "one thread per run"),
-        "smoke": Scale(dataset="tinyshakespeare", model_kwargs={"layers": 2, "dim": 16, "heads": 2, "block_size": 32},
-                       epochs=1, n_train=64, n_val=16, seeds=(0,), batch_size=16, lr=1e-3,
-                       note="smoke: tiny decoder, 64 blocks"),
+        "cpu": Scale(
+            dataset="tinyshakespeare",
+            model_kwargs={"layers": 6, "dim": 128, "heads": 4, "block_size": 128},
+            epochs=6,
+            seeds=SEEDS3,
+            batch_size=32,
+            lr=1e-3,
+            schedule="cosine",
+            note="WikiText-2 is not available offline: Tiny Shakespeare (characters) stands in; "
+            "a 6-layer, width-128 decoder with a 128-character context trained from "
+            "scratch on all 1.0 M training characters for 6 epochs, AdamW at 1e-3 with a "
+            "cosine decay (paper: 5e-5, which barely moves a from-scratch model); float32, "
+            "one thread per run",
+        ),
+        "smoke": Scale(
+            dataset="tinyshakespeare",
+            model_kwargs={"layers": 2, "dim": 16, "heads": 2, "block_size": 32},
+            epochs=1,
+            n_train=64,
+            n_val=16,
+            seeds=(0,),
+            batch_size=16,
+            lr=1e-3,
+            note="smoke: tiny decoder, 64 blocks",
+        ),
     },
 }
 
@@ -168,12 +286,24 @@ DECISIVE_VISION_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet")
 #: Fig. 1 (MLP/FMNIST) and Fig. 2 (ResNet-18/CIFAR-10) in the cpu profile: the pairs' cpu scales
 #: before the retrain, which the figures' committed runs (and their GELU baselines) keep.
 FIGURE_CPU: dict[str, Scale] = {
-    "fmnist": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=12, n_train=8000,
-                    seeds=SEEDS3, note="full width; 8,000 of 60,000 training images; 12 epochs instead of 50"),
-    "cifar10_resnet": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.125}, epochs=6, n_train=4000,
-                            n_val=2000, seeds=SEEDS3,
-                            note="ResNet-18 at 1/8 width; 4,000 training / 2,000 validation images; "
-                                 "6 epochs instead of ~100; CIFAR-10 (JPEG mirror)"),
+    "fmnist": Scale(
+        dataset="fashion_mnist",
+        model_kwargs={"depth": 4, "width": 256},
+        epochs=12,
+        n_train=8000,
+        seeds=SEEDS3,
+        note="full width; 8,000 of 60,000 training images; 12 epochs instead of 50",
+    ),
+    "cifar10_resnet": Scale(
+        dataset="cifar10",
+        model_kwargs={"width_mult": 0.125},
+        epochs=6,
+        n_train=4000,
+        n_val=2000,
+        seeds=SEEDS3,
+        note="ResNet-18 at 1/8 width; 4,000 training / 2,000 validation images; "
+        "6 epochs instead of ~100; CIFAR-10 (JPEG mirror)",
+    ),
 }
 
 
@@ -182,9 +312,19 @@ def figure_scale(pair: str, profile: str) -> Scale | None:
     return FIGURE_CPU.get(pair) if current_profile(profile) == "cpu" else None
 
 
-def pair_config(pair: str, profile: str, *, activation: str, seed: int, mode: str | None = None,
-                t: float = DEFAULT_T, c: float = DEFAULT_C, anneal: bool = False,
-                experiment: str | None = None, scale: Scale | None = None) -> TrainConfig:
+def pair_config(
+    pair: str,
+    profile: str,
+    *,
+    activation: str,
+    seed: int,
+    mode: str | None = None,
+    t: float = DEFAULT_T,
+    c: float = DEFAULT_C,
+    anneal: bool = False,
+    experiment: str | None = None,
+    scale: Scale | None = None,
+) -> TrainConfig:
     """One run of ``pair`` at ``profile``: activation "gelu", "relu" or "lambda_gelu" (with mode),
     at the pair's scale for ``profile`` or at ``scale`` (e.g. :data:`FIGURE_CPU`)."""
     if pair not in PAIRS:
@@ -241,8 +381,11 @@ def grid_configs(profile: str) -> list[TrainConfig]:
             # paper and cpu profiles (the cpu runs are the retrain's claim (e)); smoke runs one seed.
             full = (t, c) == (DEFAULT_T, DEFAULT_C) or profile in ("paper", "cpu")
             cell_seeds = seeds if full else seeds[:1]
-            configs += [pair_config("fmnist", profile, activation="lambda_gelu", mode=m, seed=s, t=t, c=c,
-                                    scale=scale) for m in INIT_MODES for s in cell_seeds]
+            configs += [
+                pair_config("fmnist", profile, activation="lambda_gelu", mode=m, seed=s, t=t, c=c, scale=scale)
+                for m in INIT_MODES
+                for s in cell_seeds
+            ]
     return configs
 
 
@@ -272,8 +415,11 @@ def c_sweep_configs(profile: str) -> list[TrainConfig]:
         # c = 9 is Table I's setting and has every seed; off the GPU the other c values get the
         # first seed only (a ResNet run costs minutes on 2 cores), which the notebook states.
         c_seeds = seeds if (c == DEFAULT_C or profile == "paper") else seeds[:1]
-        configs += [pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s, c=c, scale=scale)
-                    for m in INIT_MODES for s in c_seeds]
+        configs += [
+            pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s, c=c, scale=scale)
+            for m in INIT_MODES
+            for s in c_seeds
+        ]
     return configs
 
 
@@ -287,8 +433,7 @@ def table1_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[T
             configs.append(pair_config(pair, profile, activation="gelu", seed=s))
             if s in arm_seeds_of(scale):  # Table I's other arms may have fewer seeds (Scale.arm_seeds)
                 configs.append(pair_config(pair, profile, activation="relu", seed=s))
-                configs += [pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s)
-                            for m in INIT_MODES]
+                configs += [pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s) for m in INIT_MODES]
     return configs
 
 
@@ -299,9 +444,16 @@ def table2_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[T
     checkpoint is recorded with every run.
     """
     pairs = table1_pairs(profile) if pairs is None else pairs
-    return [pair_config(pair, profile, activation="lambda_gelu", mode="uniform", seed=s, anneal=True)
-            for pair in pairs for s in PAIRS[pair].scale(profile).seeds]
+    return [
+        pair_config(pair, profile, activation="lambda_gelu", mode="uniform", seed=s, anneal=True)
+        for pair in pairs
+        for s in PAIRS[pair].scale(profile).seeds
+    ]
 
 
-EXPERIMENTS = {"lgelu_grid": grid_configs, "lgelu_csweep": c_sweep_configs,
-               "lgelu_table1": table1_configs, "lgelu_table2": table2_configs}
+EXPERIMENTS = {
+    "lgelu_grid": grid_configs,
+    "lgelu_csweep": c_sweep_configs,
+    "lgelu_table1": table1_configs,
+    "lgelu_table2": table2_configs,
+}

@@ -13,7 +13,6 @@ import pandas as pd
 from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
 from helpers.lambda_gelu.protocol import PAIRS
 
-
 __all__ = [
     "ACT_LABELS",
     "MODE_ABBREVIATIONS",
@@ -76,8 +75,10 @@ def _check_result(result: object) -> Mapping[str, Any]:
         raise TypeError(f"a result must be a dict from run_or_load, got {type(result).__name__}")
     for key in ("config", "history"):
         if key not in result:
-            raise ValueError(f"result has no {key!r} entry (keys: {sorted(result)}); "
-                             "pass the dicts returned by helpers.core.results_cache.run_or_load")
+            raise ValueError(
+                f"result has no {key!r} entry (keys: {sorted(result)}); "
+                "pass the dicts returned by helpers.core.results_cache.run_or_load"
+            )
     if result.get("status", "ok") != "ok":
         raise ValueError(f"result {result.get('config_hash', '?')} has status {result.get('status')!r}")
     history = result["history"]
@@ -90,13 +91,15 @@ def run_info(result: Mapping[str, Any]) -> RunInfo:
     """The protocol coordinates of one result (pair, activation, mode, t, c, seed, annealing)."""
     cfg = _check_result(result)["config"]
     experiment = str(cfg.get("experiment", ""))
-    if not experiment.startswith("lgelu_") or experiment[len("lgelu_"):] not in _pairs():
-        raise ValueError(f"result of experiment {experiment!r} is not a λ-GELU pair run "
-                         f"(expected lgelu_<pair> with pair in {list(_pairs())})")
+    if not experiment.startswith("lgelu_") or experiment[len("lgelu_") :] not in _pairs():
+        raise ValueError(
+            f"result of experiment {experiment!r} is not a λ-GELU pair run "
+            f"(expected lgelu_<pair> with pair in {list(_pairs())})"
+        )
     activation = cfg["activation"]
     is_lambda = activation == "lambda_gelu"
     return RunInfo(
-        pair=experiment[len("lgelu_"):],
+        pair=experiment[len("lgelu_") :],
         dataset=cfg["dataset"],
         model=cfg["model"],
         activation=activation,
@@ -128,8 +131,9 @@ def _with_init(result: Mapping[str, Any]) -> np.ndarray:
     hist = _lambda_history(result)
     init = np.asarray(result.get("lambda_init") or [], dtype=float)
     if init.shape != hist.shape[1:]:
-        raise ValueError(f"result {result.get('config_hash', '?')}: lambda_init has {init.size} layers, "
-                         f"history has {hist.shape[1]}")
+        raise ValueError(
+            f"result {result.get('config_hash', '?')}: lambda_init has {init.size} layers, history has {hist.shape[1]}"
+        )
     return np.vstack([init[None], hist])
 
 
@@ -145,12 +149,19 @@ def run_table(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for result in results:
         info = run_info(result)
         bvs, epoch = _bvs(result)
-        row: dict[str, Any] = {**info.__dict__, "act": ACT_LABELS.get(info.activation, info.activation),
-                               "mode_label": MODE_ABBREVIATIONS.get(info.mode or "", "-"),
-                               "bvs": bvs, "bvs_epoch": epoch,
-                               "higher_is_better": bool(result.get("higher_is_better", True)),
-                               "lam_bar": np.nan, "drift": np.nan, "lam_at_best": np.nan,
-                               "original": np.nan, "substituted": np.nan}
+        row: dict[str, Any] = {
+            **info.__dict__,
+            "act": ACT_LABELS.get(info.activation, info.activation),
+            "mode_label": MODE_ABBREVIATIONS.get(info.mode or "", "-"),
+            "bvs": bvs,
+            "bvs_epoch": epoch,
+            "higher_is_better": bool(result.get("higher_is_better", True)),
+            "lam_bar": np.nan,
+            "drift": np.nan,
+            "lam_at_best": np.nan,
+            "original": np.nan,
+            "substituted": np.nan,
+        }
         if info.activation == "lambda_gelu":
             hist = _lambda_history(result)
             row["lam_bar"] = float(hist[-1].mean())
@@ -182,6 +193,7 @@ def _dataset_key(name: str) -> str:
 
 def _pair_order(pair: str) -> int:
     return list(_pairs()).index(pair)
+
 
 def _side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     merged = paper.merge(ours, on="paper_dataset", how="outer", suffixes=(" paper", " ours"))

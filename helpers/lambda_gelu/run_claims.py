@@ -3,9 +3,9 @@ never trains. :func:`experiment_claims` is what the report collects."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -36,12 +36,12 @@ from helpers.lambda_gelu.profiles import (
 )
 from helpers.lambda_gelu.protocol import EXPERIMENTS, c_sweep_pair, figure_scale, table1_pairs
 from helpers.lambda_gelu.records import (
-    _dataset_key,
     _MODEL_LABELS,
-    _pairs,
     BVS_TOL_ACCURACY,
     BVS_TOL_PERPLEXITY_REL,
     RHO_HIGH,
+    _dataset_key,
+    _pairs,
     pair_label,
     run_table,
 )
@@ -52,7 +52,6 @@ from helpers.lambda_gelu.substitution import (
     paper_table_consistency,
     table2,
 )
-
 
 __all__ = [
     "load_protocol",
@@ -89,8 +88,11 @@ _NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
 _NB_PROFILES = "notebooks/11_lambda_gelu_profiles"
 _NB_ANNEAL = "notebooks/12_lambda_gelu_annealing"
 #: MyST label (``(label)=`` before the heading) of the section of each page that computes its claims.
-ANCHORS: dict[str, str] = {_NB_GRID: "lambda-gelu-grid-claims", _NB_PROFILES: "lambda-gelu-profiles-claims",
-                           _NB_ANNEAL: "lambda-gelu-annealing-claims"}
+ANCHORS: dict[str, str] = {
+    _NB_GRID: "lambda-gelu-grid-claims",
+    _NB_PROFILES: "lambda-gelu-profiles-claims",
+    _NB_ANNEAL: "lambda-gelu-annealing-claims",
+}
 _NOT_RUN_NOTE = "results of this profile are not committed"
 #: A "severe" deterioration of perplexity after the ReLU swap (Section IV-C, GPT-2): +10 %.
 SEVERE_PERPLEXITY_INCREASE: float = 0.10
@@ -98,8 +100,19 @@ SEVERE_PERPLEXITY_INCREASE: float = 0.10
 MATCH_TOL: float = 0.005
 
 
-def _claim(key: str, claim: str, where: str, paper: SourceValue, ours: str | None, ok: bool | str | None, notebook: str,
-           scale: str, profile: str, note: str = "", **stats: str):
+def _claim(
+    key: str,
+    claim: str,
+    where: str,
+    paper: SourceValue,
+    ours: str | None,
+    ok: bool | str | None,
+    notebook: str,
+    scale: str,
+    profile: str,
+    note: str = "",
+    **stats: str,
+):
     """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
     verdict string, or a bool for a descriptive rule without a confidence interval (True:
     confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
@@ -113,9 +126,20 @@ def _claim(key: str, claim: str, where: str, paper: SourceValue, ours: str | Non
         verdict = ok
     else:
         verdict = "confirmed" if ok else "inconclusive"
-    return Claim(key=key, claim=claim, source=f"λ-GELU paper, {where}", paper_value=paper, our_value=ours,
-                 profile=profile, scale=scale, verdict=verdict, notebook=notebook, note=note,  # type: ignore[arg-type]
-                 anchor=ANCHORS.get(notebook, ""), **stats)
+    return Claim(
+        key=key,
+        claim=claim,
+        source=f"λ-GELU paper, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile=profile,
+        scale=scale,
+        verdict=verdict,
+        notebook=notebook,
+        note=note,  # type: ignore[arg-type]
+        anchor=ANCHORS.get(notebook, ""),
+        **stats,
+    )
 
 
 def _pair_claim_label(pair: str, profile: str) -> str:
@@ -129,8 +153,14 @@ def _pair_claim_label(pair: str, profile: str) -> str:
     return f"{model} on {_DATASET_LABELS.get(used, used)} (stand-in for {spec.paper_dataset})"
 
 
-_DATASET_LABELS = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "tinyshakespeare": "Tiny Shakespeare",
-                   "fmnist": "FMNIST", "fashion_mnist": "FMNIST", "adult": "Adult"}
+_DATASET_LABELS = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "tinyshakespeare": "Tiny Shakespeare",
+    "fmnist": "FMNIST",
+    "fashion_mnist": "FMNIST",
+    "adult": "Adult",
+}
 
 
 def _seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:
@@ -169,9 +199,11 @@ def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3
 
 def _scale_text(pairs: Sequence[str], profile: str, *, figures: bool = False) -> str:
     """Each pair's scale note; ``figures``: the scale Figs. 1-2 run at (``figure_scale``)."""
+
     def note(p: str) -> str:
         scale = (figure_scale(p, profile) if figures else None) or _pairs()[p].scale(profile)
         return scale.note or "as in the paper"
+
     return "; ".join(f"{pair_label(p)}: {note(p)}" for p in pairs)
 
 
@@ -190,8 +222,9 @@ def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
     return text + "."
 
 
-def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mapping[str, Any]] | None,
-                profile: str) -> list:
+def grid_claims(
+    grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mapping[str, Any]] | None, profile: str
+) -> list:
     """Fig. 1 and Fig. 2 claims from the results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``:
     not run in ``profile``)."""
 
@@ -200,15 +233,18 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     scale = _scale_text(["fmnist"], profile, figures=True)
     out = []
     claim_t = "Fig. 1: smaller t gives more hardness drift Δλ at every c (MLP/FMNIST, SGD)"
-    paper_t = "monotone (stated: \"two expected monotonic trends are visible\"; the figure's values are not in the text)"
+    paper_t = 'monotone (stated: "two expected monotonic trends are visible"; the figure\'s values are not in the text)'
     claim_c = "Fig. 1: larger c gives more hardness drift Δλ at every t (MLP/FMNIST, SGD)"
     paper_c = "monotone (stated; the figure's values are not in the text)"
-    claim_b = (f"Fig. 1: at t = 0.1, ΔBVS stays close to the GELU baseline (within ±{BVS_TOL_ACCURACY} "
-               "accuracy, every c)")
-    paper_b = f"\"close\" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)"
+    claim_b = (
+        f"Fig. 1: at t = 0.1, ΔBVS stays close to the GELU baseline (within ±{BVS_TOL_ACCURACY} accuracy, every c)"
+    )
+    paper_b = f'"close" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)'
     if grid is None:
-        out += [_claim(k, c, fig1, p, None, None, _NB_GRID, scale, profile)
-                for k, c, p in ((key_t, claim_t, paper_t), (key_c, claim_c, paper_c), (key_b, claim_b, paper_b))]
+        out += [
+            _claim(k, c, fig1, p, None, None, _NB_GRID, scale, profile)
+            for k, c, p in ((key_t, claim_t, paper_t), (key_c, claim_c, paper_c), (key_b, claim_b, paper_b))
+        ]
     else:
         cells = grid_cells(grid)
         counts = count_monotone(monotone_trends(cells))
@@ -218,23 +254,55 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
         verdict_b, fields_b = close_to_gelu_stats(deltas, BVS_TOL_ACCURACY)  # inconclusive with one cell-seed
         verdict_t, fields_t = trend_claim_stats(grid, "t", kt == nt > 0)
         verdict_c, fields_c = trend_claim_stats(grid, "c", kc == nc > 0)
-        trend_note = ("Rule: confirmed when every line of cell means is monotone and, at every level of the other "
-                      "axis, the end-to-end contrast of V_λ (same seed at both ends, its init modes averaged: the seed "
-                      "is the unit) has a 95% CI above 0 over the seeds (intersection-union).")
+        trend_note = (
+            "Rule: confirmed when every line of cell means is monotone and, at every level of the other "
+            "axis, the end-to-end contrast of V_λ (same seed at both ends, its init modes averaged: the seed "
+            "is the unit) has a 95% CI above 0 over the seeds (intersection-union)."
+        )
         out += [
-            _claim(key_t, claim_t, fig1, paper_t, f"{kt} of {nt} columns monotone", verdict_t, _NB_GRID, scale, profile,
-                   trend_note, **fields_t),
-            _claim(key_c, claim_c, fig1, paper_c, f"{kc} of {nc} rows monotone", verdict_c, _NB_GRID, scale, profile,
-                   trend_note, **fields_c),
-            _claim(key_b, claim_b, fig1, paper_b,
-                   f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(row['delta_bvs'])} at c = {_fmt_list(row['c'], 0)}; "
-                   f"vs the matching GELU seed: {_fmt_list(deltas.values(), 4)}",
-                   verdict_b, _NB_GRID, scale, profile,
-                   _gelu_spread_note(grid) + " Rule: confirmed when TOST shows the matched-seed ΔBVS within the "
-                   "margin at every c, each c on its own seeds (intersection-union: the cells of one seed subtract the "
-                   "same GELU run, so they are not independent); a margin below the seed spread cannot be confirmed "
-                   "by 'no difference found'.",
-                   **fields_b),
+            _claim(
+                key_t,
+                claim_t,
+                fig1,
+                paper_t,
+                f"{kt} of {nt} columns monotone",
+                verdict_t,
+                _NB_GRID,
+                scale,
+                profile,
+                trend_note,
+                **fields_t,
+            ),
+            _claim(
+                key_c,
+                claim_c,
+                fig1,
+                paper_c,
+                f"{kc} of {nc} rows monotone",
+                verdict_c,
+                _NB_GRID,
+                scale,
+                profile,
+                trend_note,
+                **fields_c,
+            ),
+            _claim(
+                key_b,
+                claim_b,
+                fig1,
+                paper_b,
+                f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(row['delta_bvs'])} at c = {_fmt_list(row['c'], 0)}; "
+                f"vs the matching GELU seed: {_fmt_list(deltas.values(), 4)}",
+                verdict_b,
+                _NB_GRID,
+                scale,
+                profile,
+                _gelu_spread_note(grid) + " Rule: confirmed when TOST shows the matched-seed ΔBVS within the "
+                "margin at every c, each c on its own seeds (intersection-union: the cells of one seed subtract the "
+                "same GELU run, so they are not independent); a margin below the seed spread cannot be confirmed "
+                "by 'no difference found'.",
+                **fields_b,
+            ),
         ]
     # The t-rescaling claim is counted once, on the theory page (helpers.lambda_gelu.paper), with
     # its condition; the runs of equal c/t² (equal_rate_runs) are shown on the grid page as evidence.
@@ -242,38 +310,70 @@ def grid_claims(grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mappi
     key_m, key_s = "lambda-gelu-fig2-drift-c", "lambda-gelu-fig2-bvs-small"
     pair = c_sweep_pair(profile)
     scale = _scale_text([pair], profile, figures=True)
-    note = ("CIFAR-100 is not available offline; the sweep runs on the CIFAR-10 pair."
-            if pair != "cifar100_resnet" else "")
-    fig2_label = _pair_claim_label(pair, profile) + (", stand-in for Fig. 2's ResNet-18/CIFAR-100"  # Fig. 2's own pair
-                                                     if pair != "cifar100_resnet" else "")
+    note = (
+        "CIFAR-100 is not available offline; the sweep runs on the CIFAR-10 pair." if pair != "cifar100_resnet" else ""
+    )
+    fig2_label = _pair_claim_label(pair, profile) + (
+        ", stand-in for Fig. 2's ResNet-18/CIFAR-100"  # Fig. 2's own pair
+        if pair != "cifar100_resnet"
+        else ""
+    )
     claim_m = f"Fig. 2: larger c monotonically increases Δλ ({fig2_label}, AdamW, t = 0.1)"
     paper_m = "monotone in c (stated; the figure's values are not in the text)"
-    claim_s = (f"Fig. 2: ΔBVS remains small (within ±{BVS_TOL_ACCURACY} accuracy) across the c sweep "
-               f"({fig2_label})")
-    paper_s = f"\"small in magnitude\" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)"
+    claim_s = f"Fig. 2: ΔBVS remains small (within ±{BVS_TOL_ACCURACY} accuracy) across the c sweep ({fig2_label})"
+    paper_s = f'"small in magnitude" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)'
     if csweep is None:
-        out += [_claim(k, c, fig2, p, None, None, _NB_GRID, scale, profile, note)
-                for k, c, p in ((key_m, claim_m, paper_m), (key_s, claim_s, paper_s))]
+        out += [
+            _claim(k, c, fig2, p, None, None, _NB_GRID, scale, profile, note)
+            for k, c, p in ((key_m, claim_m, paper_m), (key_s, claim_s, paper_s))
+        ]
     else:
         cells = grid_cells(csweep)
         kc, nc = count_monotone(monotone_trends(cells))["c"]
         worst = float(cells["delta_bvs"].abs().max())
         deltas = delta_bvs_by_seed(csweep)
         verdict_s, fields_s = close_to_gelu_stats(deltas, BVS_TOL_ACCURACY)
-        note_s = note + (" " if note else "") + _gelu_spread_note(csweep) + (
-            " The earlier reading compared one-seed cells with the 3-seed GELU mean; against the matching "
-            "GELU seed the differences are those shown. Rule: TOST at every c on that c's seeds "
-            "(intersection-union); a c run with one seed gives no interval, so the claim cannot be confirmed there.")
+        note_s = (
+            note
+            + (" " if note else "")
+            + _gelu_spread_note(csweep)
+            + (
+                " The earlier reading compared one-seed cells with the 3-seed GELU mean; against the matching "
+                "GELU seed the differences are those shown. Rule: TOST at every c on that c's seeds "
+                "(intersection-union); a c run with one seed gives no interval, so the claim cannot be confirmed there."
+            )
+        )
         verdict_m, fields_m = trend_claim_stats(csweep, "c", kc == nc > 0)
         out += [
-            _claim(key_m, claim_m, fig2, paper_m, f"Δλ = {_fmt_list(cells['delta_lambda'])} at c = {_fmt_list(cells['c'], 0)}",
-                   verdict_m, _NB_GRID, scale, profile, (note + " " if note else "") + "Rule: monotone cell means "
-                   "and a largest − smallest c contrast of V_λ with a 95% CI above 0 over seeds (the three init "
-                   "modes of one seed are one unit, averaged).", **fields_m),
-            _claim(key_s, claim_s, fig2, paper_s,
-                   f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(cells['delta_bvs'])} (max {worst:.3f}); vs the "
-                   f"matching GELU seed: {_fmt_list(deltas.values(), 4)}",
-                   verdict_s, _NB_GRID, scale, profile, note_s, **fields_s),
+            _claim(
+                key_m,
+                claim_m,
+                fig2,
+                paper_m,
+                f"Δλ = {_fmt_list(cells['delta_lambda'])} at c = {_fmt_list(cells['c'], 0)}",
+                verdict_m,
+                _NB_GRID,
+                scale,
+                profile,
+                (note + " " if note else "") + "Rule: monotone cell means "
+                "and a largest − smallest c contrast of V_λ with a 95% CI above 0 over seeds (the three init "
+                "modes of one seed are one unit, averaged).",
+                **fields_m,
+            ),
+            _claim(
+                key_s,
+                claim_s,
+                fig2,
+                paper_s,
+                f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(cells['delta_bvs'])} (max {worst:.3f}); vs the "
+                f"matching GELU seed: {_fmt_list(deltas.values(), 4)}",
+                verdict_s,
+                _NB_GRID,
+                scale,
+                profile,
+                note_s,
+                **fields_s,
+            ),
         ]
     return out
 
@@ -296,10 +396,15 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
     out = []
     for pair in pairs:
         p = paper_parity.loc[pair]
-        tol = (f"±{BVS_TOL_ACCURACY} accuracy" if p["higher_is_better"]
-               else f"±{BVS_TOL_PERPLEXITY_REL:.0%} of GELU's perplexity")
-        note = (f"Margin {tol}, tested per init mode by TOST on the seed-paired difference (λ-GELU and GELU "
-                "runs of one seed share data order); confirmed when every mode is shown equivalent.")
+        tol = (
+            f"±{BVS_TOL_ACCURACY} accuracy"
+            if p["higher_is_better"]
+            else f"±{BVS_TOL_PERPLEXITY_REL:.0%} of GELU's perplexity"
+        )
+        note = (
+            f"Margin {tol}, tested per init mode by TOST on the seed-paired difference (λ-GELU and GELU "
+            "runs of one seed share data order); confirmed when every mode is shown equivalent."
+        )
         if not p["within"]:
             note += " The paper's own printed values exceed the margin."
         ours, ok, fields = None, None, {}
@@ -309,35 +414,57 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             g = runs[(runs["pair"] == pair) & ~runs["annealed"]]
             gelu = _seed_map(g[g["activation"] == "gelu"])
             # the displayed means on the seeds every arm shares, as the tests pair them (GELU may have more seeds)
-            lam_arms = [_seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)])
-                        for m in ("dec", "inc", "uni")]
+            lam_arms = [
+                _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]) for m in ("dec", "inc", "uni")
+            ]
             shared = sorted(set(gelu).intersection(*map(set, lam_arms)))
             base = float(np.mean([gelu[k] for k in shared]))
             lam_means = [float(np.mean([arm[k] for k in shared])) for arm in lam_arms]
             gap = max(abs(v - base) for v in lam_means)
-            ours = (f"GELU {base:.{d}f}, λ-GELU {min(lam_means):.{d}f}–{max(lam_means):.{d}f} (max gap {gap:.{d}f})"
-                    + (f" on the {len(shared)} seeds all arms share (GELU has {len(gelu)})"
-                       if len(shared) < len(gelu) else ""))
+            ours = f"GELU {base:.{d}f}, λ-GELU {min(lam_means):.{d}f}–{max(lam_means):.{d}f} (max gap {gap:.{d}f})" + (
+                f" on the {len(shared)} seeds all arms share (GELU has {len(gelu)})" if len(shared) < len(gelu) else ""
+            )
             margin = BVS_TOL_ACCURACY if o["higher_is_better"] else BVS_TOL_PERPLEXITY_REL * float(o["bvs_gelu"])
 
-            makers = {m: (lambda m=m: compare(*_on_common_seeds(_seed_map(g[(g["activation"] == "lambda_gelu")
-                                                                            & (g["mode_label"] == m)]), gelu)))
-                      for m in ("dec", "inc", "uni")}
+            makers = {
+                m: (
+                    lambda m=m, g=g, gelu=gelu: compare(
+                        *_on_common_seeds(
+                            _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]), gelu
+                        )
+                    )
+                )
+                for m in ("dec", "inc", "uni")
+            }
             ok, fields = _equivalence_parts(makers, margin, digits=4 if o["higher_is_better"] else 3)
-        out.append(_claim(
-            claim_key("lambda-gelu-table1-bvs-parity", pair), f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
-            "init mode", "Table I",
-            Derived(f"GELU {p['bvs_gelu']:.2f}, λ-GELU {p['bvs_lambda_min']:.2f}–{p['bvs_lambda_max']:.2f} "
-                    f"(max gap {p['max_gap']:.2f})", "Table I's printed BVS; the range over its init modes and "
-                    "the largest gap to GELU are ours"), ours, ok, _NB_PROFILES, _scale_text([pair], profile), profile, note,
-            **fields))
+        out.append(
+            _claim(
+                claim_key("lambda-gelu-table1-bvs-parity", pair),
+                f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
+                "init mode",
+                "Table I",
+                Derived(
+                    f"GELU {p['bvs_gelu']:.2f}, λ-GELU {p['bvs_lambda_min']:.2f}–{p['bvs_lambda_max']:.2f} "
+                    f"(max gap {p['max_gap']:.2f})",
+                    "Table I's printed BVS; the range over its init modes and the largest gap to GELU are ours",
+                ),
+                ours,
+                ok,
+                _NB_PROFILES,
+                _scale_text([pair], profile),
+                profile,
+                note,
+                **fields,
+            )
+        )
 
     family_text, _ = _family_text(lambda_by_family(paper))  # all six of the paper's pairs
-    paper_text = Derived(family_text, "our averages of Table I's λ̄ over its three init modes per pair; Table I "
-                                      "prints one λ̄ per init mode")
+    paper_text = Derived(
+        family_text,
+        "our averages of Table I's λ̄ over its three init modes per pair; Table I prints one λ̄ per init mode",
+    )
     ours_text, ok, fam_fields = None, None, {}
     if ours_t1 is not None:
-
         fam = lambda_by_family(ours_t1)
         ours_text, every = _family_text(fam)
         a, b = fam[fam["family"] == "MLP/CNN"]["lam_bar"], fam[fam["family"] == "transformer"]["lam_bar"]
@@ -348,36 +475,77 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             ours_text += f"; every MLP/CNN pair above every transformer: {'yes' if every else 'no'}"
         else:
             ok = every
-    out.append(_claim("lambda-gelu-table1-hardness-family", "Table I: MLP/CNN pairs learn larger mean hardness λ̄ than transformer pairs",
-                      "Section IV-B, Table I", paper_text, ours_text, ok, _NB_PROFILES, _scale_text(pairs, profile),
-                      profile, "λ̄ averaged over the three init modes per pair; the pairs are the units (Welch t "
-                               "on the pair means: the families do not share seeds).", **fam_fields))
+    out.append(
+        _claim(
+            "lambda-gelu-table1-hardness-family",
+            "Table I: MLP/CNN pairs learn larger mean hardness λ̄ than transformer pairs",
+            "Section IV-B, Table I",
+            paper_text,
+            ours_text,
+            ok,
+            _NB_PROFILES,
+            _scale_text(pairs, profile),
+            profile,
+            "λ̄ averaged over the three init modes per pair; the pairs are the units (Welch t "
+            "on the pair means: the families do not share seeds).",
+            **fam_fields,
+        )
+    )
 
     vision = [p for p in pairs if p in ("fmnist", "cifar10_resnet", "cifar100_resnet", "tinyimagenet_deit")]
     others = [p for p in pairs if p in ("adult", "wikitext_gpt")]
     where = "Section IV-B, Fig. 3"
     claim_v = "Fig. 3: ρ_S converges to high values for the vision pairs"
-    paper_v = "\"consistently high ρ_S\" for FMNIST, CIFAR-10/100, TinyImageNet (figure only)"
+    paper_v = '"consistently high ρ_S" for FMNIST, CIFAR-10/100, TinyImageNet (figure only)'
     claim_o = "Fig. 3: ρ_S is lower for Adult and GPT-2/WikiText-2 than for the vision pairs"
-    paper_o = "\"lower and/or stabilizes later\" (figure only)"
-    note_v = (f"\"High\" tested as ρ_S > {RHO_HIGH} at the last epoch, averaged over the three pairs of modes: "
-              "one-sample t of the per-seed ρ_S (the mean of the three pairs of modes' Spearman ρ of "
-              "that seed) against the threshold, per pair; confirmed when every pair's 95% CI "
-              "lies above it.")
-    note_o = ("Holds when each of these ends below every vision pair's final ρ_S: Welch t of the per-seed ρ_S of "
-              "each of these pairs minus that of the vision pair with the lowest ρ_S (different models, so not "
-              "paired); confirmed when every 95% CI lies below 0.")
+    paper_o = '"lower and/or stabilizes later" (figure only)'
+    note_v = (
+        f'"High" tested as ρ_S > {RHO_HIGH} at the last epoch, averaged over the three pairs of modes: '
+        "one-sample t of the per-seed ρ_S (the mean of the three pairs of modes' Spearman ρ of "
+        "that seed) against the threshold, per pair; confirmed when every pair's 95% CI "
+        "lies above it."
+    )
+    note_o = (
+        "Holds when each of these ends below every vision pair's final ρ_S: Welch t of the per-seed ρ_S of "
+        "each of these pairs minus that of the vision pair with the lowest ρ_S (different models, so not "
+        "paired); confirmed when every 95% CI lies below 0."
+    )
     if results is None:
-        out.append(_claim("lambda-gelu-fig3-rho-vision", claim_v, where, paper_v, None, None, _NB_PROFILES, _scale_text(vision, profile), profile,
-                          note_v))
-        out.append(_claim("lambda-gelu-fig3-rho-others", claim_o, where, paper_o, None, None, _NB_PROFILES, _scale_text(others, profile), profile,
-                          note_o))
+        out.append(
+            _claim(
+                "lambda-gelu-fig3-rho-vision",
+                claim_v,
+                where,
+                paper_v,
+                None,
+                None,
+                _NB_PROFILES,
+                _scale_text(vision, profile),
+                profile,
+                note_v,
+            )
+        )
+        out.append(
+            _claim(
+                "lambda-gelu-fig3-rho-others",
+                claim_o,
+                where,
+                paper_o,
+                None,
+                None,
+                _NB_PROFILES,
+                _scale_text(others, profile),
+                profile,
+                note_o,
+            )
+        )
         return out
 
     final = spearman_final(spearman_curves(results)).set_index("pair")["mean"]
     vis, oth = final.reindex(vision), final.reindex(others)
     seeds = spearman_final_seeds(results)
     per_pair = {p: dict(zip(g["seed"], g["rho"])) for p, g in seeds.groupby("pair")}
+
     def short(p: str) -> str:  # our model and the data set it ran on (a stand-in where the paper's is out of reach)
         spec = _pairs()[p]
         used = spec.scale(profile).dataset
@@ -396,24 +564,60 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             parts[name] = f
         return _combine(verdicts), merge_fields(parts)
 
-    ok_v, fields_v = _decide({f"{short(p)} ρ_S − {RHO_HIGH}": (lambda p=p: one_sample(per_pair[p], RHO_HIGH))
-                              for p in vision if p in per_pair}, direction=1)
+    ok_v, fields_v = _decide(
+        {
+            f"{short(p)} ρ_S − {RHO_HIGH}": (lambda p=p: one_sample(per_pair[p], RHO_HIGH))
+            for p in vision
+            if p in per_pair
+        },
+        direction=1,
+    )
     vis_ok = [p for p in vision if p in per_pair]
     lowest = min(vis_ok, key=lambda p: float(np.mean(list(per_pair[p].values())))) if vis_ok else None
-    ok_o, fields_o = _decide({f"{short(p)} − {short(lowest)}": (lambda p=p: welch_comparison(per_pair[p],
-                                                                                             per_pair[lowest]))
-                              for p in others if p in per_pair and lowest is not None}, direction=-1)
-    out.append(_claim("lambda-gelu-fig3-rho-vision", claim_v, where, paper_v,
-                      "final ρ_S: " + ", ".join(f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in vis.items()),
-                      ok_v, _NB_PROFILES, _scale_text(vision, profile), profile, note_v, **fields_v))
-    out.append(_claim("lambda-gelu-fig3-rho-others", claim_o, where, paper_o,
-                      "final ρ_S: " + ", ".join(f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in oth.items()),
-                      ok_o, _NB_PROFILES, _scale_text(others, profile), profile, note_o, **fields_o))
+    ok_o, fields_o = _decide(
+        {
+            f"{short(p)} − {short(lowest)}": (lambda p=p: welch_comparison(per_pair[p], per_pair[lowest]))
+            for p in others
+            if p in per_pair and lowest is not None
+        },
+        direction=-1,
+    )
+    out.append(
+        _claim(
+            "lambda-gelu-fig3-rho-vision",
+            claim_v,
+            where,
+            paper_v,
+            "final ρ_S: " + ", ".join(f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in vis.items()),
+            ok_v,
+            _NB_PROFILES,
+            _scale_text(vision, profile),
+            profile,
+            note_v,
+            **fields_v,
+        )
+    )
+    out.append(
+        _claim(
+            "lambda-gelu-fig3-rho-others",
+            claim_o,
+            where,
+            paper_o,
+            "final ρ_S: " + ", ".join(f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in oth.items()),
+            ok_o,
+            _NB_PROFILES,
+            _scale_text(others, profile),
+            profile,
+            note_o,
+            **fields_o,
+        )
+    )
     return out
 
 
-def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
-                  table2_results: Sequence[Mapping[str, Any]] | None, profile: str) -> list:
+def table2_claims(
+    table1_results: Sequence[Mapping[str, Any]] | None, table2_results: Sequence[Mapping[str, Any]] | None, profile: str
+) -> list:
     """Table II and Section IV-C claims from the GELU runs of ``lgelu_table1`` and the annealed
     runs of ``lgelu_table2`` (``None``: not run), plus the paper's Table I/II consistency."""
 
@@ -423,30 +627,49 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
     ours_eff = annealing_effect(ours_t2).set_index("pair") if available else None
     paper_eff = annealing_effect(paper_table2()).set_index("pair")
     where = "Section IV-C, Table II"
-    drop_note = ("drop = original − substituted (accuracy) or substituted − original (perplexity). Effect: GELU's "
-                 "drop minus annealed λ-GELU's, paired by seed; confirmed when its 95% CI is above 0.")
+    drop_note = (
+        "drop = original − substituted (accuracy) or substituted − original (perplexity). Effect: GELU's "
+        "drop minus annealed λ-GELU's, paired by seed; confirmed when its 95% CI is above 0."
+    )
     out = []
 
     drops = _seed_drops(list(table1_results) + list(table2_results)) if available else {}
     for pair in pairs:
         if pair in paper_eff.index:
             p = paper_eff.loc[pair]
-            paper_value = Derived(f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU "
-                                  f"{p['lambda_degradation']:.2f}", "our Original − Substituted of Table II's "
-                                  "printed values; Table II prints no drop")
+            paper_value = Derived(
+                f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU {p['lambda_degradation']:.2f}",
+                "our Original − Substituted of Table II's printed values; Table II prints no drop",
+            )
         else:
-            paper_value = ("not in Table II; Section V: \"annealing mitigates the shock relative to a direct "
-                           "swap\" in language modeling")
+            paper_value = (
+                'not in Table II; Section V: "annealing mitigates the shock relative to a direct '
+                'swap" in language modeling'
+            )
         ours, ok, fields = None, None, {}
         if ours_eff is not None and pair in ours_eff.index:
             o = ours_eff.loc[pair]
             d = 3 if o["higher_is_better"] else 2
             ours = f"drop GELU {o['gelu_degradation']:.{d}f}, annealed λ-GELU {o['lambda_degradation']:.{d}f}"
-            ok, fields, _ = judge(lambda: compare(drops[(pair, "GELU")], drops[(pair, "λ-GELU")]), direction=1,
-                                  digits=4 if d == 3 else 2)
-        out.append(_claim(claim_key("lambda-gelu-table2-annealing-drop", pair), f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
-                          "vs a direct GELU swap", where, paper_value, ours, ok, _NB_ANNEAL,
-                          _scale_text([pair], profile), profile, drop_note, **fields))
+            ok, fields, _ = judge(
+                lambda: compare(drops[(pair, "GELU")], drops[(pair, "λ-GELU")]), direction=1, digits=4 if d == 3 else 2
+            )
+        out.append(
+            _claim(
+                claim_key("lambda-gelu-table2-annealing-drop", pair),
+                f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
+                "vs a direct GELU swap",
+                where,
+                paper_value,
+                ours,
+                ok,
+                _NB_ANNEAL,
+                _scale_text([pair], profile),
+                profile,
+                drop_note,
+                **fields,
+            )
+        )
 
     if "adult" in pairs:
         p = paper_eff.loc["adult"]
@@ -454,35 +677,65 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
         if ours_eff is not None:
             drop = float(ours_eff.loc["adult", "lambda_degradation"])
             ours = f"drop {drop:.4f}"
-            ok, fields, _ = judge(lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence",
-                                  margin=MATCH_TOL, digits=4)
-        out.append(_claim("lambda-gelu-table2-adult-match", f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
-                          f"score (within ±{MATCH_TOL})", where,
-                          Derived(f"drop {p['lambda_degradation']:.2f}", "our Original − Substituted of Table "
-                                  "II's printed values (both printed as 0.81)"), ours, ok,
-                          _NB_ANNEAL, _scale_text(["adult"], profile), profile,
-                          f"\"Matches\" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II's "
-                          "digits) on the per-seed drops.", **fields))
+            ok, fields, _ = judge(
+                lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence", margin=MATCH_TOL, digits=4
+            )
+        out.append(
+            _claim(
+                "lambda-gelu-table2-adult-match",
+                f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
+                f"score (within ±{MATCH_TOL})",
+                where,
+                Derived(
+                    f"drop {p['lambda_degradation']:.2f}",
+                    "our Original − Substituted of Table II's printed values (both printed as 0.81)",
+                ),
+                ours,
+                ok,
+                _NB_ANNEAL,
+                _scale_text(["adult"], profile),
+                profile,
+                f'"Matches" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II\'s '
+                "digits) on the per-seed drops.",
+                **fields,
+            )
+        )
     if "wikitext_gpt" in pairs:
         ours, ok, fields = None, None, {}
         if ours_t2 is not None:
             g = ours_t2[ours_t2["pair"] == "wikitext_gpt"].set_index("mode")
             rel = (g["substituted"] - g["original"]) / g["original"]
-            ours = "; ".join(f"{m}: perplexity {g.loc[m, 'original']:.2f} → {g.loc[m, 'substituted']:.2f} "
-                             f"({rel[m]:+.0%})" for m in g.index)
+            ours = "; ".join(
+                f"{m}: perplexity {g.loc[m, 'original']:.2f} → {g.loc[m, 'substituted']:.2f} ({rel[m]:+.0%})"
+                for m in g.index
+            )
             rel_drops = _seed_drops(list(table1_results) + list(table2_results), relative=True)
-            judged = {m: judge(lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE),
-                               direction=1) for m in g.index}
+            judged = {
+                m: judge(
+                    lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE), direction=1
+                )
+                for m in g.index
+            }
             ok = _combine([v for v, _, _ in judged.values()])
             fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
-        out.append(_claim("lambda-gelu-gpt-severe-swap", f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
-                          f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
-                          "Section IV-C",
-                          "\"severe deterioration in both the GELU and λ-GELU cases\" (no numbers)", ours, ok,
-                          _NB_ANNEAL, _scale_text(["wikitext_gpt"], profile), profile,
-                          f"\"Severe\" read as a relative perplexity increase of at least "
-                          f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
-                          f"{SEVERE_PERPLEXITY_INCREASE:.0%}, confirmed when its CI is above 0.", **fields))
+        out.append(
+            _claim(
+                "lambda-gelu-gpt-severe-swap",
+                f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
+                f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
+                "Section IV-C",
+                '"severe deterioration in both the GELU and λ-GELU cases" (no numbers)',
+                ours,
+                ok,
+                _NB_ANNEAL,
+                _scale_text(["wikitext_gpt"], profile),
+                profile,
+                f'"Severe" read as a relative perplexity increase of at least '
+                f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
+                f"{SEVERE_PERPLEXITY_INCREASE:.0%}, confirmed when its CI is above 0.",
+                **fields,
+            )
+        )
 
     consistency = paper_table_consistency()
     bad = consistency[~consistency["consistent"]]
@@ -490,24 +743,39 @@ def table2_claims(table1_results: Sequence[Mapping[str, Any]] | None,
     if available:
         gap = our_table_consistency(table1(table1_results), ours_t2)
         ours = f"largest |Table II original − Table I BVS| over our pairs: {gap:.1e}"
-    out.append(_claim(
-        "lambda-gelu-table2-original-equals-table1", "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)", "Tables I and II",
-        "; ".join(f"{r.paper_dataset}: Table I {r.table1_bvs:.2f}, Table II {r.table2_original:.2f}"
-                  for r in bad.itertuples()) or "all equal",
-        ours, "contradicted" if len(bad) else "confirmed", _NB_ANNEAL, "the paper's printed tables",
-        profile if available else "any",
-        "Both are the GELU runs' validation metric at their best-validation checkpoint, averaged over the "
-        "same 3 seeds; the paper prints different values.", basis="source"))
+    out.append(
+        _claim(
+            "lambda-gelu-table2-original-equals-table1",
+            "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)",
+            "Tables I and II",
+            "; ".join(
+                f"{r.paper_dataset}: Table I {r.table1_bvs:.2f}, Table II {r.table2_original:.2f}"
+                for r in bad.itertuples()
+            )
+            or "all equal",
+            ours,
+            "contradicted" if len(bad) else "confirmed",
+            _NB_ANNEAL,
+            "the paper's printed tables",
+            profile if available else "any",
+            "Both are the GELU runs' validation metric at their best-validation checkpoint, averaged over the "
+            "same 3 seeds; the paper prints different values.",
+            basis="source",
+        )
+    )
     return out
 
 
-def _seed_drops(results: Iterable[Mapping[str, Any]], *, relative: bool = False) -> dict[tuple[str, str], dict[int, float]]:
+def _seed_drops(
+    results: Iterable[Mapping[str, Any]], *, relative: bool = False
+) -> dict[tuple[str, str], dict[int, float]]:
     """``{(pair, "GELU" | "λ-GELU"): {seed: drop}}`` of the ReLU swap, per run (GELU: the
     non-annealed GELU runs; λ-GELU: the annealed runs). ``relative``: the swap's relative change
     of the metric, ``(substituted − original) / original``, instead of the drop."""
     table = run_table(results)
-    keep = ((table["activation"] == "gelu") & ~table["annealed"]) | \
-           ((table["activation"] == "lambda_gelu") & table["annealed"])
+    keep = ((table["activation"] == "gelu") & ~table["annealed"]) | (
+        (table["activation"] == "lambda_gelu") & table["annealed"]
+    )
     out: dict[tuple[str, str], dict[int, float]] = {}
     for r in table[keep].itertuples():
         if relative:
@@ -530,6 +798,8 @@ def experiment_claims(profile: str = "cpu") -> list:
     for name in ("lgelu_grid", "lgelu_csweep", "lgelu_table1", "lgelu_table2"):
         results, missing = load_protocol(name, profile)
         loaded[name] = results if results and not missing else None
-    return (grid_claims(loaded["lgelu_grid"], loaded["lgelu_csweep"], profile)
-            + table1_claims(loaded["lgelu_table1"], profile)
-            + table2_claims(loaded["lgelu_table1"], loaded["lgelu_table2"], profile))
+    return (
+        grid_claims(loaded["lgelu_grid"], loaded["lgelu_csweep"], profile)
+        + table1_claims(loaded["lgelu_table1"], profile)
+        + table2_claims(loaded["lgelu_table1"], loaded["lgelu_table2"], profile)
+    )

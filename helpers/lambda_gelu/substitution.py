@@ -15,7 +15,6 @@ from helpers.lambda_gelu.paper import table_i, table_ii
 from helpers.lambda_gelu.profiles import paper_table1
 from helpers.lambda_gelu.records import _ACT_ORDER, _pair_order, _pairs, _side_by_side, _with_init, run_info, run_table
 
-
 __all__ = [
     "table2",
     "paper_table2",
@@ -42,8 +41,9 @@ def table2(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     were when the swap was made.
     """
     table = run_table(results)
-    keep = ((table["activation"] == "gelu") & ~table["annealed"]) | \
-           ((table["activation"] == "lambda_gelu") & table["annealed"])
+    keep = ((table["activation"] == "gelu") & ~table["annealed"]) | (
+        (table["activation"] == "lambda_gelu") & table["annealed"]
+    )
     table = table[keep]
     if table.empty:
         raise ValueError("no GELU or annealed λ-GELU run given")
@@ -53,12 +53,22 @@ def table2(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for (pair, act), g in table.groupby(["pair", "act"], sort=False):
         higher = bool(g["higher_is_better"].iloc[0])
         original, substituted = float(g["original"].mean()), float(g["substituted"].mean())
-        rows.append({"pair": pair, "paper_dataset": _pairs()[pair].paper_dataset, "dataset": g["dataset"].iloc[0],
-                     "mode": act, "n_seeds": int(g["seed"].nunique()), "higher_is_better": higher,
-                     "original": original, "substituted": substituted, "change": substituted - original,
-                     "degradation": (original - substituted) if higher else (substituted - original),
-                     "best_epoch": float(g["bvs_epoch"].mean()),
-                     "lam_at_best": float(g["lam_at_best"].mean())})
+        rows.append(
+            {
+                "pair": pair,
+                "paper_dataset": _pairs()[pair].paper_dataset,
+                "dataset": g["dataset"].iloc[0],
+                "mode": act,
+                "n_seeds": int(g["seed"].nunique()),
+                "higher_is_better": higher,
+                "original": original,
+                "substituted": substituted,
+                "change": substituted - original,
+                "degradation": (original - substituted) if higher else (substituted - original),
+                "best_epoch": float(g["bvs_epoch"].mean()),
+                "lam_at_best": float(g["lam_at_best"].mean()),
+            }
+        )
     out = pd.DataFrame(rows)
     order = out.apply(lambda r: (_pair_order(r["pair"]), _ACT_ORDER[r["mode"]]), axis=1)
     return out.loc[order.sort_values().index].reset_index(drop=True)
@@ -69,8 +79,9 @@ def paper_table2() -> pd.DataFrame:
 
     df = paper.table_ii().rename(columns={"dataset": "paper_dataset"})
     df["higher_is_better"] = df["paper_dataset"].map(lambda d: paper.METRIC[d] != "perplexity")
-    df["degradation"] = np.where(df["higher_is_better"], df["original"] - df["substituted"],
-                                 df["substituted"] - df["original"])
+    df["degradation"] = np.where(
+        df["higher_is_better"], df["original"] - df["substituted"], df["substituted"] - df["original"]
+    )
     by_dataset = {spec.paper_dataset: key for key, spec in _pairs().items()}
     df["pair"] = df["paper_dataset"].map(by_dataset)
     return df
@@ -82,9 +93,24 @@ def table2_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
     paper = paper_table2()[["paper_dataset", "mode", "original", "substituted", "degradation"]]
     merged = ours.merge(paper, on=["paper_dataset", "mode"], how="left", suffixes=("_ours", "_paper"))
     merged["in_paper"] = merged["original_paper"].notna()
-    return merged[["pair", "paper_dataset", "dataset", "mode", "n_seeds", "in_paper",
-                   "original_paper", "original_ours", "substituted_paper", "substituted_ours",
-                   "degradation_paper", "degradation_ours", "best_epoch", "lam_at_best"]]
+    return merged[
+        [
+            "pair",
+            "paper_dataset",
+            "dataset",
+            "mode",
+            "n_seeds",
+            "in_paper",
+            "original_paper",
+            "original_ours",
+            "substituted_paper",
+            "substituted_ours",
+            "degradation_paper",
+            "degradation_ours",
+            "best_epoch",
+            "lam_at_best",
+        ]
+    ]
 
 
 def annealing_effect(table: pd.DataFrame) -> pd.DataFrame:
@@ -101,23 +127,31 @@ def annealing_effect(table: pd.DataFrame) -> pd.DataFrame:
         gelu, lam = gelu.iloc[0], lam.iloc[0]
         higher = bool(gelu["higher_is_better"])
         sign = 1.0 if higher else -1.0
-        rows.append({"pair": pair, "paper_dataset": gelu["paper_dataset"], "higher_is_better": higher,
-                     "gelu_degradation": float(gelu["degradation"]), "lambda_degradation": float(lam["degradation"]),
-                     "reduced": bool(lam["degradation"] < gelu["degradation"]),
-                     "gelu_substituted": float(gelu["substituted"]), "lambda_substituted": float(lam["substituted"]),
-                     "annealed_better_after": bool(sign * (lam["substituted"] - gelu["substituted"]) > 0),
-                     "anneal_cost": float(sign * (gelu["original"] - lam["original"]))})
+        rows.append(
+            {
+                "pair": pair,
+                "paper_dataset": gelu["paper_dataset"],
+                "higher_is_better": higher,
+                "gelu_degradation": float(gelu["degradation"]),
+                "lambda_degradation": float(lam["degradation"]),
+                "reduced": bool(lam["degradation"] < gelu["degradation"]),
+                "gelu_substituted": float(gelu["substituted"]),
+                "lambda_substituted": float(lam["substituted"]),
+                "annealed_better_after": bool(sign * (lam["substituted"] - gelu["substituted"]) > 0),
+                "anneal_cost": float(sign * (gelu["original"] - lam["original"])),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def annealing_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
     """:func:`annealing_effect` of our :func:`table2` beside the paper's, one row per pair of
     either (paper order; ``<column> paper`` / ``<column> ours``, NaN where a side lacks the pair)."""
-    return _side_by_side(annealing_effect(ours), annealing_effect(paper_table2()),
-                         ("gelu_degradation", "lambda_degradation", "reduced", "annealed_better_after",
-                          "anneal_cost"))
-
-
+    return _side_by_side(
+        annealing_effect(ours),
+        annealing_effect(paper_table2()),
+        ("gelu_degradation", "lambda_degradation", "reduced", "annealed_better_after", "anneal_cost"),
+    )
 
 
 def lambda_trajectories(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -137,8 +171,15 @@ def lambda_trajectories(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         mean = np.mean(np.stack(arrs), axis=0)
         for e in range(mean.shape[0]):
             for layer in range(mean.shape[1]):
-                rows.append({"pair": pair, "epoch": e, "layer": layer + 1, "lam": float(mean[e, layer]),
-                             "switch_epoch": switch[pair]})
+                rows.append(
+                    {
+                        "pair": pair,
+                        "epoch": e,
+                        "layer": layer + 1,
+                        "lam": float(mean[e, layer]),
+                        "switch_epoch": switch[pair],
+                    }
+                )
     return pd.DataFrame(rows, columns=["pair", "epoch", "layer", "lam", "switch_epoch"])
 
 
@@ -152,8 +193,14 @@ def paper_table_consistency() -> pd.DataFrame:
     rows = []
     for dataset in gelu2.index:
         a, b = float(gelu1.loc[dataset, "bvs"]), float(gelu2.loc[dataset, "original"])
-        rows.append({"paper_dataset": dataset, "table1_bvs": a, "table2_original": b,
-                     "consistent": math.isclose(a, b, abs_tol=1e-9)})
+        rows.append(
+            {
+                "paper_dataset": dataset,
+                "table1_bvs": a,
+                "table2_original": b,
+                "consistent": math.isclose(a, b, abs_tol=1e-9),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -182,16 +229,18 @@ def table_ii_consistency() -> pd.DataFrame:
     for dataset in t2.index.get_level_values(0).unique():
         gelu, lam = t2.loc[(dataset, "GELU")], t2.loc[(dataset, "λ-GELU")]
         bvs = t1[(t1["dataset"] == dataset) & (t1["act"] == "GELU")]["bvs"].item()
-        rows.append({
-            "dataset": dataset,
-            "drop_gelu": round(gelu["change"], 4),
-            "drop_lambda_gelu": round(lam["change"], 4),
-            "annealing_reduces_drop": lam["change"] > gelu["change"],
-            "annealing_cost_before_swap": round(lam["original"] - gelu["original"], 4),
-            "table_i_gelu_bvs": bvs,
-            "table_ii_gelu_original": gelu["original"],
-            "tables_agree": math.isclose(bvs, gelu["original"]),
-        })
+        rows.append(
+            {
+                "dataset": dataset,
+                "drop_gelu": round(gelu["change"], 4),
+                "drop_lambda_gelu": round(lam["change"], 4),
+                "annealing_reduces_drop": lam["change"] > gelu["change"],
+                "annealing_cost_before_swap": round(lam["original"] - gelu["original"], 4),
+                "table_i_gelu_bvs": bvs,
+                "table_ii_gelu_original": gelu["original"],
+                "tables_agree": math.isclose(bvs, gelu["original"]),
+            }
+        )
     return pd.DataFrame(rows)
 
 

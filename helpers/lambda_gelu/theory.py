@@ -67,9 +67,12 @@ def verify_relu_limit() -> bool:
     """Gate → H(x) with H(0) = 1/2 and a → ReLU(x) = max(x, 0) pointwise."""
     lim = relu_limit()
     return (
-        lim["x>0"]["gate"] == 1 and lim["x<0"]["gate"] == 0 and lim["x=0"]["gate"] == sp.Rational(1, 2)
+        lim["x>0"]["gate"] == 1
+        and lim["x<0"]["gate"] == 0
+        and lim["x=0"]["gate"] == sp.Rational(1, 2)
         and sp.simplify(lim["x>0"]["activation"] - lim["x>0"]["x"]) == 0
-        and lim["x<0"]["activation"] == 0 and lim["x=0"]["activation"] == 0
+        and lim["x<0"]["activation"] == 0
+        and lim["x=0"]["activation"] == 0
     )
 
 
@@ -269,33 +272,68 @@ def numeric_cross_checks(lams: tuple[float, ...] = (1.0, 2.0, 5.0, 20.0, 160.0))
         left = quad(lambda u: ndtr(lv * u), -np.inf, 0, epsabs=1e-14, epsrel=1e-12)[0]
         right = quad(lambda u: 1 - ndtr(lv * u), 0, np.inf, epsabs=1e-14, epsrel=1e-12)[0]
         closed = e_inf_f(lv)
-        rows.append({"quantity": "E∞(λ)", "point": f"λ={lv:g}", "closed_form": closed,
-                     "numeric": left + right, "abs_error": abs(closed - (left + right))})
+        rows.append(
+            {
+                "quantity": "E∞(λ)",
+                "point": f"λ={lv:g}",
+                "closed_form": closed,
+                "numeric": left + right,
+                "abs_error": abs(closed - (left + right)),
+            }
+        )
     a = lambda xv, lv: xv * ndtr(lv * xv)  # noqa: E731
     dadl = sp.lambdify((x, lam), da_dlam_closed_form(), "math")
     h = 1e-5
     for xv, lv in ((0.7, 1.0), (-1.3, 2.5), (0.05, 20.0)):
         fd = (a(xv, lv + h) - a(xv, lv - h)) / (2 * h)
-        rows.append({"quantity": "∂a/∂λ", "point": f"x={xv:g}, λ={lv:g}", "closed_form": dadl(xv, lv),
-                     "numeric": fd, "abs_error": abs(dadl(xv, lv) - fd)})
+        rows.append(
+            {
+                "quantity": "∂a/∂λ",
+                "point": f"x={xv:g}, λ={lv:g}",
+                "closed_form": dadl(xv, lv),
+                "numeric": fd,
+                "abs_error": abs(dadl(xv, lv) - fd),
+            }
+        )
     gauss = sp.lambdify((lam, sigma), da_dlam_gaussian_mean(), "math")
     for lv, sv in ((1.0, 1.0), (5.0, 0.5), (160.0, 1.0)):
         integrand = lambda u: u * u * math.exp(-0.5 * (lv * u) ** 2 - 0.5 * (u / sv) ** 2) / (2 * math.pi * sv)  # noqa: E731
         numeric = quad(integrand, -np.inf, np.inf, epsabs=1e-15, epsrel=1e-12, points=None)[0]
         closed = gauss(lv, sv)
-        rows.append({"quantity": "E[x²φ(λx)], x~N(0,σ²)", "point": f"λ={lv:g}, σ={sv:g}", "closed_form": closed,
-                     "numeric": numeric, "abs_error": abs(closed - numeric)})
+        rows.append(
+            {
+                "quantity": "E[x²φ(λx)], x~N(0,σ²)",
+                "point": f"λ={lv:g}, σ={sv:g}",
+                "closed_form": closed,
+                "numeric": numeric,
+                "abs_error": abs(closed - numeric),
+            }
+        )
     lam_s = lambda sv, tv: 1 + math.log1p(math.exp(sv / tv))  # noqa: E731
     for sv, tv in ((-0.3, 0.1), (0.2, 0.1), (0.5, 0.9)):
         fd = (lam_s(sv + h, tv) - lam_s(sv - h, tv)) / (2 * h)
         closed = expit(sv / tv) / tv
-        rows.append({"quantity": "∂λ/∂s", "point": f"s={sv:g}, t={tv:g}", "closed_form": closed,
-                     "numeric": fd, "abs_error": abs(closed - fd)})
+        rows.append(
+            {
+                "quantity": "∂λ/∂s",
+                "point": f"s={sv:g}, t={tv:g}",
+                "closed_form": closed,
+                "numeric": fd,
+                "abs_error": abs(closed - fd),
+            }
+        )
     for sv, tv, g in ((-0.3, 0.1, 0.8), (0.2, 0.3, -1.5)):
         eta = 1e-6
         slope = expit(sv / tv) / tv
         exact = lam_s(sv - eta * g * slope, tv) - lam_s(sv, tv)
         first = -eta * slope**2 * g
-        rows.append({"quantity": "Δλ, Eq. (3)", "point": f"s={sv:g}, t={tv:g}, η={eta:g}",
-                     "closed_form": first, "numeric": exact, "abs_error": abs(first - exact)})
+        rows.append(
+            {
+                "quantity": "Δλ, Eq. (3)",
+                "point": f"s={sv:g}, t={tv:g}, η={eta:g}",
+                "closed_form": first,
+                "numeric": exact,
+                "abs_error": abs(first - exact),
+            }
+        )
     return rows

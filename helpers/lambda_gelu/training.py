@@ -23,12 +23,25 @@ from torch import nn
 from helpers.core.models import replace_activations
 from helpers.core.runs import RunExtension, TrainConfig, autocast_context
 from helpers.core.train import TrainHook, evaluate
-from helpers.lambda_gelu.hardness import (AnnealingSchedule, apply_init_mode, hardness_param_groups,
-                                          hardness_parameters, layer_lambdas)
+from helpers.lambda_gelu.hardness import (
+    AnnealingSchedule,
+    apply_init_mode,
+    hardness_param_groups,
+    hardness_parameters,
+    layer_lambdas,
+)
 from helpers.lambda_gelu.layer_targets import LayerwiseAnnealing
 
-__all__ = ["LambdaRecorder", "LambdaGELURun", "LambdaRecord", "ReluSubstitution", "RUN_EXTENSION", "LAMBDA_RECORD",
-           "RELU_SUBSTITUTION", "SUBSTITUTED_ACTIVATIONS"]
+__all__ = [
+    "LambdaRecorder",
+    "LambdaGELURun",
+    "LambdaRecord",
+    "ReluSubstitution",
+    "RUN_EXTENSION",
+    "LAMBDA_RECORD",
+    "RELU_SUBSTITUTION",
+    "SUBSTITUTED_ACTIVATIONS",
+]
 
 
 class LambdaRecorder(TrainHook):
@@ -63,7 +76,6 @@ class LambdaGELURun(RunExtension):
         return hooks
 
 
-
 class LambdaRecord(RunExtension):
     """λ of every layer before training and after each epoch, for every run."""
 
@@ -85,8 +97,9 @@ class ReluSubstitution(RunExtension):
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
         return cfg.activation in SUBSTITUTED_ACTIVATIONS
 
-    def final_record(self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any],
-                     parts: dict[str, Any]) -> dict[str, Any]:
+    def final_record(
+        self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
+    ) -> dict[str, Any]:
         # a copy: the run's model stays at its last epoch for the extensions after this one
         model = copy.deepcopy(model)
         model.load_state_dict(out["best_state"])

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from helpers import methods
+from helpers.core.results_cache import RunFailed, run_or_load
 from helpers.core.runs import TrainConfig
-from helpers.srelu import protocol as srelu
+from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
 from helpers.flexact.synthetic import synthetic_configs
 from helpers.lambda_gelu.protocol import pair_config
-from helpers.core.results_cache import RunFailed, run_or_load
-from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
+from helpers.srelu import protocol as srelu
 
 
 def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
@@ -35,8 +35,11 @@ def cheap_check_configs() -> list[TrainConfig]:
     Flex-Act synthetic regression with the fused mixture), about a minute in all."""
 
     flexact = next(c for c in synthetic_configs("cpu") if c.method == "flexact")
-    return [replace(pair_config("adult", "cpu", activation="lambda_gelu", mode="increasing", seed=0)),
-            srelu.cheap_check_config(), flexact]
+    return [
+        replace(pair_config("adult", "cpu", activation="lambda_gelu", mode="increasing", seed=0)),
+        srelu.cheap_check_config(),
+        flexact,
+    ]
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -80,16 +83,23 @@ _threads_arg = positive_int_arg("--threads")
 def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring); ``--help`` lists the flags."""
     experiments = all_experiments()
-    parser = argparse.ArgumentParser(prog="python -m helpers.protocols", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.protocols", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("experiment", choices=sorted(experiments), help="the protocol to run or load")
-    parser.add_argument("--profile", default=None, choices=PROFILES,
-                        help="run profile (default: REPRO_PROFILE, else cpu)")
-    parser.add_argument("--shard", default=(0, 1), type=_shard_arg,
-                        help="i/n: run every n-th config starting at i (0 <= i < n)")
-    parser.add_argument("--threads", type=_threads_arg, default=None,
-                        help=f"intra-op threads of each training run (sets {TRAIN_THREADS_ENV}; default 1; "
-                             "float32 results depend on it, and the committed ones used 1)")
+    parser.add_argument(
+        "--profile", default=None, choices=PROFILES, help="run profile (default: REPRO_PROFILE, else cpu)"
+    )
+    parser.add_argument(
+        "--shard", default=(0, 1), type=_shard_arg, help="i/n: run every n-th config starting at i (0 <= i < n)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=_threads_arg,
+        default=None,
+        help=f"intra-op threads of each training run (sets {TRAIN_THREADS_ENV}; default 1; "
+        "float32 results depend on it, and the committed ones used 1)",
+    )
     parser.add_argument("--only", default=None, help="comma-separated activations to run (default: all)")
     args = parser.parse_args(argv)
     if args.threads is not None:
@@ -102,16 +112,22 @@ def main(argv: list[str] | None = None) -> None:
         known = sorted({c.activation for c in configs})
         unknown = [a for a in wanted if a not in known]
         if unknown or not wanted:
-            parser.error(f"--only {args.only!r}: {', '.join(unknown) or 'no name given'} not in "
-                         f"{args.experiment}'s activations ({', '.join(known)})")
+            parser.error(
+                f"--only {args.only!r}: {', '.join(unknown) or 'no name given'} not in "
+                f"{args.experiment}'s activations ({', '.join(known)})"
+            )
         configs = [c for c in configs if c.activation in wanted]
     mine = configs[index::count]
     for i, cfg in enumerate(mine, 1):
-        label = (f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={cfg.init_mode} "
-                 f"c={cfg.hardness_lr_mult} seed={cfg.seed}")
+        label = (
+            f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={cfg.init_mode} "
+            f"c={cfg.hardness_lr_mult} seed={cfg.seed}"
+        )
         try:
             result = run_or_load(cfg)
-            print(f"[{i}/{len(mine)}] {label}: best {result['best_val_metric']:.4f} "
-                  f"@ epoch {result['best_epoch']}", flush=True)
+            print(
+                f"[{i}/{len(mine)}] {label}: best {result['best_val_metric']:.4f} @ epoch {result['best_epoch']}",
+                flush=True,
+            )
         except RunFailed as err:
             print(f"[{i}/{len(mine)}] FAILED {label}: {err}", flush=True)

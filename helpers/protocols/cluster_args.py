@@ -14,30 +14,51 @@ from helpers.train_distributed import train_one
 
 def add_executor_args(parser: argparse.ArgumentParser) -> None:
     """``--executor`` and the SLURM options (each job's resources; ignored by ``local``)."""
-    parser.add_argument("--executor", default="local", choices=executors.EXECUTORS,
-                        help="where runs train: local (worker processes here), slurm (job arrays through "
-                             "submitit; run it on the cluster's login node), submitit-local (submitit's "
-                             "jobs on this machine, to try the cluster path)")
+    parser.add_argument(
+        "--executor",
+        default="local",
+        choices=executors.EXECUTORS,
+        help="where runs train: local (worker processes here), slurm (job arrays through "
+        "submitit; run it on the cluster's login node), submitit-local (submitit's "
+        "jobs on this machine, to try the cluster path)",
+    )
     group = parser.add_argument_group("SLURM job options (--executor slurm)")
     group.add_argument("--partition", default=None, help="SLURM partition (default: the cluster's)")
-    group.add_argument("--time-min", type=positive_int_arg("--time-min"), default=24 * 60,
-                       help="time limit of each job in minutes; a job that reaches it requeues from its "
-                            "last epoch's checkpoint (default: 1440)")
+    group.add_argument(
+        "--time-min",
+        type=positive_int_arg("--time-min"),
+        default=24 * 60,
+        help="time limit of each job in minutes; a job that reaches it requeues from its "
+        "last epoch's checkpoint (default: 1440)",
+    )
     group.add_argument("--gpus-per-node", type=positive_int_arg("--gpus-per-node"), default=None)
     group.add_argument("--cpus-per-task", type=positive_int_arg("--cpus-per-task"), default=None)
     group.add_argument("--nodes", type=positive_int_arg("--nodes"), default=1)
-    group.add_argument("--tasks-per-node", type=positive_int_arg("--tasks-per-node"), default=1,
-                       help="tasks of one run under torch.distributed (one per GPU)")
-    group.add_argument("--array-parallelism", type=positive_int_arg("--array-parallelism"), default=None,
-                       help="jobs of an array running at once (default: as many as the cluster allows)")
+    group.add_argument(
+        "--tasks-per-node",
+        type=positive_int_arg("--tasks-per-node"),
+        default=1,
+        help="tasks of one run under torch.distributed (one per GPU)",
+    )
+    group.add_argument(
+        "--array-parallelism",
+        type=positive_int_arg("--array-parallelism"),
+        default=None,
+        help="jobs of an array running at once (default: as many as the cluster allows)",
+    )
 
 
 def cluster_options(args: argparse.Namespace) -> executors.ClusterOptions:
     """The parsed SLURM flags as :class:`~helpers.core.executors.ClusterOptions`."""
-    return executors.ClusterOptions(partition=args.partition, time_min=args.time_min,
-                                    gpus_per_node=args.gpus_per_node, cpus_per_task=args.cpus_per_task,
-                                    nodes=args.nodes, tasks_per_node=args.tasks_per_node,
-                                    array_parallelism=args.array_parallelism)
+    return executors.ClusterOptions(
+        partition=args.partition,
+        time_min=args.time_min,
+        gpus_per_node=args.gpus_per_node,
+        cpus_per_task=args.cpus_per_task,
+        nodes=args.nodes,
+        tasks_per_node=args.tasks_per_node,
+        array_parallelism=args.array_parallelism,
+    )
 
 
 def executor_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
@@ -82,6 +103,8 @@ def check_distributable(parser: argparse.ArgumentParser, configs: list, job: Any
         return
     other = sorted({type(c).__name__ for c in configs if not isinstance(c, TrainConfig)})
     if other:
-        parser.error(f"--nodes × --tasks-per-node > 1 trains TrainConfig runs under torch.distributed; "
-                     f"these runs are {', '.join(other)}: send them with one task per run "
-                     "(--nodes 1 --tasks-per-node 1), or leave their groups out")
+        parser.error(
+            f"--nodes × --tasks-per-node > 1 trains TrainConfig runs under torch.distributed; "
+            f"these runs are {', '.join(other)}: send them with one task per run "
+            "(--nodes 1 --tasks-per-node 1), or leave their groups out"
+        )

@@ -47,7 +47,9 @@ class GPUPeak:
 
     def seconds(self, flops: float, precision: str = "float32") -> float:
         if precision not in self.peak_tflops:
-            raise ValueError(f"no peak of {self.name} for precision {precision!r}; known: {', '.join(self.peak_tflops)}")
+            raise ValueError(
+                f"no peak of {self.name} for precision {precision!r}; known: {', '.join(self.peak_tflops)}"
+            )
         return flops / (self.peak_tflops[precision] * 1e12 * self.mfu)
 
     def describe(self) -> str:
@@ -112,28 +114,66 @@ def _flexact_synthetic() -> list:
 
 
 GROUPS: tuple[PlanGroup, ...] = (
-    PlanGroup("lgelu_grid", "λ-GELU Fig. 1: (t, c) grid, MLP/Fashion-MNIST",
-              "10_lambda_gelu_tc_grid: the Fig. 1 rows", _experiment("lgelu_grid")),
-    PlanGroup("lgelu_csweep", "λ-GELU Fig. 2: c sweep, ResNet-18/CIFAR-100",
-              "10_lambda_gelu_tc_grid: the Fig. 2 rows", _experiment("lgelu_csweep")),
-    PlanGroup("lgelu_table1", "λ-GELU Table I + Fig. 3: six model–data pairs (incl. CIFAR-100, "
-              "TinyImageNet, WikiText-2)", "11_lambda_gelu_profiles: Table I and Fig. 3 rows",
-              _experiment("lgelu_table1")),
-    PlanGroup("lgelu_table2", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap, six pairs",
-              "12_lambda_gelu_annealing: Table II rows", _experiment("lgelu_table2")),
-    PlanGroup("srelu_delta", "S-ReLU Table 4: δ sensitivity, ViT/CIFAR-10",
-              "20_srelu_delta_sensitivity: Table 4 rows", _experiment("srelu_delta")),
-    PlanGroup("srelu_compare", "S-ReLU Tables 1-2: ViT and ConvNeXt on CIFAR-10",
-              "21_srelu_benchmarks: Tables 1-2 rows (the ConvNeXt headline)",
-              _experiment("srelu_compare")),
-    PlanGroup("srelu_dpo", "S-ReLU Table 3 stand-in: GPT pre-training + DPO grid",
-              "22_srelu_dpo: Table 3 rows", lambda: dpo_configs("paper")),
-    PlanGroup("flexact_synthetic", "Flex-Act Table 1, Figs. 1-3, sensitivity and readings (synthetic)",
-              "30_flexact_synthetic: Table 1 and readings rows", _flexact_synthetic),
-    PlanGroup("flexact_cifar", "Flex-Act Table 2: ResNet-18/34 on CIFAR-10",
-              "31_flexact_cifar: Table 2 rows", _experiment("flexact_cifar")),
-    PlanGroup("reluization", "ReLU-ization (beyond the papers): five arms on every pair",
-              "40_reluization_mlp, 41_reluization_pairs: the chapter's rows", _reluization),
+    PlanGroup(
+        "lgelu_grid",
+        "λ-GELU Fig. 1: (t, c) grid, MLP/Fashion-MNIST",
+        "10_lambda_gelu_tc_grid: the Fig. 1 rows",
+        _experiment("lgelu_grid"),
+    ),
+    PlanGroup(
+        "lgelu_csweep",
+        "λ-GELU Fig. 2: c sweep, ResNet-18/CIFAR-100",
+        "10_lambda_gelu_tc_grid: the Fig. 2 rows",
+        _experiment("lgelu_csweep"),
+    ),
+    PlanGroup(
+        "lgelu_table1",
+        "λ-GELU Table I + Fig. 3: six model–data pairs (incl. CIFAR-100, TinyImageNet, WikiText-2)",
+        "11_lambda_gelu_profiles: Table I and Fig. 3 rows",
+        _experiment("lgelu_table1"),
+    ),
+    PlanGroup(
+        "lgelu_table2",
+        "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap, six pairs",
+        "12_lambda_gelu_annealing: Table II rows",
+        _experiment("lgelu_table2"),
+    ),
+    PlanGroup(
+        "srelu_delta",
+        "S-ReLU Table 4: δ sensitivity, ViT/CIFAR-10",
+        "20_srelu_delta_sensitivity: Table 4 rows",
+        _experiment("srelu_delta"),
+    ),
+    PlanGroup(
+        "srelu_compare",
+        "S-ReLU Tables 1-2: ViT and ConvNeXt on CIFAR-10",
+        "21_srelu_benchmarks: Tables 1-2 rows (the ConvNeXt headline)",
+        _experiment("srelu_compare"),
+    ),
+    PlanGroup(
+        "srelu_dpo",
+        "S-ReLU Table 3 stand-in: GPT pre-training + DPO grid",
+        "22_srelu_dpo: Table 3 rows",
+        lambda: dpo_configs("paper"),
+    ),
+    PlanGroup(
+        "flexact_synthetic",
+        "Flex-Act Table 1, Figs. 1-3, sensitivity and readings (synthetic)",
+        "30_flexact_synthetic: Table 1 and readings rows",
+        _flexact_synthetic,
+    ),
+    PlanGroup(
+        "flexact_cifar",
+        "Flex-Act Table 2: ResNet-18/34 on CIFAR-10",
+        "31_flexact_cifar: Table 2 rows",
+        _experiment("flexact_cifar"),
+    ),
+    PlanGroup(
+        "reluization",
+        "ReLU-ization (beyond the papers): five arms on every pair",
+        "40_reluization_mlp, 41_reluization_pairs: the chapter's rows",
+        _reluization,
+    ),
 )
 
 
@@ -146,7 +186,7 @@ def _forward_flops(model: nn.Module, example: torch.Tensor) -> float:
     return counter.get_total_flops() / batch.shape[0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _model_flops(model: str, kwargs_json: str, dataset: str, seq: int | None) -> float:
     kwargs = json.loads(kwargs_json)
     shape = DATA[dataset]
@@ -155,8 +195,9 @@ def _model_flops(model: str, kwargs_json: str, dataset: str, seq: int | None) ->
             net = build_model(model, vocab_size=shape.vocab_size, act=nn.GELU, **kwargs)
             example = torch.zeros(1, seq, dtype=torch.long)
         else:
-            net = build_model(model, input_shape=shape.input_shape, num_classes=shape.num_classes,
-                              act=nn.GELU, **kwargs)
+            net = build_model(
+                model, input_shape=shape.input_shape, num_classes=shape.num_classes, act=nn.GELU, **kwargs
+            )
             example = torch.zeros(1, *shape.input_shape)
     return _forward_flops(net, example)
 
@@ -166,7 +207,9 @@ def _train_flops(cfg: TrainConfig) -> float:
     kwargs = json.dumps(cfg.model_kwargs, sort_keys=True)
     if shape.vocab_size is not None:
         block = int(cfg.model_kwargs.get("block_size", cfg.block_size))
-        n_train = (shape.n_train - 1) // block if cfg.n_train is None else min(cfg.n_train, (shape.n_train - 1) // block)
+        n_train = (
+            (shape.n_train - 1) // block if cfg.n_train is None else min(cfg.n_train, (shape.n_train - 1) // block)
+        )
         n_val = (shape.n_val - 1) // block if cfg.n_val is None else min(cfg.n_val, (shape.n_val - 1) // block)
         per = _model_flops(cfg.model, kwargs, cfg.dataset, block)
     else:
@@ -241,14 +284,18 @@ def plan_text(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> str
     rows = plan(groups, gpu)
     distinct = {repr(cfg): cfg for group in groups for cfg in group.configs()}
     total = sum(gpu_hours(cfg, gpu) for cfg in distinct.values())
-    lines = [f"paper profile: {len(distinct)} distinct runs, about {total:,.1f} GPU-hours on {gpu.describe()}",
-             "(an estimate from counted FLOPs, as no GPU was available to measure throughput: matmuls and "
-             "convolutions only, forward ×3 for training, plus validation forwards. For the book's small "
-             "models it is a lower bound: kernel launches and data loading, not FLOPs, limit them; a run "
-             "shared by two groups counts in both groups' lines and once in this total)"]
+    lines = [
+        f"paper profile: {len(distinct)} distinct runs, about {total:,.1f} GPU-hours on {gpu.describe()}",
+        "(an estimate from counted FLOPs, as no GPU was available to measure throughput: matmuls and "
+        "convolutions only, forward ×3 for training, plus validation forwards. For the book's small "
+        "models it is a lower bound: kernel launches and data loading, not FLOPs, limit them; a run "
+        "shared by two groups counts in both groups' lines and once in this total)",
+    ]
     for r in rows:
-        lines.append(f"[{r.key}] {r.title}: {r.runs} runs, {r.gpu_hours:,.2f} GPU-hours "
-                     f"(longest run {r.largest_run_hours:.3f} h); decides {r.decides}")
+        lines.append(
+            f"[{r.key}] {r.title}: {r.runs} runs, {r.gpu_hours:,.2f} GPU-hours "
+            f"(longest run {r.largest_run_hours:.3f} h); decides {r.decides}"
+        )
     return "\n".join(lines)
 
 
@@ -256,8 +303,9 @@ def paper_configs(keys: list[str] | None = None) -> list:
     """The runs of the groups ``keys`` (default: all), in group order, each once."""
     unknown = [k for k in keys or [] if k not in {g.key for g in GROUPS}]
     if unknown:
-        raise ValueError(f"unknown paper-profile group {', '.join(unknown)}; choose from "
-                         f"{', '.join(g.key for g in GROUPS)}")
+        raise ValueError(
+            f"unknown paper-profile group {', '.join(unknown)}; choose from {', '.join(g.key for g in GROUPS)}"
+        )
     seen, out = set(), []
     for group in GROUPS:
         if keys and group.key not in keys:
@@ -271,14 +319,18 @@ def paper_configs(keys: list[str] | None = None) -> list:
 
 #: The page that shows the plan, and the markers around its generated table.
 PAGE = "book/paper_scale.md"
-TABLE_START, TABLE_END = "<!-- plan table: generated by python -m helpers.protocols.paper_plan --write -->", \
-    "<!-- end of plan table -->"
+TABLE_START, TABLE_END = (
+    "<!-- plan table: generated by python -m helpers.protocols.paper_plan --write -->",
+    "<!-- end of plan table -->",
+)
 
 
 def plan_markdown(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> str:
     """The plan as the markdown table of the page (:data:`PAGE`)."""
-    lines = ["| group (`retrain --profile paper GROUP`) | runs | GPU-hours (est.) | decides the report rows of |",
-             "|---|---:|---:|---|"]
+    lines = [
+        "| group (`retrain --profile paper GROUP`) | runs | GPU-hours (est.) | decides the report rows of |",
+        "|---|---:|---:|---|",
+    ]
     for group, row in zip(groups, plan(groups, gpu)):
         hours = "< 0.01" if row.gpu_hours < 0.01 else f"{row.gpu_hours:.2f}"
         lines.append(f"| `{group.key}`: {group.title} | {row.runs} | {hours} | {group.decides} |")
@@ -286,9 +338,11 @@ def plan_markdown(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) ->
     total = sum(gpu_hours(cfg, gpu) for cfg in distinct.values())
     lines.append(f"| all groups (a shared run counted once) | {len(distinct)} | {total:.1f} | |")
     lines.append("")
-    lines.append(f"GPU-hours: an estimate from counted FLOPs (no GPU was available to measure throughput) on "
-                 f"{gpu.describe()}, each run at its own precision; for the book's small models a lower "
-                 "bound (see `helpers/protocols/paper_plan.py`).")
+    lines.append(
+        f"GPU-hours: an estimate from counted FLOPs (no GPU was available to measure throughput) on "
+        f"{gpu.describe()}, each run at its own precision; for the book's small models a lower "
+        "bound (see `helpers/protocols/paper_plan.py`)."
+    )
     return "\n".join(lines)
 
 
@@ -303,8 +357,11 @@ def page_with_table(text: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """``--write``: regenerate the plan table of :data:`PAGE`; without it, print the table."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.protocols.paper_plan", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.protocols.paper_plan",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--write", action="store_true", help=f"rewrite the plan table of {PAGE}")
     args = parser.parse_args(argv)
     table = plan_markdown()

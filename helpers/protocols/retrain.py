@@ -27,21 +27,19 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from helpers.churn import protocol as churn
+from helpers.claims import collect_claims
 from helpers.core import provenance
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
-from helpers.churn import protocol as churn
 from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
-from helpers.claims import collect_claims
-from helpers.protocols import positive_int_arg
-from helpers.protocols import cluster_args, paper_plan
+from helpers.protocols import cluster_args, paper_plan, positive_int_arg
 from helpers.protocols.seed_plan import RowRuns, plan_frame, plan_text
-from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu import protocol as srelu
-
+from helpers.srelu.dpo_experiment import dpo_configs
 
 #: The issue each claim belongs to, and the training budget that issue set (core-hours on this
 #: machine class; ``None``: none stated). The ReLU-ization chapter's runs are at the same scale but
@@ -76,74 +74,139 @@ def _lgelu_table1(pairs: tuple[str, ...]) -> list[TrainConfig]:
 
 
 CLAIMS: dict[str, RetrainClaim] = {
-    "a": RetrainClaim("a", "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU",
-                      lambda: _seed_major(srelu.compare_configs("cpu", "convnext"))),
-    "b": RetrainClaim("b", "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
-                      lambda: _seed_major(srelu.compare_configs("cpu", "vit"))),
-    "c": RetrainClaim("c", "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST, ResNet-18/CIFAR-10)",
-                      lambda: _lgelu_table2(lgelu.DECISIVE_VISION_PAIRS)),
-    "d": RetrainClaim("d", "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST, ResNet-18/CIFAR-10)",
-                      lambda: _lgelu_table1(lgelu.DECISIVE_VISION_PAIRS)),
-    "e": RetrainClaim("e", "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
-                      lambda: _seed_major(lgelu.grid_configs("cpu"))),
-    "f": RetrainClaim("f", "Flex-Act Table 2: ResNet-18/CIFAR-10, plain vs Flex-Act at the penultimate layer",
-                      lambda: _seed_major(flexact.table2_configs("cpu"))),
-    "g": RetrainClaim("g", "S-ReLU Table 4: δ sweep on ViT/CIFAR-10 (δ = 0.001, 0.1, 1, 10)",
-                      lambda: _seed_major(srelu.delta_configs("cpu"))),
+    "a": RetrainClaim(
+        "a",
+        "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU",
+        lambda: _seed_major(srelu.compare_configs("cpu", "convnext")),
+    ),
+    "b": RetrainClaim(
+        "b",
+        "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
+        lambda: _seed_major(srelu.compare_configs("cpu", "vit")),
+    ),
+    "c": RetrainClaim(
+        "c",
+        "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST, ResNet-18/CIFAR-10)",
+        lambda: _lgelu_table2(lgelu.DECISIVE_VISION_PAIRS),
+    ),
+    "d": RetrainClaim(
+        "d",
+        "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST, ResNet-18/CIFAR-10)",
+        lambda: _lgelu_table1(lgelu.DECISIVE_VISION_PAIRS),
+    ),
+    "e": RetrainClaim(
+        "e",
+        "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
+        lambda: _seed_major(lgelu.grid_configs("cpu")),
+    ),
+    "f": RetrainClaim(
+        "f",
+        "Flex-Act Table 2: ResNet-18/CIFAR-10, plain vs Flex-Act at the penultimate layer",
+        lambda: _seed_major(flexact.table2_configs("cpu")),
+    ),
+    "g": RetrainClaim(
+        "g",
+        "S-ReLU Table 4: δ sweep on ViT/CIFAR-10 (δ = 0.001, 0.1, 1, 10)",
+        lambda: _seed_major(srelu.delta_configs("cpu")),
+    ),
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
-    "h": RetrainClaim("h", "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
-                      lambda: _seed_major(reluization_configs("fmnist", "cpu")),
-                      issue="ReLU-ization"),
+    "h": RetrainClaim(
+        "h",
+        "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
+        lambda: _seed_major(reluization_configs("fmnist", "cpu")),
+        issue="ReLU-ization",
+    ),
     # The GPT decoder's floor (≤ 1.8 nats/char, point 1 of the issue): λ-GELU's Tables I-II on it.
-    "i": RetrainClaim("i", "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
-                      lambda: _seed_major([*lgelu.table1_configs("cpu", ("wikitext_gpt",)),
-                                           *lgelu.table2_configs("cpu", ("wikitext_gpt",))])),
+    "i": RetrainClaim(
+        "i",
+        "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
+        lambda: _seed_major(
+            [*lgelu.table1_configs("cpu", ("wikitext_gpt",)), *lgelu.table2_configs("cpu", ("wikitext_gpt",))]
+        ),
+    ),
     # The ReLU-ization chapter's ResNet-18 pair at the decisive scale, 3 seeds: its GELU, ReLU and
     # annealed λ-GELU arms analyse the final weights the (c)/(d) runs kept on this machine (or
     # retrain them, checked against the committed result); S-ReLU δ-annealing and per-layer λ train.
-    "j": RetrainClaim("j", "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
-                      lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu")),
-                      issue="ReLU-ization"),
+    "j": RetrainClaim(
+        "j",
+        "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
+        lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu")),
+        issue="ReLU-ization",
+    ),
     # The chapter's ViT pair at the S-ReLU chapter's decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
-    "k": RetrainClaim("k", "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
-                      lambda: _seed_major(reluization_configs("vit", "cpu")), issue="ReLU-ization"),
+    "k": RetrainClaim(
+        "k",
+        "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
+        lambda: _seed_major(reluization_configs("vit", "cpu")),
+        issue="ReLU-ization",
+    ),
     # The chapter's GPT pair at claim (i)'s floor scale, float32: its GELU, ReLU and annealed
     # λ-GELU arms are claim (i)'s runs (same configs), analysed from the final weights those kept.
-    "l": RetrainClaim("l", "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
-                      lambda: _seed_major(reluization_configs("gpt", "cpu")),
-                      issue="ReLU-ization"),
+    "l": RetrainClaim(
+        "l",
+        "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
+        lambda: _seed_major(reluization_configs("gpt", "cpu")),
+        issue="ReLU-ization",
+    ),
     # What the cpu budget can decide: the ConvNeXt pilot (GELU, seed 0, one run per lever) that
     # chooses the scale at which S-ReLU's Table 2 is rerun towards ConvNeXt's 75 % floor.
-    "m": RetrainClaim("m", "ConvNeXt pilot: GELU learning curves at three candidate scales (CIFAR-10)",
-                      lambda: srelu.convnext_pilot_configs(), issue="CPU budget"),
+    "m": RetrainClaim(
+        "m",
+        "ConvNeXt pilot: GELU learning curves at three candidate scales (CIFAR-10)",
+        lambda: srelu.convnext_pilot_configs(),
+        issue="CPU budget",
+    ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
     # replicas per model, listed replica-major (their own order: the TrainConfig seed is unused).
-    "n": RetrainClaim("n", "Churn (beyond the papers): 8 arms, replicas by data order / init / both (MLP/FMNIST)",
-                      lambda: churn.retrain_configs("mlp"), issue="Churn"),
-    "o": RetrainClaim("o", "Churn (beyond the papers): 8 arms, replicas by data order / init / both "
-                           "(ResNet-18 1/8 width/CIFAR-10)",
-                      lambda: churn.retrain_configs("conv"), issue="Churn"),
+    "n": RetrainClaim(
+        "n",
+        "Churn (beyond the papers): 8 arms, replicas by data order / init / both (MLP/FMNIST)",
+        lambda: churn.retrain_configs("mlp"),
+        issue="Churn",
+    ),
+    "o": RetrainClaim(
+        "o",
+        "Churn (beyond the papers): 8 arms, replicas by data order / init / both (ResNet-18 1/8 width/CIFAR-10)",
+        lambda: churn.retrain_configs("conv"),
+        issue="Churn",
+    ),
 }
 
 
 def _gelu_and_annealed(pair: str) -> list[TrainConfig]:
     """A pair's runs behind Table II at the cpu profile: GELU (its swap is recorded with it) and
     annealed λ-GELU."""
-    return [c for c in lgelu.table1_configs("cpu", (pair,)) if c.activation == "gelu"] + \
-        lgelu.table2_configs("cpu", (pair,))
+    return [c for c in lgelu.table1_configs("cpu", (pair,)) if c.activation == "gelu"] + lgelu.table2_configs(
+        "cpu", (pair,)
+    )
 
 
 #: Which runs each inconclusive report row rests on (:func:`seed_plan`), by page and a word of
 #: the claim: the run set whose committed ``train_seconds`` price one more seed of its arms.
 PLAN_SOURCES: tuple[RowRuns, ...] = (
-    RowRuns("10_lambda_gelu_tc_grid", "", "λ-GELU Fig. 2 c sweep (ResNet-18, cpu)", lambda: lgelu.c_sweep_configs("cpu")),
-    RowRuns("11_lambda_gelu_profiles", "transformer", "λ-GELU Table I across pairs", None,
-            why="its units are model–data pairs (MLP/CNN vs transformer), not seeds: more seeds do not add pairs"),
-    RowRuns("11_lambda_gelu_profiles", "ResNet", "retrain (c)+(d), ResNet-18/CIFAR-10",
-            lambda: [c for k in ("c", "d") for c in CLAIMS[k].configs() if c.dataset == "cifar10"]),
-    RowRuns("12_lambda_gelu_annealing", "DeiT", "λ-GELU Table II, DeiT-tiny pair (cpu)",
-            lambda: _gelu_and_annealed("tinyimagenet_deit")),
+    RowRuns(
+        "10_lambda_gelu_tc_grid", "", "λ-GELU Fig. 2 c sweep (ResNet-18, cpu)", lambda: lgelu.c_sweep_configs("cpu")
+    ),
+    RowRuns(
+        "11_lambda_gelu_profiles",
+        "transformer",
+        "λ-GELU Table I across pairs",
+        None,
+        why="its units are model–data pairs (MLP/CNN vs transformer), not seeds: more seeds do not add pairs",
+    ),
+    RowRuns(
+        "11_lambda_gelu_profiles",
+        "ResNet",
+        "retrain (c)+(d), ResNet-18/CIFAR-10",
+        lambda: [c for k in ("c", "d") for c in CLAIMS[k].configs() if c.dataset == "cifar10"],
+    ),
+    RowRuns(
+        "12_lambda_gelu_annealing",
+        "DeiT",
+        "λ-GELU Table II, DeiT-tiny pair (cpu)",
+        lambda: _gelu_and_annealed("tinyimagenet_deit"),
+    ),
     RowRuns("21_srelu_benchmarks", "ViT", "retrain (b), S-ReLU Table 1 (ViT)", lambda: CLAIMS["b"].configs()),
     RowRuns("21_srelu_benchmarks", "ConvNeXt", "retrain (a), S-ReLU Table 2 (ConvNeXt)", lambda: CLAIMS["a"].configs()),
     RowRuns("22_srelu_dpo", "", "S-ReLU Table 3 stand-in, DPO (cpu)", lambda: dpo_configs("cpu")),
@@ -180,9 +243,15 @@ def _run_kinds(cfg) -> tuple[tuple, tuple]:
     """Two keys for runs that cost about the same: the same experiment, activation, annealing and
     penultimate activation; failing that, the same model, data and length at the same precision."""
     t = _train_config(cfg)
-    return ((t.experiment, t.activation, t.anneal_target is not None or t.anneal_layer_eps is not None,
-             t.penultimate_activation),
-            (t.model, repr(sorted(t.model_kwargs.items())), t.dataset, t.n_train, t.epochs, t.precision))
+    return (
+        (
+            t.experiment,
+            t.activation,
+            t.anneal_target is not None or t.anneal_layer_eps is not None,
+            t.penultimate_activation,
+        ),
+        (t.model, repr(sorted(t.model_kwargs.items())), t.dataset, t.n_train, t.epochs, t.precision),
+    )
 
 
 def _finished_seconds() -> dict[tuple, list[float]]:
@@ -219,8 +288,9 @@ def claim_status(claim: RetrainClaim, finished: dict[tuple, list[float]] | None 
             continue
         times = next((finished[k] for k in _run_kinds(cfg) if finished.get(k)), None)
         left = None if left is None or times is None else left + sum(times) / len(times)
-    return ClaimStatus(claim.key, claim.title, done, len(configs), seconds / 3600,
-                       None if left is None else left / 3600)
+    return ClaimStatus(
+        claim.key, claim.title, done, len(configs), seconds / 3600, None if left is None else left / 3600
+    )
 
 
 def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
@@ -246,26 +316,46 @@ def status_table() -> pd.DataFrame:
     finished = _finished_seconds()
     for claim in CLAIMS.values():
         st = claim_status(claim, finished)
-        rows.append({"claim": f"({st.key}) {st.title}", "issue": claim.issue, "runs done": f"{st.done}/{st.total}",
-                     "complete": st.done == st.total, "core-hours so far": round(st.core_hours, 2),
-                     "core-hours left (est.)": None if st.hours_left is None else round(st.hours_left, 2)})
+        rows.append(
+            {
+                "claim": f"({st.key}) {st.title}",
+                "issue": claim.issue,
+                "runs done": f"{st.done}/{st.total}",
+                "complete": st.done == st.total,
+                "core-hours so far": round(st.core_hours, 2),
+                "core-hours left (est.)": None if st.hours_left is None else round(st.hours_left, 2),
+            }
+        )
         so_far = left_by_issue[claim.issue]
         left_by_issue[claim.issue] = None if so_far is None or st.hours_left is None else so_far + st.hours_left
     for issue, budget in ISSUES.items():
         keys = [k for k, c in CLAIMS.items() if c.issue == issue]
         runs, hours = total_core_hours(keys)
         left = left_by_issue[issue]
-        label = f"issue \"{issue}\": all its claims (a run two claims share counts once)"
+        label = f'issue "{issue}": all its claims (a run two claims share counts once)'
         if budget is not None:
             label += f"; budget {budget:g} core-hours"
-        rows.append({"claim": label, "issue": issue, "runs done": f"{runs}",
-                     "complete": all(r["complete"] for r in rows if r["issue"] == issue),
-                     "core-hours so far": round(hours, 2),
-                     "core-hours left (est.)": None if left is None else round(left, 2)})
+        rows.append(
+            {
+                "claim": label,
+                "issue": issue,
+                "runs done": f"{runs}",
+                "complete": all(r["complete"] for r in rows if r["issue"] == issue),
+                "core-hours so far": round(hours, 2),
+                "core-hours left (est.)": None if left is None else round(left, 2),
+            }
+        )
     runs, hours = total_core_hours()
-    rows.append({"claim": "all claims (a run two claims share counts once)", "issue": "",
-                 "runs done": f"{runs}", "complete": all(r["complete"] for r in rows if r["issue"]),
-                 "core-hours so far": round(hours, 2), "core-hours left (est.)": None})
+    rows.append(
+        {
+            "claim": "all claims (a run two claims share counts once)",
+            "issue": "",
+            "runs done": f"{runs}",
+            "complete": all(r["complete"] for r in rows if r["issue"]),
+            "core-hours so far": round(hours, 2),
+            "core-hours left (est.)": None,
+        }
+    )
     return pd.DataFrame(rows).set_index("claim")
 
 
@@ -291,18 +381,31 @@ def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m helpers.protocols.retrain", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.protocols.retrain",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("claims", nargs="*", help=f"claims to train, in order (default: all of {', '.join(CLAIMS)})")
-    parser.add_argument("--workers", type=positive_int_arg("--workers"), default=None,
-                        help="parallel runs, a positive integer (default: REPRO_WORKERS, else one per core)")
+    parser.add_argument(
+        "--workers",
+        type=positive_int_arg("--workers"),
+        default=None,
+        help="parallel runs, a positive integer (default: REPRO_WORKERS, else one per core)",
+    )
     parser.add_argument("--status", action="store_true", help="print progress per claim and exit")
-    parser.add_argument("--plan", action="store_true",
-                        help="print the seeds that would decide each inconclusive run-based row, with their cost, "
-                             "and exit")
-    parser.add_argument("--profile", default="cpu", choices=("cpu", "paper"),
-                        help="cpu: the decisive-scale claims above; paper: every paper-profile run, "
-                             "grouped by the report rows it decides (claims are then group names)")
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the seeds that would decide each inconclusive run-based row, with their cost, and exit",
+    )
+    parser.add_argument(
+        "--profile",
+        default="cpu",
+        choices=("cpu", "paper"),
+        help="cpu: the decisive-scale claims above; paper: every paper-profile run, "
+        "grouped by the report rows it decides (claims are then group names)",
+    )
     cluster_args.add_executor_args(parser)
     args = parser.parse_args(argv)
     if args.plan:
@@ -316,8 +419,11 @@ def main(argv: list[str] | None = None) -> None:
         finished = _finished_seconds()
         for key in keys:
             st = claim_status(CLAIMS[key], finished)
-            left = "" if st.done == st.total else (
-                ", left: unknown" if st.hours_left is None else f", about {st.hours_left:.1f} left")
+            left = (
+                ""
+                if st.done == st.total
+                else (", left: unknown" if st.hours_left is None else f", about {st.hours_left:.1f} left")
+            )
             print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours{left}")
         runs, hours = total_core_hours(keys)
         print(f"total: {runs} distinct runs done, {hours:.2f} core-hours (a run shared by two claims counts once)")
@@ -330,8 +436,11 @@ def main(argv: list[str] | None = None) -> None:
         # bf16 runs wait for a machine with native bf16 rather than train 10-17x slower here, or
         # train in float32 under another key (a different run); the next such session takes them.
         pending = sum(load_result(c) is None for c in skipped)
-        print(f"skipping {len(skipped)} bf16 runs ({pending} not yet trained): this CPU "
-              f"({provenance.cpu_model()}, {provenance.cpu_capability()}) has no native bf16", flush=True)
+        print(
+            f"skipping {len(skipped)} bf16 runs ({pending} not yet trained): this CPU "
+            f"({provenance.cpu_model()}, {provenance.cpu_capability()}) has no native bf16",
+            flush=True,
+        )
     # Keep every run's final weights (beside its result, ignored by git): the ReLU-ization chapter
     # analyses the GELU, ReLU and annealed λ-GELU runs of (c)/(d) instead of training them again.
     os.environ.setdefault(KEEP_FINAL_WEIGHTS_ENV, "1")  # inherited by the worker processes
@@ -353,8 +462,9 @@ def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     job = cluster_args.job_for(args)
     cluster_args.check_distributable(parser, configs, job)
     executor = cluster_args.executor_from_args(parser, args)
-    run_many(configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]),
-             executor=executor, job=job)
+    run_many(
+        configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]), executor=executor, job=job
+    )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,13 @@ import pandas as pd
 
 from helpers.core.report import Claim, RunDesign, combine_verdicts, run_verdict
 from helpers.core.results_cache import load_result
-from helpers.core.statistics import (Comparison, minimal_detectable_effect, one_sample, paired_comparison,
-                                     welch_comparison)
+from helpers.core.statistics import (
+    Comparison,
+    minimal_detectable_effect,
+    one_sample,
+    paired_comparison,
+    welch_comparison,
+)
 
 #: More seeds than this is not an affordable plan on a CPU budget.
 MAX_SEEDS: int = 30
@@ -49,9 +54,26 @@ ANY_CPU = "any x86 (float32)"
 
 #: Columns of :func:`plan_frame`, in display order.
 PLAN_COLUMNS: tuple[str, ...] = (
-    "claim", "source", "page", "rule", "target", "target is", "n", "spread", "MDE now", "n needed", "parts",
-    "if the effect stays", "extra seeds", "arms", "core-hours", "core-hours (every arm of the set)", "CPU",
-    "cost basis", "status")
+    "claim",
+    "source",
+    "page",
+    "rule",
+    "target",
+    "target is",
+    "n",
+    "spread",
+    "MDE now",
+    "n needed",
+    "parts",
+    "if the effect stays",
+    "extra seeds",
+    "arms",
+    "core-hours",
+    "core-hours (every arm of the set)",
+    "CPU",
+    "cost basis",
+    "status",
+)
 
 
 @dataclass(frozen=True)
@@ -111,8 +133,10 @@ def run_cost(configs: Sequence, name: str) -> RunCost | None:
     per_seed = max(1, round(len(configs) / max(1, len(seeds))))
     bf16 = any(getattr(c, "precision", "float32") == "bf16" for c in configs)
     mean = sum(seconds) / len(seconds)
-    basis = (f"{name}: mean train_seconds of its {len(seconds)} committed runs ({mean / 60:.1f} min per run), "
-             f"{per_seed} arms per seed")
+    basis = (
+        f"{name}: mean train_seconds of its {len(seconds)} committed runs ({mean / 60:.1f} min per run), "
+        f"{per_seed} arms per seed"
+    )
     return RunCost(mean, per_seed, bf16, basis, tuple(sorted(cpus)))
 
 
@@ -199,8 +223,9 @@ def outcome_at(design: RunDesign, n: int) -> str:
         future = welch_comparison(comp.effect + sa * z, sb * z)
     else:
         raise ValueError(f"no seed plan for a {comp.test!r} comparison (not a t design)")
-    return run_verdict(future, design.claimed_effect, claim=design.claim, margin=design.margin,
-                       direction=design.direction)
+    return run_verdict(
+        future, design.claimed_effect, claim=design.claim, margin=design.margin, direction=design.direction
+    )
 
 
 def _spread(comp: Comparison) -> str:
@@ -213,8 +238,13 @@ def _spread(comp: Comparison) -> str:
 def _arms(designs: Sequence[RunDesign]) -> int:
     """Distinct arms the parts compare (an arm shared by two parts, e.g. the tested activation
     against each competitor, has the same per-seed values and counts once)."""
-    arms = {tuple(np.round(v, 12)) for d in designs if d.comparison is not None
-            for v in (d.comparison.values_a, d.comparison.values_b) if len(v)}
+    arms = {
+        tuple(np.round(v, 12))
+        for d in designs
+        if d.comparison is not None
+        for v in (d.comparison.values_a, d.comparison.values_b)
+        if len(v)
+    }
     return max(1, len(arms))
 
 
@@ -228,8 +258,9 @@ def _not_a_seed_question(claim: Claim) -> str:
     return "not a seed question: no t design recorded for this row"
 
 
-def plan_row(claim: Claim, runs: RowRuns | None, cost: RunCost | None, *, max_seeds: int,
-             budget_core_hours: float) -> dict:
+def plan_row(
+    claim: Claim, runs: RowRuns | None, cost: RunCost | None, *, max_seeds: int, budget_core_hours: float
+) -> dict:
     """One row of the plan (:data:`PLAN_COLUMNS`) for an inconclusive run-based ``claim``."""
     row: dict = {"claim": claim.claim, "source": claim.source, "page": claim.notebook.rsplit("/", 1)[-1]}
     open_parts = [d for d in claim.design if d.verdict == "inconclusive"]
@@ -238,34 +269,61 @@ def plan_row(claim: Claim, runs: RowRuns | None, cost: RunCost | None, *, max_se
     if not open_parts or any(d.comparison is not None and d.comparison.bootstrap for d in open_parts):
         return {**row, "status": _not_a_seed_question(claim)}
     if any(d.comparison is None for d in open_parts):
-        return {**row, "rule": open_parts[0].claim, "n": 1,
-                "status": "fewer than 2 seeds: no spread to plan from; a second seed comes first"}
+        return {
+            **row,
+            "rule": open_parts[0].claim,
+            "n": 1,
+            "status": "fewer than 2 seeds: no spread to plan from; a second seed comes first",
+        }
     needs = [seeds_needed(d) for d in open_parts]
     i = max(range(len(needs)), key=lambda k: math.inf if needs[k] is None else needs[k])
     binding, n_needed = open_parts[i], needs[i]
     comp = binding.comparison
     goal, goal_kind = target(binding)
     n_now = current_n(comp)  # type: ignore[arg-type]
-    row.update({"rule": binding.claim, "target": goal, "target is": goal_kind, "n": n_now,
-                "spread": _spread(comp), "MDE now": comp.mde, "n needed": n_needed,  # type: ignore[arg-type, union-attr]
-                "parts": "; ".join(f"{d.label or f'part {k + 1}'}: n {'> ' + str(_SEARCH_LIMIT) if v is None else v}"
-                                   for k, (d, v) in enumerate(zip(open_parts, needs))) if len(needs) > 1 else ""})
+    row.update(
+        {
+            "rule": binding.claim,
+            "target": goal,
+            "target is": goal_kind,
+            "n": n_now,
+            "spread": _spread(comp),
+            "MDE now": comp.mde,
+            "n needed": n_needed,  # type: ignore[arg-type, union-attr]
+            "parts": "; ".join(
+                f"{d.label or f'part {k + 1}'}: n {'> ' + str(_SEARCH_LIMIT) if v is None else v}"
+                for k, (d, v) in enumerate(zip(open_parts, needs))
+            )
+            if len(needs) > 1
+            else "",
+        }
+    )
     if n_needed is None:
         return {**row, "status": f"out of reach: no n up to {_SEARCH_LIMIT} brings the MDE below the {goal_kind}"}
     decided = [d.verdict for d in claim.design if d.verdict != "inconclusive"]
-    row["if the effect stays"] = combine_verdicts(decided + [outcome_at(d, max(n_needed, current_n(d.comparison)))
-                                                            for d in open_parts])  # type: ignore[arg-type]
+    row["if the effect stays"] = combine_verdicts(
+        decided + [outcome_at(d, max(n_needed, current_n(d.comparison))) for d in open_parts]
+    )  # type: ignore[arg-type]
     extra = n_needed - n_now
     row["extra seeds"] = extra
     if cost is None:
         status = "out of reach" if n_needed > max_seeds else "reachable in seeds"
-        return {**row, "cost basis": "no run set with committed results is known for this row",
-                "status": f"{status}; cost unknown"}
+        return {
+            **row,
+            "cost basis": "no run set with committed results is known for this row",
+            "status": f"{status}; cost unknown",
+        }
     arms = min(_arms(claim.design), cost.runs_per_seed)
     hours = extra * arms * cost.seconds_per_run / 3600
-    row.update({"arms": arms, "core-hours": hours,
-                "core-hours (every arm of the set)": extra * cost.runs_per_seed * cost.seconds_per_run / 3600,
-                "CPU": cost.cpu, "cost basis": f"{cost.basis}; times recorded on {', '.join(cost.cpus)}"})
+    row.update(
+        {
+            "arms": arms,
+            "core-hours": hours,
+            "core-hours (every arm of the set)": extra * cost.runs_per_seed * cost.seconds_per_run / 3600,
+            "CPU": cost.cpu,
+            "cost basis": f"{cost.basis}; times recorded on {', '.join(cost.cpus)}",
+        }
+    )
     if n_needed > max_seeds:
         row["status"] = f"out of reach: {n_needed} seeds > {max_seeds}"
     elif hours > budget_core_hours:
@@ -277,8 +335,9 @@ def plan_row(claim: Claim, runs: RowRuns | None, cost: RunCost | None, *, max_se
     return row
 
 
-def plan_frame(claims: Sequence[Claim], sources: Sequence[RowRuns], *, budget_core_hours: float,
-               max_seeds: int = MAX_SEEDS) -> pd.DataFrame:
+def plan_frame(
+    claims: Sequence[Claim], sources: Sequence[RowRuns], *, budget_core_hours: float, max_seeds: int = MAX_SEEDS
+) -> pd.DataFrame:
     """The seed plan of every inconclusive run-based row of ``claims`` (:data:`PLAN_COLUMNS`),
     reachable rows first, cheapest first. ``sources`` say which runs each row rests on (the first
     that :meth:`RowRuns.matches` a row); a row no source matches gets no cost."""
@@ -299,10 +358,17 @@ def plan_frame(claims: Sequence[Claim], sources: Sequence[RowRuns], *, budget_co
     frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     for column in ("n", "n needed", "extra seeds", "arms"):  # counts stay integers beside the missing ones
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
-    order = frame["status"].map(lambda s: 0 if s == "reachable" else 1 if str(s).startswith("MDE") else
-                                2 if str(s).startswith("out of reach") else 3)
-    return (frame.assign(_order=order).sort_values(["_order", "core-hours"], kind="stable", na_position="last")
-            .drop(columns="_order").reset_index(drop=True))
+    order = frame["status"].map(
+        lambda s: (
+            0 if s == "reachable" else 1 if str(s).startswith("MDE") else 2 if str(s).startswith("out of reach") else 3
+        )
+    )
+    return (
+        frame.assign(_order=order)
+        .sort_values(["_order", "core-hours"], kind="stable", na_position="last")
+        .drop(columns="_order")
+        .reset_index(drop=True)
+    )
 
 
 def plan_text(frame: pd.DataFrame) -> str:
@@ -311,17 +377,23 @@ def plan_text(frame: pd.DataFrame) -> str:
     for d in frame.to_dict("records"):
         lines.append(f"- {d['claim']}  [{d['page']}]")
         if isinstance(d["target"], float) and math.isfinite(d["target"]):
-            lines.append(f"    {d['rule']}: {d['target is']} {d['target']:.4g}; n {d['n']}, {d['spread']}, "
-                         f"MDE now {d['MDE now']:.4g}; n needed "
-                         f"{f'none up to {_SEARCH_LIMIT}' if pd.isna(d['n needed']) else d['n needed']}"
-                         + (f" ({d['parts']})" if d["parts"] else ""))
+            lines.append(
+                f"    {d['rule']}: {d['target is']} {d['target']:.4g}; n {d['n']}, {d['spread']}, "
+                f"MDE now {d['MDE now']:.4g}; n needed "
+                f"{f'none up to {_SEARCH_LIMIT}' if pd.isna(d['n needed']) else d['n needed']}"
+                + (f" ({d['parts']})" if d["parts"] else "")
+            )
         if isinstance(d["core-hours"], float) and math.isfinite(d["core-hours"]):
-            lines.append(f"    +{d['extra seeds']} seeds × {d['arms']} arms: {d['core-hours']:.2f} core-hours "
-                         f"({d['core-hours (every arm of the set)']:.2f} for every arm of the set), {d['CPU']}; "
-                         f"if the effect stays: {d['if the effect stays']}")
+            lines.append(
+                f"    +{d['extra seeds']} seeds × {d['arms']} arms: {d['core-hours']:.2f} core-hours "
+                f"({d['core-hours (every arm of the set)']:.2f} for every arm of the set), {d['CPU']}; "
+                f"if the effect stays: {d['if the effect stays']}"
+            )
             lines.append(f"    cost: {d['cost basis']}")
         lines.append(f"    {d['status']}")
     reachable = frame[frame["status"] == "reachable"]
-    lines.append(f"{len(reachable)} of {len(frame)} rows reachable, {reachable['core-hours'].sum():.1f} core-hours "
-                 "for all of them (each row's arms; rows on the same run set share seeds, so this is an upper bound)")
+    lines.append(
+        f"{len(reachable)} of {len(frame)} rows reachable, {reachable['core-hours'].sum():.1f} core-hours "
+        "for all of them (each row's arms; rows on the same run set share seeds, so this is an upper bound)"
+    )
     return "\n".join(lines)

@@ -24,9 +24,29 @@ from helpers.core.runtime import results_root
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
 
-__all__ = ["arm_setup_frame", "claims_table", "arm_means", "side_of", "results_paragraph", "arm_rows", "summary_table", "arm_values", "compare_arms", "cost_of_swap", "sparsity_frame",
-           "sparsity_summary", "regions_frame", "regions_per_seed", "layer_lambda_frame", "preactivation_frame",
-           "int8_modules", "reproduction_frame", "reproduction_note", "scale", "unit"]
+__all__ = [
+    "arm_setup_frame",
+    "claims_table",
+    "arm_means",
+    "side_of",
+    "results_paragraph",
+    "arm_rows",
+    "summary_table",
+    "arm_values",
+    "compare_arms",
+    "cost_of_swap",
+    "sparsity_frame",
+    "sparsity_summary",
+    "regions_frame",
+    "regions_per_seed",
+    "layer_lambda_frame",
+    "preactivation_frame",
+    "int8_modules",
+    "reproduction_frame",
+    "reproduction_note",
+    "scale",
+    "unit",
+]
 
 
 def _check(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -64,27 +84,48 @@ def arm_rows(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         cfg, hib = r["config"], r["higher_is_better"]
         base = {"pair": cfg["pair"], "seed": cfg["seed"], "higher_is_better": hib}
         if cfg["arm"] == "gelu":
-            rows.append({**base, "arm": "gelu", "value": r["before_swap"], "int8": r["int8"]["before_swap"],
-                         "before": math.nan})
-            rows.append({**base, "arm": "gelu_swap", "value": r["after_swap"], "int8": r["int8"]["after_swap"],
-                         "before": r["before_swap"]})
+            rows.append(
+                {**base, "arm": "gelu", "value": r["before_swap"], "int8": r["int8"]["before_swap"], "before": math.nan}
+            )
+            rows.append(
+                {
+                    **base,
+                    "arm": "gelu_swap",
+                    "value": r["after_swap"],
+                    "int8": r["int8"]["after_swap"],
+                    "before": r["before_swap"],
+                }
+            )
         elif cfg["arm"] == "relu":
-            rows.append({**base, "arm": "relu", "value": r["before_swap"], "int8": r["int8"]["before_swap"],
-                         "before": math.nan})
+            rows.append(
+                {**base, "arm": "relu", "value": r["before_swap"], "int8": r["int8"]["before_swap"], "before": math.nan}
+            )
         else:
-            rows.append({**base, "arm": cfg["arm"], "value": r["after_swap"], "int8": r["int8"]["after_swap"],
-                         "before": r["before_swap"]})
+            rows.append(
+                {
+                    **base,
+                    "arm": cfg["arm"],
+                    "value": r["after_swap"],
+                    "int8": r["int8"]["after_swap"],
+                    "before": r["before_swap"],
+                }
+            )
     frame = pd.DataFrame(rows)
-    frame["swap_cost"] = [(_cost(b, v, h) if not math.isnan(b) else math.nan)
-                          for b, v, h in zip(frame["before"], frame["value"], frame["higher_is_better"])]
+    frame["swap_cost"] = [
+        (_cost(b, v, h) if not math.isnan(b) else math.nan)
+        for b, v, h in zip(frame["before"], frame["value"], frame["higher_is_better"])
+    ]
     frame["int8_cost"] = [_cost(v, q, h) for v, q, h in zip(frame["value"], frame["int8"], frame["higher_is_better"])]
     gelu = frame[frame["arm"] == "gelu"].set_index(["pair", "seed"])["value"]
-    frame["vs_gelu"] = [(_cost(gelu[(p, s)], v, h) if (p, s) in gelu.index else math.nan)
-                        for p, s, v, h in zip(frame["pair"], frame["seed"], frame["value"], frame["higher_is_better"])]
+    frame["vs_gelu"] = [
+        (_cost(gelu[(p, s)], v, h) if (p, s) in gelu.index else math.nan)
+        for p, s, v, h in zip(frame["pair"], frame["seed"], frame["value"], frame["higher_is_better"])
+    ]
     frame["label"] = frame["arm"].map(ARM_LABELS)
     order = {a: i for i, a in enumerate(ARMS)}
-    return frame.sort_values(["pair", "arm", "seed"], key=lambda c: c.map(order) if c.name == "arm" else c,
-                             ignore_index=True)
+    return frame.sort_values(
+        ["pair", "arm", "seed"], key=lambda c: c.map(order) if c.name == "arm" else c, ignore_index=True
+    )
 
 
 def _mean_sd(values: pd.Series, digits: int) -> str:
@@ -102,10 +143,17 @@ def summary_table(rows: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     out = []
     for arm, g in rows.groupby("arm", sort=False):
         k = scale(bool(g["higher_is_better"].iloc[0]))
-        out.append({"arm": ARM_LABELS[arm], "seeds": len(g),
-                    "before swap": _mean_sd(g["before"] * k, digits), "float32": _mean_sd(g["value"] * k, digits),
-                    "swap cost": _mean_sd(g["swap_cost"], digits), "int8": _mean_sd(g["int8"] * k, digits),
-                    "int8 cost": _mean_sd(g["int8_cost"], digits)})
+        out.append(
+            {
+                "arm": ARM_LABELS[arm],
+                "seeds": len(g),
+                "before swap": _mean_sd(g["before"] * k, digits),
+                "float32": _mean_sd(g["value"] * k, digits),
+                "swap cost": _mean_sd(g["swap_cost"], digits),
+                "int8": _mean_sd(g["int8"] * k, digits),
+                "int8 cost": _mean_sd(g["int8_cost"], digits),
+            }
+        )
     return pd.DataFrame(out).set_index("arm")
 
 
@@ -148,8 +196,17 @@ def sparsity_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             stages = [(arm, "before_swap", "before swap"), (arm, "after_swap", "deployed")]
         for name, key, stage in stages:
             for i, (site, z) in enumerate(zip(sp["sites"], sp[key]), 1):
-                rows.append({"pair": cfg["pair"], "arm": name, "seed": cfg["seed"], "site": site, "layer": i,
-                             "stage": stage, "zero_fraction": z})
+                rows.append(
+                    {
+                        "pair": cfg["pair"],
+                        "arm": name,
+                        "seed": cfg["seed"],
+                        "site": site,
+                        "layer": i,
+                        "stage": stage,
+                        "zero_fraction": z,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -171,8 +228,18 @@ def regions_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         arm = "gelu_swap" if cfg["arm"] == "gelu" else cfg["arm"]
         reg = r["regions"]
         for i, (p, d, ln) in enumerate(zip(reg["pieces"], reg["distinct"], reg["length"])):
-            rows.append({"pair": cfg["pair"], "arm": arm, "seed": cfg["seed"], "line": i, "pieces": p,
-                         "distinct": d, "length": ln, "density": p / ln})
+            rows.append(
+                {
+                    "pair": cfg["pair"],
+                    "arm": arm,
+                    "seed": cfg["seed"],
+                    "line": i,
+                    "pieces": p,
+                    "distinct": d,
+                    "length": ln,
+                    "density": p / ln,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -197,9 +264,17 @@ def layer_lambda_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             raise ValueError(f"run {r['config_hash']} recorded no lambda_targets")
         final = history[-1]["lambdas"]
         for i, (t, f) in enumerate(zip(targets, final), 1):
-            rows.append({"pair": cfg["pair"], "seed": cfg["seed"], "layer": i, "target": t, "final_lambda": f,
-                         "global_target": LAMBDA_TARGET,
-                         "lambda_for_eps_final": r["preactivations"]["lambda_for_eps"][i - 1]})
+            rows.append(
+                {
+                    "pair": cfg["pair"],
+                    "seed": cfg["seed"],
+                    "layer": i,
+                    "target": t,
+                    "final_lambda": f,
+                    "global_target": LAMBDA_TARGET,
+                    "lambda_for_eps_final": r["preactivations"]["lambda_for_eps"][i - 1],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -210,10 +285,19 @@ def preactivation_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for r in _check(list(results)):
         cfg, pre = r["config"], r["preactivations"]
         for i, site in enumerate(pre["sites"]):
-            rows.append({"pair": cfg["pair"], "arm": cfg["arm"], "seed": cfg["seed"], "layer": i + 1, "site": site,
-                         "std": pre["std"][i], "lambda_for_eps": pre["lambda_for_eps"][i],
-                         "gate_error_global": pre["gate_error_global"][i],
-                         "activation_error_global": pre["activation_error_global"][i]})
+            rows.append(
+                {
+                    "pair": cfg["pair"],
+                    "arm": cfg["arm"],
+                    "seed": cfg["seed"],
+                    "layer": i + 1,
+                    "site": site,
+                    "std": pre["std"][i],
+                    "lambda_for_eps": pre["lambda_for_eps"][i],
+                    "gate_error_global": pre["gate_error_global"][i],
+                    "activation_error_global": pre["activation_error_global"][i],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -238,8 +322,15 @@ def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             networks = [(cfg["arm"], "before swap", "before_swap"), (cfg["arm"], "swapped to ReLU", "after_swap")]
         for arm, network, stage in networks:
             mods = q[f"modules_{stage}"]
-            rows.append({"arm": arm, "network": network, "int8 modules": fmt(mods["int8"]),
-                         "float32 modules": fmt(mods["float"]), "scope": q["scope"]})
+            rows.append(
+                {
+                    "arm": arm,
+                    "network": network,
+                    "int8 modules": fmt(mods["int8"]),
+                    "float32 modules": fmt(mods["float"]),
+                    "scope": q["scope"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -251,9 +342,15 @@ def reproduction_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         rep = r["reproduces"]
         if rep.get("found"):
             reused = bool(rep.get("reused_weights"))  # analysed the committed run's own weights
-            rows.append({"arm": r["config"]["arm"], "seed": r["config"]["seed"], "committed run": rep["config_hash"],
-                         "identical": "its weights reused" if reused else rep["identical"],
-                         "max |Δ val metric|": rep["max_abs_diff_val_metric"]})
+            rows.append(
+                {
+                    "arm": r["config"]["arm"],
+                    "seed": r["config"]["seed"],
+                    "committed run": rep["config_hash"],
+                    "identical": "its weights reused" if reused else rep["identical"],
+                    "max |Δ val metric|": rep["max_abs_diff_val_metric"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -283,15 +380,25 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], results_dir: Path | 
     reused = [r for r in found if r["reproduces"].get("reused_weights")]
     trained = [r for r in found if not r["reproduces"].get("reused_weights")]
     same = [r for r in trained if r["reproduces"].get("identical")]
-    diffs = [r["reproduces"]["max_abs_diff_val_metric"] for r in trained
-             if not r["reproduces"].get("identical") and r["reproduces"].get("max_abs_diff_val_metric") is not None]
-    text = (f"Of the {len(found)} runs that are also committed Table I/II runs, " if len(found) > 1
-            else "Of the 1 run that is also a committed Table I/II run, ")
+    diffs = [
+        r["reproduces"]["max_abs_diff_val_metric"]
+        for r in trained
+        if not r["reproduces"].get("identical") and r["reproduces"].get("max_abs_diff_val_metric") is not None
+    ]
+    text = (
+        f"Of the {len(found)} runs that are also committed Table I/II runs, "
+        if len(found) > 1
+        else "Of the 1 run that is also a committed Table I/II run, "
+    )
     if reused:
         text += f"{len(reused)} analysed that run's own kept final weights, "
     differing = [r for r in trained if not r["reproduces"].get("identical")]
-    by_at_most = (f", {'each by at most' if len(diffs) > 1 else 'by'} {max(diffs) * scale(hib):.2f} {unit(hib)} "
-                  "in some epoch's validation metric" if diffs else "")
+    by_at_most = (
+        f", {'each by at most' if len(diffs) > 1 else 'by'} {max(diffs) * scale(hib):.2f} {unit(hib)} "
+        "in some epoch's validation metric"
+        if diffs
+        else ""
+    )
     if not trained:
         text = text.rstrip(", ")
     elif not differing:
@@ -299,8 +406,10 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], results_dir: Path | 
     elif not same:
         text += f"{len(trained)} retrained and none came out bit for bit identical to the committed run{by_at_most}"
     else:
-        text += (f"{len(same)} retrained bit for bit identically and {len(differing)} "
-                 f"differ{'s' if len(differing) == 1 else ''} from the committed run{by_at_most}")
+        text += (
+            f"{len(same)} retrained bit for bit identically and {len(differing)} "
+            f"differ{'s' if len(differing) == 1 else ''} from the committed run{by_at_most}"
+        )
     text += "."
     if not differing:
         return text
@@ -316,22 +425,30 @@ def reproduction_note(results: Sequence[Mapping[str, Any]], results_dir: Path | 
         theirs = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
         pairs.append((_machine(theirs.get("provenance")), _machine(r.get("provenance"))))
     if missing:
-        return text + (f" The committed result{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-                       f"{'are' if len(missing) > 1 else 'is'} no longer in results/, so where "
-                       f"{'they were' if len(missing) > 1 else 'it was'} trained cannot be checked.")
+        return text + (
+            f" The committed result{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{'are' if len(missing) > 1 else 'is'} no longer in results/, so where "
+            f"{'they were' if len(missing) > 1 else 'it was'} trained cannot be checked."
+        )
     if any(theirs is None for theirs, _ in pairs):
-        return text + (" Some of those committed results predate the provenance record, so where they were trained "
-                       "cannot be checked; seeded runs are bit-identical only on the same CPU type, thread count and "
-                       "kernels.")
+        return text + (
+            " Some of those committed results predate the provenance record, so where they were trained "
+            "cannot be checked; seeded runs are bit-identical only on the same CPU type, thread count and "
+            "kernels."
+        )
     if all(theirs != ours for theirs, ours in pairs):
         committed = ", ".join(sorted({t for t, _ in pairs}))
         here = ", ".join(sorted({o or "an unrecorded machine" for _, o in pairs}))
-        return text + (f" Each of those was trained on another CPU type ({committed}) than its retraining here "
-                       f"({here}): seeded runs are bit-identical only on the same CPU type, thread count and kernels, "
-                       "so the retraining follows a different trajectory from the first steps on.")
+        return text + (
+            f" Each of those was trained on another CPU type ({committed}) than its retraining here "
+            f"({here}): seeded runs are bit-identical only on the same CPU type, thread count and kernels, "
+            "so the retraining follows a different trajectory from the first steps on."
+        )
     n_same_machine = sum(theirs == ours for theirs, ours in pairs)
-    return text + (f" {n_same_machine} of them were retrained on the CPU type that trained them, so kernels alone do "
-                   "not explain every difference.")
+    return text + (
+        f" {n_same_machine} of them were retrained on the CPU type that trained them, so kernels alone do "
+        "not explain every difference."
+    )
 
 
 # ------------------------------------------------------------------------------- page tables
@@ -349,31 +466,58 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
         if t.anneal_target is not None:
             how = f"λ learned for {epochs}, then linear to λ_target = {t.anneal_target:.1f} (Algorithm 1)"
         elif t.anneal_layer_eps is not None:
-            how = (f"λ learned for {epochs}, then linear to a per-layer target "
-                   f"(gate error ≤ ε = {t.anneal_layer_eps:g} on the layer's inputs)")
+            how = (
+                f"λ learned for {epochs}, then linear to a per-layer target "
+                f"(gate error ≤ ε = {t.anneal_layer_eps:g} on the layer's inputs)"
+            )
         elif t.delta_anneal_target is not None:
-            how = (f"δ = {t.activation_kwargs['delta']:.3f} for {epochs}, then 1/δ linear to "
-                   f"δ_T = {t.delta_anneal_target:.4f}")
+            how = (
+                f"δ = {t.activation_kwargs['delta']:.3f} for {epochs}, then 1/δ linear to "
+                f"δ_T = {t.delta_anneal_target:.4f}"
+            )
         else:
             how = "none"
         arms = [a for a in ARMS if a == cfg.arm or (cfg.arm == "gelu" and a == "gelu_swap")]
-        rows.append({"training arm": cfg.arm, "rows": ", ".join(ARM_LABELS[a] for a in arms),
-                     "activation": t.activation, "annealing": how, "epochs": t.epochs,
-                     "train examples": t.n_train if t.n_train is not None else "all",
-                     "optimiser": f"{t.optimizer}, lr {t.lr:g}", "seeds": ", ".join(map(str, seen[cfg.arm]))})
+        rows.append(
+            {
+                "training arm": cfg.arm,
+                "rows": ", ".join(ARM_LABELS[a] for a in arms),
+                "activation": t.activation,
+                "annealing": how,
+                "epochs": t.epochs,
+                "train examples": t.n_train if t.n_train is not None else "all",
+                "optimiser": f"{t.optimizer}, lr {t.lr:g}",
+                "seeds": ", ".join(map(str, seen[cfg.arm])),
+            }
+        )
     return pd.DataFrame(rows).set_index("training arm")
 
 
 def claims_table(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a page table: claim, our value, verdict as shown in the report, statistics, note."""
-    return pd.DataFrame([{"claim": c.claim, "ours": c.our_value, "verdict": c.verdict_label, "effect": c.effect,
-                          "CI": c.ci, "n": c.n, "test": c.test, "MDE": c.mde, "note": c.note} for c in claims])
+    return pd.DataFrame(
+        [
+            {
+                "claim": c.claim,
+                "ours": c.our_value,
+                "verdict": c.verdict_label,
+                "effect": c.effect,
+                "CI": c.ci,
+                "n": c.n,
+                "test": c.test,
+                "MDE": c.mde,
+                "note": c.note,
+            }
+            for c in claims
+        ]
+    )
 
 
 def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:
     """Mean over seeds of ``column`` per arm, in display units for metric columns."""
-    return {arm: float(sum(v.values()) / len(v)) for arm in rows["arm"].unique()
-            for v in [arm_values(rows, arm, column)]}
+    return {
+        arm: float(sum(v.values()) / len(v)) for arm in rows["arm"].unique() for v in [arm_values(rows, arm, column)]
+    }
 
 
 def side_of(values: Iterable[float], threshold: float) -> str:
@@ -394,14 +538,19 @@ def _short(arm: str) -> str:
     return ARM_LABELS[arm].split(") ", 1)[1]
 
 
-def results_paragraph(results: Sequence[Mapping[str, Any]] | None, pending: str = "",
-                      lambda_target: float = LAMBDA_TARGET) -> str:
+def results_paragraph(
+    results: Sequence[Mapping[str, Any]] | None, pending: str = "", lambda_target: float = LAMBDA_TARGET
+) -> str:
     """The prose summary of a pair, in MyST: each arm's metric (mean over seeds) in float32 and
     int8, and where the per-layer targets lie against ``lambda_target``; it follows the data, so a
     page can glue it whatever the results say. With no results (a pair whose runs are pending) it
     says so, with ``pending`` as the reason."""
-    if isinstance(lambda_target, bool) or not isinstance(lambda_target, (int, float)) or \
-            not math.isfinite(lambda_target) or lambda_target <= 0:
+    if (
+        isinstance(lambda_target, bool)
+        or not isinstance(lambda_target, (int, float))
+        or not math.isfinite(lambda_target)
+        or lambda_target <= 0
+    ):
         raise ValueError(f"lambda_target must be a positive finite number, got {lambda_target!r}")
     if not results:
         return f"No committed cpu-profile results for this pair yet: {pending or 'not run in this profile'}."
@@ -416,7 +565,9 @@ def results_paragraph(results: Sequence[Mapping[str, Any]] | None, pending: str 
     text = f"{what}: {metric}; their int8 models, in the same order: {int8}."
     targets = layer_lambda_frame(results).groupby("layer")["target"].mean() if "lgelu_layerwise" in shown else None
     if targets is not None and len(targets):
-        text += (f" The per-layer, distribution-aware targets run from {targets.min():.0f} to {targets.max():.0f} "
-                 f"(means per layer over seeds), {side_of(targets, lambda_target)} the global "
-                 f"$\\lambda_{{\\text{{target}}}}$ = {lambda_target:.0f}.")
+        text += (
+            f" The per-layer, distribution-aware targets run from {targets.min():.0f} to {targets.max():.0f} "
+            f"(means per layer over seeds), {side_of(targets, lambda_target)} the global "
+            f"$\\lambda_{{\\text{{target}}}}$ = {lambda_target:.0f}."
+        )
     return text

@@ -23,12 +23,11 @@ from helpers.core.report import Claim, claim_key, comparison_fields, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.relu_ization import analysis as A
-from helpers.relu_ization.latency import latency_claims
 from helpers.relu_ization.experiment import reluization_configs
+from helpers.relu_ization.latency import latency_claims
 from helpers.relu_ization.protocol import LAMBDA_TARGET, RELU_PAIRS, cpu_pairs, pair_scale
 
-__all__ = ["SOURCE", "NOTEBOOKS", "ANCHORS", "MARGINS", "SPARSITY_MARGIN", "REGION_MARGIN_PCT", "pair_claims",
-           "claims"]
+__all__ = ["SOURCE", "NOTEBOOKS", "ANCHORS", "MARGINS", "SPARSITY_MARGIN", "REGION_MARGIN_PCT", "pair_claims", "claims"]
 
 SOURCE = "This book (beyond the papers), ReLU-ization"
 NB_MLP = "notebooks/40_reluization_mlp"
@@ -46,17 +45,40 @@ def _notebook(pair: str) -> str:
     return NOTEBOOKS.get(pair, NB_PAIRS)
 
 
-def _claim(pair: str, name: str, text: str, verdict: str, ours: str, fields: Mapping[str, str], profile: str,
-           note: str = "") -> Claim:
+def _claim(
+    pair: str, name: str, text: str, verdict: str, ours: str, fields: Mapping[str, str], profile: str, note: str = ""
+) -> Claim:
     nb = _notebook(pair)
     scale = pair_scale(pair, profile).note
-    return Claim(key=claim_key("reluization", pair, name), claim=f"{RELU_PAIRS[pair].label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
-                 profile=profile, scale=scale, verdict=verdict, notebook=nb, note=note,  # type: ignore[arg-type]
-                 anchor=ANCHORS[nb], **dict(fields))
+    return Claim(
+        key=claim_key("reluization", pair, name),
+        claim=f"{RELU_PAIRS[pair].label}: {text}",
+        source=SOURCE,
+        paper_value=HYPOTHESIS,
+        our_value=ours,
+        profile=profile,
+        scale=scale,
+        verdict=verdict,
+        notebook=nb,
+        note=note,  # type: ignore[arg-type]
+        anchor=ANCHORS[nb],
+        **dict(fields),
+    )
 
 
-def _judged(pair: str, name: str, text: str, make: Callable[[], Comparison], profile: str, *, ours: Callable[[Comparison], str],
-            note: str = "", digits: int = 2, unit: str = "", **kw: Any) -> Claim:
+def _judged(
+    pair: str,
+    name: str,
+    text: str,
+    make: Callable[[], Comparison],
+    profile: str,
+    *,
+    ours: Callable[[Comparison], str],
+    note: str = "",
+    digits: int = 2,
+    unit: str = "",
+    **kw: Any,
+) -> Claim:
     verdict, fields, comp = judge(make, digits=digits, unit=unit, **kw)
     shown = ours(comp) if comp is not None else "one seed: no interval"
     return _claim(pair, name, text, verdict, shown, fields, profile, note)
@@ -80,72 +102,183 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
     u, m = A.unit(hib), MARGINS[hib]
     mean = lambda arm, col="value": float(np.mean(list(A.arm_values(rows, arm, col).values())))  # noqa: E731
     out = [
-        _judged(pair, "gelu-swap-cost", "swapping a trained GELU network's activations for ReLU "
-                      f"{'costs accuracy' if hib else 'raises perplexity'}",
-                lambda: A.cost_of_swap(rows, "gelu_swap"), profile, direction=1, unit=u,
-                ours=lambda c: f"cost {c.effect:+.2f} {u} (GELU {mean('gelu'):.2f} → {mean('gelu_swap'):.2f})"),
-        _judged(pair, "lgelu-swap-cheaper", "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU",
-                lambda: A.compare_arms(rows, "lgelu_anneal", "gelu_swap", "swap_cost"), profile, direction=-1, unit=u,
-                ours=lambda c: f"swap cost {mean('lgelu_anneal', 'swap_cost'):+.2f} vs {mean('gelu_swap', 'swap_cost'):+.2f} {u}"),
-        _judged(pair, "srelu-swap-free", f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{m} {u})",
-                lambda: A.cost_of_swap(rows, "srelu_anneal"), profile, claim="equivalence", margin=m, unit=u,
-                ours=lambda c: _swap_cost_text(c, u), digits=3),
-        _judged(pair, "lgelu-matches-relu", f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
-                lambda: A.compare_arms(rows, "lgelu_anneal", "relu"), profile, claim="equivalence", margin=m, unit=u,
-                ours=lambda c: f"{mean('lgelu_anneal'):.2f} vs {mean('relu'):.2f}"),
-        _judged(pair, "srelu-matches-relu", f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
-                lambda: A.compare_arms(rows, "srelu_anneal", "relu"), profile, claim="equivalence", margin=m, unit=u,
-                ours=lambda c: f"{mean('srelu_anneal'):.2f} vs {mean('relu'):.2f}"),
-        _judged(pair, "lgelu-int8-matches-relu", f"annealed λ-GELU → ReLU keeps its int8 {'accuracy' if hib else 'perplexity'} within ±{m} {u} "
-                      "of ReLU from scratch (x86 static int8)",
-                lambda: A.compare_arms(rows, "lgelu_anneal", "relu", "int8"), profile, claim="equivalence", margin=m,
-                unit=u, ours=lambda c: f"int8 {mean('lgelu_anneal', 'int8'):.2f} vs {mean('relu', 'int8'):.2f}"),
-        _judged(pair, "gelu-int8-cost", "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch",
-                lambda: A.compare_arms(rows, "gelu", "relu", "int8_cost"), profile, direction=1, unit=u,
-                ours=lambda c: f"int8 cost {mean('gelu', 'int8_cost'):+.2f} vs {mean('relu', 'int8_cost'):+.2f} {u}"),
-        _non_worse_claim(pair, "layerwise-no-worse", rows, "per-layer, distribution-aware λ targets give a ReLU network no worse than the "
-                               f"global λ_target does (non-inferiority, margin {m} {u})",
-                         "lgelu_layerwise", "lgelu_anneal", hib, profile, margin=m, unit=u,
-                         ours=f"{mean('lgelu_layerwise'):.2f} vs {mean('lgelu_anneal'):.2f}"),
+        _judged(
+            pair,
+            "gelu-swap-cost",
+            "swapping a trained GELU network's activations for ReLU "
+            f"{'costs accuracy' if hib else 'raises perplexity'}",
+            lambda: A.cost_of_swap(rows, "gelu_swap"),
+            profile,
+            direction=1,
+            unit=u,
+            ours=lambda c: f"cost {c.effect:+.2f} {u} (GELU {mean('gelu'):.2f} → {mean('gelu_swap'):.2f})",
+        ),
+        _judged(
+            pair,
+            "lgelu-swap-cheaper",
+            "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU",
+            lambda: A.compare_arms(rows, "lgelu_anneal", "gelu_swap", "swap_cost"),
+            profile,
+            direction=-1,
+            unit=u,
+            ours=lambda c: (
+                f"swap cost {mean('lgelu_anneal', 'swap_cost'):+.2f} vs {mean('gelu_swap', 'swap_cost'):+.2f} {u}"
+            ),
+        ),
+        _judged(
+            pair,
+            "srelu-swap-free",
+            f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{m} {u})",
+            lambda: A.cost_of_swap(rows, "srelu_anneal"),
+            profile,
+            claim="equivalence",
+            margin=m,
+            unit=u,
+            ours=lambda c: _swap_cost_text(c, u),
+            digits=3,
+        ),
+        _judged(
+            pair,
+            "lgelu-matches-relu",
+            f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
+            lambda: A.compare_arms(rows, "lgelu_anneal", "relu"),
+            profile,
+            claim="equivalence",
+            margin=m,
+            unit=u,
+            ours=lambda c: f"{mean('lgelu_anneal'):.2f} vs {mean('relu'):.2f}",
+        ),
+        _judged(
+            pair,
+            "srelu-matches-relu",
+            f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
+            lambda: A.compare_arms(rows, "srelu_anneal", "relu"),
+            profile,
+            claim="equivalence",
+            margin=m,
+            unit=u,
+            ours=lambda c: f"{mean('srelu_anneal'):.2f} vs {mean('relu'):.2f}",
+        ),
+        _judged(
+            pair,
+            "lgelu-int8-matches-relu",
+            f"annealed λ-GELU → ReLU keeps its int8 {'accuracy' if hib else 'perplexity'} within ±{m} {u} "
+            "of ReLU from scratch (x86 static int8)",
+            lambda: A.compare_arms(rows, "lgelu_anneal", "relu", "int8"),
+            profile,
+            claim="equivalence",
+            margin=m,
+            unit=u,
+            ours=lambda c: f"int8 {mean('lgelu_anneal', 'int8'):.2f} vs {mean('relu', 'int8'):.2f}",
+        ),
+        _judged(
+            pair,
+            "gelu-int8-cost",
+            "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch",
+            lambda: A.compare_arms(rows, "gelu", "relu", "int8_cost"),
+            profile,
+            direction=1,
+            unit=u,
+            ours=lambda c: f"int8 cost {mean('gelu', 'int8_cost'):+.2f} vs {mean('relu', 'int8_cost'):+.2f} {u}",
+        ),
+        _non_worse_claim(
+            pair,
+            "layerwise-no-worse",
+            rows,
+            "per-layer, distribution-aware λ targets give a ReLU network no worse than the "
+            f"global λ_target does (non-inferiority, margin {m} {u})",
+            "lgelu_layerwise",
+            "lgelu_anneal",
+            hib,
+            profile,
+            margin=m,
+            unit=u,
+            ours=f"{mean('lgelu_layerwise'):.2f} vs {mean('lgelu_anneal'):.2f}",
+        ),
     ]
     targets = A.layer_lambda_frame(results)
     per_seed = {int(k): float(v) - LAMBDA_TARGET for k, v in targets.groupby("seed")["target"].mean().items()}
-    out.append(_judged(
-        pair, "layer-targets-smaller", f"the per-layer, distribution-aware targets are smaller than the global λ_target ≈ {LAMBDA_TARGET:.0f} "
-              "(mean over layers)",
-        lambda: one_sample(per_seed), profile, direction=-1, digits=1,
-        ours=lambda c: f"mean target {LAMBDA_TARGET + c.effect:.1f} (layers {targets.groupby('layer')['target'].mean().min():.0f}"
-                       f" to {targets.groupby('layer')['target'].mean().max():.0f})",
-        note="Each target: the smallest λ whose expected gate error E|H(x) − Φ(λx)| on the layer's inputs during the "
-             "last learning epoch is at most ε = 0.005 (the paper's ε)."))
+    layer_means = targets.groupby("layer")["target"].mean()
+    out.append(
+        _judged(
+            pair,
+            "layer-targets-smaller",
+            f"the per-layer, distribution-aware targets are smaller than the global λ_target ≈ {LAMBDA_TARGET:.0f} "
+            "(mean over layers)",
+            lambda: one_sample(per_seed),
+            profile,
+            direction=-1,
+            digits=1,
+            ours=lambda c: (
+                f"mean target {LAMBDA_TARGET + c.effect:.1f} "
+                f"(layers {layer_means.min():.0f} to {layer_means.max():.0f})"
+            ),
+            note="Each target: the smallest λ whose expected gate error E|H(x) − Φ(λx)| on the layer's inputs "
+            "during the last learning epoch is at most ε = 0.005 (the paper's ε).",
+        )
+    )
     sp = A.sparsity_frame(results)
-    out.append(_judged(
-        pair, "lgelu-sparse-as-relu", f"annealed λ-GELU → ReLU is as sparse as ReLU from scratch (exact zeros, within ±{SPARSITY_MARGIN:g} points)",
-        lambda: paired_comparison(_sparsity_values(sp, "lgelu_anneal", "deployed"), _sparsity_values(sp, "relu", "deployed")),
-        profile, claim="equivalence", margin=SPARSITY_MARGIN, unit="points",
-        ours=lambda c: f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % vs "
-                       f"{np.mean(list(_sparsity_values(sp, 'relu', 'deployed').values())):.1f} % zeros"))
-    out.append(_judged(
-        pair, "lgelu-sparse-before-swap", f"λ-GELU at λ_target ≈ {LAMBDA_TARGET:.0f} is already as sparse before its swap as after it "
-              f"(within ±{SPARSITY_MARGIN:g} points)",
-        lambda: paired_comparison(_sparsity_values(sp, "lgelu_anneal", "before swap"),
-                                  _sparsity_values(sp, "lgelu_anneal", "deployed")),
-        profile, claim="equivalence", margin=SPARSITY_MARGIN, unit="points",
-        ours=lambda c: f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'before swap').values())):.1f} % vs "
-                       f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % zeros",
-        note="1 + erf(λx/√2) rounds to exactly 0 in float32 once λx is below about −5.5 "
-             "(sparsity.float32_zero_threshold), so a hard λ-GELU writes exact zeros too."))
+    out.append(
+        _judged(
+            pair,
+            "lgelu-sparse-as-relu",
+            "annealed λ-GELU → ReLU is as sparse as ReLU from scratch "
+            f"(exact zeros, within ±{SPARSITY_MARGIN:g} points)",
+            lambda: paired_comparison(
+                _sparsity_values(sp, "lgelu_anneal", "deployed"), _sparsity_values(sp, "relu", "deployed")
+            ),
+            profile,
+            claim="equivalence",
+            margin=SPARSITY_MARGIN,
+            unit="points",
+            ours=lambda c: (
+                f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % vs "
+                f"{np.mean(list(_sparsity_values(sp, 'relu', 'deployed').values())):.1f} % zeros"
+            ),
+        )
+    )
+    out.append(
+        _judged(
+            pair,
+            "lgelu-sparse-before-swap",
+            f"λ-GELU at λ_target ≈ {LAMBDA_TARGET:.0f} is already as sparse before its swap as after it "
+            f"(within ±{SPARSITY_MARGIN:g} points)",
+            lambda: paired_comparison(
+                _sparsity_values(sp, "lgelu_anneal", "before swap"), _sparsity_values(sp, "lgelu_anneal", "deployed")
+            ),
+            profile,
+            claim="equivalence",
+            margin=SPARSITY_MARGIN,
+            unit="points",
+            ours=lambda c: (
+                f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'before swap').values())):.1f} % vs "
+                f"{np.mean(list(_sparsity_values(sp, 'lgelu_anneal', 'deployed').values())):.1f} % zeros"
+            ),
+            note="1 + erf(λx/√2) rounds to exactly 0 in float32 once λx is below about −5.5 "
+            "(sparsity.float32_zero_threshold), so a hard λ-GELU writes exact zeros too.",
+        )
+    )
     if RELU_PAIRS[pair].linear_regions:
         reg = A.regions_frame(results)
         for arm, label in (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU")):
             pct = _region_pct(reg, arm)
-            out.append(_judged(
-                pair, f"regions-{arm}", f"{label} crosses as many linear regions along a line as ReLU from scratch "
-                      f"(within ±{REGION_MARGIN_PCT:g} %)",
-                lambda pct=pct: one_sample(pct), profile, claim="equivalence", margin=REGION_MARGIN_PCT, unit="%",
-                digits=1, ours=lambda c, pct=pct: f"{c.effect:+.1f} % regions per line vs ReLU from scratch",
-                note="Exact count of the pieces of each segment between two validation images (16 lines, the same "
-                     "for every arm and seed); effect per seed: the relative difference of the mean count."))
+            out.append(
+                _judged(
+                    pair,
+                    f"regions-{arm}",
+                    f"{label} crosses as many linear regions along a line as ReLU from scratch "
+                    f"(within ±{REGION_MARGIN_PCT:g} %)",
+                    lambda pct=pct: one_sample(pct),
+                    profile,
+                    claim="equivalence",
+                    margin=REGION_MARGIN_PCT,
+                    unit="%",
+                    digits=1,
+                    ours=lambda c, pct=pct: f"{c.effect:+.1f} % regions per line vs ReLU from scratch",
+                    note="Exact count of the pieces of each segment between two validation images (16 lines, the same "
+                    "for every arm and seed); effect per seed: the relative difference of the mean count.",
+                )
+            )
     return out
 
 
@@ -154,23 +287,40 @@ def _swap_cost_text(comp: Comparison, unit: str) -> str:
     as a count. The results store the metric, not per-example predictions, so an unchanged
     accuracy is stated as that, not as "no prediction changed"."""
     if comp.exact:
-        return (f"swap cost exactly {comp.effect:+g} {unit}: the metric is identical before and after the swap "
-                f"on all {comp.n} seeds (per-example predictions are not stored)")
+        return (
+            f"swap cost exactly {comp.effect:+g} {unit}: the metric is identical before and after the swap "
+            f"on all {comp.n} seeds (per-example predictions are not stored)"
+        )
     return f"swap cost {comp.effect:+.3f} {unit}"
 
 
-def _non_worse_claim(pair: str, name: str, rows: pd.DataFrame, text: str, arm: str, ref: str, higher_is_better: bool,
-                     profile: str, *, margin: float, unit: str, ours: str) -> Claim:
+def _non_worse_claim(
+    pair: str,
+    name: str,
+    rows: pd.DataFrame,
+    text: str,
+    arm: str,
+    ref: str,
+    higher_is_better: bool,
+    profile: str,
+    *,
+    margin: float,
+    unit: str,
+    ours: str,
+) -> Claim:
     """A non-inferiority row: tested on ``arm − ref`` oriented so that positive is better, but
     shown as ``arm − ref`` in the metric's own units like its neighbours (for perplexity,
     positive = worse), with the intervals of that same difference."""
-    verdict, fields, comp = judge(lambda: _non_worse(rows, arm, ref, higher_is_better), claim="non-inferiority",
-                                  margin=margin, unit=unit)
+    verdict, fields, comp = judge(
+        lambda: _non_worse(rows, arm, ref, higher_is_better), claim="non-inferiority", margin=margin, unit=unit
+    )
     if comp is not None and not higher_is_better:
         shown = comparison_fields(A.compare_arms(rows, arm, ref), unit=unit, claim="non-inferiority")
         fields.update(effect=shown["effect"], ci=shown["ci"])
-        fields["test"] += (f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{margin:g}, "
-                           "the upper end of the shown 90% interval below +margin")
+        fields["test"] += (
+            f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{margin:g}, "
+            "the upper end of the shown 90% interval below +margin"
+        )
     return _claim(pair, name, text, verdict, ours if comp is not None else "one seed: no interval", fields, profile)
 
 
@@ -183,8 +333,16 @@ def _non_worse(rows: pd.DataFrame, arm: str, ref: str, higher_is_better: bool) -
 
 
 def _not_run(pair: str, profile: str, why: str) -> Claim:
-    return _claim(pair, "not-run", "what ReLU-ization buys (swap, sparsity, int8, latency)", "not run here", "–",
-                  {}, profile, note=why)
+    return _claim(
+        pair,
+        "not-run",
+        "what ReLU-ization buys (swap, sparsity, int8, latency)",
+        "not run here",
+        "–",
+        {},
+        profile,
+        note=why,
+    )
 
 
 def claims(profile: str = "cpu") -> list[Claim]:
@@ -198,7 +356,9 @@ def claims(profile: str = "cpu") -> list[Claim]:
         results = [load_result(cfg) for cfg in reluization_configs(pair, profile)]
         if any(r is None for r in results):
             missing = sum(r is None for r in results)
-            out.append(_not_run(pair, profile, f"{missing} of {len(results)} results of this profile are not committed"))
+            out.append(
+                _not_run(pair, profile, f"{missing} of {len(results)} results of this profile are not committed")
+            )
             continue
         out.extend(pair_claims(pair, results, profile))  # type: ignore[arg-type]
     out.extend(latency_claims(profile))

@@ -44,15 +44,15 @@ import torch
 from torch import nn
 from torch.utils.data import Subset
 
+from helpers.core import validation as v
 from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
 from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
 from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_to_completion
-from helpers.core import validation as v
 from helpers.core.runtime import PROFILES, current_profile, training_threads
-from helpers.core.train import evaluate
 from helpers.core.scale import Scale
+from helpers.core.train import evaluate
 from helpers.core.weights import load_weights, save_weights
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.layer_targets import activation_error, gate_error, layer_lambda_target, strided_sample
@@ -61,9 +61,9 @@ from helpers.relu_ization.protocol import (
     LAMBDA_TARGET,
     RELU_PAIRS,
     TRAIN_ARMS,
-    relu_pair,
     arm_train_config,
     pair_seeds,
+    relu_pair,
 )
 from helpers.relu_ization.quantize import ENGINE, QUANT_API, module_summary, quantize_int8, quantized_engine
 from helpers.relu_ization.regions import count_regions, line_endpoints
@@ -71,8 +71,19 @@ from helpers.relu_ization.sparsity import zero_fractions
 from helpers.srelu.activation import SReLU
 from helpers.srelu.training import DeltaAnnealing, set_srelu_delta
 
-__all__ = ["ReluizationConfig", "reluization_config", "reluization_configs", "SWAPPED_TYPES", "swap_to_relu", "calibration_batches", "analyse", "run_reluization",
-           "weights_path", "trained_models"]
+__all__ = [
+    "ReluizationConfig",
+    "reluization_config",
+    "reluization_configs",
+    "SWAPPED_TYPES",
+    "swap_to_relu",
+    "calibration_batches",
+    "analyse",
+    "run_reluization",
+    "weights_path",
+    "trained_models",
+]
+
 
 @dataclass(frozen=True)
 class ReluizationConfig:
@@ -137,16 +148,24 @@ def reluization_config(pair: str, arm: str, seed: int, profile: str, scale: Scal
     fields = {k: v for k, v in hash_payload(cfg).items() if k != "config_class"}
     fields["profile"] = cfg.profile  # kept even at its default, so the profile check above can read it
     n_cal = 2048 if current_profile(profile) != "smoke" else 128
-    return ReluizationConfig(experiment=f"reluization_{pair}", pair=pair, arm=arm, seed=seed, train=fields,
-                             profile=profile, n_calibration=n_cal, n_lines=16 if profile != "smoke" else 2,
-                             scale_note=cfg.scale_note)
+    return ReluizationConfig(
+        experiment=f"reluization_{pair}",
+        pair=pair,
+        arm=arm,
+        seed=seed,
+        train=fields,
+        profile=profile,
+        n_calibration=n_cal,
+        n_lines=16 if profile != "smoke" else 2,
+        scale_note=cfg.scale_note,
+    )
 
 
-def reluization_configs(pair: str, profile: str, arms: tuple[str, ...] = TRAIN_ARMS,
-                        scale: Scale | None = None) -> list[ReluizationConfig]:
+def reluization_configs(
+    pair: str, profile: str, arms: tuple[str, ...] = TRAIN_ARMS, scale: Scale | None = None
+) -> list[ReluizationConfig]:
     """Every training arm × seed of ``pair`` at ``profile`` (at ``scale`` when given), seed-major."""
-    return [reluization_config(pair, arm, s, profile, scale) for s in pair_seeds(pair, profile, scale)
-            for arm in arms]
+    return [reluization_config(pair, arm, s, profile, scale) for s in pair_seeds(pair, profile, scale) for arm in arms]
 
 
 #: The smooth activations the swap replaces by ``nn.ReLU``.
@@ -176,8 +195,12 @@ def _preactivation_samples(model: nn.Module, batches: list[torch.Tensor]) -> tup
     sites = activation_sites(model)
     modules = dict(model.named_modules())
     chunks: dict[str, list[torch.Tensor]] = {s: [] for s in sites}
-    handles = [modules[s].register_forward_pre_hook(
-        lambda mod, args, s=s: chunks[s].append(strided_sample(args[0], PREACT_PER_BATCH))) for s in sites]
+    handles = [
+        modules[s].register_forward_pre_hook(
+            lambda mod, args, s=s: chunks[s].append(strided_sample(args[0], PREACT_PER_BATCH))
+        )
+        for s in sites
+    ]
     model.eval()
     try:
         for x in batches:
@@ -191,8 +214,14 @@ def _preactivation_samples(model: nn.Module, batches: list[torch.Tensor]) -> tup
 def _preactivation_stats(model: nn.Module, batches: list[torch.Tensor]) -> dict[str, list]:
     sites, samples = _preactivation_samples(model, batches)
     lams = {s: float(m.lam.detach().double().mean()) for s, m in model.named_modules() if isinstance(m, LambdaGELU)}
-    out: dict[str, list] = {"sites": sites, "std": [], "lambda_for_eps": [], "gate_error_global": [],
-                            "activation_error_global": [], "activation_error_own": []}
+    out: dict[str, list] = {
+        "sites": sites,
+        "std": [],
+        "lambda_for_eps": [],
+        "gate_error_global": [],
+        "activation_error_global": [],
+        "activation_error_own": [],
+    }
     for site, x in zip(sites, samples):
         out["std"].append(float(x.double().std()))
         out["lambda_for_eps"].append(layer_lambda_target(x, EPSILON))
@@ -211,8 +240,9 @@ def _metric(model: nn.Module, loader, task: str, int8: bool = False) -> float:
     return float(evaluate(model, loader, task)["val_metric"])
 
 
-def analyse(model: nn.Module, tcfg: TrainConfig, parts: dict[str, Any], *, pair: str,
-            n_calibration: int, n_lines: int) -> dict[str, Any]:
+def analyse(
+    model: nn.Module, tcfg: TrainConfig, parts: dict[str, Any], *, pair: str, n_calibration: int, n_lines: int
+) -> dict[str, Any]:
     """Every measurement of the chapter on a trained ``model`` (see the module docstring)."""
     spec = RELU_PAIRS[pair]
     val_loader, task = parts["val_loader"], tcfg.task
@@ -231,11 +261,22 @@ def analyse(model: nn.Module, tcfg: TrainConfig, parts: dict[str, Any], *, pair:
     out: dict[str, Any] = {
         "before_swap": before,
         "after_swap": after,
-        "int8": {"before_swap": int8_before, "after_swap": int8_after, "api": QUANT_API, "engine": ENGINE,
-                 "scope": spec.quant_scope, "modules_before_swap": module_summary(q_before),
-                 "modules_after_swap": module_summary(q_after), "n_calibration": sum(len(b) for b in calibration)},
-        "sparsity": {"sites": sparse_before["sites"], "before_swap": sparse_before["zero_fraction"],
-                     "after_swap": sparse_after["zero_fraction"], "n_values": sparse_before["n_values"]},
+        "int8": {
+            "before_swap": int8_before,
+            "after_swap": int8_after,
+            "api": QUANT_API,
+            "engine": ENGINE,
+            "scope": spec.quant_scope,
+            "modules_before_swap": module_summary(q_before),
+            "modules_after_swap": module_summary(q_after),
+            "n_calibration": sum(len(b) for b in calibration),
+        },
+        "sparsity": {
+            "sites": sparse_before["sites"],
+            "before_swap": sparse_before["zero_fraction"],
+            "after_swap": sparse_after["zero_fraction"],
+            "n_values": sparse_before["n_values"],
+        },
         "preactivations": _preactivation_stats(model, calibration),
     }
     if spec.linear_regions:
@@ -260,8 +301,15 @@ def _final_hardness(model: nn.Module, hooks: list, tcfg: TrainConfig) -> None:
 
 #: The keys of a training result (:func:`helpers.core.runs.train_model`) a reused run takes from the
 #: committed result of its TrainConfig.
-_TRAIN_RESULT_KEYS = ("history", "best_epoch", "best_val_metric", "higher_is_better", "lambda_init", "n_params",
-                      "data_source")
+_TRAIN_RESULT_KEYS = (
+    "history",
+    "best_epoch",
+    "best_val_metric",
+    "higher_is_better",
+    "lambda_init",
+    "n_params",
+    "data_source",
+)
 
 
 def _reused_training(tcfg: TrainConfig) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -297,9 +345,11 @@ def _reproduces(tcfg: TrainConfig, history: list[dict[str, Any]], reused: bool =
         return record
     ours = [row["val_metric"] for row in history]
     theirs = [row["val_metric"] for row in committed["history"]]
-    record.update(found=True, identical=ours == theirs,
-                  max_abs_diff_val_metric=max(abs(a - b) for a, b in zip(ours, theirs)) if len(ours) == len(theirs)
-                  else None)
+    record.update(
+        found=True,
+        identical=ours == theirs,
+        max_abs_diff_val_metric=max(abs(a - b) for a, b in zip(ours, theirs)) if len(ours) == len(theirs) else None,
+    )
     return record
 
 
@@ -358,4 +408,3 @@ def trained_models(cfg: ReluizationConfig) -> tuple[nn.Module, nn.Module, dict[s
                 set_srelu_delta(model, hook.delta_at(tcfg.epochs))
     model.eval()
     return model, swap_to_relu(model), parts
-

@@ -29,8 +29,20 @@ from helpers.core.statistics import bootstrap_ci, median_comparison
 from helpers.relu_ization.experiment import reluization_config
 from helpers.relu_ization.protocol import pending_pairs
 
-__all__ = ["RECORD", "MACHINE_FIELDS", "calls_for", "interleaved_times", "ratio_summary", "csr_matmul_times",
-           "load_record", "pair_record", "timed_weights_current", "measurement_note", "latency_frame", "latency_claims"]
+__all__ = [
+    "RECORD",
+    "MACHINE_FIELDS",
+    "calls_for",
+    "interleaved_times",
+    "ratio_summary",
+    "csr_matmul_times",
+    "load_record",
+    "pair_record",
+    "timed_weights_current",
+    "measurement_note",
+    "latency_frame",
+    "latency_claims",
+]
 
 #: The committed benchmark record, relative to the checkout.
 RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
@@ -52,8 +64,14 @@ def calls_for(fn: Callable[[], Any], target_seconds: float = 0.02, limit: int = 
 
 
 @torch.inference_mode()
-def interleaved_times(fns: Mapping[str, Callable[[], Any]], *, rounds: int, number: Mapping[str, int] | int = 1,
-                      warmup: int = 2, seed: int = 0) -> dict[str, list[float]]:
+def interleaved_times(
+    fns: Mapping[str, Callable[[], Any]],
+    *,
+    rounds: int,
+    number: Mapping[str, int] | int = 1,
+    warmup: int = 2,
+    seed: int = 0,
+) -> dict[str, list[float]]:
     """Seconds per call of every ``fns[name]``, one timing per round each, the names in a fresh
     random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all)."""
     if not fns:
@@ -95,23 +113,30 @@ def ratio_summary(times: Mapping[str, list[float]], reference: str) -> dict[str,
 
 
 @torch.inference_mode()
-def csr_matmul_times(activations: torch.Tensor, weight: torch.Tensor, *, rounds: int, seed: int = 0
-                     ) -> dict[str, Any]:
+def csr_matmul_times(activations: torch.Tensor, weight: torch.Tensor, *, rounds: int, seed: int = 0) -> dict[str, Any]:
     """The one zero-skipping path of this PyTorch stack on the CPU: the next layer's product with
     the activations stored as a CSR sparse matrix (``torch.sparse.mm``), against the dense
     product. Times with and without the conversion ``to_sparse_csr()``."""
     if activations.dim() != 2 or weight.dim() != 2 or activations.shape[1] != weight.shape[1]:
-        raise ValueError(f"need activations (n, k) and weight (m, k), got {tuple(activations.shape)} and "
-                         f"{tuple(weight.shape)}")
+        raise ValueError(
+            f"need activations (n, k) and weight (m, k), got {tuple(activations.shape)} and {tuple(weight.shape)}"
+        )
     wt = weight.t().contiguous()
     csr = activations.to_sparse_csr()
-    fns = {"dense": lambda: activations @ wt, "csr": lambda: torch.sparse.mm(csr, wt),
-           "csr+conversion": lambda: torch.sparse.mm(activations.to_sparse_csr(), wt)}
+    fns = {
+        "dense": lambda: activations @ wt,
+        "csr": lambda: torch.sparse.mm(csr, wt),
+        "csr+conversion": lambda: torch.sparse.mm(activations.to_sparse_csr(), wt),
+    }
     number = {k: calls_for(f) for k, f in fns.items()}
     summary = ratio_summary(interleaved_times(fns, rounds=rounds, number=number, seed=seed), "dense")
     diff = float((torch.sparse.mm(csr, wt) - activations @ wt).abs().max())
-    return {"zero_fraction": float((activations == 0).float().mean()), "shape": list(activations.shape),
-            "max_abs_diff": diff, **{k: {kk: v[kk] for kk in ("median_seconds", "ratio", "ci")} for k, v in summary.items()}}
+    return {
+        "zero_fraction": float((activations == 0).float().mean()),
+        "shape": list(activations.shape),
+        "max_abs_diff": diff,
+        **{k: {kk: v[kk] for kk in ("median_seconds", "ratio", "ci")} for k, v in summary.items()},
+    }
 
 
 def load_record(path: Path | None = None) -> dict[str, Any] | None:
@@ -122,11 +147,18 @@ def load_record(path: Path | None = None) -> dict[str, Any] | None:
     try:
         record = json.loads(p.read_text())
     except json.JSONDecodeError as e:
-        raise ValueError(f"the latency record {p} is not valid JSON ({e}); rerun benchmarks/relu_ization_latency.py") from e
-    if not isinstance(record, dict) or not isinstance(record.get("pairs"), dict) or \
-            not all(isinstance(v, dict) and isinstance(v.get("rows"), list) for v in record["pairs"].values()):
-        raise ValueError(f"the latency record {p} is not a benchmark record (a 'pairs' mapping of entries with 'rows'); "
-                         "rerun benchmarks/relu_ization_latency.py")
+        raise ValueError(
+            f"the latency record {p} is not valid JSON ({e}); rerun benchmarks/relu_ization_latency.py"
+        ) from e
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("pairs"), dict)
+        or not all(isinstance(v, dict) and isinstance(v.get("rows"), list) for v in record["pairs"].values())
+    ):
+        raise ValueError(
+            f"the latency record {p} is not a benchmark record (a 'pairs' mapping of entries with 'rows'); "
+            "rerun benchmarks/relu_ization_latency.py"
+        )
     return record
 
 
@@ -157,8 +189,10 @@ def timed_weights_current(record: Mapping[str, Any], pair: str, profile: str = "
         return False
     for arm, check in checks.items():
         committed = load_result(reluization_config(pair, arm, int(rec["seed"]), profile))
-        if committed is None or [check["before_swap"][1], check["after_swap"][1]] != \
-                [committed["before_swap"], committed["after_swap"]]:
+        if committed is None or [check["before_swap"][1], check["after_swap"][1]] != [
+            committed["before_swap"],
+            committed["after_swap"],
+        ]:
             return False
     return True
 
@@ -169,13 +203,17 @@ def measurement_note(record: Mapping[str, Any], pair: str) -> str:
     rec = pair_record(record, pair)
     checks = rec.get("weights_check", {})
     same = "yes" if checks and all(c["identical"] for c in checks.values()) else ("no" if checks else "not checked")
-    note = (f"latency measured {rec['date']} on {rec['cpu']}, torch {rec['torch']}, {rec['threads']} thread, "
-            f"{rec['rounds']} interleaved rounds, load average {rec['load_average']:.1f}; the benchmark took "
-            f"{rec['seconds']:.0f} s for this pair; seed-{rec['seed']} weights reproduce the committed results "
-            f"exactly: {same}")
+    note = (
+        f"latency measured {rec['date']} on {rec['cpu']}, torch {rec['torch']}, {rec['threads']} thread, "
+        f"{rec['rounds']} interleaved rounds, load average {rec['load_average']:.1f}; the benchmark took "
+        f"{rec['seconds']:.0f} s for this pair; seed-{rec['seed']} weights reproduce the committed results "
+        f"exactly: {same}"
+    )
     if checks and not timed_weights_current(record, pair):
-        note += ("; STALE: the committed results of this pair are no longer the ones timed (it changed scale "
-                 f"or was retrained): rerun benchmarks/relu_ization_latency.py --pairs {pair}")
+        note += (
+            "; STALE: the committed results of this pair are no longer the ones timed (it changed scale "
+            f"or was retrained): rerun benchmarks/relu_ization_latency.py --pairs {pair}"
+        )
     return note
 
 
@@ -184,11 +222,17 @@ def latency_frame(record: Mapping[str, Any], pair: str) -> pd.DataFrame:
     interval, and throughput (examples per second)."""
     rows = []
     for row in pair_record(record, pair)["rows"]:
-        rows.append({"network": row["label"], "precision": row["precision"], "batch": row["batch"],
-                     "ms per batch": 1e3 * row["median_seconds"],
-                     "examples/s": row["batch"] / row["median_seconds"],
-                     "time ratio to GELU float32": row["ratio"],
-                     "95% CI": f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]"})
+        rows.append(
+            {
+                "network": row["label"],
+                "precision": row["precision"],
+                "batch": row["batch"],
+                "ms per batch": 1e3 * row["median_seconds"],
+                "examples/s": row["batch"] / row["median_seconds"],
+                "time ratio to GELU float32": row["ratio"],
+                "95% CI": f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -221,26 +265,55 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
             continue
         rec = pair_record(record, pair)
         label = rec["label"]
-        scale = (f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
-                 f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}")
+        scale = (
+            f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
+            f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}"
+        )
         big = max(row["batch"] for row in rec["rows"])
         small = min(row["batch"] for row in rec["rows"])
         # each case's key names what it compares (arm, precision, batch), not its sentence
         cases = [
-            ("same-speed-float32", f"the ReLU-ized networks run at one float32 speed: annealed λ-GELU → ReLU within "
-             f"±{SAME_SPEED_MARGIN_PCT:g} % of ReLU from scratch (batch {big})",
-             ("lgelu_anneal", "float32", big), ("relu", "float32", big), dict(claim="equivalence", margin=SAME_SPEED_MARGIN_PCT),
-             "Same graph (Linear/Conv → ReLU), different weights: a difference would have to come from the values."),
-            ("float32-faster-than-gelu", f"ReLU-ization makes float32 inference faster than GELU (batch {big})",
-             ("lgelu_anneal", "float32", big), ("gelu", "float32", big), dict(direction=-1), ""),
-            (f"int8-faster-than-float32-batch-{big}",
-             f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {big})",
-             ("lgelu_anneal", "int8", big), ("lgelu_anneal", "float32", big), dict(direction=-1), ""),
-            (f"int8-faster-than-float32-batch-{small}",
-             f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {small})",
-             ("lgelu_anneal", "int8", small), ("lgelu_anneal", "float32", small), dict(direction=-1), ""),
-            ("int8-faster-than-int8-gelu", f"int8 runs the ReLU-ized network faster than int8 GELU, whose GELU stays float32 (batch {big})",
-             ("lgelu_anneal", "int8", big), ("gelu", "int8", big), dict(direction=-1), ""),
+            (
+                "same-speed-float32",
+                f"the ReLU-ized networks run at one float32 speed: annealed λ-GELU → ReLU within "
+                f"±{SAME_SPEED_MARGIN_PCT:g} % of ReLU from scratch (batch {big})",
+                ("lgelu_anneal", "float32", big),
+                ("relu", "float32", big),
+                dict(claim="equivalence", margin=SAME_SPEED_MARGIN_PCT),
+                "Same graph (Linear/Conv → ReLU), different weights: a difference would have to come from the values.",
+            ),
+            (
+                "float32-faster-than-gelu",
+                f"ReLU-ization makes float32 inference faster than GELU (batch {big})",
+                ("lgelu_anneal", "float32", big),
+                ("gelu", "float32", big),
+                dict(direction=-1),
+                "",
+            ),
+            (
+                f"int8-faster-than-float32-batch-{big}",
+                f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {big})",
+                ("lgelu_anneal", "int8", big),
+                ("lgelu_anneal", "float32", big),
+                dict(direction=-1),
+                "",
+            ),
+            (
+                f"int8-faster-than-float32-batch-{small}",
+                f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {small})",
+                ("lgelu_anneal", "int8", small),
+                ("lgelu_anneal", "float32", small),
+                dict(direction=-1),
+                "",
+            ),
+            (
+                "int8-faster-than-int8-gelu",
+                f"int8 runs the ReLU-ized network faster than int8 GELU, whose GELU stays float32 (batch {big})",
+                ("lgelu_anneal", "int8", big),
+                ("gelu", "int8", big),
+                dict(direction=-1),
+                "",
+            ),
         ]
         for name, text, a, b, kw, note in cases:
             pct = _pct(record, pair, a, b)
@@ -249,15 +322,30 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
             verdict, fields, comp = judge(lambda pct=pct: median_comparison(pct), unit="%", digits=1, **kw)
             if fields.get("n"):
                 fields["n"] = fields["n"].replace("runs", f"timing rounds of one seed-{rec['seed']} network per arm")
-            ours = f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})" \
-                if comp is not None else "–"
-            out.append(Claim(key=claim_key("reluization-latency", pair, name), claim=f"{label}: {text}", source=SOURCE, paper_value=HYPOTHESIS, our_value=ours,
-                             profile=profile, scale=scale, verdict=verdict, notebook=rec["notebook"],  # type: ignore[arg-type]
-                             note=(note + " " if note else "") + f"Each arm is a single network (seed {rec['seed']}); "
-                             "the rounds are timing rounds, not seeds, so the interval covers timing noise on this "
-                             "machine, not training variation, and another seed's network was not timed. The verdict "
-                             "rests on the seeded bootstrap interval of the median per-round ratio, the statistic the "
-                             "latency table shows (95%; 90% for the same-speed margin), with a Wilcoxon "
-                             "signed-rank p beside it.",
-                             anchor=rec["anchor"], **fields))
+            ours = (
+                f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})"
+                if comp is not None
+                else "–"
+            )
+            out.append(
+                Claim(
+                    key=claim_key("reluization-latency", pair, name),
+                    claim=f"{label}: {text}",
+                    source=SOURCE,
+                    paper_value=HYPOTHESIS,
+                    our_value=ours,
+                    profile=profile,
+                    scale=scale,
+                    verdict=verdict,
+                    notebook=rec["notebook"],  # type: ignore[arg-type]
+                    note=(note + " " if note else "") + f"Each arm is a single network (seed {rec['seed']}); "
+                    "the rounds are timing rounds, not seeds, so the interval covers timing noise on this "
+                    "machine, not training variation, and another seed's network was not timed. The verdict "
+                    "rests on the seeded bootstrap interval of the median per-round ratio, the statistic the "
+                    "latency table shows (95%; 90% for the same-speed margin), with a Wilcoxon "
+                    "signed-rank p beside it.",
+                    anchor=rec["anchor"],
+                    **fields,
+                )
+            )
     return out

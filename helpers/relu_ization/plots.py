@@ -11,8 +11,14 @@ from helpers.relu_ization.protocol import ARM_LABELS, ARMS
 
 __all__ = ["ARM_COLORS", "sparsity_by_layer", "arm_metrics", "regions_by_arm", "layer_targets"]
 
-ARM_COLORS: dict[str, str] = {"gelu": "#7f7f7f", "gelu_swap": "#bcbd22", "lgelu_anneal": "#1f77b4",
-                              "srelu_anneal": "#2ca02c", "relu": "#d62728", "lgelu_layerwise": "#9467bd"}
+ARM_COLORS: dict[str, str] = {
+    "gelu": "#7f7f7f",
+    "gelu_swap": "#bcbd22",
+    "lgelu_anneal": "#1f77b4",
+    "srelu_anneal": "#2ca02c",
+    "relu": "#d62728",
+    "lgelu_layerwise": "#9467bd",
+}
 
 
 def sparsity_by_layer(frame: pd.DataFrame, title: str = "") -> plt.Figure:
@@ -29,9 +35,18 @@ def sparsity_by_layer(frame: pd.DataFrame, title: str = "") -> plt.Figure:
             stats = g.groupby("layer")["zero_fraction"].agg(["mean", "min", "max"])
             x = stats.index.to_numpy()
             label = ARM_LABELS[arm] + (" (before swap)" if stage == "before swap" else "")
-            ax.errorbar(x, 100 * stats["mean"], yerr=[100 * (stats["mean"] - stats["min"]), 100 * (stats["max"] - stats["mean"])],
-                        color=ARM_COLORS[arm], linestyle=style, marker="o" if stage == "deployed" else "x", ms=3,
-                        capsize=2, lw=1.2, label=label)
+            ax.errorbar(
+                x,
+                100 * stats["mean"],
+                yerr=[100 * (stats["mean"] - stats["min"]), 100 * (stats["max"] - stats["mean"])],
+                color=ARM_COLORS[arm],
+                linestyle=style,
+                marker="o" if stage == "deployed" else "x",
+                ms=3,
+                capsize=2,
+                lw=1.2,
+                label=label,
+            )
     ax.set_xlabel("activation site (input → output)")
     ax.set_ylabel("exact zeros (%)")
     ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
@@ -54,11 +69,18 @@ def arm_metrics(rows: pd.DataFrame, title: str = "") -> plt.Figure:
         g = rows[rows["arm"] == arm]
         jitter = np.linspace(-0.08, 0.08, len(g)) if len(g) > 1 else np.zeros(1)
         ax.scatter(i - 0.15 + jitter, k * g["value"], color=ARM_COLORS[arm], s=16, label="float32" if i == 0 else None)
-        ax.scatter(i + 0.15 + jitter, k * g["int8"], color=ARM_COLORS[arm], marker="s", s=16,
-                   label="int8" if i == 0 else None)
+        ax.scatter(
+            i + 0.15 + jitter, k * g["int8"], color=ARM_COLORS[arm], marker="s", s=16, label="int8" if i == 0 else None
+        )
         if g["before"].notna().any():
-            ax.scatter(i - 0.15 + jitter, k * g["before"], facecolors="none", edgecolors=ARM_COLORS[arm], s=16,
-                       label="before swap" if arm == "gelu_swap" else None)
+            ax.scatter(
+                i - 0.15 + jitter,
+                k * g["before"],
+                facecolors="none",
+                edgecolors=ARM_COLORS[arm],
+                s=16,
+                label="before swap" if arm == "gelu_swap" else None,
+            )
     ax.set_xticks(range(len(arms)), [ARM_LABELS[a].replace(" → ", "\n→ ") for a in arms], fontsize=7)
     ax.set_ylabel("accuracy (%)" if hib else "perplexity")
     ax.set_title(title)
@@ -92,8 +114,15 @@ def layer_targets(frame: pd.DataFrame, global_target: float, title: str = "") ->
     stats = frame.groupby("layer")["target"].agg(["mean", "min", "max"])
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     x = stats.index.to_numpy()
-    ax.errorbar(x, stats["mean"], yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]], marker="o",
-                color=ARM_COLORS["lgelu_layerwise"], capsize=3, label="per-layer target (vi)")
+    ax.errorbar(
+        x,
+        stats["mean"],
+        yerr=[stats["mean"] - stats["min"], stats["max"] - stats["mean"]],
+        marker="o",
+        color=ARM_COLORS["lgelu_layerwise"],
+        capsize=3,
+        label="per-layer target (vi)",
+    )
     ax.axhline(global_target, color=ARM_COLORS["lgelu_anneal"], ls="--", label=f"global λ_target ≈ {global_target:.0f}")
     ax.set_yscale("log")
     ax.set_xlabel("λ-GELU layer (input → output)")

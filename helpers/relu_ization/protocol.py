@@ -28,13 +28,29 @@ from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
-from helpers.lambda_gelu.protocol import EPSILON, SCALES as LAMBDA_GELU_SCALES, pair_config
+from helpers.lambda_gelu.protocol import EPSILON, pair_config
+from helpers.lambda_gelu.protocol import SCALES as LAMBDA_GELU_SCALES
 from helpers.srelu.training import delta_for_gate_gap
 
 __all__ = [
-    "ARMS", "TRAIN_ARMS", "ARM_LABELS", "ReluPair", "RELU_PAIRS", "SCALES", "EPSILON", "LAMBDA_TARGET",
-    "DELTA_START", "DELTA_TARGET", "VIT_CPU", "delta_matching_lambda", "pair_scale", "pair_seeds", "cpu_pairs",
-    "pending_pairs", "relu_pair", "arm_train_config",
+    "ARMS",
+    "TRAIN_ARMS",
+    "ARM_LABELS",
+    "ReluPair",
+    "RELU_PAIRS",
+    "SCALES",
+    "EPSILON",
+    "LAMBDA_TARGET",
+    "DELTA_START",
+    "DELTA_TARGET",
+    "VIT_CPU",
+    "delta_matching_lambda",
+    "pair_scale",
+    "pair_seeds",
+    "cpu_pairs",
+    "pending_pairs",
+    "relu_pair",
+    "arm_train_config",
 ]
 
 #: The tolerance of both annealing targets: the λ-GELU paper's ε (Section IV-C).
@@ -69,11 +85,18 @@ ARM_LABELS: dict[str, str] = {
 #: 63 %) with the λ-GELU DeiT pair's AdamW recipe (weight decay 0.07) at peak learning rate 1e-3 and a
 #: cosine decay. The DeiT stand-in's earlier cpu scale (width 64, 4,000 images, 6 epochs) stops near 38 %,
 #: too weak a model for int8 and sparsity numbers to mean much.
-VIT_CPU: Scale = Scale(dataset="cifar10", model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4}, epochs=10,
-                       seeds=(0, 1, 2), lr=1e-3, augment="crop_flip", schedule="cosine",
-                       note="CIFAR-10 (JPEG mirror), all 50,000 training and 10,000 test images, random crop + "
-                            "flip; a ViT of width 48, depth 4, patch 4 (the S-ReLU chapter's decisive ViT); "
-                            "10 epochs, AdamW at peak 1e-3 with a cosine decay; float32, one thread per run")
+VIT_CPU: Scale = Scale(
+    dataset="cifar10",
+    model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
+    epochs=10,
+    seeds=(0, 1, 2),
+    lr=1e-3,
+    augment="crop_flip",
+    schedule="cosine",
+    note="CIFAR-10 (JPEG mirror), all 50,000 training and 10,000 test images, random crop + "
+    "flip; a ViT of width 48, depth 4, patch 4 (the S-ReLU chapter's decisive ViT); "
+    "10 epochs, AdamW at peak 1e-3 with a cosine decay; float32, one thread per run",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,12 +119,15 @@ class ReluPair:
 
 
 RELU_PAIRS: dict[str, ReluPair] = {
-    "fmnist": ReluPair(key="fmnist", lgelu_pair="fmnist", label="MLP/Fashion-MNIST", quant_scope="model",
-                       linear_regions=True),
-    "gpt": ReluPair(key="gpt", lgelu_pair="wikitext_gpt", label="GPT decoder/Tiny Shakespeare",
-                    quant_scope="feedforward"),
-    "cifar10_resnet": ReluPair(key="cifar10_resnet", lgelu_pair="cifar10_resnet", label="ResNet-18/CIFAR-10",
-                               quant_scope="model"),
+    "fmnist": ReluPair(
+        key="fmnist", lgelu_pair="fmnist", label="MLP/Fashion-MNIST", quant_scope="model", linear_regions=True
+    ),
+    "gpt": ReluPair(
+        key="gpt", lgelu_pair="wikitext_gpt", label="GPT decoder/Tiny Shakespeare", quant_scope="feedforward"
+    ),
+    "cifar10_resnet": ReluPair(
+        key="cifar10_resnet", lgelu_pair="cifar10_resnet", label="ResNet-18/CIFAR-10", quant_scope="model"
+    ),
     "vit": ReluPair(key="vit", lgelu_pair="tinyimagenet_deit", label="ViT/CIFAR-10", quant_scope="feedforward"),
 }
 
@@ -114,8 +140,10 @@ RELU_PAIRS: dict[str, ReluPair] = {
 SCALES: dict[str, dict[str, Scale]] = {
     "fmnist": LAMBDA_GELU_SCALES["fmnist"],
     "gpt": LAMBDA_GELU_SCALES["wikitext_gpt"],
-    "cifar10_resnet": {**LAMBDA_GELU_SCALES["cifar10_resnet"],
-                       "cpu": replace(LAMBDA_GELU_SCALES["cifar10_resnet"]["cpu"], seeds=(0, 1, 2))},
+    "cifar10_resnet": {
+        **LAMBDA_GELU_SCALES["cifar10_resnet"],
+        "cpu": replace(LAMBDA_GELU_SCALES["cifar10_resnet"]["cpu"], seeds=(0, 1, 2)),
+    },
     "vit": {**LAMBDA_GELU_SCALES["tinyimagenet_deit"], "cpu": VIT_CPU},
 }
 
@@ -168,6 +196,13 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str, scale: Scale 
     if arm == "lgelu_layerwise":
         changes.update(experiment=f"reluization_{pair}", anneal_target=None, anneal_layer_eps=EPSILON)
     elif arm == "srelu_anneal":
-        changes.update(experiment=f"reluization_{pair}", activation="srelu", activation_kwargs={"delta": DELTA_START},
-                       hardness_lr_mult=1.0, init_mode=None, anneal_target=None, delta_anneal_target=DELTA_TARGET)
+        changes.update(
+            experiment=f"reluization_{pair}",
+            activation="srelu",
+            activation_kwargs={"delta": DELTA_START},
+            hardness_lr_mult=1.0,
+            init_mode=None,
+            anneal_target=None,
+            delta_anneal_target=DELTA_TARGET,
+        )
     return replace(cfg, **changes)

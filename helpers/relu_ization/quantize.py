@@ -40,8 +40,9 @@ from helpers.core.registry import activation_types
 
 __all__ = ["QUANT_API", "ENGINE", "SCOPES", "quantized_engine", "quantize_int8", "module_summary"]
 
-QUANT_API = ("torch.ao.quantization.quantize_fx.prepare_fx/convert_fx, post-training static, "
-             "get_default_qconfig_mapping('x86')")
+QUANT_API = (
+    "torch.ao.quantization.quantize_fx.prepare_fx/convert_fx, post-training static, get_default_qconfig_mapping('x86')"
+)
 ENGINE = "x86"
 SCOPES: tuple[str, ...] = ("model", "feedforward")
 
@@ -57,8 +58,9 @@ def quantized_engine(name: str = ENGINE) -> Iterator[None]:
     one machine: a test runs a quantized model twice and compares bit for bit.
     """
     if name not in torch.backends.quantized.supported_engines:
-        raise ValueError(f"quantized engine {name!r} is not supported here "
-                         f"({', '.join(torch.backends.quantized.supported_engines)})")
+        raise ValueError(
+            f"quantized engine {name!r} is not supported here ({', '.join(torch.backends.quantized.supported_engines)})"
+        )
     before = torch.backends.quantized.engine
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
@@ -107,7 +109,8 @@ def quantize_int8(model: nn.Module, calibration: Iterable, *, scope: str = "mode
     from torch.ao.quantization.fx.custom_config import PrepareCustomConfig  # lazy: as above
 
     custom = PrepareCustomConfig().set_non_traceable_module_classes(
-        [t for t in activation_types() if not t.__module__.startswith("torch.")])
+        [t for t in activation_types() if not t.__module__.startswith("torch.")]
+    )
     batches = [_inputs(b) for b in calibration]
     if not batches:
         raise ValueError("calibration is empty: static quantisation needs calibration batches")
@@ -123,9 +126,12 @@ def quantize_int8(model: nn.Module, calibration: Iterable, *, scope: str = "mode
         if not blocks:
             raise ValueError("scope 'feedforward' needs FeedForward blocks; this model has none")
         captured: dict[str, torch.Tensor] = {}
-        handles = [m.register_forward_pre_hook(
-            lambda mod, args, name=name: captured.setdefault(name, args[0].detach().clone()))
-            for name, m in blocks]
+        handles = [
+            m.register_forward_pre_hook(
+                lambda mod, args, name=name: captured.setdefault(name, args[0].detach().clone())
+            )
+            for name, m in blocks
+        ]
         float_model(batches[0])  # one input per block, to trace it with
         for h in handles:
             h.remove()

@@ -37,8 +37,10 @@ def relu_mlp_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
     layers = []
     for linear, act in zip(mods[::2], mods[1::2]):
         if not isinstance(linear, nn.Linear) or type(act) is not nn.ReLU:
-            raise ValueError(f"every hidden layer must be Linear → nn.ReLU, found {type(linear).__name__} → "
-                             f"{type(act).__name__}; swap the activations for ReLU first")
+            raise ValueError(
+                f"every hidden layer must be Linear → nn.ReLU, found {type(linear).__name__} → "
+                f"{type(act).__name__}; swap the activations for ReLU first"
+            )
         layers.append((linear.weight.detach().double().numpy(), linear.bias.detach().double().numpy()))
     return layers
 
@@ -50,8 +52,9 @@ def _vector(x: object, name: str) -> np.ndarray:
     return arr
 
 
-def line_pieces(layers: list[tuple[np.ndarray, np.ndarray]], start: object, end: object
-                ) -> tuple[np.ndarray, np.ndarray]:
+def line_pieces(
+    layers: list[tuple[np.ndarray, np.ndarray]], start: object, end: object
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact breakpoints of the activation pattern along ``start → end``.
 
     Returns ``(edges, patterns)``: ``edges`` (float64, ``0 = edges[0] < ... < edges[-1] = 1``) bound
@@ -62,8 +65,9 @@ def line_pieces(layers: list[tuple[np.ndarray, np.ndarray]], start: object, end:
         raise ValueError("layers is empty")
     a, b = _vector(start, "start"), _vector(end, "end")
     if a.shape != b.shape or a.size != layers[0][0].shape[1]:
-        raise ValueError(f"start and end must both have the input size {layers[0][0].shape[1]}, "
-                         f"got {a.size} and {b.size}")
+        raise ValueError(
+            f"start and end must both have the input size {layers[0][0].shape[1]}, got {a.size} and {b.size}"
+        )
     if np.array_equal(a, b):
         raise ValueError("start and end are the same point: a line needs two points")
     # pieces: (t0, t1, offset, direction, pattern so far); layer input is offset + t·direction

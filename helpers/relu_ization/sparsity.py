@@ -40,7 +40,9 @@ def float32_zero_threshold(activation: nn.Module, lowest: float = -1e4) -> float
     if isinstance(lowest, bool) or not isinstance(lowest, (int, float)) or not math.isfinite(lowest) or lowest >= 0:
         raise ValueError(f"lowest must be a finite negative number (the bottom of the search), got {lowest!r}")
     if float(torch.tensor(lowest, dtype=torch.float32)) == -math.inf:
-        raise ValueError(f"lowest = {lowest:g} overflows float32 (its range ends at {-torch.finfo(torch.float32).max:g})")
+        raise ValueError(
+            f"lowest = {lowest:g} overflows float32 (its range ends at {-torch.finfo(torch.float32).max:g})"
+        )
 
     def is_zero(x: float) -> bool:
         return bool(activation(torch.tensor([x], dtype=torch.float32))[0] == 0)
@@ -79,6 +81,7 @@ def zero_fractions(model: nn.Module, batches: Iterable) -> dict[str, list]:
         def count(module: nn.Module, args: tuple, output: torch.Tensor) -> None:
             zeros[name] += int((output == 0).sum())
             counts[name] += output.numel()
+
         return count
 
     handles = [modules[s].register_forward_hook(hook(s)) for s in sites]
@@ -96,5 +99,8 @@ def zero_fractions(model: nn.Module, batches: Iterable) -> dict[str, list]:
         for h in handles:
             h.remove()
         model.train(was_training)
-    return {"sites": sites, "zero_fraction": [zeros[s] / counts[s] for s in sites],
-            "n_values": [counts[s] for s in sites]}
+    return {
+        "sites": sites,
+        "zero_fraction": [zeros[s] / counts[s] for s in sites],
+        "n_values": [counts[s] for s in sites],
+    }

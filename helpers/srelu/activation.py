@@ -48,7 +48,6 @@ __all__ = [
 Delta = float | torch.Tensor
 
 
-
 # --------------------------------------------------------------------------------------------
 # Input checks: a wrong argument fails here with a message, never deep inside torch.
 # --------------------------------------------------------------------------------------------
@@ -90,8 +89,7 @@ def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
     within :func:`delta_range` of the dtype S-ReLU is computed in for ``x``."""
     if isinstance(delta, bool) or not isinstance(delta, (numbers.Real, torch.Tensor)):
         raise TypeError(
-            f"{fn}: delta must be a positive real number or a floating tensor, "
-            f"got {type(delta).__name__} ({delta!r})"
+            f"{fn}: delta must be a positive real number or a floating tensor, got {type(delta).__name__} ({delta!r})"
         )
     if isinstance(delta, torch.Tensor):
         if not delta.is_floating_point():
@@ -109,8 +107,7 @@ def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
                 shape = torch.broadcast_shapes(x.shape, delta.shape)
             except RuntimeError as err:
                 raise ValueError(
-                    f"{fn}: delta of shape {tuple(delta.shape)} does not broadcast to x of "
-                    f"shape {tuple(x.shape)}"
+                    f"{fn}: delta of shape {tuple(delta.shape)} does not broadcast to x of shape {tuple(x.shape)}"
                 ) from err
             if shape != x.shape:
                 raise ValueError(

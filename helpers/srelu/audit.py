@@ -73,20 +73,48 @@ ANCHORS: dict[str, str] = {
 #: The baselines of Sec. 5 by registry name, and how the tables label them. The paper states no
 #: setting for any of them, so each is the library default the book trains (nn.ELU(), nn.CELU(),
 #: nn.PReLU() with its initial slope 0.25, ...).
-BASELINES: dict[str, str] = {"gelu": "GELU", "elu": "ELU", "prelu": "PReLU", "celu": "CELU", "silu": "SiLU",
-                             "mish": "Mish"}
+BASELINES: dict[str, str] = {
+    "gelu": "GELU",
+    "elu": "ELU",
+    "prelu": "PReLU",
+    "celu": "CELU",
+    "silu": "SiLU",
+    "mish": "Mish",
+}
 
 
-def _claim(key: str, claim: str, where: str, paper, ours: str, verdict: str, anchor: str, note: str = "",
-           basis: str = "exact", scale: str = "exact") -> Claim:
-    return Claim(key=key, claim=claim, source=f"{SOURCE}, {where}", paper_value=paper, our_value=ours, profile="theory",
-                 scale=scale, verdict=verdict, notebook=NB_AUDIT, anchor=ANCHORS[anchor], note=note,  # type: ignore[arg-type]
-                 basis=basis)
+def _claim(
+    key: str,
+    claim: str,
+    where: str,
+    paper,
+    ours: str,
+    verdict: str,
+    anchor: str,
+    note: str = "",
+    basis: str = "exact",
+    scale: str = "exact",
+) -> Claim:
+    return Claim(
+        key=key,
+        claim=claim,
+        source=f"{SOURCE}, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile="theory",
+        scale=scale,
+        verdict=verdict,
+        notebook=NB_AUDIT,
+        anchor=ANCHORS[anchor],
+        note=note,  # type: ignore[arg-type]
+        basis=basis,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Baselines: ELU and CELU
 # --------------------------------------------------------------------------------------------
+
 
 def elu_celu_gap(n: int = 400_001) -> tuple[float, float, float, float]:
     """``(max |ELU − CELU|, max |ELU′ − CELU′|, ELU's default α, CELU's default α)`` in float64 on
@@ -94,12 +122,11 @@ def elu_celu_gap(n: int = 400_001) -> tuple[float, float, float, float]:
     x = torch.linspace(-20.0, 20.0, n, dtype=torch.float64, requires_grad=True)
     elu, celu = get_activation("elu"), get_activation("celu")
     ye, yc = elu(x), celu(x)
-    ge, = torch.autograd.grad(ye.sum(), x)
-    gc, = torch.autograd.grad(yc.sum(), x)
+    (ge,) = torch.autograd.grad(ye.sum(), x)
+    (gc,) = torch.autograd.grad(yc.sum(), x)
     alpha_e = inspect.signature(F.elu).parameters["alpha"].default
     alpha_c = inspect.signature(F.celu).parameters["alpha"].default
-    return (float((ye - yc).detach().abs().max()), float((ge - gc).abs().max()), float(alpha_e),
-            float(alpha_c))
+    return (float((ye - yc).detach().abs().max()), float((ge - gc).abs().max()), float(alpha_e), float(alpha_c))
 
 
 def elu_celu_cells() -> dict[str, T.Difference]:
@@ -112,15 +139,19 @@ def _claim_elu_celu_distinct() -> Claim:
     gap, dgap, a_e, a_c = elu_celu_gap()
     return _claim(
         "srelu-audit-elu-celu-distinct",
-        "ELU and CELU are two different baselines (Sec. 5 compares both in every table)", "Sec. 2 / Sec. 5",
+        "ELU and CELU are two different baselines (Sec. 5 compares both in every table)",
+        "Sec. 2 / Sec. 5",
         (QUOTES["celu_sec2"], QUOTES["baselines_sec5"]),
         f"the same function: max |ELU − CELU| = {gap:.1e}, max |ELU′ − CELU′| = {dgap:.1e} on [−20, 20] "
-        f"(default α: ELU {a_e:g}, CELU {a_c:g})", "contradicted" if gap == 0 and dgap == 0 else "confirmed",
+        f"(default α: ELU {a_e:g}, CELU {a_c:g})",
+        "contradicted" if gap == 0 and dgap == 0 else "confirmed",
         "elu_celu",
         note="The paper gives no α for either, so both are the library defaults, α = 1, where "
-             "CELU(x) = max(0, x) + min(0, α(exp(x/α) − 1)) is ELU(x) exactly (PyTorch computes CELU through ELU: "
-             "the two agree bit for bit, forward and backward). With another α the two would differ; the paper "
-             "states none.", scale="400,001-point grid, float64")
+        "CELU(x) = max(0, x) + min(0, α(exp(x/α) − 1)) is ELU(x) exactly (PyTorch computes CELU through ELU: "
+        "the two agree bit for bit, forward and backward). With another α the two would differ; the paper "
+        "states none.",
+        scale="400,001-point grid, float64",
+    )
 
 
 def _claim_elu_celu_printed() -> Claim:
@@ -128,31 +159,44 @@ def _claim_elu_celu_printed() -> Claim:
     outside = {k: d for k, d in cells.items() if not d.welch().contains(0.0)}
     worst = max(cells, key=lambda k: abs(cells[k].diff))
     d = cells[worst]
-    ours = (f"{len(outside)} of {len(cells)} cells differ beyond their printed spread; {worst}: ELU − CELU = "
-            f"{d.diff:+.1f} points, 95% CI {d.welch().ci_text(1)} (Welch t from the printed mean ± std)")
+    ours = (
+        f"{len(outside)} of {len(cells)} cells differ beyond their printed spread; {worst}: ELU − CELU = "
+        f"{d.diff:+.1f} points, 95% CI {d.welch().ci_text(1)} (Welch t from the printed mean ± std)"
+    )
     c100 = TABLE1_UNLABELLED_ROW_VALUES["CIFAR-100"]["ELU"][0]
     celu_max = max(m for m, _ in TABLE1_CELU_PER_MODEL["CIFAR-100"].values())
     paper = Derived(
-        "; ".join(f"{k}: ELU {cells[k].mean_a:.1f} ± {cells[k].std_a:.1f}, CELU {cells[k].mean_b:.1f} ± "
-                  f"{cells[k].std_b:.1f}" for k in cells),
+        "; ".join(
+            f"{k}: ELU {cells[k].mean_a:.1f} ± {cells[k].std_a:.1f}, CELU {cells[k].mean_b:.1f} ± {cells[k].std_b:.1f}"
+            for k in cells
+        ),
         f"the ELU and CELU cells of Tables 1-2 side by side; {T.PAPER_RUNS} runs per cell is our assumption "
-        "(Tables 1-2 state no run count)")
+        "(Tables 1-2 state no run count)",
+    )
     return _claim(
         "srelu-audit-elu-celu-same-function",
         "The printed ELU and CELU results can be results of the same function (they agree within their "
-        "printed spread in every cell)", "Tables 1-2", paper, ours,
-        "contradicted" if outside else "confirmed", "elu_celu",
-        note=f"ELU and CELU are the same function at the default α = 1 (row above). Run with the same seeds "
-             "they would give identical accuracies; with different seeds their difference should be within the "
-             "seed noise the tables print. It is not in " + ", ".join(outside) + ". The Table 1 per-model row "
-             f"that survives unlabelled gives ELU {c100:.1f} on CIFAR-100, while no CELU per-model cell of that "
-             f"dataset exceeds {celu_max:.1f}: whichever model that row is, the two columns differ there by at "
-             f"least {c100 - celu_max:.1f} points.", basis="source", scale="arithmetic on the printed values")
+        "printed spread in every cell)",
+        "Tables 1-2",
+        paper,
+        ours,
+        "contradicted" if outside else "confirmed",
+        "elu_celu",
+        note="ELU and CELU are the same function at the default α = 1 (row above). Run with the same seeds "
+        "they would give identical accuracies; with different seeds their difference should be within the "
+        "seed noise the tables print. It is not in " + ", ".join(outside) + ". The Table 1 per-model row "
+        f"that survives unlabelled gives ELU {c100:.1f} on CIFAR-100, while no CELU per-model cell of that "
+        f"dataset exceeds {celu_max:.1f}: whichever model that row is, the two columns differ there by at "
+        f"least {c100 - celu_max:.1f} points.",
+        basis="source",
+        scale="arithmetic on the printed values",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Advantages: Lipschitz constant and the negative half-axis, against each baseline
 # --------------------------------------------------------------------------------------------
+
 
 def _grid(lo: float, hi: float, step: float) -> torch.Tensor:
     return torch.arange(lo, hi + step / 2, step, dtype=torch.float64)
@@ -172,7 +216,7 @@ def lipschitz_table(step: float = 1e-4) -> dict[str, float]:
     out = {}
     for name in ("srelu", "relu", *BASELINES):
         y = _activation(name)(x)
-        g, = torch.autograd.grad(y.sum(), x)
+        (g,) = torch.autograd.grad(y.sum(), x)
         out[name] = float(g.abs().max())
     return out
 
@@ -182,19 +226,27 @@ def _claim_lipschitz_advantage() -> Claim:
     mine = table["srelu"]
     above = [BASELINES[n] for n in BASELINES if table[n] > mine + 1e-9]
     equal = [BASELINES[n] for n in BASELINES if abs(table[n] - mine) <= 1e-9]
-    ours = ("Lipschitz constants: S-ReLU " + f"{mine:.4f}; " +
-            ", ".join(f"{BASELINES[n]} {table[n]:.4f}" for n in BASELINES) +
-            f". S-ReLU's is smaller than {len(above)} of {len(BASELINES)} baselines' ({', '.join(above)}) and "
-            f"equal to {len(equal)} ({', '.join(equal)})")
+    ours = (
+        "Lipschitz constants: S-ReLU "
+        + f"{mine:.4f}; "
+        + ", ".join(f"{BASELINES[n]} {table[n]:.4f}" for n in BASELINES)
+        + f". S-ReLU's is smaller than {len(above)} of {len(BASELINES)} baselines' ({', '.join(above)}) and "
+        f"equal to {len(equal)} ({', '.join(equal)})"
+    )
     return _claim(
         "srelu-audit-lipschitz-advantage",
         "A Lipschitz constant of 1 is an advantage of S-ReLU over the other activation functions (the "
-        "baselines of Sec. 5)", "Sec. 4.6, Fact 1", (QUOTES["lipschitz_advantage"], QUOTES["baselines_sec5"]),
-        ours, "contradicted" if equal else "confirmed", "lipschitz",
+        "baselines of Sec. 5)",
+        "Sec. 4.6, Fact 1",
+        (QUOTES["lipschitz_advantage"], QUOTES["baselines_sec5"]),
+        ours,
+        "contradicted" if equal else "confirmed",
+        "lipschitz",
         note="Fact 1 compares S-ReLU with GELU, SiLU and Mish only. ELU and CELU (α = 1: slope exp(x) < 1 for "
-             "x < 0, 1 for x > 0) and PReLU (slope max(1, |a|), a = 0.25 at initialisation) have Lipschitz "
-             "constant 1 too, as has ReLU. PReLU's slope a is learned, so its constant can change in training.",
-        scale="600,001-point grid on [−30, 30], float64 autograd")
+        "x < 0, 1 for x > 0) and PReLU (slope max(1, |a|), a = 0.25 at initialisation) have Lipschitz "
+        "constant 1 too, as has ReLU. PReLU's slope a is learned, so its constant can change in training.",
+        scale="600,001-point grid on [−30, 30], float64 autograd",
+    )
 
 
 def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> dict[str, dict[str, float]]:
@@ -202,15 +254,17 @@ def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> 
     value of f on ``[−30, 30]`` (``-inf`` reported as the value at −30 for PReLU, unbounded below)."""
     x = _grid(-30.0, 30.0, step)
     neg = x < 0
-    weight = torch.exp(-x[neg] ** 2 / 2)
+    weight = torch.exp(-(x[neg] ** 2) / 2)
     out: dict[str, dict[str, float]] = {}
     for name in ("srelu", "relu", *BASELINES):
         xx = x.clone().requires_grad_(True)
         y = _activation(name)(xx)
-        g, = torch.autograd.grad(y.sum(), xx)
+        (g,) = torch.autograd.grad(y.sum(), xx)
         dead = (g[neg] == 0).double()
-        out[name] = {"zero_gradient_share": float((dead * weight).sum() / weight.sum()),
-                     "min_value": float(y.detach().min())}
+        out[name] = {
+            "zero_gradient_share": float((dead * weight).sum() / weight.sum()),
+            "min_value": float(y.detach().min()),
+        }
     return out
 
 
@@ -224,15 +278,19 @@ def _claim_dead_relu() -> Claim:
     return _claim(
         "srelu-audit-negative-gradient",
         "S-ReLU's gradient persists on the negative half-axis, which avoids the dying-ReLU problem (App. E)",
-        "App. E", QUOTES["dead_relu_app_e"],
+        "App. E",
+        QUOTES["dead_relu_app_e"],
         f"S-ReLU′(x) = 0 for every x ≤ −δ (largest |S-ReLU′| on [−30, −δ]: {largest:.1f}); at δ = {delta:g}, "
         f"S-ReLU′ = 0 on {share:.2%} of negative N(0, 1) pre-activations (exactly 1 − erf(δ/√2) = {exact:.4%}), "
         f"ReLU′ on {table['relu']['zero_gradient_share']:.0%}",
-        "contradicted" if largest == 0 and share > 0.99 else "confirmed", "negative",
+        "contradicted" if largest == 0 and share > 0.99 else "confirmed",
+        "negative",
         note="The gradient is non-zero on (−δ, 0) only, a band of width δ. A unit whose pre-activations all lie "
-             "below −δ gets exactly zero gradient, as under ReLU, so S-ReLU dies as ReLU does. Every baseline of "
-             "Sec. 5 (GELU, ELU, PReLU, CELU, SiLU, Mish) has a non-zero gradient on almost all of the negative "
-             "axis (next row).", scale="grid, float64")
+        "below −δ gets exactly zero gradient, as under ReLU, so S-ReLU dies as ReLU does. Every baseline of "
+        "Sec. 5 (GELU, ELU, PReLU, CELU, SiLU, Mish) has a non-zero gradient on almost all of the negative "
+        "axis (next row).",
+        scale="grid, float64",
+    )
 
 
 def _claim_drawbacks() -> Claim:
@@ -240,24 +298,32 @@ def _claim_drawbacks() -> Claim:
     srelu_row = table["srelu"]
     negative = [BASELINES[n] for n in BASELINES if table[n]["min_value"] < 0]
     alive = [BASELINES[n] for n in BASELINES if table[n]["zero_gradient_share"] < 1e-3]
-    ours = (f"S-ReLU: least value {srelu_row['min_value']:.1f}, f′ = 0 on {srelu_row['zero_gradient_share']:.2%} of "
-            "negative N(0, 1) inputs. Baselines, least value on [−30, 30] / share with f′ = 0: " +
-            ", ".join(f"{BASELINES[n]} {table[n]['min_value']:.3g}{' (at −30; unbounded)' if n == 'prelu' else ''} / "
-                      f"{table[n]['zero_gradient_share']:.1%}"
-                      for n in BASELINES))
+    ours = (
+        f"S-ReLU: least value {srelu_row['min_value']:.1f}, f′ = 0 on {srelu_row['zero_gradient_share']:.2%} of "
+        "negative N(0, 1) inputs. Baselines, least value on [−30, 30] / share with f′ = 0: "
+        + ", ".join(
+            f"{BASELINES[n]} {table[n]['min_value']:.3g}{' (at −30; unbounded)' if n == 'prelu' else ''} / "
+            f"{table[n]['zero_gradient_share']:.1%}"
+            for n in BASELINES
+        )
+    )
     return _claim(
         "srelu-audit-relu-drawbacks",
         "S-ReLU mitigates the two drawbacks of ReLU that Sec. 2 names (dying units, no negative outputs), as "
-        "the baselines of Sec. 5 do", "abstract / Sec. 2", (QUOTES["mitigating_abstract"],
-                                                              QUOTES["relu_drawbacks_sec2"]),
-        ours, "contradicted" if srelu_row["min_value"] >= 0 and srelu_row["zero_gradient_share"] > 0.99
-        else "confirmed", "negative",
+        "the baselines of Sec. 5 do",
+        "abstract / Sec. 2",
+        (QUOTES["mitigating_abstract"], QUOTES["relu_drawbacks_sec2"]),
+        ours,
+        "contradicted" if srelu_row["min_value"] >= 0 and srelu_row["zero_gradient_share"] > 0.99 else "confirmed",
+        "negative",
         note=f"S-ReLU is never negative (S-ReLU′ ≥ 0 and S-ReLU(−δ) = 0), so it keeps ReLU's 'absence of negative "
-             f"outputs' unchanged, and its gradient vanishes where ReLU's does except on (−δ, 0). The baselines "
-             f"with negative outputs: {', '.join(negative)} ({len(negative)} of {len(BASELINES)}); with a "
-             f"gradient that vanishes on almost none of the negative axis: {', '.join(alive)} "
-             f"({len(alive)} of {len(BASELINES)}; PReLU at its initial slope 0.25; GELU, SiLU and Mish have "
-             "isolated zeros of f′).", scale="grid, float64")
+        f"outputs' unchanged, and its gradient vanishes where ReLU's does except on (−δ, 0). The baselines "
+        f"with negative outputs: {', '.join(negative)} ({len(negative)} of {len(BASELINES)}); with a "
+        f"gradient that vanishes on almost none of the negative axis: {', '.join(alive)} "
+        f"({len(alive)} of {len(BASELINES)}; PReLU at its initial slope 0.25; GELU, SiLU and Mish have "
+        "isolated zeros of f′).",
+        scale="grid, float64",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,7 +355,7 @@ class KernelSmoothing:
 _UNIT_KERNELS: dict[str, tuple[sp.Expr, sp.Expr]] = {
     "box (SmeLU)": (sp.Rational(1, 2), sp.Rational(1, 2)),
     "triangle": (1 + _Y, 1 - _Y),
-    "Epanechnikov (S-ReLU)": (sp.Rational(3, 4) * (1 - _Y ** 2),) * 2,
+    "Epanechnikov (S-ReLU)": (sp.Rational(3, 4) * (1 - _Y**2),) * 2,
 }
 
 
@@ -302,8 +368,10 @@ def _smoothing(name: str) -> KernelSmoothing:
     knots = [-_D, sp.Integer(0), _D]
     smooth = -1
     for k in range(6):
-        if all(sp.simplify(sp.diff(pieces[i], _X, k).subs(_X, t) - sp.diff(pieces[i + 1], _X, k).subs(_X, t)) == 0
-               for i, t in enumerate(knots)):
+        if all(
+            sp.simplify(sp.diff(pieces[i], _X, k).subs(_X, t) - sp.diff(pieces[i + 1], _X, k).subs(_X, t)) == 0
+            for i, t in enumerate(knots)
+        ):
             smooth = k
         else:
             break
@@ -313,8 +381,9 @@ def _smoothing(name: str) -> KernelSmoothing:
         result_degree=max(sp.Poly(p, _X).degree() for p in pieces[1:3]),
         smoothness=smooth,
         sup_error=sp.simplify(pieces[2].subs(_X, 0) / _D),
-        variance=sp.simplify((sp.integrate(_Y ** 2 * left, (_Y, -_D, 0)) + sp.integrate(_Y ** 2 * right, (_Y, 0, _D)))
-                             / _D ** 2),
+        variance=sp.simplify(
+            (sp.integrate(_Y**2 * left, (_Y, -_D, 0)) + sp.integrate(_Y**2 * right, (_Y, 0, _D))) / _D**2
+        ),
     )
 
 
@@ -327,19 +396,28 @@ def relu_kernel_smoothing() -> tuple[KernelSmoothing, ...]:
 def _claim_lowest_degree() -> Claim:
     rows = {r.name: r for r in relu_kernel_smoothing()}
     epa, tri = rows["Epanechnikov (S-ReLU)"], rows["triangle"]
-    ours = "; ".join(f"{r.name}: kernel degree {r.kernel_degree}, mollified ReLU C^{r.smoothness} (pieces of degree "
-                     f"{r.result_degree})" for r in rows.values())
+    ours = "; ".join(
+        f"{r.name}: kernel degree {r.kernel_degree}, mollified ReLU C^{r.smoothness} (pieces of degree "
+        f"{r.result_degree})"
+        for r in rows.values()
+    )
     lower = tri.kernel_degree < epa.kernel_degree and tri.smoothness >= epa.smoothness
     return _claim(
         "srelu-audit-epanechnikov-polynomial",
         "Among non-negative polynomial kernels meeting the smoothness conditions, the Epanechnikov kernel has "
-        "the lowest degree", "Sec. 4.6", QUOTES["epanechnikov_optimal"], ours,
-        "contradicted" if lower else "confirmed", "kernel",
+        "the lowest degree",
+        "Sec. 4.6",
+        QUOTES["epanechnikov_optimal"],
+        ours,
+        "contradicted" if lower else "confirmed",
+        "kernel",
         note="(ReLU * K)″ = K, so ReLU mollified by any continuous kernel is C², whatever its degree. The triangle "
-             "kernel (1 − |u|) is, like the Epanechnikov kernel, a non-negative polynomial on each piece, "
-             "continuous and not differentiable at its ends; it has degree 1, and gives a C² smoothed ReLU of "
-             "degree 3. No compactly supported polynomial kernel meets the C^∞ condition of Proposition 2, the "
-             "only smoothness condition the paper states for kernels.", scale="exact (sympy)")
+        "kernel (1 − |u|) is, like the Epanechnikov kernel, a non-negative polynomial on each piece, "
+        "continuous and not differentiable at its ends; it has degree 1, and gives a C² smoothed ReLU of "
+        "degree 3. No compactly supported polynomial kernel meets the C^∞ condition of Proposition 2, the "
+        "only smoothness condition the paper states for kernels.",
+        scale="exact (sympy)",
+    )
 
 
 def _claim_optimal_kernel() -> Claim:
@@ -347,25 +425,34 @@ def _claim_optimal_kernel() -> Claim:
     epa = rows["Epanechnikov (S-ReLU)"]
     gauss = 1 / math.sqrt(2 * math.pi)  # sup error of ReLU smoothed by N(0, σ²), in units of σ: E[ReLU(σZ)]
     better = [r.name for r in rows.values() if r.sup_error < epa.sup_error]
-    ours = ("uniform error at radius δ: " + ", ".join(f"{r.name} {sp.sstr(r.sup_error)}·δ" for r in rows.values())
-            + "; per kernel standard deviation: " + ", ".join(f"{r.name} {r.error_per_sd:.4f}" for r in rows.values())
-            + f", Gaussian {gauss:.4f}")
+    ours = (
+        "uniform error at radius δ: "
+        + ", ".join(f"{r.name} {sp.sstr(r.sup_error)}·δ" for r in rows.values())
+        + "; per kernel standard deviation: "
+        + ", ".join(f"{r.name} {r.error_per_sd:.4f}" for r in rows.values())
+        + f", Gaussian {gauss:.4f}"
+    )
     return _claim(
         "srelu-audit-epanechnikov-optimal",
         "The Epanechnikov kernel makes the smoothing optimal ('statistical optimality'): among the kernels "
         "of a given radius it gives the smallest error by the paper's own measure, sup|S-ReLU − ReLU|",
-        "abstract / Sec. 4.6", (QUOTES["statistical_optimality"], QUOTES["epanechnikov_optimal"]), ours,
-        "contradicted" if better else "confirmed", "kernel",
+        "abstract / Sec. 4.6",
+        (QUOTES["statistical_optimality"], QUOTES["epanechnikov_optimal"]),
+        ours,
+        "contradicted" if better else "confirmed",
+        "kernel",
         note="The Epanechnikov kernel minimises the asymptotic mean integrated squared error of a kernel *density "
-             "estimate* among non-negative kernels; no estimate from samples occurs in the framework. By the "
-             "approximation measure the paper uses (Sec. 4.6, 3δ/16), the triangle kernel does better at the same "
-             "radius (δ/6), and at the same standard deviation both the triangle and the Gaussian kernel do.",
-        scale="exact (sympy)")
+        "estimate* among non-negative kernels; no estimate from samples occurs in the framework. By the "
+        "approximation measure the paper uses (Sec. 4.6, 3δ/16), the triangle kernel does better at the same "
+        "radius (δ/6), and at the same standard deviation both the triangle and the Gaussian kernel do.",
+        scale="exact (sympy)",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Cited theory: Hayou et al.'s correlation rates
 # --------------------------------------------------------------------------------------------
+
 
 def _relu_correlation_map(c: mpmath.mpf) -> mpmath.mpf:
     """The correlation of ReLU(u), ReLU(v) for unit-variance Gaussians of correlation c, normalised
@@ -374,8 +461,9 @@ def _relu_correlation_map(c: mpmath.mpf) -> mpmath.mpf:
 
 
 @functools.lru_cache(maxsize=4)
-def relu_correlation_depths(delta: float = APPENDIX_H_DELTA, max_depth: int = 20_000,
-                            checkpoints: tuple[int, ...] = (10, 100, 1_000, 10_000)) -> tuple[dict[int, float], int]:
+def relu_correlation_depths(
+    delta: float = APPENDIX_H_DELTA, max_depth: int = 20_000, checkpoints: tuple[int, ...] = (10, 100, 1_000, 10_000)
+) -> tuple[dict[int, float], int]:
     """``({l: l²(1 − c_l)}, l*)``: iterating ReLU's correlation map from c₀ = 0, the rescaled gap at
     each checkpoint depth, and the first depth l* at which 1 − c_l ≤ δ²/2, the scale below which the
     inputs of a unit differ by less than δ and S-ReLU's smoothing can act (0 when not reached)."""
@@ -388,7 +476,7 @@ def relu_correlation_depths(delta: float = APPENDIX_H_DELTA, max_depth: int = 20
     for depth in range(1, max_depth + 1):
         c = _relu_correlation_map(c)
         if depth in checkpoints:
-            rescaled[depth] = float(depth ** 2 * (1 - c))
+            rescaled[depth] = float(depth**2 * (1 - c))
         if not crossing and 1 - c <= threshold:
             crossing = depth
     return rescaled, crossing
@@ -400,12 +488,19 @@ def _claim_hayou_constant() -> Claim:
     gap = abs(rescaled[deepest] / HAYOU_RELU_CONSTANT - 1)
     return _claim(
         "srelu-audit-relu-propagation-rate",
-        "For ReLU, 1 − c^l ~ 9π²/(2l²) (after Hayou et al. 2019)", "Sec. 4.1", QUOTES["hayou_relu_rate"],
-        "l²(1 − c_l) = " + ", ".join(f"{v:.2f} (l = {k:,})" for k, v in rescaled.items())
-        + f"; 9π²/2 = {HAYOU_RELU_CONSTANT:.2f}", "confirmed" if gap < 0.01 else "contradicted", "propagation",
+        "For ReLU, 1 − c^l ~ 9π²/(2l²) (after Hayou et al. 2019)",
+        "Sec. 4.1",
+        QUOTES["hayou_relu_rate"],
+        "l²(1 − c_l) = "
+        + ", ".join(f"{v:.2f} (l = {k:,})" for k, v in rescaled.items())
+        + f"; 9π²/2 = {HAYOU_RELU_CONSTANT:.2f}",
+        "confirmed" if gap < 0.01 else "contradicted",
+        "propagation",
         note="Iterating the correlation map of ReLU (the arc-cosine kernel) from c₀ = 0 at 40 digits: "
-             "l²(1 − c_l) tends to 9π²/2 (within 1% at the deepest checkpoint). The source prints "
-             "'9π²/2l²', which reads as 9π²/(2l²).", scale="iteration, 40 digits")
+        "l²(1 − c_l) tends to 9π²/2 (within 1% at the deepest checkpoint). The source prints "
+        "'9π²/2l²', which reads as 9π²/(2l²).",
+        scale="iteration, 40 digits",
+    )
 
 
 def _claim_smooth_regime() -> Claim:
@@ -415,22 +510,26 @@ def _claim_smooth_regime() -> Claim:
     return _claim(
         "srelu-audit-propagation-at-delta",
         f"S-ReLU at δ = {delta:g} gets the propagation advantage of smooth activations at the depths the paper "
-        "trains (Sec. 4.6 builds S-ReLU on Sec. 4.1's O(1/l) rate for smooth activations)", "Secs. 4.1 and 4.6",
+        "trains (Sec. 4.6 builds S-ReLU on Sec. 4.1's O(1/l) rate for smooth activations)",
+        "Secs. 4.1 and 4.6",
         (QUOTES["hayou_smooth_rate"], QUOTES["smooth_better_sec_4_6"]),
-        f"ReLU's correlation map needs l* = {crossing:,} layers to bring 1 − c below δ²/2 = {delta ** 2 / 2:.1e}; "
-        f"the paper's ViT-Tiny has {depth} blocks", "contradicted" if crossing > 10 * depth else "confirmed",
+        f"ReLU's correlation map needs l* = {crossing:,} layers to bring 1 − c below δ²/2 = {delta**2 / 2:.1e}; "
+        f"the paper's ViT-Tiny has {depth} blocks",
+        "contradicted" if crossing > 10 * depth else "confirmed",
         "propagation",
         note="S-ReLU equals ReLU outside (−δ, δ), so the correlation maps of the two differ only through pairs of "
-             "inputs that both lie within about δ of the kink: while the inputs of a unit still differ by more "
-             "than δ (1 − c ≫ δ²/2 for unit variance), an S-ReLU network follows ReLU's O(1/l²) rate. The smooth "
-             "O(1/l) rate is a limit l → ∞ that at δ = 0.001 sets in only after thousands of layers (our reading "
-             "of where the crossover lies; its order of magnitude, 3π/δ, is what matters).",
-        scale="iteration, 40 digits")
+        "inputs that both lie within about δ of the kink: while the inputs of a unit still differ by more "
+        "than δ (1 − c ≫ δ²/2 for unit variance), an S-ReLU network follows ReLU's O(1/l²) rate. The smooth "
+        "O(1/l) rate is a limit l → ∞ that at δ = 0.001 sets in only after thousands of layers (our reading "
+        "of where the crossover lies; its order of magnitude, 3π/δ, is what matters).",
+        scale="iteration, 40 digits",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Prior work: SmeLU
 # --------------------------------------------------------------------------------------------
+
 
 def newest_arxiv_reference() -> tuple[str, str]:
     """``(arXiv id, "Month YYYY")`` of the newest arXiv reference the source prints."""
@@ -457,23 +556,29 @@ def _claim_smelu_first() -> Claim:
     return _claim(
         "srelu-audit-smoothing-novelty",
         "Smoothing ReLU by convolution with a kernel is new: 'a general methodology for systematically "
-        "smoothing non-smooth activations remains absent'", "abstract / Sec. 6",
+        "smoothing non-smooth activations remains absent'",
+        "abstract / Sec. 6",
         (QUOTES["framework_abstract"], QUOTES["methodology_absent"], QUOTES["under_review"]),
         f"SmeLU, ReLU convolved with the box kernel, was published in February 2022 ({SMELU_REFERENCE}); "
         f"box mollification vs SmeLU's closed form: max difference {gap:.1e}. The source has no date; its "
-        f"newest reference is arXiv:{newest} ({when}), {months} months later", "contradicted", "smelu",
+        f"newest reference is arXiv:{newest} ({when}), {months} months later",
+        "contradicted",
+        "smelu",
         note="The source is an anonymous submission under double-blind review (ICLR, by its ethics statement) and "
-             "prints no date or arXiv identifier of its own; its newest arXiv reference dates it after "
-             f"{when}, at least {months} months after SmeLU, which it does not cite. S-ReLU's kernel (Epanechnikov) "
-             "differs from SmeLU's (box), so S-ReLU itself is a new member of the family; the method of smoothing "
-             "ReLU with a kernel is not. The source also cites Biswas et al. (2022), "
-             "'Smooth maximum unit ... using smoothing maximum technique', another systematic smoothing of "
-             "ReLU-like maxima, without comparing with it.", scale="6001-point grid, float64")
+        "prints no date or arXiv identifier of its own; its newest arXiv reference dates it after "
+        f"{when}, at least {months} months after SmeLU, which it does not cite. S-ReLU's kernel (Epanechnikov) "
+        "differs from SmeLU's (box), so S-ReLU itself is a new member of the family; the method of smoothing "
+        "ReLU with a kernel is not. The source also cites Biswas et al. (2022), "
+        "'Smooth maximum unit ... using smoothing maximum technique', another systematic smoothing of "
+        "ReLU-like maxima, without comparing with it.",
+        scale="6001-point grid, float64",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Damaged tables
 # --------------------------------------------------------------------------------------------
+
 
 def lost_table_cells() -> dict[str, dict[str, list[str]]]:
     """Table 1's per-model cells that the text extraction damaged, per dataset: ``"value lost"``
@@ -487,9 +592,13 @@ def lost_table_cells() -> dict[str, dict[str, list[str]]]:
         cells = [f"{m} / {a}" for m in rows for a in activations]
         label_lost = [f"? / {a}" for a in activations if a in survivors]
         n_value_lost = len(cells) - len(label_lost)
-        lost[ds] = {"value lost": cells[:n_value_lost] if not label_lost else
-                    [f"{a} ({n_value_lost // len(activations)} of {len(rows)} models)" for a in activations],
-                    "label lost": label_lost, "cells": cells}
+        lost[ds] = {
+            "value lost": cells[:n_value_lost]
+            if not label_lost
+            else [f"{a} ({n_value_lost // len(activations)} of {len(rows)} models)" for a in activations],
+            "label lost": label_lost,
+            "cells": cells,
+        }
     return lost
 
 
@@ -501,20 +610,34 @@ def _claim_table4_vs_table1() -> Claim:
     return _claim(
         "srelu-audit-table4-table1-agree",
         "Table 4's S-ReLU at δ = 0.001 (ViT-Tiny) agrees with Table 1's ViT-Tiny S-ReLU cell, the one setup the "
-        "two tables share", "Tables 1 and 4 / App. H", QUOTES["table4_setup"],
+        "two tables share",
+        "Tables 1 and 4 / App. H",
+        QUOTES["table4_setup"],
         f"not checkable: Table 1's ViT-Tiny / S-ReLU cells are among the {n_cells} per-model cells outside the "
-        f"CELU column, of which the extraction kept {n_label} values without their model and lost the rest (Table 4 prints {c10[0]:.1f} ± {c10[1]:.1f} on CIFAR-10, {c100[0]:.1f} ± {c100[1]:.1f} "
-        "on CIFAR-100)", "not run here", "damaged",
+        f"CELU column, of which the extraction kept {n_label} values without their model and lost the rest "
+        f"(Table 4 prints {c10[0]:.1f} ± {c10[1]:.1f} on CIFAR-10, {c100[0]:.1f} ± {c100[1]:.1f} on CIFAR-100)",
+        "not run here",
+        "damaged",
         note="App. H uses δ = 0.001 in every experiment, so Table 4's δ = 0.001 column and Table 1's ViT-Tiny "
-             "S-ReLU cells should be the same runs. The per-model rows of Table 1 survive with their labels in the "
-             "CELU column only; the one unlabelled value per other column is not assigned to a model here.",
-        basis="source", scale="")
+        "S-ReLU cells should be the same runs. The per-model rows of Table 1 survive with their labels in the "
+        "CELU column only; the one unlabelled value per other column is not assigned to a model here.",
+        basis="source",
+        scale="",
+    )
 
 
 def claims() -> list[Claim]:
     """The audit's findings on the S-ReLU paper, in page order."""
     return [
-        _claim_elu_celu_distinct(), _claim_elu_celu_printed(), _claim_lipschitz_advantage(), _claim_dead_relu(),
-        _claim_drawbacks(), _claim_lowest_degree(), _claim_optimal_kernel(), _claim_hayou_constant(),
-        _claim_smooth_regime(), _claim_smelu_first(), _claim_table4_vs_table1(),
+        _claim_elu_celu_distinct(),
+        _claim_elu_celu_printed(),
+        _claim_lipschitz_advantage(),
+        _claim_dead_relu(),
+        _claim_drawbacks(),
+        _claim_lowest_degree(),
+        _claim_optimal_kernel(),
+        _claim_hayou_constant(),
+        _claim_smooth_regime(),
+        _claim_smelu_first(),
+        _claim_table4_vs_table1(),
     ]

@@ -43,13 +43,17 @@ class DPOBatch:
         for name in ("prompt", "chosen", "rejected"):
             value = getattr(self, name)
             if not isinstance(value, torch.Tensor) or value.dtype != torch.long or value.dim() != 2:
-                raise TypeError(f"{name} must be a 2-D tensor of token ids (torch.long), got "
-                                f"{getattr(value, 'dtype', type(value).__name__)} of shape "
-                                f"{tuple(getattr(value, 'shape', ()))}")
+                raise TypeError(
+                    f"{name} must be a 2-D tensor of token ids (torch.long), got "
+                    f"{getattr(value, 'dtype', type(value).__name__)} of shape "
+                    f"{tuple(getattr(value, 'shape', ()))}"
+                )
         n, c = self.chosen.shape
         if self.prompt.shape[0] != n or self.rejected.shape != (n, c):
-            raise ValueError(f"prompt {tuple(self.prompt.shape)}, chosen {tuple(self.chosen.shape)} and "
-                             f"rejected {tuple(self.rejected.shape)} must share N, and chosen/rejected C")
+            raise ValueError(
+                f"prompt {tuple(self.prompt.shape)}, chosen {tuple(self.chosen.shape)} and "
+                f"rejected {tuple(self.rejected.shape)} must share N, and chosen/rejected C"
+            )
         if n == 0 or c == 0 or self.prompt.shape[1] == 0:
             raise ValueError("a DPO batch needs at least one pair, one prompt token and one continuation token")
 
@@ -87,14 +91,21 @@ def continuation_logprob(model: nn.Module, prompt: torch.Tensor, continuation: t
     return logp.gather(-1, continuation.unsqueeze(-1)).squeeze(-1).sum(dim=1)
 
 
-def dpo_loss(policy_chosen: torch.Tensor, policy_rejected: torch.Tensor, reference_chosen: torch.Tensor,
-             reference_rejected: torch.Tensor, beta: float) -> DPOOutput:
+def dpo_loss(
+    policy_chosen: torch.Tensor,
+    policy_rejected: torch.Tensor,
+    reference_chosen: torch.Tensor,
+    reference_rejected: torch.Tensor,
+    beta: float,
+) -> DPOOutput:
     """The DPO loss from summed log-probabilities (each shape (N,)) and ``β > 0``."""
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (math.isfinite(beta) and beta > 0):
         raise ValueError(f"beta must be a positive finite number, got {beta!r}")
     shapes = {t.shape for t in (policy_chosen, policy_rejected, reference_chosen, reference_rejected)}
     if len(shapes) != 1 or len(next(iter(shapes))) != 1:
-        raise ValueError(f"log-probabilities must be four tensors of the same shape (N,), got {sorted(map(tuple, shapes))}")
+        raise ValueError(
+            f"log-probabilities must be four tensors of the same shape (N,), got {sorted(map(tuple, shapes))}"
+        )
     chosen = beta * (policy_chosen - reference_chosen.detach())
     rejected = beta * (policy_rejected - reference_rejected.detach())
     loss = -F.logsigmoid(chosen - rejected).mean()  # logsigmoid: stable for large margins

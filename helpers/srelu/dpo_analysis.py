@@ -12,20 +12,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
 import numpy as np
+import pandas as pd
 import torch
-from helpers.core.statistics import InsufficientData, paired_comparison
+
 from helpers.core.models import GPT
 from helpers.core.report import Claim, claim_key, combine_verdicts, judge, merge_fields
+from helpers.core.statistics import InsufficientData, paired_comparison
 
-__all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table", "metrics_frame", "paired_table",
-           "paper_accuracy_fractions", "pretrain_losses", "paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
+__all__ = [
+    "METRICS",
+    "PAPER_TABLE3",
+    "claims",
+    "gpt2_small_parameters",
+    "grad_norm_frame",
+    "grad_norm_table",
+    "metrics_frame",
+    "paired_table",
+    "paper_accuracy_fractions",
+    "pretrain_losses",
+    "paper_rejected_reward_readings",
+    "plot_grad_norms",
+    "summary_table",
+]
 
 #: Table 3's four metrics on the validation pairs (names as in the result files).
 METRICS: tuple[str, ...] = ("chosen_reward", "rejected_reward", "reward_margin", "preference_accuracy")
-METRIC_LABELS = {"chosen_reward": "chosen reward", "rejected_reward": "rejected reward",
-                 "reward_margin": "reward margin", "preference_accuracy": "preference accuracy"}
+METRIC_LABELS = {
+    "chosen_reward": "chosen reward",
+    "rejected_reward": "rejected reward",
+    "reward_margin": "reward margin",
+    "preference_accuracy": "preference accuracy",
+}
 #: What the paper says of S-ReLU against GELU for each metric (+1: higher, −1: lower).
 CLAIMED_DIRECTION = {"chosen_reward": +1, "rejected_reward": -1, "reward_margin": +1, "preference_accuracy": +1}
 
@@ -33,12 +51,18 @@ CLAIMED_DIRECTION = {"chosen_reward": +1, "rejected_reward": -1, "reward_margin"
 #: ± lost), one further column whose header is lost (the rejected reward or the margin, with its
 #: SD), and the preference accuracy (mean, SD). The text extraction dropped one whole column.
 PAPER_TABLE3: dict[float, dict[str, dict[str, Any]]] = {
-    0.1: {"srelu": {"chosen_reward": 0.1501, "unlabelled": (0.0984, 0.0008), "preference_accuracy": (0.5938, 0.0)},
-          "gelu": {"chosen_reward": -0.2037, "unlabelled": (0.0659, 0.0019), "preference_accuracy": (0.5313, 0.0012)}},
-    2.0: {"srelu": {"chosen_reward": 0.3861, "unlabelled": (0.0532, 0.0030), "preference_accuracy": (0.5156, 0.0005)},
-          "gelu": {"chosen_reward": -1.6600, "unlabelled": (0.0460, 0.0055), "preference_accuracy": (0.5080, 0.0022)}},
-    5.0: {"srelu": {"chosen_reward": 1.1062, "unlabelled": (1.8664, 0.0041), "preference_accuracy": (0.5103, 0.0017)},
-          "gelu": {"chosen_reward": -3.6484, "unlabelled": (1.1815, 0.0034), "preference_accuracy": (0.5012, 0.0001)}},
+    0.1: {
+        "srelu": {"chosen_reward": 0.1501, "unlabelled": (0.0984, 0.0008), "preference_accuracy": (0.5938, 0.0)},
+        "gelu": {"chosen_reward": -0.2037, "unlabelled": (0.0659, 0.0019), "preference_accuracy": (0.5313, 0.0012)},
+    },
+    2.0: {
+        "srelu": {"chosen_reward": 0.3861, "unlabelled": (0.0532, 0.0030), "preference_accuracy": (0.5156, 0.0005)},
+        "gelu": {"chosen_reward": -1.6600, "unlabelled": (0.0460, 0.0055), "preference_accuracy": (0.5080, 0.0022)},
+    },
+    5.0: {
+        "srelu": {"chosen_reward": 1.1062, "unlabelled": (1.8664, 0.0041), "preference_accuracy": (0.5103, 0.0017)},
+        "gelu": {"chosen_reward": -3.6484, "unlabelled": (1.1815, 0.0034), "preference_accuracy": (0.5012, 0.0001)},
+    },
 }
 
 NOTEBOOK = "notebooks/22_srelu_dpo"
@@ -53,9 +77,17 @@ def metrics_frame(results: Sequence[dict]) -> pd.DataFrame:
         cfg = r["config"]
         for key, run in r["dpo"].items():
             family, beta = key.split("/beta=")
-            rows.append({"activation": cfg["activation"], "seed": cfg["seed"], "family": family,
-                         "beta": float(beta), **{m: run["val"][m] for m in METRICS},
-                         "n_pairs": run["val"]["n_pairs"], "pretrain_val_loss": r["pretrain_val_loss"]})
+            rows.append(
+                {
+                    "activation": cfg["activation"],
+                    "seed": cfg["seed"],
+                    "family": family,
+                    "beta": float(beta),
+                    **{m: run["val"][m] for m in METRICS},
+                    "n_pairs": run["val"]["n_pairs"],
+                    "pretrain_val_loss": r["pretrain_val_loss"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -74,8 +106,9 @@ def pretrain_losses(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     seed as one line (with one seed, e.g. the smoke profile, the plain difference and why there is
     no interval)."""
 
-    table = frame.drop_duplicates(["activation", "seed"]).pivot(index="seed", columns="activation",
-                                                                values="pretrain_val_loss")
+    table = frame.drop_duplicates(["activation", "seed"]).pivot(
+        index="seed", columns="activation", values="pretrain_val_loss"
+    )
     try:
         text = paired_comparison(table["srelu"].to_dict(), table["gelu"].to_dict()).describe(digits=4, unit="nats")
     except InsufficientData as err:
@@ -95,11 +128,23 @@ def paired_table(frame: pd.DataFrame) -> pd.DataFrame:
     for (family, beta), _ in frame.groupby(["family", "beta"]):
         for m in METRICS:
             try:
-                c = paired_comparison(_by_seed(frame, "srelu", family, beta, m), _by_seed(frame, "gelu", family, beta, m))
+                c = paired_comparison(
+                    _by_seed(frame, "srelu", family, beta, m), _by_seed(frame, "gelu", family, beta, m)
+                )
             except InsufficientData:
                 continue
-            rows.append({"family": family, "beta": beta, "metric": METRIC_LABELS[m], "S-ReLU − GELU": c.effect,
-                         "95% CI": c.ci_text(4), "MDE": c.mde, "p": c.p, "pairs": c.n})
+            rows.append(
+                {
+                    "family": family,
+                    "beta": beta,
+                    "metric": METRIC_LABELS[m],
+                    "S-ReLU − GELU": c.effect,
+                    "95% CI": c.ci_text(4),
+                    "MDE": c.mde,
+                    "p": c.p,
+                    "pairs": c.n,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -110,15 +155,23 @@ def grad_norm_frame(results: Sequence[dict]) -> pd.DataFrame:
         cfg = r["config"]
         for key, run in r["dpo"].items():
             family, beta = key.split("/beta=")
-            rows += [{"activation": cfg["activation"], "seed": cfg["seed"], "family": family, "beta": float(beta),
-                      "step": i + 1, "grad_norm": g} for i, g in enumerate(run["grad_norm"])]
+            rows += [
+                {
+                    "activation": cfg["activation"],
+                    "seed": cfg["seed"],
+                    "family": family,
+                    "beta": float(beta),
+                    "step": i + 1,
+                    "grad_norm": g,
+                }
+                for i, g in enumerate(run["grad_norm"])
+            ]
     return pd.DataFrame(rows)
 
 
 def grad_norm_table(results: Sequence[dict]) -> pd.DataFrame:
     """Per (family, β): the mean over DPO steps of log10 of the gradient norm, S-ReLU − GELU,
     paired by seed (a positive effect: S-ReLU's gradients are larger), with its 95 % CI."""
-
 
     frame = grad_norm_frame(results)
     frame["log10_norm"] = np.log10(frame.grad_norm)
@@ -130,8 +183,15 @@ def grad_norm_table(results: Sequence[dict]) -> pd.DataFrame:
             c = paired_comparison(a, b)
         except InsufficientData:
             continue
-        rows.append({"family": family, "beta": beta, "S-ReLU / GELU (geometric mean)": 10 ** c.effect,
-                     "log10 ratio, 95% CI": c.ci_text(3), "pairs": c.n})
+        rows.append(
+            {
+                "family": family,
+                "beta": beta,
+                "S-ReLU / GELU (geometric mean)": 10**c.effect,
+                "log10 ratio, 95% CI": c.ci_text(3),
+                "pairs": c.n,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -142,8 +202,9 @@ def plot_grad_norms(results: Sequence[dict]):
 
     frame = grad_norm_frame(results)
     families, betas = sorted(frame.family.unique()), sorted(frame.beta.unique())
-    fig, axes = plt.subplots(len(families), len(betas), figsize=(3.6 * len(betas), 2.8 * len(families)),
-                             sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        len(families), len(betas), figsize=(3.6 * len(betas), 2.8 * len(families)), sharex=True, squeeze=False
+    )
     colours = {"gelu": "tab:blue", "srelu": "tab:orange"}
     for i, family in enumerate(families):
         for j, beta in enumerate(betas):
@@ -151,8 +212,13 @@ def plot_grad_norms(results: Sequence[dict]):
             for act, colour in colours.items():
                 sel = frame[(frame.family == family) & (frame.beta == beta) & (frame.activation == act)]
                 g = sel.groupby("step").grad_norm
-                ax.plot(g.mean().index, g.mean().values, color=colour, lw=1.2,
-                        label={"gelu": "GELU", "srelu": "S-ReLU"}[act])
+                ax.plot(
+                    g.mean().index,
+                    g.mean().values,
+                    color=colour,
+                    lw=1.2,
+                    label={"gelu": "GELU", "srelu": "S-ReLU"}[act],
+                )
                 ax.fill_between(g.mean().index, g.min().values, g.max().values, color=colour, alpha=0.2, lw=0)
             ax.set_title(f"{family}, β = {beta:g}", fontsize=9)
             ax.set_yscale("log")
@@ -172,8 +238,14 @@ def paper_rejected_reward_readings() -> pd.DataFrame:
     for beta, acts in PAPER_TABLE3.items():
         for act, vals in acts.items():
             col = vals["unlabelled"][0]
-            rows.append({"beta": beta, "activation": act, "if the column is the rejected reward": col,
-                         "if the column is the margin": vals["chosen_reward"] - col})
+            rows.append(
+                {
+                    "beta": beta,
+                    "activation": act,
+                    "if the column is the rejected reward": col,
+                    "if the column is the margin": vals["chosen_reward"] - col,
+                }
+            )
     return pd.DataFrame(rows).set_index(["beta", "activation"])
 
 
@@ -186,7 +258,7 @@ def accuracy_as_fraction(value: float, decimals: int = 4, max_denominator: int =
     """The fraction ``k/n`` with the smallest ``n <= max_denominator`` that rounds to ``value``
     at ``decimals`` places (``None`` if there is none): a preference accuracy measured on ``n``
     pairs is such a fraction."""
-    half = 0.5 * 10.0 ** -decimals
+    half = 0.5 * 10.0**-decimals
     for n in range(1, max_denominator + 1):
         k = round(value * n)
         if abs(k / n - value) <= half + 1e-12:
@@ -197,7 +269,6 @@ def accuracy_as_fraction(value: float, decimals: int = 4, max_denominator: int =
 def gpt2_small_parameters() -> int:
     """Parameters of the book's GPT decoder at GPT-2 small's shape (12 layers, width 768, 1,024
     positions, 50,257 tokens), counted on the meta device (nothing is allocated)."""
-
 
     with torch.device("meta"):
         model = GPT(50257, block_size=1024, layers=12, dim=768, heads=12)
@@ -212,8 +283,15 @@ def paper_accuracy_fractions(max_denominator: int = 64) -> pd.DataFrame:
         for act, vals in acts.items():
             mean, sd = vals["preference_accuracy"]
             frac = accuracy_as_fraction(mean, max_denominator=max_denominator)
-            rows.append({"beta": beta, "activation": act, "accuracy": mean, "sd": sd,
-                         "simplest fraction": f"{frac[0]}/{frac[1]}" if frac else "—"})
+            rows.append(
+                {
+                    "beta": beta,
+                    "activation": act,
+                    "accuracy": mean,
+                    "sd": sd,
+                    "simplest fraction": f"{frac[0]}/{frac[1]}" if frac else "—",
+                }
+            )
     return pd.DataFrame(rows).set_index(["beta", "activation"])
 
 
@@ -221,24 +299,51 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
     """The report's rows for Table 3: one per (metric, rejected family) from our runs, and one
     from the paper's own numbers (its rejected rewards)."""
 
-    scale = ("stand-in: character-level GPT pre-trained on Tiny Shakespeare (for GPT-2 + SFT), "
-             "preference pairs from unseen Shakespeare text (for SHP/HH)")
+    scale = (
+        "stand-in: character-level GPT pre-trained on Tiny Shakespeare (for GPT-2 + SFT), "
+        "preference pairs from unseen Shakespeare text (for SHP/HH)"
+    )
     out: list = []
     readings = paper_rejected_reward_readings()
     srelu_higher = all((readings.loc[(b, "srelu")] > readings.loc[(b, "gelu")]).all() for b in PAPER_TABLE3)
-    out.append(Claim(
-        key="srelu-dpo-paper-rejected-reward", claim="Table 3 (GPT-2 on SHP/HH): S-ReLU has lower rejected rewards than GELU (the paper's own numbers)",
-        source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value="text: 'lower rejected rewards' at every β",
-        our_value=("the table's own values give S-ReLU the higher rejected reward at every β, under both "
-                   "readings of its unlabelled column" if srelu_higher else "not decidable from the table"),
-        profile="any", scale="the paper's Table 3", verdict="contradicted" if srelu_higher else "inconclusive",
-        notebook=NOTEBOOK, basis="source", anchor="srelu-dpo-claims",
-        note="the text extraction of Table 3 lost one column; both readings are computed on the page"))
+    out.append(
+        Claim(
+            key="srelu-dpo-paper-rejected-reward",
+            claim="Table 3 (GPT-2 on SHP/HH): S-ReLU has lower rejected rewards than GELU (the paper's own numbers)",
+            source=f"{SOURCE}, Sec. 5.2 / Table 3",
+            paper_value="text: 'lower rejected rewards' at every β",
+            our_value=(
+                "the table's own values give S-ReLU the higher rejected reward at every β, under both "
+                "readings of its unlabelled column"
+                if srelu_higher
+                else "not decidable from the table"
+            ),
+            profile="any",
+            scale="the paper's Table 3",
+            verdict="contradicted" if srelu_higher else "inconclusive",
+            notebook=NOTEBOOK,
+            basis="source",
+            anchor="srelu-dpo-claims",
+            note="the text extraction of Table 3 lost one column; both readings are computed on the page",
+        )
+    )
     if not results:
-        out.append(Claim(key="srelu-dpo-stand-in", claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
-                               "on the four DPO metrics", source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value="S-ReLU better on all four",
-                         our_value="no results", profile=profile, scale=scale, verdict="not run here",
-                         notebook=NOTEBOOK, note="results missing for this profile", anchor="srelu-dpo-claims"))
+        out.append(
+            Claim(
+                key="srelu-dpo-stand-in",
+                claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
+                "on the four DPO metrics",
+                source=f"{SOURCE}, Sec. 5.2 / Table 3",
+                paper_value="S-ReLU better on all four",
+                our_value="no results",
+                profile=profile,
+                scale=scale,
+                verdict="not run here",
+                notebook=NOTEBOOK,
+                note="results missing for this profile",
+                anchor="srelu-dpo-claims",
+            )
+        )
         return out
     frame = metrics_frame(results)
     for family in sorted(frame.family.unique()):
@@ -246,21 +351,37 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
             parts, verdicts = {}, []
             for beta in sorted(frame.beta.unique()):
                 a, b = (_by_seed(frame, act, family, beta, m) for act in ("srelu", "gelu"))
-                verdict, fields, _ = judge(lambda a=a, b=b: paired_comparison(a, b),
-                                           direction=CLAIMED_DIRECTION[m], digits=3)
+                verdict, fields, _ = judge(
+                    lambda a=a, b=b: paired_comparison(a, b), direction=CLAIMED_DIRECTION[m], digits=3
+                )
                 verdicts.append(verdict)
                 parts[f"β={beta:g}"] = fields
             word = "higher" if CLAIMED_DIRECTION[m] > 0 else "lower"
-            paper = (", ".join(f"β={b:g}: {_paper_mean(b, 'srelu', m)} vs {_paper_mean(b, 'gelu', m)}"
-                               for b in PAPER_TABLE3) if m in ("chosen_reward", "preference_accuracy")
-                     else f"S-ReLU {word} (values not legible in the source)")
+            paper = (
+                ", ".join(f"β={b:g}: {_paper_mean(b, 'srelu', m)} vs {_paper_mean(b, 'gelu', m)}" for b in PAPER_TABLE3)
+                if m in ("chosen_reward", "preference_accuracy")
+                else f"S-ReLU {word} (values not legible in the source)"
+            )
             means = frame[frame.family == family].groupby(["beta", "activation"])[m].mean()
-            ours = ", ".join(f"β={b:g}: {means[(b, 'srelu')]:+.3f} vs {means[(b, 'gelu')]:+.3f}"
-                             for b in sorted(frame.beta.unique()))
-            out.append(Claim(
-                key=claim_key("srelu-dpo", family, m), claim=(f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
-                       f"{word} {METRIC_LABELS[m]} than GELU at every β"),
-                source=f"{SOURCE}, Sec. 5.2 / Table 3", paper_value=paper, our_value=ours, profile=profile, scale=scale,
-                verdict=combine_verdicts(verdicts), notebook=NOTEBOOK, anchor="srelu-dpo-claims",
-                **merge_fields(parts)))
+            ours = ", ".join(
+                f"β={b:g}: {means[(b, 'srelu')]:+.3f} vs {means[(b, 'gelu')]:+.3f}" for b in sorted(frame.beta.unique())
+            )
+            out.append(
+                Claim(
+                    key=claim_key("srelu-dpo", family, m),
+                    claim=(
+                        f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
+                        f"{word} {METRIC_LABELS[m]} than GELU at every β"
+                    ),
+                    source=f"{SOURCE}, Sec. 5.2 / Table 3",
+                    paper_value=paper,
+                    our_value=ours,
+                    profile=profile,
+                    scale=scale,
+                    verdict=combine_verdicts(verdicts),
+                    notebook=NOTEBOOK,
+                    anchor="srelu-dpo-claims",
+                    **merge_fields(parts),
+                )
+            )
     return out

@@ -30,16 +30,16 @@ from typing import Any
 
 import torch
 
+from helpers.core import validation as v
+from helpers.core.data import load_dataset
+from helpers.core.provenance import note_steps
+from helpers.core.results_cache import RunFailed, register_runner
+from helpers.core.runs import TrainConfig, build_run, checkpoint_key
+from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
+from helpers.core.train import evaluate, fit
 from helpers.srelu.dpo import DPOBatch, dpo_step_outputs, frozen_reference
-from helpers.core.results_cache import register_runner, RunFailed
 from helpers.srelu.paper import APPENDIX_H_DELTA
 from helpers.srelu.preference_data import REJECTION_FAMILIES, preference_pairs, split_stream
-from helpers.core.provenance import note_steps
-from helpers.core import validation as v
-from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
-from helpers.core.data import load_dataset
-from helpers.core.runs import build_run, checkpoint_key, TrainConfig
-from helpers.core.train import evaluate, fit
 
 __all__ = ["DPOConfig", "dpo_configs", "run_dpo"]
 
@@ -56,8 +56,7 @@ class DPOConfig:
     activation: str = "gelu"
     activation_kwargs: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
-    model_kwargs: dict[str, Any] = field(default_factory=lambda: {"layers": 4, "dim": 64, "heads": 4,
-                                                                  "block_size": 64})
+    model_kwargs: dict[str, Any] = field(default_factory=lambda: {"layers": 4, "dim": 64, "heads": 4, "block_size": 64})
     pretrain_epochs: int = 2
     pretrain_blocks: int | None = None  # training blocks of block_size characters; None: all
     pretrain_val_blocks: int | None = None
@@ -80,8 +79,10 @@ class DPOConfig:
         v.check_fields(self, DPO_CONFIG_RULES)
         block = self.model_kwargs.get("block_size", 64)
         if self.prompt_len + self.continuation_len - 1 > block:
-            raise ValueError(f"prompt_len + continuation_len - 1 ({self.prompt_len + self.continuation_len - 1}) "
-                             f"exceeds the model's block_size ({block})")
+            raise ValueError(
+                f"prompt_len + continuation_len - 1 ({self.prompt_len + self.continuation_len - 1}) "
+                f"exceeds the model's block_size ({block})"
+            )
         if self.dpo_batch > self.train_pairs:
             raise ValueError(f"dpo_batch ({self.dpo_batch}) exceeds train_pairs ({self.train_pairs})")
 
@@ -90,13 +91,26 @@ class DPOConfig:
         own: its weights are needed, and results store no weights)."""
 
         return TrainConfig(
-            experiment=self.experiment, dataset="tinyshakespeare", model="gpt", profile=self.profile,
-            activation=self.activation, activation_kwargs=dict(self.activation_kwargs),
-            model_kwargs=dict(self.model_kwargs), n_train=self.pretrain_blocks,
-            n_val=self.pretrain_val_blocks, epochs=self.pretrain_epochs, batch_size=self.batch_size,
-            optimizer="adamw", lr=self.pretrain_lr, weight_decay=0.1, schedule="cosine",
-            min_lr=self.pretrain_lr / 10, seed=self.seed, max_grad_norm=1.0,
-            block_size=self.model_kwargs.get("block_size", 64))
+            experiment=self.experiment,
+            dataset="tinyshakespeare",
+            model="gpt",
+            profile=self.profile,
+            activation=self.activation,
+            activation_kwargs=dict(self.activation_kwargs),
+            model_kwargs=dict(self.model_kwargs),
+            n_train=self.pretrain_blocks,
+            n_val=self.pretrain_val_blocks,
+            epochs=self.pretrain_epochs,
+            batch_size=self.batch_size,
+            optimizer="adamw",
+            lr=self.pretrain_lr,
+            weight_decay=0.1,
+            schedule="cosine",
+            min_lr=self.pretrain_lr / 10,
+            seed=self.seed,
+            max_grad_norm=1.0,
+            block_size=self.model_kwargs.get("block_size", 64),
+        )
 
 
 #: Every field of :class:`DPOConfig`: kind, range, finiteness (:mod:`helpers.core.validation`).
@@ -130,8 +144,9 @@ def _subset(batch: DPOBatch, index: torch.Tensor) -> DPOBatch:
     return DPOBatch(prompt=batch.prompt[index], chosen=batch.chosen[index], rejected=batch.rejected[index])
 
 
-def _evaluate(policy: torch.nn.Module, reference: torch.nn.Module, pairs: DPOBatch, beta: float,
-              chunk: int = 128) -> dict[str, float]:
+def _evaluate(
+    policy: torch.nn.Module, reference: torch.nn.Module, pairs: DPOBatch, beta: float, chunk: int = 128
+) -> dict[str, float]:
     """Table 3's metrics over every validation pair (means of per-pair rewards)."""
     chosen, rejected = [], []
     policy.eval()
@@ -153,8 +168,15 @@ def _evaluate(policy: torch.nn.Module, reference: torch.nn.Module, pairs: DPOBat
     }
 
 
-def _dpo(pretrained: torch.nn.Module, train: DPOBatch, val: DPOBatch, beta: float, cfg: DPOConfig,
-         family_index: int, beta_index: int) -> dict[str, Any]:
+def _dpo(
+    pretrained: torch.nn.Module,
+    train: DPOBatch,
+    val: DPOBatch,
+    beta: float,
+    cfg: DPOConfig,
+    family_index: int,
+    beta_index: int,
+) -> dict[str, Any]:
     policy = copy.deepcopy(pretrained).train()
     reference = frozen_reference(pretrained)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.dpo_lr, weight_decay=0.0)
@@ -173,10 +195,13 @@ def _dpo(pretrained: torch.nn.Module, train: DPOBatch, val: DPOBatch, beta: floa
         grad_norms.append(float(norm))
         margins.append(float((out.chosen_rewards - out.rejected_rewards).detach().mean()))
     if not all(math.isfinite(v) for v in losses + grad_norms):
-
         raise RunFailed(f"non-finite DPO loss or gradient (β={beta})")
-    return {"train_loss": losses, "grad_norm": grad_norms, "train_margin": margins,
-            "val": _evaluate(policy, reference, val, beta)}
+    return {
+        "train_loss": losses,
+        "grad_norm": grad_norms,
+        "train_margin": margins,
+        "val": _evaluate(policy, reference, val, beta),
+    }
 
 
 @register_runner(DPOConfig)
@@ -192,17 +217,32 @@ def _run(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
     seed_everything(cfg.seed)
     parts = build_run(pre)
     model = parts["model"]
-    out = fit(model, parts["train_loader"], parts["val_loader"], optimizer=parts["optimizer"],
-              scheduler=parts["scheduler"], epochs=pre.epochs, task="lm", hooks=parts["hooks"],
-              checkpoint_path=workdir / "pretrain.ckpt", max_grad_norm=pre.max_grad_norm,
-              run_key=checkpoint_key(cfg), desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed} pre-training")
+    out = fit(
+        model,
+        parts["train_loader"],
+        parts["val_loader"],
+        optimizer=parts["optimizer"],
+        scheduler=parts["scheduler"],
+        epochs=pre.epochs,
+        task="lm",
+        hooks=parts["hooks"],
+        checkpoint_path=workdir / "pretrain.ckpt",
+        max_grad_norm=pre.max_grad_norm,
+        run_key=checkpoint_key(cfg),
+        desc=f"{cfg.experiment} {cfg.activation} s{cfg.seed} pre-training",
+    )
     pretrain_val_loss = evaluate(model, parts["val_loader"], "lm")["val_loss"]
     text = load_dataset("tinyshakespeare")
     dpo_train_text, dpo_val_text = split_stream(text.val_tokens, 0.5)
     runs: dict[str, Any] = {}
     for fi, family in enumerate(cfg.families):
-        pair_kw = dict(prompt_len=cfg.prompt_len, continuation_len=cfg.continuation_len, family=family,
-                       vocab_size=text.vocab_size, n_corrupt=cfg.n_corrupt)
+        pair_kw = dict(
+            prompt_len=cfg.prompt_len,
+            continuation_len=cfg.continuation_len,
+            family=family,
+            vocab_size=text.vocab_size,
+            n_corrupt=cfg.n_corrupt,
+        )
         # pairs depend on the family only, never on the seed: every run is judged on the same pairs
         train = preference_pairs(dpo_train_text, n_pairs=cfg.train_pairs, seed=fi, **pair_kw)
         val = preference_pairs(dpo_val_text, n_pairs=cfg.val_pairs, seed=100 + fi, **pair_kw)
@@ -226,19 +266,36 @@ def _run(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
 
 
 PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
-    "smoke": dict(model_kwargs={"layers": 1, "dim": 32, "heads": 2, "block_size": 64}, pretrain_epochs=1,
-                  pretrain_blocks=64, pretrain_val_blocks=16, prompt_len=48, continuation_len=16,
-                  train_pairs=32, val_pairs=32, dpo_steps=3, dpo_batch=8,
-                  scale_note="smoke: code path only"),
-    "cpu": dict(scale_note="character-level GPT (4 layers, width 64, 64-character context) pre-trained "
-                           "2 epochs on Tiny Shakespeare instead of GPT-2 + SFT; preference pairs (48-character "
-                           "prompt, 16-character continuations) built from unseen Shakespeare text instead of "
-                           "SHP/HH; 100 DPO steps of 16 pairs"),
-    "paper": dict(model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
-                  pretrain_epochs=10, prompt_len=256, continuation_len=64, train_pairs=160,
-                  val_pairs=160, dpo_steps=2000, dpo_batch=64,
-                  scale_note="GPT-2-small shape on Tiny Shakespeare (GPT-2 weights and SHP/HH are not "
-                             "available offline)"),
+    "smoke": dict(
+        model_kwargs={"layers": 1, "dim": 32, "heads": 2, "block_size": 64},
+        pretrain_epochs=1,
+        pretrain_blocks=64,
+        pretrain_val_blocks=16,
+        prompt_len=48,
+        continuation_len=16,
+        train_pairs=32,
+        val_pairs=32,
+        dpo_steps=3,
+        dpo_batch=8,
+        scale_note="smoke: code path only",
+    ),
+    "cpu": dict(
+        scale_note="character-level GPT (4 layers, width 64, 64-character context) pre-trained "
+        "2 epochs on Tiny Shakespeare instead of GPT-2 + SFT; preference pairs (48-character "
+        "prompt, 16-character continuations) built from unseen Shakespeare text instead of "
+        "SHP/HH; 100 DPO steps of 16 pairs"
+    ),
+    "paper": dict(
+        model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
+        pretrain_epochs=10,
+        prompt_len=256,
+        continuation_len=64,
+        train_pairs=160,
+        val_pairs=160,
+        dpo_steps=2000,
+        dpo_batch=64,
+        scale_note="GPT-2-small shape on Tiny Shakespeare (GPT-2 weights and SHP/HH are not available offline)",
+    ),
 }
 
 
@@ -248,6 +305,14 @@ def dpo_configs(profile: str, seeds: tuple[int, ...] = (0, 1, 2)) -> list[DPOCon
     settings = PROFILE_SETTINGS[profile]
     if profile == "smoke":
         seeds = seeds[:1]
-    return [DPOConfig(profile=profile, activation=act, seed=seed,
-                      activation_kwargs={"delta": APPENDIX_H_DELTA} if act == "srelu" else {}, **settings)
-            for seed in seeds for act in ACTIVATIONS]
+    return [
+        DPOConfig(
+            profile=profile,
+            activation=act,
+            seed=seed,
+            activation_kwargs={"delta": APPENDIX_H_DELTA} if act == "srelu" else {},
+            **settings,
+        )
+        for seed in seeds
+        for act in ACTIVATIONS
+    ]

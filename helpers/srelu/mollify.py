@@ -234,7 +234,11 @@ def _hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _nodes_and_weights(
-    kernel: MollifierKernel, x: np.ndarray, breakpoints: Sequence[float], order: int, derivative: int,
+    kernel: MollifierKernel,
+    x: np.ndarray,
+    breakpoints: Sequence[float],
+    order: int,
+    derivative: int,
     tail: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Unit-variable nodes ``v`` and weights (kernel factor included), shape ``x.shape + (m,)``."""
@@ -256,8 +260,9 @@ def _nodes_and_weights(
     return v.reshape(x.shape + (m,)), w.reshape(x.shape + (m,))
 
 
-def _check_args(f: object, kernel: object, derivative: object, breakpoints: object, order: object,
-                tail: object) -> tuple[float, ...]:
+def _check_args(
+    f: object, kernel: object, derivative: object, breakpoints: object, order: object, tail: object
+) -> tuple[float, ...]:
     if not callable(f):
         raise TypeError(f"f must be callable (a torch or numpy function), got {type(f).__name__}")
     if not isinstance(kernel, MollifierKernel):
@@ -336,8 +341,16 @@ class MollifiedActivation(nn.Module):
     """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
     processes large inputs in chunks). Use it to try a smoothing before deriving its closed form."""
 
-    def __init__(self, f: Callable, kernel: MollifierKernel, *, breakpoints: Sequence[float] = (),
-                 order: int = 64, chunk: int = 1 << 16, name: str | None = None) -> None:
+    def __init__(
+        self,
+        f: Callable,
+        kernel: MollifierKernel,
+        *,
+        breakpoints: Sequence[float] = (),
+        order: int = 64,
+        chunk: int = 1 << 16,
+        name: str | None = None,
+    ) -> None:
         super().__init__()
         self.breakpoints = _check_args(f, kernel, 0, breakpoints, order, 12.0)
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
@@ -359,8 +372,9 @@ class MollifiedActivation(nn.Module):
         return f"{self.label}, kernel={self.kernel!r}, order={self.order}"
 
 
-def mollified_activation(f: Callable, kernel: MollifierKernel, *, breakpoints: Sequence[float] = (),
-                         order: int = 64, name: str | None = None) -> MollifiedActivation:
+def mollified_activation(
+    f: Callable, kernel: MollifierKernel, *, breakpoints: Sequence[float] = (), order: int = 64, name: str | None = None
+) -> MollifiedActivation:
     """A module computing ``f * φ_s``, e.g. ``register_activation("relu_gauss", lambda:
     mollified_activation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,)))``."""
     return MollifiedActivation(f, kernel, breakpoints=breakpoints, order=order, name=name)

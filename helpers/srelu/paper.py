@@ -14,7 +14,6 @@ import math
 
 from helpers.core.attribution import Quoted
 
-
 __all__ = [
     "SOURCE",
     "NB_DERIVATION",
@@ -60,8 +59,12 @@ NB_DELTA = "notebooks/20_srelu_delta_sensitivity"
 NB_BENCH = "notebooks/21_srelu_benchmarks"
 #: MyST label of each page's section that computes its claims (``(label)=`` before the heading); the
 #: report links a claim to ``page.html#label``. The DPO page's label is set in helpers.srelu.dpo_analysis.
-ANCHORS: dict[str, str] = {NB_DERIVATION: "srelu-derivation-claims", NB_LIPSCHITZ: "lipschitz-claims",
-                           NB_DELTA: "srelu-delta-claims", NB_BENCH: "srelu-benchmarks-claims"}
+ANCHORS: dict[str, str] = {
+    NB_DERIVATION: "srelu-derivation-claims",
+    NB_LIPSCHITZ: "lipschitz-claims",
+    NB_DELTA: "srelu-delta-claims",
+    NB_BENCH: "srelu-benchmarks-claims",
+}
 #: Table 4 / App. H: δ = 0.001 counts as "(one of) the best" when no δ beats it by more than this many
 #: points (non-inferiority, paired by seed); the claim and the δ page use it.
 DELTA_BEST_MARGIN = 1.0
@@ -99,8 +102,7 @@ SILU_D2 = "exp(x)*(-exp(x)*(x - 2) + x + 2)/(1 + exp(x))**3"
 MISH = "x*(exp(2*x) + 2*exp(x))/(exp(2*x) + 2*exp(x) + 2)"
 MISH_D1 = "exp(x)*(4*(x + 1) + 4*exp(2*x) + exp(3*x) + exp(x)*(4*x + 6))/(exp(2*x) + 2*exp(x) + 2)**2"
 MISH_D2 = (
-    "4*exp(x)*(3*exp(2*x)*(x - 2) + 2*exp(3*x)*(x - 1) - 2*(x + 2) - 2*exp(x)*(x + 4))"
-    "/(exp(2*x) + 2*exp(x) + 2)**3"
+    "4*exp(x)*(3*exp(2*x)*(x - 2) + 2*exp(3*x)*(x - 1) - 2*(x + 2) - 2*exp(x)*(x + 4))/(exp(2*x) + 2*exp(x) + 2)**3"
 )
 #: Abstract and Sec. 4.6: S-ReLU is C² (``QUOTES["srelu_c2_abstract"]``, ``QUOTES["srelu_c2_sec_4_6"]``).
 #: The paper never calls S-ReLU C^∞: its C^∞ statement is about activations mollified with the
@@ -120,12 +122,15 @@ ACTIVATIONS = ("GELU", "ELU", "PReLU", "CELU", "SiLU", "Mish", "S-ReLU")
 #: Table 1 (ViT-Tiny, DeiT-Tiny, TNT-Small, 100 epochs): the "Average" rows, which the text
 #: renders unambiguously.
 TABLE1_AVERAGE = {
-    "CIFAR-10": dict(zip(ACTIVATIONS, [(72.2, 0.5), (67.8, 0.6), (76.4, 0.3), (67.6, 0.5),
-                                       (69.9, 0.5), (70.2, 0.6), (82.3, 0.4)])),
-    "CIFAR-100": dict(zip(ACTIVATIONS, [(42.2, 0.8), (43.1, 0.1), (47.4, 0.7), (37.5, 0.4),
-                                        (39.9, 0.7), (40.0, 0.9), (56.6, 0.3)])),
-    "ImageNet-1K": dict(zip(ACTIVATIONS, [(57.8, 0.4), (43.2, 0.7), (58.8, 0.4), (43.3, 0.7),
-                                          (52.3, 0.7), (52.9, 0.7), (60.8, 0.4)])),
+    "CIFAR-10": dict(
+        zip(ACTIVATIONS, [(72.2, 0.5), (67.8, 0.6), (76.4, 0.3), (67.6, 0.5), (69.9, 0.5), (70.2, 0.6), (82.3, 0.4)])
+    ),
+    "CIFAR-100": dict(
+        zip(ACTIVATIONS, [(42.2, 0.8), (43.1, 0.1), (47.4, 0.7), (37.5, 0.4), (39.9, 0.7), (40.0, 0.9), (56.6, 0.3)])
+    ),
+    "ImageNet-1K": dict(
+        zip(ACTIVATIONS, [(57.8, 0.4), (43.2, 0.7), (58.8, 0.4), (43.3, 0.7), (52.3, 0.7), (52.9, 0.7), (60.8, 0.4)])
+    ),
 }
 #: Table 1 per-model rows: only the CELU column survives the text extraction with its model
 #: labels (three values for three models, two for ImageNet-1K).
@@ -137,27 +142,50 @@ TABLE1_CELU_PER_MODEL = {
 #: Table 1 per-model rows, other columns: one value each survives and the extraction lost
 #: which model it belongs to. Kept for reference only; do not compare them to a given model.
 TABLE1_UNLABELLED_ROW_VALUES = {
-    "CIFAR-10": {"GELU": (72.4, 0.7), "ELU": (67.6, 0.6), "PReLU": (75.4, 0.1),
-                 "SiLU": (69.9, 0.5), "Mish": (70.2, 0.6), "S-ReLU": (81.1, 0.3)},
-    "CIFAR-100": {"GELU": (46.6, 0.9), "ELU": (56.9, 0.0), "PReLU": (50.0, 0.5),
-                  "SiLU": (43.5, 0.6), "Mish": (43.8, 1.0), "S-ReLU": (57.1, 0.2)},
+    "CIFAR-10": {
+        "GELU": (72.4, 0.7),
+        "ELU": (67.6, 0.6),
+        "PReLU": (75.4, 0.1),
+        "SiLU": (69.9, 0.5),
+        "Mish": (70.2, 0.6),
+        "S-ReLU": (81.1, 0.3),
+    },
+    "CIFAR-100": {
+        "GELU": (46.6, 0.9),
+        "ELU": (56.9, 0.0),
+        "PReLU": (50.0, 0.5),
+        "SiLU": (43.5, 0.6),
+        "Mish": (43.8, 1.0),
+        "S-ReLU": (57.1, 0.2),
+    },
 }
 #: Table 2 (ConvNeXt-tiny, 100 epochs).
 TABLE2 = {
-    "CIFAR-10": dict(zip(ACTIVATIONS, [(64.9, 0.4), (59.8, 0.5), (64.6, 1.4), (59.8, 0.5),
-                                       (60.6, 0.2), (61.4, 0.4), (89.9, 0.1)])),
-    "CIFAR-100": dict(zip(ACTIVATIONS, [(36.6, 0.3), (30.3, 0.4), (35.2, 0.5), (30.5, 0.2),
-                                        (35.0, 0.9), (35.3, 0.7), (66.8, 0.1)])),
-    "ImageNet-1K": dict(zip(ACTIVATIONS, [(72.9, 0.3), (71.7, 0.5), (72.9, 0.5), (71.8, 0.9),
-                                          (72.3, 0.7), (72.8, 0.6), (73.1, 0.2)])),
+    "CIFAR-10": dict(
+        zip(ACTIVATIONS, [(64.9, 0.4), (59.8, 0.5), (64.6, 1.4), (59.8, 0.5), (60.6, 0.2), (61.4, 0.4), (89.9, 0.1)])
+    ),
+    "CIFAR-100": dict(
+        zip(ACTIVATIONS, [(36.6, 0.3), (30.3, 0.4), (35.2, 0.5), (30.5, 0.2), (35.0, 0.9), (35.3, 0.7), (66.8, 0.1)])
+    ),
+    "ImageNet-1K": dict(
+        zip(ACTIVATIONS, [(72.9, 0.3), (71.7, 0.5), (72.9, 0.5), (71.8, 0.9), (72.3, 0.7), (72.8, 0.6), (73.1, 0.2)])
+    ),
 }
 #: Table 4 (Appendix G): ViT-Tiny test accuracy for each δ.
 TABLE4_DELTAS = (0.001, 0.01, 0.1, 0.2, 0.5, 1.0, 5.0, 10.0)
 TABLE4 = {
-    "CIFAR-10": dict(zip(TABLE4_DELTAS, [(81.0, 0.6), (80.1, 0.2), (80.4, 0.3), (78.2, 0.2),
-                                         (80.4, 0.2), (73.9, 0.3), (63.4, 0.5), (58.5, 0.3)])),
-    "CIFAR-100": dict(zip(TABLE4_DELTAS, [(51.2, 0.6), (48.7, 0.3), (48.7, 0.5), (48.5, 0.5),
-                                          (45.5, 0.3), (41.4, 0.6), (43.8, 1.0), (25.7, 0.2)])),
+    "CIFAR-10": dict(
+        zip(
+            TABLE4_DELTAS,
+            [(81.0, 0.6), (80.1, 0.2), (80.4, 0.3), (78.2, 0.2), (80.4, 0.2), (73.9, 0.3), (63.4, 0.5), (58.5, 0.3)],
+        )
+    ),
+    "CIFAR-100": dict(
+        zip(
+            TABLE4_DELTAS,
+            [(51.2, 0.6), (48.7, 0.3), (48.7, 0.5), (48.5, 0.5), (45.5, 0.3), (41.4, 0.6), (43.8, 1.0), (25.7, 0.2)],
+        )
+    ),
 }
 
 
@@ -167,39 +195,55 @@ TABLE4 = {
 QUOTES: dict[str, Quoted] = {
     "srelu_c2_abstract": Quoted(
         "we introduce Smoothed ReLU (S-ReLU), a novel second-order continuously differentiable (C²) "
-        "activation derived from ReLU", "abstract"),
+        "activation derived from ReLU",
+        "abstract",
+    ),
     "srelu_c2_sec_4_6": Quoted(
-        "This indicates that S-ReLU is an activation function with continuous second derivatives",
-        "Sec. 4.6"),
+        "This indicates that S-ReLU is an activation function with continuous second derivatives", "Sec. 4.6"
+    ),
     "mollified_cinf_sec_4_3": Quoted(
         "This establishes that the mollification process transforms the original activation function f(x) "
-        "into a smooth approximation", "Sec. 4.3, for the kernel φ_δ of Definition 2 (the bump of Definition 1)"),
+        "into a smooth approximation",
+        "Sec. 4.3, for the kernel φ_δ of Definition 2 (the bump of Definition 1)",
+    ),
     "mollified_cinf_sec_4_6": Quoted(
         "Sections 4.3 and 4.4 further establish that activation functions constructed via smoothing theory "
         "possess desirable smoothness and approximation properties; specifically, they are infinitely "
-        "differentiable", "Sec. 4.6", (4.3, 4.4)),
+        "differentiable",
+        "Sec. 4.6",
+        (4.3, 4.4),
+    ),
     "epanechnikov_choice": Quoted(
         "Regarding the choice of kernel, we strike a balance between theoretical rigor and engineering "
-        "practicality by adopting the Epanechnikov kernel", "Sec. 4.6"),
+        "practicality by adopting the Epanechnikov kernel",
+        "Sec. 4.6",
+    ),
     "lipschitz_fact_1": Quoted(
         "Lipschitz constant of GELU is 1.084; Lipschitz constant of SiLU is 1.100; Lipschitz constant of "
-        "Mish is 1.089. Lipschitz constant of S-ReLU is 1.000.", "Fact 1", tuple(LIPSCHITZ.values())),
-    "table4_runs": Quoted(
-        "We perform three runs and report the mean and standard deviation in Table 4.", "App. G"),
+        "Mish is 1.089. Lipschitz constant of S-ReLU is 1.000.",
+        "Fact 1",
+        tuple(LIPSCHITZ.values()),
+    ),
+    "table4_runs": Quoted("We perform three runs and report the mean and standard deviation in Table 4.", "App. G"),
     "llm_runs": Quoted(
-        "each experiment was repeated three times, with mean and standard deviation reported",
-        "App. H, LLM fine-tuning"),
+        "each experiment was repeated three times, with mean and standard deviation reported", "App. H, LLM fine-tuning"
+    ),
     "appendix_h_models": Quoted(
         "For CIFAR-10 and CIFAR-100, we trained ViT-Tiny, DeiT-Tiny, and TNT-Small for 100 epochs.",
-        "App. H, image classification", (100,)),
+        "App. H, image classification",
+        (100,),
+    ),
     "appendix_h_schedule": Quoted(
         "cosine annealing learning rate scheduling (initial learning rate 2.5 × 10⁻⁴, minimum 1 × 10⁻⁵, "
         "with 20 warmup epochs starting from 1 × 10⁻⁶)",
-        "App. H, image classification", (20,)),
+        "App. H, image classification",
+        (20,),
+    ),
     "appendix_h_delta": Quoted("we use δ=0.001 for all experiments", "App. H", (APPENDIX_H_DELTA,)),
     "appendix_d_delta": Quoted("a = 0.01", "App. D, Algorithm 1", (APPENDIX_D_DELTA,)),
-    "table2_epochs": Quoted("Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.",
-                            "Table 2 caption", (100,)),
+    "table2_epochs": Quoted(
+        "Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.", "Table 2 caption", (100,)
+    ),
 }
 
 
@@ -207,14 +251,14 @@ QUOTES: dict[str, Quoted] = {
 # The source read against itself (helpers.srelu.audit): the excerpts its findings rest on
 # --------------------------------------------------------------------------------------------
 #: Sec. 4.1, after Hayou et al. (2019): 1 - c^l ~ 9π²/(2l²) for ReLU (the constant 9π²/2).
-HAYOU_RELU_CONSTANT = 9 * math.pi ** 2 / 2
+HAYOU_RELU_CONSTANT = 9 * math.pi**2 / 2
 #: The arXiv references of the source, as printed (the newest dates the text from below).
 ARXIV_REFERENCES: tuple[Quoted, ...] = tuple(
-    Quoted(text, f"References, {who}") for text, who in (
+    Quoted(text, f"References, {who}")
+    for text, who in (
         ("Gpt-4 technical report. arXiv preprint arXiv:2303.08774, 2023", "Achiam et al."),
         ("arXiv preprint arXiv:2204.05862*, 2022", "Bai et al."),
-        ("Continuously differentiable exponential linear units. *arXiv preprint arXiv:1704.07483*, 2017",
-         "Barron"),
+        ("Continuously differentiable exponential linear units. *arXiv preprint arXiv:1704.07483*, 2017", "Barron"),
         ("*arXiv preprint arXiv:1511.07289*, 4(5):11, 2015", "Clevert et al."),
         ("Gaussian error linear units (gelus). *arXiv preprint* arXiv:1606.08415, 2016", "Hendrycks & Gimpel"),
         ("Mixtral of experts. *arXiv preprint arXiv:2401.04088*, 2024", "Jiang et al."),
@@ -224,56 +268,83 @@ ARXIV_REFERENCES: tuple[Quoted, ...] = tuple(
         ("*arXiv* preprint arXiv:1908.08681, 2019", "Misra"),
         ("Searching for activation functions. arXiv preprint arXiv:1710.05941, 2017", "Ramachandran et al."),
         ("arXiv preprint arXiv:2302.13971, 2023", "Touvron et al. (LLaMA)"),
-    ))
+    )
+)
 
-QUOTES.update({
-    "under_review": Quoted("Paper under double-blind review", "title page"),
-    "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
-    "framework_abstract": Quoted(
-        "we propose a general activation smoothing framework grounded in mollification theory", "abstract"),
-    "methodology_absent": Quoted(
-        "Yet, a general methodology for systematically smoothing non-smooth activations remains absent.",
-        "Sec. 6"),
-    "smu_reference": Quoted(
-        "Smooth maximum unit: Smooth activation function for deep networks using smoothing maximum technique",
-        "References, Biswas et al. (2022), cited in Sec. 3"),
-    "baselines_sec5": Quoted(
-        "We compare against representative ReLU variants, including GELU, ELU, PReLU, CELU, SiLU, and Mish.",
-        "Sec. 5, experimental setup"),
-    "celu_sec2": Quoted(
-        "the Continuously Differentiable Exponential Linear Unit (CELU) (Barron, 2017) simplifies the ELU "
-        "parameterization for easier adjustment", "Sec. 2"),
-    "lipschitz_advantage": Quoted(
-        "S-ReLU's Lipschitz constant of 1 ensures that its output never changes more rapidly than its input. "
-        "This property acts as a vital safeguard for stabilizing gradient flow in the network, which helps "
-        "prevent the problem of exploding gradients and makes the model more robust to small input "
-        "perturbations—a clear advantage over other activation functions.", "Sec. 4.6, after Fact 1", (1,)),
-    "dead_relu_app_e": Quoted(
-        "Within the interval (−δ,0), the S-ReLU function value varies, while its gradient persists and is "
-        "non-zero. This directly addresses the drawback of the standard ReLU, where the gradient is always zero "
-        "on the negative half-axis, effectively avoiding the \"dead ReLU problem\"", "App. E", (0,)),
-    "relu_drawbacks_sec2": Quoted(
-        "neurons can become permanently inactive (\"dying ReLU\"), and the absence of negative outputs "
-        "introduces distributional bias in subsequent layers", "Sec. 2"),
-    "mitigating_abstract": Quoted(
-        "derived from ReLU that inherits its favorable properties while mitigating inherent drawbacks",
-        "abstract"),
-    "epanechnikov_optimal": Quoted(
-        "adopting the Epanechnikov kernel, which is theoretically optimal for minimizing the Mean Integrated "
-        "Squared Error. Moreover, among the class of non-negative polynomials satisfying the fundamental "
-        "smoothness conditions, it exhibits the lowest degree and the simplest closed form.", "Sec. 4.6"),
-    "statistical_optimality": Quoted(
-        "Leveraging the Epanechnikov kernel, the framework achieves statistical optimality and computational "
-        "tractability", "abstract"),
-    "hayou_relu_rate": Quoted(
-        r"for non-smooth functions like ReLU, this correlation converges at a rate of $O(1/l^2)$ , with the "
-        r"specific relationship being $1-c^l \sim 9\pi^2/2l^2$", "Sec. 4.1, after Hayou et al. (2019)", (9, 2)),
-    "hayou_smooth_rate": Quoted(
-        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
-        "a rate of O(1/l)", "Sec. 4.1, after Hayou et al. (2019)", (1,)),
-    "smooth_better_sec_4_6": Quoted(
-        "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
-        "both the efficiency of the training process and the final performance of the model.", "Sec. 4.6"),
-    "table4_setup": Quoted(
-        "conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
-})
+QUOTES.update(
+    {
+        "under_review": Quoted("Paper under double-blind review", "title page"),
+        "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
+        "framework_abstract": Quoted(
+            "we propose a general activation smoothing framework grounded in mollification theory", "abstract"
+        ),
+        "methodology_absent": Quoted(
+            "Yet, a general methodology for systematically smoothing non-smooth activations remains absent.", "Sec. 6"
+        ),
+        "smu_reference": Quoted(
+            "Smooth maximum unit: Smooth activation function for deep networks using smoothing maximum technique",
+            "References, Biswas et al. (2022), cited in Sec. 3",
+        ),
+        "baselines_sec5": Quoted(
+            "We compare against representative ReLU variants, including GELU, ELU, PReLU, CELU, SiLU, and Mish.",
+            "Sec. 5, experimental setup",
+        ),
+        "celu_sec2": Quoted(
+            "the Continuously Differentiable Exponential Linear Unit (CELU) (Barron, 2017) simplifies the ELU "
+            "parameterization for easier adjustment",
+            "Sec. 2",
+        ),
+        "lipschitz_advantage": Quoted(
+            "S-ReLU's Lipschitz constant of 1 ensures that its output never changes more rapidly than its input. "
+            "This property acts as a vital safeguard for stabilizing gradient flow in the network, which helps "
+            "prevent the problem of exploding gradients and makes the model more robust to small input "
+            "perturbations—a clear advantage over other activation functions.",
+            "Sec. 4.6, after Fact 1",
+            (1,),
+        ),
+        "dead_relu_app_e": Quoted(
+            "Within the interval (−δ,0), the S-ReLU function value varies, while its gradient persists and is "
+            "non-zero. This directly addresses the drawback of the standard ReLU, where the gradient is always zero "
+            'on the negative half-axis, effectively avoiding the "dead ReLU problem"',
+            "App. E",
+            (0,),
+        ),
+        "relu_drawbacks_sec2": Quoted(
+            'neurons can become permanently inactive ("dying ReLU"), and the absence of negative outputs '
+            "introduces distributional bias in subsequent layers",
+            "Sec. 2",
+        ),
+        "mitigating_abstract": Quoted(
+            "derived from ReLU that inherits its favorable properties while mitigating inherent drawbacks", "abstract"
+        ),
+        "epanechnikov_optimal": Quoted(
+            "adopting the Epanechnikov kernel, which is theoretically optimal for minimizing the Mean Integrated "
+            "Squared Error. Moreover, among the class of non-negative polynomials satisfying the fundamental "
+            "smoothness conditions, it exhibits the lowest degree and the simplest closed form.",
+            "Sec. 4.6",
+        ),
+        "statistical_optimality": Quoted(
+            "Leveraging the Epanechnikov kernel, the framework achieves statistical optimality and computational "
+            "tractability",
+            "abstract",
+        ),
+        "hayou_relu_rate": Quoted(
+            r"for non-smooth functions like ReLU, this correlation converges at a rate of $O(1/l^2)$ , with the "
+            r"specific relationship being $1-c^l \sim 9\pi^2/2l^2$",
+            "Sec. 4.1, after Hayou et al. (2019)",
+            (9, 2),
+        ),
+        "hayou_smooth_rate": Quoted(
+            "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
+            "a rate of O(1/l)",
+            "Sec. 4.1, after Hayou et al. (2019)",
+            (1,),
+        ),
+        "smooth_better_sec_4_6": Quoted(
+            "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
+            "both the efficiency of the training process and the final performance of the model.",
+            "Sec. 4.6",
+        ),
+        "table4_setup": Quoted("conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
+    }
+)

@@ -48,42 +48,61 @@ def split_stream(tokens: torch.Tensor, train_fraction: float = 0.5) -> tuple[tor
     return tokens[:cut], tokens[cut:]
 
 
-def preference_pairs(tokens: torch.Tensor, *, n_pairs: int, prompt_len: int, continuation_len: int,
-                     family: str, vocab_size: int, seed: int, n_corrupt: int = 3) -> DPOBatch:
+def preference_pairs(
+    tokens: torch.Tensor,
+    *,
+    n_pairs: int,
+    prompt_len: int,
+    continuation_len: int,
+    family: str,
+    vocab_size: int,
+    seed: int,
+    n_corrupt: int = 3,
+) -> DPOBatch:
     """``n_pairs`` preference pairs from non-overlapping windows of ``tokens`` (see the module
     docstring for the two ``family`` values). Deterministic in ``seed``."""
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1 or tokens.dtype != torch.long:
         raise TypeError("tokens must be a 1-D tensor of token ids (torch.long)")
     if family not in REJECTION_FAMILIES:
         raise ValueError(f"family must be one of {', '.join(REJECTION_FAMILIES)}, got {family!r}")
-    for name, value in (("n_pairs", n_pairs), ("prompt_len", prompt_len),
-                        ("continuation_len", continuation_len), ("vocab_size", vocab_size),
-                        ("n_corrupt", n_corrupt)):
+    for name, value in (
+        ("n_pairs", n_pairs),
+        ("prompt_len", prompt_len),
+        ("continuation_len", continuation_len),
+        ("vocab_size", vocab_size),
+        ("n_corrupt", n_corrupt),
+    ):
         _positive_int(name, value)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     if family == "swap" and n_pairs < 2:
         raise ValueError("the 'swap' family needs n_pairs >= 2 (a rejected text comes from another window)")
     if family == "corrupt" and (n_corrupt > continuation_len or vocab_size < 2):
-        raise ValueError(f"the 'corrupt' family needs n_corrupt <= continuation_len ({continuation_len}) "
-                         f"and vocab_size >= 2, got n_corrupt={n_corrupt}, vocab_size={vocab_size}")
+        raise ValueError(
+            f"the 'corrupt' family needs n_corrupt <= continuation_len ({continuation_len}) "
+            f"and vocab_size >= 2, got n_corrupt={n_corrupt}, vocab_size={vocab_size}"
+        )
     if int(tokens.max()) >= vocab_size or int(tokens.min()) < 0:
         raise ValueError(f"token ids must lie in [0, {vocab_size}), got [{int(tokens.min())}, {int(tokens.max())}]")
     window = prompt_len + continuation_len
     slots = tokens.numel() // window
     if slots < n_pairs:
-        raise ValueError(f"{tokens.numel():,} tokens hold only {slots} non-overlapping windows of "
-                         f"{window}; asked for n_pairs={n_pairs}")
+        raise ValueError(
+            f"{tokens.numel():,} tokens hold only {slots} non-overlapping windows of "
+            f"{window}; asked for n_pairs={n_pairs}"
+        )
     generator = torch.Generator().manual_seed(seed)
     starts = torch.randperm(slots, generator=generator)[:n_pairs].sort().values * window
-    windows = torch.stack([tokens[s:s + window] for s in starts.tolist()])
+    windows = torch.stack([tokens[s : s + window] for s in starts.tolist()])
     prompt, chosen = windows[:, :prompt_len].clone(), windows[:, prompt_len:].clone()
     if family == "swap":
         rejected = chosen.roll(1, dims=0)  # each window gets its neighbour's continuation
         same = (rejected == chosen).all(dim=1)
         if bool(same.any()):
-            raise ValueError(f"{int(same.sum())} windows share their neighbour's continuation; "
-                             "use longer continuations or another seed")
+            raise ValueError(
+                f"{int(same.sum())} windows share their neighbour's continuation; "
+                "use longer continuations or another seed"
+            )
     else:
         rejected = chosen.clone()
         for i in range(n_pairs):

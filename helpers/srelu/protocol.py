@@ -34,47 +34,103 @@ CONVNEXT_PAPER = {"depths": (3, 3, 9, 3), "dims": (96, 192, 384, 768)}
 #: from a tenth of it (from 1e-6, as in the paper, the whole first epoch would train at ~1e-6).
 SCALES: dict[str, dict[str, Scale]] = {
     "vit": {
-        "paper": Scale(model_kwargs=VIT_PAPER, epochs=100, warmup_epochs=20, seeds=(0, 1, 2), batch_size=256,
-                       activations=ACTIVATIONS, note="the paper's setup"),
+        "paper": Scale(
+            model_kwargs=VIT_PAPER,
+            epochs=100,
+            warmup_epochs=20,
+            seeds=(0, 1, 2),
+            batch_size=256,
+            activations=ACTIVATIONS,
+            note="the paper's setup",
+        ),
         "cpu": Scale(
-            model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4}, epochs=10, warmup_epochs=1,
-            seeds=(0, 1, 2), batch_size=128, lr=1e-3, warmup_start_lr=1e-4, augment="crop_flip",
+            model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
+            epochs=10,
+            warmup_epochs=1,
+            seeds=(0, 1, 2),
+            batch_size=128,
+            lr=1e-3,
+            warmup_start_lr=1e-4,
+            augment="crop_flip",
             activations=("gelu", "prelu", "relu", "srelu"),
             note="ViT-tiny shrunk to width 48, depth 4; all 50,000 training and 10,000 test images of CIFAR-10 "
-                 "(JPEG mirror), random crop + flip; 10 epochs (1 warmup from 1e-4) instead of 100 (20 from 1e-6); "
-                 "peak learning rate 1e-3 instead of 2.5e-4; batch 128 instead of 256; float32, one thread per run"),
-        "smoke": Scale(model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8}, epochs=2, warmup_epochs=1,
-                       n_train=256, n_val=128, seeds=(0,), batch_size=64, activations=ACTIVATIONS, note="smoke"),
+            "(JPEG mirror), random crop + flip; 10 epochs (1 warmup from 1e-4) instead of 100 (20 from 1e-6); "
+            "peak learning rate 1e-3 instead of 2.5e-4; batch 128 instead of 256; float32, one thread per run",
+        ),
+        "smoke": Scale(
+            model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8},
+            epochs=2,
+            warmup_epochs=1,
+            n_train=256,
+            n_val=128,
+            seeds=(0,),
+            batch_size=64,
+            activations=ACTIVATIONS,
+            note="smoke",
+        ),
     },
     "convnext": {
-        "paper": Scale(model_kwargs=CONVNEXT_PAPER, epochs=100, warmup_epochs=20, seeds=(0, 1, 2), batch_size=256,
-                       activations=ACTIVATIONS, note="the paper's setup"),
+        "paper": Scale(
+            model_kwargs=CONVNEXT_PAPER,
+            epochs=100,
+            warmup_epochs=20,
+            seeds=(0, 1, 2),
+            batch_size=256,
+            activations=ACTIVATIONS,
+            note="the paper's setup",
+        ),
         "cpu": Scale(
-            model_kwargs={"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, epochs=12, warmup_epochs=1,
-            seeds=(0, 1, 2, 3, 4), batch_size=128, lr=2e-3, warmup_start_lr=2e-4, augment="crop_flip",
+            model_kwargs={"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)},
+            epochs=12,
+            warmup_epochs=1,
+            seeds=(0, 1, 2, 3, 4),
+            batch_size=128,
+            lr=2e-3,
+            warmup_start_lr=2e-4,
+            augment="crop_flip",
             activations=("gelu", "relu", "srelu", "elu", "silu"),
             note="ConvNeXt-tiny shrunk to depths (1,1,2,1), widths (16,32,64,128); all 50,000 training and 10,000 "
-                 "test images of CIFAR-10 (JPEG mirror), random crop + flip; 12 epochs (1 warmup from 2e-4) instead "
-                 "of 100 (20 from 1e-6); peak learning rate 2e-3 instead of 2.5e-4; batch 128 instead of 256; "
-                 "float32, one thread per run"),
-        "smoke": Scale(model_kwargs={"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)}, epochs=2, warmup_epochs=1,
-                       n_train=256, n_val=128, seeds=(0,), batch_size=64, activations=ACTIVATIONS, note="smoke"),
+            "test images of CIFAR-10 (JPEG mirror), random crop + flip; 12 epochs (1 warmup from 2e-4) instead "
+            "of 100 (20 from 1e-6); peak learning rate 2e-3 instead of 2.5e-4; batch 128 instead of 256; "
+            "float32, one thread per run",
+        ),
+        "smoke": Scale(
+            model_kwargs={"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)},
+            epochs=2,
+            warmup_epochs=1,
+            n_train=256,
+            n_val=128,
+            seeds=(0,),
+            batch_size=64,
+            activations=ACTIVATIONS,
+            note="smoke",
+        ),
     },
 }
 
 #: The ViT's cpu scale before the retrain, kept for CI's rerun check (:func:`cheap_check_config`):
 #: its run takes about a minute, one at the decisive scale ~10 core-minutes.
 EARLIER_VIT_CPU = Scale(
-    model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4}, epochs=5, warmup_epochs=1, n_train=2000,
-    n_val=1000, seeds=(0, 1, 2), batch_size=128, activations=ACTIVATIONS,
+    model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
+    epochs=5,
+    warmup_epochs=1,
+    n_train=2000,
+    n_val=1000,
+    seeds=(0, 1, 2),
+    batch_size=128,
+    activations=ACTIVATIONS,
     note="ViT-tiny shrunk to width 48, depth 4; 2,000 training / 1,000 validation images of CIFAR-10 (JPEG "
-         "mirror); 5 epochs (1 warmup) instead of 100 (20); batch 128 instead of 256; no augmentation")
+    "mirror); 5 epochs (1 warmup) instead of 100 (20); batch 128 instead of 256; no augmentation",
+)
 
 #: Table 4's radii per profile: the paper's eight; at the cpu scale four of them, one per two
 #: decades from the paper's δ = 0.001 up to 10, with every seed (all eight at three seeds would be
 #: 21 more 25-40-minute runs, ~10 core-hours; four cost 9); two in smoke.
 TABLE4_PROFILE_DELTAS: dict[str, tuple[float, ...]] = {
-    "paper": TABLE4_DELTAS, "cpu": (0.001, 0.1, 1.0, 10.0), "smoke": TABLE4_DELTAS[:2]}
+    "paper": TABLE4_DELTAS,
+    "cpu": (0.001, 0.1, 1.0, 10.0),
+    "smoke": TABLE4_DELTAS[:2],
+}
 
 
 #: What the paper profile's note means, per model, for display. The note stored in the configs
@@ -82,9 +138,9 @@ TABLE4_PROFILE_DELTAS: dict[str, tuple[float, ...]] = {
 #: paper prints and which are the standard architectures.
 PAPER_SETUP_DISPLAY: dict[str, str] = {
     "vit": "standard ViT-Tiny (depth 12, 3 heads; width 192 and patch 4 as App. H prints) with App. H's "
-           "recipe, 100 epochs",
+    "recipe, 100 epochs",
     "convnext": "standard ConvNeXt-T (depths (3,3,9,3), widths 96-768; the paper prints neither) with App. H's "
-                "ViT recipe, which App. H does not state for ConvNeXt (our assumption), 100 epochs (Table 2)",
+    "ViT recipe, which App. H does not state for ConvNeXt (our assumption), 100 epochs (Table 2)",
 }
 
 
@@ -96,8 +152,15 @@ def scale_display(model: str, scale: Scale) -> str:
     return scale.note
 
 
-def srelu_config(model: str, profile: str, activation: str, seed: int, delta: float = APPENDIX_H_DELTA,
-                 experiment: str = "srelu_compare", scale: Scale | None = None) -> TrainConfig:
+def srelu_config(
+    model: str,
+    profile: str,
+    activation: str,
+    seed: int,
+    delta: float = APPENDIX_H_DELTA,
+    experiment: str = "srelu_compare",
+    scale: Scale | None = None,
+) -> TrainConfig:
     """One S-ReLU-paper run: ``model`` in {"vit", "convnext"} with ``activation`` on CIFAR-10, at
     ``profile``'s scale (or at ``scale``, e.g. a pilot's)."""
     if model not in SCALES:
@@ -143,8 +206,9 @@ def decisive_state(profile: str) -> str:
     if current_profile(profile) != "cpu":
         return ""
     names, claims = {"vit": "ViT", "convnext": "ConvNeXt"}, {"vit": "(b)", "convnext": "(a)"}
-    return " ".join(f"The {names[m]} runs are at the decisive scale (the retrain's claim {claims[m]})."
-                    for m in ("vit", "convnext"))
+    return " ".join(
+        f"The {names[m]} runs are at the decisive scale (the retrain's claim {claims[m]})." for m in ("vit", "convnext")
+    )
 
 
 def table4_scale(profile: str) -> Scale:
@@ -195,17 +259,20 @@ def convnext_pilot_scale(candidate: str) -> Scale:
         raise ValueError(f"candidate must be one of {tuple(PILOT_CANDIDATES)}, got {candidate!r}")
     model_kwargs, epochs = PILOT_CANDIDATES[candidate]
     base = SCALES["convnext"]["cpu"]
-    note = (f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
-            f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
-            f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread")
-    return replace(base, model_kwargs=dict(model_kwargs), epochs=epochs, seeds=(0,), activations=("gelu",),
-                   note=note)
+    note = (
+        f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
+        f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
+        f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread"
+    )
+    return replace(base, model_kwargs=dict(model_kwargs), epochs=epochs, seeds=(0,), activations=("gelu",), note=note)
 
 
 def convnext_pilot_configs() -> list[TrainConfig]:
     """GELU, seed 0, at each pilot scale (experiment ``srelu_convnext_pilot``)."""
-    return [srelu_config("convnext", "cpu", "gelu", 0, experiment="srelu_convnext_pilot",
-                         scale=convnext_pilot_scale(c)) for c in PILOT_CANDIDATES]
+    return [
+        srelu_config("convnext", "cpu", "gelu", 0, experiment="srelu_convnext_pilot", scale=convnext_pilot_scale(c))
+        for c in PILOT_CANDIDATES
+    ]
 
 
 EXPERIMENTS = {"srelu_delta": delta_configs, "srelu_compare": compare_configs}

@@ -25,8 +25,10 @@ from helpers.core.registry import register_activation_type
 __all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE"]
 
 #: Where SmeLU was introduced (the book names its box-kernel mollified ReLU after it).
-SMELU_REFERENCE = ("Shamir & Lin, \"Real World Large Scale Recommendation Systems Reproducibility and Smooth "
-                   "Activations\", arXiv 2202.06499 (February 2022)")
+SMELU_REFERENCE = (
+    'Shamir & Lin, "Real World Large Scale Recommendation Systems Reproducibility and Smooth '
+    'Activations", arXiv 2202.06499 (February 2022)'
+)
 
 
 def _beta(beta: object) -> float:

@@ -33,17 +33,43 @@ LAM = sp.Symbol("lambda", positive=True)  # λ-GELU hardness
 T = sp.Symbol("t", real=True)  # scaled, clamped input x/δ ∈ [-1, 1]
 
 __all__ = [
-    "X", "Y", "DELTA", "SIGMA", "ALPHA", "LAM", "T",
-    "std_normal_pdf", "std_normal_cdf",
-    "bump_integral", "bump_normaliser", "bump_mass", "bump_derivative_l1",
-    "epanechnikov_density", "epanechnikov_mass", "epanechnikov_variance",
+    "X",
+    "Y",
+    "DELTA",
+    "SIGMA",
+    "ALPHA",
+    "LAM",
+    "T",
+    "std_normal_pdf",
+    "std_normal_cdf",
+    "bump_integral",
+    "bump_normaliser",
+    "bump_mass",
+    "bump_derivative_l1",
+    "epanechnikov_density",
+    "epanechnikov_mass",
+    "epanechnikov_variance",
     "epanechnikov_derivative_l1",
-    "SReLUPieces", "srelu_by_convolution", "srelu_direct_convolution", "srelu_piecewise",
-    "clamp_form_piece", "srelu_branch_free", "one_sided_jumps", "smoothness_order",
-    "UniformError", "srelu_uniform_error",
-    "activation_expr", "LipschitzResult", "lipschitz_constant", "srelu_lipschitz",
-    "leaky_relu_by_convolution", "relu_gaussian_convolution", "gaussian_vs_lambda_gelu",
-    "same_variance_gaussian_sup_error", "expressions_equal", "gate_l1_gap",
+    "SReLUPieces",
+    "srelu_by_convolution",
+    "srelu_direct_convolution",
+    "srelu_piecewise",
+    "clamp_form_piece",
+    "srelu_branch_free",
+    "one_sided_jumps",
+    "smoothness_order",
+    "UniformError",
+    "srelu_uniform_error",
+    "activation_expr",
+    "LipschitzResult",
+    "lipschitz_constant",
+    "srelu_lipschitz",
+    "leaky_relu_by_convolution",
+    "relu_gaussian_convolution",
+    "gaussian_vs_lambda_gelu",
+    "same_variance_gaussian_sup_error",
+    "expressions_equal",
+    "gate_l1_gap",
 ]
 
 
@@ -306,8 +332,9 @@ class LipschitzResult:
 
 
 @functools.lru_cache(maxsize=16)
-def lipschitz_constant(name: str, *, lo: float = -30.0, hi: float = 30.0, step: float = 0.05,
-                       dps: int = 30) -> LipschitzResult:
+def lipschitz_constant(
+    name: str, *, lo: float = -30.0, hi: float = 30.0, step: float = 0.05, dps: int = 30
+) -> LipschitzResult:
     """Lipschitz constant of a smooth activation (``gelu``, ``silu``, ``mish``).
 
     Roots of ``f''`` are bracketed by sign changes on a grid over ``[lo, hi]`` (outside it
@@ -338,8 +365,14 @@ def lipschitz_constant(name: str, *, lo: float = -30.0, hi: float = 30.0, step: 
     bottom = min(candidates + [(float("inf"), limits[1]), (float("-inf"), limits[0])], key=lambda c: c[1])
     constant = max(abs(top[1]), abs(bottom[1]))
     return LipschitzResult(
-        name=name, constant=constant, argmax=top[0], max_slope=top[1], min_slope=bottom[1],
-        argmin=bottom[0], critical_points=tuple(float(r) for r, _ in slopes), limits=limits,
+        name=name,
+        constant=constant,
+        argmax=top[0],
+        max_slope=top[1],
+        min_slope=bottom[1],
+        argmin=bottom[0],
+        critical_points=tuple(float(r) for r, _ in slopes),
+        limits=limits,
     )
 
 
@@ -356,8 +389,12 @@ def srelu_lipschitz() -> LipschitzResult:
     top = max(slopes, key=lambda c: float(c[1]))
     bottom = min(slopes, key=lambda c: float(c[1]))
     return LipschitzResult(
-        name="srelu", constant=float(max(abs(top[1]), abs(bottom[1]))), argmax=float(top[0]),
-        max_slope=float(top[1]), min_slope=float(bottom[1]), argmin=float(bottom[0]),
+        name="srelu",
+        constant=float(max(abs(top[1]), abs(bottom[1]))),
+        argmax=float(top[0]),
+        max_slope=float(top[1]),
+        min_slope=float(bottom[1]),
+        argmin=float(bottom[0]),
         critical_points=tuple(sorted(float(r / DELTA) for r in roots)),
         limits=(float(d1[0]), float(d1[2])),
     )

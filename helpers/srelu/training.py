@@ -27,8 +27,17 @@ from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
 from helpers.srelu.activation import SReLU
 
-__all__ = ["GATE_GAP_PER_DELTA", "gate_gap", "delta_for_gate_gap", "srelu_modules", "set_srelu_delta",
-           "DeltaAnnealing", "SReLURun", "RUN_EXTENSION"]
+__all__ = [
+    "GATE_GAP_PER_DELTA",
+    "gate_gap",
+    "delta_for_gate_gap",
+    "srelu_modules",
+    "set_srelu_delta",
+    "DeltaAnnealing",
+    "SReLURun",
+    "RUN_EXTENSION",
+]
+
 
 def _positive(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
@@ -71,22 +80,28 @@ def set_srelu_delta(model: nn.Module, delta: float) -> int:
 class DeltaAnnealing(TrainHook):
     """δ fixed at ``delta_start`` for ``e_s`` epochs, then ``1/δ`` linear to ``1/delta_target`` at ``T``."""
 
-    def __init__(self, total_epochs: int, delta_start: float, delta_target: float,
-                 switch_fraction: float = 0.25) -> None:
+    def __init__(
+        self, total_epochs: int, delta_start: float, delta_target: float, switch_fraction: float = 0.25
+    ) -> None:
         if isinstance(total_epochs, bool) or not isinstance(total_epochs, int) or total_epochs < 1:
             raise ValueError(f"total_epochs must be a positive int, got {total_epochs!r}")
         self.delta_start = _positive("delta_start", delta_start)
         self.delta_target = _positive("delta_target", delta_target)
-        if isinstance(switch_fraction, bool) or not isinstance(switch_fraction, (int, float)) \
-                or not 0 <= switch_fraction < 1:
+        if (
+            isinstance(switch_fraction, bool)
+            or not isinstance(switch_fraction, (int, float))
+            or not 0 <= switch_fraction < 1
+        ):
             raise ValueError(f"switch_fraction must be in [0, 1), got {switch_fraction!r}")
         self.total_epochs = total_epochs
         self.switch_fraction = float(switch_fraction)
         self.switch_epoch = math.floor(self.switch_fraction * total_epochs)  # e_s < T
 
     def __repr__(self) -> str:
-        return (f"DeltaAnnealing(total_epochs={self.total_epochs}, delta_start={self.delta_start:.6g}, "
-                f"delta_target={self.delta_target:.6g}, switch_epoch={self.switch_epoch})")
+        return (
+            f"DeltaAnnealing(total_epochs={self.total_epochs}, delta_start={self.delta_start:.6g}, "
+            f"delta_target={self.delta_target:.6g}, switch_epoch={self.switch_epoch})"
+        )
 
     def delta_at(self, epoch: int) -> float:
         """δ used during training epoch ``epoch`` (1-based); exact endpoints δ₀ and δ_T."""

@@ -69,9 +69,7 @@ class BookServer:
         self.directory = directory
         self.failures: list[tuple[str, int]] = []
         handler = type("Handler", (_QuietHandler,), {"failures": self.failures})
-        self._server = ThreadingHTTPServer(
-            ("127.0.0.1", 0), functools.partial(handler, directory=str(directory))
-        )
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -102,9 +100,7 @@ def book_server(html_dir: Path) -> Iterator[BookServer]:
 def browser() -> Iterator[object]:
     missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.is_file()]
     if missing:
-        require_or_skip(
-            f"{' and '.join(missing)} not found (Debian: apt-get install chromium chromium-driver)"
-        )
+        require_or_skip(f"{' and '.join(missing)} not found (Debian: apt-get install chromium chromium-driver)")
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service

@@ -33,9 +33,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+if TYPE_CHECKING:  # the fixture's type, for readers; pytest provides the object
+    from conftest import BookServer
 
 
 pytestmark = pytest.mark.browser
@@ -233,8 +237,12 @@ def test_intro_quotes_the_reports_claim_count(
 # --------------------------------------------------------------------------------------------
 
 #: Pages that open with a "What this page finds" box: the theory and experiment notebooks.
-FINDINGS_PAGES = [d for d in DOCNAMES if d.startswith("notebooks/") and d.split("/")[1][:2] in
-                  ("01", "02", "03", "04", "10", "11", "12", "20", "21", "22", "30", "31")]
+FINDINGS_PAGES = [
+    d
+    for d in DOCNAMES
+    if d.startswith("notebooks/")
+    and d.split("/")[1][:2] in ("01", "02", "03", "04", "10", "11", "12", "20", "21", "22", "30", "31")
+]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 DESKTOP, PHONE, FIRST_SCREEN = 1400, 390, 900
 
@@ -261,7 +269,8 @@ for (const el of main.querySelectorAll("*")) {
   reported.push(el);
   const name = el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
     (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\\s+/).join(".") : "");
-  problems.push(`${name} spans ${Math.round(r.left)}..${Math.round(r.right)}px, main ${Math.round(box.left)}..${Math.round(box.right)}px`);
+  problems.push(`${name} spans ${Math.round(r.left)}..${Math.round(r.right)}px, ` +
+                `main ${Math.round(box.left)}..${Math.round(box.right)}px`);
 }
 return problems.slice(0, 10);
 """
@@ -271,17 +280,21 @@ return problems.slice(0, 10);
 def viewport(browser):
     """``viewport(width, height)`` sets the page's CSS viewport exactly (Chrome's device metrics
     override); reset after the test."""
+
     def set_viewport(width: int, height: int = FIRST_SCREEN) -> None:
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+        )
 
     yield set_viewport
     browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 @pytest.mark.parametrize("width", [DESKTOP, PHONE])
-def test_no_element_is_wider_than_its_container(browser, book_server: BookServer, html_dir: Path, viewport,
-                                                width: int) -> None:
+def test_no_element_is_wider_than_its_container(
+    browser, book_server: BookServer, html_dir: Path, viewport, width: int
+) -> None:
     """At 1,400 px and at 390 px, on every page: see OVERFLOW for the rule. At 1,400 px the first
     screen of each page is saved to _build/screenshots/ for a reviewer."""
     viewport(width)
@@ -297,7 +310,8 @@ def test_no_element_is_wider_than_its_container(browser, book_server: BookServer
             browser.execute_script("window.scrollTo(0, 0)")
             browser.save_screenshot(str(SCREENSHOTS / f"{docname.replace('/', '__')}.png"))
     assert not problems, f"elements wider than their container at {width}px:\n" + "\n".join(
-        f"{doc}: {p}" for doc, found in problems.items() for p in found)
+        f"{doc}: {p}" for doc, found in problems.items() for p in found
+    )
 
 
 def test_navigation_and_headings_show_no_raw_tex(browser, book_server: BookServer, html_dir: Path) -> None:
@@ -307,7 +321,8 @@ def test_navigation_and_headings_show_no_raw_tex(browser, book_server: BookServe
         _open(browser, book_server, docname, html_dir)
         texts = browser.execute_script("""
             const items = [["title", document.title]];
-            document.querySelectorAll("nav a, .bd-toc a, .toctree-wrapper a").forEach((a) => items.push(["nav", a.textContent]));
+            document.querySelectorAll("nav a, .bd-toc a, .toctree-wrapper a").forEach(
+                (a) => items.push(["nav", a.textContent]));
             document.querySelectorAll("main h1, main h2, main h3, main h4, main h5, main h6").forEach(
                 (h) => items.push([h.tagName, h.textContent]));
             return items;""")
@@ -325,8 +340,12 @@ def _is_bookkeeping(source: str) -> bool:
         return False
 
     def glue_call(node) -> bool:
-        return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name) and node.value.func.id == "glue")
+        return (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "glue"
+        )
 
     return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) or glue_call(n) for n in body)
 
@@ -363,9 +382,15 @@ def test_report_filter_shows_the_rows_of_the_chosen_source_and_verdict(
     for chosen_source, chosen_verdict in ((source, verdict), ("", rare_verdict), (source, ""), ("", "")):
         by_source.select_by_value(chosen_source)
         by_verdict.select_by_value(chosen_verdict)
-        expected = sum(1 for c in claims if (not chosen_source or paper_of(c) == chosen_source)
-                       and (not chosen_verdict or c.verdict == chosen_verdict))
-        shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#claims-table tr[data-verdict]") if r.is_displayed()]
+        expected = sum(
+            1
+            for c in claims
+            if (not chosen_source or paper_of(c) == chosen_source)
+            and (not chosen_verdict or c.verdict == chosen_verdict)
+        )
+        shown = [
+            r for r in browser.find_elements(By.CSS_SELECTOR, "#claims-table tr[data-verdict]") if r.is_displayed()
+        ]
         assert len(shown) == expected, (chosen_source, chosen_verdict, len(shown), expected)
         assert all(r.get_attribute("data-verdict") == chosen_verdict for r in shown if chosen_verdict)
         assert all(r.get_attribute("data-source") == chosen_source for r in shown if chosen_source)
@@ -374,8 +399,9 @@ def test_report_filter_shows_the_rows_of_the_chosen_source_and_verdict(
 
 
 @pytest.mark.parametrize("docname", FINDINGS_PAGES)
-def test_findings_box_is_on_the_first_screen(browser, book_server: BookServer, html_dir: Path, viewport,
-                                             docname: str) -> None:
+def test_findings_box_is_on_the_first_screen(
+    browser, book_server: BookServer, html_dir: Path, viewport, docname: str
+) -> None:
     viewport(DESKTOP)
     _open(browser, book_server, docname, html_dir)
     boxes = browser.execute_script("""
@@ -385,7 +411,9 @@ def test_findings_box_is_on_the_first_screen(browser, book_server: BookServer, h
                        text: a.innerText}));""")
     assert len(boxes) == 1, f"{docname}: expected one 'What this page finds' box, found {len(boxes)}"
     box = boxes[0]
-    assert box["top"] < FIRST_SCREEN, f"{docname}: the findings box starts at {box['top']:.0f}px, below the first screen"
+    assert box["top"] < FIRST_SCREEN, (
+        f"{docname}: the findings box starts at {box['top']:.0f}px, below the first screen"
+    )
     assert box["items"] >= 2, f"{docname}: the findings box lists {box['items']} findings"
     import re
 

@@ -32,10 +32,10 @@ from helpers.core.data.cifar import CIFAR10_CLASSES, load_cifar10, load_cifar100
 from helpers.core.data.core import DataSplits, TextSplits, examples_per_class, make_loader
 from helpers.core.data.fashion_mnist import CLASSES as FASHION_MNIST_CLASSES
 from helpers.core.data.fashion_mnist import load_fashion_mnist
+from helpers.core.data.imagenet import FolderSplits, load_imagenet
 from helpers.core.data.sources import DatasetNotFound, SourceSpec, locate
 from helpers.core.data.text import load_tinyshakespeare, load_wikitext2
 from helpers.core.data.tinyimagenet import load_tinyimagenet
-from helpers.core.data.imagenet import FolderSplits, load_imagenet
 
 LOADERS: dict[str, Callable[..., DataSplits | TextSplits | FolderSplits]] = {
     "adult": load_adult,
@@ -124,9 +124,7 @@ def load_dataset(
     key = _canonical(name)
     if not isinstance(download, bool):
         raise TypeError(f"download must be a bool, got {type(download).__name__}")
-    return LOADERS[key](
-        root=root, n_train=n_train, n_val=n_val, seed=seed, download=download, **kwargs
-    )
+    return LOADERS[key](root=root, n_train=n_train, n_val=n_val, seed=seed, download=download, **kwargs)
 
 
 __all__ = [

@@ -108,9 +108,7 @@ def _read_uci(path: os.PathLike[str], skip_first: bool) -> pd.DataFrame:
         text = handle.read()
     if skip_first:  # adult.test opens with a "|1x3 Cross validator" line
         text = text.split("\n", 1)[1]
-    frame = pd.read_csv(
-        io.StringIO(text), header=None, names=list(COLUMNS), skipinitialspace=True, dtype=str
-    )
+    frame = pd.read_csv(io.StringIO(text), header=None, names=list(COLUMNS), skipinitialspace=True, dtype=str)
     frame = frame.dropna(how="all")
     frame["income"] = frame["income"].str.rstrip(".")  # adult.test writes ">50K."
     return frame
@@ -132,12 +130,14 @@ def read_adult(found: Found) -> pd.DataFrame:
     with reading(found.paths[0], "Adult table"):
         if found.format == "uci":
             frame = pd.concat(
-                [_read_csv_of(found.paths[1], lambda: _read_uci(found.paths[1], True)),
-                 _read_csv_of(found.paths[0], lambda: _read_uci(found.paths[0], False))], ignore_index=True
+                [
+                    _read_csv_of(found.paths[1], lambda: _read_uci(found.paths[1], True)),
+                    _read_csv_of(found.paths[0], lambda: _read_uci(found.paths[0], False)),
+                ],
+                ignore_index=True,
             )
         else:
-            frame = _read_csv_of(found.paths[0],
-                                 lambda: pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True))
+            frame = _read_csv_of(found.paths[0], lambda: pd.read_csv(found.paths[0], dtype=str, skipinitialspace=True))
     missing = set(COLUMNS) - set(frame.columns)
     if missing:
         raise data_error(found.paths[0], f"Adult columns missing: {sorted(missing)}")
@@ -149,8 +149,9 @@ def read_adult(found: Found) -> pd.DataFrame:
     if numeric.isna().to_numpy().any():
         column = next(c for c in NUMERIC if numeric[c].isna().any())
         row = int(numeric[column].isna().to_numpy().argmax())
-        raise data_error(found.paths[0], f"numeric column {column!r} holds {frame[column].iloc[row]!r} "
-                                         f"(row {row}), not a number")
+        raise data_error(
+            found.paths[0], f"numeric column {column!r} holds {frame[column].iloc[row]!r} (row {row}), not a number"
+        )
     return frame
 
 
@@ -161,9 +162,7 @@ def split_rows(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[:n_train]), np.sort(order[n_train:])
 
 
-def encode(
-    frame: pd.DataFrame, train_rows: np.ndarray
-) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+def encode(frame: pd.DataFrame, train_rows: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
     """Features (float32), their names, and the numeric mean/std, all fitted on ``train_rows``."""
     numeric = frame[list(NUMERIC)].astype(np.float64).to_numpy()
     mean = numeric[train_rows].mean(axis=0)
@@ -234,8 +233,6 @@ def load_adult(
     )
 
 
-def adult_table(
-    *, root: str | os.PathLike[str] | None = None, download: bool = True
-) -> pd.DataFrame:
+def adult_table(*, root: str | os.PathLike[str] | None = None, download: bool = True) -> pd.DataFrame:
     """The raw Adult table (strings, before encoding), for display."""
     return read_adult(locate(SPEC, root, download=download))

@@ -37,9 +37,7 @@ def cache_file(name: str, key: str) -> Path:
     return cache_root() / "datasets" / f"{name}-{key}.npz"
 
 
-def cached_arrays(
-    name: str, key: str, build: Callable[[], dict[str, np.ndarray]]
-) -> dict[str, np.ndarray]:
+def cached_arrays(name: str, key: str, build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Arrays for ``(name, key)`` from the cache, or ``build()`` them and cache the result."""
     path = cache_file(name, key)
     if path.exists():

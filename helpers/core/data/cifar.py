@@ -15,11 +15,11 @@ validation split. Decoding 60,000 JPEGs takes a while the first time; the arrays
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 from pathlib import PurePosixPath
 from typing import ClassVar
-import io
 
 import numpy as np
 
@@ -41,9 +41,7 @@ CIFAR10_CLASSES: tuple[str, ...] = (
 )
 
 _KRIZ = "https://www.cs.toronto.edu/~kriz/"
-_C10_BATCHES = tuple(f"cifar-10-batches-py/data_batch_{i}" for i in range(1, 6)) + (
-    "cifar-10-batches-py/test_batch",
-)
+_C10_BATCHES = tuple(f"cifar-10-batches-py/data_batch_{i}" for i in range(1, 6)) + ("cifar-10-batches-py/test_batch",)
 
 CIFAR10_SPEC = SourceSpec(
     key="cifar10",
@@ -64,11 +62,7 @@ CIFAR10_SPEC = SourceSpec(
     ),
     download_layout="python-tar",
     # The offline mirror's JPEG archive (layout in book/rerun.md).
-    known=(
-        KnownFile(
-            "cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)
-        ),
-    ),
+    known=(KnownFile("cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)),),
 )
 
 CIFAR100_SPEC = SourceSpec(
@@ -135,9 +129,7 @@ def _read_pickles(found: Found, wanted: tuple[str, ...]) -> dict[str, dict]:
     """The pickled batches named in ``wanted`` (file names without folder), from tar or folder."""
     source = found.paths[0] if found.format == "python-tar" else found.paths[0].parent
     batches = {}
-    for name, data in iter_members(
-        source, lambda n: PurePosixPath(n).name in wanted, desc="CIFAR batches"
-    ):
+    for name, data in iter_members(source, lambda n: PurePosixPath(n).name in wanted, desc="CIFAR batches"):
         where = f"{source} (member {name})" if found.format == "python-tar" else str(source / name)
         batches[PurePosixPath(name).name] = _unpickle(data, where)
     missing = sorted(set(wanted) - batches.keys())
@@ -157,9 +149,7 @@ def _decode_cifar10_python(found: Found) -> dict[str, np.ndarray]:
     train_names = tuple(f"data_batch_{i}" for i in range(1, 6))
     batches = _read_pickles(found, train_names + ("test_batch",))
     x_train = np.concatenate([_pixels(batches[n], n) for n in train_names])
-    y_train = np.concatenate(
-        [np.asarray(batches[n]["labels"], dtype=np.int64) for n in train_names]
-    )
+    y_train = np.concatenate([np.asarray(batches[n]["labels"], dtype=np.int64) for n in train_names])
     test = batches["test_batch"]
     return {
         "x_train": x_train,
@@ -182,12 +172,8 @@ def _decode_cifar10_jpeg(found: Found) -> dict[str, np.ndarray]:
     for name, data in members:
         parts = PurePosixPath(name).parts
         if len(parts) < 3 or parts[-3] not in records or parts[-2] not in class_index:
-            raise ValueError(
-                f"{found.paths[0]}: unexpected member {name!r} (want train|test/<class>/<file>.jpg)"
-            )
-        records[parts[-3]].append(
-            (class_index[parts[-2]], parts[-1], decode_jpeg(data, (32, 32), name))
-        )
+            raise ValueError(f"{found.paths[0]}: unexpected member {name!r} (want train|test/<class>/<file>.jpg)")
+        records[parts[-3]].append((class_index[parts[-2]], parts[-1], decode_jpeg(data, (32, 32), name)))
     arrays = {}
     for split, out in (("train", "train"), ("test", "val")):
         rows = sorted(records[split], key=lambda r: (r[0], r[1]))
@@ -205,11 +191,18 @@ CIFAR10 = ImageDataset(
     spec=lambda: CIFAR10_SPEC,
     formats={
         "jpeg-tar": ImageFormat(
-            "cifar10-jpeg", lambda found: _decode_cifar10_jpeg(found), "CIFAR-10 (JPEG mirror)",
+            "cifar10-jpeg",
+            lambda found: _decode_cifar10_jpeg(found),
+            "CIFAR-10 (JPEG mirror)",
             "CIFAR-10 (JPEG mirror): images re-encoded as JPEG by a third party, pixels differ "
-            "slightly from the official release ({found})"),
-        None: ImageFormat("cifar10-python", lambda found: _decode_cifar10_python(found), "CIFAR-10",
-                          "CIFAR-10, official python batches ({found})"),
+            "slightly from the official release ({found})",
+        ),
+        None: ImageFormat(
+            "cifar10-python",
+            lambda found: _decode_cifar10_python(found),
+            "CIFAR-10",
+            "CIFAR-10, official python batches ({found})",
+        ),
     },
     val_split="official test split (10,000 images)",
     class_names=CIFAR10_CLASSES,
@@ -232,12 +225,9 @@ def load_cifar10(
     return load_image_dataset(CIFAR10, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
 
 
-
 def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
     batches = _read_pickles(found, ("train", "test", "meta"))
-    names = [
-        n.decode() if isinstance(n, bytes) else str(n) for n in batches["meta"]["fine_label_names"]
-    ]
+    names = [n.decode() if isinstance(n, bytes) else str(n) for n in batches["meta"]["fine_label_names"]]
     return {
         "x_train": _pixels(batches["train"], "train"),
         "y_train": np.asarray(batches["train"]["fine_labels"], dtype=np.int64),
@@ -251,8 +241,14 @@ def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
 CIFAR100 = ImageDataset(
     key="cifar100",
     spec=lambda: CIFAR100_SPEC,
-    formats={None: ImageFormat("cifar100-python", lambda found: _decode_cifar100_python(found), "CIFAR-100",
-                               "CIFAR-100, official python batches ({found})")},
+    formats={
+        None: ImageFormat(
+            "cifar100-python",
+            lambda found: _decode_cifar100_python(found),
+            "CIFAR-100",
+            "CIFAR-100, official python batches ({found})",
+        )
+    },
     val_split="official test split (10,000 images)",
 )
 

@@ -200,8 +200,14 @@ def examples_per_class(labels: torch.Tensor, per_class: int, num_classes: int) -
 
 
 def make_loader(
-    dataset: Dataset, batch_size: int, shuffle: bool, seed: int = 0, *, drop_last: bool = False,
-    device: torch.device | None = None, shard: tuple[int, int] | None = None,
+    dataset: Dataset,
+    batch_size: int,
+    shuffle: bool,
+    seed: int = 0,
+    *,
+    drop_last: bool = False,
+    device: torch.device | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> DataLoader:
     """A ``DataLoader`` whose order depends only on ``seed``.
 
@@ -229,8 +235,13 @@ def make_loader(
         rank, world_size = shard
         # the sampler a one-process loader would build, on the same generator: the same order
         order = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
-        return DataLoader(dataset, batch_sampler=ShardedBatchSampler(order, batch_size, rank, world_size, drop_last),
-                          generator=generator, num_workers=workers, **gpu_options)
+        return DataLoader(
+            dataset,
+            batch_sampler=ShardedBatchSampler(order, batch_size, rank, world_size, drop_last),
+            generator=generator,
+            num_workers=workers,
+            **gpu_options,
+        )
     return DataLoader(
         dataset,
         batch_size=batch_size,

@@ -108,7 +108,9 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
         if y.ndim != 1 or x.shape[0] != y.shape[0]:
             raise data_error(yp, f"expected {x.shape[0]} labels (one per image of {xp.name}), got shape {y.shape}")
         if y.size and int(y.max()) >= len(CLASSES):
-            raise data_error(yp, f"label {int(y.max())} is out of range: Fashion-MNIST labels are 0..{len(CLASSES) - 1}")
+            raise data_error(
+                yp, f"label {int(y.max())} is out of range: Fashion-MNIST labels are 0..{len(CLASSES) - 1}"
+            )
     return {
         "x_train": x_train[:, None].copy(),
         "y_train": y_train.astype(np.int64),
@@ -121,8 +123,14 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
 DATASET = ImageDataset(
     key="fashion_mnist",
     spec=lambda: SPEC,
-    formats={None: ImageFormat("fashion_mnist", lambda found: _decode(found), "Fashion-MNIST",
-                               "Fashion-MNIST, official IDX files ({found})")},
+    formats={
+        None: ImageFormat(
+            "fashion_mnist",
+            lambda found: _decode(found),
+            "Fashion-MNIST",
+            "Fashion-MNIST, official IDX files ({found})",
+        )
+    },
     val_split="official test split (10,000 images)",
     class_names=CLASSES,
 )

@@ -81,8 +81,9 @@ def _class_folders(split: Path) -> list[str]:
 
 def count_images(root: Path) -> dict[str, dict[str, int]]:
     """JPEGs per class folder of ``root/train`` and ``root/val`` (directory listings only)."""
-    return {split: {w: len(_jpegs(root / split / w)) for w in _class_folders(root / split)}
-            for split in ("train", "val")}
+    return {
+        split: {w: len(_jpegs(root / split / w)) for w in _class_folders(root / split)} for split in ("train", "val")
+    }
 
 
 def check_counts(root: Path, counts: dict[str, dict[str, int]], expected: ImageNetCounts) -> None:
@@ -90,9 +91,11 @@ def check_counts(root: Path, counts: dict[str, dict[str, int]], expected: ImageN
     train, val = counts["train"], counts["val"]
     flat = _jpegs(root / "val")
     if flat:
-        raise DataError(f"{root / 'val'} holds {len(flat)} JPEGs directly (the official flat layout); "
-                        "the loader reads val/<wnid>/*.JPEG. Fix: helpers.core.data.imagenet.reorganise_val"
-                        f"({str(root)!r}, 'LOC_val_solution.csv') moves them into per-class folders")
+        raise DataError(
+            f"{root / 'val'} holds {len(flat)} JPEGs directly (the official flat layout); "
+            "the loader reads val/<wnid>/*.JPEG. Fix: helpers.core.data.imagenet.reorganise_val"
+            f"({str(root)!r}, 'LOC_val_solution.csv') moves them into per-class folders"
+        )
     problems = []
     if len(train) != expected.n_classes:
         problems.append(f"train has {len(train)} class folders, expected {expected.n_classes}")
@@ -105,19 +108,28 @@ def check_counts(root: Path, counts: dict[str, dict[str, int]], expected: ImageN
         problems.append(f"val has {sum(val.values())} images, expected {expected.n_val}")
     short = [w for w, n in val.items() if n != expected.val_per_class]
     if short:
-        problems.append(f"{len(short)} val classes do not hold {expected.val_per_class} images (first: "
-                        f"{short[0]} with {val[short[0]]})")
+        problems.append(
+            f"{len(short)} val classes do not hold {expected.val_per_class} images (first: "
+            f"{short[0]} with {val[short[0]]})"
+        )
     empty = [w for w, n in train.items() if n == 0]
     if empty:
         problems.append(f"{len(empty)} train classes are empty (first: {empty[0]})")
     if problems:
-        raise DataError(f"ImageNet copy at {root} is incomplete: " + "; ".join(problems)
-                        + ". Fix: copy the whole release again (layout: helpers/core/data/imagenet.py)")
+        raise DataError(
+            f"ImageNet copy at {root} is incomplete: "
+            + "; ".join(problems)
+            + ". Fix: copy the whole release again (layout: helpers/core/data/imagenet.py)"
+        )
 
 
 def _sample(root: Path, counts: dict[str, dict[str, int]]) -> list[str]:
-    files = [f"{split}/{w}/{name}" for split in ("train", "val") for w in sorted(counts[split])
-             for name in _jpegs(root / split / w)[:1]]
+    files = [
+        f"{split}/{w}/{name}"
+        for split in ("train", "val")
+        for w in sorted(counts[split])
+        for name in _jpegs(root / split / w)[:1]
+    ]
     return sorted(random.Random(0).sample(files, min(SAMPLE_SIZE, len(files))))
 
 
@@ -143,15 +155,22 @@ def verify_imagenet(root: Path, expected: ImageNetCounts = OFFICIAL) -> dict[str
     if path.exists():
         manifest = json.loads(path.read_text())
         if manifest.get("counts") != counts:
-            raise DataError(f"ImageNet copy at {root} changed since it was verified ({path}): the files "
-                            "per class differ. Fix: restore the copy, or delete the manifest to accept it")
+            raise DataError(
+                f"ImageNet copy at {root} changed since it was verified ({path}): the files "
+                "per class differ. Fix: restore the copy, or delete the manifest to accept it"
+            )
         for rel, digest in manifest["sample"].items():
             if not (root / rel).is_file() or _sha256(root / rel) != digest:
-                raise DataError(f"{root / rel} differs from the copy verified on first use ({path}). "
-                                "Fix: restore the file, or delete the manifest to accept the new copy")
+                raise DataError(
+                    f"{root / rel} differs from the copy verified on first use ({path}). "
+                    "Fix: restore the file, or delete the manifest to accept the new copy"
+                )
         return manifest
-    manifest = {"root": str(root.resolve()), "counts": counts,
-                "sample": {rel: _sha256(root / rel) for rel in _sample(root, counts)}}
+    manifest = {
+        "root": str(root.resolve()),
+        "counts": counts,
+        "sample": {rel: _sha256(root / rel) for rel in _sample(root, counts)},
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, sort_keys=True))
     return manifest
@@ -213,5 +232,6 @@ def load_imagenet(
     train_tf, val_tf = _transforms(image_size)
     train = ImageFolder(str(found.directory / "train"), transform=train_tf)
     val = ImageFolder(str(found.directory / "val"), transform=val_tf)
-    return FolderSplits("imagenet", train, val, tuple(train.classes),
-                        f"ImageNet-1K, train/val image folders ({found.describe()})")
+    return FolderSplits(
+        "imagenet", train, val, tuple(train.classes), f"ImageNet-1K, train/val image folders ({found.describe()})"
+    )

@@ -12,9 +12,9 @@ whatever subset a profile trains on.
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 import zipfile
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,9 +76,7 @@ def decode_jpeg(data: bytes, size: tuple[int, int], name: str) -> np.ndarray:
     except OSError as exc:  # PIL's errors do not say which archive member was broken
         raise ValueError(f"{name}: not a readable image ({exc})") from exc
     if rgb.shape[:2] != size:
-        raise ValueError(
-            f"{name}: expected a {size[0]}×{size[1]} image, got {rgb.shape[0]}×{rgb.shape[1]}"
-        )
+        raise ValueError(f"{name}: expected a {size[0]}×{size[1]} image, got {rgb.shape[0]}×{rgb.shape[1]}")
     return rgb.transpose(2, 0, 1)
 
 
@@ -98,9 +96,7 @@ def channel_stats(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(means), np.array(stds)
 
 
-def decoded(
-    cache_name: str, found: Found, decode: Callable[[Found], dict[str, np.ndarray]]
-) -> dict[str, np.ndarray]:
+def decoded(cache_name: str, found: Found, decode: Callable[[Found], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """``decode(found)`` plus train statistics, through the decoded-array cache."""
 
     def build() -> dict[str, np.ndarray]:
@@ -111,9 +107,7 @@ def decoded(
     return cached_arrays(cache_name, fingerprint(found.paths, found.format), build)
 
 
-def _normalise(
-    images: np.ndarray, mean: np.ndarray, std: np.ndarray, chunk: int = 2048
-) -> torch.Tensor:
+def _normalise(images: np.ndarray, mean: np.ndarray, std: np.ndarray, chunk: int = 2048) -> torch.Tensor:
     """``(images / 255 - mean) / std`` as float32, computed chunk by chunk.
 
     Chunks small enough to stay in cache make the three elementwise steps one pass over memory,
@@ -148,11 +142,15 @@ def image_splits(
     for split_name in ("train", "val"):
         x, y = arrays[f"x_{split_name}"], arrays[f"y_{split_name}"]
         if x.ndim != 4 or y.ndim != 1 or len(x) != len(y):
-            raise data_error(location or name, f"{name} {split_name}: {x.shape} images vs {y.shape} labels "
-                                               "(want N×C×H×W and N)")
+            raise data_error(
+                location or name, f"{name} {split_name}: {x.shape} images vs {y.shape} labels (want N×C×H×W and N)"
+            )
         if len(y) and (int(y.min()) < 0 or int(y.max()) >= len(class_names)):
-            raise data_error(location or name, f"{name} {split_name} labels span {int(y.min())}..{int(y.max())}, "
-                                               f"outside 0..{len(class_names) - 1} ({len(class_names)} classes)")
+            raise data_error(
+                location or name,
+                f"{name} {split_name} labels span {int(y.min())}..{int(y.max())}, "
+                f"outside 0..{len(class_names) - 1} ({len(class_names)} classes)",
+            )
     n_train = check_count(n_train, len(arrays["y_train"]), "n_train", name)
     n_val = check_count(n_val, len(arrays["y_val"]), "n_val", name)
     mean, std = arrays["mean"], arrays["std"]

@@ -10,7 +10,8 @@ Files found on disk are checked before first use against every digest known for 
 of its decompressed content, which re-compressed copies such as Debian's Fashion-MNIST keep).
 The check is remembered per file, keyed on its path, size, modification and change times and
 inode (the change time moves with every write, and cannot be set back as the modification time
-can), with the digest stored, so it costs a ``stat`` after the first load; a file whose name has no known digest is not checked (the loaders' shape and label
+can), with the digest stored, so it costs a ``stat`` after the first load; a file whose name has no known digest is
+not checked (the loaders' shape and label
 checks still apply). ``REPRO_VERIFY_DATA=0`` skips the checksum check for deliberately different
 copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError` names
 the file and how to fix it.
@@ -49,8 +50,10 @@ class DataError(ValueError):
 
 
 #: What every :class:`DataError` suggests.
-FIX_HINT = ("Fix: replace the file with a good copy (delete it to have it downloaded again where "
-            "the network allows; the data folder's layout is in book/rerun.md)")
+FIX_HINT = (
+    "Fix: replace the file with a good copy (delete it to have it downloaded again where "
+    "the network allows; the data folder's layout is in book/rerun.md)"
+)
 
 
 def data_error(path: os.PathLike[str] | str, problem: str) -> DataError:
@@ -184,7 +187,7 @@ def verification_enabled() -> bool:
 
 def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
     digest = hashlib.new(algorithm)
-    with reading(path), (gzip.open(path, "rb") if gunzip else open(path, "rb")) as handle:
+    with reading(path), gzip.open(path, "rb") if gunzip else open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -195,8 +198,18 @@ def _verified_marker(path: Path, known: KnownFile) -> Path | None:
     (which every write moves, and ``touch`` cannot set back), inode and the expected digests."""
     try:
         st = path.stat()
-        key = "|".join([str(path.resolve()), str(st.st_size), str(st.st_mtime_ns), str(st.st_ctime_ns),
-                        str(st.st_ino), *known.sha256, known.content_sha256, known.md5])
+        key = "|".join(
+            [
+                str(path.resolve()),
+                str(st.st_size),
+                str(st.st_mtime_ns),
+                str(st.st_ctime_ns),
+                str(st.st_ino),
+                *known.sha256,
+                known.content_sha256,
+                known.md5,
+            ]
+        )
         return cache_root() / "verified" / hashlib.sha256(key.encode()).hexdigest()[:32]
     except (OSError, ValueError):
         return None
@@ -293,9 +306,7 @@ def fetch(remote: Remote, dest_dir: Path, timeout: float = DOWNLOAD_TIMEOUT_S) -
                     digest.update(block)
                     out.write(block)
             if digest.hexdigest() != expected:
-                raise OSError(
-                    f"{algorithm} mismatch: expected {expected}, got {digest.hexdigest()}"
-                )
+                raise OSError(f"{algorithm} mismatch: expected {expected}, got {digest.hexdigest()}")
             os.replace(tmp, dest)
             return dest
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none is fatal yet
@@ -315,15 +326,15 @@ def _how_to(spec: SourceSpec) -> str:
     if spec.hint:
         lines.append(f"  * or {spec.hint}")
     if spec.remotes:
-        lines.append(
-            "  * or allow the download (network access, REPRO_OFFLINE unset) into "
-            f"{download_dir(spec.key)}"
-        )
+        lines.append(f"  * or allow the download (network access, REPRO_OFFLINE unset) into {download_dir(spec.key)}")
     return "\n".join(lines)
 
 
 def locate(
-    spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True,
+    spec: SourceSpec,
+    root: str | os.PathLike[str] | None = None,
+    *,
+    download: bool = True,
     verify: bool = True,
 ) -> Found:
     """Find ``spec``'s files (see :func:`_locate`) and, with ``verify``, check them against the
@@ -334,9 +345,7 @@ def locate(
     return found
 
 
-def _locate(
-    spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True
-) -> Found:
+def _locate(spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True) -> Found:
     """Find ``spec``'s files, in the documented order, or raise :class:`DatasetNotFound`.
 
     An explicit ``root`` is the only place searched: a caller who names a folder means that
@@ -396,6 +405,4 @@ def _locate(
 
 def _raise(spec: SourceSpec, tried: list[str]) -> None:
     places = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, 1))
-    raise DatasetNotFound(
-        f"dataset {spec.title!r} not found. Places tried, in order:\n{places}\n{_how_to(spec)}"
-    )
+    raise DatasetNotFound(f"dataset {spec.title!r} not found. Places tried, in order:\n{places}\n{_how_to(spec)}")

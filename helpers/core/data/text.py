@@ -23,9 +23,7 @@ SHAKESPEARE_SPEC = SourceSpec(
     remotes=(
         Remote(
             "input.txt",
-            (
-                "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
-            ),
+            ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",),
             "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
         ),
     ),

@@ -52,9 +52,7 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
         raise ValueError(f"{source}: wnids.txt or val/val_annotations.txt missing")
     wnids = sorted(line.strip() for line in meta["wnids.txt"].splitlines() if line.strip())
     class_index = {w: i for i, w in enumerate(wnids)}
-    words = dict(
-        line.split("\t", 1) for line in meta.get("words.txt", "").splitlines() if "\t" in line
-    )
+    words = dict(line.split("\t", 1) for line in meta.get("words.txt", "").splitlines() if "\t" in line)
     val_label = {}
     for line in meta["val_annotations.txt"].splitlines():
         fields = line.split("\t")
@@ -90,8 +88,11 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
 DATASET = ImageDataset(
     key="tinyimagenet",
     spec=lambda: SPEC,
-    formats={None: ImageFormat("tinyimagenet", lambda found: _decode(found), "TinyImageNet",
-                               "TinyImageNet, official release ({found})")},
+    formats={
+        None: ImageFormat(
+            "tinyimagenet", lambda found: _decode(found), "TinyImageNet", "TinyImageNet, official release ({found})"
+        )
+    },
     val_split="official val split (10,000 images; the test split is unlabelled)",
 )
 
