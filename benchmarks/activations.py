@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 import helpers.lambda_gelu.activation as lg  # noqa: E402
 from helpers.core import kernels  # noqa: E402
 from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu_reference  # noqa: E402
+from helpers.protocols import positive_int_arg  # noqa: E402
 
 Step = Callable[[torch.Tensor], torch.Tensor]
 
@@ -262,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and smaller sizes (a smoke run)")
     parser.add_argument(
         "--threads",
-        type=int,
+        type=positive_int_arg("--threads"),
         default=None,
         help="torch.set_num_threads(N) first (default: leave the thread count as it is)",
     )
@@ -275,8 +276,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warm = False if args.system_malloc else warm_allocator()
     if args.threads is not None:
-        if args.threads < 1:
-            parser.error("--threads must be >= 1")
         torch.set_num_threads(args.threads)
     sizes = [1 << 18, 1 << 14] if args.quick else [4_000_000, 1 << 16]
     rounds = 5 if args.quick else 30

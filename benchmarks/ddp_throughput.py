@@ -40,6 +40,7 @@ from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.runs import TrainConfig, build_run  # noqa: E402
 from helpers.core.runtime import seed_everything  # noqa: E402
 from helpers.core.train import TrainHook, fit  # noqa: E402
+from helpers.protocols import positive_int_arg  # noqa: E402
 
 GLOBAL_BATCH = 128
 
@@ -136,14 +137,20 @@ def run_arm(processes: int, steps: int, warmup: int) -> dict[str, float]:
     return json.loads(line)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    # the process torchrun starts for one arm (internal: the arms pass it to themselves)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--steps", type=int, default=30, help="timed steps per arm")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
-    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two arms")
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("ddp_throughput_measured.txt"))
-    args = parser.parse_args()
+    parser.add_argument("--steps", type=positive_int_arg("--steps"), default=30, help="timed steps per arm")
+    parser.add_argument("--warmup", type=positive_int_arg("--warmup"), default=3, help="untimed steps first")
+    parser.add_argument("--rounds", type=positive_int_arg("--rounds"), default=2, help="alternations of the two arms")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).with_name("ddp_throughput_measured.txt"),
+        help="where the measured lines are written (default: benchmarks/ddp_throughput_measured.txt)",
+    )
+    args = parser.parse_args(argv)
     if args.worker:
         worker(args.steps, args.warmup)
         return

@@ -40,6 +40,7 @@ from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
+from helpers.protocols import positive_int_arg  # noqa: E402
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
 from helpers.relu_ization.latency import (  # noqa: E402
@@ -137,13 +138,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--pairs", default=None, help="comma-separated pairs (default: those with committed cpu results)"
     )
-    parser.add_argument("--rounds", type=int, default=21)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--rounds", type=positive_int_arg("--rounds"), default=21, help="interleaved timed rounds (default 21)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the seed whose trained networks are timed (retrained if missing)"
+    )
+    parser.add_argument(
+        "--threads", type=positive_int_arg("--threads"), default=1, help="torch.set_num_threads(N) (default 1)"
+    )
+    parser.add_argument("--out", type=Path, default=None, help=f"the record to update (default: {RECORD})")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
     pairs = args.pairs.split(",") if args.pairs else [p for p, s in RELU_PAIRS.items() if not s.cpu_pending]
+    unknown = [p for p in pairs if p not in RELU_PAIRS]
+    if unknown or not pairs:
+        parser.error(f"--pairs: unknown pair(s) {unknown}; choose from {', '.join(RELU_PAIRS)}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
+    torch.set_num_threads(args.threads)
     path = args.out or repo_root() / RECORD
     record = json.loads(path.read_text()) if path.exists() else {"pairs": {}}
     # Pairs measured earlier keep their own machine fields (a record from before they moved into

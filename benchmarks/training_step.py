@@ -40,6 +40,7 @@ from helpers.activations import get_activation  # noqa: E402
 from helpers.core import kernels  # noqa: E402
 from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.models import build_model  # noqa: E402
+from helpers.protocols import positive_int_arg  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -174,20 +175,27 @@ def measure(name: str, rounds: int, warmup: int, channels_last: bool) -> None:
         print(f"  {arm:20s} {per_step / statistics.median(ts):10.0f} {ratio:14.3f}{flag}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default=",".join(SETTINGS), help="comma-separated: " + ", ".join(SETTINGS))
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--rounds", type=positive_int_arg("--rounds"), default=15, help="interleaved timed rounds (default 15)"
+    )
+    parser.add_argument(
+        "--warmup", type=positive_int_arg("--warmup"), default=3, help="untimed steps per arm first (default 3)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=positive_int_arg("--threads"),
+        default=None,
+        help="torch.set_num_threads(N) first (default: leave the thread count as it is)",
+    )
     parser.add_argument("--channels-last", action="store_true", help="conv nets in channels_last")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETTINGS]
-    if unknown:
-        parser.error(f"unknown model(s) {unknown}; choose from {', '.join(SETTINGS)}")
-    if args.rounds < 1 or args.warmup < 1:
-        parser.error("--rounds and --warmup must be >= 1")
+    if unknown or not names:
+        parser.error(f"unknown model(s) {unknown or args.models!r}; choose from {', '.join(SETTINGS)}")
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     random.seed(0)

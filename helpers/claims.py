@@ -14,12 +14,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+import pandas as pd
+
 from helpers import methods
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
 from helpers.core.report import Claim
 from helpers.methods import CLAIM_SOURCES
 
-__all__ = ["CLAIM_SOURCES", "collect_claims", "report_claims", "claim", "findings_box"]
+__all__ = [
+    "CLAIM_SOURCES",
+    "collect_claims",
+    "report_claims",
+    "claim",
+    "section_claims",
+    "claims_frame",
+    "findings_box",
+]
 
 
 def collect_claims() -> list[Claim]:
@@ -41,6 +51,25 @@ def report_claims() -> tuple[Claim, ...]:
 def claim(key: str) -> Claim:
     """The report's claim with :attr:`~helpers.core.report.Claim.key` ``key`` (``KeyError`` if none)."""
     return find_claim_by_key(report_claims(), key)
+
+
+def section_claims(page: str, anchor: str | None = None) -> list[Claim]:
+    """The report's claims on ``page`` (``notebooks/20_x`` or ``20_x``), in report order; with
+    ``anchor``, only those whose section label is ``anchor``. A page's own claims table reads its
+    rows here, so it shows exactly what the report shows (``KeyError`` when there are none)."""
+    claims = page_claims(report_claims(), page)
+    if anchor is not None:
+        claims = [c for c in claims if c.anchor == anchor]
+    if not claims:
+        where = f"page {page!r}" + (f", section {anchor!r}" if anchor else "")
+        raise KeyError(f"the report has no claims on {where}")
+    return claims
+
+
+def claims_frame(claims: Sequence[Claim], columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """``claims`` as a table of their report rows (:meth:`Claim.as_row`), the ``columns`` given."""
+    frame = pd.DataFrame([c.as_row() for c in claims])
+    return frame if columns is None else frame[list(columns)]
 
 
 def findings_box(

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 # imported (``register_runner``), so the modules that define one are imported here too.
 from helpers.churn import claims as churn_claims
 from helpers.churn import predictions as churn_predictions
-from helpers.core import registry, runs
+from helpers.core import options, registry, runs
+from helpers.core.options import MethodOptions
 from helpers.core.registry import ActivationFactory
 from helpers.core.results_cache import note_plugin_module
 from helpers.core.runs import RunExtension
@@ -28,6 +29,7 @@ from helpers.flexact import activation as flexact_activation
 from helpers.flexact import audit as flexact_audit
 from helpers.flexact import claims as flexact_claims
 from helpers.flexact import hook as flexact_hook
+from helpers.flexact import options as flexact_options
 from helpers.flexact import protocol as flexact_protocol
 from helpers.flexact import synthetic as flexact_synthetic  # noqa: F401  runner of FlexActSyntheticConfig
 from helpers.gelu_primer import audit as gelu_primer_audit
@@ -35,6 +37,7 @@ from helpers.gelu_primer import claims as gelu_primer_claims
 from helpers.lambda_gelu import activation as lambda_gelu_activation
 from helpers.lambda_gelu import audit as lambda_gelu_audit
 from helpers.lambda_gelu import claims as lambda_gelu_claims
+from helpers.lambda_gelu import options as lambda_gelu_options
 from helpers.lambda_gelu import protocol as lambda_gelu_protocol
 from helpers.lambda_gelu import training as lambda_gelu_training
 from helpers.relu_ization import claims as relu_ization_claims
@@ -43,6 +46,7 @@ from helpers.srelu import activation as srelu_activation
 from helpers.srelu import audit as srelu_audit
 from helpers.srelu import claims as srelu_claims
 from helpers.srelu import dpo_experiment as srelu_dpo_experiment  # noqa: F401  runner of DPOConfig
+from helpers.srelu import options as srelu_options
 from helpers.srelu import protocol as srelu_protocol
 from helpers.srelu import smelu as srelu_smelu
 from helpers.srelu import training as srelu_training
@@ -55,9 +59,12 @@ class Method:
     """One source document's method (or one of the book's own chapters) as the core sees it.
 
     ``package``: the package under ``helpers`` that holds it; ``activations``: registry name ->
-    module factory; ``run_extensions``: the steps it adds to a ``TrainConfig`` run, in order;
-    ``claims``: the function that lists its claims (report order); ``audit``: the function that
-    lists the findings of the source read against itself (after its claims in the report);
+    module factory; ``display_names``: registry name -> the name tables print, for those of its
+    activations that tables show; ``options``: its :class:`~helpers.core.options.MethodOptions`
+    classes (its knobs of a ``TrainConfig`` run); ``run_extensions``: the steps it adds to a
+    ``TrainConfig`` run, in order; ``claims``: the function that lists its claims (report order);
+    ``audit``: the function that lists the findings of the source read against itself (after its
+    claims in the report);
     ``experiments``: experiment name -> ``configs(profile)`` for ``python -m helpers.protocols``.
     """
 
@@ -65,6 +72,8 @@ class Method:
     title: str
     claims: Callable[[], list]
     activations: Mapping[str, ActivationFactory] = field(default_factory=dict)
+    display_names: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[type[MethodOptions], ...] = ()
     run_extensions: tuple[RunExtension, ...] = ()
     experiments: Mapping[str, Callable[[str], list]] = field(default_factory=dict)
     audit: Callable[[], list] | None = None
@@ -78,6 +87,8 @@ METHODS: tuple[Method, ...] = (
         "λ-GELU",
         lambda_gelu_claims.claims,
         activations={"lambda_gelu": lambda_gelu_activation.LambdaGELU},
+        display_names={"lambda_gelu": "λ-GELU"},
+        options=(lambda_gelu_options.LambdaGeluOptions,),
         # the λ record first: its hook runs before the annealing hooks, as the committed runs did
         run_extensions=(
             lambda_gelu_training.LAMBDA_RECORD,
@@ -96,6 +107,8 @@ METHODS: tuple[Method, ...] = (
             "srelu_paper": srelu_activation.SReLUPaperReference,
             "smelu": srelu_smelu.SmeLU,
         },
+        display_names={"srelu": "S-ReLU"},
+        options=(srelu_options.SReluOptions,),
         run_extensions=(srelu_training.RUN_EXTENSION,),
         experiments=srelu_protocol.EXPERIMENTS,
         audit=srelu_audit.claims,
@@ -105,6 +118,8 @@ METHODS: tuple[Method, ...] = (
         "Flex-Act",
         flexact_claims.claims,
         activations={"flexact": flexact_activation.FlexAct},
+        display_names={"flexact": "Flex-Act"},
+        options=(flexact_options.FlexActOptions,),
         run_extensions=(flexact_hook.RUN_EXTENSION,),
         experiments=flexact_protocol.EXPERIMENTS,
         audit=flexact_audit.claims,
@@ -144,10 +159,15 @@ def all_experiments() -> dict[str, Callable[[str], list]]:
 
 
 def register(methods: tuple[Method, ...]) -> None:
-    """Register the methods' activations and run extensions with the core (idempotent)."""
+    """Register the methods' activations, display names, options and run extensions with the core
+    (idempotent)."""
     for method in methods:
         for name, factory in method.activations.items():
             registry.register_activation(name, factory)
+        for name, text in method.display_names.items():
+            registry.register_display_name(name, text)
+        for cls in method.options:
+            options.register_options(cls)
         for extension in method.run_extensions:
             runs.register_run_extension(extension)
 

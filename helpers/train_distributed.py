@@ -49,11 +49,16 @@ def select_configs(
                 f"{profile} --list` lists them"
             )
         configs = [by_hash[h] for h in hashes]
-    if only:
+    if only is not None:
         wanted = {a.strip() for a in only.split(",") if a.strip()}
+        known = sorted({c.activation for c in configs})
+        unknown = sorted(wanted - set(known))
+        if unknown or not wanted:  # a misspelt name must not quietly train the others only
+            raise ValueError(
+                f"--only {only!r}: {', '.join(unknown) or 'no name given'} not in {experiment}'s activations "
+                f"({', '.join(known)})"
+            )
         configs = [c for c in configs if c.activation in wanted]
-        if not configs:
-            raise ValueError(f"--only {only!r} matches no activation of {experiment}")
     index, count = shard
     return configs[index::count]
 
@@ -67,7 +72,7 @@ def config_from_json(path: str | Path) -> TrainConfig:
     if not isinstance(fields, dict):
         raise ValueError(f"--config-json {path}: expected an object of TrainConfig fields, got {type(fields).__name__}")
     try:
-        return TrainConfig(**fields)
+        return TrainConfig.from_dict(fields)
     except TypeError as err:
         raise ValueError(f"--config-json {path}: {err}") from None
 

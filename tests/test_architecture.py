@@ -8,17 +8,23 @@ relative) that names a ``helpers`` module becomes an edge of the module graph. T
 3. the graph has no cycle (every strongly connected component is a single module), and
    ``helpers/__init__.py`` imports nothing;
 4. no module is longer than the line limit (except the listed, justified files);
-5. function-level imports of ``helpers`` modules are gone (there is no cycle left to break).
+5. function-level imports of ``helpers`` modules are gone (there is no cycle left to break);
+6. the core names no method: no identifier or string literal of ``helpers.core`` (comments and
+   docstrings aside) contains a method's package name, a method's activation name or a
+   registered method-options field name.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from pathlib import Path
 
 import pytest
 
-from helpers.methods import method_packages
+from helpers.core.options import options_field_names
+from helpers.methods import CLAIM_SOURCES, method_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "helpers"
@@ -221,3 +227,63 @@ def test_no_function_level_imports_of_helpers():
         if inside
     ]
     assert not lazy, "import helpers modules at the top of the module:\n" + "\n".join(lazy)
+
+
+#: What the core may not name: every method's (and chapter's) package, its activations, its options' fields.
+METHOD_WORDS: tuple[str, ...] = tuple(
+    sorted(
+        {m.package for m in CLAIM_SOURCES}
+        | {name for m in CLAIM_SOURCES for name in m.activations}
+        | set(options_field_names())
+    )
+)
+
+
+def _docstring_starts(tree: ast.AST) -> set[tuple[int, int]]:
+    """Where the docstrings of a module, its classes and functions start (line, column)."""
+    starts = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                starts.add((first.value.lineno, first.value.col_offset))
+    return starts
+
+
+def method_words_in(source: str, words: tuple[str, ...] = METHOD_WORDS) -> list[tuple[int, str, str]]:
+    """``(line, word, token)`` for every identifier or string literal of ``source`` (not a comment,
+    not a docstring) that contains one of ``words``, case-insensitively."""
+    docstrings = _docstring_starts(ast.parse(source))
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in (tokenize.NAME, tokenize.STRING) or token.start in docstrings:
+            continue
+        text = token.string.lower()
+        found += [(token.start[0], word, token.string) for word in words if word.lower() in text]
+    return found
+
+
+def test_the_method_name_scan_finds_names_and_skips_comments_and_docstrings():
+    source = (
+        '"""A module that mentions srelu in its docstring."""\n'
+        "# and flexact in a comment\n"
+        "def f():\n"
+        '    """lambda_gelu here is fine."""\n'
+        '    return {"srelu": hardness_lr_mult}\n'
+    )
+    assert [(line, word) for line, word, _ in method_words_in(source)] == [(5, "srelu"), (5, "hardness_lr_mult")]
+
+
+def test_core_names_no_method():
+    assert {"lambda_gelu", "srelu", "flexact", "hardness_lr_mult", "delta_anneal_target"} <= set(METHOD_WORDS)
+    bad = [
+        f"{MODULES[m][0].relative_to(ROOT)}:{line}: {word!r} in {token[:60]}"
+        for m in sorted(MODULES)
+        if m.startswith("helpers.core")
+        for line, word, token in method_words_in(MODULES[m][0].read_text(encoding="utf-8"))
+    ]
+    assert not bad, "the core names no method, knob or activation of one (methods register them):\n" + "\n".join(bad)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,12 +25,15 @@ CLI_MODULES = [
     "helpers.verify_results",
     "helpers.verify_rerun",
     "helpers.preflight",
+    "helpers.train_distributed",
+    "helpers.protocols.paper_plan",
 ]
 SCRIPTS = sorted(p.name for p in (repo_root() / "scripts").glob("*.py"))
+BENCHMARKS = sorted(f"benchmarks/{p.name}" for p in (repo_root() / "benchmarks").glob("*.py"))
 
 
 def _main(module: str) -> Callable:
-    if module.startswith("scripts/"):
+    if module.endswith(".py"):  # a script or a benchmark, run from its path
         path = repo_root() / module
         spec = importlib.util.spec_from_file_location(f"_script_{path.stem}", path)
         loaded = importlib.util.module_from_spec(spec)
@@ -38,7 +43,7 @@ def _main(module: str) -> Callable:
     return importlib.import_module(module).main
 
 
-ALL_CLIS = CLI_MODULES + [f"scripts/{name}" for name in SCRIPTS]
+ALL_CLIS = CLI_MODULES + [f"scripts/{name}" for name in SCRIPTS] + BENCHMARKS
 
 
 @pytest.mark.parametrize("module", ALL_CLIS)
@@ -213,3 +218,92 @@ def test_every_environment_read_goes_through_a_strict_reader():
                 if name.startswith(("REPRO_", "CI")) and name not in NON_BOOLEAN_VARIABLES:
                     offenders.append(f"{path.relative_to(repo_root())}: {name}")
     assert offenders == []
+
+
+def _cli_sources() -> list[Path]:
+    root = repo_root()
+    return [*(root / "helpers").rglob("*.py"), *(root / "scripts").glob("*.py"), *(root / "benchmarks").glob("*.py")]
+
+
+def test_every_flag_has_help_and_nothing_reads_argv_by_hand():
+    """Every ``add_argument`` says what the flag does (``help=``); no CLI reads ``sys.argv`` or
+    uses ``parse_known_args``, either of which would let an unknown or misspelt flag through."""
+    offenders = []
+    for path in _cli_sources():
+        rel = path.relative_to(repo_root())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "parse_known_args":
+                offenders.append(f"{rel}:{node.lineno}: parse_known_args")
+            if isinstance(node, ast.Attribute) and ast.unparse(node) == "sys.argv":
+                offenders.append(f"{rel}:{node.lineno}: sys.argv")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"
+                and not any(k.arg == "help" for k in node.keywords)
+            ):
+                offenders.append(f"{rel}:{node.lineno}: add_argument without help=")
+    assert offenders == []
+
+
+@pytest.mark.parametrize("cli", [b for b in BENCHMARKS if b != "benchmarks/activations.py"])
+@pytest.mark.parametrize("value", ["0", "-1", "x"])
+def test_benchmark_rounds_must_be_a_positive_integer(cli, value, capsys):
+    with pytest.raises(SystemExit) as info:
+        _main(cli)(["--rounds", value])
+    assert info.value.code == 2
+    assert f"--rounds must be a positive integer, got '{value}'" in capsys.readouterr().err
+
+
+def test_benchmark_threads_must_be_a_positive_integer(capsys):
+    with pytest.raises(SystemExit) as info:
+        _main("benchmarks/activations.py")(["--threads", "0"])
+    assert info.value.code == 2
+    assert "--threads must be a positive integer, got '0'" in capsys.readouterr().err
+
+
+def test_latency_benchmark_refuses_an_unknown_pair(capsys):
+    with pytest.raises(SystemExit) as info:
+        _main("benchmarks/relu_ization_latency.py")(["--pairs", "no_such_pair"])
+    assert info.value.code == 2
+    assert "unknown pair(s) ['no_such_pair']" in capsys.readouterr().err
+
+
+def _command(cli: str) -> list[str]:
+    if cli.endswith(".py"):
+        return [sys.executable, str(repo_root() / cli)]
+    return [sys.executable, "-m", cli]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cli", ALL_CLIS)
+def test_every_entry_point_passes_its_command_line_to_argparse(cli):
+    """Run as a program (``python -m`` or the file), each CLI answers ``--help`` and refuses an
+    unknown flag with argparse's usage error, before any work starts."""
+    positional = ["srelu_delta"] if cli == "helpers.protocols" else []
+    env = {**os.environ, "REPRO_OFFLINE": "1"}
+    helped = subprocess.run(
+        [*_command(cli), "--help"], capture_output=True, text=True, cwd=repo_root(), env=env, timeout=300
+    )
+    assert helped.returncode == 0, helped.stderr[-2000:]
+    assert "usage:" in helped.stdout
+    refused = subprocess.run(
+        [*_command(cli), *positional, "--no-such-flag"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root(),
+        env=env,
+        timeout=300,
+    )
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "--no-such-flag" in refused.stderr
+
+
+@pytest.mark.parametrize(("only", "named"), [("srelu,no_such_act", "no_such_act"), (",", "no name given")])
+def test_train_distributed_only_refuses_a_name_that_matches_no_activation(only, named, capsys):
+    from helpers.train_distributed import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["srelu_delta", "--profile", "smoke", "--only", only, "--list"])
+    assert info.value.code == 2
+    assert f"{named} not in srelu_delta's activations" in capsys.readouterr().err

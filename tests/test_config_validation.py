@@ -13,6 +13,7 @@ import math
 import pytest
 
 from helpers.core import validation as v
+from helpers.core.options import registered_options
 from helpers.core.results_cache import config_hash
 from helpers.core.runs import TRAIN_CONFIG_RULES, TrainConfig
 from helpers.flexact.synthetic import SYNTHETIC_CONFIG_RULES, FlexActSyntheticConfig
@@ -28,6 +29,8 @@ def _bases() -> dict[str, tuple[object, dict[str, v.Rule]]]:
         "FlexActSyntheticConfig": (FlexActSyntheticConfig(), SYNTHETIC_CONFIG_RULES),
         "DPOConfig": (DPOConfig(), DPO_CONFIG_RULES),
         "ReluizationConfig": (reluization_config("fmnist", "gelu", 0, "smoke"), RELUIZATION_CONFIG_RULES),
+        # each method's options, by its own table
+        **{cls.__name__: (cls(), dict(cls.RULES)) for cls in registered_options()},
     }
 
 
@@ -58,6 +61,8 @@ def _bad_values(rule: v.Rule) -> list[object]:
         return [(), ("1",), (True,), (NAN,), (INF,), 0.1, None]
     if rule.kind == "choices":
         return [(), ("no-such-choice",), "x", None]
+    if rule.kind == "instances":
+        return [[], (1,), "x", None]
     raise AssertionError(f"no bad values for rule kind {rule.kind!r}")
 
 

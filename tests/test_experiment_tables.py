@@ -15,10 +15,12 @@ import pytest
 
 from helpers.core import tables as T
 from helpers.core.findings import setup_frame
+from helpers.core.registry import display_names
 from helpers.core.runs import TrainConfig
 from helpers.experiments import MissingResult, config_hash, hash_payload, store_result
 from helpers.flexact import protocol as FC
 from helpers.flexact import selections
+from helpers.flexact.options import FlexActOptions
 from helpers.srelu import protocol as SP
 
 
@@ -204,11 +206,11 @@ def test_margin_over_rest_and_paper_difference():
         T.difference(summary, "srelu", "mish")
     from helpers.srelu import paper
 
-    table2 = T.rekey(paper.TABLE2["CIFAR-10"], T.DISPLAY_NAMES)
-    p = T.paper_difference(table2, "srelu")
+    table2 = T.rekey(paper.TABLE2["CIFAR-10"], display_names())
+    p = T.paper_difference(table2, "srelu", n_runs=paper.PAPER_RUNS)
     assert p.b == "gelu" and p.diff == pytest.approx(89.9 - 64.9)  # GELU is Table 2's runner-up
-    assert p.n_a == T.PAPER_RUNS
-    assert T.paper_difference(table2, "srelu", "elu").diff == pytest.approx(89.9 - 59.8)
+    assert p.n_a == paper.PAPER_RUNS == 3
+    assert T.paper_difference(table2, "srelu", "elu", n_runs=3).diff == pytest.approx(89.9 - 59.8)
 
 
 def _seed_rows(arms: dict[str, list[float]]) -> pd.DataFrame:
@@ -312,8 +314,9 @@ def test_lambda_scales_with_the_root_of_the_pooled_width():
         cfg = FC.flexact_cifar_config(profile, "resnet18", True, 0)
         width = build_model("resnet18", input_shape=(3, 32, 32), num_classes=10, **cfg.model_kwargs).fc.in_features
         assert FC.penultimate_width(cfg.model_kwargs) == width
-        assert cfg.flexact_lam == pytest.approx(math.sqrt(width))
-        assert cfg.flexact_tau_min == FC.TAU_MIN and cfg.flexact_alpha == FC.FLEXACT_ALPHA
+        opts = cfg.option(FlexActOptions)
+        assert opts.flexact_lam == pytest.approx(math.sqrt(width))
+        assert opts.flexact_tau_min == FC.TAU_MIN and opts.flexact_alpha == FC.FLEXACT_ALPHA
     with pytest.raises(ValueError, match="width"):
         FC.regularizer_lambda(0)
     with pytest.raises(ValueError, match="model"):
@@ -323,7 +326,7 @@ def test_lambda_scales_with_the_root_of_the_pooled_width():
 def test_plain_runs_keep_flexact_fields_at_their_defaults():
     plain = FC.flexact_cifar_config("cpu", "resnet18", False, 0)
     payload = hash_payload(plain)
-    assert not any(k.startswith("flexact") for k in payload)
+    assert not any(k.startswith("flexact") for k in payload) and plain.options == ()
     flex = FC.flexact_cifar_config("cpu", "resnet18", True, 0)
     assert {"flexact_alpha", "flexact_lam", "flexact_tau_min"} <= set(hash_payload(flex))
     assert len(FC.table2_configs("paper")) == 2 * 2 * 3 and {c.model for c in FC.table2_configs("cpu")} == {"resnet18"}
@@ -332,10 +335,10 @@ def test_plain_runs_keep_flexact_fields_at_their_defaults():
 def test_new_tau_field_leaves_existing_cache_keys_alone():
     cfg = TrainConfig(experiment="e", dataset="adult", model="mlp")
     assert "flexact_tau_min" not in hash_payload(cfg)
-    assert config_hash(cfg) == config_hash(replace(cfg, flexact_tau_min=None))
+    assert config_hash(cfg) == config_hash(cfg.with_options(FlexActOptions(flexact_tau_min=None)))
     for bad in (0.0, -0.1, 1.5):
         with pytest.raises(ValueError, match="flexact_tau_min"):
-            replace(cfg, flexact_tau_min=bad)
+            FlexActOptions(flexact_tau_min=bad)
 
 
 def test_build_run_anneals_the_temperature_over_all_steps():
@@ -349,8 +352,10 @@ def test_build_run_anneals_the_temperature_over_all_steps():
     hook = next(h for h in build_run(cfg)["hooks"] if isinstance(h, FlexActHook))
     steps = cfg.epochs * math.ceil(cfg.n_train / cfg.batch_size)
     assert hook.schedule.total == steps and hook.schedule(steps) == pytest.approx(FC.TAU_MIN)
-    assert hook.schedule(0) == 1.0 and hook.lam == cfg.flexact_lam
-    plain = next(h for h in build_run(replace(cfg, flexact_tau_min=None))["hooks"] if isinstance(h, FlexActHook))
+    opts = cfg.option(FlexActOptions)
+    assert hook.schedule(0) == 1.0 and hook.lam == opts.flexact_lam
+    untempered = cfg.with_options(replace(opts, flexact_tau_min=None))
+    plain = next(h for h in build_run(untempered)["hooks"] if isinstance(h, FlexActHook))
     assert plain.schedule is None  # the old behaviour: τ stays 1
 
 

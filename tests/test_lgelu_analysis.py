@@ -12,6 +12,7 @@ from helpers.experiments import config_dict, config_hash, result_path, store_res
 from helpers.lambda_gelu import formatting, grid, run_claims
 from helpers.lambda_gelu import protocol as lgelu_protocol
 from helpers.lambda_gelu import records as A
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
     family_side_by_side,
@@ -517,7 +518,7 @@ def _synthetic(cfg) -> dict:
     }
     hist = [{"epoch": e + 1, "val_metric": v} for e, v in enumerate(val)]
     if cfg.activation == "lambda_gelu":
-        step = cfg.hardness_lr_mult / cfg.activation_kwargs["t"] ** 2 / 1000
+        step = cfg.option(LambdaGeluOptions).hardness_lr_mult / cfg.activation_kwargs["t"] ** 2 / 1000
         top = 3.0 if cfg.model in ("mlp", "resnet18") else 1.2
         for e, row in enumerate(hist):
             row["lambdas"] = [
@@ -526,11 +527,13 @@ def _synthetic(cfg) -> dict:
         out["lambda_init"] = [1.01] * n_layers
     out["history"] = hist
     if cfg.activation in ("gelu", "lambda_gelu"):
-        drop = 0.001 if cfg.anneal_target else 0.05
+        drop = 0.001 if cfg.option(LambdaGeluOptions).anneal_target else 0.05
         out["substitution"] = {
             "epoch": cfg.epochs,
             "original": val[-1],
-            "substituted": val[-1] - drop if higher else val[-1] * (1.2 if not cfg.anneal_target else 1.15),
+            "substituted": val[-1] - drop
+            if higher
+            else val[-1] * (1.2 if not cfg.option(LambdaGeluOptions).anneal_target else 1.15),
         }
     return out
 
@@ -608,17 +611,18 @@ def test_plots_draw_from_the_analysis_frames():
 def test_table1_arms_with_fewer_seeds_than_gelu_stay_paired():
     """The decisive ResNet pair: GELU has Table II's 5 seeds, Table I's λ-GELU arms 3. The
     comparison pairs the 3 shared seeds instead of falling back to Welch over 3 and 5 runs."""
+    from helpers.core.pairing import pair_by_seed
     from helpers.core.statistics import compare
 
     gelu = {0: 0.84, 1: 0.83, 2: 0.85, 3: 0.80, 4: 0.86}
     lam = {0: 0.845, 1: 0.835, 2: 0.853}
-    a, b = run_claims._on_common_seeds(lam, gelu)
+    a, b = pair_by_seed(lam, gelu, policy="shared_or_unpaired")
     assert list(a) == list(b) == [0, 1, 2]
     result = compare(a, b)
     assert result.paired and result.n == 3
     assert result.effect == pytest.approx((0.005 + 0.005 + 0.003) / 3)
     assert not compare(lam, gelu).paired  # what the page did before: Welch over 3 and 5 runs
-    assert run_claims._on_common_seeds({7: 1.0}, gelu) == ({7: 1.0}, gelu)  # nothing shared: unchanged
+    assert pair_by_seed({7: 1.0}, gelu, policy="shared_or_unpaired") == ({7: 1.0}, gelu)  # nothing shared: unchanged
 
 
 def test_decisive_scale_status_names_each_pair_once():

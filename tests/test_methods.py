@@ -13,9 +13,11 @@ from torch import nn
 
 from helpers import methods
 from helpers.claims import collect_claims
+from helpers.core import options as core_options
 from helpers.core import registry, runs
 from helpers.core.results_cache import run_or_load
 from helpers.core.runs import RunExtension, TrainConfig, build_run, default_param_groups
+from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
 def _mlp_config(**overrides) -> TrainConfig:
@@ -63,7 +65,7 @@ def test_lambda_gelu_extension_leaves_a_gelu_run_alone(require_dataset):
 
 def test_lambda_gelu_extension_sets_hardness_groups_for_a_lambda_gelu_run(require_dataset):
     require_dataset("adult")
-    parts = build_run(_mlp_config(activation="lambda_gelu", hardness_lr_mult=10.0))
+    parts = build_run(_mlp_config(activation="lambda_gelu", options=(LambdaGeluOptions(hardness_lr_mult=10.0),)))
     assert "LambdaGELURun" in [type(e).__name__ for e in parts["extensions"]]
     lrs = {g["name"]: g["lr"] for g in parts["optimizer"].param_groups}
     assert lrs["hardness"] == pytest.approx(10.0 * lrs["weights"])
@@ -119,14 +121,49 @@ TOY_PACKAGE = {
             def forward(self, x: torch.Tensor) -> torch.Tensor:
                 return softsign(x)
         """,
+    "options.py": """
+        from dataclasses import dataclass
+        from typing import ClassVar
+
+        from helpers.core import validation as v
+        from helpers.core.options import MethodOptions
+
+
+        @dataclass(frozen=True)
+        class SoftsignOptions(MethodOptions):
+            softsign_gain: float = 1.0
+
+            RULES: ClassVar[dict[str, v.Rule]] = {"softsign_gain": v.number(0, low_open=True)}
+
+            def check(self, config) -> None:
+                if self.softsign_gain != 1.0 and config.activation != "softsign":
+                    raise ValueError(f"softsign_gain applies to softsign runs, not {config.activation!r}")
+        """,
+    "training.py": """
+        from helpers.core.runs import RunExtension
+        from toy_method.options import SoftsignOptions
+
+
+        class SoftsignRun(RunExtension):
+            def applies(self, model, cfg) -> bool:
+                return cfg.activation == "softsign"
+
+            def final_record(self, model, cfg, out, parts) -> dict:
+                return {"softsign_gain": cfg.option(SoftsignOptions).softsign_gain}
+
+
+        RUN_EXTENSION = SoftsignRun()
+        """,
     "protocol.py": """
         from helpers.core.runs import TrainConfig
+        from toy_method.options import SoftsignOptions
 
 
         def toy_configs(profile: str) -> list[TrainConfig]:
             return [TrainConfig(experiment="toy_softsign", dataset="adult", model="mlp", profile=profile,
                                 activation="softsign", n_train=64, n_val=32, epochs=1, batch_size=32,
-                                model_kwargs={"depth": 2, "width": 8})]
+                                model_kwargs={"depth": 2, "width": 8},
+                                options=(SoftsignOptions(softsign_gain=2.0),))]
 
 
         EXPERIMENTS = {"toy_softsign": toy_configs}
@@ -159,7 +196,9 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    from toy_method import activation, claims, protocol
+    monkeypatch.setattr(registry, "_DISPLAY_NAMES", dict(registry._DISPLAY_NAMES))
+    monkeypatch.setattr(core_options, "_REGISTERED", list(core_options._REGISTERED))
+    from toy_method import activation, claims, options, protocol, training
 
     # The checklist's one line in helpers/methods.py, made here on a copy of the tuples.
     toy = methods.Method(
@@ -167,6 +206,9 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
         "Toy",
         claims.claims,
         activations={"softsign": activation.Softsign},
+        display_names={"softsign": "Softsign"},
+        options=(options.SoftsignOptions,),
+        run_extensions=(training.RUN_EXTENSION,),
         experiments=protocol.EXPERIMENTS,
     )
     monkeypatch.setattr(methods, "METHODS", methods.METHODS + (toy,))
@@ -176,8 +218,16 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     x = torch.linspace(-3, 3, 7)
     torch.testing.assert_close(registry.get_activation("softsign")(x), x / (1 + x.abs()))
     assert "toy_softsign" in methods.all_experiments()
-    result = run_or_load(protocol.toy_configs("smoke")[0])
-    assert result["status"] == "ok"
+    assert registry.display_name("softsign") == "Softsign"
+    (config,) = protocol.toy_configs("smoke")
+    result = run_or_load(config)
+    assert result["status"] == "ok" and result["softsign_gain"] == 2.0  # the knob reached the run
+    # stored flat under its own name, and routed back into the toy's options object
+    assert result["config"]["softsign_gain"] == 2.0
+    fields = {k: v for k, v in result["config"].items() if k != "config_class"}
+    assert TrainConfig.from_dict(fields) == config
+    with pytest.raises(ValueError, match="softsign_gain applies to softsign runs"):
+        replace(config, activation="gelu")
     found = [c for c in collect_claims() if c.source == "Toy paper"]
     assert len(found) == 1 and found[0].verdict == "confirmed"
     sys.modules.pop("toy_method", None)

@@ -116,3 +116,25 @@ def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path) -> No
     toc.write_text(rendered)
     assert check_toc.read_toc(toc).parts[0].caption == "Beyond: it"
     assert not check_toc.problems(toc, tmp_path)
+
+
+#: What a page may call to get claims: the report's rows (helpers.claims), never a claims function
+#: of a method, which would decide the verdict a second time beside the report.
+READS_THE_REPORT = {"section_claims", "report_claims", "collect_claims", "page_claims", "claims_frame"}
+DECIDES = ("judge(", "intersection_union(", "run_statement(", "proportion_verdict(")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_page_reads_its_claims_from_the_report_and_decides_no_verdict(path):
+    import re
+
+    calls = []
+    for cell in _code_cells(path):
+        for name in re.findall(r"(\w*claims)\(", cell.source):
+            if name not in READS_THE_REPORT:
+                calls.append(f"{name}(...)")
+        calls += [d for d in DECIDES if d in cell.source]
+    assert not calls, (
+        f"{path.name} computes claims or verdicts itself ({', '.join(sorted(set(calls)))}); read the report's "
+        "rows with helpers.claims.section_claims / claim / findings_box instead"
+    )

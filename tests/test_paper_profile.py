@@ -19,6 +19,7 @@ from helpers.activations import activation_factory
 from helpers.core.runs import TrainConfig
 from helpers.lambda_gelu import paper
 from helpers.lambda_gelu.hardness import hardness_parameters, lambda_target, make_optimizer
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import (
     PAIRS,
     TABLE1_PAIRS,
@@ -71,11 +72,11 @@ def test_table1_configs_follow_section_iv(pair: str):
         assert cfg.n_train is None and cfg.n_val is None, "the paper profile uses the full data"
         # the paper does not state its epochs; ours must at least reach its latest BVS epoch
         assert cfg.epochs >= last_bvs_epoch
-        assert cfg.anneal_target is None
+        assert cfg.option(LambdaGeluOptions).anneal_target is None
         if cfg.activation == "lambda_gelu":
             assert cfg.activation_kwargs == {"t": paper.CHOSEN_T}
-            assert cfg.hardness_lr_mult == paper.CHOSEN_C
-    runs = Counter((c.activation, c.init_mode) for c in configs)
+            assert cfg.option(LambdaGeluOptions).hardness_lr_mult == paper.CHOSEN_C
+    runs = Counter((c.activation, c.option(LambdaGeluOptions).init_mode) for c in configs)
     expected = [("gelu", None), ("relu", None)] + [("lambda_gelu", m) for m in paper.INIT_MODES_PAPER]
     assert sorted(runs, key=str) == sorted(expected, key=str)
     assert set(runs.values()) == {paper.SEEDS_PAPER}
@@ -85,7 +86,7 @@ def test_table1_configs_follow_section_iv(pair: str):
 def test_grid_is_the_papers_t_c_grid_on_mlp_fmnist():
     configs = grid_configs(PROFILE)
     lam = [c for c in configs if c.activation == "lambda_gelu"]
-    cells = Counter((c.activation_kwargs["t"], c.hardness_lr_mult) for c in lam)
+    cells = Counter((c.activation_kwargs["t"], c.option(LambdaGeluOptions).hardness_lr_mult) for c in lam)
     assert set(cells) == {(t, c) for t in paper.GRID_T for c in paper.GRID_C}
     assert set(cells.values()) == {len(paper.INIT_MODES_PAPER) * paper.SEEDS_PAPER}
     assert {c.dataset for c in configs} == {"fashion_mnist"} and {c.optimizer for c in configs} == {"sgd"}
@@ -98,7 +99,7 @@ def test_c_sweep_is_resnet18_cifar100_adamw_at_fixed_t():
     assert {c.dataset for c in configs} == {"cifar100"} and {c.model for c in configs} == {"resnet18"}
     assert {c.optimizer for c in configs} == {"adamw"}
     assert {c.activation_kwargs["t"] for c in lam} == {paper.FIG2_T}
-    assert sorted({c.hardness_lr_mult for c in lam}) == list(paper.GRID_C)
+    assert sorted({c.option(LambdaGeluOptions).hardness_lr_mult for c in lam}) == list(paper.GRID_C)
 
 
 def test_table2_anneals_after_a_quarter_towards_lambda_target():
@@ -108,9 +109,9 @@ def test_table2_anneals_after_a_quarter_towards_lambda_target():
     for cfg in configs:
         assert cfg.activation == "lambda_gelu"
         assert cfg.anneal_switch == paper.SWITCH_FRACTION
-        assert cfg.anneal_target == pytest.approx(lambda_target(paper.EPS_PAPER))
+        assert cfg.option(LambdaGeluOptions).anneal_target == pytest.approx(lambda_target(paper.EPS_PAPER))
         # the paper rounds λ_target to 160; ours is the exact 2/(ε√(2π)) ≈ 159.58
-        assert round(cfg.anneal_target) == paper.LAMBDA_TARGET_PAPER
+        assert round(cfg.option(LambdaGeluOptions).anneal_target) == paper.LAMBDA_TARGET_PAPER
 
 
 # ------------------------------------------------------------------------------------- models
@@ -198,7 +199,12 @@ def test_paper_models_and_optimiser(pair, build_kwargs, expected, n_sites):
     assert sum(p.numel() for p in model.parameters()) == expected + n_sites
 
     optimizer = make_optimizer(
-        model, cfg.optimizer, lr=cfg.lr, weight_decay=cfg.weight_decay, c=cfg.hardness_lr_mult, momentum=cfg.momentum
+        model,
+        cfg.optimizer,
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        c=cfg.option(LambdaGeluOptions).hardness_lr_mult,
+        momentum=cfg.momentum,
     )
     recipe = paper.TRAINING[RECIPE[spec.model]]
     assert type(optimizer) is {"sgd": torch.optim.SGD, "adamw": torch.optim.AdamW}[recipe.optimizer.lower()]

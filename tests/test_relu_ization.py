@@ -27,6 +27,7 @@ from helpers.lambda_gelu.layer_targets import (
     normal_gate_error,
     strided_sample,
 )
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import (
     FIGURE_CPU,
     pair_config,
@@ -60,6 +61,7 @@ from helpers.relu_ization.regions import (
 )
 from helpers.relu_ization.sparsity import exact_zero_fraction, zero_fractions
 from helpers.srelu.activation import SReLU
+from helpers.srelu.options import SReluOptions
 from helpers.srelu.theory import DELTA, gate_l1_gap
 from helpers.srelu.training import GATE_GAP_PER_DELTA, DeltaAnnealing, delta_for_gate_gap, gate_gap, set_srelu_delta
 
@@ -269,17 +271,19 @@ def test_srelu_gate_gap_constant_is_the_sympy_integral():
 
 def test_train_config_checks_the_new_annealing_fields():
     base = pair_config("fmnist", "smoke", activation="lambda_gelu", mode="uniform", seed=0, anneal=True)
+    lgelu = base.option(LambdaGeluOptions)
     with pytest.raises(ValueError, match="exclude each other"):
-        replace(base, anneal_layer_eps=0.005)
+        replace(lgelu, anneal_layer_eps=0.005)
     with pytest.raises(ValueError, match="anneal_layer_eps"):
-        replace(base, anneal_target=None, anneal_layer_eps=0.7)
+        replace(lgelu, anneal_target=None, anneal_layer_eps=0.7)
+    layerwise = replace(lgelu, anneal_target=None, anneal_layer_eps=0.005)
     with pytest.raises(ValueError, match="last learning epoch"):
-        replace(base, anneal_target=None, anneal_layer_eps=0.005, epochs=2)
+        base.with_options(layerwise, epochs=2)
     relu = pair_config("fmnist", "smoke", activation="relu", seed=0)
     with pytest.raises(ValueError, match="fixed S-ReLU"):
-        replace(relu, delta_anneal_target=0.01)
+        relu.with_options(SReluOptions(delta_anneal_target=0.01))
     with pytest.raises(ValueError, match="delta_anneal_target"):
-        replace(relu, activation="srelu", delta_anneal_target=-1.0)
+        SReluOptions(delta_anneal_target=-1.0)
 
 
 # ------------------------------------------------------------------------------------- int8
@@ -358,7 +362,10 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
             config_hash(c) for c in table1_configs("cpu", ("fmnist",)) + table2_configs("cpu", ("fmnist",))
         }
     srelu = P.arm_train_config("fmnist", "srelu_anneal", 0, "cpu")
-    assert srelu.activation_kwargs == {"delta": P.DELTA_START} and srelu.delta_anneal_target == P.DELTA_TARGET
+    assert (
+        srelu.activation_kwargs == {"delta": P.DELTA_START}
+        and srelu.option(SReluOptions).delta_anneal_target == P.DELTA_TARGET
+    )
     # the ResNet pair runs at the decisive scale of claims (c)/(d), whose runs its shared arms are
     shared = {
         config_hash(P.arm_train_config("cifar10_resnet", arm, s, "cpu"))

@@ -6,6 +6,7 @@ import pytest
 
 from helpers.core.results_cache import config_hash
 from helpers.lambda_gelu import protocol as lgelu
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.protocols import retrain
 
 
@@ -172,7 +173,7 @@ def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
     scale = lgelu.PAIRS["wikitext_gpt"].scale("cpu")
     # GELU, ReLU and λ-GELU in three modes (Table I) plus annealed λ-GELU (Table II), every seed
     assert len(configs) == 6 * len(scale.seeds)
-    assert sum(c.anneal_target is not None for c in configs) == len(scale.seeds)
+    assert sum(c.option(LambdaGeluOptions).anneal_target is not None for c in configs) == len(scale.seeds)
     for c in configs:
         assert (c.model, c.dataset) == ("gpt", "tinyshakespeare") and floor_for(c.model, c.dataset) is not None
         assert c.n_train is None and c.n_val is None  # every block of the corpus

@@ -7,6 +7,7 @@ import torch
 
 from helpers.core.runs import TrainConfig, lm_blocks, make_scheduler
 from helpers.experiments import run_or_load
+from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
 def _cfg(**kw):
@@ -32,15 +33,22 @@ def test_lm_blocks_are_shifted_by_one():
         ({"schedule": "step"}, "schedule"),
         ({"epochs": 0}, "epochs"),
         ({"lr": -1.0}, "lr"),
-        ({"hardness_lr_mult": 0.0}, "hardness_lr_mult"),
         ({"profile": "gpu"}, "profile"),
-        ({"anneal_target": 0.5}, "anneal_target"),
         ({"weight_decay": -1.0}, "weight_decay"),
     ],
 )
 def test_invalid_configs_are_rejected(kw, match):
     with pytest.raises(ValueError, match=match):
         _cfg(**kw)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [({"hardness_lr_mult": 0.0}, "LambdaGeluOptions.hardness_lr_mult"), ({"anneal_target": 0.5}, "anneal_target")],
+)
+def test_invalid_method_options_are_rejected(kw, match):
+    with pytest.raises(ValueError, match=match):
+        _cfg(options=(LambdaGeluOptions(**kw),))
 
 
 def test_warmup_cosine_schedule_hits_its_endpoints():
@@ -65,13 +73,12 @@ def test_tiny_end_to_end_run_is_cached_and_records_substitution(tmp_path, monkey
     cfg = _cfg(
         activation="lambda_gelu",
         activation_kwargs={"t": 0.1},
-        init_mode="increasing",
         model_kwargs={"depth": 2, "width": 16},
         n_train=256,
         n_val=128,
         epochs=2,
         batch_size=64,
-        hardness_lr_mult=9.0,
+        options=(LambdaGeluOptions(hardness_lr_mult=9.0, init_mode="increasing"),),
     )
     result = run_or_load(cfg)
     assert result["status"] == "ok" and len(result["history"]) == 2

@@ -231,6 +231,5 @@ def claims() -> list[Claim]:
 
 
 def report_claims() -> list[Claim]:
-    """The rows the report lists: none until the chapter's page (``NOTEBOOK``, with the label
-    ``(churn-claims)=``) exists, since every row links to its page; then :func:`claims`."""
-    return []
+    """The rows the report lists: the chapter's claims (pending until their replicas are committed)."""
+    return claims()

@@ -37,6 +37,7 @@ from torch import nn
 
 from helpers.core.models import replace_activations
 from helpers.core.runs import RunExtension, TrainConfig, autocast_context
+from helpers.lambda_gelu.options import LambdaGeluOptions
 
 __all__ = [
     "encode_array",
@@ -208,7 +209,7 @@ class PredictionRecord(RunExtension):
                 "earlier run extension must evaluate a copy"
             )
         record = {"predictions": prediction_record(*predict(model, parts["val_loader"], cfg.precision), final_epoch)}
-        if cfg.activation in RELU_SWAPPED_ACTIVATIONS and cfg.anneal_target is not None:
+        if cfg.activation in RELU_SWAPPED_ACTIVATIONS and cfg.option(LambdaGeluOptions).anneal_target is not None:
             swapped = replace_activations(model, nn.ReLU)
             record["predictions_relu"] = prediction_record(
                 *predict(swapped, parts["val_loader"], cfg.precision), final_epoch

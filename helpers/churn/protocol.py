@@ -38,6 +38,7 @@ from helpers.core.runs import TrainConfig
 from helpers.core.runtime import results_root
 from helpers.core.scale import Scale
 from helpers.lambda_gelu import protocol as lgelu
+from helpers.lambda_gelu.options import LambdaGeluOptions
 
 __all__ = [
     "Arm",
@@ -260,7 +261,7 @@ def cost_estimate(models: Iterable[str] = tuple(MODELS), root: Path | None = Non
         rates = _committed_rates(model, root)
         table[model] = {}
         for arm, cfg in _distinct_runs(model):
-            kind = cfg.activation + ("+anneal" if cfg.anneal_target is not None else "")
+            kind = cfg.activation + ("+anneal" if cfg.option(LambdaGeluOptions).anneal_target is not None else "")
             hours = _mean_rate(rates, kind) * cfg.epochs / 3600
             table[model][arm.key] = table[model].get(arm.key, 0.0) + hours
             total += hours

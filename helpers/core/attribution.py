@@ -2,9 +2,10 @@
 
 A claim's "source's value" is one of three things, and the report shows which:
 
-* a plain string: the source's numbers or words as printed at the claim's ``source`` location
-  (a table cell, a formula), typed once into the method's ``paper.py``;
-* :class:`Quoted`: an excerpt of the source, verbatim, with where it stands. The excerpts live in
+* a plain string: only to say that the source prints nothing there (``"—"``, ``"not stated"``, the
+  book's own hypothesis); ``tests/test_attribution.py`` lists the spellings it accepts;
+* :class:`Quoted`: an excerpt of the source, verbatim, with where it stands (a sentence, a formula,
+  or a table quoted whole with the column a claim shows). The excerpts live in
   the ``paper.py`` modules (``QUOTES``); the tests check that every number a module takes from an
   excerpt occurs in it and, where the source texts are at hand, that the excerpt occurs in the
   source (:func:`normalise` makes the comparison robust to the extraction's line breaks,
@@ -46,18 +47,52 @@ class Quoted:
     """The source's own words or numbers, verbatim, and where they stand (section, table, line).
 
     ``values`` are the numbers a ``paper.py`` module takes from this excerpt; each must occur in
-    ``text`` (checked by the tests)."""
+    ``text`` (checked by the tests).
+
+    A ``table`` is quoted whole, as the source shows it: one row a line, its cells separated by
+    ``|``, the header first; ``column`` (one of the header's cells) is the column a claim shows. A text
+    extraction runs a row's cells together, so a table is compared with the cell separators and
+    whitespace removed (:meth:`occurs_in`)."""
 
     text: str
     where: str
     values: tuple[float, ...] = ()
+    table: bool = False
+    column: str = ""
 
     def __post_init__(self) -> None:
         if not self.text.strip() or not self.where.strip():
             raise ValueError("a quotation needs its text and where it stands in the source")
+        if self.column and not self.table:
+            raise ValueError(f"column {self.column!r} given for a quotation that is not a table")
+        if self.column and self.column not in self.cells()[0]:
+            raise ValueError(f"column {self.column!r} is not in the table's header {self.cells()[0]}")
+
+    def cells(self) -> list[list[str]]:
+        """The quoted table's rows, each a list of its cells (the header first)."""
+        return [[c.strip() for c in line.split("|")] for line in self.text.strip().splitlines()]
+
+    def of_column(self, column: str) -> Quoted:
+        """This quoted table, showing ``column``."""
+        if not self.table:
+            raise ValueError(f"{self.text[:40]!r}... is not a quoted table; it has no column {column!r}")
+        return Quoted(self.text, self.where, self.values, table=True, column=column)
 
     def display(self) -> str:
+        if self.column:
+            header, *rows = self.cells()
+            at = header.index(self.column)
+            return f"“{self.column}: {', '.join(row[at] for row in rows)}” ({self.where})"
+        if self.table:
+            return f"“{'; '.join(' | '.join(row) for row in self.cells())}” ({self.where})"
         return f"“{self.text}” ({self.where})"
+
+    def occurs_in(self, source: str) -> bool:
+        """True when this excerpt stands in ``source`` (compared after :func:`normalise`; a table
+        with its cell separators and whitespace removed, as an extraction runs cells together)."""
+        if self.table:
+            return _squash(self.text) in _squash(source)
+        return normalise(self.text) in normalise(source)
 
 
 @dataclass(frozen=True)
@@ -150,6 +185,10 @@ def normalise(text: str) -> str:
     text = re.sub(r"(\w)-\s*(\w)", r"\1\2", text)
     text = re.sub(r"\s+", " ", text).strip().lower()
     return re.sub(r" ?([=×,;:()]) ?", r"\1", text)
+
+
+def _squash(text: str) -> str:
+    return normalise(re.sub(r"[\s|]", "", text))
 
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from helpers.core.attribution import DERIVED_MARK
+from helpers.core.options import flat_options, options_labels
 from helpers.core.report import VERDICTS, Claim, paper_of
 
 #: Order in which verdicts are picked when a page does not choose its findings itself.
@@ -254,28 +255,34 @@ FIELD_LABELS: dict[str, str] = {
     "min_lr": "final lr",
     "max_grad_norm": "gradient clipping (norm)",
     "penultimate_activation": "penultimate activation",
-    "flexact_alpha": "Flex-Act α",
-    "flexact_lam": "Flex-Act λ",
-    "flexact_tau_min": "Flex-Act final τ",
 }
+
+
+def _settings(cfg: Any) -> dict[str, Any]:
+    """A run config's fields by name, its method options flat (as its stored config shows them)."""
+    fields = {name: getattr(cfg, name) for name in getattr(cfg, "__dataclass_fields__", {}) if name != "options"}
+    return {**fields, **flat_options(getattr(cfg, "options", ()))}
 
 
 def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas.DataFrame
     """Run configs side by side as a readable setup table: one column per label, one row per field
-    (labelled by :data:`FIELD_LABELS`), every value as :func:`readable_value` text (``None``, i.e.
-    "all" for data sizes and "off" elsewhere, as ``—``), e.g. the paper profile's config beside
-    ours, to show what a scaled profile changed."""
+    (labelled by :data:`FIELD_LABELS` and the method options' labels; an option's field by its
+    flat name), every value as :func:`readable_value` text (``None``, i.e. "all" for data sizes
+    and "off" elsewhere, as ``—``), e.g. the paper profile's config beside ours, to show what a
+    scaled profile changed."""
     import pandas as pd
 
     if not configs:
         raise ValueError("no configs given")
-    for label, cfg in configs.items():
-        absent = [f for f in fields if not hasattr(cfg, f)]
+    settings = {label: _settings(cfg) for label, cfg in configs.items()}
+    for label, values in settings.items():
+        absent = [f for f in fields if f not in values]
         if absent:
             raise ValueError(f"config {label!r} has no fields {absent}")
-    index = pd.Index([FIELD_LABELS.get(f, f.replace("_", " ")) for f in fields], name="setting")
+    labels = {**FIELD_LABELS, **options_labels()}
+    index = pd.Index([labels.get(f, f.replace("_", " ")) for f in fields], name="setting")
     return pd.DataFrame(
-        {label: [readable_value(getattr(cfg, f)) for f in fields] for label, cfg in configs.items()}, index=index
+        {label: [readable_value(values[f]) for f in fields] for label, values in settings.items()}, index=index
     )
 
 

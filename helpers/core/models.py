@@ -23,72 +23,20 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from helpers.core.model_checks import (
+    ACT,
+    COUNT,
+    COUNTS,
+    DROPOUT,
+    RATIO,
+    ActFactory,
+    check_factory,
+    check_input,
+    check_transformer,
+    stage_counts,
+)
 from helpers.core.registry import activation_types
-
-ActFactory = Callable[[], nn.Module]
-
-
-def _check_factory(act: ActFactory) -> ActFactory:
-    if isinstance(act, nn.Module):
-        # one instance would be called as act() (its forward without input), and shared by every site
-        raise TypeError(f"act must be a factory such as nn.ReLU or lambda: nn.ReLU(), not the module instance {act!r}")
-    if not callable(act):
-        raise TypeError(f"act must be a zero-argument callable returning nn.Module, got {act!r}")
-    return act
-
-
-def _positive_int(name: str, value: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
-
-
-def _positive_float(name: str, value: float) -> float:
-    """A finite number > 0 (``inf`` would build a layer of ``round(inf)`` units)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _probability(name: str, value: float) -> float:
-    """A dropout rate in ``[0, 1)`` (1 would zero every activation)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
-    return float(value)
-
-
-def _stage_counts(name: str, value: Sequence[int], length: int | None = None) -> tuple[int, ...]:
-    """Positive ints, one per stage. A zero used to build one block anyway (``[first] + n - 1``
-    more), and ``zip`` with the stage widths silently dropped extra entries."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise ValueError(f"{name} must be a sequence of positive ints, got {value!r}")
-    counts = tuple(value)
-    if length is not None and len(counts) != length:
-        raise ValueError(f"{name} must have exactly {length} entries (one per stage), got {len(counts)}: {counts!r}")
-    if not counts:
-        raise ValueError(f"{name} must not be empty")
-    for i, n in enumerate(counts):
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"{name}[{i}] must be a positive int, got {n!r} (in {name}={counts!r})")
-    return counts
-
-
-def _check_input(model: str, x: torch.Tensor, expected: str, ok: Callable[[torch.Tensor], bool]) -> None:
-    """A wrong input fails here, naming the model and what it expects, not deep inside a torch
-    layer ("mat1 and mat2 shapes cannot be multiplied"). Skipped while torch.fx traces the model
-    (int8 quantisation traces whole networks, and a traced shape has no value to check)."""
-    if torch.fx._symbolic_trace.is_fx_symbolic_tracing():
-        return
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-        got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise TypeError(f"{model} expects a floating-point tensor {expected}, got {got}")
-    if not ok(x):
-        raise ValueError(f"{model} expects {expected}, got shape {tuple(x.shape)}")
-
-
-def _check_optional_factory(name: str, act: ActFactory | None) -> None:
-    if act is not None and not callable(act):
-        raise TypeError(f"{name} must be None or a zero-argument callable returning nn.Module, got {act!r}")
+from helpers.core.validation import argument_rules, boolean, check_value, checked_arguments, instance_of, number
 
 
 # --------------------------------------------------------------------------------------- MLP
@@ -99,15 +47,12 @@ class MLP(nn.Module):
     Inputs of any shape are flattened.
     """
 
+    @checked_arguments({"in_features": COUNT, "out_features": COUNT, "depth": COUNT, "width": COUNT, "act": ACT})
     def __init__(
         self, in_features: int, out_features: int, *, depth: int = 4, width: int = 256, act: ActFactory = nn.GELU
     ) -> None:
         super().__init__()
-        _positive_int("in_features", in_features)
-        _positive_int("out_features", out_features)
-        _positive_int("depth", depth)
-        _positive_int("width", width)
-        _check_factory(act)
+        check_factory(act)
         layers: list[nn.Module] = []
         fan_in = in_features
         for _ in range(depth):
@@ -118,7 +63,7 @@ class MLP(nn.Module):
         self.head = nn.Linear(fan_in, out_features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(
+        check_input(
             "MLP",
             x,
             f"(batch, ...) with {self.in_features} features after flattening",
@@ -131,6 +76,7 @@ class MLP(nn.Module):
 class BasicBlock(nn.Module):
     """torchvision's BasicBlock, with two separate activation modules."""
 
+    @checked_arguments({"in_ch": COUNT, "out_ch": COUNT, "stride": COUNT, "act": ACT})
     def __init__(self, in_ch: int, out_ch: int, stride: int, act: ActFactory) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(in_ch, out_ch, 3, stride, 1, bias=False)
@@ -158,6 +104,17 @@ class ResNet(nn.Module):
     classifier (Flex-Act's "penultimate layer" placement).
     """
 
+    @checked_arguments(
+        {
+            "num_classes": COUNT,
+            "blocks": COUNTS,
+            "width_mult": RATIO,
+            "in_channels": COUNT,
+            "cifar_stem": boolean(),
+            "act": ACT,
+            "penultimate_act": instance_of(Callable, optional=True),
+        }
+    )
     def __init__(
         self,
         num_classes: int = 10,
@@ -170,14 +127,8 @@ class ResNet(nn.Module):
         penultimate_act: ActFactory | None = None,
     ) -> None:
         super().__init__()
-        _positive_int("num_classes", num_classes)
-        _positive_int("in_channels", in_channels)
-        blocks = _stage_counts("blocks", blocks, length=4)
-        _positive_float("width_mult", width_mult)
-        if not isinstance(cifar_stem, bool):
-            raise TypeError(f"cifar_stem must be a bool, got {cifar_stem!r}")
-        _check_factory(act)
-        _check_optional_factory("penultimate_act", penultimate_act)
+        blocks = stage_counts("blocks", blocks, length=4)
+        check_factory(act)
         widths = [max(1, round(c * width_mult)) for c in (64, 128, 256, 512)]
         self.in_channels = in_channels
         if cifar_stem:
@@ -210,7 +161,7 @@ class ResNet(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(
+        check_input(
             "ResNet",
             x,
             f"images of shape (batch, {self.in_channels}, H, W)",
@@ -233,6 +184,7 @@ def ResNet34(num_classes: int = 10, **kwargs) -> ResNet:  # noqa: N802
 class FeedForward(nn.Module):
     """Linear -> activation -> Linear: the one activation site of a transformer block."""
 
+    @checked_arguments({"dim": COUNT, "hidden": COUNT, "act": ACT, "dropout": DROPOUT})
     def __init__(self, dim: int, hidden: int, act: ActFactory, dropout: float = 0.0) -> None:
         super().__init__()
         self.fc1 = nn.Linear(dim, hidden)
@@ -245,6 +197,7 @@ class FeedForward(nn.Module):
 
 
 class SelfAttention(nn.Module):
+    @checked_arguments({"dim": COUNT, "heads": COUNT, "causal": boolean(), "dropout": DROPOUT})
     def __init__(self, dim: int, heads: int, causal: bool, dropout: float = 0.0) -> None:
         super().__init__()
         if dim % heads:
@@ -265,6 +218,9 @@ class SelfAttention(nn.Module):
 class Block(nn.Module):
     """Pre-norm transformer block (ViT/DeiT and GPT-2 share it)."""
 
+    @checked_arguments(
+        {"dim": COUNT, "heads": COUNT, "mlp_ratio": RATIO, "act": ACT, "causal": boolean(), "dropout": DROPOUT}
+    )
     def __init__(
         self, dim: int, heads: int, mlp_ratio: float, act: ActFactory, causal: bool, dropout: float = 0.0
     ) -> None:
@@ -279,23 +235,20 @@ class Block(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
-def _check_transformer(dim: int, heads: int, mlp_ratio: float, dropout: float) -> None:
-    """The settings a transformer block needs (ViT and GPT share them): heads divide the width,
-    the MLP has a hidden unit, dropout is a probability."""
-    _positive_float("mlp_ratio", mlp_ratio)
-    _probability("dropout", dropout)
-    if dim % heads:
-        raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
-    if int(dim * mlp_ratio) < 1:
-        raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
-
-
 class ViT(nn.Module):
     """ViT / DeiT-tiny-style classifier (class token, learned positions, pre-norm blocks).
 
     DeiT-tiny is ``dim=192, depth=12, heads=3, mlp_ratio=4``; ``patch=4`` suits 32x32 inputs.
     """
 
+    @checked_arguments(
+        {
+            **dict.fromkeys(("num_classes", "image_size", "patch", "in_channels", "dim", "depth", "heads"), COUNT),
+            "mlp_ratio": RATIO,
+            "dropout": DROPOUT,
+            "act": ACT,
+        }
+    )
     def __init__(
         self,
         num_classes: int = 10,
@@ -311,20 +264,10 @@ class ViT(nn.Module):
         act: ActFactory = nn.GELU,
     ) -> None:
         super().__init__()
-        for name, v in (
-            ("num_classes", num_classes),
-            ("image_size", image_size),
-            ("patch", patch),
-            ("in_channels", in_channels),
-            ("dim", dim),
-            ("depth", depth),
-            ("heads", heads),
-        ):
-            _positive_int(name, v)
-        _check_transformer(dim, heads, mlp_ratio, dropout)
+        check_transformer(dim, heads, mlp_ratio)
         if image_size % patch:
             raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
-        _check_factory(act)
+        check_factory(act)
         n_patches = (image_size // patch) ** 2
         self.in_channels, self.image_size = in_channels, image_size
         self.patch_embed = nn.Conv2d(in_channels, dim, patch, patch)
@@ -341,7 +284,7 @@ class ViT(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # the positional table is built for image_size x image_size inputs
         size = self.image_size
-        _check_input(
+        check_input(
             "ViT",
             x,
             f"images of shape (batch, {self.in_channels}, {size}, {size})",
@@ -358,6 +301,14 @@ class GPT(nn.Module):
     GPT-2 small is ``layers=12, dim=768, heads=12, block_size=1024, vocab_size=50257``.
     """
 
+    @checked_arguments(
+        {
+            **dict.fromkeys(("vocab_size", "block_size", "layers", "dim", "heads"), COUNT),
+            "mlp_ratio": RATIO,
+            "dropout": DROPOUT,
+            "act": ACT,
+        }
+    )
     def __init__(
         self,
         vocab_size: int,
@@ -371,16 +322,8 @@ class GPT(nn.Module):
         act: ActFactory = nn.GELU,
     ) -> None:
         super().__init__()
-        for name, v in (
-            ("vocab_size", vocab_size),
-            ("block_size", block_size),
-            ("layers", layers),
-            ("dim", dim),
-            ("heads", heads),
-        ):
-            _positive_int(name, v)
-        _check_transformer(dim, heads, mlp_ratio, dropout)
-        _check_factory(act)
+        check_transformer(dim, heads, mlp_ratio)
+        check_factory(act)
         self.block_size = block_size
         self.tok_emb = nn.Embedding(vocab_size, dim)
         self.pos_emb = nn.Embedding(block_size, dim)
@@ -427,6 +370,7 @@ class LayerNorm2d(nn.LayerNorm):
 class ConvNeXtBlock(nn.Module):
     """Depthwise 7x7 conv -> LayerNorm -> 1x1 (4x) -> activation -> 1x1, layer scale, residual."""
 
+    @checked_arguments({"dim": COUNT, "act": ACT, "layer_scale": number(0)})
     def __init__(self, dim: int, act: ActFactory, layer_scale: float = 1e-6) -> None:
         super().__init__()
         self.dwconv = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
@@ -448,6 +392,16 @@ class ConvNeXt(nn.Module):
     For 32x32 inputs the stem is a 2x2 stride-2 patchify (ConvNeXt-T uses 4x4 on 224x224).
     """
 
+    @checked_arguments(
+        {
+            "num_classes": COUNT,
+            "depths": COUNTS,
+            "dims": COUNTS,
+            "in_channels": COUNT,
+            "stem_patch": COUNT,
+            "act": ACT,
+        }
+    )
     def __init__(
         self,
         num_classes: int = 10,
@@ -459,14 +413,11 @@ class ConvNeXt(nn.Module):
         act: ActFactory = nn.GELU,
     ) -> None:
         super().__init__()
-        _positive_int("num_classes", num_classes)
-        _positive_int("in_channels", in_channels)
-        _positive_int("stem_patch", stem_patch)
-        depths = _stage_counts("depths", depths)
-        dims = _stage_counts("dims", dims)
+        depths = stage_counts("depths", depths)
+        dims = stage_counts("dims", dims)
         if len(depths) != len(dims):
             raise ValueError(f"depths {tuple(depths)} and dims {tuple(dims)} must be equally long")
-        _check_factory(act)
+        check_factory(act)
         self.in_channels = in_channels
         self.downsample = nn.ModuleList(
             [nn.Sequential(nn.Conv2d(in_channels, dims[0], stem_patch, stem_patch), LayerNorm2d(dims[0]))]
@@ -484,7 +435,7 @@ class ConvNeXt(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(
+        check_input(
             "ConvNeXt",
             x,
             f"images of shape (batch, {self.in_channels}, H, W)",
@@ -511,7 +462,8 @@ _FILLED_BY_BUILD = frozenset(
 
 def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
     """Raise ``ValueError`` naming the model and the accepted keys when ``kwargs`` holds a key its
-    constructor does not take (so a config fails when it is made, not when its run starts)."""
+    constructor does not take, or a value its argument table refuses (so a config fails when it
+    is made, not when its run starts)."""
     if not isinstance(name, str) or name not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
     params = inspect.signature(_model_class(name).__init__).parameters
@@ -522,6 +474,10 @@ def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
             f"model {name!r} takes no argument {', '.join(map(repr, unknown))}; "
             f"its model_kwargs are {', '.join(accepted)}"
         )
+    cls = _model_class(name)
+    rules = argument_rules(cls) or {}
+    for key, value in kwargs.items():
+        check_value(cls.__name__, key, value, rules[key])
 
 
 def build_model(
@@ -543,7 +499,7 @@ def build_model(
     if input_shape is not None:
         if isinstance(input_shape, (str, bytes)) or not isinstance(input_shape, Sequence):
             raise ValueError(f"input_shape must be a sequence of positive ints, got {input_shape!r}")
-        input_shape = _stage_counts("input_shape", input_shape)
+        input_shape = stage_counts("input_shape", input_shape)
         if name in ("resnet18", "resnet34", "vit", "convnext") and len(input_shape) != 3:
             raise ValueError(f"model {name!r} needs input_shape (C, H, W), got {input_shape!r}")
         if name == "vit" and input_shape[1] != input_shape[2]:

@@ -9,6 +9,12 @@ arm ``b``. Which seeds take part is a choice each caller makes, and it is named 
   a GELU baseline that also serves a 5-seed table, keeps only the shared ones).
 * ``"subset"``: ``b`` restricted to ``a``'s seeds, an error when ``b`` lacks one of them (a
   reading run on the first 3 seeds pairs with the baseline's first 3).
+* ``"shared_or_unpaired"``: both arms on the seeds they share when they share at least
+  :data:`MIN_SHARED`, otherwise both arms whole (to be compared unpaired): arms from separate
+  sweeps may have seeds in common or none.
+
+:func:`common_seeds` gives the seeds that several arms all have (the displayed means of a
+comparison whose parts pair on those seeds).
 
 The arms are ``{seed: value}`` mappings (any hashable key, e.g. ``(target, seed)``); both results
 list the kept seeds in ``a``'s order, so ``zip(a.values(), b.values())`` pairs them.
@@ -20,8 +26,10 @@ from collections.abc import Hashable, Mapping
 from typing import Literal, TypeVar
 
 V = TypeVar("V")
-Policy = Literal["require_equal", "intersection", "subset"]
-POLICIES: tuple[str, ...] = ("require_equal", "intersection", "subset")
+Policy = Literal["require_equal", "intersection", "subset", "shared_or_unpaired"]
+POLICIES: tuple[str, ...] = ("require_equal", "intersection", "subset", "shared_or_unpaired")
+#: The fewest shared seeds that ``"shared_or_unpaired"`` pairs on (one seed gives no paired interval).
+MIN_SHARED = 2
 
 
 def pair_by_seed(
@@ -31,7 +39,8 @@ def pair_by_seed(
 
     ``ValueError`` naming the seeds when ``policy`` is ``"require_equal"`` and the seed sets differ,
     or ``"subset"`` and ``b`` lacks some of ``a``'s seeds; an unknown policy is an error too.
-    ``"intersection"`` may return two empty arms: the caller decides what too few shared seeds mean."""
+    ``"intersection"`` may return two empty arms: the caller decides what too few shared seeds mean;
+    ``"shared_or_unpaired"`` returns the arms whole when they share fewer than :data:`MIN_SHARED`."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     only_a, only_b = [s for s in a if s not in b], [s for s in b if s not in a]
@@ -42,4 +51,11 @@ def pair_by_seed(
     if policy == "subset" and only_a:
         raise ValueError(f"the comparison arm has no run for seeds {only_a}")
     seeds = [s for s in a if s in b]
+    if policy == "shared_or_unpaired" and len(seeds) < MIN_SHARED:
+        return dict(a), dict(b)
     return {s: a[s] for s in seeds}, {s: b[s] for s in seeds}
+
+
+def common_seeds(first: Mapping[Hashable, object], *others: Mapping[Hashable, object]) -> list[Hashable]:
+    """The seeds every arm has, in ``first``'s order (``first`` alone: all its seeds)."""
+    return [s for s in first if all(s in other for other in others)]

@@ -29,6 +29,9 @@ __all__ = [
     "get_activation",
     "activation_factory",
     "apply_activation",
+    "register_display_name",
+    "display_name",
+    "display_names",
 ]
 
 ActivationFactory = Callable[..., nn.Module]
@@ -82,6 +85,44 @@ def __getattr__(name: str) -> object:  # ACTIVATION_TYPES is computed, so later 
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+#: How tables print an activation's registry name (the built-ins; methods register theirs).
+_DISPLAY_NAMES: dict[str, str] = {
+    "gelu": "GELU",
+    "elu": "ELU",
+    "prelu": "PReLU",
+    "celu": "CELU",
+    "silu": "SiLU",
+    "mish": "Mish",
+    "relu": "ReLU",
+    "leaky_relu": "LeakyReLU",
+    "sigmoid": "Sigmoid",
+    "tanh": "Tanh",
+    "identity": "Identity",
+}
+
+
+def register_display_name(name: str, text: str) -> None:
+    """Print activation ``name`` as ``text`` in tables (``helpers.methods`` registers the methods')."""
+    if not isinstance(name, str) or not name or not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a display name maps a non-empty name to non-empty text, got {name!r} -> {text!r}")
+    _DISPLAY_NAMES[name] = text
+
+
+def display_name(name: str) -> str:
+    """How tables print activation ``name``; an unknown name is an error listing the known ones."""
+    if name not in _DISPLAY_NAMES:
+        raise KeyError(
+            f"no display name for activation {name!r}; known: {', '.join(sorted(_DISPLAY_NAMES))} (the methods' "
+            "names register when helpers.methods is imported)"
+        )
+    return _DISPLAY_NAMES[name]
+
+
+def display_names() -> dict[str, str]:
+    """Every registered display name, by activation registry name."""
+    return dict(_DISPLAY_NAMES)
+
+
 def available_activations() -> list[str]:
     """Registered activation names, sorted."""
     return sorted(_REGISTRY)
@@ -114,6 +155,8 @@ def get_activation(name: str, **kwargs: object) -> nn.Module:
     try:
         module = factory(**kwargs)
     except TypeError as err:
+        if isinstance(err, ValueError):  # a value the constructor's table refused: it names the argument
+            raise
         raise TypeError(f"bad arguments for activation {name!r}: {err}") from err
     if not isinstance(module, nn.Module):
         raise TypeError(f"factory for {name!r} returned {type(module).__name__}, not nn.Module")

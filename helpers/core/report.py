@@ -10,47 +10,63 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from dataclasses import fields as dataclass_fields
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
+from helpers.core.claim import (  # re-exported: callers import the claim type and keys from here
+    ANCHOR_PATTERN,
+    BASES,
+    KEY_PATTERN,
+    VERDICT_DESCRIPTIONS,
+    VERDICTS,
+    Basis,
+    Claim,
+    RunClaim,
+    RunDesign,
+    Verdict,
+    claim_key,
+    key_part,
+)
 from helpers.core.display import exact_text, number_text
 from helpers.core.statistics import ALPHA, InsufficientData, Proportion, non_inferiority, tost
 
 if TYPE_CHECKING:  # the statistics module is core too; imported lazily to keep this import light
     from helpers.core.statistics import Comparison
 
-Verdict = Literal["confirmed", "contradicted", "inconclusive", "not reproduced under our reading", "not run here"]
-#: The one verdict vocabulary of the book, in report order. Every page and the report use it.
-VERDICTS: tuple[str, ...] = (
-    "confirmed",
-    "contradicted",
-    "inconclusive",
-    "not reproduced under our reading",
-    "not run here",
-)
-#: What each verdict means; the intro and the report print this dict.
-VERDICT_DESCRIPTIONS: dict[str, str] = {
-    "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based "
-    'confidence interval that supports the claim (95%; for a "matches" or "close to" claim: an '
-    "equivalence test within the margin the claim states, i.e. its 90% interval inside the margin)",
-    "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
-    "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
-    'are labelled "at our scale", because our runs are scaled down',
-    "inconclusive": "the run-based 95% confidence interval contains both no effect and the claimed effect; "
-    "the row shows the minimal detectable effect our seeds could see",
-    "not reproduced under our reading": "the source leaves choices open that decide the outcome; the row "
-    "lists the readings we tried, none of which gives the claimed result",
-    "not run here": "the claim needs a run the book does not do; the row says why",
-}
-#: How a verdict was reached: an exact computation, the source's own printed numbers, or our runs.
-Basis = Literal["exact", "source", "runs"]
-BASES: tuple[str, ...] = ("exact", "source", "runs")
-#: The kinds of run-based claim :func:`run_verdict` decides.
-RunClaim = Literal["direction", "size", "equivalence", "non-inferiority"]
+__all__ = [
+    "ANCHOR_PATTERN",
+    "BASES",
+    "KEY_PATTERN",
+    "VERDICT_DESCRIPTIONS",
+    "VERDICTS",
+    "Basis",
+    "Claim",
+    "RunClaim",
+    "RunDesign",
+    "Verdict",
+    "claim_key",
+    "key_part",
+    "INTERVAL_RULES",
+    "interval_rules_markdown",
+    "comparison_fields",
+    "proportion_verdict",
+    "intersection_union",
+    "judge",
+    "combine_verdicts",
+    "merge_fields",
+    "run_verdict",
+    "numeric_verdict",
+    "rounds_to",
+    "CLAIM_COLUMNS",
+    "paper_of",
+    "claims_frame",
+    "verdict_counts",
+    "verdicts_markdown",
+    "page_link",
+    "claims_table_html",
+]
+
 #: Which interval each kind of verdict rests on, stated once; the report page prints
 #: :func:`interval_rules_markdown`. Every row of the report follows one of these.
 INTERVAL_RULES: dict[str, str] = {
@@ -74,134 +90,6 @@ INTERVAL_RULES: dict[str, str] = {
     "part is",
     "exact": "identical values on every seed: no interval; the row states the exact count",
 }
-#: What a claim's ``anchor`` may be: a MyST target name that Sphinx keeps unchanged as the HTML id
-#: (lower case, starting with a letter: docutils drops leading digits and maps other characters).
-ANCHOR_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
-#: What a claim's ``key`` may be: a lower-case slug (``srelu-table4-best-delta``) that stays when the sentence changes.
-KEY_PATTERN = ANCHOR_PATTERN
-
-
-def key_part(value: object) -> str:
-    """``value`` as one part of a claim key: lower case, each run of other characters than ASCII letters
-    and digits one hyphen (``"ResNet-18/CIFAR10"`` -> ``resnet-18-cifar10``, ``0.001`` -> ``0-001``)."""
-    if not (part := re.sub(r"[^a-z0-9]+", "-", str(value).lower()).strip("-")):
-        raise ValueError(f"a key part needs a letter or digit, got {value!r}")
-    return part
-
-
-def claim_key(prefix: str, *parts: object) -> str:
-    """The key of a claim built in a loop: a typed ``prefix``, then the loop's identifiers (pair, model, δ)."""
-    if not KEY_PATTERN.fullmatch(key := "-".join([prefix, *(key_part(p) for p in parts)])):
-        raise ValueError(f"claim key {key!r} (from {prefix!r}, {parts!r}) is not a lower-case slug")
-    return key
-
-
-@dataclass(frozen=True)
-class RunDesign:
-    """The numbers behind one run-based test of a claim, kept beside the row's display strings so
-    that a tool can ask what more seeds would decide (:mod:`helpers.protocols.seed_plan`): the
-    comparison (``None`` when there were too few runs for an interval) and the rule it was judged by
-    (:func:`run_verdict`'s ``claim``, ``claimed_effect``, ``margin``, ``direction``), with that
-    part's verdict and label. A row judged in several parts (every level, every competitor) holds
-    one per part."""
-
-    comparison: Comparison | None
-    claim: RunClaim = "direction"
-    claimed_effect: float | None = None
-    margin: float | None = None
-    direction: int | None = None
-    verdict: Verdict = "inconclusive"
-    label: str = ""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One quantitative statement of a source document and what we found.
-
-    ``paper_value`` and ``our_value`` are display strings (numbers formatted by the builder). The
-    builder may pass ``paper_value`` as a :class:`~helpers.core.attribution.Quoted` excerpt or a
-    :class:`~helpers.core.attribution.Derived` value; the claim then stores its display string and
-    records the kind in ``paper_kind`` (``printed``: a plain string, the source's numbers or words at
-    ``source``; ``quoted``; ``derived``: ours, not printed by the source) and the excerpt's location
-    or the derivation in ``paper_detail``, so the report can say whose value it shows.
-    ``verdict`` is decided by the builder with :func:`numeric_verdict`, :func:`run_verdict` or an
-    explicit rule. ``notebook`` is the notebook's docname (e.g. ``notebooks/02_lambda_gelu_theory``),
-    used for the link in the report; ``anchor`` (optional) is the MyST target label, a markdown line
-    ``(anchor)=`` on that page right before the heading of the section that computes the claim, so the
-    report links to ``page.html#anchor`` (Sphinx gives the target that HTML id). ``basis`` says what
-    decided the verdict (exact computation,
-    the source's own numbers, or our runs; by default ``runs`` unless the profile is ``theory`` or
-    ``any``). A run-based claim carries ``effect``, ``ci`` (each interval with its level), ``n``, ``test`` and ``mde``
-    (display strings; see :func:`comparison_fields`); they stay empty for exact claims. ``design``
-    keeps the numbers behind those strings (:class:`RunDesign`, set by :func:`judge`); it is not
-    displayed and not part of :meth:`as_row`. ``key`` (required, keyword only) names the claim for
-    pages and tools (:data:`KEY_PATTERN`): typed once where the claim is built, never derived from
-    its sentence; a claim built in a loop joins the loop's identifiers with :func:`claim_key`. It is
-    unique in the report (``tests/fixtures/claim_keys.json``) and not part of :meth:`as_row`.
-    """
-
-    claim: str
-    source: str
-    paper_value: SourceValue
-    our_value: str
-    profile: str
-    scale: str
-    verdict: Verdict
-    notebook: str
-    #: A stable name, unique in the report (:data:`KEY_PATTERN`): pages read a claim by it.
-    key: str = field(kw_only=True)
-    note: str = ""
-    effect: str = ""
-    ci: str = ""
-    n: str = ""
-    test: str = ""
-    mde: str = ""
-    basis: str = ""
-    anchor: str = ""
-    paper_kind: str = ""
-    paper_detail: str = ""
-    #: The run-based tests behind the row (:class:`RunDesign`, one per part); not displayed.
-    design: tuple[RunDesign, ...] = field(default=(), compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        value = self.paper_value
-        if not isinstance(value, str):
-            object.__setattr__(self, "paper_kind", paper_kind(value))
-            object.__setattr__(self, "paper_detail", paper_detail(value))
-            object.__setattr__(self, "paper_value", paper_display(value))
-        elif not self.paper_kind:
-            object.__setattr__(self, "paper_kind", paper_kind(value))
-        if self.paper_kind not in PAPER_KINDS:
-            raise ValueError(f"paper_kind must be one of {PAPER_KINDS}, got {self.paper_kind!r}")
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
-        if not isinstance(self.key, str) or not KEY_PATTERN.fullmatch(self.key):
-            raise ValueError(
-                f"key must be a lower-case slug such as 'srelu-table4-best-delta' (letters, digits, "
-                f"single hyphens, starting with a letter), got {self.key!r} for claim {self.claim!r}"
-            )
-        if self.anchor and not ANCHOR_PATTERN.fullmatch(self.anchor):
-            raise ValueError(
-                f"anchor must be a lower-case MyST label such as 'srelu-delta-claims' (letters, "
-                f"digits, single hyphens, starting with a letter), got {self.anchor!r}"
-            )
-        if not self.basis:
-            object.__setattr__(self, "basis", "exact" if self.profile in ("theory", "any") else "runs")
-        if self.basis not in BASES:
-            raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
-
-    @property
-    def verdict_label(self) -> str:
-        """The verdict as shown: a run-based contradiction reads "contradicted at our scale"."""
-        if self.verdict == "contradicted" and self.basis == "runs":
-            return "contradicted at our scale"
-        return self.verdict
-
-    def as_row(self) -> dict[str, str]:
-        """The displayed fields (every field but ``design`` and ``key``) and the verdict label."""
-        row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name not in ("design", "key")}
-        row["verdict_label"] = self.verdict_label
-        return row
 
 
 def interval_rules_markdown() -> str:

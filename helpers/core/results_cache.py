@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.core import executors, provenance
+from helpers.core.options import flat_defaults, flat_options
 from helpers.core.result_files import CorruptResult, read_verified, with_checksum
 from helpers.core.runtime import (
     bool_env,
@@ -109,18 +110,33 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+#: The config field that holds method options (:mod:`helpers.core.options`): a stored config and
+#: its hash see every registered options field flat, under its own name, in its place.
+OPTIONS_FIELD = "options"
+
+
 def config_dict(config: Any) -> dict:
-    """The config as a plain, JSON-able dict (with its class name)."""
+    """The config as a plain, JSON-able dict (with its class name); its method options flat."""
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
-    return {"config_class": type(config).__name__, **_jsonable(config)}
+    out: dict[str, Any] = {"config_class": type(config).__name__}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.name == OPTIONS_FIELD:
+            out.update(_jsonable(flat_options(value)))
+        else:
+            out[f.name] = _jsonable(value)
+    return out
 
 
 def field_defaults(config_cls: type) -> dict[str, Any]:
-    """Each field's default value of a config class, JSON-able (fields without one are left out)."""
+    """Each field's default value of a config class, JSON-able (fields without one are left out;
+    method options as their registered fields' defaults)."""
     defaults = {}
     for f in dataclasses.fields(config_cls):
-        if f.default is not dataclasses.MISSING:
+        if f.name == OPTIONS_FIELD:
+            defaults.update(_jsonable(flat_defaults()))
+        elif f.default is not dataclasses.MISSING:
             defaults[f.name] = _jsonable(f.default)
         elif f.default_factory is not dataclasses.MISSING:
             defaults[f.name] = _jsonable(f.default_factory())

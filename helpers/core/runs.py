@@ -11,9 +11,10 @@ runs it applies, and two that both want to set the optimiser's parameter groups 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ from helpers.core.device import autocast_context as device_autocast
 from helpers.core.device import check_device_precision, device_provenance, resolve_device
 from helpers.core.env import bool_env
 from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
+from helpers.core.options import MethodOptions, canonical_options, check_options, option_of, split_options
 from helpers.core.provenance import PRECISIONS, note_device
 from helpers.core.registry import activation_factory
 from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
@@ -36,6 +38,7 @@ from helpers.core.train import TrainHook, fit, optimizer_from_groups
 from helpers.core.weights import save_weights
 
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+_O = TypeVar("_O", bound=MethodOptions)
 
 
 class RunExtension:
@@ -147,21 +150,13 @@ class TrainConfig:
     warmup_start_lr: float = 0.0
     min_lr: float = 0.0
     seed: int = 0
-    hardness_lr_mult: float = 1.0
-    init_mode: str | None = None
-    anneal_target: float | None = None
+    # The fraction of epochs a method's annealing schedule learns before it anneals; shared by
+    # every annealing method's schedule (so one key, not one per method).
     anneal_switch: float = 0.25
-    # Algorithm 1 with one target per layer: the smallest λ whose gate error on that layer's
-    # pre-activations (recorded during the last learning epoch) is <= this ε (helpers.lambda_gelu.layer_targets)
-    anneal_layer_eps: float | None = None
-    # S-ReLU's δ → 0 twin of Algorithm 1: δ = activation_kwargs["delta"] until the switch epoch, then
-    # 1/δ linear in the epoch to 1/delta_anneal_target (helpers.srelu.training)
-    delta_anneal_target: float | None = None
+    # An activation site on the pooled features before the classifier (the models that have one,
+    # helpers.core.models); any registered activation, built and checked like ``activation``.
     penultimate_activation: str | None = None
     penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
-    flexact_alpha: float = 0.0
-    flexact_lam: float = 1.0
-    flexact_tau_min: float | None = None  # None: τ stays 1; else exponential 1 → τ_min per step
     block_size: int = 64
     max_grad_norm: float | None = None
     # float32, or bf16 autocast (see helpers.core.provenance.check_precision). Part of the cache key
@@ -182,10 +177,16 @@ class TrainConfig:
     # Store the final network's per-example predictions on the validation set in the result
     # (helpers.churn.predictions); the default leaves every committed key unchanged.
     record_predictions: bool = False
+    # Each method's knobs, at most one options object per class (helpers.core.options); a class
+    # not given reads as its defaults. Stored configs and cache keys see them as flat fields.
+    options: tuple[MethodOptions, ...] = ()
 
     def __post_init__(self) -> None:
         current_profile(self.profile)  # its message lists the profiles
         v.check_fields(self, TRAIN_CONFIG_RULES)
+        check_options(self.options, "TrainConfig")
+        # canonical: registration order, defaults dropped, so equal runs are equal configs
+        object.__setattr__(self, "options", canonical_options(self.options))
         for name in ("min_lr", "warmup_start_lr"):
             if getattr(self, name) > self.lr:
                 raise ValueError(
@@ -194,23 +195,8 @@ class TrainConfig:
                 )
         if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
-        if self.anneal_layer_eps is not None:
-            if self.anneal_target is not None:
-                raise ValueError(
-                    "anneal_target (one λ for every layer) and anneal_layer_eps (a λ per layer) "
-                    "exclude each other; set one"
-                )
-            if math.floor(self.anneal_switch * self.epochs) < 1:
-                raise ValueError(
-                    f"anneal_layer_eps records pre-activations during the last learning epoch, "
-                    f"but floor(anneal_switch·epochs) = floor({self.anneal_switch}·{self.epochs}) = 0"
-                )
-        if self.delta_anneal_target is not None:
-            if self.activation != "srelu" or self.activation_kwargs.get("learnable", False):
-                raise ValueError(
-                    f"delta_anneal_target anneals a fixed S-ReLU δ; activation is "
-                    f"{self.activation!r} with {self.activation_kwargs}"
-                )
+        for options in self.options:
+            options.check(self)
         _check_activation("activation", self.activation, self.activation_kwargs)
         if self.penultimate_activation is not None:
             _check_activation("penultimate_activation", self.penultimate_activation, self.penultimate_kwargs)
@@ -229,6 +215,26 @@ class TrainConfig:
     @property
     def task(self) -> str:
         return "lm" if self.dataset in TEXT_DATASETS else "classification"
+
+    def option(self, cls: type[_O]) -> _O:
+        """The run's ``cls`` options: the instance it carries, else ``cls()`` (the defaults)."""
+        return option_of(self.options, cls)
+
+    def with_options(self, *options: MethodOptions, **changes: Any) -> TrainConfig:
+        """A copy that carries ``options`` in place of its own of those classes (the others kept),
+        with the fields of ``changes`` replaced as by ``dataclasses.replace``."""
+        classes = {type(o) for o in options}
+        kept = tuple(o for o in self.options if type(o) not in classes)
+        return replace(self, **changes, options=kept + tuple(options))
+
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]) -> TrainConfig:
+        """The config of flat ``fields`` (a stored ``config`` dict, without its ``config_class``, or
+        a hash payload): the registered options' keys go into their options objects."""
+        rest, options = split_options(fields)
+        if "options" in rest:
+            raise ValueError("flat config fields hold the options' own keys, not an 'options' entry")
+        return cls(**rest, options=options)
 
 
 #: The datasets a TrainConfig trains on: every loader but ImageNet-1K, which loads as lazy image
@@ -259,17 +265,9 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "warmup_start_lr": v.number(0),  # and <= lr
     "min_lr": v.number(0),  # and <= lr: a negative floor is gradient ascent
     "seed": v.integer(0),
-    "hardness_lr_mult": v.number(0, low_open=True),
-    "init_mode": v.text(optional=True, non_empty=True),
-    "anneal_target": v.number(1, optional=True),
     "anneal_switch": v.number(0, 1, low_open=True, high_open=True),
-    "anneal_layer_eps": v.number(0, 0.5, low_open=True, high_open=True, optional=True),
-    "delta_anneal_target": v.number(0, low_open=True, optional=True),
     "penultimate_activation": v.text(optional=True, non_empty=True),
     "penultimate_kwargs": v.mapping(),
-    "flexact_alpha": v.number(0),
-    "flexact_lam": v.number(0, low_open=True),
-    "flexact_tau_min": v.number(0, 1, low_open=True, optional=True),  # τ starts at 1
     "block_size": v.integer(1),
     "max_grad_norm": v.number(0, low_open=True, optional=True),
     "precision": v.choice(PRECISIONS),
@@ -279,6 +277,7 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "init_seed": v.integer(0, optional=True),
     "order_seed": v.integer(0, optional=True),
     "record_predictions": v.boolean(),
+    "options": v.instances(MethodOptions),
 }
 
 

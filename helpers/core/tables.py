@@ -44,8 +44,6 @@ from helpers.core.results_cache import MissingResult, load_result, result_path, 
 from helpers.core.statistics import Comparison, InsufficientData, compare, seed_values, welch_from_stats
 
 __all__ = [
-    "DISPLAY_NAMES",
-    "PAPER_RUNS",
     "load_all",
     "gather_results",
     "accuracy_rows",
@@ -66,26 +64,6 @@ __all__ = [
     "binomial_se",
 ]
 
-
-#: Display names of activation registry names, as the papers print them.
-DISPLAY_NAMES: dict[str, str] = {
-    "gelu": "GELU",
-    "elu": "ELU",
-    "prelu": "PReLU",
-    "celu": "CELU",
-    "silu": "SiLU",
-    "mish": "Mish",
-    "srelu": "S-ReLU",
-    "relu": "ReLU",
-    "leaky_relu": "LeakyReLU",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "identity": "Identity",
-    "flexact": "Flex-Act",
-    "lambda_gelu": "λ-GELU",
-}
-#: The paper's number of runs per cell when it states none (S-ReLU App. G: "three runs").
-PAPER_RUNS = 3
 
 _METRICS = ("best", "final")
 
@@ -422,10 +400,11 @@ def paper_difference(
     b: Hashable | None = None,
     *,
     exclude: Iterable[Hashable] = (),
-    n_runs: int = PAPER_RUNS,
+    n_runs: int,
 ) -> Difference:
     """The same difference from a paper's printed ``(mean, std)``: ``a − b``, or ``a`` minus the
-    best other entry when ``b`` is None. ``n_runs`` is the paper's runs per cell."""
+    best other entry when ``b`` is None. ``n_runs``: the runs per cell the interval takes (the paper's
+    count where it states one; otherwise the caller's assumption, which its text must call one)."""
     _check_paper(paper)
     if a not in paper:
         raise KeyError(f"{a!r} is not in the paper's table (have {list(paper)})")
@@ -536,7 +515,7 @@ def run_statement(
     text = f'{ours}. "{tested}": {verdict}.'
     if paper is not None:
         text += (
-            f" Paper, computed from its printed mean ± std ({paper.n_a} runs per cell): "
+            f" Paper, computed from its printed mean ± std by us (taking {paper.n_a} runs per cell): "
             f"{paper.describe(labels, digits)}."
         )
         if paper_size:

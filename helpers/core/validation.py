@@ -16,17 +16,24 @@ What the rules refuse, for every field of a kind:
 * choices: anything not listed.
 
 Cross-field rules (``min_lr <= lr``...) stay in each class's ``__post_init__``.
+
+Constructors and functions (the activations, the models) use the same rules through
+:func:`checked_arguments`: one table line per argument, checked before the body runs; the
+table is kept on the function as ``argument_rules`` so tests can generate bad inputs from it.
 A leaf of the core: imports nothing from ``helpers``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 __all__ = [
     "Rule",
@@ -39,10 +46,22 @@ __all__ = [
     "mapping",
     "number_tuple",
     "choice_tuple",
+    "instances",
     "check_fields",
     "check_value",
     "describe",
+    "instance_of",
+    "integer_tuple",
+    "InvalidValue",
+    "checked_arguments",
+    "argument_rules",
 ]
+
+
+class InvalidValue(ValueError, TypeError):
+    """A value a rule refuses. Both a ``ValueError`` and a ``TypeError``: a wrong kind of value
+    (``True`` for a number) is caught by callers that expect either."""
+
 
 #: A name that becomes a folder: letters, digits, ``_``, ``-``, ``.``, ``+``, ``=``; no leading dot.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_+=\-][A-Za-z0-9_.+=\-]*")
@@ -54,10 +73,11 @@ class Rule:
 
     ``kind``: ``int``, ``number``, ``bool``, ``str``, ``name`` (a path component), ``choice``,
     ``dict`` (str keys; numbers inside must be finite), ``numbers`` (a non-empty tuple or list
-    of numbers, each in range) or ``choices`` (a non-empty tuple or list of ``choices``). ``low``/``high``: the range
-    of numbers (``None``: unbounded),
-    ``low_open``/``high_open``: whether the bound itself is excluded. ``optional``: ``None``
-    is accepted.
+    of numbers, each in range), ``ints`` (the same, of ints), ``choices`` (a non-empty tuple or
+    list of ``choices``), ``instances`` (a tuple of instances of ``choices[0]``) or ``instance``
+    (an instance of one of ``choices``). ``low``/``high``: the range of numbers (``None``:
+    unbounded), ``low_open``/``high_open``: whether the bound itself is excluded. ``optional``:
+    ``None`` is accepted.
     """
 
     kind: str
@@ -68,11 +88,15 @@ class Rule:
     optional: bool = False
     choices: tuple[Any, ...] = ()
     non_empty: bool = False
+    #: Other types accepted as they are, because the owner checks them itself (a tensor λ).
+    also: tuple[type, ...] = ()
 
 
-def integer(low: int | None = None, high: int | None = None, *, optional: bool = False) -> Rule:
-    """An ``int`` (not a bool, not a float) in ``[low, high]``."""
-    return Rule("int", low, high, optional=optional)
+def integer(
+    low: int | None = None, high: int | None = None, *, optional: bool = False, also: tuple[type, ...] = ()
+) -> Rule:
+    """An ``int`` (not a bool, not a float) in ``[low, high]`` (or one of the types ``also``)."""
+    return Rule("int", low, high, optional=optional, also=also)
 
 
 def number(
@@ -82,9 +106,11 @@ def number(
     low_open: bool = False,
     high_open: bool = False,
     optional: bool = False,
+    also: tuple[type, ...] = (),
 ) -> Rule:
-    """A finite ``int`` or ``float`` (not a bool, not a string) in the given range."""
-    return Rule("number", low, high, low_open, high_open, optional)
+    """A finite ``int`` or ``float`` (not a bool, not a string) in the given range (or one of the
+    types ``also``, checked by the owner)."""
+    return Rule("number", low, high, low_open, high_open, optional, also=also)
 
 
 def boolean() -> Rule:
@@ -113,15 +139,38 @@ def mapping() -> Rule:
 
 
 def number_tuple(
-    low: float | None = None, high: float | None = None, *, low_open: bool = False, high_open: bool = False
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    optional: bool = False,
+    also: tuple[type, ...] = (),
 ) -> Rule:
     """A non-empty tuple or list of numbers, each finite and in the given range."""
-    return Rule("numbers", low, high, low_open, high_open)
+    return Rule("numbers", low, high, low_open, high_open, optional, also=also)
+
+
+def integer_tuple(low: int | None = None, high: int | None = None) -> Rule:
+    """A non-empty tuple or list of ints (not bools, not floats), each in ``[low, high]``."""
+    return Rule("ints", low, high)
+
+
+def instance_of(*types: type, optional: bool = False) -> Rule:
+    """An instance of one of ``types`` (an argument the owner checks further: a tensor, a factory)."""
+    if not types:
+        raise ValueError("instance_of needs at least one type")
+    return Rule("instance", optional=optional, choices=types)
 
 
 def choice_tuple(options: Sequence[str]) -> Rule:
     """A non-empty tuple or list whose items are each one of ``options``."""
     return Rule("choices", choices=tuple(options))
+
+
+def instances(cls: type) -> Rule:
+    """A tuple (possibly empty) whose items are each an instance of ``cls``."""
+    return Rule("instances", choices=(cls,))
 
 
 def _is_number(value: object) -> bool:
@@ -130,10 +179,13 @@ def _is_number(value: object) -> bool:
 
 def describe(rule: Rule) -> str:
     """What ``rule`` expects, in words (used in the error messages)."""
-    if rule.kind in ("number", "int", "numbers"):
-        what = {"int": "an int", "number": "a finite number", "numbers": "a non-empty sequence of finite numbers"}[
-            rule.kind
-        ]
+    if rule.kind in ("number", "int", "numbers", "ints"):
+        what = {
+            "int": "an int",
+            "number": "a finite number",
+            "numbers": "a non-empty sequence of finite numbers",
+            "ints": "a non-empty sequence of ints",
+        }[rule.kind]
         bounds = []
         if rule.low is not None:
             bounds.append(f"{'>' if rule.low_open else '>='} {rule.low:g}")
@@ -152,9 +204,26 @@ def describe(rule: Rule) -> str:
         text_ = "a non-empty sequence of " + ", ".join(repr(c) for c in rule.choices)
     elif rule.kind == "dict":
         text_ = "a dict with str keys and finite numbers"
+    elif rule.kind == "instances":
+        text_ = f"a tuple of {rule.choices[0].__name__} instances"
+    elif rule.kind == "instance":
+        text_ = " or ".join(_type_name(t) for t in rule.choices)
     else:  # pragma: no cover - a rule of an unknown kind is a programming error
         raise ValueError(f"unknown rule kind {rule.kind!r}")
+    if rule.also:
+        text_ += ", or " + " or ".join(_type_name(t) for t in rule.also)
     return text_ + (", or None" if rule.optional else "")
+
+
+def _type_name(kind: type) -> str:
+    module = getattr(kind, "__module__", "builtins")
+    if module in ("builtins", "collections.abc", "typing"):
+        name = kind.__qualname__
+    else:
+        # torch's public path, not where the class is defined (torch.nn.modules.module)
+        public = "torch.nn" if module.startswith("torch.nn") else "torch" if module.startswith("torch") else module
+        name = f"{public}.{kind.__qualname__}"
+    return f"{'an' if name[0] in 'AEIOUaeiou' else 'a'} {name}"
 
 
 def _in_range(value: float, rule: Rule) -> bool:
@@ -179,6 +248,8 @@ def _non_finite(value: Any) -> bool:
 def _accepts(value: Any, rule: Rule) -> bool:
     if value is None:
         return rule.optional
+    if rule.also and isinstance(value, rule.also):
+        return True
     kind = rule.kind
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool) and _in_range(value, rule)
@@ -190,6 +261,14 @@ def _accepts(value: Any, rule: Rule) -> bool:
             and len(value) > 0
             and all(_is_number(v) and math.isfinite(v) and _in_range(v, rule) for v in value)
         )
+    if kind == "ints":
+        return (
+            isinstance(value, (tuple, list))
+            and len(value) > 0
+            and all(isinstance(v, int) and not isinstance(v, bool) and _in_range(v, rule) for v in value)
+        )
+    if kind == "instance":
+        return isinstance(value, rule.choices)
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "str":
@@ -206,6 +285,8 @@ def _accepts(value: Any, rule: Rule) -> bool:
         )
     if kind == "dict":
         return isinstance(value, dict) and all(isinstance(k, str) for k in value) and not _non_finite(value)
+    if kind == "instances":
+        return isinstance(value, tuple) and all(isinstance(x, rule.choices[0]) for x in value)
     raise ValueError(f"unknown rule kind {kind!r}")
 
 
@@ -217,13 +298,13 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
     why = ""
     if isinstance(value, bool) and rule.kind in ("int", "number"):
         why = " (a bool is not a number)"
-    elif isinstance(value, str) and rule.kind in ("int", "number", "numbers"):
+    elif isinstance(value, str) and rule.kind in ("int", "number", "numbers", "ints"):
         why = " (a string is not a number)"
     elif isinstance(value, float) and rule.kind == "int":
         why = " (a float is not an int)"
     elif isinstance(value, float) and not math.isfinite(value):
         why = " (not finite)"
-    raise ValueError(f"{owner}.{name} must be {describe(rule)}; got {value!r}{why}")
+    raise InvalidValue(f"{owner}.{name} must be {describe(rule)}; got {value!r}{why}")
 
 
 def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
@@ -243,3 +324,57 @@ def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
         )
     for name in names:
         check_value(owner, name, getattr(config, name), rules[name])
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def checked_arguments(rules: Mapping[str, Rule]) -> Callable[[_F], _F]:
+    """Decorate a function or an ``__init__`` so that its arguments are checked against
+    ``rules`` (one per parameter) before its body runs.
+
+    The table must name exactly the parameters (``self`` and ``*args``/``**kwargs`` aside), and
+    every default must satisfy its rule: both are checked when the decorator runs, at import, so
+    a table cannot fall behind its signature. The error names the owner (the class of the
+    instance being built, or the function), the argument, the value and what is expected. The
+    table is kept on the wrapper as ``argument_rules``.
+    """
+    table = MappingProxyType(dict(rules))
+
+    def decorate(fn: _F) -> _F:
+        signature = inspect.signature(fn)
+        owner = fn.__qualname__.removesuffix(".__init__")
+        method = fn.__name__ == "__init__"
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        params = [n for n, p in signature.parameters.items() if n != "self" and p.kind not in variadic]
+        missing = [n for n in params if n not in table]
+        extra = [n for n in table if n not in params]
+        if missing or extra:
+            raise TypeError(
+                f"the argument table of {owner} does not match its signature: "
+                f"no rule for {missing}, rules for unknown arguments {extra}"
+            )
+        for name in params:
+            default = signature.parameters[name].default
+            if default is not inspect.Parameter.empty:
+                check_value(owner, name, default, table[name])
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = signature.bind(*args, **kwargs).arguments  # the usual TypeError for a wrong call
+            who = type(args[0]).__name__ if method else owner  # a subclass is named as itself
+            for name in params:
+                if name in given:  # the defaults were checked at import
+                    check_value(who, name, given[name], table[name])
+            return fn(*args, **kwargs)
+
+        wrapper.argument_rules = table  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def argument_rules(fn: Callable[..., Any]) -> Mapping[str, Rule] | None:
+    """The table :func:`checked_arguments` put on ``fn`` (a class: its ``__init__``), or None."""
+    target = fn.__init__ if isinstance(fn, type) else fn
+    return getattr(target, "argument_rules", None)

@@ -65,6 +65,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers.core.registry import get_activation, register_activation_type
+from helpers.core.validation import boolean, checked_arguments, choice, instance_of, number, number_tuple
 from helpers.flexact.mixture import BASIS_ROWS, _BasisMixture, _SampledMixture
 from helpers.flexact.regulariser import (
     _check_alpha,
@@ -178,6 +179,16 @@ class FlexAct(nn.Module):
     After training, :meth:`probabilities` and :attr:`chosen_activation` say what was picked.
     """
 
+    # the candidate set and a tensor of init_logits are checked further in the body
+    @checked_arguments(
+        {
+            "candidates": instance_of(Iterable),
+            "tau": number(0, low_open=True),
+            "hard": boolean(),
+            "eval_mode": choice(_EVAL_MODES),
+            "init_logits": number_tuple(optional=True, also=(torch.Tensor,)),
+        }
+    )
     def __init__(
         self,
         candidates: Sequence[str | nn.Module] | Mapping[str, str | nn.Module] = DEFAULT_CANDIDATES,
@@ -188,8 +199,6 @@ class FlexAct(nn.Module):
     ) -> None:
         super().__init__()
         names, modules = _resolve_candidates(candidates)
-        if not isinstance(hard, bool):
-            raise TypeError(f"hard must be a bool, got {type(hard).__name__}")
         self.names: tuple[str, ...] = names
         self.candidates = nn.ModuleList(modules)
         self.hard = hard

@@ -8,39 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from helpers.core import tables as T
 from helpers.core.attribution import Derived, SourceValue
 from helpers.core.report import (
     Claim,
     combine_verdicts,
-    comparison_fields,
     judge,
     merge_fields,
     proportion_verdict,
-    run_verdict,
 )
 from helpers.core.results_cache import load_result
-from helpers.core.runtime import current_profile
-from helpers.core.statistics import ALPHA, compare, proportion, tost
-from helpers.flexact import protocol as P
-from helpers.flexact import readings as RD
+from helpers.core.statistics import compare, proportion
+from helpers.flexact.cifar_claims import _BINOMIAL_TEST, cifar_claims, proportion_fields
 from helpers.flexact.paper import (
     _FIXED_LABELS,
-    ANCHOR_CIFAR,
-    ANCHOR_READINGS,
     ANCHOR_SYNTHETIC,
     GROUND_TRUTHS,
-    MATCH_MARGIN,
     N_SEEDS,
-    NOTEBOOK_CIFAR,
     NOTEBOOK_SYNTHETIC,
     QUOTES,
-    READINGS_MARGIN_PP,
     SOURCE,
     TABLE1,
-    TABLE2,
 )
-from helpers.flexact.selections import flexact_selections
+from helpers.flexact.readings_claims import _PAPER_ALPHA, READINGS_TRIED, readings_claims
 from helpers.flexact.synthetic import profile_settings, synthetic_configs
 from helpers.flexact.synthetic_analysis import (
     majority_picks,
@@ -64,17 +53,6 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Claims
 # --------------------------------------------------------------------------------------------
-
-
-#: The readings of Section 4.1 the paper leaves open, which decide the α comparisons: what we
-#: tried (see the sensitivity table of the synthetic page) and what we did not.
-READINGS_TRIED = (
-    "Readings tried (the page's section on readings the paper leaves open): soft and hard "
-    "(straight-through) Gumbel samples; temperature 1 → 0.1 exponential per step, linear, and constant "
-    "τ = 1; KL(p̃ ‖ p) as written and the reverse KL(p ‖ p̃); constant α, α warmed up over the first "
-    "half, and α decayed to 0 by mid-training; λ ∈ {0.1, 1, 10}; α ∈ {0, 0.03, 0.1, 0.3, 1} at λ = 1. "
-    "Not tried: other optimisers and learning rates, other τ end values, α switched on late."
-)
 
 
 def _claim(
@@ -119,23 +97,6 @@ def fixed_cells_within(ours: float, paper: float) -> bool:
     return abs(ours - paper) <= max(5e-4, 0.02 * abs(paper))
 
 
-#: Test text of a count claim: a binomial interval has no minimal detectable effect.
-_BINOMIAL_TEST = "exact binomial (Clopper-Pearson) 95% CI of the rate; no MDE for a count"
-
-
-def proportion_fields(k: int, n: int, unit: str, *, test: str = _BINOMIAL_TEST) -> dict[str, str]:
-    """The ``effect, ci, n, test`` fields of a count claim "``k`` of ``n`` ``unit``" with its exact
-    binomial 95 % interval (:func:`helpers.core.statistics.proportion`); ``mde`` stays empty."""
-
-    rate = proportion(int(k), int(n))
-    return {
-        "effect": f"{k}/{n} {unit} = {rate.rate:.0%}",
-        "ci": f"95% {rate.ci_text()}",
-        "n": f"{n} {unit}",
-        "test": test,
-    }
-
-
 #: The rate "selects" must beat: a strict majority, Table 1's own rule per target.
 SELECTION_THRESHOLD: float = 0.5
 
@@ -163,14 +124,14 @@ def synthetic_claims() -> list[Claim]:
             "flexact-table1-fixed-cells",
             "Fixed-model entries of Table 1 (25 cells, MSE)",
             "Table 1",
-            "25 printed values",
+            (QUOTES["table1_fixed_rows"],),
             _claim_fixed_cells,
         ),
         (
             "flexact-table1-std-meaning",
             "Table 1's ± is the standard deviation over the 5 seeds",
             "Table 1 caption / Section 4.1",
-            "std over 5 seeds",
+            (QUOTES["table1_mean_std"], QUOTES["five_seeds"]),
             _claim_std_meaning,
         ),
         (
@@ -184,14 +145,14 @@ def synthetic_claims() -> list[Claim]:
             "flexact-alpha0-bias",
             "Without the regulariser (α=0) selection is biased towards ReLU/LeakyReLU on the Sigmoid task",
             "Section 4.1.1 / Fig. 1",
-            "ReLU or LeakyReLU",
+            (QUOTES["fig1_lingers"],),
             _claim_bias,
         ),
         (
             "flexact-alpha-effect",
             "Flex-Act (α=0) has a higher MSE than α=0.3 on Sigmoid and Tanh",
             "Section 4.1.1 / Table 1",
-            _paper_alpha_pair(),
+            _PAPER_ALPHA,
             _claim_alpha_effect,
         ),
         (
@@ -217,14 +178,6 @@ def synthetic_claims() -> list[Claim]:
         fields = built[3] if len(built) > 3 else {}
         out.append(_claim(key, claim, where, paper, ours, verdict, note, scale=scale, **fields))
     return out
-
-
-def _paper_alpha_pair() -> str:
-    t = TABLE1
-    return (
-        f"Sigmoid {t['Flex-Act (α=0)']['sigmoid'][0]:.4f} vs {t['Flex-Act (α=0.3)']['sigmoid'][0]:.4f}; "
-        f"Tanh {t['Flex-Act (α=0)']['tanh'][0]:.4f} vs {t['Flex-Act (α=0.3)']['tanh'][0]:.4f}"
-    )
 
 
 def _claim_matched_fixed(results: list[dict]) -> tuple[str, str, str]:
@@ -464,136 +417,6 @@ def _claim_rank(results: list[dict]) -> tuple[str, str, str]:
     )
 
 
-def cifar_claims(profile: str = "cpu") -> list[Claim]:
-    """Table 2 (CIFAR-10) claims from the stored results of ``profile`` (loaded, never trained;
-    missing runs give "not run here"). Accuracy is the best validation accuracy (%), mean over
-    seeds, with the rules of :mod:`helpers.core.tables`."""
-
-    profile = current_profile(profile)
-    notebook = NOTEBOOK_CIFAR
-    not_run = f"{profile}-profile results are not stored"
-    scale = P.scale_note(profile) + "; " + P.paper_gaps_text(profile)
-    out: list[Claim] = []
-
-    def add(
-        key: str,
-        claim: str,
-        paper: str,
-        ours: str,
-        verdict: str,
-        note: str,
-        run_profile: str | None = None,
-        where: str = "Section 4.2 / Table 2",
-        **fields: str,
-    ) -> None:
-        out.append(
-            Claim(
-                key=key,
-                claim=claim,
-                source=f"{SOURCE}, {where}",
-                paper_value=paper,
-                our_value=ours,
-                profile=run_profile or profile,
-                scale=scale if verdict != "not run here" else "",
-                verdict=verdict,
-                notebook=notebook,
-                note=note,
-                anchor=ANCHOR_CIFAR,  # type: ignore[arg-type]
-                **fields,
-            )
-        )
-
-    gains = {m: (TABLE2[f"{m} + Flex-Act"], TABLE2[m]) for m in ("ResNet18", "ResNet34")}
-    # The paper's gain against the sampling noise of one accuracy on CIFAR-10's 10,000 test images.
-    noise = {m: T.binomial_se(plain, 10_000) for m, (_, plain) in gains.items()}
-    paper_text = {
-        m: f"{flex:.2f} vs {plain:.2f} ({flex - plain:+.2f} points; no spread given)"
-        for m, (flex, plain) in gains.items()
-    }
-    match_margin = MATCH_MARGIN
-    noise_note = {
-        m: (
-            f"The paper's gain is {gains[m][0] - gains[m][1]:.2f} points, "
-            f"{(gains[m][0] - gains[m][1]) / noise[m]:.2f} of the binomial standard error "
-            f"({noise[m]:.2f} points) of one accuracy on 10,000 test images: 'improves' is not "
-            "testable from it, so we test 'matches': non-inferiority of Flex-Act against plain with a "
-            f"margin of {match_margin:g} point (more than twice that standard error), paired by seed."
-        )
-        for m in gains
-    }
-    loaded = T.load_all(P.table2_configs(profile))
-    r18 = [r for r in loaded or [] if r["config"]["model"] == "resnet18"]
-    key18, key_fallback = "flexact-resnet18-matches", "flexact-fallback-to-relu"
-    claim18 = (
-        f"ResNet-18 + Flex-Act (penultimate layer) matches or improves ResNet-18 on CIFAR-10 (not worse by "
-        f"more than {match_margin:g} point; our ResNet-18 is narrowed to cpu scale)"
-    )
-    fallback = (
-        "Flex-Act 'can recover the identity function or fall back to ReLU if no better choice "
-        "exists' (at the penultimate layer)"
-    )
-    same = (
-        "The pooled features of a ReLU ResNet are non-negative, where ReLU, LeakyReLU and Identity "
-        "coincide: choosing any of them gives back the plain network."
-    )
-    if not r18:
-        add(key18, claim18, paper_text["ResNet18"], "—", "not run here", not_run + ". " + noise_note["ResNet18"])
-        add(key_fallback, fallback, "qualitative", "—", "not run here", not_run + ". " + same, where="Section 4.2")
-    else:
-        rows = T.accuracy_rows(r18)
-        verdict, fields, comp = judge(
-            lambda: T.compare_groups(rows, "penultimate", "flexact", "none"),
-            claim="non-inferiority",
-            margin=match_margin,
-            unit="points",
-        )
-        summary = T.summarize(rows, "penultimate")
-        gap = float(summary.loc["flexact", "best_mean"] - summary.loc["none", "best_mean"])
-        per_seed = (
-            ""
-            if comp is None or not comp.paired
-            else " (per seed: " + ", ".join(f"{a - b:+.2f}" for a, b in zip(comp.values_a, comp.values_b)) + ")"
-        )
-        add(
-            key18,
-            claim18,
-            paper_text["ResNet18"],
-            f"+ Flex-Act − plain = {gap:+.2f} points{per_seed}",
-            verdict,
-            noise_note["ResNet18"],
-            **fields,
-        )
-        picks = flexact_selections([r for r in r18 if r["config"]["penultimate_activation"] == "flexact"])
-        chosen = picks.sort_values("seed")
-        plain_like = chosen["chosen"].isin(["relu", "leaky_relu", "identity"])
-        add(
-            key_fallback,
-            fallback,
-            "qualitative",
-            "chosen per seed: "
-            + ", ".join(f"seed {r.seed}: {r.chosen} (p = {r.p_chosen:.2f})" for r in chosen.itertuples()),
-            "confirmed" if plain_like.all() else "inconclusive",
-            same + " Rule: confirmed when every seed chooses one of them.",
-            where="Section 4.2",
-            **proportion_fields(
-                int(plain_like.sum()),
-                len(chosen),
-                "seeds",
-                test="every seed must choose one of them; " + _BINOMIAL_TEST,
-            ),
-        )
-    add(
-        "flexact-resnet34-matches",
-        "ResNet-34 + Flex-Act (penultimate layer) matches or improves ResNet-34 on CIFAR-10",
-        paper_text["ResNet34"],
-        "—",
-        "not run here",
-        "ResNet-34 runs only in the paper profile (2 CPU cores). " + noise_note["ResNet34"],
-        run_profile="paper",
-    )
-    return out
-
-
 def claims() -> list[Claim]:
     """All Flex-Act claims: synthetic study, the readings it leaves open, then CIFAR-10."""
     return synthetic_claims() + readings_claims() + cifar_claims()
@@ -602,185 +425,3 @@ def claims() -> list[Claim]:
 # --------------------------------------------------------------------------------------------
 # The readings the paper leaves open (helpers.flexact.readings)
 # --------------------------------------------------------------------------------------------
-
-_READINGS_WHERE = "Abstract / Section 4.1.1 / Conclusion"
-_NOT_RUN_READINGS = "the readings sweep's cpu-profile results are not committed"
-
-
-def readings_claims() -> list[Claim]:
-    """Does Table 1's conclusion survive the readings the paper leaves open? Two claims: the
-    selection of the ground truth, and "α = 0.3 beats α = 0 on Sigmoid and Tanh", each judged
-    under every reading of :data:`helpers.flexact.readings.READINGS` against the baseline reading
-    (Table 1's runs), from committed cpu-profile results."""
-    key_selection, key_alpha = "flexact-readings-selection", "flexact-readings-alpha-effect"
-    selection = (
-        "Flex-Act (α=0.3) selects the ground truth as well under every reading the paper leaves open "
-        "(hard/soft samples, τ schedule, KL direction, α schedule, λ)"
-    )
-    alpha = (
-        "Table 1's α result (α=0 has a higher MSE than α=0.3 on Sigmoid and Tanh) holds under every reading "
-        "the paper leaves open"
-    )
-    paper_sel = (
-        "'consistently selects the most suitable activation function' without 'manual hyperparameter "
-        "sweeps'; readings unstated"
-    )
-    paper_alpha = _paper_alpha_pair() + " (one unstated reading)"
-    runs = RD.load_readings("cpu")
-    scale = profile_settings("cpu")["note"]
-    out = []
-    if runs is None:
-        for key, claim, paper in ((key_selection, selection, paper_sel), (key_alpha, alpha, paper_alpha)):
-            out.append(_readings_claim(key, claim, paper, "—", "not run here", _NOT_RUN_READINGS))
-        return out
-    frame = RD.readings_frame(runs)
-    out.append(_readings_claim(key_selection, selection, paper_sel, *_claim_selection_readings(frame), scale=scale))
-    out.append(_readings_claim(key_alpha, alpha, paper_alpha, *_claim_alpha_readings(frame), scale=scale))
-    return out
-
-
-def _readings_claim(
-    key: str, claim: str, paper: str, ours: str, verdict: str, note: str, fields: dict | None = None, scale: str = ""
-) -> Claim:
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {_READINGS_WHERE}",
-        paper_value=paper,
-        our_value=ours,
-        profile="cpu",
-        scale=scale,
-        verdict=verdict,  # type: ignore[arg-type]
-        notebook=NOTEBOOK_SYNTHETIC,
-        note=note,
-        anchor=ANCHOR_READINGS,
-        **(fields or {}),
-    )
-
-
-def _claim_selection_readings(frame) -> tuple[str, str, str, dict]:
-    """Selection accuracy up to the ReLU/LeakyReLU twin (the reading of Table 1's selection claim)
-    under each reading against the baseline reading, paired over runs (target, seed). Contradicted
-    when some reading's difference lies below 0 with Bonferroni-adjusted 95 % confidence (over the
-    readings); confirmed when every reading is equivalent to the baseline within
-    ± :data:`READINGS_MARGIN_PP` points (TOST each; all must pass, so no adjustment); inconclusive
-    otherwise."""
-    k = len(RD.READINGS)
-    level = 1 - ALPHA / k
-    parts, comps, lower, equivalent, fails = [], {}, [], [], []
-    for reading in (RD.BASELINE, *RD.READINGS):
-        acc = RD.selection_accuracy(frame, reading.key, twins=True)
-        majority = RD.majority_targets(frame, reading.key)
-        missed = [
-            f"{gt.capitalize()} → {choice or 'no majority'}"
-            for gt, choice in majority.items()
-            if not (choice and (choice == gt or {choice, gt} <= RD.TWINS))
-        ]
-        parts.append(f"{reading.label} {acc.k}/{acc.n}" + (f" ({', '.join(missed)})" if missed else ""))
-        if missed:
-            fails.append(reading.label)
-        if reading is RD.BASELINE:
-            continue
-        comp = RD.selection_difference(frame, reading.key, twins=True)
-        adj = RD.selection_difference(frame, reading.key, twins=True, confidence=level)
-        if comp is None or adj is None:
-            continue
-        comps[reading.key] = (comp, adj)
-        if adj.ci_high < 0:
-            lower.append(reading.label)
-        if tost(comp, READINGS_MARGIN_PP).equivalent:
-            equivalent.append(reading.label)
-    ours = "truth (or its twin) picked at α = 0.3: " + "; ".join(parts)
-    if not comps:
-        return ours, "inconclusive", "one seed per reading: no interval", {"n": "too few runs"}
-    if lower:
-        verdict = "contradicted"
-    elif len(equivalent) == k:
-        verdict = "confirmed"
-    else:
-        verdict = "inconclusive"
-    key = min(comps, key=lambda r: comps[r][0].effect)  # the reading that lowers the accuracy most
-    comp, adj = comps[key]
-    label = RD.reading_by_key(key).label
-    fields = comparison_fields(
-        comp,
-        digits=0,
-        unit="points",
-        test_extra=(
-            f"exact McNemar p = {RD.mcnemar_p(frame, key, twins=True):.3f}; Bonferroni {level:.2%} CI "
-            f"{adj.ci_text(0)} over {k} readings; " + tost(comp, READINGS_MARGIN_PP).describe()
-        ),
-    )
-    fields["effect"] = f"{label} − baseline: {fields['effect']}"
-    fields["n"] = f"{comp.n} pairs of runs (5 targets × {comp.n // 5} seeds)"
-    note = (
-        "picked = the argmax candidate is the ground truth, or its twin (ReLU and LeakyReLU at slope 0.01, "
-        "which the paper's Fig. 2 caption concedes are confused); per target, a strict majority of seeds "
-        "(Table 1's rule). Differences are paired over runs (target, seed). Contradicted when a reading's "
-        f"Bonferroni-adjusted CI lies below 0; confirmed when every reading is within ±{READINGS_MARGIN_PP:g} "
-        "points of the baseline (TOST). "
-        + (f"The majority rule fails under: {', '.join(fails)}. " if fails else "")
-        + (f"Readings below the baseline after adjustment: {', '.join(lower)}. " if lower else "")
-        + f"Shown equivalent to the baseline: {len(equivalent)}/{k} readings. The statistics shown are the "
-        "reading with the lowest accuracy; the page's table has every reading, strict and up to the twin."
-    )
-    return ours, verdict, note, fields
-
-
-def _claim_alpha_readings(frame) -> tuple[str, str, str, dict]:
-    """Table 1's α comparison (MSE at α = 0 − at α = 0.3, Sigmoid and Tanh, paired by seed) within
-    each reading, the baseline included. Holds under a reading when both 95 % CIs lie above 0
-    (the rule of the Table 1 claim); reversed when a CI lies below 0."""
-    holds, reversed_, per_reading = [], [], {}
-    for reading in (RD.BASELINE, *RD.READINGS):
-        per = {gt: RD.alpha_effect(frame, reading.key, gt) for gt in RD.ALPHA_TARGETS}
-        if any(c is None for c in per.values()):
-            continue
-        verdicts = [run_verdict(c, direction=1) for c in per.values()]  # type: ignore[arg-type]
-        per_reading[reading.key] = per
-        if all(v == "confirmed" for v in verdicts):
-            holds.append(reading.label)
-        elif any(c.ci_high < 0 for c in per.values()):  # type: ignore[union-attr]
-            reversed_.append(reading.label)
-    n_readings = len(RD.READINGS) + 1
-    if not per_reading:
-        return "—", "inconclusive", "one seed per reading: no interval", {"n": "too few runs"}
-    # "under every reading": intersection-union over the readings, by the same CI rule as any row
-    if len(holds) == n_readings:
-        verdict = "confirmed"
-    elif reversed_:
-        verdict = "contradicted"
-    else:
-        verdict = "inconclusive"
-    # The statistics shown: the reading most favourable to the paper (largest smaller effect).
-    key = max(per_reading, key=lambda r: min(c.effect for c in per_reading[r].values()))  # type: ignore[union-attr]
-    label = RD.reading_by_key(key).label
-    fields = merge_fields(
-        {
-            gt.capitalize(): comparison_fields(c, digits=4)  # type: ignore[arg-type]
-            for gt, c in per_reading[key].items()
-        }
-    )
-    fields["effect"] = f"{label}: {fields['effect']}"
-    best = []  # the lowest α=0.3 MSE any reading reaches, against the paper's
-    for gt in RD.ALPHA_TARGETS:
-        sel = frame[(frame["alpha"] == RD.BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
-        means = sel.groupby("reading")["mse"].mean()
-        best.append(
-            f"{gt.capitalize()} {means.min():.4f} ({RD.reading_by_key(means.idxmin()).label}; paper "
-            f"{TABLE1['Flex-Act (α=0.3)'][gt][0]:.4f})"
-        )
-    ours = (
-        f"holds under {len(holds)} of {n_readings} readings (baseline included)"
-        + (f": {', '.join(holds)}" if holds else "")
-        + f"; α=0.3 worse (a CI below 0) under {len(reversed_)}. Lowest α=0.3 MSE of any reading: "
-        + "; ".join(best)
-    )
-    note = (
-        "MSE at α=0 − at α=0.3 per target, paired by seed; holds under a reading when both the Sigmoid and the "
-        "Tanh CI lie above 0. Readings that change the α=0 model (hard samples, τ schedules) re-run α=0 under "
-        "them. The statistics shown are the reading most favourable to the paper. "
-        + (f"α=0.3 worse under: {', '.join(reversed_)}. " if reversed_ else "")
-        + READINGS_TRIED
-    )
-    return ours, verdict, note, fields

@@ -1,7 +1,7 @@
 """Flex-Act in training: the Gumbel-softmax temperature schedule, the schedule of the KL weight α
 (constant in the paper; the others are readings we try), and the hook that adds the
 gradient-norm regulariser (Eqs. 3-4) to the loss, plus Flex-Act's part of a
-:class:`~helpers.core.runs.TrainConfig` run (``flexact_alpha``, ``flexact_lam``, ``flexact_tau_min``)."""
+:class:`~helpers.core.runs.TrainConfig` run (its :class:`~helpers.flexact.options.FlexActOptions`)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from helpers.flexact.activation import (
     mean_gradient_norms,
     pseudo_probabilities,
 )
+from helpers.flexact.options import FlexActOptions
 from helpers.flexact.regulariser import _check_direction
 
 __all__ = ["ALPHA_SCHEDULES", "AlphaSchedule", "TemperatureSchedule", "FlexActHook", "FlexActRun", "RUN_EXTENSION"]
@@ -246,9 +247,10 @@ class FlexActRun(RunExtension):
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
         schedule = None
-        if cfg.flexact_tau_min is not None:  # anneal over every training step of the run
-            schedule = TemperatureSchedule(1.0, cfg.flexact_tau_min, cfg.epochs * steps_per_epoch, "exponential")
-        return [FlexActHook(alpha=cfg.flexact_alpha, lam=cfg.flexact_lam, temperature_schedule=schedule)]
+        opts = cfg.option(FlexActOptions)
+        if opts.flexact_tau_min is not None:  # anneal over every training step of the run
+            schedule = TemperatureSchedule(1.0, opts.flexact_tau_min, cfg.epochs * steps_per_epoch, "exponential")
+        return [FlexActHook(alpha=opts.flexact_alpha, lam=opts.flexact_lam, temperature_schedule=schedule)]
 
 
 RUN_EXTENSION = FlexActRun()

@@ -232,3 +232,61 @@ QUOTES.update(
         "table1_bold": Quoted("The best result per column is highlighted in **bold**.", "Table 1 caption"),
     }
 )
+
+#: Table 1's and Table 2's rows and the words around them that the claims show.
+QUOTES.update(
+    {
+        "table1_flexact_rows": Quoted(
+            "Model | $\\mathbf{ReLU}$ | Sigmoid | Tanh | ${\\bf LeakyReLU}$ | Identity\n"
+            "Flex-Act $(\\alpha=0.3)$ | $0.0001 \\pm 0.0002^\\dagger$ | $0.0011 \\pm 0.0006^\\dagger$ | "
+            "$0.0001 \\pm 0.0002^\\dagger$ | $0.0001 \\pm 0.0002^\\dagger$ | $0.0000 \\pm 0.0000$\n"
+            "Flex-Act $(\\alpha=0.0)$ | $0.0001 \\pm 0.0001^{\\dagger}$ | $0.0059 \\pm 0.0073$ | "
+            "$0.0021 \\pm 0.0028$ | "
+            "$0.0001 \\pm 0.0002^{\\dagger}$ | $0.0000 \\pm 0.0000$",
+            "Table 1, the two Flex-Act rows",
+            (0.0011, 0.0059, 0.0021),
+            table=True,
+        ),
+        "table1_fixed_rows": Quoted(
+            "ReLU Model | $0.0000 \\pm 0.0000$ | $0.0059 \\pm 0.0072$ | $0.4328 \\pm 0.4287$ | $0.0004 \\pm 0.0007$ | "
+            "$4.1675 \\pm 6.7199$\n"
+            "Sigmoid Model | $2.1360 \\pm 3.9912$ | $0.0000 \\pm 0.0000$ | $0.4020 \\pm 0.4536$ | "
+            "$2.1365 \\pm 3.9910$ | $6.3056 \\pm 6.5772$\n"
+            "Tanh Model | $2.2941 \\pm 3.9616$ | $0.0141 \\pm 0.0119$ | $0.0000 \\pm 0.0000$ | $2.2909 \\pm 3.9623$ | "
+            "$4.2737 \\pm 4.7666$\n"
+            "LeakyReLU Model | $0.0004 \\pm 0.0007$ | $0.0059 \\pm 0.0072$ | $0.4286 \\pm 0.4227$ | "
+            "$0.0000 \\pm 0.0000$ | $4.0787 \\pm 6.5640$\n"
+            "Identity Model | $0.5209 \\pm 0.4659$ | $0.0078 \\pm 0.0061$ | $0.0985 \\pm 0.0798$ | "
+            "$0.5105 \\pm 0.4566$ | $0.0000 \\pm 0.0000$",
+            "Table 1, the five fixed-model rows (columns ReLU, Sigmoid, Tanh, LeakyReLU, Identity)",
+            table=True,
+        ),
+        "table1_mean_std": Quoted(
+            "Table 1 reports the mean and standard deviation of the MSE for each model across different ground "
+            "truth functions.",
+            "Section 4.1.1",
+        ),
+        "five_seeds": Quoted(
+            "we report both final error and convergence behavior averaged over 5 different seeds", "Section 4.1", (5,)
+        ),
+        "alpha0_worse": Quoted(
+            "Importantly, the variant without regularization (Flex-Act with  $\\alpha = 0$ ) performs significantly "
+            "worse when the ground truth is Sigmoid or Tanh.",
+            "Section 4.1.1",
+            (0,),
+        ),
+        "table2_resnet18": Quoted(
+            "ResNet18 | 95.39\n+ Flex-Act | 95.43", "Table 2, ResNet18 rows", (95.39, 95.43), table=True
+        ),
+        "table2_resnet34": Quoted(
+            "ResNet34 | 95.36\n+ Flex-Act | $\\boldsymbol{95.44}$", "Table 2, ResNet34 rows", (95.36, 95.44), table=True
+        ),
+        "table2_caption": Quoted(
+            "Table 2: CIFAR-10 accuracy. Flex-Act matches or improves performance across standard ResNet variants.",
+            "Table 2 caption",
+        ),
+        "fall_back": Quoted(
+            "it can recover the identity function or fall-back to ReLU if no better choice exists", "Section 4.2"
+        ),
+    }
+)

@@ -18,7 +18,7 @@ Two choices need an argument rather than a convention:
   the root-mean-square derivative as in the synthetic study, at every width.
 * **Temperature.** ``FlexActHook`` without a schedule keeps τ = 1 for the whole run; the paper says
   only that τ "is annealed". We use the synthetic study's schedule: exponential decay from 1 to
-  :data:`TAU_MIN` = 0.1 over all training steps (``TrainConfig.flexact_tau_min``).
+  :data:`TAU_MIN` = 0.1 over all training steps (``FlexActOptions.flexact_tau_min``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import math
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale
+from helpers.flexact.options import FlexActOptions
 
 FLEXACT_ALPHA = 0.3  # the regulariser weight of the synthetic experiment's best variant
 LAMBDA_SYNTHETIC = 1.0  # λ of the synthetic study, where the Flex-Act layer has one feature
@@ -162,9 +163,9 @@ def flexact_cifar_config(profile: str, model: str, with_flexact: bool, seed: int
         seed=seed,
         penultimate_activation="flexact" if with_flexact else None,
         # The plain runs keep the defaults, so nothing Flex-Act-specific enters their cache key.
-        flexact_alpha=FLEXACT_ALPHA if with_flexact else 0.0,
-        flexact_lam=lam if with_flexact else 1.0,
-        flexact_tau_min=TAU_MIN if with_flexact else None,
+        options=(FlexActOptions(flexact_alpha=FLEXACT_ALPHA, flexact_lam=lam, flexact_tau_min=TAU_MIN),)
+        if with_flexact
+        else (),
         augment=scale.augment,
         precision=scale.precision,
         channels_last=scale.channels_last,

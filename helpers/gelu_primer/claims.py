@@ -31,6 +31,7 @@ from helpers.gelu_primer.paper import (
     TABLES,
     PrintedTable,
     table,
+    table_quote,
 )
 
 __all__ = [
@@ -151,7 +152,7 @@ def _column_claim(spec: PrintedTable, quantity: str) -> Claim:
         key=claim_key("gelu-primer-table", spec.key, quantity),
         claim=f"{label} at z = {', '.join(col['z'])}",
         source=f"{SOURCE}, {spec.title}, column {label}",
-        paper_value=", ".join(col["post"]),
+        paper_value=table_quote(spec.key, quantity),
         our_value=", ".join(col["ours"]),
         profile=PROFILE,
         scale=SCALE,
@@ -195,7 +196,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-phi-minus-1",
             "Φ(-1) ≈ 0.158, so GELU(-1) = -0.158 ('gate 15.8% open')",
             "section 'The Soft Gate Idea' and first figure",
-            "0.158",
+            QUOTES["phi_minus_1"],
             _fmt(phi_m1, 3),
             "confirmed" if ok else "contradicted",
             f"Φ(-1) = {_fmt(phi_m1, 6)}: the post truncates instead of rounding "
@@ -210,7 +211,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-phi-3",
             "Φ(3) ≈ 0.999 and GELU(3) ≈ 3",
             "section 'The Soft Gate Idea'",
-            "0.999; ≈ 3",
+            QUOTES["phi_3"],
             f"{_fmt(phi3, 3)}; {_fmt(gelu3, 4)}",
             "confirmed" if ok else "contradicted",
         )
@@ -222,7 +223,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-slope-at-minus-1",
             "gradient of GELU at z = -1 is ≈ 0.13",
             "first figure (hard vs soft gate at z = -1)",
-            "0.13",
+            QUOTES["gate_figure"],
             _fmt(prime_m1, 2),
             "confirmed" if _matches("0.13", prime_m1) else "contradicted",
             "0.13 is GELU'(-0.5); at z = -1 the slope is negative.",
@@ -236,7 +237,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-slope-at-minus-half",
             "GELU'(-0.5) = 0.3085 + (-0.5)(0.3521) ≈ 0.133",
             "section 'Why the Gradient Matters'",
-            "0.133 (Φ=0.3085, φ=0.3521)",
+            QUOTES["slope_minus_half"],
             f"{_fmt(prime_m05, 3)} (Φ={_fmt(ev(g.Phi(g.z), '-0.5'), 4)}, φ={_fmt(ev(g.phi(g.z), '-0.5'), 4)})",
             "confirmed" if parts_ok and _matches("0.133", prime_m05) else "contradicted",
         )
@@ -260,7 +261,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-no-dead-zone",
             "GELU'(z) is non-zero for all z (no dead zone)",
             "section 'Why the Gradient Matters'",
-            "GELU'(z) ≠ 0 for all z",
+            QUOTES["positive_above"],
             f"GELU'(z₀) = 0 at z₀ = {_fmt(root, 6)}; GELU' < 0 below z₀",
             "contradicted",
             "There is no dead interval, but the gradient vanishes at one point and is negative "
@@ -327,7 +328,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-code-prints-table",
             "the listed code prints the table shown below it",
             "section 'Code'",
-            "GELU_grad column 0.0040, 0.0833, 0.5000, 0.8832, 1.0833, 1.0040",
+            table_quote("code", "gelu_prime"),
             "GELU_grad column " + ", ".join(line.split("|")[-1].strip() for line in code_prints.splitlines()[1:]),
             "confirmed" if code_prints == POST_CODE_PRINTED else "contradicted",
             "Running the post's code verbatim prints different GELU_grad values (and GELU_approx "
@@ -341,7 +342,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-slope-at-minus-3",
             "at z = -3, GELU' = 0.004: tiny but non-zero",
             "section 'Code' (closing remark)",
-            "0.004",
+            QUOTES["gradient_column"],
             _fmt(prime_m3, 3),
             "confirmed" if _matches("0.004", prime_m3) else "contradicted",
         )
@@ -354,7 +355,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-anchor-figure",
             "GELU values labelled on the anchor-points figure",
             "figure 'GELU vs ReLU — Anchor Points'",
-            ", ".join(labels.values()),
+            QUOTES["anchor_figure"],
             ", ".join(_fmt(v, 3) for v in ours.values()),
             "confirmed" if all(_matches(labels[a], ours[a]) for a in labels) else "contradicted",
         )
@@ -366,7 +367,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-gradient-figure",
             "GELU' labelled at z = -1 and z = 0 on the gradient figure",
             "figure 'Gradient: GELU'(z) vs ReLU'(z)'",
-            ", ".join(grad_labels.values()),
+            QUOTES["gradient_figure"],
             ", ".join(_fmt(v, 3) for v in ours_grad.values()),
             "confirmed" if all(_matches(grad_labels[a], ours_grad[a]) for a in grad_labels) else "contradicted",
             "GELU'(-1) is negative; the figure drops the sign.",
@@ -380,7 +381,7 @@ def prose_claims() -> list[Claim]:
             "gelu-primer-limits-at-minus-infinity",
             "as z → -∞, ELU(α=1) → -α and GELU → 0",
             "section 'Comparison: ReLU vs ELU vs GELU'",
-            "-1; 0",
+            QUOTES["limits"],
             f"{elu_limit}; {gelu_limit}",
             "confirmed" if (elu_limit, gelu_limit) == (-1, 0) else "contradicted",
         )

@@ -26,6 +26,8 @@ __all__ = [
     "POST_CODE",
     "POST_CODE_PRINTED",
     "QUOTES",
+    "TABLE_HEADERS",
+    "table_quote",
 ]
 
 
@@ -186,6 +188,72 @@ QUOTES: dict[str, Quoted] = {
     "flops": Quoted("adding roughly 3–4× the FLOPs of a max(0,z) call", "section 'Honest Limitations'", (3, 4)),
     "bert_blocks": Quoted("24 times per forward pass in BERT-base", "section 'Transformer FFN Block'", (24,)),
 }
+
+
+#: The post's column headers of each table, in the order of its :attr:`PrintedTable.columns`.
+TABLE_HEADERS: dict[str, tuple[str, ...]] = {
+    "forms": ("Φ(z)", "GELU exact", "GELU approx"),
+    "gradient": ("GELU exact", "GELU approx", "GELU'(z)", "ReLU", "ReLU'"),
+    "elu": ("ReLU", "ELU (α=1)", "GELU"),
+    "code": ("GELU_exact", "GELU_approx", "GELU_grad"),
+}
+
+
+def _table_text(spec: PrintedTable) -> str:
+    """The table as the post shows it: a header row (``z`` first), then one row per z."""
+    if spec.key == "code":
+        return POST_CODE_PRINTED
+    rows = [" | ".join(("z",) + TABLE_HEADERS[spec.key])]
+    rows += [" | ".join((at,) + values) for at, values in spec.rows.items()]
+    return "\n".join(rows)
+
+
+#: The post's tables, quoted whole (each claim shows one column: :func:`table_quote`).
+QUOTES.update({f"table_{spec.key}": Quoted(_table_text(spec), spec.title, table=True) for spec in TABLES})
+
+
+def table_quote(key: str, quantity: str) -> Quoted:
+    """The post's table ``key``, quoted, showing the column of ``quantity`` (a :data:`QUANTITY_LABELS` key)."""
+    spec = table(key)
+    if quantity not in spec.columns:
+        raise ValueError(f"table {key!r} has no column {quantity!r}; its columns: {spec.columns}")
+    return QUOTES[f"table_{key}"].of_column(TABLE_HEADERS[key][spec.columns.index(quantity)])
+
+
+#: The post's prose and figure labels that the claims show.
+QUOTES.update(
+    {
+        "phi_minus_1": Quoted(
+            "At z = -1: Φ(-1) ≈ 0.158, so GELU(-1) = -1 · 0.158 = -0.158.", "section 'The Soft Gate Idea'", (0.158,)
+        ),
+        "phi_3": Quoted("At z = 3: Φ(3) ≈ 0.999, so GELU(3) ≈ 3.", "section 'The Soft Gate Idea'", (0.999, 3)),
+        "gate_figure": Quoted(
+            "Gate: z · Φ(z) −0.158 Gate 15.8% open Gradient ≈ 0.13",
+            "first figure ('Hard Gate (ReLU) vs Soft Gate (GELU) at z = −1'), GELU panel",
+            (-0.158, 15.8, 0.13),
+        ),
+        "slope_minus_half": Quoted(
+            "GELU'(−0.5) = Φ(−0.5) + (−0.5)·φ(−0.5) = 0.3085 + (−0.5)(0.3521) ≈ 0.133.",
+            "section 'Why the Gradient Matters'",
+            (0.3085, 0.3521, 0.133),
+        ),
+        "anchor_figure": Quoted(
+            "−0.004 −0.159 0.000 0.346 0.841 2.996 GELU ReLU",
+            "figure 'GELU vs ReLU — Anchor Points Labeled', the GELU labels",
+            (-0.004, -0.159, 0.0, 0.346, 0.841, 2.996),
+        ),
+        "gradient_figure": Quoted(
+            "ReLU dead zone (gradient=0) 0.083 0.500 GELU' ReLU'",
+            "figure 'Gradient: GELU'(z) vs ReLU'(z)', the GELU' labels",
+            (0.083, 0.5),
+        ),
+        "limits": Quoted(
+            "ELU saturates negative inputs to −α as z → −∞. GELU drives negative inputs toward 0 as z → −∞.",
+            "section 'Comparison: ReLU vs ELU vs GELU' (its table: ELU (α=1))",
+            (0,),
+        ),
+    }
+)
 
 
 #: The post's own words that the audit of the post against itself reads (``helpers.gelu_primer.audit``);

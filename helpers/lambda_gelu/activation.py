@@ -23,6 +23,7 @@ from torch import nn
 
 from helpers.core.provenance import note_backend
 from helpers.core.registry import register_activation_type
+from helpers.core.validation import checked_arguments, choice, instance_of, integer, number
 from helpers.lambda_gelu.kernels import apply_lambda_gelu
 
 __all__ = [
@@ -85,6 +86,7 @@ def _check_x(x: object, where: str) -> None:
         )
 
 
+@checked_arguments({"x": instance_of(torch.Tensor), "lam": number(1, also=(torch.Tensor,))})
 def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     """``x Φ(λx)``: GELU at ``lam = 1``, ReLU as ``lam → ∞``.
 
@@ -182,6 +184,19 @@ class LambdaGELU(nn.Module):
         lam: the λ in use (tensor of the parameter shape; 0-dim for a layerwise λ).
     """
 
+    # a tensor s_init, lam_init or fixed_lambda is checked elementwise in the body
+    @checked_arguments(
+        {
+            "t": number(0, low_open=True),
+            "s_init": number(optional=True, also=(torch.Tensor,)),
+            "lam_init": number(1, low_open=True, optional=True, also=(torch.Tensor,)),
+            "fixed_lambda": number(1, optional=True, also=(torch.Tensor,)),
+            "granularity": choice(_GRANULARITIES),
+            "num_channels": integer(1, optional=True),
+            "channel_dim": integer(),
+            "neuron_shape": integer(1, optional=True, also=(tuple, list)),
+        }
+    )
     def __init__(
         self,
         t: float = 0.1,

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pandas as pd
 import sympy as sp
 
+from helpers.core.attribution import SourceValue
 from helpers.core.report import Claim, rounds_to
 from helpers.lambda_gelu import theory as S
 from helpers.lambda_gelu.paper import (
-    E_INF_PAPER_TEXT,
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
+    QUOTES,
     SOURCE,
     THEORY_ANCHOR,
     THEORY_NOTEBOOK,
@@ -34,7 +35,7 @@ def _sig(value: float, digits: int = 6) -> str:
     return f"{value:.{digits}g}"
 
 
-def _theory(key: str, claim: str, where: str, paper: str, ours: str, verdict: str, note: str = "") -> Claim:
+def _theory(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "") -> Claim:
     return Claim(
         key=key,
         claim=claim,
@@ -76,7 +77,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-relu-limit",
             "λ→∞ limit of xΦ(λx) is ReLU, with gate → H(x), H(0)=1/2",
             "Section III, Eq. (2)",
-            "x>0: x; x<0: 0; gate at 0: 1/2",
+            (QUOTES["relu_limit"], QUOTES["heaviside_half"]),
             f"x>0: {sp.sstr(lim['x>0']['activation'])}; x<0: {sp.sstr(lim['x<0']['activation'])}; "
             f"gate at 0: {sp.sstr(lim['x=0']['gate'])}",
             _verdict(S.verify_relu_limit()),
@@ -85,7 +86,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-da-dlambda",
             "∂a/∂λ = x²φ(λx)",
             "Section III and IV-A",
-            "x²φ(λx)",
+            QUOTES["da_dlambda"],
             sp.sstr(S.da_dlam()),
             _verdict(S.verify_da_dlam()),
         ),
@@ -93,7 +94,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-dlambda-ds",
             "∂λ/∂s = σ(s/t)/t",
             "Section III",
-            "σ(s/t)/t",
+            QUOTES["chain_rule"],
             sp.sstr(S.dlam_ds()),
             _verdict(S.verify_dlam_ds()),
             note="In terms of λ: ∂λ/∂s = (1 − e^{1−λ})/t, which vanishes like (λ−1)/t as λ → 1.",
@@ -102,7 +103,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-dl-ds",
             "∂L/∂s = δ·x²φ(λx)·σ(s/t)/t",
             "Section III",
-            "δ·x²φ(λx)·σ(s/t)/t",
+            QUOTES["chain_rule"],
             "same (sympy chain rule)",
             _verdict(S.verify_dL_ds()),
             note="Per unit. With one λ per layer, ∂L/∂s is the sum of this term over every unit and "
@@ -112,7 +113,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-eq3-first-order",
             "Eq. (3): Δλ ≈ −η_s σ(s/t)²/t² ∂L/∂λ (first order)",
             "Section III, Eq. (3)",
-            "−η_s σ(s/t)²/t² ∂L/∂λ",
+            QUOTES["eq3"],
             sp.sstr(S.delta_lambda_first_order()),
             _verdict(S.verify_delta_lambda()),
             note="The η_s-linear term of a sympy series of λ(s − η_s ∂L/∂s) − λ(s) equals Eq. (3).",
@@ -122,7 +123,7 @@ def theory_claims() -> list[Claim]:
             "Changing t is not a mere constant rescaling of the learning rate, when λ starts equal across t "
             "(the init modes of Section IV set λ)",
             "Section III, after Eq. (3)",
-            "not a constant rescaling (state dependence through σ(s/t))",
+            QUOTES["t_rescaling"],
             "u = s/t follows SGD with learning rate c·η/t² exactly; σ(s/t) = 1 − e^{1−λ} depends on λ alone: "
             "(t, c) act only through c/t²",
             "contradicted",
@@ -137,7 +138,7 @@ def theory_claims() -> list[Claim]:
             "Changing t is not a mere constant rescaling of the learning rate, when s starts equal across t "
             "(the paper's wording: s is initialised)",
             "Section III, after Eq. (3)",
-            "not a constant rescaling (state dependence through σ(s/t))",
+            QUOTES["t_rescaling"],
             f"λ₀ = 1 + softplus(s₀/t), ∂λ₀/∂t = {sp.sstr(dlam0_dt)}: nonzero for s₀ ≠ 0",
             "confirmed" if s0_matters else "contradicted",
             note="From an equal s₀ ≠ 0, each t starts from a different λ₀ (and u₀ = s₀/t), so no learning-rate "
@@ -148,7 +149,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-e-infinity",
             "E∞(λ) = ∫|H(x) − Φ(λx)|dx = 2/(λ√(2π))",
             "Section IV-C",
-            E_INF_PAPER_TEXT,
+            QUOTES["e_infinity"],
             f"{sp.sstr(e_inf)} (quadrature agrees to {quad_err:.1e})",
             _verdict(S.verify_e_inf()),
             note="An L1 distance between gates, not a sup bound: sup_x |H(x) − Φ(λx)| = 1/2 for every λ "
@@ -159,7 +160,7 @@ def theory_claims() -> list[Claim]:
             "lambda-gelu-lambda-target",
             "λ_target ≈ 160 for ε = 5·10⁻³",
             "Section IV-C",
-            f"{LAMBDA_TARGET_PAPER:g}",
+            QUOTES["lambda_target"],
             f"{_sig(target)} = 200·√(2/π)",
             "confirmed" if rounds_to(target, LAMBDA_TARGET_PAPER, 0) else "contradicted",
             note=f"160 rounds {target:.3f} up; E∞(160) = {e_at_paper:.4e} ≤ ε, so 160 meets the criterion.",
@@ -183,7 +184,7 @@ def coverage_claims() -> list[Claim]:
 
     anchors = {THEORY_NOTEBOOK: THEORY_ANCHOR, **ANCHORS}
 
-    def row(key: str, claim: str, where: str, paper: str, notebook: str, note: str, profile: str) -> Claim:
+    def row(key: str, claim: str, where: str, paper: SourceValue, notebook: str, note: str, profile: str) -> Claim:
         return Claim(
             key=key,
             claim=claim,
@@ -203,7 +204,7 @@ def coverage_claims() -> list[Claim]:
             "lambda-gelu-cifar100-rows",
             "Table I and Table II, ResNet-18/CIFAR-100 rows (BVS parity, λ̄, drift; annealed ReLU swap)",
             "Tables I and II",
-            "CIFAR100 rows of Tables I-II",
+            QUOTES["table_cifar100_rows"],
             "notebooks/11_lambda_gelu_profiles",
             "CIFAR-100 is not in the offline data mirror; the ResNet-18/CIFAR-10 pair is run (its own rows), and "
             "the Fig. 2 c sweep runs on it as a named stand-in.",
@@ -214,7 +215,7 @@ def coverage_claims() -> list[Claim]:
             "Naive updates of λ yield unstable dynamics and effective gradient attenuation (the reason for "
             "λ = 1 + softplus(s/t))",
             "Abstract and Section I",
-            '"unstable dynamics" (no numbers)',
+            QUOTES["naive_updates"],
             THEORY_NOTEBOOK,
             "No page trains λ directly without the reparameterisation; the theory page derives the attenuation "
             "factor ∂λ/∂s = σ(s/t)/t of the reparameterised update but does not run the naive one.",

@@ -19,6 +19,7 @@ from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale, arm_seeds_of
 from helpers.lambda_gelu.hardness import lambda_target
+from helpers.lambda_gelu.options import LambdaGeluOptions
 
 INIT_MODES: tuple[str, ...] = ("uniform", "increasing", "decreasing")
 MODE_ABBREVIATIONS = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
@@ -357,9 +358,13 @@ def pair_config(
         lr=scale.lr if scale.lr is not None else spec.lr,
         weight_decay=spec.weight_decay,
         seed=seed,
-        hardness_lr_mult=c if is_lambda else 1.0,
-        init_mode=mode if is_lambda else None,
-        anneal_target=lambda_target(EPSILON) if anneal else None,
+        options=(
+            LambdaGeluOptions(
+                hardness_lr_mult=c if is_lambda else 1.0,
+                init_mode=mode if is_lambda else None,
+                anneal_target=lambda_target(EPSILON) if anneal else None,
+            ),
+        ),
         schedule="none" if scale.schedule is None else scale.schedule,
         augment=scale.augment,
         precision=scale.precision,

@@ -4,18 +4,34 @@ never trains. :func:`experiment_claims` is what the report collects."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from helpers.core.attribution import Derived, SourceValue
-from helpers.core.pairing import pair_by_seed
-from helpers.core.report import Claim, claim_key, combine_verdicts, comparison_fields, judge, merge_fields, run_verdict
-from helpers.core.results_cache import load_result
+from helpers.core.attribution import Derived
+from helpers.core.pairing import common_seeds, pair_by_seed
+from helpers.core.report import claim_key, comparison_fields, judge, merge_fields, run_verdict
 from helpers.core.runtime import current_profile
-from helpers.core.statistics import compare, one_sample, tost, welch_comparison
+from helpers.core.statistics import compare, one_sample, welch_comparison
+from helpers.lambda_gelu.claim_rows import (
+    _DATASET_LABELS,
+    _NB_GRID,
+    _NB_PROFILES,
+    ANCHORS,
+    MATCH_TOL,
+    SEVERE_PERPLEXITY_INCREASE,
+    _claim,
+    _combine,
+    _equivalence_parts,
+    _family_text,
+    _fmt_list,
+    _gelu_spread_note,
+    _pair_claim_label,
+    _scale_text,
+    _seed_map,
+    load_protocol,
+)
 from helpers.lambda_gelu.grid import (
     close_to_gelu_stats,
     count_monotone,
@@ -25,6 +41,7 @@ from helpers.lambda_gelu.grid import (
     monotone_trends,
     trend_claim_stats,
 )
+from helpers.lambda_gelu.paper import QUOTES
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
     lambda_by_family,
@@ -34,24 +51,16 @@ from helpers.lambda_gelu.profiles import (
     spearman_final_seeds,
     table1,
 )
-from helpers.lambda_gelu.protocol import EXPERIMENTS, c_sweep_pair, figure_scale, table1_pairs
+from helpers.lambda_gelu.protocol import c_sweep_pair, table1_pairs
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
     BVS_TOL_PERPLEXITY_REL,
     RHO_HIGH,
-    _dataset_key,
     _pairs,
-    pair_label,
     run_table,
 )
-from helpers.lambda_gelu.substitution import (
-    annealing_effect,
-    our_table_consistency,
-    paper_table2,
-    paper_table_consistency,
-    table2,
-)
+from helpers.lambda_gelu.table2_claims import table2_claims
 
 __all__ = [
     "load_protocol",
@@ -67,161 +76,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------------------------- claims
-def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
-    """``(results, n_missing)`` of a λ-GELU protocol (``lgelu_grid``, ``lgelu_csweep``,
-    ``lgelu_table1``, ``lgelu_table2``), loaded from the results cache without training."""
-
-    if name not in EXPERIMENTS:
-        raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(EXPERIMENTS)}")
-    found, missing = [], 0
-    for cfg in EXPERIMENTS[name](profile):
-        result = load_result(cfg)
-        if result is None or result.get("status", "ok") != "ok":
-            missing += 1
-        else:
-            found.append(result)
-    return found, missing
-
-
-_NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
-_NB_PROFILES = "notebooks/11_lambda_gelu_profiles"
-_NB_ANNEAL = "notebooks/12_lambda_gelu_annealing"
-#: MyST label (``(label)=`` before the heading) of the section of each page that computes its claims.
-ANCHORS: dict[str, str] = {
-    _NB_GRID: "lambda-gelu-grid-claims",
-    _NB_PROFILES: "lambda-gelu-profiles-claims",
-    _NB_ANNEAL: "lambda-gelu-annealing-claims",
-}
-_NOT_RUN_NOTE = "results of this profile are not committed"
-#: A "severe" deterioration of perplexity after the ReLU swap (Section IV-C, GPT-2): +10 %.
-SEVERE_PERPLEXITY_INCREASE: float = 0.10
-#: "Matches the pre-replacement score": within half a point, the rounding of Table II's digits.
-MATCH_TOL: float = 0.005
-
-
-def _claim(
-    key: str,
-    claim: str,
-    where: str,
-    paper: SourceValue,
-    ours: str | None,
-    ok: bool | str | None,
-    notebook: str,
-    scale: str,
-    profile: str,
-    note: str = "",
-    **stats: str,
-):
-    """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
-    verdict string, or a bool for a descriptive rule without a confidence interval (True:
-    confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
-    neither supports nor excludes the claim). ``stats``: the claim's ``effect, ci, n, test, mde``
-    (see :func:`helpers.core.report.comparison_fields`) and ``basis``."""
-
-    if ours is None:
-        verdict, ours, note = "not run here", "–", (note + " " if note else "") + f"({_NOT_RUN_NOTE})"
-        stats = {k: v for k, v in stats.items() if k == "basis"}
-    elif isinstance(ok, str):
-        verdict = ok
-    else:
-        verdict = "confirmed" if ok else "inconclusive"
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"λ-GELU paper, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,
-        notebook=notebook,
-        note=note,  # type: ignore[arg-type]
-        anchor=ANCHORS.get(notebook, ""),
-        **stats,
-    )
-
-
-def _pair_claim_label(pair: str, profile: str) -> str:
-    """The pair as a claim names it: our model and data set, with the paper's when we stand in
-    (``"DeiT-tiny on CIFAR-10 (stand-in for TinyImageNet)"``)."""
-    spec = _pairs()[pair]
-    model = _MODEL_LABELS.get(spec.model, spec.model)
-    used = spec.scale(profile).dataset
-    if _dataset_key(used) == _dataset_key(spec.paper_dataset):
-        return f"{model}/{spec.paper_dataset}"
-    return f"{model} on {_DATASET_LABELS.get(used, used)} (stand-in for {spec.paper_dataset})"
-
-
-_DATASET_LABELS = {
-    "cifar10": "CIFAR-10",
-    "cifar100": "CIFAR-100",
-    "tinyshakespeare": "Tiny Shakespeare",
-    "fmnist": "FMNIST",
-    "fashion_mnist": "FMNIST",
-    "adult": "Adult",
-}
-
-
-def _seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:
-    if frame["seed"].duplicated().any():
-        raise ValueError("two runs share a seed in one arm; cannot pair by seed")
-    return {int(k): float(v) for k, v in zip(frame["seed"], frame[value])}
-
-
-def _on_common_seeds(a: dict[int, float], b: dict[int, float]) -> tuple[dict[int, float], dict[int, float]]:
-    """Both arms restricted to the seeds they share, so that they stay paired when one arm has
-    more seeds (the decisive ResNet pair: GELU has Table II's 5 seeds, Table I's arms 3); arms
-    with no seed in common are returned as they are (compared unpaired)."""
-    shared_a, shared_b = pair_by_seed(a, b, policy="intersection")
-    if len(shared_a) < 2:
-        return a, b
-    return shared_a, shared_b
-
-
-def _combine(verdicts: Sequence[str]) -> str:
-    return combine_verdicts(verdicts)
-
-
-def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3) -> tuple[str, dict[str, str]]:
-    """Verdict over several comparisons (``{label: () -> Comparison}``) that must each be within
-    ``± margin`` (TOST), and the claim fields of the part that decides (least shown equivalent)."""
-
-    judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
-
-    def weight(k: str) -> tuple:
-        comp = judged[k][2]
-        return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
-
-    key = max(judged, key=weight)
-    return _combine([v for v, _, _ in judged.values()]), judged[key][1]
-
-
-def _scale_text(pairs: Sequence[str], profile: str, *, figures: bool = False) -> str:
-    """Each pair's scale note; ``figures``: the scale Figs. 1-2 run at (``figure_scale``)."""
-
-    def note(p: str) -> str:
-        scale = (figure_scale(p, profile) if figures else None) or _pairs()[p].scale(profile)
-        return scale.note or "as in the paper"
-
-    return "; ".join(f"{pair_label(p)}: {note(p)}" for p in pairs)
-
-
-def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
-    return ", ".join(f"{v:.{digits}f}" for v in values)
-
-
-def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
-    """For scale: the seed-to-seed spread of the GELU baseline's BVS, and the seeds per cell."""
-    table = run_table(results)
-    gelu = table[table["activation"] == "gelu"]["bvs"]
-    lam = table[table["activation"] == "lambda_gelu"].groupby(["t", "c"])["seed"].nunique()
-    text = f"GELU's BVS over {len(gelu)} seeds: std {gelu.std(ddof=1):.3f}"
-    if lam.min() != lam.max():
-        text += f"; cells have {lam.min()} to {lam.max()} seeds"
-    return text + "."
-
-
 def grid_claims(
     grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mapping[str, Any]] | None, profile: str
 ) -> list:
@@ -233,13 +87,13 @@ def grid_claims(
     scale = _scale_text(["fmnist"], profile, figures=True)
     out = []
     claim_t = "Fig. 1: smaller t gives more hardness drift Δλ at every c (MLP/FMNIST, SGD)"
-    paper_t = 'monotone (stated: "two expected monotonic trends are visible"; the figure\'s values are not in the text)'
+    paper_t = QUOTES["fig1_trends"]  # the figure's values are not in the text
     claim_c = "Fig. 1: larger c gives more hardness drift Δλ at every t (MLP/FMNIST, SGD)"
-    paper_c = "monotone (stated; the figure's values are not in the text)"
+    paper_c = QUOTES["fig1_trends"]
     claim_b = (
         f"Fig. 1: at t = 0.1, ΔBVS stays close to the GELU baseline (within ±{BVS_TOL_ACCURACY} accuracy, every c)"
     )
-    paper_b = f'"close" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)'
+    paper_b = QUOTES["fig1_close"]  # "close" has no number: the margin is ours (in the claim)
     if grid is None:
         out += [
             _claim(k, c, fig1, p, None, None, _NB_GRID, scale, profile)
@@ -319,9 +173,9 @@ def grid_claims(
         else ""
     )
     claim_m = f"Fig. 2: larger c monotonically increases Δλ ({fig2_label}, AdamW, t = 0.1)"
-    paper_m = "monotone in c (stated; the figure's values are not in the text)"
+    paper_m = QUOTES["fig2_trends"]  # the figure's values are not in the text
     claim_s = f"Fig. 2: ΔBVS remains small (within ±{BVS_TOL_ACCURACY} accuracy) across the c sweep ({fig2_label})"
-    paper_s = f'"small in magnitude" (margin ±{BVS_TOL_ACCURACY}, tested by TOST)'
+    paper_s = QUOTES["fig2_trends"]  # "small" has no number: the margin is ours (in the claim)
     if csweep is None:
         out += [
             _claim(k, c, fig2, p, None, None, _NB_GRID, scale, profile, note)
@@ -378,12 +232,6 @@ def grid_claims(
     return out
 
 
-def _family_text(df: pd.DataFrame) -> tuple[str, bool]:
-    a, b = df[df["family"] == "MLP/CNN"], df[df["family"] == "transformer"]
-    text = f"MLP/CNN λ̄ {_fmt_list(a['lam_bar'], 2)}; transformers {_fmt_list(b['lam_bar'], 2)}"
-    return text, bool(len(a) and len(b) and a["lam_bar"].min() > b["lam_bar"].max())
-
-
 def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> list:
     """Table I and Fig. 3 claims from the results of ``lgelu_table1`` (``None``: not run)."""
 
@@ -417,7 +265,7 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             lam_arms = [
                 _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]) for m in ("dec", "inc", "uni")
             ]
-            shared = sorted(set(gelu).intersection(*map(set, lam_arms)))
+            shared = sorted(common_seeds(gelu, *lam_arms))
             base = float(np.mean([gelu[k] for k in shared]))
             lam_means = [float(np.mean([arm[k] for k in shared])) for arm in lam_arms]
             gap = max(abs(v - base) for v in lam_means)
@@ -428,9 +276,12 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
 
             makers = {
                 m: (
+                    # GELU may have more seeds (the decisive ResNet pair: Table II's 5, Table I's arms 3)
                     lambda m=m, g=g, gelu=gelu: compare(
-                        *_on_common_seeds(
-                            _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]), gelu
+                        *pair_by_seed(
+                            _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]),
+                            gelu,
+                            policy="shared_or_unpaired",
                         )
                     )
                 )
@@ -496,9 +347,9 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
     others = [p for p in pairs if p in ("adult", "wikitext_gpt")]
     where = "Section IV-B, Fig. 3"
     claim_v = "Fig. 3: ρ_S converges to high values for the vision pairs"
-    paper_v = '"consistently high ρ_S" for FMNIST, CIFAR-10/100, TinyImageNet (figure only)'
+    paper_v = QUOTES["fig3_vision"]  # the figure's values are not in the text
     claim_o = "Fig. 3: ρ_S is lower for Adult and GPT-2/WikiText-2 than for the vision pairs"
-    paper_o = '"lower and/or stabilizes later" (figure only)'
+    paper_o = QUOTES["fig3_others"]
     note_v = (
         f'"High" tested as ρ_S > {RHO_HIGH} at the last epoch, averaged over the three pairs of modes: '
         "one-sample t of the per-seed ρ_S (the mean of the three pairs of modes' Spearman ρ of "
@@ -612,180 +463,6 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
             **fields_o,
         )
     )
-    return out
-
-
-def table2_claims(
-    table1_results: Sequence[Mapping[str, Any]] | None, table2_results: Sequence[Mapping[str, Any]] | None, profile: str
-) -> list:
-    """Table II and Section IV-C claims from the GELU runs of ``lgelu_table1`` and the annealed
-    runs of ``lgelu_table2`` (``None``: not run), plus the paper's Table I/II consistency."""
-
-    pairs = table1_pairs(profile)
-    available = table1_results is not None and table2_results is not None
-    ours_t2 = table2(list(table1_results) + list(table2_results)) if available else None
-    ours_eff = annealing_effect(ours_t2).set_index("pair") if available else None
-    paper_eff = annealing_effect(paper_table2()).set_index("pair")
-    where = "Section IV-C, Table II"
-    drop_note = (
-        "drop = original − substituted (accuracy) or substituted − original (perplexity). Effect: GELU's "
-        "drop minus annealed λ-GELU's, paired by seed; confirmed when its 95% CI is above 0."
-    )
-    out = []
-
-    drops = _seed_drops(list(table1_results) + list(table2_results)) if available else {}
-    for pair in pairs:
-        if pair in paper_eff.index:
-            p = paper_eff.loc[pair]
-            paper_value = Derived(
-                f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU {p['lambda_degradation']:.2f}",
-                "our Original − Substituted of Table II's printed values; Table II prints no drop",
-            )
-        else:
-            paper_value = (
-                'not in Table II; Section V: "annealing mitigates the shock relative to a direct '
-                'swap" in language modeling'
-            )
-        ours, ok, fields = None, None, {}
-        if ours_eff is not None and pair in ours_eff.index:
-            o = ours_eff.loc[pair]
-            d = 3 if o["higher_is_better"] else 2
-            ours = f"drop GELU {o['gelu_degradation']:.{d}f}, annealed λ-GELU {o['lambda_degradation']:.{d}f}"
-            ok, fields, _ = judge(
-                lambda: compare(drops[(pair, "GELU")], drops[(pair, "λ-GELU")]), direction=1, digits=4 if d == 3 else 2
-            )
-        out.append(
-            _claim(
-                claim_key("lambda-gelu-table2-annealing-drop", pair),
-                f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
-                "vs a direct GELU swap",
-                where,
-                paper_value,
-                ours,
-                ok,
-                _NB_ANNEAL,
-                _scale_text([pair], profile),
-                profile,
-                drop_note,
-                **fields,
-            )
-        )
-
-    if "adult" in pairs:
-        p = paper_eff.loc["adult"]
-        ours, ok, fields = None, None, {}
-        if ours_eff is not None:
-            drop = float(ours_eff.loc["adult", "lambda_degradation"])
-            ours = f"drop {drop:.4f}"
-            ok, fields, _ = judge(
-                lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence", margin=MATCH_TOL, digits=4
-            )
-        out.append(
-            _claim(
-                "lambda-gelu-table2-adult-match",
-                f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
-                f"score (within ±{MATCH_TOL})",
-                where,
-                Derived(
-                    f"drop {p['lambda_degradation']:.2f}",
-                    "our Original − Substituted of Table II's printed values (both printed as 0.81)",
-                ),
-                ours,
-                ok,
-                _NB_ANNEAL,
-                _scale_text(["adult"], profile),
-                profile,
-                f'"Matches" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II\'s '
-                "digits) on the per-seed drops.",
-                **fields,
-            )
-        )
-    if "wikitext_gpt" in pairs:
-        ours, ok, fields = None, None, {}
-        if ours_t2 is not None:
-            g = ours_t2[ours_t2["pair"] == "wikitext_gpt"].set_index("mode")
-            rel = (g["substituted"] - g["original"]) / g["original"]
-            ours = "; ".join(
-                f"{m}: perplexity {g.loc[m, 'original']:.2f} → {g.loc[m, 'substituted']:.2f} ({rel[m]:+.0%})"
-                for m in g.index
-            )
-            rel_drops = _seed_drops(list(table1_results) + list(table2_results), relative=True)
-            judged = {
-                m: judge(
-                    lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE), direction=1
-                )
-                for m in g.index
-            }
-            ok = _combine([v for v, _, _ in judged.values()])
-            fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
-        out.append(
-            _claim(
-                "lambda-gelu-gpt-severe-swap",
-                f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
-                f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
-                "Section IV-C",
-                '"severe deterioration in both the GELU and λ-GELU cases" (no numbers)',
-                ours,
-                ok,
-                _NB_ANNEAL,
-                _scale_text(["wikitext_gpt"], profile),
-                profile,
-                f'"Severe" read as a relative perplexity increase of at least '
-                f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
-                f"{SEVERE_PERPLEXITY_INCREASE:.0%}, confirmed when its CI is above 0.",
-                **fields,
-            )
-        )
-
-    consistency = paper_table_consistency()
-    bad = consistency[~consistency["consistent"]]
-    ours = "the same number by construction (one run records both)"
-    if available:
-        gap = our_table_consistency(table1(table1_results), ours_t2)
-        ours = f"largest |Table II original − Table I BVS| over our pairs: {gap:.1e}"
-    out.append(
-        _claim(
-            "lambda-gelu-table2-original-equals-table1",
-            "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)",
-            "Tables I and II",
-            "; ".join(
-                f"{r.paper_dataset}: Table I {r.table1_bvs:.2f}, Table II {r.table2_original:.2f}"
-                for r in bad.itertuples()
-            )
-            or "all equal",
-            ours,
-            "contradicted" if len(bad) else "confirmed",
-            _NB_ANNEAL,
-            "the paper's printed tables",
-            profile if available else "any",
-            "Both are the GELU runs' validation metric at their best-validation checkpoint, averaged over the "
-            "same 3 seeds; the paper prints different values.",
-            basis="source",
-        )
-    )
-    return out
-
-
-def _seed_drops(
-    results: Iterable[Mapping[str, Any]], *, relative: bool = False
-) -> dict[tuple[str, str], dict[int, float]]:
-    """``{(pair, "GELU" | "λ-GELU"): {seed: drop}}`` of the ReLU swap, per run (GELU: the
-    non-annealed GELU runs; λ-GELU: the annealed runs). ``relative``: the swap's relative change
-    of the metric, ``(substituted − original) / original``, instead of the drop."""
-    table = run_table(results)
-    keep = ((table["activation"] == "gelu") & ~table["annealed"]) | (
-        (table["activation"] == "lambda_gelu") & table["annealed"]
-    )
-    out: dict[tuple[str, str], dict[int, float]] = {}
-    for r in table[keep].itertuples():
-        if relative:
-            value = (r.substituted - r.original) / r.original
-        else:
-            value = (r.original - r.substituted) if r.higher_is_better else (r.substituted - r.original)
-        arm = out.setdefault((r.pair, r.act), {})
-        if int(r.seed) in arm:
-            raise ValueError(f"two runs of {r.pair}/{r.act} share seed {r.seed}")
-        arm[int(r.seed)] = float(value)
     return out
 
 

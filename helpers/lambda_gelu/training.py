@@ -1,5 +1,7 @@
 """λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.runs.RunExtension`).
 
+Its knobs are the run's :class:`~helpers.lambda_gelu.options.LambdaGeluOptions`:
+
 * ``init_mode``: the initialisation across depth (:func:`~helpers.lambda_gelu.hardness.apply_init_mode`);
 * ``hardness_lr_mult`` (c): the optimiser's parameter groups, ``η_s = c·η_w`` and no weight decay
   on ``s`` (:func:`~helpers.lambda_gelu.hardness.hardness_param_groups`);
@@ -31,6 +33,7 @@ from helpers.lambda_gelu.hardness import (
     layer_lambdas,
 )
 from helpers.lambda_gelu.layer_targets import LayerwiseAnnealing
+from helpers.lambda_gelu.options import LambdaGeluOptions
 
 __all__ = [
     "LambdaRecorder",
@@ -53,26 +56,30 @@ class LambdaRecorder(TrainHook):
 
 
 class LambdaGELURun(RunExtension):
-    """The λ-GELU fields of :class:`TrainConfig`, for a model with λ-GELU sites (or a config that
-    asks for an init mode or annealing, which then fails naming the missing sites)."""
+    """The λ-GELU options of a :class:`TrainConfig` (:class:`LambdaGeluOptions`), for a model with
+    λ-GELU sites (or a config that asks for an init mode or annealing, which then fails naming the
+    missing sites)."""
 
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        asks = cfg.init_mode is not None or cfg.anneal_target is not None or cfg.anneal_layer_eps is not None
+        opts = cfg.option(LambdaGeluOptions)
+        asks = opts.init_mode is not None or opts.anneals
         return asks or bool(hardness_parameters(model))
 
     def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
-        if cfg.init_mode is not None:
-            apply_init_mode(model, cfg.init_mode)
+        init_mode = cfg.option(LambdaGeluOptions).init_mode
+        if init_mode is not None:
+            apply_init_mode(model, init_mode)
 
     def param_groups(self, model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
-        return hardness_param_groups(model, cfg.lr, cfg.weight_decay, cfg.hardness_lr_mult)
+        return hardness_param_groups(model, cfg.lr, cfg.weight_decay, cfg.option(LambdaGeluOptions).hardness_lr_mult)
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
+        opts = cfg.option(LambdaGeluOptions)
         hooks: list = []
-        if cfg.anneal_target is not None:
-            hooks.append(AnnealingSchedule(cfg.epochs, cfg.anneal_target, switch_fraction=cfg.anneal_switch))
-        if cfg.anneal_layer_eps is not None:
-            hooks.append(LayerwiseAnnealing(cfg.epochs, cfg.anneal_layer_eps, switch_fraction=cfg.anneal_switch))
+        if opts.anneal_target is not None:
+            hooks.append(AnnealingSchedule(cfg.epochs, opts.anneal_target, switch_fraction=cfg.anneal_switch))
+        if opts.anneal_layer_eps is not None:
+            hooks.append(LayerwiseAnnealing(cfg.epochs, opts.anneal_layer_eps, switch_fraction=cfg.anneal_switch))
         return hooks
 
 

@@ -20,6 +20,7 @@ from helpers.core.results_cache import RunFailed, run_or_load
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
 from helpers.flexact.synthetic import synthetic_configs
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import pair_config
 from helpers.srelu import protocol as srelu
 
@@ -119,9 +120,10 @@ def main(argv: list[str] | None = None) -> None:
         configs = [c for c in configs if c.activation in wanted]
     mine = configs[index::count]
     for i, cfg in enumerate(mine, 1):
+        lgelu = cfg.option(LambdaGeluOptions)
         label = (
-            f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={cfg.init_mode} "
-            f"c={cfg.hardness_lr_mult} seed={cfg.seed}"
+            f"{cfg.experiment} {cfg.activation} {cfg.activation_kwargs} mode={lgelu.init_mode} "
+            f"c={lgelu.hardness_lr_mult} seed={cfg.seed}"
         )
         try:
             result = run_or_load(cfg)

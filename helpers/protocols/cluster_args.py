@@ -31,9 +31,19 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
         help="time limit of each job in minutes; a job that reaches it requeues from its "
         "last epoch's checkpoint (default: 1440)",
     )
-    group.add_argument("--gpus-per-node", type=positive_int_arg("--gpus-per-node"), default=None)
-    group.add_argument("--cpus-per-task", type=positive_int_arg("--cpus-per-task"), default=None)
-    group.add_argument("--nodes", type=positive_int_arg("--nodes"), default=1)
+    group.add_argument(
+        "--gpus-per-node",
+        type=positive_int_arg("--gpus-per-node"),
+        default=None,
+        help="GPUs each node of a job asks for (default: the cluster's)",
+    )
+    group.add_argument(
+        "--cpus-per-task",
+        type=positive_int_arg("--cpus-per-task"),
+        default=None,
+        help="CPU cores each task asks for (default: the cluster's)",
+    )
+    group.add_argument("--nodes", type=positive_int_arg("--nodes"), default=1, help="nodes each job spans (default: 1)")
     group.add_argument(
         "--tasks-per-node",
         type=positive_int_arg("--tasks-per-node"),

@@ -35,6 +35,7 @@ from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
 from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.protocols import cluster_args, paper_plan, positive_int_arg
 from helpers.protocols.seed_plan import RowRuns, plan_frame, plan_text
 from helpers.relu_ization.experiment import reluization_configs
@@ -157,6 +158,13 @@ CLAIMS: dict[str, RetrainClaim] = {
         lambda: srelu.convnext_pilot_configs(),
         issue="CPU budget",
     ),
+    # Table 2 at the scale the pilot (m) chose, towards ConvNeXt's 75 % floor.
+    "p": RetrainClaim(
+        "p",
+        "S-ReLU Table 2 at the pilot's ConvNeXt scale: 7 activations × 5 seeds, 30 epochs, bf16 (CIFAR-10)",
+        lambda: srelu.convnext_floor_configs(),
+        issue="CPU budget",
+    ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
     # replicas per model, listed replica-major (their own order: the TrainConfig seed is unused).
     "n": RetrainClaim(
@@ -247,7 +255,7 @@ def _run_kinds(cfg) -> tuple[tuple, tuple]:
         (
             t.experiment,
             t.activation,
-            t.anneal_target is not None or t.anneal_layer_eps is not None,
+            t.option(LambdaGeluOptions).anneals,
             t.penultimate_activation,
         ),
         (t.model, repr(sorted(t.model_kwargs.items())), t.dataset, t.n_train, t.epochs, t.precision),

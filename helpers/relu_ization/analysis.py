@@ -22,7 +22,9 @@ from helpers.core.results_cache import CODE_VERSION, field_defaults
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import results_root
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
+from helpers.srelu.options import SReluOptions
 
 __all__ = [
     "arm_setup_frame",
@@ -463,17 +465,18 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
         t = cfg.train_config()
         e_s = math.floor(t.anneal_switch * t.epochs)
         epochs = f"{e_s} epoch{'s' if e_s != 1 else ''}"
-        if t.anneal_target is not None:
-            how = f"λ learned for {epochs}, then linear to λ_target = {t.anneal_target:.1f} (Algorithm 1)"
-        elif t.anneal_layer_eps is not None:
+        lgelu, srelu = t.option(LambdaGeluOptions), t.option(SReluOptions)
+        if lgelu.anneal_target is not None:
+            how = f"λ learned for {epochs}, then linear to λ_target = {lgelu.anneal_target:.1f} (Algorithm 1)"
+        elif lgelu.anneal_layer_eps is not None:
             how = (
                 f"λ learned for {epochs}, then linear to a per-layer target "
-                f"(gate error ≤ ε = {t.anneal_layer_eps:g} on the layer's inputs)"
+                f"(gate error ≤ ε = {lgelu.anneal_layer_eps:g} on the layer's inputs)"
             )
-        elif t.delta_anneal_target is not None:
+        elif srelu.delta_anneal_target is not None:
             how = (
                 f"δ = {t.activation_kwargs['delta']:.3f} for {epochs}, then 1/δ linear to "
-                f"δ_T = {t.delta_anneal_target:.4f}"
+                f"δ_T = {srelu.delta_anneal_target:.4f}"
             )
         else:
             how = "none"

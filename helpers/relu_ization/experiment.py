@@ -114,7 +114,7 @@ class ReluizationConfig:
         if self.train.get("profile", "cpu") != self.profile:
             raise ValueError(f"train must be a TrainConfig's fields of profile {self.profile!r}")
         try:  # every field of the arm's run, checked by TrainConfig's own table
-            TrainConfig(**self.train)
+            TrainConfig.from_dict(self.train)
         except (TypeError, ValueError) as err:
             raise ValueError(f"ReluizationConfig.train is not a valid TrainConfig: {err}") from None
 
@@ -125,7 +125,7 @@ class ReluizationConfig:
         return self.train.get("precision", "float32")
 
     def train_config(self) -> TrainConfig:
-        return TrainConfig(**self.train)
+        return TrainConfig.from_dict(self.train)
 
 
 #: Every field of :class:`ReluizationConfig`: kind, range, finiteness (:mod:`helpers.core.validation`).

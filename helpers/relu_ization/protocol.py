@@ -28,8 +28,10 @@ from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
+from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import EPSILON, pair_config
 from helpers.lambda_gelu.protocol import SCALES as LAMBDA_GELU_SCALES
+from helpers.srelu.options import SReluOptions
 from helpers.srelu.training import delta_for_gate_gap
 
 __all__ = [
@@ -194,15 +196,15 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str, scale: Scale 
     if current_profile(profile) == "smoke" and math.floor(cfg.anneal_switch * cfg.epochs) < 1:
         changes.update(epochs=max(cfg.epochs, 2), anneal_switch=0.5)
     if arm == "lgelu_layerwise":
-        changes.update(experiment=f"reluization_{pair}", anneal_target=None, anneal_layer_eps=EPSILON)
-    elif arm == "srelu_anneal":
-        changes.update(
+        layerwise = replace(cfg.option(LambdaGeluOptions), anneal_target=None, anneal_layer_eps=EPSILON)
+        return cfg.with_options(layerwise, experiment=f"reluization_{pair}", **changes)
+    if arm == "srelu_anneal":  # λ-GELU's knobs back at their defaults
+        return cfg.with_options(
+            LambdaGeluOptions(),
+            SReluOptions(delta_anneal_target=DELTA_TARGET),
             experiment=f"reluization_{pair}",
             activation="srelu",
             activation_kwargs={"delta": DELTA_START},
-            hardness_lr_mult=1.0,
-            init_mode=None,
-            anneal_target=None,
-            delta_anneal_target=DELTA_TARGET,
+            **changes,
         )
     return replace(cfg, **changes)

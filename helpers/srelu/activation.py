@@ -35,6 +35,7 @@ from torch import nn
 
 from helpers.core.kernels import FusedKernel
 from helpers.core.registry import register_activation_type
+from helpers.core.validation import boolean, checked_arguments, instance_of, number
 
 __all__ = [
     "srelu",
@@ -46,6 +47,11 @@ __all__ = [
 ]
 
 Delta = float | torch.Tensor
+
+# One table line per argument (helpers.core.validation); the dtype range of δ is checked after.
+_X = instance_of(torch.Tensor)
+_DELTA = number(0, low_open=True, also=(torch.Tensor,))  # a tensor δ is checked elementwise
+_FUNCTION_RULES = {"x": _X, "delta": _DELTA}
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,6 +211,7 @@ class _SReLUFunction(torch.autograd.Function):
 # --------------------------------------------------------------------------------------------
 # Public functional API
 # --------------------------------------------------------------------------------------------
+@checked_arguments(_FUNCTION_RULES)
 def srelu(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """S-ReLU of ``x`` with Epanechnikov radius ``delta`` (> 0): ``(ReLU * φ_δ)(x)``.
 
@@ -222,6 +229,7 @@ def srelu(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     return _SReLUFunction.apply(x, d)
 
 
+@checked_arguments(_FUNCTION_RULES)
 def srelu_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """``S-ReLU'(x) = (1 + t)²(2 - t)/4`` with ``t = clamp(x/δ, -1, 1)``: 0 left of the band,
     1 right of it, a cubic smoothstep inside."""
@@ -232,6 +240,7 @@ def srelu_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     return _backward_x_kernel(x, d, torch.ones_like(x))
 
 
+@checked_arguments(_FUNCTION_RULES)
 def srelu_second_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """``S-ReLU''(x) = 3(1 - t²)/(4δ)``: the Epanechnikov density itself, 0 outside ``(-δ, δ)``."""
     _check_x(x, "srelu_second_derivative")
@@ -242,6 +251,7 @@ def srelu_second_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     return 0.75 * (1.0 - t * t) / d
 
 
+@checked_arguments(_FUNCTION_RULES)
 def srelu_paper_reference(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """The paper's Appendix D pseudocode, verbatim except that its hard-coded ``a = 0.01``
     becomes the argument ``delta`` (the peer that :func:`srelu` is tested and timed against)."""
@@ -271,13 +281,10 @@ class SReLU(nn.Module):
     ``log_delta`` is ``δ·∂S-ReLU/∂δ = 3δ(1 - t²)²/16``, bounded by ``3δ/16``.
     """
 
+    @checked_arguments({"delta": number(0, low_open=True), "learnable": boolean()})
     def __init__(self, delta: float = 0.001, learnable: bool = False) -> None:
         super().__init__()
-        if isinstance(delta, torch.Tensor):
-            raise TypeError("SReLU: pass delta as a Python number (use learnable=True to train it)")
         value = _check_delta(delta, None, "SReLU")
-        if not isinstance(learnable, bool):
-            raise TypeError(f"SReLU: learnable must be a bool, got {type(learnable).__name__}")
         self.learnable = learnable
         if learnable:
             self.log_delta = nn.Parameter(torch.tensor(math.log(value)))
@@ -324,6 +331,7 @@ class SReLU(nn.Module):
 class SReLUPaperReference(nn.Module):
     """Module around :func:`srelu_paper_reference` (for benchmarks and substitution tests)."""
 
+    @checked_arguments({"delta": number(0, low_open=True)})
     def __init__(self, delta: float = 0.001) -> None:
         super().__init__()
         self.delta = float(_check_delta(delta, None, "SReLUPaperReference"))

@@ -10,38 +10,40 @@ rewards...) are not repeated.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import re
-from dataclasses import dataclass
 
-import mpmath
-import numpy as np
 import sympy as sp
 import torch
-import torch.nn.functional as F
 
-from helpers.core import tables as T
 from helpers.core.attribution import Derived
-from helpers.core.registry import get_activation
 from helpers.core.report import Claim
 from helpers.srelu import protocol as P
-from helpers.srelu.activation import srelu, srelu_derivative
-from helpers.srelu.mollify import BoxKernel, mollify
+from helpers.srelu.activation import srelu_derivative
+from helpers.srelu.audit_computations import (
+    BASELINES,
+    _arxiv_month,
+    elu_celu_cells,
+    elu_celu_gap,
+    lipschitz_table,
+    lost_table_cells,
+    negative_axis_table,
+    newest_arxiv_reference,
+    relu_correlation_depths,
+    relu_kernel_smoothing,
+    smelu_match,
+)
 from helpers.srelu.paper import (
     APPENDIX_H_DELTA,
-    ARXIV_REFERENCES,
     HAYOU_RELU_CONSTANT,
+    PAPER_RUNS,
     QUOTES,
     SOURCE,
-    TABLE1_AVERAGE,
     TABLE1_CELU_PER_MODEL,
     TABLE1_UNLABELLED_ROW_VALUES,
-    TABLE2,
     TABLE4,
 )
-from helpers.srelu.smelu import SMELU_REFERENCE, smelu
+from helpers.srelu.smelu import SMELU_REFERENCE
 
 __all__ = [
     "NB_AUDIT",
@@ -69,17 +71,6 @@ ANCHORS: dict[str, str] = {
     "propagation": "srelu-audit-propagation",
     "smelu": "srelu-audit-smelu",
     "damaged": "srelu-audit-damaged",
-}
-#: The baselines of Sec. 5 by registry name, and how the tables label them. The paper states no
-#: setting for any of them, so each is the library default the book trains (nn.ELU(), nn.CELU(),
-#: nn.PReLU() with its initial slope 0.25, ...).
-BASELINES: dict[str, str] = {
-    "gelu": "GELU",
-    "elu": "ELU",
-    "prelu": "PReLU",
-    "celu": "CELU",
-    "silu": "SiLU",
-    "mish": "Mish",
 }
 
 
@@ -114,25 +105,6 @@ def _claim(
 # --------------------------------------------------------------------------------------------
 # Baselines: ELU and CELU
 # --------------------------------------------------------------------------------------------
-
-
-def elu_celu_gap(n: int = 400_001) -> tuple[float, float, float, float]:
-    """``(max |ELU − CELU|, max |ELU′ − CELU′|, ELU's default α, CELU's default α)`` in float64 on
-    ``[−20, 20]``, for the modules the book trains (the paper gives neither α)."""
-    x = torch.linspace(-20.0, 20.0, n, dtype=torch.float64, requires_grad=True)
-    elu, celu = get_activation("elu"), get_activation("celu")
-    ye, yc = elu(x), celu(x)
-    (ge,) = torch.autograd.grad(ye.sum(), x)
-    (gc,) = torch.autograd.grad(yc.sum(), x)
-    alpha_e = inspect.signature(F.elu).parameters["alpha"].default
-    alpha_c = inspect.signature(F.celu).parameters["alpha"].default
-    return (float((ye - yc).detach().abs().max()), float((ge - gc).abs().max()), float(alpha_e), float(alpha_c))
-
-
-def elu_celu_cells() -> dict[str, T.Difference]:
-    cells = {f"Table 1 average, {ds}": T.paper_difference(TABLE1_AVERAGE[ds], "ELU", "CELU") for ds in TABLE1_AVERAGE}
-    cells |= {f"Table 2, {ds}": T.paper_difference(TABLE2[ds], "ELU", "CELU") for ds in TABLE2}
-    return cells
 
 
 def _claim_elu_celu_distinct() -> Claim:
@@ -170,7 +142,7 @@ def _claim_elu_celu_printed() -> Claim:
             f"{k}: ELU {cells[k].mean_a:.1f} ± {cells[k].std_a:.1f}, CELU {cells[k].mean_b:.1f} ± {cells[k].std_b:.1f}"
             for k in cells
         ),
-        f"the ELU and CELU cells of Tables 1-2 side by side; {T.PAPER_RUNS} runs per cell is our assumption "
+        f"the ELU and CELU cells of Tables 1-2 side by side; {PAPER_RUNS} runs per cell is our assumption "
         "(Tables 1-2 state no run count)",
     )
     return _claim(
@@ -196,29 +168,6 @@ def _claim_elu_celu_printed() -> Claim:
 # --------------------------------------------------------------------------------------------
 # Advantages: Lipschitz constant and the negative half-axis, against each baseline
 # --------------------------------------------------------------------------------------------
-
-
-def _grid(lo: float, hi: float, step: float) -> torch.Tensor:
-    return torch.arange(lo, hi + step / 2, step, dtype=torch.float64)
-
-
-def _activation(name: str):
-    if name == "srelu":
-        return lambda x: srelu(x, APPENDIX_H_DELTA)
-    module = get_activation(name).double()
-    return module
-
-
-def lipschitz_table(step: float = 1e-4) -> dict[str, float]:
-    """max |f′| on ``[−30, 30]`` (grid ``step``, float64, autograd) for S-ReLU at the paper's δ,
-    ReLU and each baseline of Sec. 5 at its library default (PReLU at its initial slope)."""
-    x = _grid(-30.0, 30.0, step).requires_grad_(True)
-    out = {}
-    for name in ("srelu", "relu", *BASELINES):
-        y = _activation(name)(x)
-        (g,) = torch.autograd.grad(y.sum(), x)
-        out[name] = float(g.abs().max())
-    return out
 
 
 def _claim_lipschitz_advantage() -> Claim:
@@ -247,25 +196,6 @@ def _claim_lipschitz_advantage() -> Claim:
         "constant 1 too, as has ReLU. PReLU's slope a is learned, so its constant can change in training.",
         scale="600,001-point grid on [−30, 30], float64 autograd",
     )
-
-
-def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> dict[str, dict[str, float]]:
-    """For h ~ N(0, 1): the share of negative pre-activations on which f′ = 0 exactly, and the least
-    value of f on ``[−30, 30]`` (``-inf`` reported as the value at −30 for PReLU, unbounded below)."""
-    x = _grid(-30.0, 30.0, step)
-    neg = x < 0
-    weight = torch.exp(-(x[neg] ** 2) / 2)
-    out: dict[str, dict[str, float]] = {}
-    for name in ("srelu", "relu", *BASELINES):
-        xx = x.clone().requires_grad_(True)
-        y = _activation(name)(xx)
-        (g,) = torch.autograd.grad(y.sum(), xx)
-        dead = (g[neg] == 0).double()
-        out[name] = {
-            "zero_gradient_share": float((dead * weight).sum() / weight.sum()),
-            "min_value": float(y.detach().min()),
-        }
-    return out
 
 
 def _claim_dead_relu() -> Claim:
@@ -330,68 +260,6 @@ def _claim_drawbacks() -> Claim:
 # Mechanisms: the kernel
 # --------------------------------------------------------------------------------------------
 
-_X, _Y = sp.symbols("x y", real=True)
-_D = sp.Symbol("delta", positive=True)
-
-
-@dataclass(frozen=True)
-class KernelSmoothing:
-    """ReLU mollified by one kernel on ``[−δ, δ]``: degree of the kernel's pieces, of the result's,
-    its smoothness, its uniform error and the kernel's variance (both in units of δ and δ²)."""
-
-    name: str
-    kernel_degree: int
-    result_degree: int
-    smoothness: int
-    sup_error: sp.Expr
-    variance: sp.Expr
-
-    @property
-    def error_per_sd(self) -> float:
-        return float(self.sup_error / sp.sqrt(self.variance))
-
-
-#: Unit kernels on [−1, 1] as (left piece on [−1, 0], right piece on [0, 1]), in u = y/δ.
-_UNIT_KERNELS: dict[str, tuple[sp.Expr, sp.Expr]] = {
-    "box (SmeLU)": (sp.Rational(1, 2), sp.Rational(1, 2)),
-    "triangle": (1 + _Y, 1 - _Y),
-    "Epanechnikov (S-ReLU)": (sp.Rational(3, 4) * (1 - _Y**2),) * 2,
-}
-
-
-def _smoothing(name: str) -> KernelSmoothing:
-    left, right = (e.subs(_Y, _Y / _D) / _D for e in _UNIT_KERNELS[name])
-    # ReLU * K at x: the integral of (x − y) K(y) over y < x
-    mid_left = sp.integrate((_X - _Y) * left, (_Y, -_D, _X))
-    mid_right = sp.integrate((_X - _Y) * left, (_Y, -_D, 0)) + sp.integrate((_X - _Y) * right, (_Y, 0, _X))
-    pieces = [sp.Integer(0), sp.expand(mid_left), sp.expand(mid_right), _X]
-    knots = [-_D, sp.Integer(0), _D]
-    smooth = -1
-    for k in range(6):
-        if all(
-            sp.simplify(sp.diff(pieces[i], _X, k).subs(_X, t) - sp.diff(pieces[i + 1], _X, k).subs(_X, t)) == 0
-            for i, t in enumerate(knots)
-        ):
-            smooth = k
-        else:
-            break
-    return KernelSmoothing(
-        name=name,
-        kernel_degree=max(sp.Poly(e, _Y).degree() for e in (left * _D, right * _D)),
-        result_degree=max(sp.Poly(p, _X).degree() for p in pieces[1:3]),
-        smoothness=smooth,
-        sup_error=sp.simplify(pieces[2].subs(_X, 0) / _D),
-        variance=sp.simplify(
-            (sp.integrate(_Y**2 * left, (_Y, -_D, 0)) + sp.integrate(_Y**2 * right, (_Y, 0, _D))) / _D**2
-        ),
-    )
-
-
-@functools.lru_cache(maxsize=1)
-def relu_kernel_smoothing() -> tuple[KernelSmoothing, ...]:
-    """ReLU mollified by the box, triangle and Epanechnikov kernels (sympy, exact)."""
-    return tuple(_smoothing(name) for name in _UNIT_KERNELS)
-
 
 def _claim_lowest_degree() -> Claim:
     rows = {r.name: r for r in relu_kernel_smoothing()}
@@ -454,34 +322,6 @@ def _claim_optimal_kernel() -> Claim:
 # --------------------------------------------------------------------------------------------
 
 
-def _relu_correlation_map(c: mpmath.mpf) -> mpmath.mpf:
-    """The correlation of ReLU(u), ReLU(v) for unit-variance Gaussians of correlation c, normalised
-    (the arc-cosine kernel: ReLU networks on the edge of chaos)."""
-    return (mpmath.sqrt(1 - c * c) + (mpmath.pi - mpmath.acos(c)) * c) / mpmath.pi
-
-
-@functools.lru_cache(maxsize=4)
-def relu_correlation_depths(
-    delta: float = APPENDIX_H_DELTA, max_depth: int = 20_000, checkpoints: tuple[int, ...] = (10, 100, 1_000, 10_000)
-) -> tuple[dict[int, float], int]:
-    """``({l: l²(1 − c_l)}, l*)``: iterating ReLU's correlation map from c₀ = 0, the rescaled gap at
-    each checkpoint depth, and the first depth l* at which 1 − c_l ≤ δ²/2, the scale below which the
-    inputs of a unit differ by less than δ and S-ReLU's smoothing can act (0 when not reached)."""
-    if not (0 < delta < 1):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    mpmath.mp.dps = 40
-    c = mpmath.mpf(0)
-    threshold = mpmath.mpf(delta) ** 2 / 2
-    rescaled, crossing = {}, 0
-    for depth in range(1, max_depth + 1):
-        c = _relu_correlation_map(c)
-        if depth in checkpoints:
-            rescaled[depth] = float(depth**2 * (1 - c))
-        if not crossing and 1 - c <= threshold:
-            crossing = depth
-    return rescaled, crossing
-
-
 def _claim_hayou_constant() -> Claim:
     rescaled, _ = relu_correlation_depths()
     deepest = max(rescaled)
@@ -531,23 +371,6 @@ def _claim_smooth_regime() -> Claim:
 # --------------------------------------------------------------------------------------------
 
 
-def newest_arxiv_reference() -> tuple[str, str]:
-    """``(arXiv id, "Month YYYY")`` of the newest arXiv reference the source prints."""
-    ids = [m.group(0) for q in ARXIV_REFERENCES for m in [re.search(r"\d{4}\.\d{4,5}", q.text)] if m]
-    if not ids:
-        raise ValueError("no arXiv identifier in the source's references")
-    newest = max(ids, key=lambda i: (int(i[:4]), int(i[5:])))
-    month = ("January February March April May June July August September October November December").split()
-    return newest, f"{month[int(newest[2:4]) - 1]} 20{newest[:2]}"
-
-
-def smelu_match(beta: float = 1.0) -> float:
-    x = np.linspace(-3 * beta, 3 * beta, 6001)
-    numeric = mollify(lambda v: np.maximum(v, 0.0), BoxKernel(beta), x, breakpoints=(0.0,))
-    closed = smelu(torch.from_numpy(x), beta).numpy()
-    return float(np.abs(numeric - closed).max())
-
-
 def _claim_smelu_first() -> Claim:
     newest, when = newest_arxiv_reference()
     gap = smelu_match()
@@ -559,7 +382,8 @@ def _claim_smelu_first() -> Claim:
         "smoothing non-smooth activations remains absent'",
         "abstract / Sec. 6",
         (QUOTES["framework_abstract"], QUOTES["methodology_absent"], QUOTES["under_review"]),
-        f"SmeLU, ReLU convolved with the box kernel, was published in February 2022 ({SMELU_REFERENCE}); "
+        f"SmeLU, ReLU convolved with the box kernel, was published in {_arxiv_month(smelu_id)} "
+        f"({SMELU_REFERENCE}); "
         f"box mollification vs SmeLU's closed form: max difference {gap:.1e}. The source has no date; its "
         f"newest reference is arXiv:{newest} ({when}), {months} months later",
         "contradicted",
@@ -570,7 +394,9 @@ def _claim_smelu_first() -> Claim:
         "differs from SmeLU's (box), so S-ReLU itself is a new member of the family; the method of smoothing "
         "ReLU with a kernel is not. The source also cites Biswas et al. (2022), "
         "'Smooth maximum unit ... using smoothing maximum technique', another systematic smoothing of "
-        "ReLU-like maxima, without comparing with it.",
+        "ReLU-like maxima, without comparing with it; the same authors' SAU (arXiv 2109.13210, September "
+        "2021), which smooths Leaky ReLU by convolving it with approximate identities (mollifiers), it does "
+        "not cite.",
         scale="6001-point grid, float64",
     )
 
@@ -578,28 +404,6 @@ def _claim_smelu_first() -> Claim:
 # --------------------------------------------------------------------------------------------
 # Damaged tables
 # --------------------------------------------------------------------------------------------
-
-
-def lost_table_cells() -> dict[str, dict[str, list[str]]]:
-    """Table 1's per-model cells that the text extraction damaged, per dataset: ``"value lost"``
-    (nothing of the cell survives) and ``"label lost"`` (one value survives, without its model).
-    Only the CELU column keeps its per-model values with their labels; the models are those whose
-    CELU cells survive (ViT-Tiny, DeiT-Tiny, TNT-Small on CIFAR; ViT-Tiny, DeiT-Tiny on ImageNet-1K)."""
-    activations = [a for a in TABLE1_AVERAGE["CIFAR-10"] if a != "CELU"]
-    lost: dict[str, dict[str, list[str]]] = {}
-    for ds, rows in TABLE1_CELU_PER_MODEL.items():
-        survivors = TABLE1_UNLABELLED_ROW_VALUES.get(ds, {})
-        cells = [f"{m} / {a}" for m in rows for a in activations]
-        label_lost = [f"? / {a}" for a in activations if a in survivors]
-        n_value_lost = len(cells) - len(label_lost)
-        lost[ds] = {
-            "value lost": cells[:n_value_lost]
-            if not label_lost
-            else [f"{a} ({n_value_lost // len(activations)} of {len(rows)} models)" for a in activations],
-            "label lost": label_lost,
-            "cells": cells,
-        }
-    return lost
 
 
 def _claim_table4_vs_table1() -> Claim:

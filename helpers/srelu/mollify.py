@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from helpers.core.registry import register_activation_type
+from helpers.core.validation import checked_arguments, instance_of, integer, number, text
 from helpers.srelu.theory import bump_normaliser
 
 __all__ = [
@@ -74,8 +75,9 @@ class MollifierKernel(ABC):
     name: str = "kernel"
     radius: float = 1.0
 
+    @checked_arguments({"scale": number(0, low_open=True)})
     def __init__(self, scale: float) -> None:
-        self.scale = _positive_scale(scale, f"{type(self).__name__} scale")
+        self.scale = float(scale)
 
     @abstractmethod
     def pdf(self, v: np.ndarray) -> np.ndarray:
@@ -341,6 +343,17 @@ class MollifiedActivation(nn.Module):
     """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
     processes large inputs in chunks). Use it to try a smoothing before deriving its closed form."""
 
+    # f and breakpoints are checked further by _check_args (callable, each breakpoint finite)
+    @checked_arguments(
+        {
+            "f": instance_of(Callable),
+            "kernel": instance_of(MollifierKernel),
+            "breakpoints": instance_of(tuple, list),
+            "order": integer(2),
+            "chunk": integer(1),
+            "name": text(optional=True, non_empty=True),
+        }
+    )
     def __init__(
         self,
         f: Callable,
@@ -353,8 +366,6 @@ class MollifiedActivation(nn.Module):
     ) -> None:
         super().__init__()
         self.breakpoints = _check_args(f, kernel, 0, breakpoints, order, 12.0)
-        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-            raise ValueError(f"chunk must be a positive int, got {chunk!r}")
         self.f, self.kernel, self.order, self.chunk = f, kernel, order, chunk
         self.label = name or f"{getattr(f, '__name__', 'f')}*{kernel.name}"
 

@@ -5,59 +5,55 @@ Averaging ReLU over a window ``[x − β, x + β]`` (the box kernel of half-widt
 
     SmeLU_β(x) = 0 for x ≤ −β,   (x + β)² / (4β) for |x| ≤ β,   x for x ≥ β,
 
-the Smooth ReLU that Shamir & Lin introduced (arXiv 2202.06499, February 2022, "Real World Large
-Scale Recommendation Systems Reproducibility and Smooth Activations"), where it was proposed to
-reduce the prediction churn of ReLU networks. Its derivative ``clamp((x + β)/(2β), 0, 1)`` is
-continuous, its second derivative jumps by ``1/(2β)`` at ``±β``: SmeLU is C¹, not C². Its largest
-distance from ReLU is ``β/4``, at ``x = 0``.
+the Smooth ReLU that Shamir, Lin & Coviello introduced ("Smooth Activations and Reproducibility in
+Deep Networks", arXiv 2010.09931, October 2020) to reduce the prediction churn of ReLU networks,
+and that Shamir & Lin's "Real World Large Scale Recommendation Systems Reproducibility and Smooth
+Activations" (arXiv 2202.06499, February 2022) reports in production recommendation systems.
+Its derivative ``clamp((x + β)/(2β), 0, 1)`` is continuous, its second derivative jumps by
+``1/(2β)`` at ``±β``: SmeLU is C¹, not C². Its largest distance from ReLU is ``β/4``, at ``x = 0``.
 """
 
 from __future__ import annotations
-
-import math
-import numbers
 
 import torch
 from torch import nn
 
 from helpers.core.registry import register_activation_type
+from helpers.core.validation import checked_arguments, instance_of, number
 
 __all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE"]
 
 #: Where SmeLU was introduced (the book names its box-kernel mollified ReLU after it).
 SMELU_REFERENCE = (
-    'Shamir & Lin, "Real World Large Scale Recommendation Systems Reproducibility and Smooth '
-    'Activations", arXiv 2202.06499 (February 2022)'
+    'Shamir, Lin & Coviello, "Smooth Activations and Reproducibility in Deep Networks", arXiv 2010.09931 (October 2020)'
 )
 
 
-def _beta(beta: object) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, numbers.Real):
-        raise TypeError(f"SmeLU's half-width beta must be a positive real number, got {type(beta).__name__}")
-    beta = float(beta)
-    if not (math.isfinite(beta) and beta > 0):
-        raise ValueError(f"SmeLU's half-width beta must be finite and > 0, got {beta!r}")
-    return beta
+#: The half-width β: one table line, shared by the functions and the module.
+_BETA = number(0, low_open=True)
 
 
-def _tensor(x: object) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"SmeLU takes a torch.Tensor, got {type(x).__name__}")
+def _tensor(x: torch.Tensor) -> torch.Tensor:
     if not x.is_floating_point():
         raise TypeError(f"SmeLU takes a floating-point tensor, got dtype {x.dtype}")
     return x
 
 
-def smelu(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
-    """SmeLU_β(x), elementwise; differentiable by autograd (the unused branch gets a zero gradient)."""
-    x, beta = _tensor(x), _beta(beta)
+def _smelu(x: torch.Tensor, beta: float) -> torch.Tensor:
     quadratic = torch.clamp(x + beta, min=0.0) ** 2 / (4 * beta)
     return torch.where(x >= beta, x, quadratic)
 
 
+@checked_arguments({"x": instance_of(torch.Tensor), "beta": _BETA})
+def smelu(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+    """SmeLU_β(x), elementwise; differentiable by autograd (the unused branch gets a zero gradient)."""
+    return _smelu(_tensor(x), float(beta))
+
+
+@checked_arguments({"x": instance_of(torch.Tensor), "beta": _BETA})
 def smelu_grad(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
     """dSmeLU_β/dx = clamp((x + β)/(2β), 0, 1)."""
-    x, beta = _tensor(x), _beta(beta)
+    x, beta = _tensor(x), float(beta)
     return torch.clamp((x + beta) / (2 * beta), 0.0, 1.0)
 
 
@@ -65,12 +61,15 @@ def smelu_grad(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
 class SmeLU(nn.Module):
     """SmeLU with a fixed half-width ``beta`` (the smoothing width is the knob)."""
 
+    @checked_arguments({"beta": _BETA})
     def __init__(self, beta: float = 1.0) -> None:
         super().__init__()
-        self.beta = _beta(beta)
+        self.beta = float(beta)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return smelu(x, self.beta)
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"SmeLU takes a torch.Tensor, got {type(x).__name__}")
+        return _smelu(_tensor(x), self.beta)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}"

@@ -26,6 +26,7 @@ from torch import nn
 from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
 from helpers.srelu.activation import SReLU
+from helpers.srelu.options import SReluOptions
 
 __all__ = [
     "GATE_GAP_PER_DELTA",
@@ -122,14 +123,15 @@ class DeltaAnnealing(TrainHook):
 
 
 class SReLURun(RunExtension):
-    """The S-ReLU fields of :class:`TrainConfig` (``delta_anneal_target``)."""
+    """The S-ReLU options of a :class:`TrainConfig` (:class:`SReluOptions`: ``delta_anneal_target``)."""
 
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        return cfg.delta_anneal_target is not None
+        return cfg.option(SReluOptions).delta_anneal_target is not None
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
         start = cfg.activation_kwargs.get("delta", SReLU().delta)
-        return [DeltaAnnealing(cfg.epochs, start, cfg.delta_anneal_target, switch_fraction=cfg.anneal_switch)]
+        target = cfg.option(SReluOptions).delta_anneal_target
+        return [DeltaAnnealing(cfg.epochs, start, target, switch_fraction=cfg.anneal_switch)]
 
 
 RUN_EXTENSION = SReLURun()

@@ -1,0 +1,280 @@
+"""What a comparison is: :class:`Comparison` (effect, t interval, df, p, MDE), the level and
+power the book uses, and the input checks every test shares.
+
+:mod:`helpers.core.statistics` computes the comparisons (paired, Welch, one-sample, TOST,
+non-inferiority) and re-exports every name here, so callers import from there. A comparison
+carries the exact statement when every paired difference is the same number (standard error 0),
+and :func:`minimal_detectable_effect` gives the smallest true difference its design detects;
+:func:`bootstrap_ci` is the interval of statistics without a t interval."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, stats
+
+from helpers.core.display import interval_text, number_text
+
+#: Two-sided confidence level of the intervals the book shows (TOST's 90 % interval is labelled).
+CONFIDENCE: float = 0.95
+
+
+#: Significance level (two-sided) of the difference tests and of each one-sided TOST test.
+ALPHA: float = 0.05
+
+
+#: Power at which :func:`minimal_detectable_effect` is computed.
+POWER: float = 0.8
+
+
+Values = Mapping[Hashable, float] | Sequence[float] | np.ndarray
+
+
+def _as_mapping(values: Values, name: str) -> dict[Hashable, float]:
+    """``{seed: value}``; a plain sequence is keyed by position. Rejects empty input and NaN/inf."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a mapping seed -> value or a sequence of numbers, got a string")
+    if isinstance(values, Mapping):
+        items = dict(values)
+    else:
+        try:
+            items = dict(enumerate(np.asarray(values, dtype=float).ravel().tolist()))
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be numbers: {err}") from None
+    if not items:
+        raise ValueError(f"{name} is empty: a comparison needs at least 2 values per arm")
+    out: dict[Hashable, float] = {}
+    for key, value in items.items():
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}[{key!r}] is not a number: {value!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{name}[{key!r}] is {v}: a failed or NaN run cannot enter a comparison")
+        out[key] = v
+    return out
+
+
+class InsufficientData(ValueError):
+    """Too few values for an interval (one seed per arm, as in the smoke profile). A claim builder
+    catches it to say "inconclusive: no interval" instead of failing (see
+    :func:`helpers.core.report.judge`)."""
+
+
+def _need(n: int, name: str, minimum: int = 2) -> None:
+    if n < minimum:
+        raise InsufficientData(
+            f"{name} has {n} value(s); a t interval needs at least {minimum} (one seed gives no spread)"
+        )
+
+
+def _negligible(sd: float, *arrays: np.ndarray) -> bool:
+    """True when ``sd`` is float rounding of identical values (relative to their magnitude): such
+    differences are exact, and scipy's moment calculation loses all precision on them."""
+    scale = max([1.0] + [float(np.abs(a).max()) for a in arrays if len(a)])
+    return sd <= 1e-12 * scale
+
+
+def _check_level(confidence: float) -> None:
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One estimated effect with its 95 % Student-t interval and what it could have detected.
+
+    ``effect`` is ``mean(a − b)`` (paired), ``mean(a) − mean(b)`` (Welch) or ``mean(a) − null``
+    (one sample). ``n`` is the number of pairs (paired, one sample) or ``n_a + n_b`` (Welch); ``df``
+    the t distribution's degrees of freedom (fractional for Welch). ``p`` is the two-sided p-value
+    of ``effect = 0``. ``mde`` is :func:`minimal_detectable_effect` at this ``se`` and ``df``.
+    ``sd`` is the standard deviation of the per-seed differences (paired), or of the values (one
+    sample); for Welch it is the larger of the two arm SDs (the scale a fixed tolerance must beat).
+    """
+
+    effect: float
+    ci_low: float
+    ci_high: float
+    se: float
+    df: float
+    n: int
+    p: float
+    mde: float
+    test: str
+    sd: float
+    n_a: int
+    n_b: int
+    confidence: float = CONFIDENCE
+    values_a: tuple[float, ...] = field(default=(), repr=False)
+    values_b: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def paired(self) -> bool:
+        return self.test.startswith("paired")
+
+    def contains(self, value: float) -> bool:
+        """True when ``value`` lies in the confidence interval (bounds included)."""
+        return self.ci_low <= value <= self.ci_high
+
+    def excludes_zero(self) -> bool:
+        return not self.contains(0.0)
+
+    @property
+    def exact(self) -> bool:
+        """Every difference (or value) is the same number: no sampling spread, an exact result."""
+        return self.se == 0
+
+    @property
+    def bootstrap(self) -> bool:
+        return self.test.startswith("bootstrap")
+
+    def interval(self, confidence: float) -> tuple[float, float]:
+        """The two-sided interval at ``confidence`` (the 90 % one that TOST at 5 % per side rests
+        on, for instance), from the same t distribution, or the same seeded bootstrap."""
+        _check_level(confidence)
+        if confidence == self.confidence:
+            return self.ci_low, self.ci_high
+        if self.exact:
+            return self.effect, self.effect
+        if self.bootstrap:
+            _, lo, hi = bootstrap_ci(self.values_a, np.median, seed=0, confidence=confidence)
+            return lo, hi
+        if not math.isfinite(self.se):
+            raise ValueError(f"a {self.test!r} comparison has no interval at another level")
+        half = float(stats.t.ppf(0.5 + confidence / 2, self.df)) * self.se
+        return self.effect - half, self.effect + half
+
+    def ci_text(self, digits: int = 2, confidence: float | None = None) -> str:
+        """The interval at ``confidence`` (default: its own), with enough decimals that its two
+        ends differ (:func:`interval_text`)."""
+        lo, hi = self.interval(confidence) if confidence is not None else (self.ci_low, self.ci_high)
+        return interval_text(lo, hi, digits)
+
+    def n_text(self) -> str:
+        if self.test.startswith("Welch"):
+            return f"{self.n_a} vs {self.n_b} runs"
+        return f"{self.n} {'pairs of runs' if self.paired else 'runs'}"
+
+    def test_text(self) -> str:
+        if self.bootstrap:
+            return f"{self.test} ({self.n} values; Wilcoxon signed-rank {_p_text(self.p)})"
+        df = f"{self.df:.0f}" if float(self.df).is_integer() else f"{self.df:.1f}"
+        return f"{self.test} (df = {df}, {_p_text(self.p)})"
+
+    def describe(self, digits: int = 2, unit: str = "") -> str:
+        """``"+0.47 points, 95% CI [-1.2, +2.1] (paired t, df = 2, p = 0.41; 3 pairs of runs; MDE 3.1)"``."""
+        u = f" {unit}" if unit else ""
+        return (
+            f"{self.effect:+.{digits}f}{u}, {self.confidence:.0%} CI {self.ci_text(digits)} "
+            f"({self.test_text()}; {self.n_text()}; MDE {number_text(self.mde, digits)})"
+        )
+
+
+def _p_text(p: float) -> str:
+    """``"p = 0.23"``, ``"p = 0.012"``, ``"p < 0.001"``."""
+    if not math.isfinite(p):
+        return "p n/a"
+    return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
+
+
+def _t_result(
+    effect: float,
+    se: float,
+    df: float,
+    p: float,
+    *,
+    test: str,
+    sd: float,
+    n: int,
+    n_a: int,
+    n_b: int,
+    confidence: float,
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+) -> Comparison:
+    if se == 0:  # every difference identical: the exact value, no sampling spread (see module doc)
+        lo = hi = effect
+        p = 0.0 if effect != 0 else 1.0
+    else:
+        half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+        lo, hi = effect - half, effect + half
+    return Comparison(
+        effect=effect,
+        ci_low=lo,
+        ci_high=hi,
+        se=se,
+        df=df,
+        n=n,
+        p=float(p),
+        mde=minimal_detectable_effect(se, df),
+        test=test,
+        sd=sd,
+        n_a=n_a,
+        n_b=n_b,
+        confidence=confidence,
+        values_a=tuple(values_a),
+        values_b=tuple(values_b),
+    )
+
+
+def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
+    """Smallest true effect a two-sided t test at level ``alpha`` detects with probability ``power``.
+
+    Exact, from the noncentral t distribution: the noncentrality ``λ`` solves
+    ``P(|T| > t_{1−α/2, df}) = power`` for ``T ~ nct(df, λ)`` (``scipy.stats.nct``, root by
+    ``scipy.optimize.brentq``), and the MDE is ``λ · se``. (The usual approximation
+    ``(t_{1−α/2} + t_{power}) · se`` is close for large df and too small for df = 2.) ``se`` is the
+    *observed* standard error, so the MDE says what this design could have seen at this spread.
+    """
+    if not (math.isfinite(se) and se >= 0):
+        raise ValueError(f"se must be finite and >= 0, got {se!r}")
+    if not (math.isfinite(df) and df > 0):
+        raise ValueError(f"df must be > 0, got {df!r}")
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
+    if se == 0:
+        return 0.0
+    crit = float(stats.t.ppf(1 - alpha / 2, df))
+
+    def gap(nc: float) -> float:
+        # the far lower tail can underflow to NaN in scipy's nct.cdf; it is negligible there
+        lower = float(np.nan_to_num(stats.nct.cdf(-crit, df, nc), nan=0.0))
+        return float(stats.nct.sf(crit, df, nc)) + lower - power
+
+    hi = crit + 3.0
+    while gap(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(gap, 0.0, hi, xtol=1e-10)) * se
+
+
+def bootstrap_ci(
+    values: Values,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    n_resamples: int = 9999,
+) -> tuple[float, float, float]:
+    """``(statistic, low, high)``: a seeded BCa bootstrap interval (``scipy.stats.bootstrap``).
+
+    For statistics with no t interval (a median, a ratio). With a handful of seeds a bootstrap
+    interval is too narrow; prefer the t interval for means.
+    """
+    _check_level(confidence)
+    v = np.array(list(_as_mapping(values, "values").values()))
+    _need(len(v), "values")
+    if np.ptp(v) == 0:
+        s = float(statistic(v))
+        return s, s, s
+    res = stats.bootstrap(
+        (v,),
+        lambda x, axis=-1: np.apply_along_axis(statistic, axis, x),
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="BCa",
+        rng=np.random.default_rng(seed),
+    )
+    return float(statistic(v)), float(res.confidence_interval.low), float(res.confidence_interval.high)

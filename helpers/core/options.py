@@ -1,0 +1,174 @@
+"""Method options: the knobs a method adds to a run config, as one typed object per method.
+
+The core knows no method's knobs. A method defines a frozen dataclass subclass of
+:class:`MethodOptions` in its own package (its fields, a rules table for them, and a
+:meth:`MethodOptions.check` hook for rules that involve the config's own fields), and
+registers it with :func:`register_options` (a decorator on the class, and ``helpers.methods``
+lists it in the method's ``Method.options``). A run config carries at most one
+instance per options class in its ``options`` tuple (``TrainConfig.options``); a class it does not
+carry reads as that class's default instance.
+
+Cache keys and stored configs keep one flat shape: :func:`flat_options` lays every registered
+class's fields out under their own names (the carried value, else the default), so a result's
+stored ``config`` dict and its hash do not depend on how the knobs are grouped in code, and
+:func:`split_options` routes such flat keys back into options objects. Two registered classes may
+not share a field name, since the flat key must say whose knob it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, TypeVar
+
+from helpers.core import validation as v
+
+__all__ = [
+    "MethodOptions",
+    "register_options",
+    "registered_options",
+    "options_field_names",
+    "check_options",
+    "canonical_options",
+    "is_default",
+    "option_of",
+    "flat_options",
+    "flat_defaults",
+    "options_labels",
+    "split_options",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodOptions:
+    """Base of a method's options (subclass as a frozen dataclass, every field with a default).
+
+    ``RULES``: a :class:`helpers.core.validation.Rule` for each field, checked on construction;
+    ``LABELS``: row labels of setup tables for fields whose name reads badly as text.
+    """
+
+    RULES: ClassVar[Mapping[str, v.Rule]] = {}
+    LABELS: ClassVar[Mapping[str, str]] = {}
+
+    def __post_init__(self) -> None:
+        v.check_fields(self, self.RULES)
+
+    def check(self, config: Any) -> None:
+        """Rules that involve the run config carrying these options (raise ``ValueError``)."""
+
+
+_O = TypeVar("_O", bound=MethodOptions)
+_REGISTERED: list[type[MethodOptions]] = []
+
+
+def _check_class(cls: Any) -> None:
+    if not (isinstance(cls, type) and issubclass(cls, MethodOptions) and cls is not MethodOptions):
+        raise TypeError(f"method options must be a MethodOptions subclass, got {cls!r}")
+    if not dataclasses.is_dataclass(cls) or not cls.__dataclass_params__.frozen:
+        raise TypeError(f"{cls.__name__} must be a frozen dataclass")
+    missing = [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise TypeError(f"every field of {cls.__name__} needs a default (the run without the method), not {missing}")
+    unruled = sorted({f.name for f in dataclasses.fields(cls)} ^ set(cls.RULES))
+    if unruled:
+        raise TypeError(f"{cls.__name__}.RULES must list a rule for each field and no other name; differs on {unruled}")
+
+
+def register_options(cls: type[_O]) -> type[_O]:
+    """Register a method's options class (idempotent; ``helpers.methods`` calls this). Its field
+    names become flat keys of every stored config, so they may not clash with another class's."""
+    _check_class(cls)
+    if cls in _REGISTERED:
+        return cls
+    names = {f.name for f in dataclasses.fields(cls)}
+    for other in _REGISTERED:
+        if other.__name__ == cls.__name__:
+            raise ValueError(f"two method options classes are named {cls.__name__!r}")
+        shared = names & {f.name for f in dataclasses.fields(other)}
+        if shared:
+            raise ValueError(f"{cls.__name__} and {other.__name__} both have the fields {sorted(shared)}")
+    _REGISTERED.append(cls)
+    return cls
+
+
+def registered_options() -> tuple[type[MethodOptions], ...]:
+    """The registered options classes, in registration order."""
+    return tuple(_REGISTERED)
+
+
+def options_field_names() -> tuple[str, ...]:
+    """Every registered options field name (the flat keys they add to a stored config)."""
+    return tuple(f.name for cls in _REGISTERED for f in dataclasses.fields(cls))
+
+
+def check_options(options: Any, owner: str) -> None:
+    """``options`` is a tuple of registered options instances, at most one per class."""
+    if not isinstance(options, tuple):
+        raise TypeError(f"{owner}.options must be a tuple of MethodOptions, got {type(options).__name__}")
+    seen: set[type] = set()
+    for item in options:
+        if not isinstance(item, MethodOptions):
+            raise TypeError(f"{owner}.options holds {item!r}; expected MethodOptions instances")
+        cls = type(item)
+        if cls not in _REGISTERED:
+            raise ValueError(
+                f"{owner}.options holds {cls.__name__}, which is not registered (register_options; "
+                "the methods' options register when helpers.methods is imported)"
+            )
+        if cls in seen:
+            raise ValueError(f"{owner}.options holds two {cls.__name__}; give at most one per class")
+        seen.add(cls)
+
+
+def canonical_options(options: tuple[MethodOptions, ...]) -> tuple[MethodOptions, ...]:
+    """``options`` without default instances, in registration order (checked first by
+    :func:`check_options`): two configs of the same run compare equal however they were written."""
+    return tuple(sorted((o for o in options if not is_default(o)), key=lambda o: _REGISTERED.index(type(o))))
+
+
+def is_default(options: MethodOptions) -> bool:
+    """Whether ``options`` is its class's default instance, value and type alike (``1`` is not
+    ``1.0`` in a stored config, so such an instance is kept)."""
+    return repr(options) == repr(type(options)())
+
+
+def option_of(options: Iterable[MethodOptions], cls: type[_O]) -> _O:
+    """The instance of ``cls`` in ``options``, else ``cls()`` (the run without that method's knobs)."""
+    if not (isinstance(cls, type) and issubclass(cls, MethodOptions)):
+        raise TypeError(f"expected a MethodOptions subclass, got {cls!r}")
+    for item in options:
+        if type(item) is cls:
+            return item
+    return cls()
+
+
+def flat_options(options: Iterable[MethodOptions]) -> dict[str, Any]:
+    """Every registered class's fields by name: the carried instance's value, else the default."""
+    carried = tuple(options)
+    return {f.name: getattr(option_of(carried, cls), f.name) for cls in _REGISTERED for f in dataclasses.fields(cls)}
+
+
+def options_labels() -> dict[str, str]:
+    """Every registered class's setup-table labels (``LABELS``), by field name."""
+    return {name: text for cls in _REGISTERED for name, text in cls.LABELS.items()}
+
+
+def flat_defaults() -> dict[str, Any]:
+    """Every registered class's fields with their default values."""
+    return flat_options(())
+
+
+def split_options(fields: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[MethodOptions, ...]]:
+    """``(rest, options)``: the flat option keys of ``fields`` routed into one instance per class
+    that has any of them, in registration order; ``rest`` is every other key."""
+    rest = dict(fields)
+    built: list[MethodOptions] = []
+    for cls in _REGISTERED:
+        mine = {f.name: rest.pop(f.name) for f in dataclasses.fields(cls) if f.name in rest}
+        if mine and not is_default(built_one := cls(**mine)):
+            built.append(built_one)
+    return rest, tuple(built)

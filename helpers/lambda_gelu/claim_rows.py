@@ -1,0 +1,188 @@
+"""What every λ-GELU run-based claim shares: the row builder (:func:`_claim`), the pages and their
+anchors, the scale text, the pair labels, per-seed values of one arm, and the protocol loader.
+
+:mod:`helpers.lambda_gelu.run_claims` (Figs. 1-3, Table I) and
+:mod:`helpers.lambda_gelu.table2_claims` (Table II) build their rows with these."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from helpers.core.attribution import SourceValue
+from helpers.core.report import Claim, combine_verdicts, judge
+from helpers.core.results_cache import load_result
+from helpers.core.statistics import tost
+from helpers.lambda_gelu.protocol import EXPERIMENTS, figure_scale
+from helpers.lambda_gelu.records import (
+    _MODEL_LABELS,
+    _dataset_key,
+    _pairs,
+    pair_label,
+    run_table,
+)
+
+
+# ------------------------------------------------------------------------------------- claims
+def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
+    """``(results, n_missing)`` of a λ-GELU protocol (``lgelu_grid``, ``lgelu_csweep``,
+    ``lgelu_table1``, ``lgelu_table2``), loaded from the results cache without training."""
+
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(EXPERIMENTS)}")
+    found, missing = [], 0
+    for cfg in EXPERIMENTS[name](profile):
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            missing += 1
+        else:
+            found.append(result)
+    return found, missing
+
+
+_NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
+
+
+_NB_PROFILES = "notebooks/11_lambda_gelu_profiles"
+
+
+_NB_ANNEAL = "notebooks/12_lambda_gelu_annealing"
+
+
+#: MyST label (``(label)=`` before the heading) of the section of each page that computes its claims.
+ANCHORS: dict[str, str] = {
+    _NB_GRID: "lambda-gelu-grid-claims",
+    _NB_PROFILES: "lambda-gelu-profiles-claims",
+    _NB_ANNEAL: "lambda-gelu-annealing-claims",
+}
+
+
+_NOT_RUN_NOTE = "results of this profile are not committed"
+
+
+#: A "severe" deterioration of perplexity after the ReLU swap (Section IV-C, GPT-2): +10 %.
+SEVERE_PERPLEXITY_INCREASE: float = 0.10
+
+
+#: "Matches the pre-replacement score": within half a point, the rounding of Table II's digits.
+MATCH_TOL: float = 0.005
+
+
+def _claim(
+    key: str,
+    claim: str,
+    where: str,
+    paper: SourceValue,
+    ours: str | None,
+    ok: bool | str | None,
+    notebook: str,
+    scale: str,
+    profile: str,
+    note: str = "",
+    **stats: str,
+):
+    """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
+    verdict string, or a bool for a descriptive rule without a confidence interval (True:
+    confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
+    neither supports nor excludes the claim). ``stats``: the claim's ``effect, ci, n, test, mde``
+    (see :func:`helpers.core.report.comparison_fields`) and ``basis``."""
+
+    if ours is None:
+        verdict, ours, note = "not run here", "–", (note + " " if note else "") + f"({_NOT_RUN_NOTE})"
+        stats = {k: v for k, v in stats.items() if k == "basis"}
+    elif isinstance(ok, str):
+        verdict = ok
+    else:
+        verdict = "confirmed" if ok else "inconclusive"
+    return Claim(
+        key=key,
+        claim=claim,
+        source=f"λ-GELU paper, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile=profile,
+        scale=scale,
+        verdict=verdict,
+        notebook=notebook,
+        note=note,  # type: ignore[arg-type]
+        anchor=ANCHORS.get(notebook, ""),
+        **stats,
+    )
+
+
+def _pair_claim_label(pair: str, profile: str) -> str:
+    """The pair as a claim names it: our model and data set, with the paper's when we stand in
+    (``"DeiT-tiny on CIFAR-10 (stand-in for TinyImageNet)"``)."""
+    spec = _pairs()[pair]
+    model = _MODEL_LABELS.get(spec.model, spec.model)
+    used = spec.scale(profile).dataset
+    if _dataset_key(used) == _dataset_key(spec.paper_dataset):
+        return f"{model}/{spec.paper_dataset}"
+    return f"{model} on {_DATASET_LABELS.get(used, used)} (stand-in for {spec.paper_dataset})"
+
+
+_DATASET_LABELS = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "tinyshakespeare": "Tiny Shakespeare",
+    "fmnist": "FMNIST",
+    "fashion_mnist": "FMNIST",
+    "adult": "Adult",
+}
+
+
+def _seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:
+    if frame["seed"].duplicated().any():
+        raise ValueError("two runs share a seed in one arm; cannot pair by seed")
+    return {int(k): float(v) for k, v in zip(frame["seed"], frame[value])}
+
+
+def _combine(verdicts: Sequence[str]) -> str:
+    return combine_verdicts(verdicts)
+
+
+def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3) -> tuple[str, dict[str, str]]:
+    """Verdict over several comparisons (``{label: () -> Comparison}``) that must each be within
+    ``± margin`` (TOST), and the claim fields of the part that decides (least shown equivalent)."""
+
+    judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
+
+    def weight(k: str) -> tuple:
+        comp = judged[k][2]
+        return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
+
+    key = max(judged, key=weight)
+    return _combine([v for v, _, _ in judged.values()]), judged[key][1]
+
+
+def _scale_text(pairs: Sequence[str], profile: str, *, figures: bool = False) -> str:
+    """Each pair's scale note; ``figures``: the scale Figs. 1-2 run at (``figure_scale``)."""
+
+    def note(p: str) -> str:
+        scale = (figure_scale(p, profile) if figures else None) or _pairs()[p].scale(profile)
+        return scale.note or "as in the paper"
+
+    return "; ".join(f"{pair_label(p)}: {note(p)}" for p in pairs)
+
+
+def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
+    return ", ".join(f"{v:.{digits}f}" for v in values)
+
+
+def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
+    """For scale: the seed-to-seed spread of the GELU baseline's BVS, and the seeds per cell."""
+    table = run_table(results)
+    gelu = table[table["activation"] == "gelu"]["bvs"]
+    lam = table[table["activation"] == "lambda_gelu"].groupby(["t", "c"])["seed"].nunique()
+    text = f"GELU's BVS over {len(gelu)} seeds: std {gelu.std(ddof=1):.3f}"
+    if lam.min() != lam.max():
+        text += f"; cells have {lam.min()} to {lam.max()} seeds"
+    return text + "."
+
+
+def _family_text(df: pd.DataFrame) -> tuple[str, bool]:
+    a, b = df[df["family"] == "MLP/CNN"], df[df["family"] == "transformer"]
+    text = f"MLP/CNN λ̄ {_fmt_list(a['lam_bar'], 2)}; transformers {_fmt_list(b['lam_bar'], 2)}"
+    return text, bool(len(a) and len(b) and a["lam_bar"].min() > b["lam_bar"].max())

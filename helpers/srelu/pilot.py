@@ -1,0 +1,68 @@
+"""The ConvNeXt pilot and the floor rerun it chose, as the S-ReLU benchmarks page shows them.
+
+The pilot (retrain claim m) trained GELU, seed 0, once at each lever of
+:data:`helpers.srelu.protocol.PILOT_CANDIDATES`; each run's history is its learning curve. The
+scale it chose is :data:`helpers.srelu.protocol.CONVNEXT_FLOOR` (retrain claim p): Table 2's
+comparison there, 7 activations × 5 seeds.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from helpers.core.results_cache import load_result
+from helpers.srelu.protocol import CONVNEXT_FLOOR, PILOT_CANDIDATES, convnext_floor_configs, convnext_pilot_configs
+
+__all__ = ["pilot_curves", "pilot_summary", "floor_progress"]
+
+
+def _pilot_results() -> dict[str, dict]:
+    """Each candidate's committed result (candidates without one are left out)."""
+    out = {}
+    for name, cfg in zip(PILOT_CANDIDATES, convnext_pilot_configs()):
+        result = load_result(cfg)
+        if result is not None:
+            out[name] = result
+    return out
+
+
+def pilot_curves() -> pd.DataFrame:
+    """Validation accuracy (%) per epoch (rows) and candidate (columns)."""
+    return pd.DataFrame(
+        {
+            name: pd.Series({h["epoch"]: 100 * h["val_metric"] for h in r["history"]})
+            for name, r in _pilot_results().items()
+        }
+    )
+
+
+def pilot_summary() -> pd.DataFrame:
+    """Per candidate: epochs, final and best accuracy (%), core-hours of its one run, and points of
+    accuracy per core-hour above the first epoch's."""
+    rows = []
+    for name, r in _pilot_results().items():
+        history = r["history"]
+        hours = float(r["train_seconds"]) / 3600
+        final = 100 * history[-1]["val_metric"]
+        rows.append(
+            {
+                "candidate": name,
+                "epochs": len(history),
+                "final accuracy %": final,
+                "best accuracy %": 100 * max(h["val_metric"] for h in history),
+                "core-hours": hours,
+                "seconds per epoch": float(r["train_seconds"]) / len(history),
+                "points per core-hour after epoch 1": (final - 100 * history[0]["val_metric"]) / hours,
+            }
+        )
+    return pd.DataFrame(rows).set_index("candidate")
+
+
+def floor_progress() -> tuple[int, int, float]:
+    """``(committed, listed, core-hours)`` of Table 2's rerun at the chosen scale."""
+    configs = convnext_floor_configs()
+    seconds = [float(r["train_seconds"]) for cfg in configs if (r := load_result(cfg)) is not None]
+    return len(seconds), len(configs), sum(seconds) / 3600
+
+
+FLOOR_SCALE_NOTE = CONVNEXT_FLOOR.note

@@ -1,0 +1,259 @@
+"""Every public activation and model constructor (and every activation function) checks each of
+its arguments against a table, and the bad inputs here are generated from those tables.
+
+For each argument the table's rule yields the values it must refuse: ``True`` and ``"1"`` for a
+number (a bool is not a number, a string is not a number), NaN and ±inf, a float for an int, a
+value outside the range, a wrong type for a flag or a choice. Each must raise a ``ValueError``
+or ``TypeError`` whose message names the owner, the argument and the value. A new activation
+registered without a table fails :func:`test_every_registered_activation_has_an_argument_table`;
+one with a table is covered by the rest without a new line here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Callable
+from types import ModuleType
+
+import pytest
+import torch
+from torch import nn
+
+import helpers.methods
+from helpers.core import models as core_models
+from helpers.core.registry import activation_types, get_activation
+from helpers.core.runs import TrainConfig
+from helpers.core.validation import Rule, argument_rules, checked_arguments, integer, number
+from helpers.srelu.mollify import GaussianKernel, MollifierKernel
+
+#: Values for the arguments that have no default, so each constructor can be called with one
+#: bad argument and everything else valid (keyed by the parameter name).
+REQUIRED = {
+    "x": torch.linspace(-1.0, 1.0, 5),
+    "lam": 2.0,
+    "delta": 0.1,
+    "scale": 0.5,
+    "f": torch.relu,
+    "kernel": GaussianKernel(0.5),
+    "in_features": 4,
+    "out_features": 2,
+    "vocab_size": 50,
+    "in_ch": 4,
+    "out_ch": 4,
+    "stride": 1,
+    "act": nn.ReLU,
+    "dim": 4,
+    "hidden": 8,
+    "heads": 2,
+    "causal": False,
+    "mlp_ratio": 2.0,
+}
+
+#: Public activation functions deliberately left without checks, with the reason.
+UNCHECKED_FUNCTIONS = {
+    "lambda_gelu_reference": "the naive formula that tests and benchmarks/activations.py compare against",
+}
+
+
+def _method_activation_classes() -> list[type]:
+    """Every activation class a method defines: the registered site types and registry factories."""
+    classes = {t for t in activation_types() if t.__module__.startswith("helpers.")}
+    for method in helpers.methods.METHODS:
+        classes.update(f for f in method.activations.values() if isinstance(f, type))
+    return sorted(classes, key=lambda c: (c.__module__, c.__name__))
+
+
+def _kernel_classes() -> list[type]:
+    found, todo = [], list(MollifierKernel.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return sorted(found, key=lambda c: c.__name__)
+
+
+ACTIVATION_CLASSES = _method_activation_classes()
+MODEL_NAMES = ("MLP", "BasicBlock", "ResNet", "FeedForward", "SelfAttention", "Block", "ViT", "GPT", "ConvNeXtBlock")
+MODEL_CLASSES = [getattr(core_models, name) for name in (*MODEL_NAMES, "ConvNeXt")]
+ACTIVATION_MODULES: list[ModuleType] = sorted(
+    {inspect.getmodule(c) for c in ACTIVATION_CLASSES}, key=lambda m: m.__name__
+)
+
+
+def _activation_functions() -> list[Callable]:
+    """The public functions of the activation modules that take a tensor ``x`` first."""
+    found = []
+    for module in ACTIVATION_MODULES:
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if inspect.isfunction(obj) and name not in UNCHECKED_FUNCTIONS:
+                params = list(inspect.signature(obj).parameters)
+                if params and params[0] == "x":
+                    found.append(obj)
+    return found
+
+
+ACTIVATION_FUNCTIONS = _activation_functions()
+CONSTRUCTORS: list[Callable] = [*ACTIVATION_CLASSES, *_kernel_classes(), *MODEL_CLASSES, *ACTIVATION_FUNCTIONS]
+
+
+def _bad_values(rule: Rule) -> list[object]:
+    """What ``rule`` must refuse."""
+    if rule.kind in ("number", "int"):
+        bad: list[object] = [True, "1", math.nan, math.inf, -math.inf]
+        if rule.kind == "int":
+            bad.append(2.5)
+        if rule.low is not None:
+            bad.append(rule.low if rule.low_open else rule.low - 1)
+        if rule.high is not None:
+            bad.append(rule.high if rule.high_open else rule.high + 1)
+        return bad
+    if rule.kind in ("numbers", "ints"):
+        bad = [True, "1", (math.nan,), (math.inf,), (-math.inf,), (True,)]
+        if rule.kind == "ints":
+            bad.append((2.5,))
+        if rule.low is not None:
+            bad.append((rule.low if rule.low_open else rule.low - 1,))
+        return bad
+    if rule.kind == "bool":
+        return [1, "True", 0.0]
+    if rule.kind == "choice":
+        return ["no-such-choice", True, 1]
+    if rule.kind in ("str", "name"):
+        return [1, True] + ([" "] if rule.non_empty else []) + (["../up"] if rule.kind == "name" else [])
+    if rule.kind == "instance":
+        return [object(), 1.5]
+    return []
+
+
+def _base_arguments(target: Callable) -> dict[str, object]:
+    params = inspect.signature(target).parameters
+    required = [
+        name
+        for name, p in params.items()
+        if name != "self" and p.default is inspect.Parameter.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    missing = [name for name in required if name not in REQUIRED]
+    if missing:
+        pytest.fail(f"{_owner(target)} needs {missing} without a default: add a valid value to REQUIRED")
+    return {name: REQUIRED[name] for name in required}
+
+
+def _owner(target: Callable) -> str:
+    return target.__name__
+
+
+def _cases() -> list[tuple[Callable, str, object]]:
+    cases = []
+    for target in CONSTRUCTORS:
+        rules = argument_rules(target) or {}
+        for name, rule in rules.items():
+            cases.extend((target, name, value) for value in _bad_values(rule))
+    return cases
+
+
+CASES = _cases()
+
+
+def _case_id(case: tuple[Callable, str, object]) -> str:
+    target, name, value = case
+    return f"{_owner(target)}-{name}-{value!r}"
+
+
+@pytest.mark.parametrize("cls", ACTIVATION_CLASSES, ids=lambda c: c.__name__)
+def test_every_registered_activation_has_an_argument_table(cls):
+    rules = argument_rules(cls)
+    assert rules is not None, (
+        f"{cls.__module__}.{cls.__name__} is a registered activation without an argument table: "
+        "decorate its __init__ with helpers.core.validation.checked_arguments({...})"
+    )
+
+
+@pytest.mark.parametrize("target", [*MODEL_CLASSES, *_kernel_classes(), *ACTIVATION_FUNCTIONS], ids=_owner)
+def test_every_public_model_kernel_and_activation_function_has_an_argument_table(target):
+    assert argument_rules(target) is not None, f"{_owner(target)} has no argument table"
+
+
+def test_the_discovery_finds_the_known_activations_and_functions():
+    """The lists above are computed; this pins that they are not empty by accident."""
+    names = {c.__name__ for c in ACTIVATION_CLASSES}
+    assert {"LambdaGELU", "SReLU", "SReLUPaperReference", "SmeLU", "FlexAct", "MollifiedActivation"} <= names
+    functions = {f.__name__ for f in ACTIVATION_FUNCTIONS}
+    assert {"lambda_gelu", "srelu", "srelu_derivative", "smelu", "smelu_grad"} <= functions
+    assert len(CASES) > 300
+
+
+@pytest.mark.parametrize("target", CONSTRUCTORS, ids=_owner)
+def test_valid_arguments_are_accepted(target):
+    """The generated bad cases are the only change from a call that works."""
+    target(**_base_arguments(target))
+
+
+@pytest.mark.parametrize(("target", "name", "value"), CASES, ids=[_case_id(c) for c in CASES])
+def test_a_bad_argument_is_refused_naming_it_and_its_value(target, name, value):
+    arguments = {**_base_arguments(target), name: value}
+    with pytest.raises((ValueError, TypeError)) as info:
+        target(**arguments)
+    message = str(info.value)
+    assert f"{_owner(target)}.{name} must be" in message
+    assert repr(value) in message
+
+
+def test_get_activation_passes_a_refused_value_through_with_its_message():
+    with pytest.raises(ValueError, match=r"LambdaGELU\.t must be a finite number > 0; got True"):
+        get_activation("lambda_gelu", t=True)
+
+
+def test_a_subclass_is_named_as_itself():
+    with pytest.raises(ValueError, match=r"GaussianKernel\.scale must be a finite number > 0; got nan"):
+        GaussianKernel(float("nan"))
+
+
+def test_a_table_must_match_the_signature():
+    with pytest.raises(TypeError, match=r"no rule for \['b'\]"):
+
+        @checked_arguments({"a": integer()})
+        def two(a: int, b: int) -> None: ...
+
+    with pytest.raises(TypeError, match=r"rules for unknown arguments \['c'\]"):
+
+        @checked_arguments({"a": integer(), "c": integer()})
+        def one(a: int) -> None: ...
+
+
+def test_a_default_that_breaks_its_own_rule_fails_at_import():
+    with pytest.raises(ValueError, match=r"scaled\.factor must be a finite number > 0; got 0"):
+
+        @checked_arguments({"factor": number(0, low_open=True)})
+        def scaled(factor: float = 0) -> None: ...
+
+
+def test_a_refused_value_is_both_a_value_error_and_a_type_error():
+    """Callers that caught either before keep working."""
+
+    @checked_arguments({"n": integer(1)})
+    def count(n: int) -> int:
+        return n
+
+    assert count(3) == 3
+    for bad in (True, "3", 0):
+        with pytest.raises(ValueError):
+            count(bad)
+        with pytest.raises(TypeError):
+            count(bad)
+
+
+@pytest.mark.parametrize(
+    ("model", "kwargs", "fragment"),
+    [
+        ("mlp", {"width": True}, "MLP.width must be an int >= 1; got True"),
+        ("resnet18", {"width_mult": "0.5"}, "ResNet.width_mult must be a finite number > 0; got '0.5'"),
+        ("vit", {"dropout": 1.0}, "ViT.dropout must be a finite number >= 0 and < 1; got 1.0"),
+        ("convnext", {"dims": (8, 0)}, "ConvNeXt.dims must be a non-empty sequence of ints >= 1; got (8, 0)"),
+    ],
+)
+def test_a_run_config_refuses_a_bad_model_argument_when_it_is_made(model, kwargs, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        TrainConfig(experiment="t", dataset="adult", model=model, model_kwargs=kwargs)

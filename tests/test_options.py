@@ -1,0 +1,108 @@
+"""Method options (helpers.core.options): one typed object per method on a TrainConfig, laid out
+flat in stored configs and cache keys."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pytest
+
+from helpers.core import options as O
+from helpers.core import validation as v
+from helpers.core.results_cache import config_dict, config_hash, field_defaults, hash_payload
+from helpers.core.runs import TrainConfig
+from helpers.flexact.options import FlexActOptions
+from helpers.lambda_gelu.options import LambdaGeluOptions
+from helpers.srelu.options import SReluOptions
+
+
+def _cfg(**kw) -> TrainConfig:
+    return TrainConfig(experiment="t", dataset="adult", model="mlp", **kw)
+
+
+def test_a_config_reads_carried_options_and_defaults_otherwise():
+    cfg = _cfg(activation="lambda_gelu", options=(LambdaGeluOptions(hardness_lr_mult=2.0),))
+    assert cfg.option(LambdaGeluOptions).hardness_lr_mult == 2.0
+    assert cfg.option(FlexActOptions) == FlexActOptions()
+    assert "LambdaGeluOptions(hardness_lr_mult=2.0" in repr(cfg)
+
+
+def test_options_are_canonical_so_the_same_run_is_the_same_config():
+    flex = FlexActOptions(flexact_alpha=0.3)
+    lgelu = LambdaGeluOptions(hardness_lr_mult=2.0)
+    a = _cfg(activation="lambda_gelu", options=(flex, lgelu, SReluOptions()))
+    b = _cfg(activation="lambda_gelu", options=(lgelu, flex))
+    assert a == b and a.options == b.options and len(a.options) == 2
+    assert _cfg(options=(LambdaGeluOptions(),)) == _cfg()
+    # an int where the default is a float is another stored value, so it is kept
+    assert _cfg(options=(LambdaGeluOptions(hardness_lr_mult=1),)).options != ()
+
+
+def test_two_options_of_one_class_or_a_non_option_are_refused():
+    with pytest.raises(ValueError, match="two LambdaGeluOptions"):
+        _cfg(options=(LambdaGeluOptions(hardness_lr_mult=2.0), LambdaGeluOptions(init_mode="uniform")))
+    with pytest.raises(ValueError, match="TrainConfig.options must be a tuple of MethodOptions"):
+        _cfg(options=({"hardness_lr_mult": 2.0},))
+    with pytest.raises(ValueError, match="TrainConfig.options"):
+        _cfg(options=[LambdaGeluOptions()])
+
+
+def test_an_unregistered_options_class_is_refused():
+    @dataclass(frozen=True)
+    class Loose(O.MethodOptions):
+        loose_knob: float = 1.0
+        RULES: ClassVar[dict[str, v.Rule]] = {"loose_knob": v.number(0)}
+
+    with pytest.raises(ValueError, match="Loose, which is not registered"):
+        _cfg(options=(Loose(loose_knob=2.0),))
+
+
+def test_registration_checks_the_class(monkeypatch):
+    monkeypatch.setattr(O, "_REGISTERED", list(O._REGISTERED))
+
+    @dataclass(frozen=True)
+    class Clash(O.MethodOptions):
+        flexact_alpha: float = 0.0
+        RULES: ClassVar[dict[str, v.Rule]] = {"flexact_alpha": v.number(0)}
+
+    with pytest.raises(ValueError, match="both have the fields \\['flexact_alpha'\\]"):
+        O.register_options(Clash)
+
+    @dataclass(frozen=True)
+    class Unruled(O.MethodOptions):
+        other_knob: float = 0.0
+
+    with pytest.raises(TypeError, match="RULES must list a rule for each field"):
+        O.register_options(Unruled)
+    with pytest.raises(TypeError, match="MethodOptions subclass"):
+        O.register_options(dict)
+
+
+def test_stored_configs_and_keys_see_the_options_flat():
+    cfg = _cfg(activation="lambda_gelu", options=(LambdaGeluOptions(hardness_lr_mult=2.0, init_mode="uniform"),))
+    stored = config_dict(cfg)
+    assert "options" not in stored and stored["hardness_lr_mult"] == 2.0 and stored["init_mode"] == "uniform"
+    assert stored["flexact_lam"] == 1.0 and stored["delta_anneal_target"] is None  # every registered field
+    assert set(O.options_field_names()) <= set(field_defaults(TrainConfig))
+    payload = hash_payload(cfg)
+    assert {"hardness_lr_mult", "init_mode"} <= set(payload) and "flexact_lam" not in payload
+    fields = {k: val for k, val in stored.items() if k != "config_class"}
+    back = TrainConfig.from_dict(fields)
+    assert back == cfg and config_hash(back) == config_hash(cfg) and config_dict(back) == stored
+    with pytest.raises(ValueError, match="not an 'options' entry"):
+        TrainConfig.from_dict({**fields, "options": ()})
+
+
+def test_option_rules_and_their_checks_against_the_config():
+    with pytest.raises(ValueError, match="LambdaGeluOptions.anneal_target must be"):
+        LambdaGeluOptions(anneal_target=0.5)
+    with pytest.raises(ValueError, match="fixed S-ReLU"):
+        _cfg(activation="gelu", options=(SReluOptions(delta_anneal_target=0.01),))
+    ok = _cfg(activation="srelu", activation_kwargs={"delta": 0.05}, options=(SReluOptions(delta_anneal_target=0.01),))
+    with pytest.raises(ValueError, match="last learning epoch"):
+        ok.with_options(LambdaGeluOptions(anneal_layer_eps=0.01), epochs=2)
+    swapped = ok.with_options(SReluOptions(delta_anneal_target=0.02))
+    assert swapped.option(SReluOptions).delta_anneal_target == 0.02 and len(swapped.options) == 1
+    assert dataclasses.replace(ok, seed=1).options == ok.options
