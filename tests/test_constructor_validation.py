@@ -1,5 +1,6 @@
-"""Every public activation and model constructor (and every activation function) checks each of
-its arguments against a table, and the bad inputs here are generated from those tables.
+"""Every public activation, model, training-hook and schedule constructor (and every activation
+function) checks each of its arguments against a table, and the bad inputs here are generated from
+those tables.
 
 For each argument the table's rule yields the values it must refuse: ``True`` and ``"1"`` for a
 number (a bool is not a number, a string is not a number), NaN and ±inf, a float for an int, a
@@ -7,12 +8,20 @@ value outside the range, a wrong type for a flag or a choice. Each must raise a 
 or ``TypeError`` whose message names the owner, the argument and the value. A new activation
 registered without a table fails :func:`test_every_registered_activation_has_an_argument_table`;
 one with a table is covered by the rest without a new line here.
+
+The other constructors are found by walking ``helpers``: every public class with its own
+``__init__`` that takes an int or a float must have a table (or a reason in
+``UNCHECKED_CLASSES``), and each module lists the dataclasses it checks (their ``__init__`` is
+generated) in ``CHECKED_CONSTRUCTORS``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
 import math
+import pkgutil
 import re
 from collections.abc import Callable
 from types import ModuleType
@@ -21,6 +30,7 @@ import pytest
 import torch
 from torch import nn
 
+import helpers
 import helpers.methods
 from helpers.core import models as core_models
 from helpers.core.registry import activation_types, get_activation
@@ -49,7 +59,27 @@ REQUIRED = {
     "heads": 2,
     "causal": False,
     "mlp_ratio": 2.0,
+    "alpha": 0.3,
+    "total_epochs": 4,
+    "lambda_target": 10.0,
+    "delta_start": 2.0,
+    "delta_target": 0.01,
+    "eps": 0.01,
+    "modules": [nn.ReLU()],
+    "n_features": 4,
+    "sampler": range(64),
+    "batch_size": 32,
+    "rank": 0,
+    "world_size": 2,
 }
+
+#: Where one constructor needs another valid value than :data:`REQUIRED` gives (by owner name).
+REQUIRED_BY_OWNER: dict[str, dict[str, object]] = {
+    "SyntheticNet": {"act": nn.Tanh()},  # a module, where the models take a factory
+}
+
+#: Public classes whose constructor takes an int or a float but has no table, with the reason.
+UNCHECKED_CLASSES: dict[str, str] = {}
 
 #: Public activation functions deliberately left without checks, with the reason.
 UNCHECKED_FUNCTIONS = {
@@ -96,7 +126,65 @@ def _activation_functions() -> list[Callable]:
 
 
 ACTIVATION_FUNCTIONS = _activation_functions()
-CONSTRUCTORS: list[Callable] = [*ACTIVATION_CLASSES, *_kernel_classes(), *MODEL_CLASSES, *ACTIVATION_FUNCTIONS]
+
+
+def _helpers_modules() -> list[ModuleType]:
+    """Every module of the ``helpers`` package, imported (``__main__`` aside: it runs a command)."""
+    names = [info.name for info in pkgutil.walk_packages(helpers.__path__, "helpers.")]
+    return [importlib.import_module(name) for name in names if not name.endswith("__main__")]
+
+
+HELPERS_MODULES = _helpers_modules()
+
+
+def _takes_a_number(cls: type) -> bool:
+    """Whether ``cls.__init__`` has a parameter annotated with ``int`` or ``float``."""
+    params = inspect.signature(cls.__init__).parameters.values()
+    return any(re.search(r"\b(int|float)\b", str(p.annotation)) for p in params if p.name != "self")
+
+
+def _public_constructors() -> list[type]:
+    """The public, concrete classes of ``helpers`` whose own ``__init__`` takes a number (a
+    dataclass's only when it has a table: the run configs check theirs with a RULES table)."""
+    found = []
+    for module in HELPERS_MODULES:
+        for name, obj in vars(module).items():
+            if (
+                isinstance(obj, type)
+                and obj.__module__ == module.__name__
+                and not name.startswith("_")
+                and not inspect.isabstract(obj)
+                and "__init__" in obj.__dict__
+                and (argument_rules(obj) is not None or not dataclasses.is_dataclass(obj))
+                and _takes_a_number(obj)
+            ):
+                found.append(obj)
+    return sorted(found, key=lambda c: (c.__module__, c.__name__))
+
+
+def _declared_constructors() -> list[type]:
+    """What the modules list in ``CHECKED_CONSTRUCTORS``."""
+    return [cls for module in HELPERS_MODULES for cls in getattr(module, "CHECKED_CONSTRUCTORS", ())]
+
+
+PUBLIC_CONSTRUCTORS = _public_constructors()
+DECLARED_CONSTRUCTORS = _declared_constructors()
+
+
+def _unique(items: list[Callable]) -> list[Callable]:
+    return list(dict.fromkeys(items))
+
+
+CONSTRUCTORS: list[Callable] = _unique(
+    [
+        *ACTIVATION_CLASSES,
+        *_kernel_classes(),
+        *MODEL_CLASSES,
+        *ACTIVATION_FUNCTIONS,
+        *DECLARED_CONSTRUCTORS,
+        *(c for c in PUBLIC_CONSTRUCTORS if c.__name__ not in UNCHECKED_CLASSES),
+    ]
+)
 
 
 def _bad_values(rule: Rule) -> list[object]:
@@ -135,10 +223,11 @@ def _base_arguments(target: Callable) -> dict[str, object]:
         for name, p in params.items()
         if name != "self" and p.default is inspect.Parameter.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
     ]
-    missing = [name for name in required if name not in REQUIRED]
+    values = {**REQUIRED, **REQUIRED_BY_OWNER.get(_owner(target), {})}
+    missing = [name for name in required if name not in values]
     if missing:
         pytest.fail(f"{_owner(target)} needs {missing} without a default: add a valid value to REQUIRED")
-    return {name: REQUIRED[name] for name in required}
+    return {name: values[name] for name in required}
 
 
 def _owner(target: Callable) -> str:
@@ -174,6 +263,53 @@ def test_every_registered_activation_has_an_argument_table(cls):
 @pytest.mark.parametrize("target", [*MODEL_CLASSES, *_kernel_classes(), *ACTIVATION_FUNCTIONS], ids=_owner)
 def test_every_public_model_kernel_and_activation_function_has_an_argument_table(target):
     assert argument_rules(target) is not None, f"{_owner(target)} has no argument table"
+
+
+@pytest.mark.parametrize("cls", PUBLIC_CONSTRUCTORS, ids=lambda c: f"{c.__module__}.{c.__name__}")
+def test_every_public_constructor_that_takes_a_number_has_an_argument_table(cls):
+    if cls.__name__ in UNCHECKED_CLASSES:
+        pytest.skip(UNCHECKED_CLASSES[cls.__name__])
+    assert "argument_rules" in vars(cls)["__init__"].__dict__, (
+        f"{cls.__module__}.{cls.__name__}.__init__ takes a number but has no argument table: decorate it "
+        "with helpers.core.validation.checked_arguments({...}), or give the reason in UNCHECKED_CLASSES"
+    )
+
+
+@pytest.mark.parametrize("cls", DECLARED_CONSTRUCTORS, ids=lambda c: f"{c.__module__}.{c.__name__}")
+def test_every_declared_checked_constructor_has_its_own_table(cls):
+    assert "argument_rules" in vars(cls)["__init__"].__dict__, f"{cls.__name__} is listed but has no own table"
+    assert cls in vars(inspect.getmodule(cls)).get("CHECKED_CONSTRUCTORS", ()), (
+        f"{cls.__name__} is listed by another module than its own"
+    )
+
+
+def test_the_hook_and_schedule_constructors_are_covered():
+    """The walk above is computed; this pins that it finds the training hooks and schedules."""
+    names = {c.__name__ for c in CONSTRUCTORS if isinstance(c, type)}
+    expected = {
+        "TemperatureSchedule",
+        "AlphaSchedule",
+        "FlexActHook",
+        "DeltaAnnealing",
+        "AnnealingSchedule",
+        "LayerwiseAnnealing",
+        "PreactivationRecorder",
+        "SyntheticNet",
+        "ShardedBatchSampler",
+        "ClusterOptions",
+    }
+    assert expected <= names, expected - names
+    assert {"TemperatureSchedule", "AlphaSchedule"} <= {c.__name__ for c in DECLARED_CONSTRUCTORS}
+
+
+def test_a_checked_dataclass_names_its_field_and_keeps_its_cross_field_rule():
+    from helpers.flexact.hook import AlphaSchedule, TemperatureSchedule
+
+    with pytest.raises(ValueError, match=r"AlphaSchedule\.fraction must be a finite number > 0 and <= 1; got 0"):
+        AlphaSchedule(0.3, total=10, fraction=0)
+    with pytest.raises(ValueError, match=r"tau_min \(1\.0\) must not exceed tau_start \(0\.5\)"):
+        TemperatureSchedule(0.5, 1.0)
+    assert TemperatureSchedule(total=3).total == 3
 
 
 def test_the_discovery_finds_the_known_activations_and_functions():

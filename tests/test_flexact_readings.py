@@ -200,10 +200,10 @@ def test_alpha_schedule_fraction_moves_the_switch():
 @pytest.mark.parametrize(
     "kwargs, field",
     [
-        (dict(kind="step"), "alpha_schedule"),
-        (dict(fraction=0.0), "alpha_fraction"),
-        (dict(fraction=2.0), "alpha_fraction"),
-        (dict(total=0), "total"),
+        (dict(kind="step"), r"AlphaSchedule\.kind"),
+        (dict(fraction=0.0), r"AlphaSchedule\.fraction"),
+        (dict(fraction=2.0), r"AlphaSchedule\.fraction"),
+        (dict(total=0), r"AlphaSchedule\.total"),
     ],
 )
 def test_alpha_schedule_validation(kwargs, field):

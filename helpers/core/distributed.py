@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,7 @@ from torch import nn
 from torch.utils.data import BatchSampler, Sampler
 
 from helpers.core.device import resolve_device
+from helpers.core.validation import boolean, checked_arguments, instance_of, integer
 
 __all__ = [
     "GlobalBatchNorm",
@@ -197,6 +198,16 @@ class ShardedBatchSampler(Sampler[list[int]]):
     the one-process run's k-th batch.
     """
 
+    # the sampler is measured with len() below, so it must be sized (a RandomSampler, a range)
+    @checked_arguments(
+        {
+            "sampler": instance_of(Sized),
+            "batch_size": integer(1),
+            "rank": integer(0),
+            "world_size": integer(1),
+            "drop_last": boolean(),
+        }
+    )
     def __init__(
         self, sampler: Sampler[int], batch_size: int, rank: int, world_size: int, drop_last: bool = False
     ) -> None:

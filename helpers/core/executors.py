@@ -29,6 +29,7 @@ from typing import Any
 import submitit
 
 from helpers.core.runtime import dir_env, repo_root
+from helpers.core.validation import checked_arguments, integer, text
 
 #: The executors ``run_many`` and ``python -m helpers.protocols.retrain`` accept.
 EXECUTORS: tuple[str, ...] = ("local", "slurm", "submitit-local")
@@ -62,11 +63,17 @@ def jobs_dir() -> Path:
     return dir_env(JOBS_DIR_ENV, repo_root() / "logs" / "submitit") or repo_root() / "logs" / "submitit"
 
 
-def _positive(name: str, value: int | None) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
+@checked_arguments(
+    {
+        "partition": text(optional=True, non_empty=True),
+        "time_min": integer(1),
+        "gpus_per_node": integer(1, optional=True),
+        "cpus_per_task": integer(1, optional=True),
+        "nodes": integer(1),
+        "tasks_per_node": integer(1),
+        "array_parallelism": integer(1, optional=True),
+    }
+)
 @dataclasses.dataclass(frozen=True)
 class ClusterOptions:
     """What each job asks the cluster for (``None``: the cluster's default).
@@ -84,12 +91,6 @@ class ClusterOptions:
     tasks_per_node: int = 1
     array_parallelism: int | None = None
 
-    def __post_init__(self) -> None:
-        for f in ("time_min", "gpus_per_node", "cpus_per_task", "nodes", "tasks_per_node", "array_parallelism"):
-            _positive(f, getattr(self, f))
-        if self.partition is not None and (not isinstance(self.partition, str) or not self.partition.strip()):
-            raise ValueError(f"partition must be a non-empty name, got {self.partition!r}")
-
     def parameters(self) -> dict[str, Any]:
         """The options as ``AutoExecutor.update_parameters`` keywords (unset ones left out)."""
         out: dict[str, Any] = {"timeout_min": self.time_min, "nodes": self.nodes, "tasks_per_node": self.tasks_per_node}
@@ -101,6 +102,11 @@ class ClusterOptions:
         }
         out.update({k: v for k, v in optional.items() if v is not None})
         return out
+
+
+#: The public constructors of this module that check their arguments against a table
+#: (``tests/test_constructor_validation.py`` generates bad inputs for each).
+CHECKED_CONSTRUCTORS: tuple[type, ...] = (ClusterOptions,)
 
 
 def make_executor(name: str, options: ClusterOptions | None = None, folder: Path | None = None) -> submitit.Executor:

@@ -439,10 +439,22 @@ def _submitit(
     """The submitit branch of :func:`run_many`: one job per run, sent as job arrays; an
     interrupted wait (Ctrl-C, ``kill``) cancels the jobs, which resume from their checkpoints."""
     call = executors.CheckpointedCall(job or _run_job, _PLUGIN_MODULES)
-    jobs = executors.submit_array(executor, call, [configs[i] for i in todo], [rerun] * len(todo))
     in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
+    # A kill while the jobs are being submitted is held until their handles exist: exiting at once
+    # would orphan the jobs already started, which nothing could cancel then.
+    killed: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: killed.append(signum)) if in_main else None
     try:
+        jobs = executors.submit_array(executor, call, [configs[i] for i in todo], [rerun] * len(todo))
+    except BaseException:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+        raise
+    if in_main:
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        if killed:
+            _exit_on_sigterm(killed[0], None)
         for i, handle in progress(
             zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs), each=True, unit="run"
         ):

@@ -17,9 +17,9 @@ What the rules refuse, for every field of a kind:
 
 Cross-field rules (``min_lr <= lr``...) stay in each class's ``__post_init__``.
 
-Constructors and functions (the activations, the models) use the same rules through
-:func:`checked_arguments`: one table line per argument, checked before the body runs; the
-table is kept on the function as ``argument_rules`` so tests can generate bad inputs from it.
+Constructors and functions (the activations, the models, the training hooks and schedules) use
+the same rules through :func:`checked_arguments`: one table line per argument, checked before the
+body runs; the table is kept on the function as ``argument_rules`` so tests can generate bad inputs from it.
 A leaf of the core: imports nothing from ``helpers``.
 """
 
@@ -338,10 +338,16 @@ def checked_arguments(rules: Mapping[str, Rule]) -> Callable[[_F], _F]:
     a table cannot fall behind its signature. The error names the owner (the class of the
     instance being built, or the function), the argument, the value and what is expected. The
     table is kept on the wrapper as ``argument_rules``.
+
+    Applied to a class (above ``@dataclass``, whose ``__init__`` is generated), it checks that
+    class's ``__init__`` and returns the class.
     """
     table = MappingProxyType(dict(rules))
 
     def decorate(fn: _F) -> _F:
+        if isinstance(fn, type):
+            fn.__init__ = decorate(fn.__init__)  # type: ignore[misc]
+            return fn
         signature = inspect.signature(fn)
         owner = fn.__qualname__.removesuffix(".__init__")
         method = fn.__name__ == "__init__"

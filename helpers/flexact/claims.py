@@ -1,14 +1,17 @@
 """The Flex-Act claims the book tests, with our value beside the paper's (:mod:`helpers.flexact.paper`).
 
-Our values come from the committed cpu-profile results under ``results/flexact_synthetic/`` (see
-:mod:`helpers.flexact.synthetic`) and of the CIFAR-10 protocol (:mod:`helpers.flexact.protocol`); a
-claim whose runs are missing is reported as "not run here", never trained on the fly."""
+Our values come from the committed results under ``results/flexact_synthetic/`` (see
+:mod:`helpers.flexact.synthetic`) and of the CIFAR-10 protocol (:mod:`helpers.flexact.protocol`), each
+family's from the cpu profile until all its paper-profile runs are committed
+(:func:`helpers.core.profiles.decided_profile`); a claim whose runs are missing is reported as
+"not run here", never trained on the fly."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from helpers.core.attribution import Derived, SourceValue
+from helpers.core.profiles import decided_profile
 from helpers.core.report import (
     Claim,
     combine_verdicts,
@@ -17,6 +20,7 @@ from helpers.core.report import (
     proportion_verdict,
 )
 from helpers.core.results_cache import load_result
+from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, proportion
 from helpers.flexact.cifar_claims import _BINOMIAL_TEST, cifar_claims, proportion_fields
 from helpers.flexact.paper import (
@@ -83,13 +87,13 @@ def _claim(
     )
 
 
-def _cpu_results() -> tuple[list[dict], str] | None:
-    """Committed cpu-profile results of Table 1's grid, or None when any run is missing."""
+def _results(profile: str) -> tuple[list[dict], str] | None:
+    """Committed ``profile`` results of Table 1's grid, or None when any run is missing."""
 
-    results = [load_result(cfg) for cfg in synthetic_configs("cpu")]
+    results = [load_result(cfg) for cfg in synthetic_configs(profile)]
     if any(r is None for r in results):
         return None
-    return results, profile_settings("cpu")["note"]  # type: ignore[return-value]
+    return results, profile_settings(profile)["note"]  # type: ignore[return-value]
 
 
 def fixed_cells_within(ours: float, paper: float) -> bool:
@@ -109,9 +113,11 @@ def _per_seed_means(results: list[dict]):
     return df.pivot_table(index=["ground_truth", "seed"], columns="model", values="mse", aggfunc="first")
 
 
-def synthetic_claims() -> list[Claim]:
-    """Claims of Section 4.1 / Table 1 / Figs. 1-2 / Appendix A, checked on our cpu runs."""
-    loaded = _cpu_results()
+def synthetic_claims(profile: str | None = None) -> list[Claim]:
+    """Claims of Section 4.1 / Table 1 / Figs. 1-2 / Appendix A, checked on our runs of ``profile``
+    (without one: the cpu profile's, until every paper-profile run of Table 1's grid is committed)."""
+    profile = decided_profile("flexact_synthetic", synthetic_configs) if profile is None else current_profile(profile)
+    loaded = _results(profile)
     builders: list[tuple[str, str, str, SourceValue, Callable]] = [
         (
             "flexact-matched-fixed-best",
@@ -170,13 +176,14 @@ def synthetic_claims() -> list[Claim]:
     out = []
     for key, claim, where, paper, build in builders:
         if loaded is None:
-            out.append(_claim(key, claim, where, paper, "—", "not run here", note="cpu-profile results not committed"))
+            not_run = f"{profile}-profile results not committed"
+            out.append(_claim(key, claim, where, paper, "—", "not run here", note=not_run, profile=profile))
             continue
         results, scale = loaded
         built = build(results)
         ours, verdict, note = built[:3]
         fields = built[3] if len(built) > 3 else {}
-        out.append(_claim(key, claim, where, paper, ours, verdict, note, scale=scale, **fields))
+        out.append(_claim(key, claim, where, paper, ours, verdict, note, scale=scale, profile=profile, **fields))
     return out
 
 
@@ -418,7 +425,8 @@ def _claim_rank(results: list[dict]) -> tuple[str, str, str]:
 
 
 def claims() -> list[Claim]:
-    """All Flex-Act claims: synthetic study, the readings it leaves open, then CIFAR-10."""
+    """All Flex-Act claims: synthetic study, the readings it leaves open, then CIFAR-10 (each from
+    the profile its committed runs decide)."""
     return synthetic_claims() + readings_claims() + cifar_claims()
 
 

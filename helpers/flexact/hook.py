@@ -13,19 +13,27 @@ from torch import nn
 
 from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
+from helpers.core.validation import boolean, checked_arguments, choice, instance_of, integer, number
 from helpers.flexact.activation import (
     FlexAct,
-    _check_alpha,
-    _check_positive,
     flexact_modules,
     kl_to_pseudo_probabilities,
     mean_gradient_norms,
     pseudo_probabilities,
 )
 from helpers.flexact.options import FlexActOptions
-from helpers.flexact.regulariser import _check_direction
+from helpers.flexact.regulariser import KL_DIRECTIONS
 
-__all__ = ["ALPHA_SCHEDULES", "AlphaSchedule", "TemperatureSchedule", "FlexActHook", "FlexActRun", "RUN_EXTENSION"]
+__all__ = [
+    "ALPHA_SCHEDULES",
+    "TEMPERATURE_SCHEDULES",
+    "CHECKED_CONSTRUCTORS",
+    "AlphaSchedule",
+    "TemperatureSchedule",
+    "FlexActHook",
+    "FlexActRun",
+    "RUN_EXTENSION",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -33,6 +41,18 @@ __all__ = ["ALPHA_SCHEDULES", "AlphaSchedule", "TemperatureSchedule", "FlexActHo
 # --------------------------------------------------------------------------------------------
 
 
+#: Kinds of :class:`TemperatureSchedule`.
+TEMPERATURE_SCHEDULES: tuple[str, ...] = ("exponential", "linear", "constant")
+
+
+@checked_arguments(
+    {
+        "tau_start": number(0, low_open=True),
+        "tau_min": number(0, low_open=True),
+        "total": integer(1),
+        "kind": choice(TEMPERATURE_SCHEDULES),
+    }
+)
 @dataclass(frozen=True)
 class TemperatureSchedule:
     """``τ(t)`` from ``tau_start`` to ``tau_min`` over ``total`` units (steps or epochs), then flat.
@@ -47,14 +67,9 @@ class TemperatureSchedule:
     kind: Literal["exponential", "linear", "constant"] = "exponential"
 
     def __post_init__(self) -> None:
-        _check_positive("tau_start", self.tau_start)
-        _check_positive("tau_min", self.tau_min)
+        # each argument is checked by the table above; this is the rule that spans two of them
         if self.tau_min > self.tau_start:
             raise ValueError(f"tau_min ({self.tau_min}) must not exceed tau_start ({self.tau_start})")
-        if isinstance(self.total, bool) or not isinstance(self.total, int) or self.total < 1:
-            raise ValueError(f"total (number of steps/epochs to anneal over) must be an int >= 1, got {self.total!r}")
-        if self.kind not in ("exponential", "linear", "constant"):
-            raise ValueError(f"kind must be 'exponential', 'linear' or 'constant', got {self.kind!r}")
 
     def __call__(self, t: int) -> float:
         if isinstance(t, bool) or not isinstance(t, int) or t < 0:
@@ -71,6 +86,14 @@ class TemperatureSchedule:
 ALPHA_SCHEDULES: tuple[str, ...] = ("constant", "warmup", "late", "decay")
 
 
+@checked_arguments(
+    {
+        "alpha": number(0),
+        "total": integer(1),
+        "kind": choice(ALPHA_SCHEDULES),
+        "fraction": number(0, 1, low_open=True),
+    }
+)
 @dataclass(frozen=True)
 class AlphaSchedule:
     """``α(t)``, the weight of the KL term at step ``t`` of ``total`` (the paper gives a constant α).
@@ -91,15 +114,6 @@ class AlphaSchedule:
     total: int = 1
     kind: str = "constant"
     fraction: float = 0.5
-
-    def __post_init__(self) -> None:
-        _check_alpha(self.alpha)
-        if isinstance(self.total, bool) or not isinstance(self.total, int) or self.total < 1:
-            raise ValueError(f"total (number of training steps) must be an int >= 1, got {self.total!r}")
-        if self.kind not in ALPHA_SCHEDULES:
-            raise ValueError(f"alpha_schedule must be one of {ALPHA_SCHEDULES}, got {self.kind!r}")
-        if isinstance(self.fraction, bool) or not isinstance(self.fraction, (int, float)) or not 0 < self.fraction <= 1:
-            raise ValueError(f"alpha_fraction must be a number in (0, 1], got {self.fraction!r}")
 
     def __call__(self, t: int) -> float:
         if isinstance(t, bool) or not isinstance(t, int) or t < 0:
@@ -131,6 +145,17 @@ class FlexActHook(TrainHook):
       ``α = 0`` too, as a diagnostic), plus ``kl_mean`` over the epoch's steps when ``α > 0``.
     """
 
+    @checked_arguments(
+        {
+            "alpha": number(0),
+            "lam": number(0, low_open=True),
+            "temperature_schedule": instance_of(TemperatureSchedule, optional=True),
+            "unit": choice(("step", "epoch")),
+            "detach": boolean(),
+            "kl_direction": choice(KL_DIRECTIONS),
+            "alpha_schedule": instance_of(AlphaSchedule, optional=True),
+        }
+    )
     def __init__(
         self,
         alpha: float,
@@ -142,24 +167,13 @@ class FlexActHook(TrainHook):
         kl_direction: str = "forward",
         alpha_schedule: AlphaSchedule | None = None,
     ) -> None:
-        self.alpha = _check_alpha(alpha)
-        self.kl_direction = _check_direction(kl_direction)
-        if alpha_schedule is not None:
-            if not isinstance(alpha_schedule, AlphaSchedule):
-                raise TypeError(f"alpha_schedule must be an AlphaSchedule or None, got {type(alpha_schedule).__name__}")
-            if alpha_schedule.alpha != self.alpha:
-                raise ValueError(f"alpha_schedule.alpha ({alpha_schedule.alpha}) differs from alpha ({self.alpha})")
+        self.alpha = float(alpha)
+        self.kl_direction = kl_direction
+        if alpha_schedule is not None and alpha_schedule.alpha != self.alpha:
+            raise ValueError(f"alpha_schedule.alpha ({alpha_schedule.alpha}) differs from alpha ({self.alpha})")
         self.alpha_schedule = alpha_schedule
         self.alpha_now = self.alpha  # α at the current step (the schedule's value; α without one)
-        self.lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
-        if temperature_schedule is not None and not isinstance(temperature_schedule, TemperatureSchedule):
-            raise TypeError(
-                f"temperature_schedule must be a TemperatureSchedule or None, got {type(temperature_schedule).__name__}"
-            )
-        if unit not in ("step", "epoch"):
-            raise ValueError(f"unit must be 'step' or 'epoch', got {unit!r}")
-        if not isinstance(detach, bool):
-            raise TypeError(f"detach must be a bool, got {type(detach).__name__}")
+        self.lam = float(lam)
         self.schedule = temperature_schedule
         self.unit = unit
         self.detach = detach
@@ -236,6 +250,11 @@ class FlexActHook(TrainHook):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.tau = state.get("tau")
+
+
+#: The public constructors of this module that check their arguments against a table
+#: (``tests/test_constructor_validation.py`` generates bad inputs for each).
+CHECKED_CONSTRUCTORS: tuple[type, ...] = (TemperatureSchedule, AlphaSchedule, FlexActHook)
 
 
 class FlexActRun(RunExtension):

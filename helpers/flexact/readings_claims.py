@@ -2,18 +2,21 @@
 
 Two report rows: does the selection of the ground truth, and Table 1's α result, hold under every
 reading (hard/soft samples, τ schedule, KL direction, α schedule, λ)? Judged from the committed
-cpu-profile runs of the readings sweep against the baseline reading (Table 1's runs);
+runs of the readings sweep (cpu profile until all its paper-profile runs are committed) against
+the baseline reading (Table 1's runs);
 :func:`helpers.flexact.claims.claims` lists them after the synthetic and CIFAR-10 rows."""
 
 from __future__ import annotations
 
 from helpers.core.attribution import SourceValue
+from helpers.core.profiles import decided_profile
 from helpers.core.report import (
     Claim,
     comparison_fields,
     merge_fields,
     run_verdict,
 )
+from helpers.core.runtime import current_profile
 from helpers.core.statistics import ALPHA, tost
 from helpers.flexact import readings as RD
 from helpers.flexact.paper import (
@@ -24,7 +27,7 @@ from helpers.flexact.paper import (
     SOURCE,
     TABLE1,
 )
-from helpers.flexact.synthetic import profile_settings
+from helpers.flexact.synthetic import profile_settings, synthetic_configs
 
 #: The readings of Section 4.1 the paper leaves open, which decide the α comparisons: what we
 #: tried (see the sensitivity table of the synthetic page) and what we did not.
@@ -44,14 +47,21 @@ _PAPER_ALPHA = (QUOTES["table1_flexact_rows"], QUOTES["alpha0_worse"])
 _READINGS_WHERE = "Abstract / Section 4.1.1 / Conclusion"
 
 
-_NOT_RUN_READINGS = "the readings sweep's cpu-profile results are not committed"
+def _not_run_readings(profile: str) -> str:
+    return f"the readings sweep's {profile}-profile results are not committed"
 
 
-def readings_claims() -> list[Claim]:
+def _readings_runs(profile: str) -> list:
+    """The readings' rows compare with the baseline reading, Table 1's runs: their family is both."""
+    return [*synthetic_configs(profile), *RD.readings_configs(profile)]
+
+
+def readings_claims(profile: str | None = None) -> list[Claim]:
     """Does Table 1's conclusion survive the readings the paper leaves open? Two claims: the
     selection of the ground truth, and "α = 0.3 beats α = 0 on Sigmoid and Tanh", each judged
     under every reading of :data:`helpers.flexact.readings.READINGS` against the baseline reading
-    (Table 1's runs), from committed cpu-profile results."""
+    (Table 1's runs), from committed results of ``profile`` (without one: the cpu profile's, until
+    every paper-profile run of the sweep and of Table 1 is committed)."""
     key_selection, key_alpha = "flexact-readings-selection", "flexact-readings-alpha-effect"
     selection = (
         "Flex-Act (α=0.3) selects the ground truth as well under every reading the paper leaves open "
@@ -63,16 +73,22 @@ def readings_claims() -> list[Claim]:
     )
     paper_sel = (QUOTES["selects_abstract"], QUOTES["no_sweeps_conclusion"])  # the readings are unstated
     paper_alpha = _PAPER_ALPHA  # under one unstated reading
-    runs = RD.load_readings("cpu")
-    scale = profile_settings("cpu")["note"]
+    profile = decided_profile("flexact_readings", _readings_runs) if profile is None else current_profile(profile)
+    runs = RD.load_readings(profile)
+    scale = profile_settings(profile)["note"]
     out = []
     if runs is None:
         for key, claim, paper in ((key_selection, selection, paper_sel), (key_alpha, alpha, paper_alpha)):
-            out.append(_readings_claim(key, claim, paper, "—", "not run here", _NOT_RUN_READINGS))
+            out.append(
+                _readings_claim(key, claim, paper, "—", "not run here", _not_run_readings(profile), profile=profile)
+            )
         return out
     frame = RD.readings_frame(runs)
-    out.append(_readings_claim(key_selection, selection, paper_sel, *_claim_selection_readings(frame), scale=scale))
-    out.append(_readings_claim(key_alpha, alpha, paper_alpha, *_claim_alpha_readings(frame), scale=scale))
+    for key, claim, paper, built in (
+        (key_selection, selection, paper_sel, _claim_selection_readings(frame)),
+        (key_alpha, alpha, paper_alpha, _claim_alpha_readings(frame)),
+    ):
+        out.append(_readings_claim(key, claim, paper, *built, scale=scale, profile=profile))
     return out
 
 
@@ -85,6 +101,7 @@ def _readings_claim(
     note: str,
     fields: dict | None = None,
     scale: str = "",
+    profile: str = "cpu",
 ) -> Claim:
     return Claim(
         key=key,
@@ -92,7 +109,7 @@ def _readings_claim(
         source=f"{SOURCE}, {_READINGS_WHERE}",
         paper_value=paper,
         our_value=ours,
-        profile="cpu",
+        profile=profile,
         scale=scale,
         verdict=verdict,  # type: ignore[arg-type]
         notebook=NOTEBOOK_SYNTHETIC,

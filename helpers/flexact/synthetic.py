@@ -135,10 +135,9 @@ class SyntheticNet(nn.Module):
     """``hidden == 0``: one neuron ``φ(w·x + b)`` (what the paper's numbers imply); otherwise
     ``Linear(d, hidden) → φ → Linear(hidden, 1)``. The activation module is ``self.act``."""
 
+    @v.checked_arguments({"n_features": v.integer(1), "hidden": v.integer(0), "act": v.instance_of(nn.Module)})
     def __init__(self, n_features: int, hidden: int, act: nn.Module) -> None:
         super().__init__()
-        if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 0:
-            raise ValueError(f"hidden must be an int >= 0, got {hidden!r}")
         self.linear = nn.Linear(n_features, hidden if hidden else 1)
         self.act = act
         self.head = nn.Linear(hidden, 1) if hidden else None

@@ -172,11 +172,12 @@ def theory_claims() -> list[Claim]:
 def experiment_claims() -> list[Claim]:
     """Claims checked by the λ-GELU experiment notebooks (Fig. 1-3, Tables I and II).
 
-    Our values come from the committed cpu-profile results (loaded, never retrained; a claim
-    whose runs are not committed is "not run here"); see :mod:`helpers.lambda_gelu.analysis`.
+    Our values come from committed results (loaded, never retrained; a claim whose runs are not
+    committed is "not run here"), each family's from the cpu profile until all its paper-profile
+    runs are committed; see :mod:`helpers.lambda_gelu.run_claims`.
     """
 
-    return claims_from_results("cpu")
+    return claims_from_results()
 
 
 def coverage_claims() -> list[Claim]:

@@ -29,6 +29,7 @@ from torch import nn
 
 from helpers.core.models import replace_activations
 from helpers.core.train import optimizer_from_groups
+from helpers.core.validation import checked_arguments, integer, number
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE, LambdaGELU
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "expected_gate_error",
     "lambda_target",
     "AnnealingSchedule",
+    "CHECKED_CONSTRUCTORS",
     "layer_lambdas",
     "hardness_drift",
     "drift_cell_average",
@@ -209,17 +211,17 @@ class AnnealingSchedule:
     a checkpoint continues the same schedule. Modules in fixed mode anneal from their fixed λ.
     """
 
+    @checked_arguments(
+        {
+            "total_epochs": integer(1),
+            "lambda_target": number(1),
+            "switch_fraction": number(0, 1, high_open=True),
+        }
+    )
     def __init__(self, total_epochs: int, lambda_target: float, switch_fraction: float = 0.25) -> None:
-        if isinstance(total_epochs, bool) or not isinstance(total_epochs, int) or total_epochs < 1:
-            raise ValueError(f"total_epochs must be a positive int, got {total_epochs!r}")
-        target = _real("lambda_target", lambda_target)
-        if target < 1:
-            raise ValueError(f"lambda_target must be >= 1, got {lambda_target!r}")
-        frac = _real("switch_fraction", switch_fraction)
-        if not 0 <= frac < 1:
-            raise ValueError(f"switch_fraction must be in [0, 1), got {switch_fraction!r}")
+        frac = float(switch_fraction)
         self.total_epochs = total_epochs
-        self.lambda_target = target
+        self.lambda_target = float(lambda_target)
         self.switch_fraction = frac
         self.switch_epoch = math.floor(frac * total_epochs)  # e_s, always < T
 
@@ -257,6 +259,11 @@ class AnnealingSchedule:
                 start = module.base_lam.detach()
                 module.set_fixed_lambda(self.annealed_lambda(start, epoch).to(start.dtype))
         return layer_lambdas(model)
+
+
+#: The public constructors of this module that check their arguments against a table
+#: (``tests/test_constructor_validation.py`` generates bad inputs for each).
+CHECKED_CONSTRUCTORS: tuple[type, ...] = (AnnealingSchedule,)
 
 
 # -------------------------------------------------------------------------------------- metrics

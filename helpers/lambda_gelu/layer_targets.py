@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from helpers.core.validation import checked_arguments, instance_of, integer, number
 from helpers.lambda_gelu.hardness import AnnealingSchedule, lambda_modules
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "strided_sample",
     "PreactivationRecorder",
     "LayerwiseAnnealing",
+    "CHECKED_CONSTRUCTORS",
 ]
 
 #: Largest λ the solver searches; far beyond float32's own resolution of the gate.
@@ -141,11 +143,10 @@ class PreactivationRecorder:
     tensor per module; :meth:`remove` detaches the hooks.
     """
 
+    @checked_arguments({"modules": instance_of(Sequence), "per_batch": integer(1)})
     def __init__(self, modules: Sequence[nn.Module], per_batch: int = 2048) -> None:
         if not modules:
             raise ValueError("no modules to record")
-        if isinstance(per_batch, bool) or not isinstance(per_batch, int) or per_batch < 1:
-            raise ValueError(f"per_batch must be a positive int, got {per_batch!r}")
         self.per_batch = per_batch
         self._chunks: list[list[torch.Tensor]] = [[] for _ in modules]
         self._handles = [m.register_forward_pre_hook(self._hook(i)) for i, m in enumerate(modules)]
@@ -175,10 +176,16 @@ class LayerwiseAnnealing(AnnealingSchedule):
     ``λ_ℓ^target = layer_lambda_target(inputs of layer ℓ during epoch e_s, eps)``. Needs ``e_s >= 1``.
     """
 
+    @checked_arguments(
+        {
+            "total_epochs": integer(1),
+            "eps": number(0, 0.5, low_open=True, high_open=True),
+            "switch_fraction": number(0, 1, high_open=True),
+            "per_batch": integer(1),
+        }
+    )
     def __init__(self, total_epochs: int, eps: float, switch_fraction: float = 0.25, per_batch: int = 2048) -> None:
         super().__init__(total_epochs, 1.0, switch_fraction)
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < 0.5:
-            raise ValueError(f"eps must be in (0, 0.5), got {eps!r}")
         if self.switch_epoch < 1:
             raise ValueError(
                 f"layerwise targets are measured during the last learning epoch, but "
@@ -236,3 +243,8 @@ class LayerwiseAnnealing(AnnealingSchedule):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         targets = state.get("targets")
         self.targets = [float(t) for t in targets] if targets is not None else None
+
+
+#: The public constructors of this module that check their arguments against a table
+#: (``tests/test_constructor_validation.py`` generates bad inputs for each).
+CHECKED_CONSTRUCTORS: tuple[type, ...] = (PreactivationRecorder, LayerwiseAnnealing)

@@ -4,13 +4,14 @@ never trains. :func:`experiment_claims` is what the report collects."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from helpers.core.attribution import Derived
 from helpers.core.pairing import common_seeds, pair_by_seed
+from helpers.core.profiles import decided_profile
 from helpers.core.report import claim_key, comparison_fields, judge, merge_fields, run_verdict
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, one_sample, welch_comparison
@@ -51,7 +52,7 @@ from helpers.lambda_gelu.profiles import (
     spearman_final_seeds,
     table1,
 )
-from helpers.lambda_gelu.protocol import c_sweep_pair, table1_pairs
+from helpers.lambda_gelu.protocol import EXPERIMENTS, c_sweep_pair, table1_pairs
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
@@ -77,10 +78,13 @@ __all__ = [
 
 
 def grid_claims(
-    grid: Sequence[Mapping[str, Any]] | None, csweep: Sequence[Mapping[str, Any]] | None, profile: str
+    grid: Sequence[Mapping[str, Any]] | None,
+    csweep: Sequence[Mapping[str, Any]] | None,
+    profile: str,
+    csweep_profile: str | None = None,
 ) -> list:
     """Fig. 1 and Fig. 2 claims from the results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``:
-    not run in ``profile``)."""
+    not run in ``profile``; the c sweep's results are of ``csweep_profile``, ``profile`` when not given)."""
 
     fig1 = "Section IV-A, Fig. 1"
     key_t, key_c, key_b = "lambda-gelu-fig1-drift-t", "lambda-gelu-fig1-drift-c", "lambda-gelu-fig1-bvs-close"
@@ -162,6 +166,7 @@ def grid_claims(
     # its condition; the runs of equal c/t² (equal_rate_runs) are shown on the grid page as evidence.
     fig2 = "Section IV-A, Fig. 2"
     key_m, key_s = "lambda-gelu-fig2-drift-c", "lambda-gelu-fig2-bvs-small"
+    profile = csweep_profile or profile
     pair = c_sweep_pair(profile)
     scale = _scale_text([pair], profile, figures=True)
     note = (
@@ -466,17 +471,49 @@ def table1_claims(results: Sequence[Mapping[str, Any]] | None, profile: str) -> 
     return out
 
 
-def experiment_claims(profile: str = "cpu") -> list:
-    """Every experiment claim of the λ-GELU paper with our value from the committed results of
-    ``profile`` (loaded, never trained); a claim whose runs are missing is "not run here"."""
+def _table2_runs(profile: str) -> list:
+    """Table II's rows read Table I's runs too: its family is both protocols' runs."""
+    return [*EXPERIMENTS["lgelu_table1"](profile), *EXPERIMENTS["lgelu_table2"](profile)]
 
-    profile = current_profile(profile)
-    loaded = {}
-    for name in ("lgelu_grid", "lgelu_csweep", "lgelu_table1", "lgelu_table2"):
-        results, missing = load_protocol(name, profile)
-        loaded[name] = results if results and not missing else None
+
+#: Each family of run-based rows: the name its profile is decided under and its runs' configs.
+FAMILIES: dict[str, Callable[[str], list]] = {
+    "lgelu_grid": EXPERIMENTS["lgelu_grid"],
+    "lgelu_csweep": EXPERIMENTS["lgelu_csweep"],
+    "lgelu_table1": EXPERIMENTS["lgelu_table1"],
+    "lgelu_table2": _table2_runs,
+}
+
+
+def experiment_claims(profile: str | None = None) -> list:
+    """Every experiment claim of the λ-GELU paper with our value from committed results (loaded,
+    never trained); a claim whose runs are missing is "not run here". With ``profile``, every
+    family reads that profile's results; without, each family (Fig. 1, Fig. 2, Table I with Fig. 3,
+    Table II) reads the profile its committed results decide (:func:`helpers.core.profiles.decided_profile`)."""
+
+    if profile is None:
+        profiles = {name: decided_profile(name, configs) for name, configs in FAMILIES.items()}
+    else:
+        profiles = dict.fromkeys(FAMILIES, current_profile(profile))
+
+    cache: dict[tuple[str, str], list[dict] | None] = {}
+
+    def loaded(name: str, family: str) -> list[dict] | None:
+        key = (name, profiles[family])
+        if key not in cache:
+            results, missing = load_protocol(*key)
+            cache[key] = results if results and not missing else None
+        return cache[key]
+
     return (
-        grid_claims(loaded["lgelu_grid"], loaded["lgelu_csweep"], profile)
-        + table1_claims(loaded["lgelu_table1"], profile)
-        + table2_claims(loaded["lgelu_table1"], loaded["lgelu_table2"], profile)
+        grid_claims(
+            loaded("lgelu_grid", "lgelu_grid"),
+            loaded("lgelu_csweep", "lgelu_csweep"),
+            profiles["lgelu_grid"],
+            csweep_profile=profiles["lgelu_csweep"],
+        )
+        + table1_claims(loaded("lgelu_table1", "lgelu_table1"), profiles["lgelu_table1"])
+        + table2_claims(
+            loaded("lgelu_table1", "lgelu_table2"), loaded("lgelu_table2", "lgelu_table2"), profiles["lgelu_table2"]
+        )
     )

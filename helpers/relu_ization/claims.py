@@ -8,17 +8,20 @@ for "matches" with the margin in the claim, the MDE shown. Margins: half a point
 the language model's perplexity), 5 points of exact-zero fraction, 20 % of a region count.
 
 :func:`pair_claims` builds the rows of one pair from its results; :func:`claims` loads the
-committed cpu results (never trains) for the report, and says "not run here" for what is missing.
+committed results (never trains) for the report, each pair's from the cpu profile until all its
+paper-profile runs are committed, and says "not run here" for what is missing.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim, claim_key, comparison_fields, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
@@ -345,21 +348,30 @@ def _not_run(pair: str, profile: str, why: str) -> Claim:
     )
 
 
-def claims(profile: str = "cpu") -> list[Claim]:
+def claims(profile: str | None = None) -> list[Claim]:
     """Every pair's claims from committed results (loads only), then the latency claims of the
-    committed benchmark record; a pair whose cpu runs are not committed gets one "not run here" row."""
+    committed benchmark record; a pair whose runs are not committed gets one "not run here" row.
+
+    With ``profile``, every pair reads that profile's results; without, each pair reads the profile
+    its committed results decide (:func:`helpers.core.profiles.decided_profile`: cpu until all of
+    the pair's paper-profile runs are committed). The latency claims time the cpu runs' weights."""
     out: list[Claim] = []
     for pair, spec in RELU_PAIRS.items():
-        if pair not in cpu_pairs():
-            out.append(_not_run(pair, profile, spec.cpu_pending))
+        pair_profile = (
+            decided_profile(f"reluization_{pair}", functools.partial(reluization_configs, pair))
+            if profile is None
+            else profile
+        )
+        if pair_profile == "cpu" and pair not in cpu_pairs():
+            out.append(_not_run(pair, pair_profile, spec.cpu_pending))
             continue
-        results = [load_result(cfg) for cfg in reluization_configs(pair, profile)]
+        results = [load_result(cfg) for cfg in reluization_configs(pair, pair_profile)]
         if any(r is None for r in results):
             missing = sum(r is None for r in results)
             out.append(
-                _not_run(pair, profile, f"{missing} of {len(results)} results of this profile are not committed")
+                _not_run(pair, pair_profile, f"{missing} of {len(results)} results of this profile are not committed")
             )
             continue
-        out.extend(pair_claims(pair, results, profile))  # type: ignore[arg-type]
-    out.extend(latency_claims(profile))
+        out.extend(pair_claims(pair, results, pair_profile))  # type: ignore[arg-type]
+    out.extend(latency_claims("cpu" if profile is None else profile))
     return out

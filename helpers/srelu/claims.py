@@ -6,8 +6,11 @@ Our values are computed in :func:`theory_claims` by :mod:`helpers.srelu.theory` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from helpers.core import tables as T
 from helpers.core.attribution import Derived, SourceValue
+from helpers.core.profiles import decided_profile
 from helpers.core.registry import display_name
 from helpers.core.report import (
     Claim,
@@ -47,9 +50,19 @@ __all__ = [
 ]
 
 
-def experiment_claims(profile: str = "cpu") -> list[Claim]:
-    """Claims about Tables 1, 2 and 4, from the stored results of ``profile`` (loaded, never
-    trained: a table whose runs are missing gives "not run here").
+#: Each family of run-based rows: the name its profile is decided under and its runs' configs.
+FAMILIES: dict[str, Callable[[str], list]] = {
+    "srelu_delta": P.delta_configs,
+    "srelu_compare": P.compare_configs,
+    "srelu_dpo": dpo_configs,
+}
+
+
+def experiment_claims(profile: str | None = None) -> list[Claim]:
+    """Claims about Tables 1, 2 and 4, from stored results (loaded, never trained: a table whose
+    runs are missing gives "not run here"). With ``profile``, every table reads that profile's
+    results; without, each family (Table 4, Tables 1-2, the DPO stand-in) reads the profile its
+    committed results decide (:func:`helpers.core.profiles.decided_profile`).
 
     Our runs are ViT-tiny and ConvNeXt-tiny on CIFAR-10 at the scale of
     :data:`helpers.srelu.protocol.SCALES`; every arm runs the same seeds, so differences are
@@ -59,11 +72,16 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     TNT-Small), the row the text renders unambiguously; the claim text names our stand-in.
     """
 
-    profile = current_profile(profile)
+    if profile is None:
+        profiles = {name: decided_profile(name, configs) for name, configs in FAMILIES.items()}
+    else:
+        profiles = dict.fromkeys(FAMILIES, current_profile(profile))
     nb_delta, nb_bench = NB_DELTA, NB_BENCH
     names = {a: display_name(a) for a in P.ACTIVATIONS}
-    not_run = f"{profile}-profile results are not stored"
     out: list[Claim] = []
+    # the profile of the section being built: add() reads it when called, and each section sets it
+    profile = profiles["srelu_delta"]
+    not_run = f"{profile}-profile results are not stored"
 
     def add(
         key: str,
@@ -189,6 +207,8 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
         )
 
     # --- Tables 1 and 2: activations on ViT-tiny and ConvNeXt-tiny (CIFAR-10) ---------------------
+    profile = profiles["srelu_compare"]
+    not_run = f"{profile}-profile results are not stored"
     tables = {
         "vit": (
             "Table 1 (CIFAR-10, Average row)",
@@ -370,7 +390,7 @@ def experiment_claims(profile: str = "cpu") -> list[Claim]:
     )
     # --- Table 3 (DPO): the paper's own numbers, and our character-GPT stand-in ---------------
 
-    out.extend(dpo_claims(T.load_all(dpo_configs(profile)), profile))
+    out.extend(dpo_claims(T.load_all(dpo_configs(profiles["srelu_dpo"])), profiles["srelu_dpo"]))
     means = {
         ds: (sum(m for m, _ in rows.values()) / len(rows), TABLE1_AVERAGE[ds]["CELU"][0])
         for ds, rows in TABLE1_CELU_PER_MODEL.items()

@@ -25,6 +25,7 @@ from torch import nn
 
 from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
+from helpers.core.validation import checked_arguments, integer, number
 from helpers.srelu.activation import SReLU
 from helpers.srelu.options import SReluOptions
 
@@ -35,6 +36,7 @@ __all__ = [
     "srelu_modules",
     "set_srelu_delta",
     "DeltaAnnealing",
+    "CHECKED_CONSTRUCTORS",
     "SReLURun",
     "RUN_EXTENSION",
 ]
@@ -81,19 +83,19 @@ def set_srelu_delta(model: nn.Module, delta: float) -> int:
 class DeltaAnnealing(TrainHook):
     """δ fixed at ``delta_start`` for ``e_s`` epochs, then ``1/δ`` linear to ``1/delta_target`` at ``T``."""
 
+    @checked_arguments(
+        {
+            "total_epochs": integer(1),
+            "delta_start": number(0, low_open=True),
+            "delta_target": number(0, low_open=True),
+            "switch_fraction": number(0, 1, high_open=True),
+        }
+    )
     def __init__(
         self, total_epochs: int, delta_start: float, delta_target: float, switch_fraction: float = 0.25
     ) -> None:
-        if isinstance(total_epochs, bool) or not isinstance(total_epochs, int) or total_epochs < 1:
-            raise ValueError(f"total_epochs must be a positive int, got {total_epochs!r}")
-        self.delta_start = _positive("delta_start", delta_start)
-        self.delta_target = _positive("delta_target", delta_target)
-        if (
-            isinstance(switch_fraction, bool)
-            or not isinstance(switch_fraction, (int, float))
-            or not 0 <= switch_fraction < 1
-        ):
-            raise ValueError(f"switch_fraction must be in [0, 1), got {switch_fraction!r}")
+        self.delta_start = float(delta_start)
+        self.delta_target = float(delta_target)
         self.total_epochs = total_epochs
         self.switch_fraction = float(switch_fraction)
         self.switch_epoch = math.floor(self.switch_fraction * total_epochs)  # e_s < T
@@ -120,6 +122,11 @@ class DeltaAnnealing(TrainHook):
 
     def epoch_record(self, model: nn.Module) -> dict[str, Any]:
         return {"delta": srelu_modules(model)[0].delta}
+
+
+#: The public constructors of this module that check their arguments against a table
+#: (``tests/test_constructor_validation.py`` generates bad inputs for each).
+CHECKED_CONSTRUCTORS: tuple[type, ...] = (DeltaAnnealing,)
 
 
 class SReLURun(RunExtension):

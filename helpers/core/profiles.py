@@ -1,0 +1,81 @@
+"""Which profile's committed results decide a family of report rows.
+
+A run-based row is computed from the committed results of one profile. The cpu profile's runs
+decide it until every run of the family's ``paper`` profile is committed and verifies; then the
+paper profile takes the whole family over. A row never mixes profiles: with one paper run missing,
+the family stays on cpu.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from helpers.core.claim import Claim
+from helpers.core.results_cache import load_result
+from helpers.core.runtime import results_root
+
+__all__ = ["PAPER", "FALLBACK", "decided_profile", "clear_decided_profiles", "profiles_used"]
+
+#: The profile that takes a family over once all its runs are committed.
+PAPER = "paper"
+#: The profile that decides a family until then.
+FALLBACK = "cpu"
+
+ConfigsFn = Callable[[str], Sequence[Any]]
+
+
+def decided_profile(family: str, configs: ConfigsFn) -> str:
+    """``"paper"`` when every config of ``configs("paper")`` has a committed, verified, successful
+    result, else ``"cpu"``.
+
+    ``family``: the name of the row family (one name per config function: the answer is cached
+    under it, per process and results folder; :func:`clear_decided_profiles` forgets it);
+    ``configs``: the family's config-list function (profile -> the configs of its runs), the same
+    one that lists its cpu runs. A family with no paper runs stays on cpu. A damaged result file
+    raises :class:`~helpers.core.result_files.CorruptResult`, never counts as missing.
+    """
+    if not isinstance(family, str) or not family:
+        raise ValueError(f"decided_profile needs a family name (a non-empty string), got {family!r}")
+    if not callable(configs):
+        raise TypeError(f"decided_profile takes a function profile -> configs, got {type(configs).__name__}")
+    # keyed by family and folder, not by ``configs`` (a fresh lambda at each call would never hit);
+    # the folder is in the key because tests point REPRO_RESULTS_DIR elsewhere
+    key = (family, str(results_root(PAPER)))
+    if key not in _DECIDED:
+        _DECIDED[key] = _decide(configs)
+    return _DECIDED[key]
+
+
+_DECIDED: dict[tuple[str, str], str] = {}
+
+
+def _decide(configs: ConfigsFn) -> str:
+    paper = list(configs(PAPER))
+    if not paper:
+        return FALLBACK
+    for cfg in paper:
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            return FALLBACK
+    return PAPER
+
+
+def clear_decided_profiles() -> None:
+    """Forget the cached answers of :func:`decided_profile` (after results were written)."""
+    _DECIDED.clear()
+
+
+def profiles_used(claims: Sequence[Claim]) -> str:
+    """The profiles whose results decide the run-based rows of ``claims`` (those with a verdict:
+    a "not run here" row is decided by nothing), for a sentence of the report: ``"cpu"`` when one
+    profile decides them all, else each with its count of rows (``"cpu (40 rows) and paper (12
+    rows)"``, most rows first)."""
+    counts: dict[str, int] = {}
+    for c in claims:
+        if c.basis == "runs" and c.verdict != "not run here" and c.profile in (PAPER, FALLBACK):
+            counts[c.profile] = counts.get(c.profile, 0) + 1
+    if len(counts) <= 1:
+        return next(iter(counts), FALLBACK)
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return " and ".join(f"{name} ({n} row{'s' if n != 1 else ''})" for name, n in ordered)
