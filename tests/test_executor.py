@@ -244,7 +244,10 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
-def test_killing_run_many_cancels_its_submitit_jobs(tmp_path):
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_killing_run_many_cancels_its_submitit_jobs(tmp_path, sigint):
+    """``sigint="ignored"``: run_many started in the background (``nohup ... &``), where SIGINT,
+    submitit's signal to cancel a local job, is ignored by every process started from it."""
     (tmp_path / "sleeper.py").write_text(SLEEPER)
     (tmp_path / "submitter.py").write_text(SUBMITTER)
     marks = tmp_path / "marks"
@@ -258,7 +261,8 @@ def test_killing_run_many_cancels_its_submitit_jobs(tmp_path):
         "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
     }
     env.pop("CI", None)
-    parent = subprocess.Popen([sys.executable, str(tmp_path / "submitter.py")], env=env)
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint == "ignored" else None
+    parent = subprocess.Popen([sys.executable, str(tmp_path / "submitter.py")], env=env, preexec_fn=ignore)
     try:
         deadline = time.monotonic() + 180
         while len(list(marks.iterdir())) < 2:

@@ -441,15 +441,22 @@ def _submitit(
     call = executors.CheckpointedCall(job or _run_job, _PLUGIN_MODULES)
     in_main = threading.current_thread() is threading.main_thread()
     # A kill while the jobs are being submitted is held until their handles exist: exiting at once
-    # would orphan the jobs already started, which nothing could cancel then.
+    # would orphan the jobs already started, which nothing could cancel then. SIGINT is held too, and
+    # for a second reason: submitit cancels a local job with SIGINT, and a process started in the
+    # background (``nohup ... &``) ignores SIGINT, which every program it starts inherits; a handler,
+    # unlike "ignore", is reset to the default in a new program, so the jobs start able to be cancelled.
     killed: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: killed.append(signum)) if in_main else None
+    previous_int = signal.signal(signal.SIGINT, lambda signum, frame: killed.append(signum)) if in_main else None
     try:
         jobs = executors.submit_array(executor, call, [configs[i] for i in todo], [rerun] * len(todo))
     except BaseException:
         if in_main:
             signal.signal(signal.SIGTERM, previous)
         raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous_int)
     if in_main:
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
