@@ -96,16 +96,27 @@ class _Hook:
         return self.state
 
 
-def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) -> None:
+BATCHNORMS = {
+    "2d": (lambda: nn.BatchNorm2d(3), (8, 3, 4, 4)),
+    "2d without affine": (lambda: nn.BatchNorm2d(3, affine=False), (8, 3, 4, 4)),
+    "1d, cumulative average": (lambda: nn.BatchNorm1d(3, momentum=None), (8, 3)),
+}
+
+
+def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str, kind: str) -> None:
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
     try:
         torch.manual_seed(0)
-        bn = distributed.convert_batchnorm(nn.BatchNorm2d(3), torch.device("cpu"))
+        bn = distributed.convert_batchnorm(BATCHNORMS[kind][0](), torch.device("cpu"))
+        if bn.affine:  # not BatchNorm's ones and zeros, so that a dropped scale or shift shows
+            with torch.no_grad():
+                bn.weight.copy_(torch.tensor([0.5, 1.5, -2.0]))
+                bn.bias.copy_(torch.tensor([0.1, -0.3, 2.0]))
         shard = x.chunk(world)[rank].clone().requires_grad_(True)
         y = bn(shard)
         (y * torch.arange(1.0, y.numel() + 1).view_as(y) / y.numel()).sum().backward()
         # DDP would average the parameter gradients; do it by hand here
-        for p in (bn.weight, bn.bias):
+        for p in (bn.weight, bn.bias) if bn.affine else ():
             dist.all_reduce(p.grad)
             p.grad /= world
         same = _Hook({"lam": torch.tensor(1.5)})
@@ -119,8 +130,8 @@ def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) 
             {
                 "y": y.detach(),
                 "dx": shard.grad,
-                "dw": bn.weight.grad,
-                "db": bn.bias.grad,
+                "dw": bn.weight.grad if bn.affine else None,
+                "db": bn.bias.grad if bn.affine else None,
                 "mean": bn.running_mean,
                 "var": bn.running_var,
                 "drift": drift,
@@ -131,12 +142,18 @@ def _bn_worker(rank: int, world: int, init: str, x: torch.Tensor, out_dir: str) 
         dist.destroy_process_group()
 
 
-def test_global_batchnorm_matches_one_batch_and_drifting_method_state_stops_the_run(tmp_path):
-    x = torch.randn(8, 3, 4, 4, generator=torch.Generator().manual_seed(1)) * 3 + 1
-    mp.spawn(_bn_worker, args=(2, f"file://{tmp_path / 'rendezvous'}", x, str(tmp_path)), nprocs=2, join=True)
+@pytest.mark.parametrize("kind", BATCHNORMS)
+def test_global_batchnorm_matches_one_batch_and_drifting_method_state_stops_the_run(tmp_path, kind):
+    make, shape = BATCHNORMS[kind]
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1)) * 3 + 1
+    mp.spawn(_bn_worker, args=(2, f"file://{tmp_path / 'rendezvous'}", x, str(tmp_path), kind), nprocs=2, join=True)
     ranks = [torch.load(tmp_path / f"{r}.pt") for r in range(2)]
     whole = x.clone().requires_grad_(True)
-    bn = nn.BatchNorm2d(3)
+    bn = make()
+    if bn.affine:
+        with torch.no_grad():
+            bn.weight.copy_(torch.tensor([0.5, 1.5, -2.0]))
+            bn.bias.copy_(torch.tensor([0.1, -0.3, 2.0]))
     y = bn(whole)
     # the per-rank losses above are sums over each shard with the global weights, averaged by 2
     (y * torch.cat([torch.arange(1.0, y.numel() // 2 + 1)] * 2).view_as(y) / (y.numel() // 2) / 2).sum().backward()
@@ -145,8 +162,9 @@ def test_global_batchnorm_matches_one_batch_and_drifting_method_state_stops_the_
     torch.testing.assert_close(torch.cat([r["y"] for r in ranks]), y.detach(), **tol)
     torch.testing.assert_close(torch.cat([r["dx"] for r in ranks]) / 2, whole.grad, **tol)
     for r in ranks:
-        torch.testing.assert_close(r["dw"], bn.weight.grad, **tol)
-        torch.testing.assert_close(r["db"], bn.bias.grad, **tol)
+        if bn.affine:
+            torch.testing.assert_close(r["dw"], bn.weight.grad, **tol)
+            torch.testing.assert_close(r["db"], bn.bias.grad, **tol)
         torch.testing.assert_close(r["mean"], bn.running_mean, **tol)
         torch.testing.assert_close(r["var"], bn.running_var, **tol)
         # a hook whose state differs between ranks is named on every rank, the model is not
