@@ -78,7 +78,11 @@ def test_rows_and_summary_mean_std_over_seeds():
     rows = T.accuracy_rows(results)
     assert list(rows["best"]) == pytest.approx([60.0, 70.0, 80.0, 90.0])
     assert list(rows["final"]) == pytest.approx([60.0, 70.0, 80.0, 40.0])  # last epoch, not best
-    assert math.isnan(rows["delta"][0]) and rows["delta"][3] == 0.01
+    # the core's columns are generic: a method's knob (S-ReLU's δ here) is no column of its own
+    assert list(rows.columns) == [
+        "experiment", "model", "dataset", "activation", "penultimate",
+        "seed", "best", "final", "best_epoch", "epochs", "n_params",
+    ]  # fmt: skip
     summary = T.summarize(rows, "activation")
     assert list(summary.index) == ["gelu", "srelu"]  # first-appearance order
     assert summary.loc["gelu", "best_mean"] == pytest.approx(70.0)
@@ -98,6 +102,14 @@ def test_accuracy_rows_rejects_bad_input():
         T.accuracy_rows([{"history": []}])
     with pytest.raises(ValueError, match="lack columns"):
         T.summarize(pd.DataFrame({"a": [1]}), "a")
+    with pytest.raises(ValueError, match=r"extra columns \['seed'\] would replace"):
+        T.accuracy_rows([fake_result(cfg_dict(), [0.5])], extra={"seed": lambda r: 0})
+
+
+def test_accuracy_rows_adds_a_column_per_extra_function_of_the_result():
+    results = [fake_result(cfg_dict(activation_kwargs={"width": w}, seed=s), [0.5]) for s, w in enumerate((1, 2))]
+    rows = T.accuracy_rows(results, extra={"width": lambda r: r["config"]["activation_kwargs"]["width"]})
+    assert list(rows["width"]) == [1, 2] and list(rows.columns)[-1] == "width"
 
 
 @pytest.mark.parametrize(

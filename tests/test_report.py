@@ -118,6 +118,58 @@ def test_claim_anchor_and_page_link():
             R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad, key="report-claim-8")
 
 
+def _audit_row(**overrides: object) -> R.Claim:
+    fields: dict[str, object] = {
+        "key": "report-audit-1",
+        "claim": "x > 0",
+        "source": "P",
+        "where": "Sec. 2",
+        "paper_value": "x > 0",
+        "our_value": "x = −1",
+        "verdict": "contradicted",
+        "notebook": "notebooks/90_audit",
+        "anchor": "p-audit-sign",
+        "profile": "theory",
+        "scale": "exact",
+    }
+    return R.audit_claim(**{**fields, **overrides})  # type: ignore[arg-type]
+
+
+def test_an_audit_claim_joins_source_and_place_and_rests_on_no_run():
+    expected = R.Claim(
+        "x > 0",
+        "P, Sec. 2",
+        "x > 0",
+        "x = −1",
+        "theory",
+        "exact",
+        "contradicted",
+        "notebooks/90_audit",
+        anchor="p-audit-sign",
+        note="why",
+        basis="source",
+        key="report-audit-1",
+    )
+    row = _audit_row(note="why", basis="source")
+    assert row == expected
+    assert (row.basis, row.verdict_label) == ("source", "contradicted")
+    assert _audit_row(profile="any").basis == "exact"
+
+
+def test_an_audit_claim_refuses_runs_a_missing_place_or_anchor_and_positional_fields():
+    with pytest.raises(ValueError, match="basis must be 'exact' or 'source'.*got 'runs'"):
+        _audit_row(basis="runs")
+    with pytest.raises(ValueError, match="profile must be one of .*got 'cpu'"):
+        _audit_row(profile="cpu")
+    for name in ("source", "where", "anchor"):
+        with pytest.raises(ValueError, match=f"{name} must be a non-empty string, got ' '"):
+            _audit_row(**{name: " "})
+    with pytest.raises(ValueError, match="anchor must be a lower-case MyST label"):
+        _audit_row(anchor="Sign")
+    with pytest.raises(TypeError, match="positional"):
+        R.audit_claim("report-audit-1")  # type: ignore[misc]
+
+
 def _page_anchors() -> dict[str, set[str]]:
     """Every anchor a claim builder sets, by page (the constants the Claim(...) calls use)."""
     from helpers.flexact import paper as flexact

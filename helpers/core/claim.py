@@ -1,7 +1,8 @@
-"""The :class:`Claim` type (one row of the report), the verdict vocabulary and the claim keys.
+"""The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
+:func:`audit_claim`, the builder the methods' audits share (a finding that no run decides).
 
-:mod:`helpers.core.report` decides verdicts and renders the claims table, and re-exports every
-name here, so callers import from there. A claim holds the source's value (quoted or derived,
+:mod:`helpers.core.report` decides verdicts and renders the claims table, and re-exports the
+names callers use, so callers import from there. A claim holds the source's value (quoted or derived,
 :mod:`helpers.core.attribution`), ours, the verdict and the run-based fields behind it; its
 :attr:`Claim.key` is stable and unique in the report."""
 
@@ -49,6 +50,10 @@ Basis = Literal["exact", "source", "runs"]
 
 
 BASES: tuple[str, ...] = ("exact", "source", "runs")
+
+
+#: The profiles of a claim that no run decides (``Claim.basis`` defaults to ``exact`` for them).
+EXACT_PROFILES: tuple[str, ...] = ("theory", "any")
 
 
 #: The kinds of run-based claim :func:`run_verdict` decides.
@@ -169,7 +174,7 @@ class Claim:
                 f"digits, single hyphens, starting with a letter), got {self.anchor!r}"
             )
         if not self.basis:
-            object.__setattr__(self, "basis", "exact" if self.profile in ("theory", "any") else "runs")
+            object.__setattr__(self, "basis", "exact" if self.profile in EXACT_PROFILES else "runs")
         if self.basis not in BASES:
             raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
 
@@ -185,3 +190,56 @@ class Claim:
         row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name not in ("design", "key")}
         row["verdict_label"] = self.verdict_label
         return row
+
+
+def audit_claim(
+    *,
+    key: str,
+    claim: str,
+    source: str,
+    where: str,
+    paper_value: SourceValue,
+    our_value: str,
+    verdict: Verdict,
+    notebook: str,
+    anchor: str,
+    profile: str,
+    scale: str,
+    note: str = "",
+    basis: Basis = "exact",
+) -> Claim:
+    """One finding of a source read against itself: a :class:`Claim` whose verdict rests on an exact
+    computation (``basis="exact"``) or on the source's own printed numbers (``basis="source"``),
+    never on runs.
+
+    ``source`` names the document and ``where`` the place in it (a section, table or equation);
+    the claim's ``source`` reads ``"<source>, <where>"``. ``anchor`` is the MyST label of the page
+    section that shows the finding (every finding has one, so the report links to it) and
+    ``profile`` one of :data:`EXACT_PROFILES`. A method fixes its own ``source``, ``notebook``,
+    ``profile`` and default ``scale`` once with :func:`functools.partial`."""
+    for name, text in (("source", source), ("where", where), ("anchor", anchor)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name} must be a non-empty string, got {text!r} for claim {claim!r}")
+    if profile not in EXACT_PROFILES:
+        raise ValueError(
+            f"profile must be one of {EXACT_PROFILES} (no run decides this claim), got {profile!r} for claim {claim!r}"
+        )
+    if basis not in ("exact", "source"):
+        raise ValueError(
+            f"basis must be 'exact' or 'source' (an exact computation or the source's own numbers, "
+            f"never runs), got {basis!r} for claim {claim!r}"
+        )
+    return Claim(
+        key=key,
+        claim=claim,
+        source=f"{source}, {where}",
+        paper_value=paper_value,
+        our_value=our_value,
+        profile=profile,
+        scale=scale,
+        verdict=verdict,
+        notebook=notebook,
+        anchor=anchor,
+        note=note,
+        basis=basis,
+    )

@@ -25,6 +25,7 @@ from helpers.core.claim import (  # re-exported: callers import the claim type a
     RunClaim,
     RunDesign,
     Verdict,
+    audit_claim,
     claim_key,
     key_part,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "RunClaim",
     "RunDesign",
     "Verdict",
+    "audit_claim",
     "claim_key",
     "key_part",
     "INTERVAL_RULES",

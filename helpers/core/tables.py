@@ -140,16 +140,36 @@ def _config(result: Mapping[str, Any]) -> Mapping[str, Any]:
     return result["config"]
 
 
+#: The columns :func:`accuracy_rows` builds itself, before any ``extra`` ones.
+_ROW_COLUMNS: tuple[str, ...] = (
+    "experiment",
+    "model",
+    "dataset",
+    "activation",
+    "penultimate",
+    "seed",
+    "best",
+    "final",
+    "best_epoch",
+    "epochs",
+    "n_params",
+)
+
+
 def accuracy_rows(
     results: Iterable[Mapping[str, Any]], extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None
 ) -> pd.DataFrame:
     """One row per run: its grouping keys and its best/final validation accuracy in %.
 
-    Columns: ``experiment, model, dataset, activation, delta`` (S-ReLU's δ, else NaN),
-    ``penultimate`` (the extra activation before the classifier, ``"none"`` without),
-    ``seed, best, final, best_epoch, epochs, n_params``, plus one column per entry of ``extra``
-    (a function of the result dict). Only classification results (higher is better) are accepted.
+    Columns: ``experiment, model, dataset, activation``, ``penultimate`` (the extra activation
+    before the classifier, ``"none"`` without), ``seed, best, final, best_epoch, epochs, n_params``,
+    plus one column per entry of ``extra`` (a function of the result dict: a method adds the knobs
+    its tables group by, e.g. a value of the config's ``activation_kwargs``). Only classification
+    results (higher is better) are accepted.
     """
+    clash = sorted(set(extra or {}) & set(_ROW_COLUMNS))
+    if clash:
+        raise ValueError(f"extra columns {clash} would replace accuracy_rows' own columns {list(_ROW_COLUMNS)}")
     rows = []
     for result in results:
         cfg = _config(result)
@@ -163,13 +183,11 @@ def accuracy_rows(
         history = result["history"]
         if not history:
             raise ValueError(f"result {result.get('config_hash')} has an empty history")
-        kwargs = cfg.get("activation_kwargs") or {}
         row = {
             "experiment": cfg.get("experiment"),
             "model": cfg.get("model"),
             "dataset": cfg.get("dataset"),
             "activation": cfg.get("activation"),
-            "delta": float(kwargs["delta"]) if "delta" in kwargs else math.nan,
             "penultimate": cfg.get("penultimate_activation") or "none",
             "seed": cfg.get("seed"),
             "best": 100.0 * float(result["best_val_metric"]),

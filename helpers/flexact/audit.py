@@ -17,7 +17,7 @@ import sympy as sp
 import torch
 from torch import nn
 
-from helpers.core.report import Claim
+from helpers.core.report import Claim, Verdict, audit_claim
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import (
     _FIXED_LABELS,
@@ -58,32 +58,15 @@ PRINT_UNIT = 1e-4
 A0, A3 = "Flex-Act (α=0)", "Flex-Act (α=0.3)"
 
 
-def _claim(
-    key: str,
-    claim: str,
-    where: str,
-    paper,
-    ours: str,
-    verdict: str,
-    anchor: str,
-    note: str = "",
-    basis: str = "source",
-    scale: str = "arithmetic on the printed values",
-) -> Claim:
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile="theory",
-        scale=scale,
-        verdict=verdict,
-        notebook=NB_AUDIT,
-        anchor=ANCHORS[anchor],
-        note=note,  # type: ignore[arg-type]
-        basis=basis,
-    )
+#: One finding of this audit: arithmetic on the source's printed numbers unless a row says otherwise.
+_claim = functools.partial(
+    audit_claim,
+    source=SOURCE,
+    notebook=NB_AUDIT,
+    profile="theory",
+    scale="arithmetic on the printed values",
+    basis="source",
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,17 +94,18 @@ def _claim_tanh_selection() -> Claim:
     least = min(bounds.values())
     relu_like = min(bounds["relu"], bounds["leaky_relu"])
     return _claim(
-        "flexact-audit-alpha0-tanh-bias",
-        "Without the regulariser (α = 0) Flex-Act does worse on the Tanh target because its selection is biased "
+        key="flexact-audit-alpha0-tanh-bias",
+        anchor=ANCHORS["selection"],
+        claim="Without the regulariser (α = 0) Flex-Act does worse on the Tanh target because its selection is biased "
         "towards unbounded activations (ReLU, LeakyReLU)",
-        "Section 4.1.1 / Fig. 1",
-        (QUOTES["alpha0_hypothesis"], QUOTES["fig1_lingers"]),
-        f"Table 1 rules it out: one of {N_SEEDS} seeds ending on ReLU or LeakyReLU would put the α = 0 Tanh mean "
+        where="Section 4.1.1 / Fig. 1",
+        paper_value=(QUOTES["alpha0_hypothesis"], QUOTES["fig1_lingers"]),
+        our_value=f"Table 1 rules it out: one of {N_SEEDS} seeds ending on ReLU or LeakyReLU would put the "
+        "α = 0 Tanh mean "
         f"at ≥ {relu_like:.4f}, and on any other non-Tanh candidate at ≥ {least:.4f}; the printed mean is "
         f"{TABLE1[A0]['tanh'][0]:.4f}. Ruled out for {len(ruled_out)} of {len(bounds)} other candidates: every "
         "seed ended on Tanh",
-        "contradicted" if len(ruled_out) == len(bounds) else "inconclusive",
-        "selection",
+        verdict="contradicted" if len(ruled_out) == len(bounds) else "inconclusive",
         note="Reading: the trained layer is evaluated with its chosen (argmax) activation, as Section 3.2's "
         "'committing to specific activations' and Table 1's comparison with the fixed models imply; a network "
         "whose layer chose c cannot beat the fixed c-model, whose Table 1 errors are the optima of a c-neuron "
@@ -150,16 +134,16 @@ def _claim_matching_all() -> Claim:
     one_unit = [gt for gt, g in gaps.items() if 1e-12 < g <= PRINT_UNIT + 1e-12]
     ties = [gt for gt, g in gaps.items() if abs(g) <= 1e-12]
     return _claim(
-        "flexact-audit-matches-baselines",
-        "Flex-Act (α = 0.3) matches or outperforms all baselines in every setting",
-        "Section 4.1.1 / Table 1",
-        QUOTES["converges_sec_4_1_1"],
-        "Flex-Act (α = 0.3) − best fixed model, printed means: "
+        key="flexact-audit-matches-baselines",
+        anchor=ANCHORS["matching"],
+        claim="Flex-Act (α = 0.3) matches or outperforms all baselines in every setting",
+        where="Section 4.1.1 / Table 1",
+        paper_value=QUOTES["converges_sec_4_1_1"],
+        our_value="Flex-Act (α = 0.3) − best fixed model, printed means: "
         + ", ".join(f"{gt} {g:+.4f}" for gt, g in gaps.items())
         + f". Worse beyond rounding in {len(worse)} column(s) ({', '.join(worse)}), by one printed unit in "
         f"{len(one_unit)}, tied in {len(ties)}; better in none",
-        "contradicted" if worse else "confirmed",
-        "matching",
+        verdict="contradicted" if worse else "confirmed",
         note="The best fixed model of each column is the matched one, at 0.0000. The printed ± cannot serve as a "
         "spread between models: it is the per-sample spread of the squared error, not a standard deviation "
         "over seeds (the synthetic page's finding), so only the printed means and their rounding are used. "
@@ -192,16 +176,16 @@ def _claim_parameterized_baselines() -> Claim:
     table1_rows = [r for r in TABLE1 if not r.startswith("Flex-Act")]
     n_param = sum(1 for p in params.values() if p > 0)
     return _claim(
-        "flexact-audit-parameterized-baselines",
-        "Flex-Act is compared against parameterized activation methods, and fits better than them",
-        "Sections 1 and 5",
-        (QUOTES["compare_parameterized"], QUOTES["discussion_parameterized"]),
-        f"baselines: Table 1 {len(table1_rows)} fixed models ({', '.join(table1_rows)}), Table 2 "
+        key="flexact-audit-parameterized-baselines",
+        anchor=ANCHORS["baselines"],
+        claim="Flex-Act is compared against parameterized activation methods, and fits better than them",
+        where="Sections 1 and 5",
+        paper_value=(QUOTES["compare_parameterized"], QUOTES["discussion_parameterized"]),
+        our_value=f"baselines: Table 1 {len(table1_rows)} fixed models ({', '.join(table1_rows)}), Table 2 "
         f"{len(TABLE2_BASELINES)} plain ResNets; learnable activation parameters per baseline: "
         + ", ".join(f"{k} {v}" for k, v in params.items())
         + f"; parameterized baselines: {n_param}",
-        "contradicted" if n_param == 0 else "confirmed",
-        "baselines",
+        verdict="contradicted" if n_param == 0 else "confirmed",
         note="Section 2 discusses PReLU, SPLASH, Swish with a trainable β and the per-layer parametric functions of "
         "Hu et al. (2021), but none of them is run: every baseline of Tables 1-2 is a fixed activation. The "
         "claims of a comparison with parameterized methods, and of a better fit than them, have no experiment "
@@ -213,19 +197,24 @@ def _claim_deep_settings() -> Claim:
     flex_layers = {"Table 1 (synthetic)": 1, "Table 2 (ResNet18/34)": 1}
     gains = {m: TABLE2[f"{m} + Flex-Act"] - TABLE2[m] for m in TABLE2_BASELINES}
     return _claim(
-        "flexact-audit-deep-architectures",
-        "Flex-Act's gains are largest in very deep architectures, where functional diversity across layers is "
+        key="flexact-audit-deep-architectures",
+        anchor=ANCHORS["baselines"],
+        claim="Flex-Act's gains are largest in very deep architectures, where functional diversity across layers is "
         "critical, and it improves training stability",
-        "Section 1, Contributions",
-        (QUOTES["contribution_deep"], QUOTES["single_layer"], QUOTES["cifar_penultimate"], QUOTES["penultimate_only"]),
-        "Flex-Act layers per network: "
+        where="Section 1, Contributions",
+        paper_value=(
+            QUOTES["contribution_deep"],
+            QUOTES["single_layer"],
+            QUOTES["cifar_penultimate"],
+            QUOTES["penultimate_only"],
+        ),
+        our_value="Flex-Act layers per network: "
         + ", ".join(f"{k} {v}" for k, v in flex_layers.items())
         + "; Table 2 gains: "
         + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
         + " points (no spread); no table or figure reports a stability measure (Tables 1-2: MSE, accuracy; "
         "Figs. 1-3: selection probabilities, predictions)",
-        contradicted_or(max(flex_layers.values()) < 2),
-        "baselines",
+        verdict=contradicted_or(max(flex_layers.values()) < 2),
         note="Every experiment has one Flex-Act layer (a single neuron, or the penultimate layer of a ResNet), so "
         "no experiment has activations that differ across layers; Section 5 says the method is 'designed to "
         "be only added at the penultimate layer' and that extending it to several layers is future work "
@@ -233,7 +222,7 @@ def _claim_deep_settings() -> Claim:
     )
 
 
-def contradicted_or(condition: bool) -> str:
+def contradicted_or(condition: bool) -> Verdict:
     """``"contradicted"`` when the source's own setup rules the claim out, else ``"inconclusive"``."""
     return "contradicted" if condition else "inconclusive"
 
@@ -247,15 +236,15 @@ def _claim_no_tuning() -> Claim:
     a_low, a_high = min(ALPHAS), max(ALPHAS)
     sig = {a: TABLE1[A0 if a == 0 else A3]["sigmoid"][0] for a in (a_low, a_high)}
     return _claim(
-        "flexact-audit-no-tuning",
-        "Flex-Act recovers the right non-linearity without manual hyperparameter tuning or sweeps",
-        "Sections 1 and 6",
-        (QUOTES["no_tuning"], QUOTES["no_sweeps_conclusion"]),
-        f"the method adds {len(hyper)} hyperparameters ({', '.join(hyper)}); Table 1 itself compares α = "
+        key="flexact-audit-no-tuning",
+        anchor=ANCHORS["tuning"],
+        claim="Flex-Act recovers the right non-linearity without manual hyperparameter tuning or sweeps",
+        where="Sections 1 and 6",
+        paper_value=(QUOTES["no_tuning"], QUOTES["no_sweeps_conclusion"]),
+        our_value=f"the method adds {len(hyper)} hyperparameters ({', '.join(hyper)}); Table 1 itself compares α = "
         f"{a_low:g} and α = {a_high:g}, and at α = {a_low:g} the selection fails on the Sigmoid target (Fig. 1: "
         f"'lingers on ReLU or LeakyReLU'; Sigmoid MSE {sig[a_low]:.4f} against {sig[a_high]:.4f})",
-        "contradicted",
-        "tuning",
+        verdict="contradicted",
         note="Recovery depends on α, which the paper sets by comparing two values, and on λ, whose value the paper "
         "never states (the synthetic page's readings sweep shows λ = 10 losing the Sigmoid target). Flex-Act "
         "replaces a sweep over activations by settings of its own.",
@@ -322,15 +311,15 @@ def _claim_gumbel() -> Claim:
     ordered = [sharp[t] for t in sorted(sharp, reverse=True)]
     ok = err < 1e-8 and all(a < b for a, b in zip(ordered, ordered[1:])) and ordered[-1] > 0.99
     return _claim(
-        "flexact-audit-gumbel-sampling",
-        "Gumbel-max samples the categorical distribution π exactly; Gumbel-softmax approaches it as τ → 0 and "
+        key="flexact-audit-gumbel-sampling",
+        anchor=ANCHORS["theory"],
+        claim="Gumbel-max samples the categorical distribution π exactly; Gumbel-softmax approaches it as τ → 0 and "
         "gives smoother mixtures at higher τ",
-        "Section 3.1",
-        (QUOTES["gumbel_max"], QUOTES["tau_limit"]),
-        f"max_i |P(argmax = i) − π_i| = {err:.1e} (quadrature); E[max_i y_i] = "
+        where="Section 3.1",
+        paper_value=(QUOTES["gumbel_max"], QUOTES["tau_limit"]),
+        our_value=f"max_i |P(argmax = i) − π_i| = {err:.1e} (quadrature); E[max_i y_i] = "
         + ", ".join(f"{v:.3f} (τ = {t:g})" for t, v in sharp.items()),
-        "confirmed" if ok else "contradicted",
-        "theory",
+        verdict="confirmed" if ok else "contradicted",
         basis="exact",
         scale="quadrature; 200,000 Gumbel samples (seed 0)",
         note="π = (0.4, 0.25, 0.2, 0.1, 0.05). A one-hot sample has max_i y_i = 1, a uniform mixture 1/5.",
@@ -346,13 +335,13 @@ def _claim_swish() -> Claim:
         and sp.simplify(lim["beta->oo, x>0"] - sp.Symbol("x", positive=True)) == 0
     )
     return _claim(
-        "flexact-audit-swish-limits",
-        "Swish x·σ(βx) is linear as β → 0 and ReLU as β → ∞",
-        "Section 2",
-        QUOTES["swish_limits"],
-        ", ".join(f"{k}: {sp.sstr(v)}" for k, v in lim.items()),
-        "confirmed" if ok else "contradicted",
-        "theory",
+        key="flexact-audit-swish-limits",
+        anchor=ANCHORS["theory"],
+        claim="Swish x·σ(βx) is linear as β → 0 and ReLU as β → ∞",
+        where="Section 2",
+        paper_value=QUOTES["swish_limits"],
+        our_value=", ".join(f"{k}: {sp.sstr(v)}" for k, v in lim.items()),
+        verdict="confirmed" if ok else "contradicted",
         basis="exact",
         scale="exact (sympy)",
         note="The β → 0 limit is the linear function x/2, half the identity.",

@@ -9,6 +9,7 @@ repeated. The page is ``notebooks/91_audit_gelu_primer``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,8 +18,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from helpers.core.attribution import SourceValue
-from helpers.core.report import Claim, claim_key
+from helpers.core.report import Claim, audit_claim
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import AUDIT_QUOTES, POST_CODE, QUOTES, SOURCE, TABLES
 
@@ -51,23 +51,8 @@ PROFILE = "any"
 SCALE = "exact (sympy/mpmath, 40 digits); floating point where the claim is about it"
 
 
-def _row(
-    key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str, basis: str = "exact"
-) -> Claim:
-    return Claim(
-        key=claim_key("gelu-audit", key),
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=PROFILE,
-        scale=SCALE,
-        verdict=verdict,
-        notebook=NOTEBOOK,
-        note=note,
-        basis=basis,  # type: ignore[arg-type]
-        anchor=ANCHORS[key],
-    )
+#: One finding of this audit, exact unless a row says it rests on the source's numbers.
+_row = functools.partial(audit_claim, source=SOURCE, notebook=NOTEBOOK, profile=PROFILE, scale=SCALE)
 
 
 def _f(value: object, digits: int = 4) -> str:
@@ -85,13 +70,15 @@ def _elu_claim() -> Claim:
     b = elu_bounds()
     ok = bool(b["elu_inf"] == -1)
     return _row(
-        "elu",
-        "ELU is the choice for unbounded negative output, GELU for near-zero negative output",
-        "section 'Comparison: ReLU vs ELU vs GELU'",
-        (AUDIT_QUOTES["elu_unbounded"], AUDIT_QUOTES["elu_saturates"]),
-        f"ELU ≥ {sp.sstr(b['elu_inf'])} (its infimum, the limit at −∞); GELU ≥ {_f(b['gelu_min'])}: both bounded below",
-        "contradicted" if ok else "confirmed",
-        "The same paragraph says ELU saturates to −α, and the post's own table prints ELU(−3) = −0.9502: "
+        key="gelu-audit-elu",
+        anchor=ANCHORS["elu"],
+        claim="ELU is the choice for unbounded negative output, GELU for near-zero negative output",
+        where="section 'Comparison: ReLU vs ELU vs GELU'",
+        paper_value=(AUDIT_QUOTES["elu_unbounded"], AUDIT_QUOTES["elu_saturates"]),
+        our_value=f"ELU ≥ {sp.sstr(b['elu_inf'])} (its infimum, the limit at −∞); GELU ≥ {_f(b['gelu_min'])}: "
+        "both bounded below",
+        verdict="contradicted" if ok else "confirmed",
+        note="The same paragraph says ELU saturates to −α, and the post's own table prints ELU(−3) = −0.9502: "
         "ELU's negative output is bounded by −α = −1. What differs is the size of the bound (1 against "
         "0.17) and the limit (−1 against 0), not boundedness.",
         basis="source",
@@ -103,13 +90,14 @@ def _sign_claim() -> Claim:
     root = g.gelu_prime_root()
     z_min, slope_min = g.gelu_prime_extrema()["min"]
     return _row(
-        "sign",
-        "GELU'(z) > 0 for all z (premise of question 5, left unchallenged)",
-        "section 'Test Your Understanding', question 5, against section 'Why the Gradient Matters'",
-        (AUDIT_QUOTES["team_positive"], QUOTES["positive_above"]),
-        f"GELU' < 0 for every z < {_f(root)}, down to {_f(slope_min)} at z = {_f(z_min)} (−√2)",
-        "contradicted" if float(slope_min) < 0 else "confirmed",
-        "The post contradicts itself: its derivative section bounds positivity to z > −0.75 'or so', its "
+        key="gelu-audit-sign",
+        anchor=ANCHORS["sign"],
+        claim="GELU'(z) > 0 for all z (premise of question 5, left unchallenged)",
+        where="section 'Test Your Understanding', question 5, against section 'Why the Gradient Matters'",
+        paper_value=(AUDIT_QUOTES["team_positive"], QUOTES["positive_above"]),
+        our_value=f"GELU' < 0 for every z < {_f(root)}, down to {_f(slope_min)} at z = {_f(z_min)} (−√2)",
+        verdict="contradicted" if float(slope_min) < 0 else "confirmed",
+        note="The post contradicts itself: its derivative section bounds positivity to z > −0.75 'or so', its "
         "exercise takes GELU' > 0 everywhere and only asks how GELU could still train slowly. The primer's "
         "page already shows the sign error of the printed GELU' column; this row is the exercise's premise.",
         basis="source",
@@ -126,13 +114,14 @@ def _damping_claim() -> Claim:
     gate, half = gate_at("-0.1"), gate_at("0")
     removed = 1 - float(gate)
     return _row(
-        "damping",
-        "z = −0.1 passes through slightly damped",
-        "opening paragraph",
-        (AUDIT_QUOTES["slightly_damped"], AUDIT_QUOTES["half_open"]),
-        f"GELU(−0.1) = Φ(−0.1)·(−0.1) with Φ(−0.1) = {_f(gate)}: {removed:.0%} of the input is removed",
-        "contradicted" if float(gate) < float(half) else "confirmed",
-        f"By the post's own scale the gate at z = 0, Φ(0) = {_f(half, 1)}, is 'half-open'; at z = −0.1 it "
+        key="gelu-audit-damping",
+        anchor=ANCHORS["damping"],
+        claim="z = −0.1 passes through slightly damped",
+        where="opening paragraph",
+        paper_value=(AUDIT_QUOTES["slightly_damped"], AUDIT_QUOTES["half_open"]),
+        our_value=f"GELU(−0.1) = Φ(−0.1)·(−0.1) with Φ(−0.1) = {_f(gate)}: {removed:.0%} of the input is removed",
+        verdict="contradicted" if float(gate) < float(half) else "confirmed",
+        note=f"By the post's own scale the gate at z = 0, Φ(0) = {_f(half, 1)}, is 'half-open'; at z = −0.1 it "
         "is less than half open, so more than half the signal is taken away, not a slight damping.",
     )
 
@@ -196,15 +185,16 @@ def _float_claim() -> Claim:
     post = post_code_zero_threshold()
     dead = all(np.isfinite(v.below) for v in (tanh32, tanh16, exact32))
     return _row(
-        "float",
-        "GELU has no dead zone: its gradient is non-zero even for negative pre-activations",
-        "sections 'Why the Gradient Matters' and 'Transformer FFN Block'",
-        (QUOTES["positive_above"], AUDIT_QUOTES["keeps_gradients"], AUDIT_QUOTES["production"]),
-        f"PyTorch float32: the tanh form's output and gradient are exactly 0 for z ≤ {tanh32.below:.2f} "
+        key="gelu-audit-float",
+        anchor=ANCHORS["float"],
+        claim="GELU has no dead zone: its gradient is non-zero even for negative pre-activations",
+        where="sections 'Why the Gradient Matters' and 'Transformer FFN Block'",
+        paper_value=(QUOTES["positive_above"], AUDIT_QUOTES["keeps_gradients"], AUDIT_QUOTES["production"]),
+        our_value=f"PyTorch float32: the tanh form's output and gradient are exactly 0 for z ≤ {tanh32.below:.2f} "
         f"(bfloat16: {tanh16.below:.2f}); the exact form's gradient for z ≤ {exact32.below:.2f}; the post's "
         f"own gelu_approx (float64) returns 0 for z ≤ {post:.2f}",
-        "contradicted" if dead else "confirmed",
-        "True of the real function (the primer's page: one zero of GELU', no dead interval), not of its "
+        verdict="contradicted" if dead else "confirmed",
+        note="True of the real function (the primer's page: one zero of GELU', no dead interval), not of its "
         "floating-point forms: 1 + tanh(u) rounds to 0 once tanh(u) rounds to −1, and the exact form's "
         "gradient underflows. The form the post recommends for production, in the precisions networks "
         "train in, has a dead interval. Its anchors (|z| ≤ 3) lie outside it.",
@@ -246,14 +236,15 @@ def _baselines_claim() -> Claim:
     at = "; ".join(f"z = {z}: ReLU' 0, ELU' {v[elu]:.4f}, GELU' {v[gelu]:+.4f}" for z, v in grads.items())
     vs_relu = all(v["GELU'"] != 0 for v in grads.values())
     return _row(
-        "baselines",
-        "GELU is chosen over ReLU for the dead-neuron problem: it keeps a gradient on negative "
+        key="gelu-audit-baselines",
+        anchor=ANCHORS["baselines"],
+        claim="GELU is chosen over ReLU for the dead-neuron problem: it keeps a gradient on negative "
         "pre-activations (checked against each baseline the post tabulates: ReLU, ELU)",
-        "sections 'Transformer FFN Block' and 'Code'",
-        (AUDIT_QUOTES["design_choice"], AUDIT_QUOTES["gradient_column"], AUDIT_QUOTES["elu_differently"]),
-        f"{at}; over all z < 0, |GELU'| ≤ {r_star:.3f}·ELU' (largest at z = {z_star:.3f})",
-        "confirmed" if vs_relu else "contradicted",
-        "Holds against ReLU, the baseline the post names. It is no advantage over ELU, the post's other "
+        where="sections 'Transformer FFN Block' and 'Code'",
+        paper_value=(AUDIT_QUOTES["design_choice"], AUDIT_QUOTES["gradient_column"], AUDIT_QUOTES["elu_differently"]),
+        our_value=f"{at}; over all z < 0, |GELU'| ≤ {r_star:.3f}·ELU' (largest at z = {z_star:.3f})",
+        verdict="confirmed" if vs_relu else "contradicted",
+        note="Holds against ReLU, the baseline the post names. It is no advantage over ELU, the post's other "
         "baseline: on every z < 0 ELU' = e^z is positive and larger than |GELU'|, which is negative "
         "left of −0.75. The post's own anchors show it (z = −3: 0.0498 against GELU's −0.0119).",
     )
@@ -285,15 +276,16 @@ def _centring_claim() -> Claim:
     m = output_moments()
     relu, gelu, elu = (float(m[k]["mean"]) for k in ("ReLU", "GELU", "ELU"))
     return _row(
-        "centring",
-        "GELU features are not zero-centred, which causes the same upstream weight-update bias as ReLU",
-        "section 'Honest Limitations'",
-        AUDIT_QUOTES["not_centred"],
-        f"for z ~ N(0, 1): mean output ReLU {relu:.4f} ({sp.sstr(m['ReLU']['mean'])}), GELU {gelu:.4f} "
+        key="gelu-audit-centring",
+        anchor=ANCHORS["centring"],
+        claim="GELU features are not zero-centred, which causes the same upstream weight-update bias as ReLU",
+        where="section 'Honest Limitations'",
+        paper_value=AUDIT_QUOTES["not_centred"],
+        our_value=f"for z ~ N(0, 1): mean output ReLU {relu:.4f} ({sp.sstr(m['ReLU']['mean'])}), GELU {gelu:.4f} "
         f"({sp.sstr(m['GELU']['mean'])}), ELU {elu:.4f}; negative outputs: ReLU never, GELU and ELU "
         f"with probability {sp.sstr(m['GELU']['p_negative'])}",
-        "contradicted" if gelu < relu and m["GELU"]["p_negative"] > 0 else "confirmed",
-        f"Not zero-centred: confirmed. 'The same bias as ReLU': no. The sign argument (all inputs of the "
+        verdict="contradicted" if gelu < relu and m["GELU"]["p_negative"] > 0 else "confirmed",
+        note=f"Not zero-centred: confirmed. 'The same bias as ReLU': no. The sign argument (all inputs of the "
         f"next layer positive, so all its weight updates share a sign) needs outputs ≥ 0, which ReLU's are "
         f"and GELU's are not for any z < 0; the mean-shift argument scales with the mean, which for GELU is "
         f"{gelu / relu:.0%} of ReLU's.",

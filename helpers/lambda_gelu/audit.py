@@ -10,7 +10,7 @@ Findings the book already has as rows (E∞, λ_target, Eq. (3), the t-rescaling
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 import pandas as pd
@@ -19,8 +19,8 @@ from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, ndtr
 
-from helpers.core.attribution import Derived, SourceValue
-from helpers.core.report import Claim, claim_key
+from helpers.core.attribution import Derived
+from helpers.core.report import Claim, audit_claim
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.hardness import LAMBDA_INIT_MAX
 from helpers.lambda_gelu.paper import AUDIT_QUOTES, EPS_PAPER, LAMBDA_TARGET_PAPER, SOURCE, table_i, table_ii
@@ -59,23 +59,8 @@ SCALE = "exact (sympy) or the paper's printed tables"
 x, lam, sig, s, t = sp.symbols("x lambda sigma s t", real=True)
 
 
-def _row(
-    key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str, basis: str = "exact"
-) -> Claim:
-    return Claim(
-        key=claim_key("lambda-gelu-audit", key),
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=PROFILE,
-        scale=SCALE,
-        verdict=verdict,
-        notebook=NOTEBOOK,
-        note=note,
-        basis=basis,  # type: ignore[arg-type]
-        anchor=ANCHORS[key],
-    )
+#: One finding of this audit, exact unless a row says it rests on the source's numbers.
+_row = partial(audit_claim, source=SOURCE, notebook=NOTEBOOK, profile=PROFILE, scale=SCALE)
 
 
 # ------------------------------------------------------------------------------- the range of λ
@@ -96,14 +81,15 @@ def _range_claim() -> Claim:
     img = lambda_image()
     never = img["solutions of λ(s) = 1"] == sp.S.EmptySet
     return _row(
-        "range",
-        "λ ∈ [1, ∞), and λ ≥ 1 enforced by construction grounds the family at standard GELU",
-        "Abstract, Sections II and III",
-        (AUDIT_QUOTES["lambda_range"], AUDIT_QUOTES["enforced"], AUDIT_QUOTES["map_above_one"]),
-        f"λ(s) = 1 + softplus(s/t) ranges over (1, ∞): → {img['at -oo']} as s → −∞, λ(s) = 1 has "
+        key="lambda-gelu-audit-range",
+        anchor=ANCHORS["range"],
+        claim="λ ∈ [1, ∞), and λ ≥ 1 enforced by construction grounds the family at standard GELU",
+        where="Abstract, Sections II and III",
+        paper_value=(AUDIT_QUOTES["lambda_range"], AUDIT_QUOTES["enforced"], AUDIT_QUOTES["map_above_one"]),
+        our_value=f"λ(s) = 1 + softplus(s/t) ranges over (1, ∞): → {img['at -oo']} as s → −∞, λ(s) = 1 has "
         f"{'no' if never else 'a'} real solution",
-        "contradicted" if never else "confirmed",
-        "Section III itself says the map goes to λ > 1. GELU (λ = 1) is the infimum, never a value: no "
+        verdict="contradicted" if never else "confirmed",
+        note="Section III itself says the map goes to λ > 1. GELU (λ = 1) is the infimum, never a value: no "
         "parameter s gives it, and the 'λ ≈ 1' start of the uniform mode must sit strictly above it (the "
         "theory page notes this in words). The next row shows why the gap matters.",
     )
@@ -172,16 +158,17 @@ def _init_claim() -> Claim:
         (AUDIT_QUOTES["uniform_start"],),
     )
     return _row(
-        "init",
-        "Initial λ is kept near 1 because larger initial values would attenuate the learning signal for λ",
-        "Section IV-A",
-        (AUDIT_QUOTES["init_attenuation"], AUDIT_QUOTES["uniform_default"]),
-        f"the signal that trains the learned parameter s, E[∂a/∂s] for x ~ N(0, σ²), is 0 at λ = 1 and "
+        key="lambda-gelu-audit-init",
+        anchor=ANCHORS["init"],
+        claim="Initial λ is kept near 1 because larger initial values would attenuate the learning signal for λ",
+        where="Section IV-A",
+        paper_value=(AUDIT_QUOTES["init_attenuation"], AUDIT_QUOTES["uniform_default"]),
+        our_value=f"the signal that trains the learned parameter s, E[∂a/∂s] for x ~ N(0, σ²), is 0 at λ = 1 and "
         f"peaks at λ = {peak:.2f} (σ = 1); from λ = {LAMBDA_NEAR_ONE} to λ = {LAMBDA_INIT_MAX:g} it grows "
         f"{r['sigma=1']:.0f}× at σ = 1 and at least {r['sigma->oo']:.1f}× at any σ; under Adam λ moves "
         f"{r['dlambda/ds']:.0f}× faster per step on s",
-        "contradicted" if r["sigma->oo"] > 1 else "confirmed",
-        f"True of ∂a/∂λ, which falls with λ; but s is what is learned, and ∂λ/∂s = (1 − e^(1−λ))/t vanishes "
+        verdict="contradicted" if r["sigma->oo"] > 1 else "confirmed",
+        note=f"True of ∂a/∂λ, which falls with λ; but s is what is learned, and ∂λ/∂s = (1 − e^(1−λ))/t vanishes "
         f"at λ = 1. So the start the paper recommends as 'initialization-neutral' is where λ learns slowest. "
         f"Table I agrees: the uniform mode has the smallest drift in {int(rank['uni smallest'].sum())} of "
         f"{len(rank)} benchmarks, and on GPT-2/WikiText-2 it moves {wiki['uni']:g} against {wiki['dec']:g} "
@@ -223,16 +210,17 @@ def _tolerance_claim() -> Claim:
     needed_unit = 1.0 / math.tan(math.pi * EPS_PAPER)
     ok = _gate_error_closed_form_check()
     return _row(
-        "tolerance",
-        "λ_target is distribution-agnostic: it guarantees a uniform gate-approximation tolerance "
+        key="lambda-gelu-audit-tolerance",
+        anchor=ANCHORS["tolerance"],
+        claim="λ_target is distribution-agnostic: it guarantees a uniform gate-approximation tolerance "
         "independently of the pre-activation statistics",
-        "Sections IV-C and V",
-        (AUDIT_QUOTES["distribution_agnostic"], AUDIT_QUOTES["uniform_tolerance"]),
-        f"at λ = {LAMBDA_TARGET_PAPER:g}, the expected gate error arctan(1/(λσ))/π is {errors[1.0]:.2e} at "
+        where="Sections IV-C and V",
+        paper_value=(AUDIT_QUOTES["distribution_agnostic"], AUDIT_QUOTES["uniform_tolerance"]),
+        our_value=f"at λ = {LAMBDA_TARGET_PAPER:g}, the expected gate error arctan(1/(λσ))/π is {errors[1.0]:.2e} at "
         f"σ = 1 and {errors[0.1]:.2e} at σ = 0.1; it is within ε = {EPS_PAPER:g} only for σ ≥ "
         f"{sig_min:.3f}; the pointwise error is 1/2 next to 0 for every λ",
-        "contradicted" if ok and errors[0.1] > EPS_PAPER else "confirmed",
-        f"E∞ is an integral over x with unit weight, so it carries the units of x: for pre-activations of "
+        verdict="contradicted" if ok and errors[0.1] > EPS_PAPER else "confirmed",
+        note=f"E∞ is an integral over x with unit weight, so it carries the units of x: for pre-activations of "
         f"scale σ the same λ gives an error that grows like 1/σ. 'Conservative for normalized "
         f"architectures' holds for σ = 1 (λ = {needed_unit:.1f} would do) and fails below σ = {sig_min:.2f}. "
         "The closed form is checked by quadrature; the ReLU-ization page uses it for per-layer targets.",
@@ -247,14 +235,15 @@ def _drift_claim() -> Claim:
     caption = step
     factor = sp.simplify(formula / caption)
     return _row(
-        "drift",
-        "Δλ is the average absolute epoch-to-epoch change of the layerwise hardness",
-        "Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2",
-        (AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"]),
-        f"V_λ = (1/L) Σ_ℓ Σ_(e=1)^(T−1) |Δλ| is a sum over epochs: for a constant change d per epoch it is "
+        key="lambda-gelu-audit-drift",
+        anchor=ANCHORS["drift"],
+        claim="Δλ is the average absolute epoch-to-epoch change of the layerwise hardness",
+        where="Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2",
+        paper_value=(AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"]),
+        our_value=f"V_λ = (1/L) Σ_ℓ Σ_(e=1)^(T−1) |Δλ| is a sum over epochs: for a constant change d per epoch it is "
         f"{sp.sstr(formula)}, the captions' average times {sp.sstr(factor)}",
-        "contradicted" if factor != 1 else "confirmed",
-        "The formula averages over layers and sums over epochs, the captions describe an average over "
+        verdict="contradicted" if factor != 1 else "confirmed",
+        note="The formula averages over layers and sums over epochs, the captions describe an average over "
         "epochs; the two differ by T − 1, and the paper never states T. Table I's drift column inherits "
         "the ambiguity; the grid page reads V_λ as the sum, as the formula says.",
         basis="source",
@@ -291,20 +280,21 @@ def _retrain_claim() -> Claim:
         for k, r in d.iterrows()
     )
     return _row(
-        "retrain",
-        "Annealing, then swapping to ReLU, is the route instead of retraining a ReLU network from "
+        key="lambda-gelu-audit-retrain",
+        anchor=ANCHORS["retrain"],
+        claim="Annealing, then swapping to ReLU, is the route instead of retraining a ReLU network from "
         "scratch (checked against that baseline, Table I's ReLU)",
-        "Section IV-C, Tables I and II",
-        Derived(
+        where="Section IV-C, Tables I and II",
+        paper_value=Derived(
             text,
             "Table II's λ-GELU 'Substituted' beside Table I's ReLU BVS, per dataset",
             (AUDIT_QUOTES["rather_than_retrain"],),
         ),
-        f"the delivered ReLU network is below ReLU from scratch beyond the printed rounding in {len(below)} "
+        our_value=f"the delivered ReLU network is below ReLU from scratch beyond the printed rounding in {len(below)} "
         f"of {len(d)} benchmarks ({', '.join(f'{k} {v:+.2f}' for k, v in below['difference'].items())}), "
         f"above it in {len(above)}, within ±0.01 elsewhere",
-        "contradicted" if len(below) and not len(above) else "confirmed",
-        "Table II only compares with a direct GELU swap. Against the other baseline the paper trains, a "
+        verdict="contradicted" if len(below) and not len(above) else "confirmed",
+        note="Table II only compares with a direct GELU swap. Against the other baseline the paper trains, a "
         "ReLU network from scratch (the same model, data and epochs), the annealed route never does better "
         f"beyond the rounding of two printed decimals, and on Adult it ends {-d.loc['Adult', 'difference']:.2f} "
         f"lower, {-d.loc['Adult', 'difference'] / d.loc['Adult', 'its spread']:.0f} times Table I's ReLU "
@@ -350,20 +340,21 @@ def _same_claim() -> Claim:
     within = abs(row["BVS − GELU"]) <= row["larger spread"] + 1e-12
     others = t[(t["dataset"] == "WikiText-2") & (t["mode"] != "uni")].set_index("mode")
     return _row(
-        "same",
-        "GPT-2/WikiText-2: λ-GELU (uniform) and GELU, the same function there, print the same BVS "
+        key="lambda-gelu-audit-same",
+        anchor=ANCHORS["same"],
+        claim="GPT-2/WikiText-2: λ-GELU (uniform) and GELU, the same function there, print the same BVS "
         "within the printed spread",
-        "Table I",
-        Derived(
+        where="Table I",
+        paper_value=Derived(
             f"λ̄ = {row['λ̄']:.2f}; BVS difference {row['BVS − GELU']:+.2f}, spreads ≤ {row['larger spread']:g}",
             "Table I's printed λ̄, BVS and spreads, differenced by us",
         ),
-        f"with λ̄ < 1.005 the two activations differ by at most {bound:.1e} per unit (mean over layers; "
+        our_value=f"with λ̄ < 1.005 the two activations differ by at most {bound:.1e} per unit (mean over layers; "
         f"{row['sup |λ-GELU − GELU| at λ̄']:.1e} computed at λ = 1.005), and |ΔBVS| = "
         f"{abs(row['BVS − GELU']):.2f} "
         f"≤ {row['larger spread']:g}",
-        "confirmed" if within else "contradicted",
-        "The one pair of Table I arms that are the same function agree as they must. The dec and inc arms "
+        verdict="confirmed" if within else "contradicted",
+        note="The one pair of Table I arms that are the same function agree as they must. The dec and inc arms "
         f"of the same benchmark (λ̄ = {others.loc['dec', 'λ̄']:.2f} each) lie "
         f"{others.loc['dec', 'BVS − GELU']:.2f} and {others.loc['inc', 'BVS − GELU']:.2f} perplexity from "
         f"GELU, {others.loc['dec', 'BVS − GELU'] / others.loc['dec', 'larger spread']:.0f} and "
@@ -403,16 +394,17 @@ def _swish_claim() -> Claim:
     beta = sorted(l1.free_symbols, key=lambda v: v.name)[0]
     beta_target = float(sp.solve(sp.Eq(l1, EPS_PAPER), beta)[0])
     return _row(
-        "swish",
-        "Learnable-β Swish is the closest formulation; λ-GELU differs from it by (ii) a closed-form "
+        key="lambda-gelu-audit-swish",
+        anchor=ANCHORS["swish"],
+        claim="Learnable-β Swish is the closest formulation; λ-GELU differs from it by (ii) a closed-form "
         "ℓ1 annealing target",
-        "Section II",
-        (AUDIT_QUOTES["swish_closest"], AUDIT_QUOTES["target_difference"]),
-        f"xΦ(λx) is within {gap1:.4f}/λ of xσ(βx) at β = {ratio:.3f}λ for every λ ({gap_t:.1e} at λ = "
+        where="Section II",
+        paper_value=(AUDIT_QUOTES["swish_closest"], AUDIT_QUOTES["target_difference"]),
+        our_value=f"xΦ(λx) is within {gap1:.4f}/λ of xσ(βx) at β = {ratio:.3f}λ for every λ ({gap_t:.1e} at λ = "
         f"{LAMBDA_TARGET_PAPER:g}); the sigmoid gate has the closed form ∫|H − σ(βx)|dx = {sp.sstr(l1)}, so "
         f"ε = {EPS_PAPER:g} gives β ≥ {beta_target:.1f} (= {beta_target / ratio:.0f}λ-equivalent)",
-        "confirmed" if gap1 < 0.05 else "contradicted",
-        f"Closest indeed: the two families coincide up to a rescaling of the hardness, to {gap1:.1%} of a "
+        verdict="confirmed" if gap1 < 0.05 else "contradicted",
+        note=f"Closest indeed: the two families coincide up to a rescaling of the hardness, to {gap1:.1%} of a "
         "unit at λ = 1. Difference (ii) is of the protocol, not of the family: the same closed-form target "
         f"exists for Swish, and after the rescaling it is {beta_target / ratio:.0f} against the paper's "
         f"{LAMBDA_TARGET_PAPER:g}.",

@@ -1,8 +1,9 @@
 """What every λ-GELU run-based claim shares: the row builder (:func:`_claim`), the pages and their
 anchors, the scale text, the pair labels, per-seed values of one arm, and the protocol loader.
 
-:mod:`helpers.lambda_gelu.run_claims` (Figs. 1-3, Table I) and
-:mod:`helpers.lambda_gelu.table2_claims` (Table II) build their rows with these."""
+:mod:`helpers.lambda_gelu.grid_claims` (Figs. 1-2), :mod:`helpers.lambda_gelu.table1_claims`
+(Table I, Fig. 3) and :mod:`helpers.lambda_gelu.table2_claims` (Table II) build their rows with these;
+:mod:`helpers.lambda_gelu.run_claims` loads the protocols with :func:`load_protocol`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from helpers.core.attribution import SourceValue
+from helpers.core.comparison import Comparison
 from helpers.core.report import Claim, combine_verdicts, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import tost
@@ -25,7 +27,6 @@ from helpers.lambda_gelu.records import (
 )
 
 
-# ------------------------------------------------------------------------------------- claims
 def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
     """``(results, n_missing)`` of a λ-GELU protocol (``lgelu_grid``, ``lgelu_csweep``,
     ``lgelu_table1``, ``lgelu_table2``), loaded from the results cache without training."""
@@ -82,7 +83,7 @@ def _claim(
     profile: str,
     note: str = "",
     **stats: str,
-):
+) -> Claim:
     """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
     verdict string, or a bool for a descriptive rule without a confidence interval (True:
     confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
@@ -148,23 +149,25 @@ def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3
     ``± margin`` (TOST), and the claim fields of the part that decides (least shown equivalent)."""
 
     judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
-
-    def weight(k: str) -> tuple:
-        comp = judged[k][2]
-        return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
-
-    key = max(judged, key=weight)
+    key = max(judged, key=lambda k: _equivalence_doubt(judged[k][2], margin))
     return _combine([v for v, _, _ in judged.values()]), judged[key][1]
+
+
+def _equivalence_doubt(comp: Comparison | None, margin: float) -> tuple[bool, float, float]:
+    """How far one part is from being shown within ``± margin``, to order the parts: no interval
+    first, then the larger TOST p, then the larger |effect|."""
+    return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
 
 
 def _scale_text(pairs: Sequence[str], profile: str, *, figures: bool = False) -> str:
     """Each pair's scale note; ``figures``: the scale Figs. 1-2 run at (``figure_scale``)."""
+    return "; ".join(f"{pair_label(p)}: {_scale_note(p, profile, figures=figures)}" for p in pairs)
 
-    def note(p: str) -> str:
-        scale = (figure_scale(p, profile) if figures else None) or _pairs()[p].scale(profile)
-        return scale.note or "as in the paper"
 
-    return "; ".join(f"{pair_label(p)}: {note(p)}" for p in pairs)
+def _scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
+    """How ``pair``'s runs of ``profile`` differ from the paper's ("as in the paper" when they do not)."""
+    scale = (figure_scale(pair, profile) if figures else None) or _pairs()[pair].scale(profile)
+    return scale.note or "as in the paper"
 
 
 def _fmt_list(values: Iterable[float], digits: int = 3) -> str:

@@ -41,6 +41,7 @@ __all__ = [
     "e_inf_value",
     "QUOTES",
     "ADULT_UNI_BVS_STD_READING",
+    "EQUATION_LABELS",
 ]
 
 
@@ -50,6 +51,15 @@ THEORY_NOTEBOOK = "notebooks/02_lambda_gelu_theory"
 THEORY_ANCHOR = "lambda-gelu-theory-claims"
 THEORY_PROFILE = "any"  # closed forms: independent of the profile
 THEORY_SCALE = "exact (sympy), checked by quadrature and finite differences"
+#: Where the book displays each of the paper's equations that a claim's source or sentence cites: the
+#: equation as claims name it -> the MyST label of the book's display (``$$ ... $$ (label)``), so a
+#: page cites it with {eq}`label` and the derivation stays on one page (tests/test_page_equations.py).
+EQUATION_LABELS: dict[str, str] = {
+    "Eq. (1)": "eq-lambda-gelu",
+    "Eq. (2)": "eq-lambda-gelu-relu-limit",
+    "Eq. (3)": "eq-lambda-gelu-delta-lambda",
+    "formula of V_λ": "eq-lambda-drift",
+}
 
 # --------------------------------------------------------------------------- Section III, IV-C
 #: Section IV-C: "E∞(λ) = 2/(λ√(2π))", as a sympy expression of the symbol λ.

@@ -1,5 +1,6 @@
 """λ-GELU's Table II claims (Section IV-C): annealing before the ReLU swap reduces its drop, the
-GPT-2 swap is severe, and Table II's GELU 'Original' equals Table I's GELU BVS.
+GPT-2 swap is severe, and Table II's GELU 'Original' equals Table I's GELU BVS, one function per
+claim key (one per pair for the drop rows).
 
 :func:`helpers.lambda_gelu.run_claims.experiment_claims` lists them after the Figs. 1-3 and Table I
 rows; our values come from committed results, never trained here."""
@@ -9,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import pandas as pd
+
 from helpers.core.attribution import Derived
-from helpers.core.report import claim_key, judge, merge_fields
+from helpers.core.report import Claim, claim_key, judge, merge_fields
 from helpers.core.statistics import compare, one_sample
 from helpers.lambda_gelu.claim_rows import (
     _NB_ANNEAL,
@@ -22,13 +25,9 @@ from helpers.lambda_gelu.claim_rows import (
     _scale_text,
 )
 from helpers.lambda_gelu.paper import QUOTES
-from helpers.lambda_gelu.profiles import (
-    table1,
-)
+from helpers.lambda_gelu.profiles import table1
 from helpers.lambda_gelu.protocol import table1_pairs
-from helpers.lambda_gelu.records import (
-    run_table,
-)
+from helpers.lambda_gelu.records import run_table
 from helpers.lambda_gelu.substitution import (
     annealing_effect,
     our_table_consistency,
@@ -37,155 +36,178 @@ from helpers.lambda_gelu.substitution import (
     table2,
 )
 
+Results = Sequence[Mapping[str, Any]]
 
-def table2_claims(
-    table1_results: Sequence[Mapping[str, Any]] | None, table2_results: Sequence[Mapping[str, Any]] | None, profile: str
-) -> list:
+#: Where each seed's drop comes from: ``{(pair, "GELU" | "λ-GELU"): {seed: drop}}``.
+SeedDrops = dict[tuple[str, str], dict[int, float]]
+
+_WHERE = "Section IV-C, Table II"
+
+_DROP_NOTE = (
+    "drop = original − substituted (accuracy) or substituted − original (perplexity). Effect: GELU's "
+    "drop minus annealed λ-GELU's, paired by seed; confirmed when its 95% CI is above 0."
+)
+
+
+def table2_claims(table1_results: Results | None, table2_results: Results | None, profile: str) -> list[Claim]:
     """Table II and Section IV-C claims from the GELU runs of ``lgelu_table1`` and the annealed
     runs of ``lgelu_table2`` (``None``: not run), plus the paper's Table I/II consistency."""
 
     pairs = table1_pairs(profile)
-    available = table1_results is not None and table2_results is not None
-    ours_t2 = table2(list(table1_results) + list(table2_results)) if available else None
-    ours_eff = annealing_effect(ours_t2).set_index("pair") if available else None
-    paper_eff = annealing_effect(paper_table2()).set_index("pair")
-    where = "Section IV-C, Table II"
-    drop_note = (
-        "drop = original − substituted (accuracy) or substituted − original (perplexity). Effect: GELU's "
-        "drop minus annealed λ-GELU's, paired by seed; confirmed when its 95% CI is above 0."
-    )
-    out = []
-
-    drops = _seed_drops(list(table1_results) + list(table2_results)) if available else {}
-    for pair in pairs:
-        if pair in paper_eff.index:
-            p = paper_eff.loc[pair]
-            paper_value = Derived(
-                f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU {p['lambda_degradation']:.2f}",
-                "our Original − Substituted of Table II's printed values; Table II prints no drop",
-            )
-        else:
-            paper_value = (QUOTES["table2_omits_gpt"], QUOTES["gpt_mitigates"])
-        ours, ok, fields = None, None, {}
-        if ours_eff is not None and pair in ours_eff.index:
-            o = ours_eff.loc[pair]
-            d = 3 if o["higher_is_better"] else 2
-            ours = f"drop GELU {o['gelu_degradation']:.{d}f}, annealed λ-GELU {o['lambda_degradation']:.{d}f}"
-            ok, fields, _ = judge(
-                lambda: compare(drops[(pair, "GELU")], drops[(pair, "λ-GELU")]), direction=1, digits=4 if d == 3 else 2
-            )
-        out.append(
-            _claim(
-                claim_key("lambda-gelu-table2-annealing-drop", pair),
-                f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
-                "vs a direct GELU swap",
-                where,
-                paper_value,
-                ours,
-                ok,
-                _NB_ANNEAL,
-                _scale_text([pair], profile),
-                profile,
-                drop_note,
-                **fields,
-            )
-        )
-
+    both = None if table1_results is None or table2_results is None else [*table1_results, *table2_results]
+    ours_t2 = table2(both) if both is not None else None
+    ours_eff = annealing_effect(ours_t2).set_index("pair") if ours_t2 is not None else None
+    drops = _seed_drops(both) if both is not None else {}
+    claims = [table2_annealing_drop_claim(pair, ours_eff, drops, profile) for pair in pairs]
     if "adult" in pairs:
-        p = paper_eff.loc["adult"]
-        ours, ok, fields = None, None, {}
-        if ours_eff is not None:
-            drop = float(ours_eff.loc["adult", "lambda_degradation"])
-            ours = f"drop {drop:.4f}"
-            ok, fields, _ = judge(
-                lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence", margin=MATCH_TOL, digits=4
-            )
-        out.append(
-            _claim(
-                "lambda-gelu-table2-adult-match",
-                f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
-                f"score (within ±{MATCH_TOL})",
-                where,
-                Derived(
-                    f"drop {p['lambda_degradation']:.2f}",
-                    "our Original − Substituted of Table II's printed values (both printed as 0.81)",
-                ),
-                ours,
-                ok,
-                _NB_ANNEAL,
-                _scale_text(["adult"], profile),
-                profile,
-                f'"Matches" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II\'s '
-                "digits) on the per-seed drops.",
-                **fields,
-            )
-        )
+        claims.append(table2_adult_match_claim(ours_eff, drops, profile))
     if "wikitext_gpt" in pairs:
-        ours, ok, fields = None, None, {}
-        if ours_t2 is not None:
-            g = ours_t2[ours_t2["pair"] == "wikitext_gpt"].set_index("mode")
-            rel = (g["substituted"] - g["original"]) / g["original"]
-            ours = "; ".join(
-                f"{m}: perplexity {g.loc[m, 'original']:.2f} → {g.loc[m, 'substituted']:.2f} ({rel[m]:+.0%})"
-                for m in g.index
-            )
-            rel_drops = _seed_drops(list(table1_results) + list(table2_results), relative=True)
-            judged = {
-                m: judge(
-                    lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE), direction=1
-                )
-                for m in g.index
-            }
-            ok = _combine([v for v, _, _ in judged.values()])
-            fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
-        out.append(
-            _claim(
-                "lambda-gelu-gpt-severe-swap",
-                f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
-                f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
-                "Section IV-C",
-                QUOTES["gpt_severe"],
-                ours,
-                ok,
-                _NB_ANNEAL,
-                _scale_text(["wikitext_gpt"], profile),
-                profile,
-                f'"Severe" read as a relative perplexity increase of at least '
-                f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
-                f"{SEVERE_PERPLEXITY_INCREASE:.0%}, confirmed when its CI is above 0.",
-                **fields,
-            )
+        claims.append(gpt_severe_swap_claim(ours_t2, both, profile))
+    claims.append(table2_original_equals_table1_claim(table1_results, ours_t2, profile))
+    return claims
+
+
+def table2_annealing_drop_claim(pair: str, ours_eff: pd.DataFrame | None, drops: SeedDrops, profile: str) -> Claim:
+    """``lambda-gelu-table2-annealing-drop-<pair>``: annealing reduces the drop of the ReLU swap vs a
+    direct GELU swap (paired by seed). ``ours_eff``: :func:`annealing_effect` of our Table II indexed
+    by pair, ``None`` when not run; ``drops``: :func:`_seed_drops`'s."""
+
+    paper_eff = annealing_effect(paper_table2()).set_index("pair")
+    if pair in paper_eff.index:
+        p = paper_eff.loc[pair]
+        paper_value = Derived(
+            f"drop GELU {p['gelu_degradation']:.2f}, annealed λ-GELU {p['lambda_degradation']:.2f}",
+            "our Original − Substituted of Table II's printed values; Table II prints no drop",
         )
+    else:
+        paper_value = (QUOTES["table2_omits_gpt"], QUOTES["gpt_mitigates"])
+    ours, ok, fields = None, None, {}
+    if ours_eff is not None and pair in ours_eff.index:
+        o = ours_eff.loc[pair]
+        d = 3 if o["higher_is_better"] else 2
+        ours = f"drop GELU {o['gelu_degradation']:.{d}f}, annealed λ-GELU {o['lambda_degradation']:.{d}f}"
+        ok, fields, _ = judge(
+            lambda: compare(drops[(pair, "GELU")], drops[(pair, "λ-GELU")]), direction=1, digits=4 if d == 3 else 2
+        )
+    return _claim(
+        claim_key("lambda-gelu-table2-annealing-drop", pair),
+        f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
+        "vs a direct GELU swap",
+        _WHERE,
+        paper_value,
+        ours,
+        ok,
+        _NB_ANNEAL,
+        _scale_text([pair], profile),
+        profile,
+        _DROP_NOTE,
+        **fields,
+    )
+
+
+def table2_adult_match_claim(ours_eff: pd.DataFrame | None, drops: SeedDrops, profile: str) -> Claim:
+    """``lambda-gelu-table2-adult-match``: after annealing, the ReLU swap matches the pre-replacement
+    score on Adult (TOST of the per-seed drops within ``MATCH_TOL``). Arguments as for
+    :func:`table2_annealing_drop_claim`."""
+
+    p = annealing_effect(paper_table2()).set_index("pair").loc["adult"]
+    ours, ok, fields = None, None, {}
+    if ours_eff is not None:
+        drop = float(ours_eff.loc["adult", "lambda_degradation"])
+        ours = f"drop {drop:.4f}"
+        ok, fields, _ = judge(
+            lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence", margin=MATCH_TOL, digits=4
+        )
+    return _claim(
+        "lambda-gelu-table2-adult-match",
+        f"Table II, MLP/Adult: after annealing, ReLU substitution matches the pre-replacement "
+        f"score (within ±{MATCH_TOL})",
+        _WHERE,
+        Derived(
+            f"drop {p['lambda_degradation']:.2f}",
+            "our Original − Substituted of Table II's printed values (both printed as 0.81)",
+        ),
+        ours,
+        ok,
+        _NB_ANNEAL,
+        _scale_text(["adult"], profile),
+        profile,
+        f'"Matches" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II\'s '
+        "digits) on the per-seed drops.",
+        **fields,
+    )
+
+
+def gpt_severe_swap_claim(ours_t2: pd.DataFrame | None, results: Results | None, profile: str) -> Claim:
+    """``lambda-gelu-gpt-severe-swap``: replacing GELU or annealed λ-GELU by ReLU in GPT-2 raises the
+    perplexity by at least ``SEVERE_PERPLEXITY_INCREASE`` (one-sample t per arm). ``ours_t2``: our
+    Table II, ``results``: the runs behind it (``None``: not run)."""
+
+    ours, ok, fields = None, None, {}
+    if ours_t2 is not None and results is not None:
+        g = ours_t2[ours_t2["pair"] == "wikitext_gpt"].set_index("mode")
+        rel = (g["substituted"] - g["original"]) / g["original"]
+        ours = "; ".join(
+            f"{m}: perplexity {g.loc[m, 'original']:.2f} → {g.loc[m, 'substituted']:.2f} ({rel[m]:+.0%})"
+            for m in g.index
+        )
+        rel_drops = _seed_drops(results, relative=True)
+        judged = {
+            m: judge(lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE), direction=1)
+            for m in g.index
+        }
+        ok = _combine([v for v, _, _ in judged.values()])
+        fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
+    return _claim(
+        "lambda-gelu-gpt-severe-swap",
+        f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
+        f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
+        "Section IV-C",
+        QUOTES["gpt_severe"],
+        ours,
+        ok,
+        _NB_ANNEAL,
+        _scale_text(["wikitext_gpt"], profile),
+        profile,
+        f'"Severe" read as a relative perplexity increase of at least '
+        f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
+        f"{SEVERE_PERPLEXITY_INCREASE:.0%}, confirmed when its CI is above 0.",
+        **fields,
+    )
+
+
+def table2_original_equals_table1_claim(
+    table1_results: Results | None, ours_t2: pd.DataFrame | None, profile: str
+) -> Claim:
+    """``lambda-gelu-table2-original-equals-table1``: Table II's GELU 'Original' equals Table I's GELU
+    BVS; decided on the paper's printed tables, with our runs' largest gap shown beside (``None``:
+    not run)."""
 
     consistency = paper_table_consistency()
     bad = consistency[~consistency["consistent"]]
+    available = table1_results is not None and ours_t2 is not None
     ours = "the same number by construction (one run records both)"
     if available:
         gap = our_table_consistency(table1(table1_results), ours_t2)
         ours = f"largest |Table II original − Table I BVS| over our pairs: {gap:.1e}"
-    out.append(
-        _claim(
-            "lambda-gelu-table2-original-equals-table1",
-            "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)",
-            "Tables I and II",
-            tuple(QUOTES[f"table{t}_gelu_{r.paper_dataset}"] for r in bad.itertuples() for t in (1, 2))
-            or Derived("all equal", "our comparison of the GELU rows of Tables I and II"),
-            ours,
-            "contradicted" if len(bad) else "confirmed",
-            _NB_ANNEAL,
-            "the paper's printed tables",
-            profile if available else "any",
-            "Both are the GELU runs' validation metric at their best-validation checkpoint, averaged over the "
-            "same 3 seeds; the paper prints different values.",
-            basis="source",
-        )
+    return _claim(
+        "lambda-gelu-table2-original-equals-table1",
+        "Table II's GELU 'Original' equals Table I's GELU BVS (same best-validation checkpoint)",
+        "Tables I and II",
+        tuple(QUOTES[f"table{t}_gelu_{r.paper_dataset}"] for r in bad.itertuples() for t in (1, 2))
+        or Derived("all equal", "our comparison of the GELU rows of Tables I and II"),
+        ours,
+        "contradicted" if len(bad) else "confirmed",
+        _NB_ANNEAL,
+        "the paper's printed tables",
+        profile if available else "any",
+        "Both are the GELU runs' validation metric at their best-validation checkpoint, averaged over the "
+        "same 3 seeds; the paper prints different values.",
+        basis="source",
     )
-    return out
 
 
-def _seed_drops(
-    results: Iterable[Mapping[str, Any]], *, relative: bool = False
-) -> dict[tuple[str, str], dict[int, float]]:
+def _seed_drops(results: Iterable[Mapping[str, Any]], *, relative: bool = False) -> SeedDrops:
     """``{(pair, "GELU" | "λ-GELU"): {seed: drop}}`` of the ReLU swap, per run (GELU: the
     non-annealed GELU runs; λ-GELU: the annealed runs). ``relative``: the swap's relative change
     of the metric, ``(substituted − original) / original``, instead of the drop."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -39,6 +39,7 @@ from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.protocols import cluster_args, paper_plan, positive_int_arg
 from helpers.protocols.seed_plan import RowRuns, plan_frame, plan_text
 from helpers.relu_ization.experiment import reluization_configs
+from helpers.relu_ization.protocol import pair_scale as reluization_scale
 from helpers.srelu import protocol as srelu
 from helpers.srelu.dpo_experiment import dpo_configs
 
@@ -61,6 +62,20 @@ class RetrainClaim:
 def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
     """The same configs, ordered by seed first (stable within a seed)."""
     return sorted(configs, key=lambda c: c.seed)
+
+
+#: Seeds the seed plan (``--plan``) says decide a row, cheapest decisions first: each set is the
+#: committed seeds and the added ones. The ReLU-ization MLP rows need n = 9, 13 and 17 (annealed
+#: S-ReLU → ReLU vs ReLU; λ-GELU int8; per-layer targets); λ-GELU Table II's DeiT row n = 11.
+MLP_PLAN_SEEDS: tuple[int, ...] = tuple(range(17))
+DEIT_PLAN_SEEDS: tuple[int, ...] = tuple(range(11))
+
+
+def _with_seeds(configs: list[TrainConfig], seeds: tuple[int, ...]) -> list[TrainConfig]:
+    """Seed 0's configs repeated for every seed of ``seeds``, seed-major (the λ-GELU pair configs
+    differ between seeds in ``seed`` only)."""
+    first = [c for c in configs if c.seed == 0]
+    return [replace(c, seed=s) for s in seeds for c in first]
 
 
 def _lgelu_table2(pairs: tuple[str, ...]) -> list[TrainConfig]:
@@ -163,6 +178,23 @@ CLAIMS: dict[str, RetrainClaim] = {
         "p",
         "S-ReLU Table 2 at the pilot's ConvNeXt scale: 7 activations × 5 seeds, 30 epochs, bf16 (CIFAR-10)",
         lambda: srelu.convnext_floor_configs(),
+        issue="CPU budget",
+    ),
+    # Seeds where they decide (the seed plan's cheapest rows): the ReLU-ization MLP set (h) and
+    # λ-GELU Table II's DeiT stand-in, each at its larger seed set, committed seeds included.
+    "q": RetrainClaim(
+        "q",
+        f"Seeds where they decide: ReLU-ization MLP/FMNIST, five arms × {len(MLP_PLAN_SEEDS)} seeds",
+        lambda: reluization_configs(
+            "fmnist", "cpu", scale=replace(reluization_scale("fmnist", "cpu"), seeds=MLP_PLAN_SEEDS)
+        ),
+        issue="CPU budget",
+    ),
+    "r": RetrainClaim(
+        "r",
+        "Seeds where they decide: λ-GELU Table II, DeiT-tiny stand-in, GELU and annealed"
+        f" × {len(DEIT_PLAN_SEEDS)} seeds",
+        lambda: _with_seeds(_gelu_and_annealed("tinyimagenet_deit"), DEIT_PLAN_SEEDS),
         issue="CPU budget",
     ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
