@@ -2,8 +2,8 @@
 
 Two activations compared in a model that has barely learned (a ResNet at 36 % on CIFAR-10) can
 only tie; a verdict says something about the papers' claims only where the baseline is a real
-model. The issue "Decisive scale" set one floor per model–dataset pair of the cpu profile, on the
-baseline's (GELU's, or ReLU's) best validation score. :func:`floor_table` states, for a page's
+model. Each model–dataset pair of the cpu profile has one floor, on the baseline's (GELU's, or
+ReLU's) best validation score. :func:`floor_table` states, for a page's
 baseline runs, what they reached against that floor and by how much they miss it, so that a
 page never leaves the reader to guess whether its models are real.
 """
@@ -36,7 +36,7 @@ class Floor:
         return f"≤ {self.value:g} nats/char validation loss"
 
 
-#: The floors of the cpu profile (issue "Decisive scale", point 1); MLP/Adult has none ("as now").
+#: The floors of the cpu profile; MLP/Adult has none (it trains at full data and width there).
 FLOORS: dict[tuple[str, str], Floor] = {
     ("mlp", "fashion_mnist"): Floor("mlp", "fashion_mnist", "accuracy", 0.89, True),
     ("resnet18", "cifar10"): Floor("resnet18", "cifar10", "accuracy", 0.85, True),

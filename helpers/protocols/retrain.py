@@ -1,5 +1,5 @@
-"""The decisive-scale retrain of the cpu profile (issue "Decisive scale"): which runs, in which
-order, and how far along they are.
+"""The retrain of the cpu profile at its decisive scales: which runs, in which order, and how far
+along they are.
 
 Each decisive claim of the issue is a named, ordered list of :class:`TrainConfig` at its new scale
 (the cpu scales of the method protocols' ``SCALES`` tables, which every page runs at: the
