@@ -219,7 +219,7 @@ def _batch(kwargs: dict[str, Any], batch: int, device: torch.device) -> tuple[to
 
 def _step_rate(
     model_name: str, kwargs: dict[str, Any], batch: int, act: str, penultimate: str | None, device: torch.device,
-    steps: int, warmup: int,
+    steps: int, warmup: int, compile_model: bool = False,
 ) -> tuple[float, float]:  # fmt: skip
     """Examples per second of training steps in bf16 autocast, and the seconds of the warm-up."""
     torch.manual_seed(0)
@@ -228,10 +228,11 @@ def _step_rate(
     model = model.to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x, y = _batch(kwargs, batch, device)
+    forward = torch.compile(model) if compile_model else model
 
     def step() -> None:
         with torch.autocast(device.type, dtype=torch.bfloat16):
-            out = model(x)
+            out = forward(x)
             loss = F.cross_entropy(out.reshape(-1, out.shape[-1]).float(), y.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -250,9 +251,14 @@ def _step_rate(
     return steps * batch * per_example / (time.perf_counter() - start), warm
 
 
-def throughput(device: torch.device, steps: int, warmup: int, deadline: float, quick: bool) -> list[dict[str, Any]]:
+def throughput(
+    device: torch.device, steps: int, warmup: int, deadline: float, quick: bool, compile_model: bool = False
+) -> list[dict[str, Any]]:
     rows = []
-    for label, model_name, kwargs, batch, unit in MODELS[:2] if quick else MODELS:
+    models = MODELS[:2] if quick else MODELS
+    if compile_model:  # compiling a model takes a minute: the two families of the papers' models
+        models = tuple(m for m in models if m[1] in ("resnet18", "gpt"))
+    for label, model_name, kwargs, batch, unit in models:
         arms: list[tuple[str, str, str | None]] = [(a, a, None) for a in ACTIVATIONS]
         if model_name in ("resnet18", "resnet34"):
             arms.append(("flexact (penultimate)", "relu", "flexact"))
@@ -263,10 +269,19 @@ def throughput(device: torch.device, steps: int, warmup: int, deadline: float, q
                 continue
             try:
                 rate, warm = _step_rate(
-                    model_name, kwargs, batch if not quick else 16, act, penultimate, device, steps, warmup
+                    model_name,
+                    kwargs,
+                    batch if not quick else 16,
+                    act,
+                    penultimate,
+                    device,
+                    steps,
+                    warmup,
+                    compile_model,
                 )
                 base = rate if arm == "gelu" else base
                 row = {"model": label, "activation": arm, f"{unit}s_per_s": rate, "warmup_s": warm}
+                row["compiled_model"] = compile_model
                 row["time_vs_gelu"] = (base / rate) if base else None
             except Exception as err:  # noqa: BLE001
                 row = {"model": label, "activation": arm, "error": f"{type(err).__name__}: {err}"[:500]}
@@ -274,6 +289,33 @@ def throughput(device: torch.device, steps: int, warmup: int, deadline: float, q
             print(row, flush=True)
             if device.type == "cuda":
                 torch.cuda.empty_cache()
+    return rows
+
+
+# ------------------------------------------------------------------------- 4b. one kernel call
+def kernel_calls(device: torch.device, repeats: int = 50) -> list[dict[str, Any]]:
+    """Microseconds of one forward + backward of each activation on a ResNet-sized bf16 tensor
+    (128 × 64 × 32 × 32), per kernel backend: what a training step pays per activation site."""
+    rows = []
+    x0 = torch.randn(128, 64, 32, 32, device=device, dtype=torch.bfloat16)
+    grad = torch.randn_like(x0)
+    for name in ("gelu", "relu", "lambda_gelu", "srelu", "smelu"):
+        for backend in ("compiled", "eager"):
+            kernels.set_kernel_backend(backend)
+            module = activation_factory(name, **ACTIVATION_KWARGS.get(name, {}))().to(device)
+            x = x0.clone().requires_grad_(True)
+            for _ in range(5):
+                module(x).backward(grad)
+            _sync(device)
+            start = time.perf_counter()
+            for _ in range(repeats):
+                module(x).backward(grad)
+            _sync(device)
+            rows.append(
+                {"activation": name, "backend": backend, "us_per_call": 1e6 * (time.perf_counter() - start) / repeats}
+            )
+            print(rows[-1], flush=True)
+    kernels.set_kernel_backend("auto")
     return rows
 
 
@@ -344,7 +386,7 @@ def _markdown(data: dict[str, Any]) -> str:
         "| model | activation | per second | time vs GELU |",
     ]
     lines += ["| --- | --- | --- | --- |"]
-    for r in data.get("throughput", []):
+    for r in [*data.get("throughput", []), *data.get("throughput_compiled_model", [])]:
         rate = r.get("images_per_s") or r.get("tokens_per_s")
         ratio = r.get("time_vs_gelu")
         shown = (
@@ -352,7 +394,12 @@ def _markdown(data: dict[str, Any]) -> str:
             if rate
             else r.get("error") or r.get("skipped")
         )
-        lines.append(f"| {r['model']} | {r['activation']} | {shown} | {f'{ratio:.3f}x' if ratio else ''} |")
+        model = r["model"] + (" (torch.compile(model))" if r.get("compiled_model") else "")
+        lines.append(f"| {model} | {r['activation']} | {shown} | {f'{ratio:.3f}x' if ratio else ''} |")
+    calls = data.get("kernel_calls", [])
+    if calls:
+        lines += ["", "## One activation call, forward + backward, 128×64×32×32 bf16 (µs)", ""]
+        lines += [f"- {r['activation']} ({r['backend']}): {r['us_per_call']:.0f}" for r in calls]
     e2e = data.get("end_to_end", {})
     if e2e:
         lines += ["", "## End to end (train_distributed, Adult, λ-GELU annealed)", ""]
@@ -385,6 +432,10 @@ def main(argv: list[str] | None = None) -> None:
         "agreement": lambda: agreement(device),
         "determinism": lambda: determinism(device),
         "throughput": lambda: throughput(device, args.steps, args.warmup, deadline, args.quick),
+        "kernel_calls": lambda: kernel_calls(device),
+        "throughput_compiled_model": lambda: throughput(
+            device, args.steps, args.warmup, deadline, args.quick, compile_model=True
+        ),
         "end_to_end": lambda: end_to_end(device),
     }
     for name, part in parts.items():
