@@ -1,7 +1,10 @@
 """The paper-profile plan: every run of the ``paper`` profile, grouped by the report rows it
 decides, with its estimated GPU-hours (``python -m helpers.protocols.retrain --status --profile paper``).
 
-The estimate comes from counted FLOPs, as no GPU was available to measure throughput: the forward
+The estimate comes from counted FLOPs: the one GPU lent (an H100, ``benchmarks/gpu_check.py``)
+measured bf16 training steps, while the paper profile's runs are float32, so its rates do not
+price them (they do show the utilisation assumed here is optimistic for the small models: ResNet-18
+on CIFAR-10 reached about 5 % of the bf16 peak, GPT-2 small about 20 %). The forward
 FLOPs of one example are counted with ``torch.utils.flop_counter.FlopCounterMode`` on a batch of
 2 (the model built on the meta device, so nothing is allocated), times 3 for forward plus
 backward, times the training examples and epochs, plus one forward per validation example and
@@ -286,7 +289,7 @@ def plan_text(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) -> str
     total = sum(gpu_hours(cfg, gpu) for cfg in distinct.values())
     lines = [
         f"paper profile: {len(distinct)} distinct runs, about {total:,.1f} GPU-hours on {gpu.describe()}",
-        "(an estimate from counted FLOPs, as no GPU was available to measure throughput: matmuls and "
+        "(an estimate from counted FLOPs, the GPU measured only bf16 steps and these runs are float32: matmuls and "
         "convolutions only, forward ×3 for training, plus validation forwards. For the book's small "
         "models it is a lower bound: kernel launches and data loading, not FLOPs, limit them; a run "
         "shared by two groups counts in both groups' lines and once in this total)",
@@ -339,7 +342,8 @@ def plan_markdown(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) ->
     lines.append(f"| all groups (a shared run counted once) | {len(distinct)} | {total:.1f} | |")
     lines.append("")
     lines.append(
-        f"GPU-hours: an estimate from counted FLOPs (no GPU was available to measure throughput) on "
+        f"GPU-hours: an estimate from counted FLOPs (the one GPU lent measured bf16 steps, "
+        f"`benchmarks/gpu_check_measured.md`; these runs are float32) on "
         f"{gpu.describe()}, each run at its own precision; for the book's small models a lower "
         "bound (see `helpers/protocols/paper_plan.py`)."
     )
