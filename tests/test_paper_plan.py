@@ -46,7 +46,7 @@ def test_gpu_hours_follow_the_stated_peak_and_utilisation():
 def test_status_at_the_paper_profile_lists_every_group_with_its_gpu_hours(capsys):
     retrain.main(["--status", "--profile", "paper"])
     out = capsys.readouterr().out
-    assert "estimate from counted FLOPs, as no GPU was available" in out and "H100" in out and "35%" in out
+    assert "estimate from counted FLOPs, the GPU measured only bf16 steps" in out and "H100" in out and "35%" in out
     assert "float32 67" in out and "bf16 989" in out
     for group in paper_plan.GROUPS:
         line = next(ln for ln in out.splitlines() if ln.startswith(f"[{group.key}]"))
