@@ -234,3 +234,35 @@ def test_claims_say_not_run_here_while_the_runs_are_pending():
     for row in rows:
         if row.verdict == "not run here":
             assert "pending" in row.note and "retrain" in row.note
+
+
+def _fake_predictions(n_replicas: int, flip: float, seed: int) -> dict:
+    """Replicas of one arm: the true labels with a share ``flip`` of them changed at random."""
+    from helpers.churn.predictions import Predictions
+
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 10, 2000)
+    out = {}
+    for k in range(n_replicas):
+        labels = np.where(rng.random(2000) < flip, (truth + 1) % 10, truth).astype(np.uint8)
+        prob = np.full(2000, 0.9, dtype=np.float16)
+        out[k] = Predictions(labels, prob, prob, labels == truth, "same", 6)
+    return out
+
+
+def test_a_claim_is_decided_on_the_model_whose_replicas_are_complete(monkeypatch):
+    from helpers.churn import claims as C
+
+    flips = {"relu": 0.10, "smelu_0.5": 0.06, "smelu_2": 0.03, "gelu": 0.05, "srelu_0.001": 0.10}
+
+    def fake(model, arm, source="both", key="predictions"):
+        n = C.REPLICAS if model == "mlp" else 3  # the convolutional network is still training
+        return _fake_predictions(n, flips.get(arm, 0.05), seed=sum(map(ord, model + arm)))
+
+    monkeypatch.setattr(C, "replica_predictions", fake)
+    row = C.smooth_reduces_churn()
+    assert row.verdict == "confirmed", row  # every smooth arm flips fewer labels than ReLU
+    assert "Decided on MLP / Fashion-MNIST only" in row.note and "12 of 32 committed" in row.note  # 4 arms × 3 replicas
+    assert "ResNet" not in row.our_value and "ResNet" not in row.scale
+    monkeypatch.setattr(C, "replica_predictions", lambda model, arm, source="both", key="predictions": {})
+    assert C.smooth_reduces_churn().verdict == "not run here"

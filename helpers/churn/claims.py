@@ -1,9 +1,9 @@
 """The churn chapter's four claims, decided from committed results (never trained here).
 
-Each is a row of the report once the chapter's page exists: until then :func:`report_claims`
-(what ``helpers.methods`` lists) is empty and :func:`claims` builds the rows for the page. While a
-claim's runs are not all committed (the retrain's claims "n" and "o", issue "Churn"), its verdict
-is "not run here" and the note counts the runs present. With results, churn is the U-statistic over
+Each is a row of the report. A claim is decided over the models whose replicas are all committed
+(the retrain's claims "n", MLP, and "o", the convolutional network): while one model's runs are
+still training, the row is decided on the other and its note says so and counts the runs present;
+with neither, its verdict is "not run here". With results, churn is the U-statistic over
 the replicas of the source "both" (init and data order varied together), compared between arms
 paired by replica (:func:`helpers.churn.measures.paired_u_comparison`), in percentage points of
 the test set; the book's verdict rules decide (:func:`helpers.core.report.judge`). "Matches"
@@ -88,14 +88,18 @@ def _scale() -> str:
     return "; ".join(f"{m.label}: {m.scale.note}" for m in MODELS.values())
 
 
-def _loaded(model_arms: dict[str, tuple[str, ...]]) -> tuple[dict[tuple[str, str], dict[int, Predictions]], bool]:
-    """The predictions of every (model, arm) the claim needs, and whether every replica is there."""
+def _loaded(
+    model_arms: dict[str, tuple[str, ...]],
+) -> tuple[dict[tuple[str, str], dict[int, Predictions]], tuple[str, ...]]:
+    """The predictions of every (model, arm) the claim needs, and the models whose every replica
+    of every arm is there."""
     preds = {}
     for model, arms in model_arms.items():
         for arm in arms:
             key = "predictions_relu" if ARM_BY_KEY[arm].anneal else "predictions"
             preds[(model, arm)] = replica_predictions(model, arm, key=key)
-    return preds, all(len(p) == REPLICAS for p in preds.values())
+    complete = tuple(m for m, arms in model_arms.items() if all(len(preds[(m, a)]) == REPLICAS for a in arms))
+    return preds, complete
 
 
 def _churn_diff(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
@@ -109,21 +113,36 @@ def _claim(
     key: str,
     text: str,
     model_arms: dict[str, tuple[str, ...]],
-    parts: Callable[[dict], dict[str, tuple]],
-    ours: Callable[[dict], str],
+    parts: Callable[[dict, tuple[str, ...]], dict[str, tuple]],
+    ours: Callable[[dict, tuple[str, ...]], str],
 ) -> Claim:
+    """The claim decided over the models whose replicas are complete (``parts`` and ``ours`` take
+    the predictions and those models); pending while there are none."""
     preds, complete = _loaded(model_arms)
+    counts = {k: len(v) for k, v in preds.items()}
     if not complete:
-        return _pending(key, text, model_arms, {k: len(v) for k, v in preds.items()}, _scale())
-    verdict, fields = intersection_union(parts(preds), what="parts")
+        return _pending(key, text, model_arms, counts, _scale())
+    verdict, fields = intersection_union(parts(preds, complete), what="parts")
+    missing = [m for m in model_arms if m not in complete]
+    note = ""
+    if missing:
+        have = sum(counts[(m, a)] for m in missing for a in model_arms[m])
+        need = sum(len(model_arms[m]) for m in missing) * REPLICAS
+        labels = ", ".join(MODELS[m].label for m in missing)
+        note = (
+            f"Decided on {', '.join(MODELS[m].label for m in complete)} only: the replicas of {labels} are still "
+            f"training ({have} of {need} committed; retrain claim o), and the row is decided over both models "
+            "once they are."
+        )
+        fields = {**fields, "note": " ".join(filter(None, (fields.get("note", ""), note)))}
     return Claim(
         key=key,
         claim=text,
         source=SOURCE,
         paper_value=HYPOTHESIS,
-        our_value=ours(preds),
+        our_value=ours(preds, complete),
         profile="cpu",
-        scale=_scale(),
+        scale="; ".join(f"{MODELS[m].label}: {MODELS[m].scale.note}" for m in complete),
         verdict=verdict,
         notebook=NOTEBOOK,
         anchor=ANCHOR,
@@ -144,15 +163,15 @@ def smooth_reduces_churn() -> Claim:
         "churn-smooth-lower-than-relu",
         "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU",
         arms,
-        lambda p: {
+        lambda p, ms: {
             f"{m} {a}": judge(_churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU")
-            for m in MODELS
+            for m in ms
             for a in smooth
         },
-        lambda p: "; ".join(
+        lambda p, ms: "; ".join(
             f"{MODELS[m].label}: ReLU {_mean_churn(p, m, 'relu'):.2f} %, "
             + ", ".join(f"{ARM_BY_KEY[a].label} {_mean_churn(p, m, a):.2f} %" for a in smooth)
-            for m in MODELS
+            for m in ms
         ),
     )
 
@@ -169,9 +188,9 @@ def churn_falls_with_width() -> Claim:
     """Churn falls from ReLU (β = 0) to SmeLU β = 0.5 to β = 2, and β = 2 costs accuracy against ReLU."""
     arms = {m: ("relu", "smelu_0.5", "smelu_2") for m in MODELS}
 
-    def parts(p):
+    def parts(p, ms):
         out = {}
-        for m in MODELS:
+        for m in ms:
             out[f"{m} β 0.5 vs 0"] = judge(_churn_diff(p, m, "smelu_0.5", "relu"), direction=-1, unit="points")
             out[f"{m} β 2 vs 0.5"] = judge(_churn_diff(p, m, "smelu_2", "smelu_0.5"), direction=-1, unit="points")
             out[f"{m} accuracy β 2 vs 0"] = judge(_accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points")
@@ -182,9 +201,8 @@ def churn_falls_with_width() -> Claim:
         "churn falls as SmeLU's width β grows (0 → 0.5 → 2), at an accuracy cost (β = 2 below ReLU)",
         arms,
         parts,
-        lambda p: "; ".join(
-            f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %"
-            for m in MODELS
+        lambda p, ms: "; ".join(
+            f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %" for m in ms
         ),
     )
 
@@ -196,13 +214,13 @@ def srelu_keeps_relu_churn() -> Claim:
         "churn-srelu-keeps-relu",
         f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)",
         arms,
-        lambda p: {
+        lambda p, ms: {
             m: judge(_churn_diff(p, m, "srelu_0.001", "relu"), claim="equivalence", margin=MARGIN, unit="points")
-            for m in MODELS
+            for m in ms
         },
-        lambda p: "; ".join(
+        lambda p, ms: "; ".join(
             f"{MODELS[m].label}: {_mean_churn(p, m, 'srelu_0.001'):.2f} vs {_mean_churn(p, m, 'relu'):.2f} %"
-            for m in MODELS
+            for m in ms
         ),
     )
 
@@ -214,13 +232,13 @@ def annealed_keeps_smooth_churn() -> Claim:
         "churn-annealed-keeps-smooth",
         f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
         arms,
-        lambda p: {
+        lambda p, ms: {
             m: judge(_churn_diff(p, m, "lgelu_anneal", "lgelu"), claim="equivalence", margin=MARGIN, unit="points")
-            for m in MODELS
+            for m in ms
         },
-        lambda p: "; ".join(
+        lambda p, ms: "; ".join(
             f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs {_mean_churn(p, m, 'lgelu'):.2f} %"
-            for m in MODELS
+            for m in ms
         ),
     )
 
@@ -231,5 +249,6 @@ def claims() -> list[Claim]:
 
 
 def report_claims() -> list[Claim]:
-    """The rows the report lists: the chapter's claims (pending until their replicas are committed)."""
+    """The rows the report lists: the chapter's claims (decided over the models whose replicas are
+    committed, pending while there are none)."""
     return claims()

@@ -394,6 +394,11 @@ def _one_sided(comparison: Comparison, shift: float, alternative: str) -> float:
         return float(stats.ttest_ind(va - shift, vb, equal_var=False, alternative=alternative).pvalue)
     if comparison.test == "one-sample t":
         return float(stats.ttest_1samp(va, _null(comparison) + shift, alternative=alternative).pvalue)
+    if " t " in f" {comparison.test} " and math.isfinite(comparison.df) and comparison.df > 0:
+        # any other t statistic recorded with its standard error and degrees of freedom (e.g. the
+        # jackknife over replicas of a U-statistic): the shifted effect over its se, on t(df)
+        t = (comparison.effect - shift) / comparison.se
+        return float(stats.t.sf(t, comparison.df) if alternative == "greater" else stats.t.cdf(t, comparison.df))
     raise ValueError(f"no one-sided test for a {comparison.test!r} comparison")
 
 
