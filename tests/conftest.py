@@ -29,3 +29,12 @@ def require_dataset():
             pytest.skip(f"{name} not found: set REPRO_DATA_DIR to the offline mirror (shared/data)")
 
     return need
+
+
+@pytest.fixture(scope="session")
+def committed_claims():
+    """Every claim of the report from the committed results, computed once per session (about
+    40 s): for tests that read the claims and never change what they depend on."""
+    from helpers.claims import collect_claims
+
+    return collect_claims()

@@ -12,7 +12,6 @@ from decimal import Decimal
 
 import pytest
 
-from helpers.claims import collect_claims
 from helpers.core.attribution import Derived, Quoted, normalise, numbers_in
 from helpers.core.report import Claim
 from helpers.core.runtime import repo_root
@@ -109,8 +108,8 @@ def test_a_claim_records_whether_its_source_value_is_printed_quoted_or_derived()
 
 
 @pytest.fixture(scope="module")
-def claims() -> list[Claim]:
-    return collect_claims()
+def claims(committed_claims) -> list[Claim]:
+    return committed_claims
 
 
 def _find(claims: list[Claim], text: str) -> Claim:

@@ -21,7 +21,6 @@ import nbformat
 import pytest
 
 import helpers
-from helpers.claims import collect_claims
 from helpers.core.report import Claim
 from helpers.core.runtime import repo_root
 
@@ -154,9 +153,9 @@ def test_every_mapped_equation_number_is_printed_by_the_source(module: str, cite
 
 
 @pytest.fixture(scope="module")
-def citing_claims() -> list[Claim]:
-    """The claims whose source or sentence mentions an equation (collect_claims takes ~40 s: once)."""
-    return [c for c in collect_claims() if MENTIONS_EQUATION.search(f"{c.source}\n{c.claim}")]
+def citing_claims(committed_claims) -> list[Claim]:
+    """The claims whose source or sentence mentions an equation."""
+    return [c for c in committed_claims if MENTIONS_EQUATION.search(f"{c.source}\n{c.claim}")]
 
 
 def test_some_claims_cite_equations(citing_claims: list[Claim]) -> None:
