@@ -90,7 +90,9 @@ def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor
     ctx.coeffs = c
     if _fused(h):
         coeffs = (c.get("relu", 0.0), c.get("sigmoid", 0.0), c.get("tanh", 0.0), c.get("identity", 0.0))
-        ctx.native = torch.tensor(coeffs, dtype=h.dtype)  # a tensor: a new sample does not recompile
+        # a tensor (a new sample does not recompile) on h's device: a CPU tensor handed to the
+        # kernel compiled for a GPU fails to launch ("CUDA driver error: invalid argument")
+        ctx.native = torch.tensor(coeffs, dtype=h.dtype, device=h.device)
         ctx.save_for_backward(h)
         return MIX_FORWARD(h, ctx.native)
     ctx.native = None

@@ -191,7 +191,8 @@ def _lambda_of(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch
 def _lambda_value(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch.Tensor:
     """λ detached, for the kernels; one learnable λ is mapped in Python floats (three tensor ops
     on one number cost more than a small activation), rounded to p's dtype like the tensor path."""
-    if t is not None and p.numel() == 1:
+    # on the CPU only: float(p) of a GPU tensor waits for the device's queue at every call
+    if t is not None and p.numel() == 1 and p.device.type == "cpu":
         z = float(p) / t
         lam = 1.0 + (z if z > 20.0 else math.log1p(math.exp(z)))  # torch's softplus threshold
         return torch.tensor(lam, dtype=p.dtype).reshape(view)
@@ -233,7 +234,7 @@ class _LambdaGELUFunction(torch.autograd.Function):
                 gx, glam = GRAD_X(grad, x, lam), None
         if glam is not None:
             glam = glam.reshape(p.shape)
-            if t is not None and p.numel() == 1 and not torch.is_grad_enabled():
+            if t is not None and p.numel() == 1 and p.device.type == "cpu" and not torch.is_grad_enabled():
                 z = float(p) / t
                 sig = 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
                 glam = glam * (sig / t)  # ∂λ/∂s = σ(s/t)/t, in Python floats for one λ

@@ -27,6 +27,7 @@ once; the two agree to float rounding and each is deterministic.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -171,7 +172,16 @@ GRAD_X_DELTA = FusedKernel("srelu", _backward_x_delta)
 def _delta_tensor(delta: Delta, x: torch.Tensor) -> torch.Tensor:
     if isinstance(delta, torch.Tensor):
         return delta.detach()
-    return torch.tensor(delta, dtype=x.dtype, device=x.device)
+    if x.device.type == "cpu":
+        return torch.tensor(delta, dtype=x.dtype)
+    return _device_constant(delta, x.dtype, x.device)
+
+
+@functools.lru_cache(maxsize=256)
+def _device_constant(value: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """``value`` as a 0-dim tensor on an accelerator, made once: ``torch.tensor(value, device=...)``
+    copies from host memory and waits for the device's queue, which on a GPU stalled every call."""
+    return torch.tensor(value, dtype=dtype, device=device)
 
 
 class _SReLUFunction(torch.autograd.Function):
