@@ -423,8 +423,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=10, help="timed training steps per model and activation")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (compilation, autotuning)")
     parser.add_argument("--quick", action="store_true", help="two small models, batch 16: to test the script")
-    # Flex-Act's compiled mixture failed to launch on an H100 (torch 2.11), which turns every fused
-    # kernel to eager for the rest of the process: this leaves it out, so the others are measured
+    # a kernel that fails to compile or launch turns every fused kernel eager for the rest of the
+    # process (as Flex-Act's did on an H100): this leaves Flex-Act out, so the others are measured
     parser.add_argument("--no-flexact", action="store_true", help="leave out the Flex-Act arms")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip (agreement, determinism, ...)")
     args = parser.parse_args(argv)
