@@ -326,3 +326,35 @@ def test_paper_table_ii_consistency():
     assert bool(df["annealing_reduces_drop"].all())  # the paper's "consistently reduces the drop"
     assert not df.loc["TinyImageNet", "tables_agree"]  # Table II GELU 0.71 vs Table I GELU BVS 0.72
     assert df.loc["Adult", "annealing_cost_before_swap"] == pytest.approx(-0.04)
+
+
+def test_the_override_survives_a_state_dict_round_trip_and_a_clear():
+    # forward reads a Python copy of the override buffer (no device read per call): loading a
+    # checkpoint and clearing must keep the two in step
+    from helpers.lambda_gelu.activation import LambdaGELU
+
+    x = torch.linspace(-3, 3, 101)
+    annealed = LambdaGELU()
+    annealed.set_fixed_lambda(50.0)
+    resumed = LambdaGELU()
+    resumed.load_state_dict(annealed.state_dict())
+    assert torch.equal(resumed(x), annealed(x)) and float(resumed.lam) == 50.0
+    assert "overridden" in repr(resumed)
+    resumed.clear_fixed_lambda()
+    assert torch.equal(resumed(x), LambdaGELU()(x)) and "learnable" in repr(resumed)
+    fresh = LambdaGELU()
+    fresh.load_state_dict(resumed.state_dict())
+    assert torch.equal(fresh(x), resumed(x))
+
+
+def test_an_annealed_lambda_gelu_reads_nothing_off_its_device():
+    # "meta" tensors have no values: a forward and backward that run there read no λ or x on the
+    # host, so on a GPU they never wait for its queue
+    from helpers.lambda_gelu.activation import LambdaGELU
+
+    module = LambdaGELU()
+    module.set_fixed_lambda(160.0)
+    module = module.to("meta")
+    x = torch.empty(4, 8, device="meta", requires_grad=True)
+    module(x).sum().backward()
+    assert x.grad.device.type == "meta"

@@ -258,6 +258,9 @@ class LambdaGELU(nn.Module):
         # The annealing override lives in buffers so that checkpoints restore it.
         self.register_buffer("lam_override", torch.ones(shape))
         self.register_buffer("override_active", torch.tensor(False))
+        # its value as a Python bool: reading the buffer at every forward waits for a GPU's queue
+        # (and breaks a torch.compile graph); kept in step by the setters and by loading a state
+        self._override_flag = False
 
     # ---------------------------------------------------------------- λ values and overrides
     def _lambda_value(self, value: float | torch.Tensor, name: str) -> torch.Tensor:
@@ -281,10 +284,20 @@ class LambdaGELU(nn.Module):
             return self.fixed_lam
         return lambda_from_s(self.s, self.t)
 
+    def _overridden(self) -> bool:
+        flag = self.__dict__.get("_override_flag")
+        if flag is None:  # a module pickled before the flag existed
+            flag = self._override_flag = bool(self.override_active)
+        return flag
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:  # noqa: ANN001
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._override_flag = bool(self.override_active)
+
     @property
     def lam(self) -> torch.Tensor:
         """The λ used by ``forward`` (the override while one is set)."""
-        if bool(self.override_active):
+        if self._overridden():
             return self.lam_override
         return self.base_lam
 
@@ -302,6 +315,7 @@ class LambdaGELU(nn.Module):
         """Override λ with ``value`` (>= 1) and freeze ``s`` (``requires_grad=False``, grad cleared)."""
         self.lam_override.copy_(self._lambda_value(value, "fixed λ"))
         self.override_active.fill_(True)
+        self._override_flag = True
         if self.s is not None:
             self.s.requires_grad_(False)
             self.s.grad = None  # a stale gradient must not move s in the next optimizer step
@@ -310,6 +324,7 @@ class LambdaGELU(nn.Module):
     def clear_fixed_lambda(self, unfreeze: bool = True) -> None:
         """Drop the override; with ``unfreeze`` make ``s`` learnable again."""
         self.override_active.fill_(False)
+        self._override_flag = False
         if self.s is not None and unfreeze:
             self.s.requires_grad_(True)
 
@@ -342,19 +357,19 @@ class LambdaGELU(nn.Module):
             # and float16 turns λ > 65504 into inf. Compute in float32, cast only the output.
             return self.forward(x.to(torch.float32)).to(x.dtype)
         view = self._view(x)
-        if self.s is not None and not bool(self.override_active):
+        if self.s is not None and not self._overridden():
             # learnable: the softplus map runs inside the autograd function (fewer graph nodes)
             s = self.s if self.s.dtype == x.dtype else self.s.to(x.dtype)
             return _apply(x, s, view, self.t)
         lam = self.lam
-        if bool(torch.all(lam == 1)):
+        if lam.device.type == "cpu" and bool(torch.all(lam == 1)):  # no read of λ off a GPU
             return F.gelu(x)  # λ = 1 exactly: nn.GELU bit for bit
         return _apply(x, lam.to(x.dtype), view)
 
     def extra_repr(self) -> str:
         lam = self.lam.detach()
         shown = f"{lam.item():.4g}" if lam.numel() == 1 else f"mean {lam.mean().item():.4g}"
-        mode = "fixed" if self.is_fixed else ("overridden" if bool(self.override_active) else "learnable")
+        mode = "fixed" if self.is_fixed else ("overridden" if self._overridden() else "learnable")
         extra = ""
         if self.granularity == "channel":
             extra = f", num_channels={self.param_shape[0]}, channel_dim={self.channel_dim}"

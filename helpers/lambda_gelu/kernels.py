@@ -111,11 +111,16 @@ def _fused_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) ->
 
 # ------------------------------------------------------------------------- eager formulas
 def _as_number(lam: torch.Tensor) -> float | torch.Tensor:
-    """A one-element λ as a Python number (a scalar operand costs no broadcast), else λ itself."""
-    return float(lam) if lam.numel() == 1 else lam
+    """A one-element λ on the CPU as a Python number (a scalar operand costs no broadcast), else λ
+    itself: reading a value off a GPU waits for its queue."""
+    return float(lam) if lam.numel() == 1 and lam.device.type == "cpu" else lam
 
 
 def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
+    """Whether ``|λx|`` may reach :data:`GATE_SATURATED`: decided from the values on the CPU; on
+    other devices always assumed (two more elementwise ops rather than a read of λ and x)."""
+    if x.device.type != "cpu":
+        return True
     top = float(lam) if isinstance(lam, float) else float(lam.max())
     if top < OVERFLOW_CHECK_LAMBDA:
         return False
