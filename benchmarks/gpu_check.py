@@ -1,7 +1,7 @@
 """One GPU check, run once on a lent GPU: activations agree with the CPU, training steps run, and
 what each activation costs next to ``nn.GELU`` at the papers' scale.
 
-    python benchmarks/gpu_check.py --out DIR [--budget-s 420] [--steps 10] [--device cuda]
+    python benchmarks/gpu_check.py [--out DIR] [--budget-s 420] [--steps 10] [--rounds 1] [--device cuda]
 
 Five parts, each written to ``DIR/gpu_check.json`` as soon as it is done (a run cut short keeps
 what it measured), and a readable summary to ``DIR/gpu_check.md``:
@@ -35,6 +35,7 @@ import argparse
 import copy
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,6 +55,7 @@ from helpers.core import kernels  # noqa: E402
 from helpers.core.device import device_provenance, resolve_device, set_determinism  # noqa: E402
 from helpers.core.registry import activation_factory, available_activations  # noqa: E402
 from helpers.models import build_model  # noqa: E402
+from helpers.protocols import positive_int_arg  # noqa: E402
 
 #: Arguments of the activations that need some (the papers' values).
 ACTIVATION_KWARGS: dict[str, dict[str, Any]] = {
@@ -219,9 +221,10 @@ def _batch(kwargs: dict[str, Any], batch: int, device: torch.device) -> tuple[to
 
 def _step_rate(
     model_name: str, kwargs: dict[str, Any], batch: int, act: str, penultimate: str | None, device: torch.device,
-    steps: int, warmup: int, compile_model: bool = False,
+    steps: int, warmup: int, compile_model: bool = False, rounds: int = 1,
 ) -> tuple[float, float]:  # fmt: skip
-    """Examples per second of training steps in bf16 autocast, and the seconds of the warm-up."""
+    """Examples per second of training steps in bf16 autocast (the median over ``rounds`` timed
+    blocks of ``steps``), and the seconds of the warm-up."""
     torch.manual_seed(0)
     extra = {} if penultimate is None else {"penultimate_act": activation_factory(penultimate)}
     model = build_model(model_name, act=activation_factory(act, **ACTIVATION_KWARGS.get(act, {})), **kwargs, **extra)
@@ -243,12 +246,15 @@ def _step_rate(
         step()
     _sync(device)
     warm = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    _sync(device)
     per_example = y.numel() // batch if y.dim() > 1 else 1
-    return steps * batch * per_example / (time.perf_counter() - start), warm
+    rates = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        _sync(device)
+        rates.append(steps * batch * per_example / (time.perf_counter() - start))
+    return statistics.median(rates), warm
 
 
 def throughput(
@@ -259,6 +265,7 @@ def throughput(
     quick: bool,
     compile_model: bool = False,
     with_flexact: bool = True,
+    rounds: int = 1,
 ) -> list[dict[str, Any]]:
     rows = []
     models = MODELS[:2] if quick else MODELS
@@ -284,6 +291,7 @@ def throughput(
                     steps,
                     warmup,
                     compile_model,
+                    rounds,
                 )
                 base = rate if arm == "gelu" else base
                 row = {"model": label, "activation": arm, f"{unit}s_per_s": rate, "warmup_s": warm}
@@ -417,11 +425,18 @@ def _markdown(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, required=True, help="folder for gpu_check.json and gpu_check.md")
+    parser.add_argument(
+        "--out", type=Path, default=Path("gpu_check_out"), help="folder for gpu_check.json and gpu_check.md"
+    )
     parser.add_argument("--device", default="cuda", help="cuda (default) or cpu (to test the script)")
     parser.add_argument("--budget-s", type=float, default=420.0, help="stop starting new throughput runs after this")
-    parser.add_argument("--steps", type=int, default=10, help="timed training steps per model and activation")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (compilation, autotuning)")
+    parser.add_argument("--steps", type=positive_int_arg("--steps"), default=10, help="timed training steps per round")
+    parser.add_argument(
+        "--warmup", type=positive_int_arg("--warmup"), default=3, help="untimed steps first (compilation, autotuning)"
+    )
+    parser.add_argument(
+        "--rounds", type=positive_int_arg("--rounds"), default=1, help="timed rounds per arm; the median is reported"
+    )
     parser.add_argument("--quick", action="store_true", help="two small models, batch 16: to test the script")
     # a kernel that fails to compile or launch turns every fused kernel eager for the rest of the
     # process (as Flex-Act's did on an H100): this leaves Flex-Act out, so the others are measured
@@ -441,7 +456,13 @@ def main(argv: list[str] | None = None) -> None:
         "agreement": lambda: agreement(device),
         "determinism": lambda: determinism(device),
         "throughput": lambda: throughput(
-            device, args.steps, args.warmup, deadline, args.quick, with_flexact=not args.no_flexact
+            device,
+            args.steps,
+            args.warmup,
+            deadline,
+            args.quick,
+            with_flexact=not args.no_flexact,
+            rounds=args.rounds,
         ),
         "kernel_calls": lambda: kernel_calls(device),
         "throughput_compiled_model": lambda: throughput(

@@ -149,6 +149,11 @@ def _arm_sds(comp: Comparison) -> tuple[float, float]:
     return float(np.std(comp.values_a, ddof=1)), float(np.std(comp.values_b, ddof=1))
 
 
+#: The designs the plan can carry to another n with the observed spread; others (the jackknife
+#: over replicas of a U-statistic, bootstrap medians, counts) are not seed questions here.
+PLANNED_TESTS: tuple[str, ...] = ("paired t", "one-sample t", "Welch t")
+
+
 def mde_at(comp: Comparison, n: int) -> float:
     """The MDE of ``comp``'s design at ``n`` seeds (pairs, values, or runs per arm for Welch), with
     its observed spread."""
@@ -255,6 +260,11 @@ def _not_a_seed_question(claim: Claim) -> str:
         return "not a seed question: a bootstrap median of timing rounds of one network per arm"
     if "binomial" in claim.test:
         return "not a seed question: a count (exact binomial interval), not a t design"
+    if any(c is not None and c.test not in PLANNED_TESTS for c in parts):
+        tests = sorted({c.test for c in parts if c is not None and c.test not in PLANNED_TESTS})
+        return (
+            f"not a seed question: no seed plan for a {', '.join(tests)} comparison (a paired, Welch or one-sample t)"
+        )
     return "not a seed question: no t design recorded for this row"
 
 
@@ -266,7 +276,10 @@ def plan_row(
     open_parts = [d for d in claim.design if d.verdict == "inconclusive"]
     if runs is not None and runs.configs is None:
         return {**row, "status": f"not a seed question: {runs.why}"}
-    if not open_parts or any(d.comparison is not None and d.comparison.bootstrap for d in open_parts):
+    if not open_parts or any(
+        d.comparison is not None and (d.comparison.bootstrap or d.comparison.test not in PLANNED_TESTS)
+        for d in open_parts
+    ):
         return {**row, "status": _not_a_seed_question(claim)}
     if any(d.comparison is None for d in open_parts):
         return {

@@ -1,0 +1,41 @@
+"""The ReLU-ization pair's claims are built one per function, each named after the claim it makes,
+so a newcomer finds a row's code from its key and adds a row as one function and one call."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+
+from helpers.relu_ization import claims as C
+
+_CLAIM_FUNCTION = re.compile(r"^_(?P<name>[a-z0-9_]+)_claim$")
+
+
+def _claim_functions() -> dict[str, object]:
+    return {
+        name: fn
+        for name, fn in vars(C).items()
+        if inspect.isfunction(fn) and fn.__module__ == C.__name__ and _CLAIM_FUNCTION.match(name)
+    }
+
+
+def test_each_claim_function_docstring_starts_with_the_key_suffix_it_makes():
+    functions = _claim_functions()
+    assert len(functions) >= 12
+    for name, fn in functions.items():
+        suffix = _CLAIM_FUNCTION.match(name)["name"].replace("_", "-")  # type: ignore[index]
+        expected = "regions-<arm>" if suffix == "regions" else suffix
+        doc = inspect.getdoc(fn) or ""
+        assert doc.startswith(f"{expected}:"), f"{name}: docstring {doc[:40]!r} should start with {expected!r}:"
+        assert f'"{suffix}"' in inspect.getsource(fn) or suffix == "regions", f"{name} does not make key {suffix!r}"
+
+
+def test_pair_claims_calls_every_claim_function_and_nests_none():
+    tree = ast.parse(inspect.getsource(C.pair_claims))
+    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assert set(_claim_functions()) <= called
+    module = ast.parse(inspect.getsource(C))
+    for fn in (n for n in module.body if isinstance(n, ast.FunctionDef)):
+        nested = [n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn]
+        assert not nested, f"{fn.name} defines nested functions {nested}"
