@@ -84,8 +84,8 @@ def _pending(
     )
 
 
-def _scale() -> str:
-    return "; ".join(f"{m.label}: {m.scale.note}" for m in MODELS.values())
+def _scale(models: tuple[str, ...] = tuple(MODELS)) -> str:
+    return "; ".join(f"{MODELS[m].label}: {MODELS[m].scale.note}" for m in models)
 
 
 def _loaded(
@@ -142,7 +142,7 @@ def _claim(
         paper_value=HYPOTHESIS,
         our_value=ours(preds, complete),
         profile="cpu",
-        scale="; ".join(f"{MODELS[m].label}: {MODELS[m].scale.note}" for m in complete),
+        scale=_scale(complete),
         verdict=verdict,
         notebook=NOTEBOOK,
         anchor=ANCHOR,
