@@ -222,3 +222,69 @@ def test_fused_kernels_run_eagerly_on_devices_without_a_compiler():
     assert not kernel.compiles(torch.empty(1 << 17, device="meta"))
     assert not kernel.compiles(torch.empty(1 << 17, dtype=torch.bfloat16))  # the CPU compiles float32 only
     assert kernel(torch.empty(8, device="meta")).device.type == "meta"
+
+
+def test_one_kernels_compile_failure_leaves_the_others_compiled(monkeypatch):
+    """A kernel that fails to compile (as Flex-Act's did on an H100) falls back alone, on its device."""
+    from helpers.core import kernels
+
+    def broken(*args):
+        raise RuntimeError("cannot launch (simulated)")
+
+    calls = []
+    monkeypatch.setattr(kernels, "_compile_errors", {})
+    failing, working = FusedKernel("failing", lambda x: x * 2), FusedKernel("working", lambda x: x * 3)
+    monkeypatch.setattr(failing, "_compiled", broken)
+    monkeypatch.setattr(working, "_compiled", lambda x: calls.append(x) or x * 3)
+    x = torch.ones(1 << 17)
+    with pytest.warns(RuntimeWarning, match="failing on cpu.*simulated"):
+        assert torch.equal(failing(x), x * 2)  # the eager formula
+    assert not failing.compiles(x)
+    assert (id(failing), "cpu") in kernels._compile_errors and "simulated" in kernels.compile_unavailable_reason()
+    assert working.compiles(x) and torch.equal(working(x), x * 3) and len(calls) == 1
+
+
+# Activations whose forward cannot be traced into one graph by torch.compile(model): a host read
+# breaks the graph (listed so that removing the read updates this test).
+GRAPH_BREAKS = {"flexact": "the Gumbel draws are read with .tolist()"}
+
+
+def _annealed_lambda_gelu() -> torch.nn.Module:
+    module = A.activation_factory("lambda_gelu")()
+    module.set_fixed_lambda(160.0)  # Table II's annealing target: the override path
+    return module
+
+
+# The method activations in the settings the book trains them with, beside their defaults.
+CONFIGURED = {
+    "lambda_gelu annealed": _annealed_lambda_gelu,
+    "lambda_gelu per neuron": lambda: A.activation_factory("lambda_gelu", granularity="neuron", neuron_shape=16)(),
+    "srelu learnable": lambda: A.activation_factory("srelu", delta=0.01, learnable=True)(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(A.available_activations()) + sorted(CONFIGURED))
+def test_every_activation_compiles_into_a_whole_model_graph(name):
+    """``torch.compile(model, fullgraph=True)`` traces forward and backward through every activation:
+    on a GPU, compiling the model fuses the custom autograd functions instead of paying their
+    Python overhead at each call. ``aot_eager`` traces as Inductor does, without generating code."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    act = CONFIGURED[name]() if name in CONFIGURED else A.activation_factory(name)()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), act, torch.nn.Linear(16, 2))
+    x = torch.randn(32, 8)
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    if name in GRAPH_BREAKS:
+        with pytest.raises(Exception, match="(?i)graph break|unsupported|tolist|item"):
+            compiled(x)
+        return
+    expected = model(x)
+    expected.square().sum().backward()
+    trained = [p for p in model.parameters() if p.requires_grad]
+    grads = [p.grad.clone() for p in trained]
+    model.zero_grad()
+    got = compiled(x)
+    got.square().sum().backward()
+    torch.testing.assert_close(got, expected)
+    for g, p in zip(grads, trained):
+        torch.testing.assert_close(p.grad, g)

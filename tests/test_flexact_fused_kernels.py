@@ -216,7 +216,7 @@ def test_backend_switch(backend, monkeypatch):
         raise AssertionError("fused kernel called")
 
     monkeypatch.setattr(fk.MIX_FORWARD, "_compiled", refuse)
-    monkeypatch.setattr(kernels, "_compile_error", None)
+    monkeypatch.setattr(kernels, "_compile_errors", {})
     m = FlexAct()
     h = torch.randn(10, 5)
     backend("eager")
@@ -274,7 +274,7 @@ def test_fused_gradient_norms_match_eager(shape, backend):
 
 def test_gradient_norms_with_other_candidates_or_graph_use_autograd(backend, monkeypatch):
     monkeypatch.setattr(fk.GRAD_NORM_SUMS, "_compiled", lambda *a: (_ for _ in ()).throw(AssertionError("fused")))
-    monkeypatch.setattr(kernels, "_compile_error", None)
+    monkeypatch.setattr(kernels, "_compile_errors", {})
     backend("compiled")
     h = torch.randn(8, 5, requires_grad=True)
     fx.mean_gradient_norms(h, FlexAct(("relu", "gelu")).candidates)  # gelu: not a basis candidate

@@ -306,7 +306,7 @@ def test_compile_failure_falls_back_to_eager(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("no C++ compiler (simulated)")
 
-    monkeypatch.setattr(kernels, "_compile_error", None)
+    monkeypatch.setattr(kernels, "_compile_errors", {})
     monkeypatch.setattr(S.FORWARD, "_compiled", broken)
     x = torch.linspace(-0.02, 0.02, 1 << 17)
     with pytest.warns(RuntimeWarning, match="simulated"):

@@ -20,8 +20,10 @@ torch operations on tensors (:class:`FusedKernel` wraps such a formula). How a f
 Choose with the environment variable ``REPRO_KERNELS`` or :func:`set_kernel_backend`. Both are
 deterministic for a given thread count; they agree to float32 rounding, not bit for bit, which is
 why every result records the backend each activation used (:func:`helpers.core.provenance.note_backend`).
-If compilation fails (no C++ compiler, an unsupported platform), the kernel says why once, in a
-warning, and runs eagerly from then on; :func:`compile_unavailable_reason` repeats it.
+If compilation fails (no C++ compiler, an unsupported platform, a kernel that cannot launch on a
+GPU), that kernel says why once, in a warning, and runs eagerly from then on on that device type;
+the other kernels keep compiling (one failure on a GPU must not turn every activation eager).
+:func:`compile_unavailable_reason` repeats the failures.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def _backend_from_env() -> str:
 
 
 _backend: str = _backend_from_env()
-_compile_error: str | None = None
+# (kernel, device type) -> why its compilation failed there; that kernel runs eagerly there.
+_compile_errors: dict[tuple[int, str], str] = {}
 
 
 def set_kernel_backend(name: KernelBackend) -> None:
@@ -92,8 +95,8 @@ def kernel_backend() -> str:
 
 
 def compile_unavailable_reason() -> str | None:
-    """Why compiled kernels are off in this process (None while they work)."""
-    return _compile_error
+    """Why compiled kernels failed in this process, one line per failure (None while they work)."""
+    return "\n".join(dict.fromkeys(_compile_errors.values())) or None
 
 
 def _raise_recompile_limit() -> None:
@@ -124,9 +127,12 @@ class FusedKernel:
     def compiles(self, *tensors: torch.Tensor) -> bool:
         """Whether a call with these tensors would run the compiled formula."""
         x = tensors[0]
-        if _backend == "eager" or _compile_error is not None:
-            if _backend == "compiled" and _compile_error is not None:
-                raise RuntimeError(f"compiled kernels unavailable: {_compile_error}")
+        if _backend == "eager":
+            return False
+        failure = _compile_errors.get((id(self), x.device.type))
+        if failure is not None:
+            if _backend == "compiled":
+                raise RuntimeError(f"compiled kernels unavailable: {failure}")
             return False
         if torch.compiler.is_compiling():
             return False  # inside a user's torch.compile: it traces and fuses the formula itself
@@ -137,7 +143,6 @@ class FusedKernel:
         return _backend == "compiled" or x.numel() >= COMPILE_MIN_NUMEL
 
     def __call__(self, *tensors: torch.Tensor):
-        global _compile_error
         if self.compiles(*tensors):
             try:
                 if self._compiled is None:
@@ -147,10 +152,13 @@ class FusedKernel:
             except Exception as err:  # noqa: BLE001 (any compiler failure: fall back, say why once)
                 if _backend == "compiled":
                     raise
-                _compile_error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                device = tensors[0].device.type
+                failure = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+                _compile_errors[(id(self), device)] = failure
                 warnings.warn(
-                    f"torch.compile failed ({_compile_error}); activations run as eager torch ops "
-                    "from now on (same formulas, slower). Set REPRO_KERNELS=eager to silence this.",
+                    f"torch.compile failed for {self.activation} on {device} ({failure}); that kernel "
+                    "runs as eager torch ops there from now on (same formula, slower). "
+                    "Set REPRO_KERNELS=eager to silence this.",
                     RuntimeWarning,
                     stacklevel=2,
                 )

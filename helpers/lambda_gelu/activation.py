@@ -24,7 +24,7 @@ from torch import nn
 from helpers.core.provenance import note_backend
 from helpers.core.registry import register_activation_type
 from helpers.core.validation import checked_arguments, choice, instance_of, integer, number
-from helpers.lambda_gelu.kernels import apply_lambda_gelu
+from helpers.lambda_gelu.kernels import apply_lambda_gelu, host_readable
 
 __all__ = [
     "lambda_gelu",
@@ -362,7 +362,7 @@ class LambdaGELU(nn.Module):
             s = self.s if self.s.dtype == x.dtype else self.s.to(x.dtype)
             return _apply(x, s, view, self.t)
         lam = self.lam
-        if lam.device.type == "cpu" and bool(torch.all(lam == 1)):  # no read of λ off a GPU
+        if host_readable(lam) and bool(torch.all(lam == 1)):  # no read of λ off a GPU or in a graph
             return F.gelu(x)  # λ = 1 exactly: nn.GELU bit for bit
         return _apply(x, lam.to(x.dtype), view)
 

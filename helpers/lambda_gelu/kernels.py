@@ -40,7 +40,7 @@ import torch.nn.functional as F
 
 from helpers.core.kernels import FusedKernel
 
-__all__ = ["apply_lambda_gelu", "OVERFLOW_CHECK_LAMBDA", "GATE_SATURATED", "ERF_SATURATED", "PHI_FLUSH_U2"]
+__all__ = ["apply_lambda_gelu", "host_readable", "OVERFLOW_CHECK_LAMBDA", "GATE_SATURATED", "ERF_SATURATED", "PHI_FLUSH_U2"]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -110,16 +110,24 @@ def _fused_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) ->
 
 
 # ------------------------------------------------------------------------- eager formulas
+def host_readable(t: torch.Tensor) -> bool:
+    """Whether reading ``t``'s value in Python is cheap and allowed: on the CPU, outside
+    ``torch.compile``. Reading a value off a GPU waits for its queue, and inside a compiled model
+    it would break the graph (Dynamo cannot trace a Python float taken from a tensor)."""
+    return t.device.type == "cpu" and not torch.compiler.is_compiling()
+
+
 def _as_number(lam: torch.Tensor) -> float | torch.Tensor:
-    """A one-element λ on the CPU as a Python number (a scalar operand costs no broadcast), else λ
-    itself: reading a value off a GPU waits for its queue."""
-    return float(lam) if lam.numel() == 1 and lam.device.type == "cpu" else lam
+    """A one-element λ as a Python number where it can be read (a scalar operand costs no
+    broadcast), else λ itself."""
+    return float(lam) if lam.numel() == 1 and host_readable(lam) else lam
 
 
 def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
     """Whether ``|λx|`` may reach :data:`GATE_SATURATED`: decided from the values on the CPU; on
-    other devices always assumed (two more elementwise ops rather than a read of λ and x)."""
-    if x.device.type != "cpu":
+    other devices and in a compiled model always assumed (two more elementwise ops rather than a
+    read of λ and x)."""
+    if not host_readable(x):
         return True
     top = float(lam) if isinstance(lam, float) else float(lam.max())
     if top < OVERFLOW_CHECK_LAMBDA:
@@ -196,8 +204,7 @@ def _lambda_of(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch
 def _lambda_value(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch.Tensor:
     """λ detached, for the kernels; one learnable λ is mapped in Python floats (three tensor ops
     on one number cost more than a small activation), rounded to p's dtype like the tensor path."""
-    # on the CPU only: float(p) of a GPU tensor waits for the device's queue at every call
-    if t is not None and p.numel() == 1 and p.device.type == "cpu":
+    if t is not None and p.numel() == 1 and host_readable(p):
         z = float(p) / t
         lam = 1.0 + (z if z > 20.0 else math.log1p(math.exp(z)))  # torch's softplus threshold
         return torch.tensor(lam, dtype=p.dtype).reshape(view)
@@ -239,7 +246,7 @@ class _LambdaGELUFunction(torch.autograd.Function):
                 gx, glam = GRAD_X(grad, x, lam), None
         if glam is not None:
             glam = glam.reshape(p.shape)
-            if t is not None and p.numel() == 1 and p.device.type == "cpu" and not torch.is_grad_enabled():
+            if t is not None and p.numel() == 1 and host_readable(p) and not torch.is_grad_enabled():
                 z = float(p) / t
                 sig = 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
                 glam = glam * (sig / t)  # ∂λ/∂s = σ(s/t)/t, in Python floats for one λ
