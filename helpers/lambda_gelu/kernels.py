@@ -40,7 +40,14 @@ import torch.nn.functional as F
 
 from helpers.core.kernels import FusedKernel
 
-__all__ = ["apply_lambda_gelu", "host_readable", "OVERFLOW_CHECK_LAMBDA", "GATE_SATURATED", "ERF_SATURATED", "PHI_FLUSH_U2"]
+__all__ = [
+    "apply_lambda_gelu",
+    "host_readable",
+    "OVERFLOW_CHECK_LAMBDA",
+    "GATE_SATURATED",
+    "ERF_SATURATED",
+    "PHI_FLUSH_U2",
+]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
