@@ -51,7 +51,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
-from helpers.core import kernels  # noqa: E402
+from helpers.core import kernels, provenance  # noqa: E402
 from helpers.core.device import device_provenance, resolve_device, set_determinism  # noqa: E402
 from helpers.core.registry import activation_factory, available_activations  # noqa: E402
 from helpers.models import build_model  # noqa: E402
@@ -281,20 +281,22 @@ def throughput(
                 rows.append({"model": label, "activation": arm, "skipped": "time budget spent"})
                 continue
             try:
-                rate, warm = _step_rate(
-                    model_name,
-                    kwargs,
-                    batch if not quick else 16,
-                    act,
-                    penultimate,
-                    device,
-                    steps,
-                    warmup,
-                    compile_model,
-                    rounds,
-                )
+                with provenance.recording() as used:  # which kernel backend each activation ran
+                    rate, warm = _step_rate(
+                        model_name,
+                        kwargs,
+                        batch if not quick else 16,
+                        act,
+                        penultimate,
+                        device,
+                        steps,
+                        warmup,
+                        compile_model,
+                        rounds,
+                    )
                 base = rate if arm == "gelu" else base
                 row = {"model": label, "activation": arm, f"{unit}s_per_s": rate, "warmup_s": warm}
+                row["kernel_backends"] = {k: sorted(v) for k, v in used["backends"].items()}
                 row["compiled_model"] = compile_model
                 row["time_vs_gelu"] = (base / rate) if base else None
             except Exception as err:  # noqa: BLE001
@@ -397,9 +399,9 @@ def _markdown(data: dict[str, Any]) -> str:
         "",
         "## Throughput, bf16 autocast, training steps",
         "",
-        "| model | activation | per second | time vs GELU |",
+        "| model | activation | per second | time vs GELU | kernels |",
     ]
-    lines += ["| --- | --- | --- | --- |"]
+    lines += ["| --- | --- | --- | --- | --- |"]
     for r in [*data.get("throughput", []), *data.get("throughput_compiled_model", [])]:
         rate = r.get("images_per_s") or r.get("tokens_per_s")
         ratio = r.get("time_vs_gelu")
@@ -409,7 +411,8 @@ def _markdown(data: dict[str, Any]) -> str:
             else r.get("error") or r.get("skipped")
         )
         model = r["model"] + (" (torch.compile(model))" if r.get("compiled_model") else "")
-        lines.append(f"| {model} | {r['activation']} | {shown} | {f'{ratio:.3f}x' if ratio else ''} |")
+        used = ", ".join(f"{k}: {'+'.join(v)}" for k, v in r.get("kernel_backends", {}).items())
+        lines.append(f"| {model} | {r['activation']} | {shown} | {f'{ratio:.3f}x' if ratio else ''} | {used} |")
     calls = data.get("kernel_calls", [])
     if isinstance(calls, list) and calls:
         lines += ["", "## One activation call, forward + backward, 128×64×32×32 bf16 (µs)", ""]

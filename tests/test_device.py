@@ -288,3 +288,77 @@ def test_every_activation_compiles_into_a_whole_model_graph(name):
     torch.testing.assert_close(got, expected)
     for g, p in zip(grads, trained):
         torch.testing.assert_close(p.grad, g)
+
+
+def _small_fit(**fit_kwargs):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), A.activation_factory("lambda_gelu")(), torch.nn.Linear(8, 3))
+    g = torch.Generator().manual_seed(1)
+    data = TensorDataset(torch.randn(64, 4, generator=g), torch.randint(0, 3, (64,), generator=g))
+    out = fit(
+        model,
+        make_loader(data, 16, True, 0),
+        make_loader(data, 32, False),
+        epochs=2,
+        task="classification",
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+        **fit_kwargs,
+    )
+    return model, out["history"]
+
+
+def test_the_gpu_loss_sum_read_once_per_epoch_equals_the_per_step_sum(monkeypatch):
+    """The GPU path sums the loss on the device (no wait per step): the same float64 arithmetic."""
+    from helpers.core import train
+
+    _, per_step = _small_fit()
+    monkeypatch.setattr(train, "_reads_loss_at_the_end", lambda device: True)
+    _, per_epoch = _small_fit()
+    assert per_epoch == per_step  # bit for bit, train_loss included
+
+
+def test_a_non_finite_loss_read_at_the_end_of_the_epoch_names_its_step(monkeypatch):
+    from helpers.core import train
+    from helpers.core.results_cache import RunFailed
+
+    class PoisonAtStep(train.TrainHook):
+        def on_step(self, step, model):
+            if step == 5:
+                with torch.no_grad():
+                    model[0].weight.fill_(float("nan"))
+
+    monkeypatch.setattr(train, "_reads_loss_at_the_end", lambda device: True)
+    with pytest.raises(RunFailed, match=r"epoch 2, step 5 \(read at the end of the epoch\)"):
+        _small_fit(hooks=[PoisonAtStep()])
+
+
+def test_compile_model_trains_through_torch_compile_and_records_it(monkeypatch, tmp_path, require_dataset):
+    """REPRO_COMPILE_MODEL=1: the run trains through torch.compile(model), agrees with the eager
+    run to float32 rounding, and its provenance says so (off: nothing recorded, as before)."""
+    from helpers.core.runs import TrainConfig, train_model
+
+    require_dataset("adult")
+    monkeypatch.setattr(D, "_COMPILE_BACKEND", "aot_eager")  # Dynamo + AOTAutograd, no code generation
+    cfg = TrainConfig(
+        experiment="t", dataset="adult", model="mlp", profile="smoke", epochs=2, n_train=256, n_val=128,
+        batch_size=64, activation="lambda_gelu", model_kwargs={"depth": 2, "width": 16},
+    )  # fmt: skip
+    from torch._dynamo.utils import counters
+
+    histories, records, graphs = {}, {}, {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv(D.COMPILE_MODEL_ENV, flag)
+        torch._dynamo.reset()
+        counters.clear()
+        with provenance.recording() as rec:
+            _, _, result = train_model(cfg, tmp_path / flag)
+        histories[flag], records[flag] = result["history"], rec["device"]
+        graphs[flag] = counters["stats"]["unique_graphs"]
+    assert "compiled_model" not in records["0"] and records["1"]["compiled_model"] is True
+    assert graphs["0"] == 0 and graphs["1"] >= 1  # the model really went through Dynamo
+    for eager, compiled in zip(histories["0"], histories["1"]):
+        assert compiled["train_loss"] == pytest.approx(eager["train_loss"], rel=1e-5)
+        assert compiled["val_loss"] == pytest.approx(eager["val_loss"], rel=1e-5)
+    monkeypatch.setenv(D.COMPILE_MODEL_ENV, "maybe")
+    with pytest.raises(ValueError, match=D.COMPILE_MODEL_ENV):
+        D.compile_model_requested()

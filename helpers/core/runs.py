@@ -26,7 +26,13 @@ from helpers.core import validation as v
 from helpers.core.augment import AUGMENTATIONS, batch_transform
 from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
 from helpers.core.device import autocast_context as device_autocast
-from helpers.core.device import check_device_precision, device_provenance, resolve_device
+from helpers.core.device import (
+    check_device_precision,
+    compile_model_requested,
+    compiled_training_module,
+    device_provenance,
+    resolve_device,
+)
 from helpers.core.env import bool_env
 from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
 from helpers.core.options import MethodOptions, canonical_options, check_options, option_of, split_options
@@ -466,7 +472,8 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
     seed_everything(run_seeds(cfg)[0], device)
     parts = build_run(cfg, device)
     model = parts["model"]
-    note_device({**device_provenance(device), "world_size": distributed.world().size})
+    compiled = {"compiled_model": True} if compile_model_requested() else {}  # absent: eager, as before
+    note_device({**device_provenance(device), "world_size": distributed.world().size, **compiled})
     initial: dict[str, Any] = {}
     for extension in parts["extensions"]:
         initial.update(extension.initial_record(model))
@@ -488,7 +495,9 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
         run_key=checkpoint_key(cfg),
         device=device,
         # a method's hooks may stop using parameters mid-run (annealing fixes λ)
-        train_module=distributed.wrap_model(model, device, find_unused_parameters=bool(parts["hooks"])),
+        train_module=compiled_training_module(
+            distributed.wrap_model(model, device, find_unused_parameters=bool(parts["hooks"]))
+        ),
     )
     result: dict[str, Any] = {
         "history": out["history"],

@@ -322,6 +322,35 @@ def load_checkpoint(
     return saved
 
 
+def _reads_loss_at_the_end(device: torch.device) -> bool:
+    """Whether the loop sums the loss on the device and reads it once per epoch: off the CPU,
+    where reading a value waits for the device's queue to drain at every step."""
+    return device.type != "cpu"
+
+
+class _DeviceLossSum:
+    """An epoch's training loss summed on the device, with the first non-finite step, read once.
+
+    The same float64 arithmetic as the per-step ``loss.item() * n`` sum of the CPU path, so both
+    give the same number; a non-finite loss stops the run at the end of its epoch, naming its step."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.total = torch.zeros((), dtype=torch.float64, device=device)
+        self.first_bad = torch.full((), -1, dtype=torch.int64, device=device)
+
+    def add(self, loss: torch.Tensor, n: int, step: int) -> None:
+        value = loss.detach().to(torch.float64)
+        self.total += value * n
+        bad = ~torch.isfinite(value) & (self.first_bad < 0)
+        self.first_bad = torch.where(bad, torch.full_like(self.first_bad, step), self.first_bad)
+
+    def read(self, epoch: int) -> float:
+        first_bad = int(self.first_bad)
+        if first_bad >= 0:
+            raise RunFailed(f"non-finite loss at epoch {epoch}, step {first_bad} (read at the end of the epoch)")
+        return float(self.total)
+
+
 def fit(
     model: nn.Module,
     train_loader: DataLoader,
@@ -375,7 +404,9 @@ def fit(
     run: it is stored in every checkpoint, and a checkpoint at ``checkpoint_path`` with another
     key (or none) is moved aside with a warning naming both, instead of being resumed.
 
-    Raises :class:`helpers.core.results_cache.RunFailed` as soon as the loss is NaN or infinite.
+    Raises :class:`helpers.core.results_cache.RunFailed` as soon as the loss is NaN or infinite;
+    off the CPU at the end of that epoch, naming the step (the loss is summed on the device and
+    read once per epoch: a read at every step would make the CPU wait for the GPU).
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
@@ -431,6 +462,7 @@ def fit(
             _call(hook, "on_epoch_start", epoch, model)
         model.train()
         loss_sum, seen = 0.0, 0
+        on_device = _DeviceLossSum(device) if _reads_loss_at_the_end(device) else None
         batches = progress(train_loader, desc=f"{desc} epoch {epoch}/{epochs}".strip())
         for index, (inputs, targets) in enumerate(batches):
             inputs, targets = move_to((inputs, targets), device)
@@ -444,7 +476,7 @@ def fit(
                     extra = _call(hook, "extra_loss", model)
                     if extra is not None:
                         loss = loss + extra
-            if not torch.isfinite(loss):
+            if on_device is None and not torch.isfinite(loss):
                 raise RunFailed(f"non-finite loss ({loss.item()}) at epoch {epoch}, step {step}")
             optimizer.zero_grad(set_to_none=True)
             weight = sharded.loss_weight(index, targets.shape[0]) if sharded is not None else 1.0
@@ -452,9 +484,14 @@ def fit(
             if max_grad_norm is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
             optimizer.step()
-            loss_sum += loss.item() * targets.shape[0]
+            if on_device is None:
+                loss_sum += loss.item() * targets.shape[0]
+            else:
+                on_device.add(loss, targets.shape[0], step)
             seen += targets.shape[0]
             step += 1
+        if on_device is not None:
+            loss_sum = on_device.read(epoch)  # one wait for the device per epoch
         note_steps(step)  # the run's length, recorded in its provenance
         if scheduler is not None:
             scheduler.step()
