@@ -1,0 +1,132 @@
+"""Which report rows new results moved: every claim computed, with today's code, from the results
+committed at a git revision and from the results now, and the rows that differ.
+
+    python -m helpers.protocols.moved_rows --since REV
+
+A stop note lists every row that a batch of runs moved, before → after (a verdict, our value,
+the effect and its interval, n): this prints that list. The results at ``REV`` are read with
+``git archive`` into a temporary folder, so the working tree is not touched. Each side is computed
+in its own process (``REPRO_RESULTS_DIR`` pointing at its results), about half a minute each.
+Only the results differ between the two sides, not the code: a row that moved did so because of
+runs committed since ``REV``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: The fields of a claim that new results can move (its text and the paper's side cannot).
+MOVING_FIELDS: tuple[str, ...] = ("verdict", "our_value", "effect", "ci", "n", "mde", "profile", "scale")
+
+__all__ = ["MOVING_FIELDS", "moved", "snapshot", "results_at", "main"]
+
+
+def _snapshot_here() -> dict[str, dict[str, Any]]:
+    """Every claim's moving fields, computed in this process from its ``REPRO_RESULTS_DIR``."""
+    from helpers.claims import collect_claims
+
+    rows = {}
+    for claim in collect_claims():
+        record = dataclasses.asdict(claim)
+        rows[claim.key] = {"claim": record["claim"], **{f: repr(record[f]) for f in MOVING_FIELDS}}
+    return rows
+
+
+def snapshot(results_dir: Path) -> dict[str, dict[str, Any]]:
+    """The moving fields of every claim, computed from the results in ``results_dir``."""
+    env = {**os.environ, "REPRO_RESULTS_DIR": str(results_dir), "REPRO_QUIET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.protocols.moved_rows", "--snapshot"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"computing the claims from {results_dir} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def results_at(revision: str, into: Path) -> Path:
+    """The ``results/`` folder committed at ``revision``, extracted under ``into``."""
+    done = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "results"], capture_output=True, check=False)
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip()
+        raise SystemExit(f"moved_rows: cannot read results/ at {revision!r}: {message}")
+    with tarfile.open(fileobj=BytesIO(done.stdout)) as archive:
+        archive.extractall(into, filter="data")
+    return into / "results"
+
+
+def moved(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows whose moving fields differ, in ``after``'s order (then rows only ``before`` has):
+    ``{"key", "claim", "changes": {field: (before, after)}}``; a row on one side only has
+    ``"only": "before"`` or ``"after"``."""
+    rows = []
+    for key, now in after.items():
+        then = before.get(key)
+        if then is None:
+            rows.append({"key": key, "claim": now["claim"], "only": "after", "changes": {}})
+            continue
+        changes = {f: (then[f], now[f]) for f in MOVING_FIELDS if then.get(f) != now.get(f)}
+        if changes:
+            rows.append({"key": key, "claim": now["claim"], "changes": changes})
+    rows += [
+        {"key": key, "claim": then["claim"], "only": "before", "changes": {}}
+        for key, then in before.items()
+        if key not in after
+    ]
+    return rows
+
+
+def _short(value: str, limit: int = 160) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _markdown(rows: list[dict[str, Any]], since: str) -> str:
+    if not rows:
+        return f"No report row moved since {since}."
+    lines = [f"{len(rows)} report rows moved since {since} (before → after):", ""]
+    for row in rows:
+        if "only" in row:
+            lines.append(f"- `{row['key']}` ({row['claim']}): only {row['only']}")
+            continue
+        parts = "; ".join(f"{f} {_short(b)} → {_short(a)}" for f, (b, a) in row["changes"].items())
+        lines.append(f"- `{row['key']}` ({row['claim']}): {parts}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--since", help="the git revision whose committed results are 'before' (e.g. HEAD~5)")
+    parser.add_argument("--json", action="store_true", help="print the moved rows as JSON")
+    # one side's claims as JSON (internal: each side runs in its own process)
+    parser.add_argument("--snapshot", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.snapshot:
+        print(json.dumps(_snapshot_here()))
+        return
+    if not args.since:
+        parser.error("--since REV is required (the revision whose results are 'before')")
+    current = Path(os.environ.get("REPRO_RESULTS_DIR", ROOT / "results"))
+    with tempfile.TemporaryDirectory(prefix="moved_rows_") as tmp:
+        before = snapshot(results_at(args.since, Path(tmp)))
+    rows = moved(before, snapshot(current))
+    print(json.dumps(rows, indent=1) if args.json else _markdown(rows, args.since))
+
+
+if __name__ == "__main__":
+    main()
