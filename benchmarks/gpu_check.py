@@ -21,9 +21,10 @@ what it measured), and a readable summary to ``DIR/gpu_check.md``:
    images or tokens per second after warm-up, and the ratio to ``nn.GELU`` in the same model.
    Flex-Act runs where the paper puts it, at ResNet-18's and ResNet-34's penultimate layer.
 5. **End to end**: ``python -m helpers.train_distributed`` on a small Adult config (λ-GELU with
-   its annealing, so method state lives on the device), once with ``REPRO_DEVICE=cuda`` and once
-   on this machine's CPU, and the two histories compared at
-   :func:`helpers.verify_rerun.float_tolerance` (needs the Adult data under ``REPRO_DATA_DIR``).
+   its annealing, so method state lives on the device), with ``REPRO_DEVICE=cuda`` eagerly, again
+   through ``torch.compile(model)`` (``REPRO_COMPILE_MODEL=1``), and on this machine's CPU; the
+   histories compared at :func:`helpers.verify_rerun.float_tolerance` (needs the Adult data under
+   ``REPRO_DATA_DIR``), with each arm's training seconds.
 
 Never part of the book or CI: they run without a GPU. ``--device cpu`` runs parts 2-4 against the
 CPU itself, to test the script.
@@ -354,34 +355,50 @@ E2E_CONFIG = {
 
 
 def end_to_end(device: torch.device) -> dict[str, Any]:
-    """The training CLI on the GPU and on the CPU, histories compared at the rerun tolerance."""
+    """The training CLI on the GPU (eager, and through ``torch.compile(model)`` with
+    ``REPRO_COMPILE_MODEL=1``) and on the CPU; histories compared at the rerun tolerance, and each
+    arm's training seconds (compilation included)."""
     from helpers.verify_rerun import float_tolerance
 
     out: dict[str, Any] = {"config": E2E_CONFIG}
-    histories = {}
+    histories, seconds = {}, {}
+    gpu = device.type == "cuda"
+    arms = [("cuda", "cuda", "0"), ("cuda compiled", "cuda", "1")] if gpu else []
+    arms.append(("cpu", "cpu", "0"))
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "config.json"
         cfg.write_text(json.dumps(E2E_CONFIG))
-        for where in ("cuda" if device.type == "cuda" else "cpu", "cpu"):
-            results = Path(tmp) / where
-            env = {**os.environ, "REPRO_DEVICE": where, "REPRO_RESULTS_DIR": str(results), "REPRO_QUIET": "1"}
+        for label, where, compiled in arms:
+            results = Path(tmp) / label.replace(" ", "_")
+            env = {
+                **os.environ,
+                "REPRO_DEVICE": where,
+                "REPRO_RESULTS_DIR": str(results),
+                "REPRO_QUIET": "1",
+                "REPRO_COMPILE_MODEL": compiled,
+            }
             done = subprocess.run(
                 [sys.executable, "-m", "helpers.train_distributed", "--config-json", str(cfg)],
                 env=env, capture_output=True, text=True, timeout=300,
             )  # fmt: skip
             if done.returncode != 0:
-                out[f"{where} error"] = done.stderr[-2000:]
-                return out
+                out[f"{label} error"] = done.stderr[-2000:]
+                continue
             (path,) = results.rglob("*.json")
             result = json.loads(path.read_text())
-            histories[where] = result["history"]
-            out[f"{where} provenance"] = {k: v for k, v in result.get("provenance", {}).items() if k != "packages"}
+            histories[label], seconds[label] = result["history"], result.get("train_seconds")
+            out[f"{label} provenance"] = {k: v for k, v in result.get("provenance", {}).items() if k != "packages"}
+    if "cpu" not in histories:
+        return out
     steps = E2E_CONFIG["epochs"] * -(-E2E_CONFIG["n_train"] // E2E_CONFIG["batch_size"])
-    tol = float_tolerance(steps)
-    out["tolerance"] = tol
-    pairs = list(zip(histories.get("cuda", histories["cpu"]), histories["cpu"]))
-    worst = max(abs(a[k] - b[k]) / max(abs(b[k]), 1e-12) for a, b in pairs for k in ("train_loss", "val_loss"))
-    out["max_relative_difference"] = worst
+    out["tolerance"] = float_tolerance(steps)
+    out["train_seconds"] = seconds
+    for label in [a[0] for a in arms if a[0] != "cpu" and a[0] in histories]:
+        pairs = list(zip(histories[label], histories["cpu"]))
+        worst = max(abs(a[k] - b[k]) / max(abs(b[k]), 1e-12) for a, b in pairs for k in ("train_loss", "val_loss"))
+        out["max_relative_difference" if label == "cuda" else f"max_relative_difference ({label})"] = worst
+    if not gpu:
+        out["max_relative_difference"] = 0.0
     out["histories"] = histories
     return out
 
@@ -422,6 +439,10 @@ def _markdown(data: dict[str, Any]) -> str:
         lines += ["", "## End to end (train_distributed, Adult, λ-GELU annealed)", ""]
         worst, tol = e2e.get("max_relative_difference"), e2e.get("tolerance")
         lines.append(f"max relative difference GPU vs CPU: {worst}; float32 rerun tolerance {tol}")
+        compiled = e2e.get("max_relative_difference (cuda compiled)")
+        if compiled is not None:
+            lines.append(f"REPRO_COMPILE_MODEL=1 on the GPU vs CPU: {compiled}")
+        lines.append(f"training seconds per arm (compilation included): {e2e.get('train_seconds')}")
         lines += [f"- {k}: {v}" for k, v in e2e.items() if k.endswith("error")]
     return "\n".join(lines) + "\n"
 
