@@ -25,6 +25,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from helpers.claims import collect_claims
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The fields of a claim that new results can move (its text and the paper's side cannot).
@@ -35,8 +37,6 @@ __all__ = ["MOVING_FIELDS", "moved", "snapshot", "results_at", "main"]
 
 def _snapshot_here() -> dict[str, dict[str, Any]]:
     """Every claim's moving fields, computed in this process from its ``REPRO_RESULTS_DIR``."""
-    from helpers.claims import collect_claims
-
     rows = {}
     for claim in collect_claims():
         record = dataclasses.asdict(claim)
