@@ -69,6 +69,8 @@ def config_from_json(path: str | Path) -> TrainConfig:
         fields = json.loads(Path(path).read_text())
     except (OSError, ValueError) as err:
         raise ValueError(f"--config-json {path}: not a readable JSON file ({err})") from None
+    except RecursionError:
+        raise ValueError(f"--config-json {path}: JSON nested too deeply to be a TrainConfig") from None
     if not isinstance(fields, dict):
         raise ValueError(f"--config-json {path}: expected an object of TrainConfig fields, got {type(fields).__name__}")
     try:

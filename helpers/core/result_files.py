@@ -128,12 +128,27 @@ def read_verified(
     """Read a result file and run :func:`find_problems` on it; :class:`CorruptResult` if any."""
     try:
         data = json.loads(path.read_text())
+    except IsADirectoryError as err:
+        raise CorruptResult(
+            f"{path}: a directory, not a result file. Remove it (or restore the file from git) to retrain the run."
+        ) from err
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise CorruptResult(
             f"{path}: not valid JSON ({err}); the file is truncated or damaged. "
             "Restore it from git, or delete it to retrain the run."
         ) from err
-    problems = find_problems(path, data, defaults, code_version, expected_hash)
+    except RecursionError:
+        raise CorruptResult(
+            f"{path}: JSON nested too deeply to be a result file; the file is damaged. "
+            "Restore it from git, or delete it to retrain the run."
+        ) from None
+    try:
+        problems = find_problems(path, data, defaults, code_version, expected_hash)
+    except RecursionError:  # parsed, but too deep to walk: no result the book writes is
+        raise CorruptResult(
+            f"{path}: JSON nested too deeply to be a result file; the file is damaged. "
+            "Restore it from git, or delete it to retrain the run."
+        ) from None
     if problems:
         raise CorruptResult(
             f"{path}: " + "; ".join(problems) + ". Restore it from git, or delete it to retrain the run."

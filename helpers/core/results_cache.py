@@ -38,7 +38,7 @@ from typing import Any
 
 from helpers.core import executors, provenance
 from helpers.core.options import flat_defaults, flat_options
-from helpers.core.result_files import CorruptResult, read_verified, with_checksum
+from helpers.core.result_files import CorruptResult, find_problems, read_verified, with_checksum
 from helpers.core.runtime import (
     bool_env,
     current_profile,
@@ -48,6 +48,7 @@ from helpers.core.runtime import (
     results_root,
     under_ci,
 )
+from helpers.core.validation import Rule, check_value, integer, number
 
 # Bump when a change to training code would change results of an unchanged config.
 CODE_VERSION = "1"
@@ -190,6 +191,8 @@ def store_result(config: Any, result: dict) -> Path:
     For results computed outside :func:`run_or_load` (imports, tests of the analysis code);
     the record must be a success: failed runs go to ``<hash>.failed.json`` through ``run_or_load``.
     """
+    if not isinstance(result, dict):
+        raise TypeError(f"store_result takes a result dict, got {type(result).__name__}")
     record = {"config": config_dict(config), "config_hash": config_hash(config), "status": "ok", **result}
     if record["status"] != "ok" or record["config_hash"] != config_hash(config):
         raise ValueError(
@@ -197,7 +200,20 @@ def store_result(config: Any, result: dict) -> Path:
             f"{record['status']!r} and config_hash {record['config_hash']!r}"
         )
     path = result_path(config)
-    write_json_atomic(path, with_checksum(record))
+    # the payload as load_result will read it back, checked as load_result checks it, before the
+    # write: a record that would load as CorruptResult must not replace a sound file
+    try:
+        payload = with_checksum(json.loads(json.dumps(record, allow_nan=False)))
+    except (ValueError, RecursionError) as err:
+        raise ValueError(f"store_result: the result for {path.name} is not finite, writable JSON ({err})") from None
+    problems = [] if isinstance(payload["config"], dict) else [f"its config is a {type(payload['config']).__name__}"]
+    problems += find_problems(path, payload, field_defaults(type(config)), CODE_VERSION, config_hash(config))
+    if problems:
+        raise ValueError(
+            f"store_result: not a result of {type(config).__name__} {config_hash(config)} that load_result "
+            f"would accept: {'; '.join(problems)}. Nothing was written."
+        )
+    write_json_atomic(path, payload)
     return path
 
 
@@ -238,12 +254,24 @@ def _load_or_discard(config: Any, path: Path) -> dict | None:
         return None
 
 
+#: ``rerun`` of :func:`run_or_load` and :func:`run_many`: exactly True, False or None (read
+#: ``REPRO_RERUN``). A truthy ``"no"`` or ``1`` would retrain and overwrite a sound cached result.
+_RERUN_RULE = Rule("bool", optional=True)
+
+
+def _check_rerun(owner: str, rerun: Any) -> None:
+    """A ``TypeError`` (:class:`~helpers.core.validation.InvalidValue`) unless ``rerun`` is True, False or None."""
+    check_value(owner, "rerun", rerun, _RERUN_RULE)
+
+
 def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     """Return the cached result of ``config``, running it first if needed.
 
     The returned dict always has ``config`` (the full config), ``config_hash`` and
     ``status == "ok"`` plus whatever the runner returned (``history``, metrics, ...).
+    ``rerun``: True retrains, False uses the cache, None (default) reads ``REPRO_RERUN``.
     """
+    _check_rerun("run_or_load", rerun)
     runner = _RUNNERS.get(type(config))
     if runner is None:
         raise TypeError(
@@ -503,9 +531,24 @@ def run_many(
     the other runs finish, so one diverging run does not waste the rest.
     """
 
-    configs = list(configs)
+    # every argument is checked before anything is read, run or submitted, cached or not
+    _check_rerun("run_many", rerun)
+    check_value("run_many", "workers", workers, integer(1, optional=True))
     if isinstance(executor, str):
         executors.check_executor(executor)
+    elif not callable(getattr(executor, "map_array", None)):
+        raise TypeError(
+            f"run_many.executor must be one of {', '.join(map(repr, executors.EXECUTORS))} or a submitit "
+            f"executor (with map_array); got {executor!r}"
+        )
+    if job is not None and not callable(job):
+        raise TypeError(f"run_many.job must be a callable job(config, rerun) or None; got {job!r}")
+    if job is not None and executor == "local":
+        raise ValueError(
+            "job= replaces what a submitit job runs; the local executor runs run_or_load "
+            "(pass executor='submitit-local' or 'slurm', or leave job out)"
+        )
+    configs = list(configs)
     if not configs:
         return []
     for cfg in configs:
@@ -523,11 +566,6 @@ def run_many(
         )
     results: list[dict | None] = [None] * len(configs)
     failures: list[BaseException] = []
-    if job is not None and executor == "local":
-        raise ValueError(
-            "job= replaces what a submitit job runs; the local executor runs run_or_load "
-            "(pass executor='submitit-local' or 'slurm', or leave job out)"
-        )
     if todo and executor != "local":
         chosen = executors.make_executor(executor) if isinstance(executor, str) else executor
         _submitit(configs, todo, chosen, rerun, desc, results, failures, job)
@@ -566,6 +604,8 @@ def compute_time(results: Any, workers: int = 2) -> dict[str, float]:
     for result in results:
         if not isinstance(result, dict) or not {"config_hash", "train_seconds"} <= result.keys():
             raise TypeError("each result must be a run_or_load result dict with 'config_hash' and 'train_seconds'")
+        # a NaN, negative, bool or string time would make every total meaningless
+        check_value("compute_time", "train_seconds", result["train_seconds"], number(0))
         seconds.setdefault(result["config_hash"], float(result["train_seconds"]))
     finish = [0.0] * workers
     for s in seconds.values():

@@ -60,9 +60,25 @@ def snapshot(results_dir: Path) -> dict[str, dict[str, Any]]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def _check_revision(revision: str) -> str:
+    """``revision`` unless it is empty or starts with ``-`` (which git would take for an option)."""
+    if not isinstance(revision, str) or not revision.strip() or revision.startswith("-"):
+        raise ValueError(
+            f"--since {revision!r}: not a git revision (a revision cannot be empty or start with '-'; "
+            "e.g. HEAD~5 or a commit hash)"
+        )
+    return revision
+
+
 def results_at(revision: str, into: Path) -> Path:
-    """The ``results/`` folder committed at ``revision``, extracted under ``into``."""
-    done = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "results"], capture_output=True, check=False)
+    """The ``results/`` folder committed at ``revision``, extracted under ``into``.
+
+    A ``revision`` starting with ``-`` is a ``ValueError``: git would read it as an option
+    (``--output=FILE`` writes a file); ``--end-of-options`` keeps git from reading it so anyway."""
+    _check_revision(revision)
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--end-of-options", revision, "results"], capture_output=True, check=False
+    )
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip()
         raise SystemExit(f"moved_rows: cannot read results/ at {revision!r}: {message}")
@@ -121,6 +137,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not args.since:
         parser.error("--since REV is required (the revision whose results are 'before')")
+    try:
+        _check_revision(args.since)
+    except ValueError as err:
+        parser.error(str(err))
     current = Path(os.environ.get("REPRO_RESULTS_DIR", ROOT / "results"))
     with tempfile.TemporaryDirectory(prefix="moved_rows_") as tmp:
         before = snapshot(results_at(args.since, Path(tmp)))
