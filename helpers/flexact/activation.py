@@ -208,6 +208,11 @@ class FlexAct(nn.Module):
         if init_logits is None:
             init = torch.zeros(k)
         else:
+            if isinstance(init_logits, torch.Tensor) and init_logits.device.type == "meta":
+                raise ValueError(
+                    "init_logits is a meta tensor, which holds no values; give numbers or a tensor on a "
+                    "real device (move the module to 'meta' afterwards with .to('meta'))"
+                )
             init = torch.as_tensor(init_logits, dtype=torch.get_default_dtype()).clone()
             if init.shape != (k,) or not torch.isfinite(init).all():
                 raise ValueError(f"init_logits must be {k} finite numbers, got {init_logits!r}")

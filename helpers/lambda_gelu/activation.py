@@ -60,6 +60,8 @@ def _check_lambda_tensor(lam: torch.Tensor, x: torch.Tensor) -> None:
     if shape != x.shape:
         raise ValueError(f"lam of shape {tuple(lam.shape)} does not broadcast to x of shape {tuple(x.shape)}")
     top = torch.finfo(lam.dtype).max
+    if lam.device.type == "meta":  # no values to check (x is on "meta" too: _check_same_device)
+        return
     if lam.numel() and not bool(torch.all((lam.detach() >= 1) & (lam.detach() <= top))):  # also NaN
         d = lam.detach()
         bad = float("nan") if torch.isnan(d).any() else (d.min().item() if d.min() < 1 else d.max().item())
@@ -67,6 +69,37 @@ def _check_lambda_tensor(lam: torch.Tensor, x: torch.Tensor) -> None:
             f"λ-GELU needs a finite lam >= 1 everywhere (at most {top:.4g}, the largest {lam.dtype}), "
             f"got {bad:.6g}; beyond that maximum λ-GELU is ReLU to {lam.dtype} precision: use relu"
         )
+
+
+def _check_same_device(lam: torch.Tensor, x: torch.Tensor, name: str) -> None:
+    """A clear error for λ and ``x`` on different devices (a device comparison, no host read). A
+    one-element λ on the CPU is allowed with any ``x``: it is read as a number."""
+    if lam.device != x.device and not (lam.device.type == "cpu" and lam.numel() == 1):
+        raise ValueError(
+            f"λ ({name}) is on device {lam.device} but x on {x.device}; move them to one device "
+            "(e.g. module.to(x.device))"
+        )
+
+
+def _no_meta(value: object, name: str) -> None:
+    """A meta tensor holds no values: refuse it where a value must be read (λ, s)."""
+    if isinstance(value, torch.Tensor) and value.device.type == "meta":
+        raise ValueError(
+            f"{name} is a meta tensor, which holds no values; give a number or a tensor on a real "
+            "device (move the module to 'meta' afterwards with .to('meta'))"
+        )
+
+
+def _check_lambda_input(value: object, name: str) -> None:
+    """``value`` is a real number (not a bool) or a real, non-meta tensor: a clear ``TypeError``
+    rather than one from deep inside torch for a string, a bool or a complex tensor."""
+    if isinstance(value, torch.Tensor):
+        _no_meta(value, name)
+        if value.dtype == torch.bool or value.is_complex():
+            raise TypeError(f"{name} must be a real number or a real tensor, got a {value.dtype} tensor")
+        return
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number or a real tensor, got {type(value).__name__} ({value!r})")
 
 
 def _compute_dtype(x: torch.Tensor) -> torch.dtype:
@@ -102,6 +135,7 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
             lam.is_floating_point() or lam.dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
         ):
             raise TypeError(f"lambda_gelu: lam must be a real tensor, got {lam.dtype}")
+        _check_same_device(lam, x, "lam")
         lam_x = lam.to(x.dtype)
         _check_lambda_tensor(lam_x, x)
         return _apply(x, lam_x, tuple(lam.shape))
@@ -154,6 +188,14 @@ def _as_shape(value: int | Sequence[int], name: str) -> tuple[int, ...]:
     if not dims or any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in dims):
         raise ValueError(f"{name} must be a positive int or a tuple of positive ints, got {value!r}")
     return dims
+
+
+def _fit_shape(value: torch.Tensor, shape: tuple[int, ...], name: str) -> torch.Tensor:
+    """``value`` broadcast to λ's parameter shape (a copy), or a clear ``ValueError``."""
+    try:
+        return torch.broadcast_to(value, shape).clone()
+    except RuntimeError as err:
+        raise ValueError(f"{name} of shape {tuple(value.shape)} does not fit λ's shape {shape}") from err
 
 
 # ------------------------------------------------------------------------------------ module
@@ -241,13 +283,21 @@ class LambdaGELU(nn.Module):
             if s_init is not None and lam_init is not None:
                 raise ValueError("give s_init or lam_init, not both")
             if s_init is not None:
+                _check_lambda_input(s_init, "s_init")
                 s0 = torch.as_tensor(s_init, dtype=torch.float32)
                 if not bool(torch.all(torch.isfinite(s0))):
                     raise ValueError(f"s_init must be finite, got {s_init!r}")
-                s0 = torch.broadcast_to(s0, shape).clone()
+                s0 = _fit_shape(s0, shape, "s_init")
+                if not bool(torch.all(torch.isfinite(lambda_from_s(s0, self.t)))):
+                    raise ValueError(
+                        f"s_init={s_init!r} is too large for t={self.t}: s/t or λ = 1 + softplus(s/t) "
+                        "overflows float32; use fixed_lambda for a huge constant λ"
+                    )
             else:
+                if lam_init is not None:
+                    _check_lambda_input(lam_init, "lam_init")
                 lam0 = LAMBDA_NEAR_ONE if lam_init is None else lam_init
-                s0 = torch.broadcast_to(s_from_lambda(lam0, self.t), shape).to(torch.float32).clone()
+                s0 = _fit_shape(s_from_lambda(lam0, self.t), shape, "lam_init").to(torch.float32)
                 if not bool(torch.all(torch.isfinite(lambda_from_s(s0, self.t)))):
                     raise ValueError(
                         f"lam_init={lam_init!r} is too large for t={self.t}: s/t or λ = 1 + softplus(s/t) "
@@ -264,13 +314,14 @@ class LambdaGELU(nn.Module):
 
     # ---------------------------------------------------------------- λ values and overrides
     def _lambda_value(self, value: float | torch.Tensor, name: str) -> torch.Tensor:
+        _check_lambda_input(value, name)
         lam = torch.as_tensor(value, dtype=torch.float32).detach()
         if not bool(torch.all(lam >= 1)) or not bool(torch.all(torch.isfinite(lam))):
-            raise ValueError(f"{name} must be finite and >= 1, got {value!r}")
-        try:
-            return torch.broadcast_to(lam, self.param_shape).clone()
-        except RuntimeError as err:
-            raise ValueError(f"{name} of shape {tuple(lam.shape)} does not fit λ's shape {self.param_shape}") from err
+            raise ValueError(
+                f"{name} must be finite and >= 1 (at most {torch.finfo(torch.float32).max:.4g}, the "
+                f"largest float32), got {value!r}"
+            )
+        return _fit_shape(lam, self.param_shape, name)
 
     @property
     def is_fixed(self) -> bool:
@@ -307,8 +358,14 @@ class LambdaGELU(nn.Module):
         if self.s is None:
             self.fixed_lam.copy_(self._lambda_value(value, "λ"))
             return
-        s = torch.broadcast_to(s_from_lambda(value, self.t), self.param_shape)
-        self.s.copy_(s.to(self.s.dtype))
+        _check_lambda_input(value, "λ")
+        s = _fit_shape(s_from_lambda(value, self.t), self.param_shape, "λ").to(self.s.dtype)
+        if not bool(torch.all(torch.isfinite(s))) or not bool(torch.all(torch.isfinite(lambda_from_s(s, self.t)))):
+            raise ValueError(
+                f"λ={value!r} is too large for t={self.t}: s/t or λ = 1 + softplus(s/t) overflows "
+                f"{self.s.dtype}; use set_fixed_lambda for a huge constant λ"
+            )
+        self.s.copy_(s)
 
     @torch.no_grad()
     def set_fixed_lambda(self, value: float | torch.Tensor) -> None:
@@ -323,6 +380,8 @@ class LambdaGELU(nn.Module):
     @torch.no_grad()
     def clear_fixed_lambda(self, unfreeze: bool = True) -> None:
         """Drop the override; with ``unfreeze`` make ``s`` learnable again."""
+        if not isinstance(unfreeze, bool):
+            raise TypeError(f"unfreeze must be a bool, got {type(unfreeze).__name__} ({unfreeze!r})")
         self.override_active.fill_(False)
         self._override_flag = False
         if self.s is not None and unfreeze:
@@ -357,6 +416,7 @@ class LambdaGELU(nn.Module):
             # and float16 turns λ > 65504 into inf. Compute in float32, cast only the output.
             return self.forward(x.to(torch.float32)).to(x.dtype)
         view = self._view(x)
+        _check_same_device(self.s if self.s is not None and not self._overridden() else self.lam, x, "LambdaGELU")
         if self.s is not None and not self._overridden():
             # learnable: the softplus map runs inside the autograd function (fewer graph nodes)
             s = self.s if self.s.dtype == x.dtype else self.s.to(x.dtype)

@@ -23,8 +23,8 @@ vectorised GELU can overflow earlier, from ``|λx|`` ≈ 1.7e38 (seen: GELU(3e38
 of 3 or more elements on an AMD EPYC with AVX-512, as if it formed ``u·(1 + erf)`` before halving
 it), so the eager one
 takes ``x·Φ(±∞)`` wherever ``|λx|`` ≥ :data:`GATE_SATURATED` (2^125 ≈ 4e37, where Φ is exactly 0
-or 1 in float32 anyway); it checks for that (one min/max pass) only when ``λ`` reaches
-:data:`OVERFLOW_CHECK_LAMBDA`, since below it ``|x|`` would have to exceed 4e31.
+or 1 in float32 anyway); on the CPU it checks for that with one min/max pass over ``x`` (for every
+λ: at λ = 5, ``x`` = 1e38 already overflows), so ordinary inputs take ATen's values unchanged.
 
 The autograd function saves ``x`` and ``λ``'s parameter only; the learnable case folds
 ``λ = 1 + softplus(s/t)`` into it, in Python floats when λ is one number (the paper's layerwise
@@ -52,8 +52,8 @@ __all__ = [
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
-#: Below this λ, ``λx`` can overflow float32 only for ``|x|`` > 3e32, so the eager path skips the
-#: check for it (a network with such activations has long diverged; the loss is already inf).
+#: Kept for compatibility, no longer used: the eager path once skipped its overflow check below
+#: this λ, which left ``|x|`` ≳ 1e38 (λ = 5) with an infinite or NaN output and NaN gradients.
 OVERFLOW_CHECK_LAMBDA: float = 1e6
 
 #: Beyond ``|z|`` = 5, float32 ``erf(z)`` is exactly ±1 (it is from 3.83 on, checked for every float32
@@ -131,14 +131,15 @@ def _as_number(lam: torch.Tensor) -> float | torch.Tensor:
 
 
 def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
-    """Whether ``|λx|`` may reach :data:`GATE_SATURATED`: decided from the values on the CPU; on
-    other devices and in a compiled model always assumed (two more elementwise ops rather than a
-    read of λ and x)."""
+    """Whether ``|λx|`` may reach :data:`GATE_SATURATED`: decided from the values on the CPU (one
+    min/max pass over ``x``, for every λ: at λ = 5 an ``x`` of 1e38 already makes ``λx`` infinite);
+    on other devices and in a compiled model always assumed (two more elementwise ops rather than
+    a read of λ and x). An empty ``x`` never needs it."""
     if not host_readable(x):
         return True
-    top = float(lam) if isinstance(lam, float) else float(lam.max())
-    if top < OVERFLOW_CHECK_LAMBDA:
+    if x.numel() == 0:
         return False
+    top = float(lam) if isinstance(lam, float) else float(lam.max())
     lo, hi = torch.aminmax(x)
     return bool(torch.maximum(hi, -lo) * top >= GATE_SATURATED)
 

@@ -91,6 +91,23 @@ def _check_delta_range(low: float, high: float, dtype: torch.dtype, fn: str, sho
         )
 
 
+def _check_delta_shape(delta: torch.Tensor, x: torch.Tensor | None, fn: str) -> torch.Tensor:
+    """``delta`` broadcasts to ``x`` without enlarging it (when ``x`` is given); returns it."""
+    if x is not None:
+        try:
+            shape = torch.broadcast_shapes(x.shape, delta.shape)
+        except RuntimeError as err:
+            raise ValueError(
+                f"{fn}: delta of shape {tuple(delta.shape)} does not broadcast to x of shape {tuple(x.shape)}"
+            ) from err
+        if shape != x.shape:
+            raise ValueError(
+                f"{fn}: delta of shape {tuple(delta.shape)} would enlarge x of shape "
+                f"{tuple(x.shape)}; it must broadcast to x's shape"
+            )
+    return delta
+
+
 def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
     """Return δ as a Python float or a floating tensor; raise for anything that is not a δ > 0
     within :func:`delta_range` of the dtype S-ReLU is computed in for ``x``."""
@@ -101,6 +118,14 @@ def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
     if isinstance(delta, torch.Tensor):
         if not delta.is_floating_point():
             raise TypeError(f"{fn}: delta tensor must have a floating dtype, got {delta.dtype}")
+        if delta.device.type == "meta" and (x is None or x.device.type != "meta"):
+            where = f"x on {x.device}" if x is not None else "a value must be read"
+            raise ValueError(
+                f"{fn}: delta is on device meta (no values) but {where}; move them to one device "
+                "or give delta as a number"
+            )
+        if delta.device.type == "meta":  # x is on "meta" too: no values to check, only the shape
+            return _check_delta_shape(delta, x, fn)
         with torch.no_grad():
             ok = bool(torch.all(torch.isfinite(delta) & (delta > 0)))
         if not ok:
@@ -109,19 +134,7 @@ def _check_delta(delta: object, x: torch.Tensor | None, fn: str) -> Delta:
             with torch.no_grad():
                 low, high = float(delta.min()), float(delta.max())
             _check_delta_range(low, high, _compute_dtype(x), fn, low if low < 1 else high)
-        if x is not None:
-            try:
-                shape = torch.broadcast_shapes(x.shape, delta.shape)
-            except RuntimeError as err:
-                raise ValueError(
-                    f"{fn}: delta of shape {tuple(delta.shape)} does not broadcast to x of shape {tuple(x.shape)}"
-                ) from err
-            if shape != x.shape:
-                raise ValueError(
-                    f"{fn}: delta of shape {tuple(delta.shape)} would enlarge x of shape "
-                    f"{tuple(x.shape)}; it must broadcast to x's shape"
-                )
-        return delta
+        return _check_delta_shape(delta, x, fn)
     value = float(delta)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{fn}: delta must be finite and > 0, got {delta!r}")
@@ -264,8 +277,15 @@ def srelu_second_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
 @checked_arguments(_FUNCTION_RULES)
 def srelu_paper_reference(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """The paper's Appendix D pseudocode, verbatim except that its hard-coded ``a = 0.01``
-    becomes the argument ``delta`` (the peer that :func:`srelu` is tested and timed against)."""
+    becomes the argument ``delta`` (the peer that :func:`srelu` is tested and timed against).
+
+    Half-precision inputs (float16, bfloat16) are computed in float32 and the result cast back,
+    as :func:`srelu` does: verbatim in float16, ``16·a³`` underflows to 0 for the paper's
+    ``a = 1e-3``, which made the output and the gradient at ``x = 0`` NaN (``0/0``). float32 and
+    float64 inputs run the pseudocode unchanged."""
     _check_x(x, "srelu_paper_reference")
+    if x.dtype not in (torch.float32, torch.float64):
+        return srelu_paper_reference(x.to(torch.float32), delta).to(x.dtype)
     a = _check_delta(delta, x, "srelu_paper_reference")
     condition1 = x <= -a
     condition2 = (x > -a) & (x < a)

@@ -47,6 +47,7 @@ __all__ = [
     "BoxKernel",
     "make_kernel",
     "KERNEL_NAMES",
+    "SCALE_RANGE",
     "mollify",
     "MollifiedActivation",
     "mollified_activation",
@@ -64,6 +65,12 @@ def _positive_scale(value: object, what: str) -> float:
     return value
 
 
+#: The scales a kernel accepts: within them ``s²`` (the second derivative divides by it), ``1/s``
+#: and ``s·tail`` are finite, normal float64 numbers (``GaussianKernel(1e308)`` put the quadrature
+#: nodes at ±∞ and returned NaN; ``EpanechnikovKernel(1e-320)`` overflowed ``1/s``).
+SCALE_RANGE: tuple[float, float] = (1e-150, 1e150)
+
+
 class MollifierKernel(ABC):
     """A normalised, even mollifier ``φ_s(y) = φ(y/s)/s`` built from a unit kernel ``φ``.
 
@@ -77,6 +84,12 @@ class MollifierKernel(ABC):
 
     @checked_arguments({"scale": number(0, low_open=True)})
     def __init__(self, scale: float) -> None:
+        lo, hi = SCALE_RANGE
+        if not lo <= float(scale) <= hi:
+            raise ValueError(
+                f"{type(self).__name__}: scale must lie in [{lo:g}, {hi:g}] (where s², 1/s and the "
+                f"quadrature nodes x ± s·v stay finite), got {scale!r}"
+            )
         self.scale = float(scale)
 
     @abstractmethod
@@ -289,6 +302,19 @@ def _check_args(
     return tuple(points)
 
 
+def _check_reach(kernel: MollifierKernel, v: np.ndarray, dtype: torch.dtype) -> None:
+    """The nodes ``s·v`` and the derivative's ``1/s^k`` are finite and normal in ``dtype`` (a
+    float32 ``x`` with ``GaussianKernel(1e38)`` put nodes at ±∞ and gave NaN)."""
+    info = torch.finfo(dtype)
+    reach = kernel.scale * float(np.max(np.abs(v), initial=1.0))
+    if not (kernel.scale >= info.tiny and reach <= info.max):
+        raise ValueError(
+            f"{kernel!r} is out of range for {dtype} inputs: its scale must be at least {info.tiny:.4g} "
+            f"and scale × the farthest quadrature node ({reach:.4g}) at most {info.max:.4g}; use a "
+            "float64 x or a moderate scale"
+        )
+
+
 def _edge_terms(f: Callable, kernel: MollifierKernel, x: ArrayLike, derivative: int):
     """Jump terms of the kernel's (derivative-1)-th derivative at its support ends."""
     left, right = kernel.edge_values(derivative - 1)
@@ -324,6 +350,7 @@ def mollify(
             raise TypeError(f"x must have a floating dtype, got {x.dtype}")
         x_np = x.detach().cpu().double().numpy()
         v, w = _nodes_and_weights(kernel, x_np, points, order, derivative, tail)
+        _check_reach(kernel, v, x.dtype)
         v_t = torch.as_tensor(np.ascontiguousarray(v), dtype=x.dtype, device=x.device)
         w_t = torch.as_tensor(np.ascontiguousarray(w), dtype=x.dtype, device=x.device)
         values = f(x.unsqueeze(-1) - kernel.scale * v_t)
@@ -331,6 +358,7 @@ def mollify(
     else:
         x_arr = np.asarray(x, dtype=np.float64)
         v, w = _nodes_and_weights(kernel, x_arr, points, order, derivative, tail)
+        _check_reach(kernel, v, torch.float64)
         out = np.sum(np.asarray(f(x_arr[..., None] - kernel.scale * v), dtype=np.float64) * w, axis=-1)
         x = x_arr
     if derivative and kernel.compact:

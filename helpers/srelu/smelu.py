@@ -40,8 +40,11 @@ def _tensor(x: torch.Tensor) -> torch.Tensor:
 
 
 def _smelu(x: torch.Tensor, beta: float) -> torch.Tensor:
-    quadratic = torch.clamp(x + beta, min=0.0) ** 2 / (4 * beta)
-    return torch.where(x >= beta, x, quadratic)
+    # The quadratic only where it is used (x < β), 0 elsewhere: a large x then never squares to inf,
+    # whose backward (0·∞ in the unused branch) was NaN; where it is used nothing changes, bit for bit.
+    linear = x >= beta
+    quadratic = torch.clamp(torch.where(linear, 0.0, x + beta), min=0.0) ** 2 / (4 * beta)
+    return torch.where(linear, x, quadratic)
 
 
 @checked_arguments({"x": instance_of(torch.Tensor), "beta": _BETA})

@@ -1,0 +1,181 @@
+"""Extreme inputs and bad arguments for λ-GELU, SmeLU, the paper's S-ReLU pseudocode, the mollifier
+kernels and Flex-Act: finite outputs and gradients where the math is finite, clear errors for
+arguments that cannot work (and no change for ordinary inputs)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import helpers.activations  # noqa: F401  (registers the methods' activations)
+from helpers.core import kernels
+from helpers.flexact.activation import FlexAct
+from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu
+from helpers.srelu.activation import SReLUPaperReference, srelu, srelu_paper_reference
+from helpers.srelu.mollify import EpanechnikovKernel, GaussianKernel, MollifiedActivation, mollify
+from helpers.srelu.smelu import SmeLU, smelu
+
+F32_MAX = torch.finfo(torch.float32).max
+
+
+@pytest.fixture
+def eager_kernels():
+    """The eager (small-tensor) path, where the overflow fix applies."""
+    before = kernels.kernel_backend()
+    kernels.set_kernel_backend("eager")
+    yield
+    kernels.set_kernel_backend(before)
+
+
+def _finite(*tensors: torch.Tensor) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in tensors)
+
+
+# ------------------------------------------------------------------------------- λ-GELU: 1
+@pytest.mark.parametrize("lam", [1.5, 5.0, 1e3, 1e5])
+def test_lambda_gelu_finite_for_huge_finite_float32(eager_kernels, lam):
+    x = torch.tensor([3e38, -3e38, 1e38, -1e38, F32_MAX, -F32_MAX, 1.0], requires_grad=True)
+    lam_t = torch.tensor(lam, requires_grad=True)
+    y = lambda_gelu(x, lam_t)
+    assert _finite(y)
+    torch.testing.assert_close(y[:-1].detach(), torch.relu(x[:-1].detach()), rtol=0, atol=0)
+    y.sum().backward()
+    assert _finite(x.grad, lam_t.grad)
+    assert x.grad[:-1].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+def test_lambda_gelu_module_finite_for_huge_input(eager_kernels):
+    x = torch.tensor([3e38, F32_MAX, -F32_MAX], requires_grad=True)
+    m = LambdaGELU()
+    y = m(x)
+    assert _finite(y) and y[2] == 0
+    y.sum().backward()
+    assert _finite(x.grad, m.s.grad)
+
+
+def test_lambda_gelu_huge_bf16_and_float64(eager_kernels):
+    yb = lambda_gelu(torch.tensor([3e38, -3e38, 1.0], dtype=torch.bfloat16), 5.0)
+    assert _finite(yb) and yb[1] == 0
+    x = torch.tensor([1.7e308, -1.7e308, 1.0], dtype=torch.float64, requires_grad=True)
+    y = lambda_gelu(x, 5.0)
+    assert y[0] == 1.7e308 and y[1] == 0 and _finite(y)
+    y.sum().backward()
+    assert _finite(x.grad)
+
+
+def test_flexact_hard_training_finite_for_huge_input():
+    m = FlexAct(candidates=("lambda_gelu", "relu"), hard=True).train()
+    x = torch.tensor([1.0, 3e38], requires_grad=True)
+    y = m(x)
+    assert _finite(y)
+    y.sum().backward()
+    assert _finite(x.grad)
+
+
+# ------------------------------------------------------------------------------- λ-GELU: 2
+def test_lambda_gelu_empty_input_with_large_lambda():
+    assert lambda_gelu(torch.empty(0), 1e7).shape == (0,)
+    assert LambdaGELU(lam_init=1e6)(torch.empty(0, 4)).shape == (0, 4)
+
+
+# ------------------------------------------------------------------------------- λ-GELU: 3, 5
+def test_lambda_gelu_refuses_lambda_that_overflows():
+    m = LambdaGELU()
+    with pytest.raises(ValueError, match="too large"):
+        m.set_lambda(1e39)
+    assert torch.isfinite(m.lam).all() and m(torch.zeros(1)).item() == 0.0
+    with pytest.raises(ValueError, match="too large"):
+        LambdaGELU(s_init=1e38)
+    with pytest.raises(ValueError, match="finite"):
+        m.set_fixed_lambda(1e39)
+
+
+@pytest.mark.parametrize("kwargs", [{"s_init": torch.tensor([1.0, 2.0])}, {"lam_init": torch.tensor([2.0, 3.0])}])
+def test_lambda_gelu_wrong_shape_init_is_a_value_error(kwargs):
+    with pytest.raises(ValueError, match="does not fit"):
+        LambdaGELU(**kwargs)
+
+
+def test_lambda_gelu_setter_argument_types():
+    m = LambdaGELU()
+    with pytest.raises(TypeError, match="real number"):
+        m.set_lambda("2")
+    with pytest.raises(TypeError, match="real number"):
+        m.set_fixed_lambda("2")
+    with pytest.raises(TypeError, match="bool"):
+        m.set_fixed_lambda(True)
+    with pytest.raises(TypeError, match="unfreeze must be a bool"):
+        m.clear_fixed_lambda(unfreeze="no")
+    m.set_fixed_lambda(2.0)
+    m.clear_fixed_lambda(unfreeze=True)
+    assert m.s.requires_grad
+
+
+# ------------------------------------------------------------------------------- meta: 6
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda meta: LambdaGELU(lam_init=meta),
+        lambda meta: LambdaGELU(fixed_lambda=meta),
+        lambda meta: LambdaGELU(s_init=meta),
+        lambda meta: lambda_gelu(torch.ones(3), meta),
+        lambda meta: srelu(torch.ones(3), meta * 0.1),
+        lambda meta: FlexAct(candidates=("relu", "gelu"), init_logits=torch.zeros(2, device="meta")),
+    ],
+)
+def test_meta_tensor_arguments_give_clear_errors(make):
+    with pytest.raises(ValueError, match="meta"):
+        make(torch.full((), 2.0, device="meta"))
+
+
+def test_lambda_gelu_module_on_meta_with_cpu_input():
+    with pytest.raises(ValueError, match="move them to one device"):
+        LambdaGELU().to("meta")(torch.ones(3))
+    with pytest.raises(ValueError, match="move them to one device"):
+        LambdaGELU(fixed_lambda=2.0).to("meta")(torch.ones(3))
+
+
+# ------------------------------------------------------------------------------- SmeLU: 7
+@pytest.mark.parametrize(
+    ("value", "dtype"), [(3e38, torch.float32), (F32_MAX, torch.float32), (60000.0, torch.float16)]
+)
+def test_smelu_gradient_finite_for_large_input(value, dtype):
+    x = torch.tensor([value, 0.5, -3.0], dtype=dtype, requires_grad=True)
+    for fn in (smelu, SmeLU()):
+        x.grad = None
+        y = fn(x)
+        y.sum().backward()
+        assert y[0] == x[0] and _finite(y, x.grad)
+        assert x.grad.tolist() == [1.0, 0.75, 0.0]
+
+
+def test_smelu_ordinary_values_unchanged():
+    x = torch.linspace(-3, 3, 1201, dtype=torch.float64)
+    reference = torch.where(x >= 1.0, x, torch.clamp(x + 1.0, min=0.0) ** 2 / 4.0)
+    assert torch.equal(smelu(x, 1.0), reference)
+
+
+# ------------------------------------------------------------------------------- srelu_paper: 8
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_srelu_paper_reference_half_precision_finite_at_zero(dtype):
+    x = torch.tensor([0.0, 1e-4, -1e-4, 1.0], dtype=dtype, requires_grad=True)
+    for fn in (lambda t: srelu_paper_reference(t, 0.001), SReLUPaperReference(0.001)):
+        x.grad = None
+        y = fn(x)
+        y.sum().backward()
+        assert y.dtype == dtype and _finite(y, x.grad)
+        torch.testing.assert_close(x.grad[0].float(), torch.tensor(0.5), rtol=1e-2, atol=1e-3)
+
+
+# ------------------------------------------------------------------------------- kernels: 9
+@pytest.mark.parametrize("make", [lambda: GaussianKernel(1e308), lambda: EpanechnikovKernel(1e-320)])
+def test_kernel_scale_out_of_range(make):
+    with pytest.raises(ValueError, match="scale must lie"):
+        make()
+
+
+def test_kernel_scale_out_of_range_for_float32_input():
+    act = MollifiedActivation(torch.relu, GaussianKernel(1e100), breakpoints=(0.0,))
+    with pytest.raises(ValueError, match="out of range for torch.float32"):
+        act(torch.zeros(3))
+    assert torch.isfinite(mollify(torch.relu, GaussianKernel(1e100), torch.zeros(3, dtype=torch.float64))).all()
