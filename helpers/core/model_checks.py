@@ -9,12 +9,14 @@ heads dividing the width, the shape of an input.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import nn
 
-from helpers.core.validation import instance_of, integer, integer_tuple, number
+from helpers.core.registry import activation_types
+from helpers.core.validation import InvalidValue, instance_of, integer, integer_tuple, number
 
 __all__ = [
     "ActFactory",
@@ -24,27 +26,57 @@ __all__ = [
     "RATIO",
     "DROPOUT",
     "check_factory",
+    "make_act",
+    "check_width",
+    "MAX_COUNT",
     "stage_counts",
     "check_input",
+    "weight_dtype",
     "check_transformer",
+    "check_sites",
+    "takes_module",
+    "check_token_ids",
+    "fixed_blocks",
 ]
 
 ActFactory = Callable[[], nn.Module]
 
-COUNT = integer(1)  # a width, a depth, a size, a number of classes
-COUNTS = integer_tuple(1)  # one positive int per stage
+#: The largest size torch can hold (an int64): a larger width or number of classes is refused up front.
+MAX_COUNT = 2**63 - 1
+COUNT = integer(1, limit=MAX_COUNT)  # a width, a depth, a size, a number of classes
+COUNTS = integer_tuple(1, limit=MAX_COUNT)  # one positive int per stage
 ACT = instance_of(Callable)  # a factory; check_factory also refuses a module instance
 RATIO = number(0, low_open=True)  # finite: inf would build a layer of round(inf) units
 DROPOUT = number(0, 1, high_open=True)  # 1 would zero every activation
 
 
-def check_factory(act: ActFactory) -> ActFactory:
+def check_factory(act: ActFactory, name: str = "act") -> ActFactory:
+    """``act`` is a factory (a module class, a zero-argument callable), not a module instance."""
     if isinstance(act, nn.Module):
         # one instance would be called as act() (its forward without input), and shared by every site
-        raise TypeError(f"act must be a factory such as nn.ReLU or lambda: nn.ReLU(), not the module instance {act!r}")
+        raise TypeError(
+            f"{name} must be a factory such as nn.ReLU or lambda: nn.ReLU(), not the module instance {act!r}"
+        )
     if not callable(act):
-        raise TypeError(f"act must be a zero-argument callable returning nn.Module, got {act!r}")
+        raise TypeError(f"{name} must be a zero-argument callable returning nn.Module, got {act!r}")
     return act
+
+
+def make_act(act: ActFactory, name: str = "act") -> nn.Module:
+    """One activation site built by the factory ``act`` (checked by :func:`check_factory`): what it
+    returns must be an ``nn.Module``, or the error names the factory (not a later torch layer)."""
+    module = check_factory(act, name)()
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"{name} must return an nn.Module, but {act!r} returned {type(module).__name__}")
+    return module
+
+
+def check_width(name: str, value: float, scaled: float) -> float:
+    """``scaled``, a layer width computed from the ratio ``name=value`` before rounding, unless it
+    is beyond :data:`MAX_COUNT` or infinite (``width_mult=1e300``): refused as that argument's value."""
+    if not scaled <= MAX_COUNT:  # also inf and NaN
+        raise InvalidValue(f"{name}={value!r} gives a layer width of {scaled:.3g}, beyond what torch holds")
+    return scaled
 
 
 def stage_counts(name: str, value: Sequence[int], length: int | None = None) -> tuple[int, ...]:
@@ -63,17 +95,98 @@ def stage_counts(name: str, value: Sequence[int], length: int | None = None) -> 
     return counts
 
 
-def check_input(model: str, x: torch.Tensor, expected: str, ok: Callable[[torch.Tensor], bool]) -> None:
+def check_input(
+    model: str,
+    x: torch.Tensor,
+    expected: str,
+    ok: Callable[[torch.Tensor], bool],
+    layer: nn.Module | None = None,
+) -> None:
     """A wrong input fails here, naming the model and what it expects, not deep inside a torch
     layer ("mat1 and mat2 shapes cannot be multiplied"). Skipped while torch.fx traces the model
-    (int8 quantisation traces whole networks, and a traced shape has no value to check)."""
+    (int8 quantisation traces whole networks, and a traced shape has no value to check).
+
+    ``layer``: the model's first weighted layer; an input of a floating dtype other than its
+    weight's is refused (torch would say "mat1 and mat2 must have the same dtype") unless autocast
+    is on for its device, which casts both. Metadata only: no value of ``x`` is read (and the
+    weight is not looked at while fx traces, where it would become a node of the graph)."""
     if torch.fx._symbolic_trace.is_fx_symbolic_tracing():
         return
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
         raise TypeError(f"{model} expects a floating-point tensor {expected}, got {got}")
+    dtype = weight_dtype(layer) if layer is not None else None
+    if dtype is not None and x.dtype != dtype and not torch.is_autocast_enabled(x.device.type):
+        raise TypeError(f"{model} expects a {dtype} input (the dtype of its weights), got {x.dtype}; use x.to({dtype})")
     if not ok(x):
         raise ValueError(f"{model} expects {expected}, got shape {tuple(x.shape)}")
+
+
+def weight_dtype(layer: nn.Module) -> torch.dtype | None:
+    """The dtype of ``layer.weight`` when it is a floating-point tensor (else None: a quantised
+    layer packs its weight, and then the input dtype is not checked)."""
+    weight = getattr(layer, "weight", None)
+    return weight.dtype if isinstance(weight, torch.Tensor) and weight.is_floating_point() else None
+
+
+def check_sites(model: nn.Module, types: tuple[type[nn.Module], ...] | None) -> tuple[type[nn.Module], ...]:
+    """The model is a module and ``types`` (None: every registered activation class) a non-empty
+    tuple of module classes; returns the types."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if types is not None and (
+        not isinstance(types, tuple)
+        or not types
+        or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in types)
+    ):
+        raise TypeError(f"types must be a non-empty tuple of nn.Module classes, got {types!r}")
+    return activation_types() if types is None else types
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def takes_module(factory: Callable[..., nn.Module]) -> bool:
+    """Whether ``factory`` is called with the old module: it has one required positional
+    parameter. Parameters with defaults, keyword-only ones and ``*args``/``**kwargs`` do not count
+    (``lambda inplace=False: nn.ReLU(inplace)`` and ``partial(get_activation, "srelu", delta=0.1)``
+    are called with no argument); a class is called with none."""
+    if isinstance(factory, type):
+        return False
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
+    required = [p.name for p in parameters if p.kind in _POSITIONAL and p.default is inspect.Parameter.empty]
+    if len(required) > 1:
+        raise TypeError(
+            f"factory must take no required argument, or one (the old module), got {factory!r} "
+            f"requiring {', '.join(required)}"
+        )
+    return len(required) == 1
+
+
+def check_token_ids(idx: torch.Tensor, vocab: int) -> None:
+    """Every token id in ``[0, vocab)``, else a clear error (an embedding lookup would fail deep in
+    torch). Checked on the CPU only: on an accelerator the read would wait for its queue at every
+    step (the embedding's own device-side assert catches a bad id there), and it is skipped while
+    torch.compile or torch.fx traces the model (no host read in a graph)."""
+    if (
+        idx.device.type != "cpu"
+        or torch.compiler.is_compiling()
+        or torch.fx._symbolic_trace.is_fx_symbolic_tracing()
+        or idx.numel() == 0
+    ):
+        return
+    if bool(((idx < 0) | (idx >= vocab)).any()):
+        low, high = int(idx.min()), int(idx.max())
+        raise ValueError(f"GPT token ids must be in [0, {vocab}) (vocab_size={vocab}); got ids from {low} to {high}")
+
+
+def fixed_blocks(name: str, kwargs: Mapping[str, object]) -> None:
+    """``ResNet18``/``ResNet34`` take no ``blocks``: the name fixes them."""
+    if "blocks" in kwargs:
+        raise TypeError(f"{name} fixes blocks by its name; build ResNet(num_classes, blocks=...) for other depths")
 
 
 def check_transformer(dim: int, heads: int, mlp_ratio: float) -> None:
@@ -81,5 +194,6 @@ def check_transformer(dim: int, heads: int, mlp_ratio: float) -> None:
     width, the MLP has a hidden unit."""
     if dim % heads:
         raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
+    check_width("mlp_ratio", mlp_ratio, dim * mlp_ratio)
     if int(dim * mlp_ratio) < 1:
         raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")

@@ -32,10 +32,15 @@ from helpers.core.model_checks import (
     ActFactory,
     check_factory,
     check_input,
+    check_sites,
+    check_token_ids,
     check_transformer,
+    check_width,
+    fixed_blocks,
+    make_act,
     stage_counts,
+    takes_module,
 )
-from helpers.core.registry import activation_types
 from helpers.core.validation import argument_rules, boolean, check_value, checked_arguments, instance_of, number
 
 
@@ -56,7 +61,7 @@ class MLP(nn.Module):
         layers: list[nn.Module] = []
         fan_in = in_features
         for _ in range(depth):
-            layers += [nn.Linear(fan_in, width), act()]
+            layers += [nn.Linear(fan_in, width), make_act(act)]
             fan_in = width
         self.in_features = in_features
         self.body = nn.Sequential(*layers)
@@ -68,6 +73,7 @@ class MLP(nn.Module):
             x,
             f"(batch, ...) with {self.in_features} features after flattening",
             lambda t: t.dim() >= 2 and math.prod(t.shape[1:]) == self.in_features,
+            self.body[0],
         )
         return self.head(self.body(x.flatten(1)))
 
@@ -81,10 +87,10 @@ class BasicBlock(nn.Module):
         super().__init__()
         self.conv1 = nn.Conv2d(in_ch, out_ch, 3, stride, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(out_ch)
-        self.act1 = act()
+        self.act1 = make_act(act)
         self.conv2 = nn.Conv2d(out_ch, out_ch, 3, 1, 1, bias=False)
         self.bn2 = nn.BatchNorm2d(out_ch)
-        self.act2 = act()
+        self.act2 = make_act(act)
         self.downsample: nn.Module = nn.Identity()
         if stride != 1 or in_ch != out_ch:
             self.downsample = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), nn.BatchNorm2d(out_ch))
@@ -129,17 +135,19 @@ class ResNet(nn.Module):
         super().__init__()
         blocks = stage_counts("blocks", blocks, length=4)
         check_factory(act)
-        widths = [max(1, round(c * width_mult)) for c in (64, 128, 256, 512)]
+        if penultimate_act is not None:
+            check_factory(penultimate_act, "penultimate_act")
+        widths = [max(1, round(check_width("width_mult", width_mult, c * width_mult))) for c in (64, 128, 256, 512)]
         self.in_channels = in_channels
         if cifar_stem:
             self.stem = nn.Sequential(
-                nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), act()
+                nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), make_act(act)
             )
         else:
             self.stem = nn.Sequential(
                 nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False),
                 nn.BatchNorm2d(widths[0]),
-                act(),
+                make_act(act),
                 nn.MaxPool2d(3, 2, 1),
             )
         stages: list[nn.Module] = []
@@ -151,7 +159,9 @@ class ResNet(nn.Module):
             stages.append(nn.Sequential(*stage))
             in_ch = out_ch
         self.stages = nn.Sequential(*stages)
-        self.penultimate = penultimate_act() if penultimate_act is not None else nn.Identity()
+        self.penultimate = (
+            make_act(penultimate_act, "penultimate_act") if penultimate_act is not None else nn.Identity()
+        )
         self.fc = nn.Linear(in_ch, num_classes)
         for m in self.modules():  # torchvision's initialisation
             if isinstance(m, nn.Conv2d):
@@ -166,6 +176,7 @@ class ResNet(nn.Module):
             x,
             f"images of shape (batch, {self.in_channels}, H, W)",
             lambda t: t.dim() == 4 and t.shape[1] == self.in_channels,
+            self.stem[0],
         )
         x = self.stages(self.stem(x))
         x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
@@ -173,10 +184,12 @@ class ResNet(nn.Module):
 
 
 def ResNet18(num_classes: int = 10, **kwargs) -> ResNet:  # noqa: N802 (reads like a class)
+    fixed_blocks("ResNet18", kwargs)
     return ResNet(num_classes, blocks=(2, 2, 2, 2), **kwargs)
 
 
 def ResNet34(num_classes: int = 10, **kwargs) -> ResNet:  # noqa: N802
+    fixed_blocks("ResNet34", kwargs)
     return ResNet(num_classes, blocks=(3, 4, 6, 3), **kwargs)
 
 
@@ -188,7 +201,7 @@ class FeedForward(nn.Module):
     def __init__(self, dim: int, hidden: int, act: ActFactory, dropout: float = 0.0) -> None:
         super().__init__()
         self.fc1 = nn.Linear(dim, hidden)
-        self.act = act()
+        self.act = make_act(act)
         self.fc2 = nn.Linear(hidden, dim)
         self.drop = nn.Dropout(dropout)
 
@@ -289,6 +302,7 @@ class ViT(nn.Module):
             x,
             f"images of shape (batch, {self.in_channels}, {size}, {size})",
             lambda t: t.dim() == 4 and tuple(t.shape[1:]) == (self.in_channels, size, size),
+            self.patch_embed,
         )
         x = self.patch_embed(x).flatten(2).transpose(1, 2)
         x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embed
@@ -349,11 +363,15 @@ class GPT(nn.Module):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        if not isinstance(idx, torch.Tensor) or idx.dtype not in (torch.int64, torch.int32):
+            got = f"a {idx.dtype} tensor" if isinstance(idx, torch.Tensor) else type(idx).__name__
+            raise TypeError(f"GPT expects token ids as an int64 (or int32) tensor, got {got}")
         if idx.dim() != 2:
             raise ValueError(f"GPT expects (batch, time) token ids, got shape {tuple(idx.shape)}")
         t = idx.shape[1]
         if t > self.block_size:
             raise ValueError(f"sequence length {t} exceeds block_size {self.block_size}")
+        check_token_ids(idx, self.tok_emb.num_embeddings)
         pos = torch.arange(t, device=idx.device)
         x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))
         return self.head(self.norm(self.blocks(x)))
@@ -376,7 +394,7 @@ class ConvNeXtBlock(nn.Module):
         self.dwconv = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
         self.norm = nn.LayerNorm(dim)
         self.pwconv1 = nn.Linear(dim, 4 * dim)
-        self.act = act()
+        self.act = make_act(act)
         self.pwconv2 = nn.Linear(4 * dim, dim)
         self.gamma = nn.Parameter(layer_scale * torch.ones(dim))
 
@@ -434,12 +452,18 @@ class ConvNeXt(nn.Module):
                 nn.init.trunc_normal_(m.weight, std=0.02)
                 nn.init.zeros_(m.bias)
 
+    @property
+    def min_size(self) -> int:
+        """The smallest image side: the stem patchifies, and each later stage halves the grid."""
+        return self.downsample[0][0].stride[0] * 2 ** (len(self.downsample) - 1)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_input(
             "ConvNeXt",
             x,
-            f"images of shape (batch, {self.in_channels}, H, W)",
-            lambda t: t.dim() == 4 and t.shape[1] == self.in_channels,
+            f"images of shape (batch, {self.in_channels}, H, W) with H, W >= {self.min_size}",
+            lambda t: t.dim() == 4 and t.shape[1] == self.in_channels and min(t.shape[2:]) >= self.min_size,
+            self.downsample[0][0],
         )
         for down, stage in zip(self.downsample, self.stages):
             x = stage(down(x))
@@ -504,6 +528,12 @@ def build_model(
             raise ValueError(f"model {name!r} needs input_shape (C, H, W), got {input_shape!r}")
         if name == "vit" and input_shape[1] != input_shape[2]:
             raise ValueError(f"model 'vit' needs square images, got input_shape {input_shape!r}")
+    filled = sorted(k for k in kwargs if k in _FILLED_BY_BUILD)
+    if filled:
+        raise ValueError(
+            f"build_model fills {', '.join(map(repr, filled))} of model {name!r} itself (from the data, "
+            "the model name and act); build the model class directly to set them"
+        )
     if name == "gpt":
         if vocab_size is None:
             raise ValueError("model 'gpt' needs vocab_size")
@@ -522,7 +552,7 @@ def build_model(
 
 def activation_sites(model: nn.Module, types: tuple[type[nn.Module], ...] | None = None) -> list[str]:
     """Qualified names of every activation module in ``model`` (registration order)."""
-    types = activation_types() if types is None else types
+    types = check_sites(model, types)
     return [name for name, m in model.named_modules() if isinstance(m, types) and name]
 
 
@@ -531,34 +561,24 @@ def replace_activations(
 ) -> nn.Module:
     """Return a deep copy of ``model`` with every activation site rebuilt by ``factory``.
 
-    ``factory`` is called with no argument, or with the old module if it takes one parameter
-    (useful to carry settings over). ``types`` defaults to every activation class of
+    ``factory`` is called with the old module if it has one required positional parameter
+    (useful to carry settings over: ``lambda old: nn.LeakyReLU(old.negative_slope)``), else with
+    no argument (a class, ``lambda: ...``, a callable whose parameters all have defaults or are
+    keyword-only). ``types`` defaults to every activation class of
     :func:`helpers.core.registry.activation_types`. The original model is left untouched; the
     copy's activation modules are new objects, so no old activation is left behind.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    types = check_sites(model, types)
     if not callable(factory):
         raise TypeError(f"factory must be callable, got {factory!r}")
-    if types is not None and (
-        not isinstance(types, tuple)
-        or not types
-        or not all(isinstance(t, type) and issubclass(t, nn.Module) for t in types)
-    ):
-        raise TypeError(f"types must be a non-empty tuple of nn.Module classes, got {types!r}")
-    types = activation_types() if types is None else types
-    try:
-        takes_module = len(inspect.signature(factory).parameters) >= 1
-    except (TypeError, ValueError):  # builtins without a signature
-        takes_module = False
-    if isinstance(factory, type):  # a class like nn.ReLU: call without the old module
-        takes_module = False
+    check_factory(factory, "factory")  # a module instance is callable too
+    with_module = takes_module(factory)
     new_model = copy.deepcopy(model)
     made: set[int] = set()
     for parent in list(new_model.modules()):
         for child_name, child in list(parent.named_children()):
             if isinstance(child, types):
-                replacement = factory(child) if takes_module else factory()
+                replacement = factory(child) if with_module else factory()
                 if not isinstance(replacement, nn.Module):
                     raise TypeError(
                         f"factory returned {type(replacement).__name__}, not nn.Module (at site {child_name!r})"

@@ -165,6 +165,8 @@ def flat_defaults() -> dict[str, Any]:
 def split_options(fields: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[MethodOptions, ...]]:
     """``(rest, options)``: the flat option keys of ``fields`` routed into one instance per class
     that has any of them, in registration order; ``rest`` is every other key."""
+    if not isinstance(fields, Mapping):
+        raise TypeError(f"config fields must be a dict of field names to values, got {type(fields).__name__}")
     rest = dict(fields)
     built: list[MethodOptions] = []
     for cls in _REGISTERED:

@@ -14,6 +14,7 @@ method's activation necessarily imported its module, so its class is registered 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import torch
@@ -128,12 +129,30 @@ def available_activations() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def register_activation(name: str, factory: ActivationFactory) -> None:
-    """Add a new activation under ``name`` (e.g. a mollified activation built in a notebook)."""
-    if not isinstance(name, str) or not name:
-        raise ValueError("activation name must be a non-empty string")
+#: A registry name: lowercase, as :func:`get_activation` looks names up (``"MyAct"`` would be unreachable).
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def register_activation(name: str, factory: ActivationFactory, *, replace: bool = False) -> None:
+    """Add a new activation under ``name`` (e.g. a mollified activation built in a notebook).
+
+    ``name`` is a lowercase identifier (``[a-z][a-z0-9_]*``). Registering a name that is taken
+    (a built-in such as ``"relu"``, or a method's activation) is an error unless ``replace=True``;
+    registering the same factory again under its name is a no-op.
+    """
+    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+        raise ValueError(
+            f"activation name must be a lowercase identifier (a-z first, then a-z, 0-9, '_'), got {name!r}"
+            + (f"; use {name.lower()!r}" if isinstance(name, str) and _NAME.fullmatch(name.lower()) else "")
+        )
     if not callable(factory):
         raise TypeError(f"factory for {name!r} must be callable, got {type(factory).__name__}")
+    if not isinstance(replace, bool):
+        raise TypeError(f"replace must be True or False, got {replace!r}")
+    if name in _REGISTRY and _REGISTRY[name] is not factory and not replace:
+        raise ValueError(
+            f"activation {name!r} is already registered ({_REGISTRY[name]!r}); pass replace=True to replace it"
+        )
     _REGISTRY[name] = factory
 
 

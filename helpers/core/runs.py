@@ -37,7 +37,7 @@ from helpers.core.env import bool_env
 from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
 from helpers.core.options import MethodOptions, canonical_options, check_options, option_of, split_options
 from helpers.core.provenance import PRECISIONS, note_device
-from helpers.core.registry import activation_factory
+from helpers.core.registry import activation_factory, available_activations
 from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.train import TrainHook, fit, optimizer_from_groups
@@ -237,6 +237,8 @@ class TrainConfig:
     def from_dict(cls, fields: Mapping[str, Any]) -> TrainConfig:
         """The config of flat ``fields`` (a stored ``config`` dict, without its ``config_class``, or
         a hash payload): the registered options' keys go into their options objects."""
+        if not isinstance(fields, Mapping):
+            raise TypeError(f"TrainConfig.from_dict takes a dict of config fields, got {type(fields).__name__}")
         rest, options = split_options(fields)
         if "options" in rest:
             raise ValueError("flat config fields hold the options' own keys, not an 'options' entry")
@@ -247,6 +249,9 @@ class TrainConfig:
 #: folders (helpers.core.data.imagenet) that this in-memory runner does not read yet.
 TRAIN_DATASETS: tuple[str, ...] = tuple(d for d in DATASET_NAMES if d != "imagenet")
 
+
+#: The largest seed: torch.manual_seed takes an unsigned 64-bit int.
+MAX_SEED = 2**64 - 1
 
 #: Every field of :class:`TrainConfig`: its kind, range and finiteness (see :mod:`helpers.core.validation`).
 TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
@@ -259,7 +264,7 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "model_kwargs": v.mapping(),
     "n_train": v.integer(1, optional=True),
     "n_val": v.integer(1, optional=True),
-    "data_seed": v.integer(0),
+    "data_seed": v.integer(0, MAX_SEED),
     "epochs": v.integer(1),
     "batch_size": v.integer(1),
     "optimizer": v.choice(OPTIMIZERS),
@@ -270,7 +275,7 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "warmup_epochs": v.integer(0),
     "warmup_start_lr": v.number(0),  # and <= lr
     "min_lr": v.number(0),  # and <= lr: a negative floor is gradient ascent
-    "seed": v.integer(0),
+    "seed": v.integer(0, MAX_SEED),
     "anneal_switch": v.number(0, 1, low_open=True, high_open=True),
     "penultimate_activation": v.text(optional=True, non_empty=True),
     "penultimate_kwargs": v.mapping(),
@@ -280,15 +285,21 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "augment": v.choice(AUGMENTATIONS),
     "channels_last": v.boolean(),
     "scale_note": v.text(),
-    "init_seed": v.integer(0, optional=True),
-    "order_seed": v.integer(0, optional=True),
+    "init_seed": v.integer(0, MAX_SEED, optional=True),
+    "order_seed": v.integer(0, MAX_SEED, optional=True),
     "record_predictions": v.boolean(),
     "options": v.instances(MethodOptions),
 }
 
 
 def _check_activation(field_name: str, name: str, kwargs: dict[str, Any]) -> None:
-    """The activation and its arguments build (a typo fails when the config is made, not in a worker)."""
+    """The activation and its arguments build (a typo fails when the config is made, not in a worker).
+
+    The name must be registered exactly: ``"RELU"`` builds the ReLU of ``"relu"`` but would key
+    another run."""
+    known = available_activations()
+    if name not in known and name.lower() in known:
+        raise ValueError(f"TrainConfig.{field_name} {name!r} is not a registered name; use {name.lower()!r}")
     try:
         activation_factory(name, **kwargs)
     except (TypeError, ValueError) as err:

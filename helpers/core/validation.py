@@ -4,12 +4,14 @@ Every run-config class (``TrainConfig``, ``FlexActSyntheticConfig``, ``DPOConfig
 ``ReluizationConfig``) lists a rule for each of its fields; :func:`check_fields` checks them all
 and refuses a table that misses a field, so a new field cannot go unchecked. The rules never
 convert a value: a config's cache key is built from the values as given, and changing them here
-would change committed keys.
+would change committed keys. The one exception: a NumPy floating scalar in a number field of a
+config (``np.float32(0.1)``) is stored as the Python float of the same value, which is how an
+``np.float64`` (a ``float`` subclass) was always keyed.
 
 What the rules refuse, for every field of a kind:
 
-* numbers: a ``bool`` (``epochs=True`` is not 1), a string (``lr="0.1"``), NaN and ±inf, and
-  values outside the field's range;
+* numbers: a ``bool`` (``epochs=True`` is not 1), a string (``lr="0.1"``), NaN and ±inf, an int
+  too large for a float (``10**400``), and values outside the field's range;
 * integers: the above, and a float (``epochs=2.0``);
 * names that become paths (``experiment`` is a results sub-folder): empty names, ``/``, ``\\``,
   ``..``, a leading ``.``, control characters;
@@ -34,6 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
+
+import numpy as np
 
 __all__ = [
     "Rule",
@@ -90,13 +94,22 @@ class Rule:
     non_empty: bool = False
     #: Other types accepted as they are, because the owner checks them itself (a tensor λ).
     also: tuple[type, ...] = ()
+    #: ``int``/``ints``: a technical ceiling (the largest size torch holds), refused but left out
+    #: of :func:`describe`, which states the field's meaningful range.
+    limit: int | None = None
 
 
 def integer(
-    low: int | None = None, high: int | None = None, *, optional: bool = False, also: tuple[type, ...] = ()
+    low: int | None = None,
+    high: int | None = None,
+    *,
+    optional: bool = False,
+    also: tuple[type, ...] = (),
+    limit: int | None = None,
 ) -> Rule:
-    """An ``int`` (not a bool, not a float) in ``[low, high]`` (or one of the types ``also``)."""
-    return Rule("int", low, high, optional=optional, also=also)
+    """An ``int`` (not a bool, not a float) in ``[low, high]`` (or one of the types ``also``), and
+    not above ``limit`` (a technical ceiling, see :class:`Rule`)."""
+    return Rule("int", low, high, optional=optional, also=also, limit=limit)
 
 
 def number(
@@ -151,9 +164,10 @@ def number_tuple(
     return Rule("numbers", low, high, low_open, high_open, optional, also=also)
 
 
-def integer_tuple(low: int | None = None, high: int | None = None) -> Rule:
-    """A non-empty tuple or list of ints (not bools, not floats), each in ``[low, high]``."""
-    return Rule("ints", low, high)
+def integer_tuple(low: int | None = None, high: int | None = None, *, limit: int | None = None) -> Rule:
+    """A non-empty tuple or list of ints (not bools, not floats), each in ``[low, high]`` and not
+    above ``limit``."""
+    return Rule("ints", low, high, limit=limit)
 
 
 def instance_of(*types: type, optional: bool = False) -> Rule:
@@ -174,7 +188,20 @@ def instances(cls: type) -> Rule:
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+
+
+def _finite(value: Any) -> bool:
+    """Whether the number ``value`` is a finite float: an int too large for a float (``10**400``)
+    is not (``math.isfinite`` would raise ``OverflowError`` on it)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _bound(value: float) -> str:
+    return str(value) if isinstance(value, int) and abs(value) >= 10**6 else f"{value:g}"
 
 
 def describe(rule: Rule) -> str:
@@ -188,9 +215,9 @@ def describe(rule: Rule) -> str:
         }[rule.kind]
         bounds = []
         if rule.low is not None:
-            bounds.append(f"{'>' if rule.low_open else '>='} {rule.low:g}")
+            bounds.append(f"{'>' if rule.low_open else '>='} {_bound(rule.low)}")
         if rule.high is not None:
-            bounds.append(f"{'<' if rule.high_open else '<='} {rule.high:g}")
+            bounds.append(f"{'<' if rule.high_open else '<='} {_bound(rule.high)}")
         text_ = what + (" " + " and ".join(bounds) if bounds else "")
     elif rule.kind == "bool":
         text_ = "True or False"
@@ -227,6 +254,8 @@ def _type_name(kind: type) -> str:
 
 
 def _in_range(value: float, rule: Rule) -> bool:
+    if rule.limit is not None and value > rule.limit:
+        return False
     if rule.low is not None and (value <= rule.low if rule.low_open else value < rule.low):
         return False
     if rule.high is not None and (value >= rule.high if rule.high_open else value > rule.high):
@@ -236,8 +265,8 @@ def _in_range(value: float, rule: Rule) -> bool:
 
 def _non_finite(value: Any) -> bool:
     """Whether a float anywhere inside ``value`` (dicts, lists, tuples) is NaN or infinite."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
+    if isinstance(value, (float, np.floating)) or (isinstance(value, int) and not isinstance(value, bool)):
+        return not _finite(value)
     if isinstance(value, Mapping):
         return any(_non_finite(v) for v in value.values())
     if isinstance(value, (list, tuple)):
@@ -254,12 +283,12 @@ def _accepts(value: Any, rule: Rule) -> bool:
     if kind == "int":
         return isinstance(value, int) and not isinstance(value, bool) and _in_range(value, rule)
     if kind == "number":
-        return _is_number(value) and math.isfinite(value) and _in_range(value, rule)
+        return _is_number(value) and _finite(value) and _in_range(value, rule)
     if kind == "numbers":
         return (
             isinstance(value, (tuple, list))
             and len(value) > 0
-            and all(_is_number(v) and math.isfinite(v) and _in_range(v, rule) for v in value)
+            and all(_is_number(v) and _finite(v) and _in_range(v, rule) for v in value)
         )
     if kind == "ints":
         return (
@@ -290,6 +319,11 @@ def _accepts(value: Any, rule: Rule) -> bool:
     raise ValueError(f"unknown rule kind {kind!r}")
 
 
+def _over_limit(value: Any, limit: int) -> bool:
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    return any(_is_number(v) and v > limit for v in values)
+
+
 def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
     """Raise a ``ValueError`` naming ``owner.name``, the value and what is expected, unless
     ``value`` satisfies ``rule``."""
@@ -302,8 +336,10 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
         why = " (a string is not a number)"
     elif isinstance(value, float) and rule.kind == "int":
         why = " (a float is not an int)"
-    elif isinstance(value, float) and not math.isfinite(value):
-        why = " (not finite)"
+    elif rule.limit is not None and _over_limit(value, rule.limit):
+        why = f" (above {rule.limit}, the largest size torch holds)"
+    elif _is_number(value) and not _finite(value):
+        why = " (not finite)" if isinstance(value, (float, np.floating)) else " (too large for a float)"
     raise InvalidValue(f"{owner}.{name} must be {describe(rule)}; got {value!r}{why}")
 
 
@@ -323,7 +359,11 @@ def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
             f"no rule for {missing}, rules for unknown fields {extra}"
         )
     for name in names:
-        check_value(owner, name, getattr(config, name), rules[name])
+        value = getattr(config, name)
+        check_value(owner, name, value, rules[name])
+        if rules[name].kind == "number" and isinstance(value, np.floating):
+            # a NumPy scalar is stored (and keyed) as the Python float of the same value
+            object.__setattr__(config, name, float(value))
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
