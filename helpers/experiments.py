@@ -7,6 +7,7 @@ tests and benchmarks.
 # Registers every method's activations, run extensions and config runners, so ``run_or_load``
 # works with any config of the book (and a wrong argument's error lists them all).
 import helpers.methods  # noqa: F401
+from helpers.core.atomic_files import write_json_atomic
 from helpers.core.results_cache import (
     CODE_VERSION,
     MissingResult,
@@ -24,7 +25,6 @@ from helpers.core.results_cache import (
     run_many,
     run_or_load,
     store_result,
-    write_json_atomic,
 )
 
 __all__ = [

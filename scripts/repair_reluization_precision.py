@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from helpers.core.atomic_files import write_json_atomic
 from helpers.core.result_files import config_precision, with_checksum
-from helpers.core.results_cache import write_json_atomic
 from helpers.core.runtime import results_root
 
 

@@ -17,10 +17,10 @@ import torch
 from torch.utils.data import TensorDataset
 
 from helpers import preflight
+from helpers.core.atomic_files import STALE_TEMP_MARGIN_S
 from helpers.core.data import make_loader
 from helpers.core.models import MLP
 from helpers.core.results_cache import (
-    STALE_TEMP_MARGIN_S,
     RunFailed,
     register_runner,
     result_path,

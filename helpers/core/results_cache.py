@@ -23,13 +23,10 @@ import hashlib
 import heapq
 import importlib
 import json
-import math
 import multiprocessing
 import os
 import signal
-import tempfile
 import threading
-import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -37,6 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from helpers.core import executors, provenance
+from helpers.core.atomic_files import (
+    json_safe,
+    remove_if_empty,
+    remove_stale_temp_files,
+    write_json_atomic,
+)
 from helpers.core.options import flat_defaults, flat_options
 from helpers.core.result_files import CorruptResult, find_problems, read_verified, with_checksum
 from helpers.core.runtime import (
@@ -169,21 +172,6 @@ def result_path(config: Any) -> Path:
     return results_root(config.profile) / config.experiment / f"{config_hash(config)}.json"
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write JSON to a temp file in the same folder, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            # compact: per-epoch histories of hundreds of runs are committed
-            json.dump(data, fh, sort_keys=True, allow_nan=False, separators=(",", ":"))
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def store_result(config: Any, result: dict) -> Path:
     """Write ``result`` as the cached result of ``config`` (``config``, ``config_hash`` and
     ``status`` filled in when absent, the content checksum added) and return its path.
@@ -312,7 +300,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
                 )
                 raise
     finally:
-        _remove_if_empty(workdir)  # a checkpoint left by a killed or failed run keeps it
+        remove_if_empty(workdir)  # a checkpoint left by a killed or failed run keeps it
     # where and how it ran (CPU, torch, threads, precision, backends): reruns compare by it
     result = with_checksum(
         {**record, **outcome, "status": "ok", "provenance": provenance.run_provenance(used, _precision(config))}
@@ -320,18 +308,6 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     write_json_atomic(path, result)
     path.with_suffix(".failed.json").unlink(missing_ok=True)
     return result
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by its name (``"nan"``, ``"inf"``,
-    ``"-inf"``), in dicts, lists and tuples: a failure record must be writable whatever went wrong."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _write_failure(path: Path, record: dict) -> None:
@@ -345,42 +321,6 @@ def _write_failure(path: Path, record: dict) -> None:
             RuntimeWarning,
             stacklevel=3,
         )
-
-
-def _remove_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()
-    except OSError:  # not empty, or already gone
-        pass
-
-
-#: When this process started (close enough: when this module was imported).
-_PROCESS_START = time.time()
-#: A temporary file must be at least this much older than the process start to count as stale:
-#: a writer in another process touches its file with every block it writes, and this margin
-#: keeps a write that began just before this process started out of reach.
-STALE_TEMP_MARGIN_S = 60.0
-
-
-def remove_stale_temp_files(*folders: Path) -> list[Path]:
-    """Delete the ``*.tmp`` files of atomic writes (results, checkpoints, weights) in ``folders``
-    that a killed process left behind, i.e. those last written before this process started
-    (:data:`STALE_TEMP_MARGIN_S`); return what was deleted. Run before every training run."""
-    removed = []
-    cutoff = _PROCESS_START - STALE_TEMP_MARGIN_S
-    for folder in folders:
-        try:
-            candidates = [p for p in folder.iterdir() if p.name.endswith(".tmp") and p.is_file()]
-        except OSError:  # no such folder yet
-            continue
-        for tmp in candidates:
-            try:
-                if tmp.stat().st_mtime < cutoff:
-                    tmp.unlink()
-                    removed.append(tmp)
-            except OSError:  # gone meanwhile, or not ours to delete
-                continue
-    return removed
 
 
 # --------------------------------------------------------------------------------------------
