@@ -128,6 +128,7 @@ def read_verified(
     """Read a result file and run :func:`find_problems` on it; :class:`CorruptResult` if any."""
     try:
         data = json.loads(path.read_text())
+        problems = find_problems(path, data, defaults, code_version, expected_hash)
     except IsADirectoryError as err:
         raise CorruptResult(
             f"{path}: a directory, not a result file. Remove it (or restore the file from git) to retrain the run."
@@ -137,14 +138,7 @@ def read_verified(
             f"{path}: not valid JSON ({err}); the file is truncated or damaged. "
             "Restore it from git, or delete it to retrain the run."
         ) from err
-    except RecursionError:
-        raise CorruptResult(
-            f"{path}: JSON nested too deeply to be a result file; the file is damaged. "
-            "Restore it from git, or delete it to retrain the run."
-        ) from None
-    try:
-        problems = find_problems(path, data, defaults, code_version, expected_hash)
-    except RecursionError:  # parsed, but too deep to walk: no result the book writes is
+    except RecursionError:  # too deep to parse, or parsed but too deep to walk: no result the book writes is
         raise CorruptResult(
             f"{path}: JSON nested too deeply to be a result file; the file is damaged. "
             "Restore it from git, or delete it to retrain the run."
