@@ -1,7 +1,7 @@
 """The paper-profile plan: every run of the ``paper`` profile, grouped by the report rows it
 decides, with its estimated GPU-hours (``python -m helpers.protocols.retrain --status --profile paper``).
 
-The estimate comes from counted FLOPs: the one GPU lent (an H100, ``benchmarks/gpu_check.py``)
+The estimate comes from counted FLOPs: the GPUs lent (H100s, ``benchmarks/gpu_check.py``)
 measured bf16 training steps, while the paper profile's runs are float32, so its rates do not
 price them (they do show the utilisation assumed here is optimistic for the small models: ResNet-18
 on CIFAR-10 reached about 5 % of the bf16 peak, GPT-2 small about 20 %). The forward
@@ -342,7 +342,7 @@ def plan_markdown(groups: tuple[PlanGroup, ...] = GROUPS, gpu: GPUPeak = GPU) ->
     lines.append(f"| all groups (a shared run counted once) | {len(distinct)} | {total:.1f} | |")
     lines.append("")
     lines.append(
-        f"GPU-hours: an estimate from counted FLOPs (the one GPU lent measured bf16 steps, "
+        f"GPU-hours: an estimate from counted FLOPs (the GPUs lent measured bf16 steps, "
         f"`benchmarks/gpu_check_measured.md`; these runs are float32) on "
         f"{gpu.describe()}, each run at its own precision; for the book's small models a lower "
         "bound (see `helpers/protocols/paper_plan.py`)."
