@@ -179,3 +179,48 @@ def test_kernel_scale_out_of_range_for_float32_input():
     with pytest.raises(ValueError, match="out of range for torch.float32"):
         act(torch.zeros(3))
     assert torch.isfinite(mollify(torch.relu, GaussianKernel(1e100), torch.zeros(3, dtype=torch.float64))).all()
+
+
+# ------------------------------------------------------------- the built-in torch activations
+@pytest.mark.parametrize(
+    "name, kwargs, what",
+    [
+        ("elu", {"alpha": "x"}, "ELU.alpha"),
+        ("elu", {"alpha": float("nan")}, "ELU.alpha"),
+        ("celu", {"alpha": 0.0}, "CELU.alpha"),  # CELU divides by alpha
+        ("leaky_relu", {"negative_slope": float("inf")}, "LeakyReLU.negative_slope"),
+        ("leaky_relu", {"negative_slope": "0.1"}, "LeakyReLU.negative_slope"),
+        ("prelu", {"num_parameters": 0}, "PReLU.num_parameters"),
+        ("prelu", {"num_parameters": 2.0}, "PReLU.num_parameters"),
+        ("prelu", {"init": float("nan")}, "PReLU.init"),
+        ("relu", {"inplace": "yes"}, "ReLU.inplace"),
+        ("silu", {"inplace": 1}, "SiLU.inplace"),
+        ("gelu", {"approximate": "fast"}, "GELU.approximate"),
+    ],
+)
+def test_builtin_activations_check_their_arguments(name, kwargs, what):
+    """torch's constructors accept these and fail (or give NaN) only inside a forward pass."""
+    from helpers.core.registry import get_activation
+
+    with pytest.raises(ValueError, match=what.replace(".", r"\.")):
+        get_activation(name, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["identity", "sigmoid", "tanh", "gelu_tanh"])
+def test_builtin_activations_refuse_unknown_arguments(name):
+    from helpers.core.registry import get_activation
+
+    with pytest.raises(TypeError, match=f"bad arguments for activation '{name}'"):
+        get_activation(name, foo=1)
+
+
+def test_builtin_activations_still_build_what_they_did():
+    from helpers.core.registry import get_activation
+
+    assert get_activation("elu", alpha=0.5).alpha == 0.5
+    assert get_activation("leaky_relu", negative_slope=0.2).negative_slope == 0.2
+    assert get_activation("prelu", num_parameters=3, init=0.1).weight.shape == (3,)
+    assert get_activation("gelu", approximate="tanh").approximate == "tanh"
+    assert get_activation("gelu_tanh").approximate == "tanh"
+    assert get_activation("relu", inplace=True).inplace is True
+    assert type(get_activation("identity")) is torch.nn.Identity

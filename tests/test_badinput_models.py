@@ -65,7 +65,7 @@ def test_register_refuses_replacing_an_existing_name_unless_asked(monkeypatch):
     with pytest.raises(ValueError, match="already registered.*replace=True"):
         register_activation("relu", nn.Tanh)
     assert isinstance(get_activation("relu"), nn.ReLU)
-    register_activation("relu", nn.ReLU)  # the same factory again: a no-op
+    register_activation("relu", registry._REGISTRY["relu"])  # the same factory again: a no-op
     register_activation("relu", nn.Tanh, replace=True)
     assert isinstance(get_activation("relu"), nn.Tanh)
     register_activation("my_act_2", nn.SiLU)

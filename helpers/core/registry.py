@@ -20,6 +20,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from helpers.core.validation import Rule, boolean, check_value, choice, integer, number
+
 __all__ = [
     "ActivationFactory",
     "ACTIVATION_TYPES",  # noqa: F822 (computed by the module __getattr__)
@@ -37,19 +39,50 @@ __all__ = [
 
 ActivationFactory = Callable[..., nn.Module]
 
+
+def _checked(cls: type[nn.Module], **rules: Rule) -> ActivationFactory:
+    """``cls`` as a factory that checks its keyword arguments first: torch's own constructors take
+    ``ELU(alpha="x")`` or ``LeakyReLU(negative_slope=nan)`` and fail (or return NaN) only later,
+    inside a forward pass. An argument without a rule goes to ``cls``, which refuses unknown ones."""
+
+    def factory(**kwargs: object) -> nn.Module:
+        for key, value in kwargs.items():
+            if key in rules:
+                check_value(cls.__name__, key, value, rules[key])
+        return cls(**kwargs)
+
+    factory.__name__ = factory.__qualname__ = cls.__name__
+    return factory
+
+
+def _no_arguments(cls: type[nn.Module]) -> ActivationFactory:
+    """``cls`` without arguments (``nn.Identity`` would accept and ignore any)."""
+
+    def factory() -> nn.Module:
+        return cls()
+
+    factory.__name__ = factory.__qualname__ = cls.__name__
+    return factory
+
+
+def _gelu_tanh(**kwargs: object) -> nn.Module:
+    return nn.GELU(approximate="tanh", **kwargs)
+
+
+_INPLACE = {"inplace": boolean()}
 _REGISTRY: dict[str, ActivationFactory] = {
-    "relu": nn.ReLU,
-    "gelu": nn.GELU,  # exact (erf) form
-    "gelu_tanh": lambda **kw: nn.GELU(approximate="tanh", **kw),
-    "elu": nn.ELU,
-    "celu": nn.CELU,
-    "prelu": nn.PReLU,
-    "silu": nn.SiLU,
-    "mish": nn.Mish,
-    "leaky_relu": nn.LeakyReLU,
-    "sigmoid": nn.Sigmoid,
-    "tanh": nn.Tanh,
-    "identity": nn.Identity,
+    "relu": _checked(nn.ReLU, **_INPLACE),
+    "gelu": _checked(nn.GELU, approximate=choice(("none", "tanh"))),  # exact (erf) form by default
+    "gelu_tanh": _gelu_tanh,
+    "elu": _checked(nn.ELU, alpha=number(), **_INPLACE),
+    "celu": _checked(nn.CELU, alpha=number(0, low_open=True), **_INPLACE),  # x/alpha: 0 gives NaN
+    "prelu": _checked(nn.PReLU, num_parameters=integer(1), init=number()),
+    "silu": _checked(nn.SiLU, **_INPLACE),
+    "mish": _checked(nn.Mish, **_INPLACE),
+    "leaky_relu": _checked(nn.LeakyReLU, negative_slope=number(), **_INPLACE),
+    "sigmoid": _no_arguments(nn.Sigmoid),
+    "tanh": _no_arguments(nn.Tanh),
+    "identity": _no_arguments(nn.Identity),
 }
 
 _ACTIVATION_TYPES: list[type[nn.Module]] = [
