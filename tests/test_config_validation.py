@@ -151,3 +151,38 @@ def test_valid_values_keep_their_cache_key():
 def test_activation_and_model_arguments_fail_when_the_config_is_made(fields, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig(experiment="e", dataset="adult", model="mlp", **fields)
+
+
+# ------------------------------------------------------- fields set where the run never reads them
+_BASE = {"experiment": "t", "dataset": "adult", "model": "mlp"}
+
+
+@pytest.mark.parametrize(
+    "kwargs, field_name",
+    [
+        ({"schedule": "none", "warmup_epochs": 2}, "warmup_epochs"),
+        ({"schedule": "cosine", "warmup_epochs": 2}, "warmup_epochs"),
+        ({"schedule": "none", "warmup_start_lr": 0.01}, "warmup_start_lr"),
+        ({"schedule": "none", "min_lr": 0.001}, "min_lr"),
+        ({"optimizer": "adamw", "momentum": 0.5}, "momentum"),
+        ({"penultimate_kwargs": {"beta": 1.0}}, "penultimate_kwargs"),
+    ],
+)
+def test_a_field_the_run_never_reads_is_refused(kwargs, field_name):
+    """It would change the cache key and not the run."""
+    with pytest.raises(ValueError, match=rf"TrainConfig\.{field_name}=.*has no effect"):
+        TrainConfig(**_BASE, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"schedule": "warmup_cosine", "warmup_epochs": 2, "warmup_start_lr": 0.01, "min_lr": 0.001},
+        {"schedule": "cosine", "min_lr": 0.001},
+        {"optimizer": "sgd", "momentum": 0.5},
+        {"optimizer": "adamw"},
+        {"schedule": "none", "warmup_epochs": 0, "min_lr": 0.0},  # the defaults, spelt out
+    ],
+)
+def test_the_same_fields_are_accepted_where_they_are_read(kwargs):
+    TrainConfig(**_BASE, **kwargs)

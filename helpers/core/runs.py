@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -201,6 +201,7 @@ class TrainConfig:
                 )
         if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
+        _check_fields_are_read(self)
         for options in self.options:
             options.check(self)
         _check_activation("activation", self.activation, self.activation_kwargs)
@@ -290,6 +291,34 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
     "record_predictions": v.boolean(),
     "options": v.instances(MethodOptions),
 }
+
+
+#: The fields only some settings read. Set away from its default where nothing reads it, a field
+#: would change the cache key and not the run: two keys for one run, and a config that claims a
+#: warm-up (say) that never happened.
+_READ_ONLY_WITH: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("warmup_epochs", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
+    ("warmup_start_lr", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
+    ("min_lr", "schedule", ("cosine", "warmup_cosine"), "the cosine schedules"),
+    ("momentum", "optimizer", ("sgd",), "SGD (AdamW has betas)"),
+)
+
+
+def _check_fields_are_read(cfg: TrainConfig) -> None:
+    """Refuse a field set where the run never reads it (see :data:`_READ_ONLY_WITH`)."""
+    defaults = {f.name: f.default for f in fields(cfg)}
+    for name, switch, readers, what in _READ_ONLY_WITH:
+        value = getattr(cfg, name)
+        if getattr(cfg, switch) not in readers and value != defaults[name]:
+            raise ValueError(
+                f"TrainConfig.{name}={value!r} has no effect with {switch}={getattr(cfg, switch)!r}: only "
+                f"{what} reads it. Leave it at its default ({defaults[name]!r}) or change {switch}"
+            )
+    if cfg.penultimate_kwargs and cfg.penultimate_activation is None:
+        raise ValueError(
+            f"TrainConfig.penultimate_kwargs={cfg.penultimate_kwargs!r} has no effect without a "
+            "penultimate_activation: name one, or leave penultimate_kwargs empty"
+        )
 
 
 def _check_activation(field_name: str, name: str, kwargs: dict[str, Any]) -> None:
