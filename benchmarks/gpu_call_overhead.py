@@ -23,17 +23,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without install
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import gpu_check  # noqa: E402
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core import kernels  # noqa: E402
+from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
 from helpers.lambda_gelu import kernels as lambda_kernels  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 
-KWARGS = {"lambda_gelu": {"t": 0.1}, "srelu": {"delta": 0.001}, "smelu": {"beta": 2.0}}
+KWARGS = gpu_check.ACTIVATION_KWARGS  # the papers' values, as the GPU check uses them
 
 
 def _loop(fn: Callable[[], object], n: int, sync: Callable[[], None], rounds: int = 1) -> tuple[float, float]:
@@ -60,13 +63,12 @@ def main(argv: list[str] | None = None) -> None:
         "--rounds", type=positive_int_arg("--rounds"), default=1, help="timed loops per arm; the median is reported"
     )
     args = parser.parse_args(argv)
-    dev = torch.device(args.device)
+    dev = resolve_device(args.device)  # a clear error for cuda without a GPU
     rounds = args.rounds
     cuda = dev.type == "cuda"
 
     def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize()
+        gpu_check._sync(dev)
 
     shape = (128, 64, 32, 32) if cuda else (16, 64, 16, 16)
     n = 50 if cuda else 5

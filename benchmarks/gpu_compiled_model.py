@@ -29,6 +29,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 
 import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
+from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
 from helpers.models import build_model  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
@@ -41,15 +42,14 @@ def main(argv: list[str] | None = None) -> None:
         "--rounds", type=positive_int_arg("--rounds"), default=3, help="timed blocks per arm; the median is reported"
     )
     args = parser.parse_args(argv)
-    dev = torch.device(args.device)
+    dev = resolve_device(args.device)  # a clear error for cuda without a GPU
     cuda = dev.type == "cuda"
     _, name, kwargs, batch, _ = gpu_check.MODELS[1]  # ResNet-18 / CIFAR-10
     if not cuda:
         batch = 8  # to test the script
 
     def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize()
+        gpu_check._sync(dev)
 
     warmup, steps = (8, 20) if cuda else (2, 2)
     for act in ("gelu", "lambda_gelu", "srelu"):
