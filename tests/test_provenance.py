@@ -66,6 +66,26 @@ def test_backends_are_recorded_as_used():
     provenance.note_backend("lambda_gelu", "native")  # outside recording: ignored, no error
 
 
+@pytest.mark.parametrize(
+    "name,kwargs", [("lambda_gelu", {"t": 0.1}), ("srelu", {"delta": 0.001}), ("smelu", {"beta": 2.0})]
+)
+def test_recording_keeps_a_compiled_model_in_one_graph(name, kwargs):
+    """Every training run records inside ``recording()``; under ``REPRO_COMPILE_MODEL=1`` the
+    activation is traced, and a record written from inside the trace would break the model's
+    graph at each activation site (3 breaks here, before the fix)."""
+    from helpers.core.registry import activation_factory
+    from helpers.models import build_model
+
+    act = activation_factory(name, **kwargs)
+    model = build_model("mlp", act=act, depth=3, width=16, input_shape=(1, 4, 4), num_classes=3)
+    torch._dynamo.reset()
+    with provenance.recording() as rec:
+        explained = torch._dynamo.explain(model)(torch.randn(8, 1, 4, 4))
+    torch._dynamo.reset()
+    assert explained.graph_break_count == 0, [b.reason for b in explained.break_reasons]
+    assert rec["backends"] == {}  # traced calls record nothing; the result says compiled_model
+
+
 def test_training_run_records_threads_steps_and_backends(monkeypatch, require_dataset):
     require_dataset("adult")
     monkeypatch.setenv("REPRO_TRAIN_THREADS", "1")

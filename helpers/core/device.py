@@ -41,9 +41,11 @@ autograd function) with its neighbours, so a GPU pays neither the activation's P
 every call nor its extra passes over memory. On a GPU that overhead decides the speed: a compiled
 activation kernel costs 90-150 µs of host time per call, so the eager step of a ResNet-18 with one
 of the methods' activations waits for Python (2.8x GELU's step time on an H200), and the compiled
-model runs at GELU's speed (1.05x; ``benchmarks/gpu_compiled_model_measured.txt``). It is off by
-default (results stay as they are; the first steps pay a compilation of a minute or so; GELU's own
-compiled step was slower than its eager one in that measurement), it is recorded in the provenance as
+model runs as fast as GELU compiled the same way or faster (λ-GELU 0.78-1.04x, S-ReLU 0.72-0.79x of
+its step on an H200 and an H100) and at 0.98-1.36x GELU's eager step
+(``benchmarks/gpu_compiled_model_measured*.txt``). It is off by default (results stay as they are;
+the first steps pay a compilation of a minute or so; on both GPUs GELU's own compiled step was 1.3x
+slower than its eager one, unexplained), it is recorded in the provenance as
 ``compiled_model``, and, like the device, it is not part of the cache key: compiled and eager
 agree to float32 rounding, not bit for bit.
 
