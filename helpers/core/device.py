@@ -243,8 +243,14 @@ def compiled_training_module(module: torch.nn.Module) -> torch.nn.Module:
     """``torch.compile(module)`` when ``REPRO_COMPILE_MODEL=1``, else ``module`` itself.
 
     ``module`` is what trains (the model, or its ``DistributedDataParallel`` wrapper, which
-    compiles as a whole); evaluation and checkpoints keep using the model itself."""
-    return torch.compile(module, backend=_COMPILE_BACKEND) if compile_model_requested() else module
+    compiles as a whole); evaluation and checkpoints keep using the model itself. Random ops
+    inside the model (dropout, Flex-Act's Gumbel draws) draw from torch's own generator, as an
+    eager run does (Inductor's ``fallback_random``; its own generator would draw other numbers
+    from the same seed), so a compiled run agrees with an eager one to rounding."""
+    if not compile_model_requested():
+        return module
+    options = {"fallback_random": True} if _COMPILE_BACKEND == "inductor" else None
+    return torch.compile(module, backend=_COMPILE_BACKEND, options=options)
 
 
 @contextlib.contextmanager

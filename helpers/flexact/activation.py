@@ -52,7 +52,9 @@ for basis candidates (one pass instead of one derivative and one norm per candid
 else (float64, e.g. for ``gradcheck``; other devices; small tensors; ``REPRO_KERNELS=eager``)
 uses eager ATen kernels; the two agree to float32 rounding, not bit for bit. Other candidates
 (``lambda_gelu``, ``srelu``, any ``nn.Module``) are added to the basis mixture the ordinary way. In eval/argmax mode
-only the chosen candidate runs. ``benchmarks/activations.py`` measures the cost.
+only the chosen candidate runs. ``benchmarks/activations.py`` measures the cost. Inside
+``torch.compile(model)`` the layer is plain tensor ops (``F.gumbel_softmax`` and the weighted sum
+of the candidates), which Dynamo traces into the model's graph and Inductor fuses.
 """
 
 from __future__ import annotations
@@ -302,6 +304,8 @@ class FlexAct(nn.Module):
             # half precision: the mixing weights and candidates run in float32, and only the
             # output is cast back (a float16 weight has 3 significant digits)
             return self.forward(h.to(torch.float32)).to(h.dtype)
+        if torch.compiler.is_compiling() and (self.training or self.eval_mode != "argmax"):
+            return self._traced_forward(h)
         if not self.training:
             if self.eval_mode == "argmax":
                 return self.candidates[self.chosen_index](h)
@@ -320,6 +324,20 @@ class FlexAct(nn.Module):
             weights = self.sample_weights()
         self.__dict__["_last_weights"] = weights.detach()
         return self.mix(h, weights)
+
+    def _traced_forward(self, h: torch.Tensor) -> torch.Tensor:
+        """The same mixture in plain tensor ops, for ``torch.compile(model)`` to trace into the
+        model's graph. The fused nodes form their coefficients in Python floats, a host read of
+        the weights that Dynamo cannot trace: the graph would break there, and since every draw
+        is a new constant, recompile at every step until its recompile limit. The draws are
+        ``F.gumbel_softmax``'s, which the fused node copies, so a compiled run draws as an eager
+        one (with Inductor's ``fallback_random``, which :func:`helpers.core.device.compiled_training_module` sets)."""
+        weights = self.sample_weights() if self.training else torch.softmax(self.logits, dim=-1)
+        if self.training:
+            self._last_pre_activations = h
+        self._last_weights = weights.detach()
+        terms = [weights[i].to(h.dtype) * candidate(h) for i, candidate in enumerate(self.candidates)]
+        return torch.stack(terms).sum(0)
 
     @property
     def last_weights(self) -> torch.Tensor | None:
