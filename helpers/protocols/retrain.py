@@ -66,9 +66,11 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
 
 #: Seeds the seed plan (``--plan``) says decide a row, cheapest decisions first: each set is the
 #: committed seeds and the added ones. The ReLU-ization MLP rows need n = 9, 13 and 17 (annealed
-#: S-ReLU → ReLU vs ReLU; λ-GELU int8; per-layer targets); λ-GELU Table II's DeiT row n = 11.
+#: S-ReLU → ReLU vs ReLU; λ-GELU int8; per-layer targets); λ-GELU Table II's DeiT row n = 11; the
+#: ReLU-ization GPT rows n = 4 and 5 (int8 cost of GELU vs ReLU; per-layer targets vs the global one).
 MLP_PLAN_SEEDS: tuple[int, ...] = tuple(range(17))
 DEIT_PLAN_SEEDS: tuple[int, ...] = tuple(range(11))
+GPT_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))
 
 
 def _with_seeds(configs: list[TrainConfig], seeds: tuple[int, ...]) -> list[TrainConfig]:
@@ -195,6 +197,12 @@ CLAIMS: dict[str, RetrainClaim] = {
         "Seeds where they decide: λ-GELU Table II, DeiT-tiny stand-in, GELU and annealed"
         f" × {len(DEIT_PLAN_SEEDS)} seeds",
         lambda: _with_seeds(_gelu_and_annealed("tinyimagenet_deit"), DEIT_PLAN_SEEDS),
+        issue="CPU budget",
+    ),
+    "s": RetrainClaim(
+        "s",
+        f"Seeds where they decide: ReLU-ization GPT decoder/Tiny Shakespeare, five arms × {len(GPT_PLAN_SEEDS)} seeds",
+        lambda: reluization_configs("gpt", "cpu", scale=replace(reluization_scale("gpt", "cpu"), seeds=GPT_PLAN_SEEDS)),
         issue="CPU budget",
     ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
