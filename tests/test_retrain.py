@@ -143,6 +143,21 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
     assert retrain.claim_status(claim).hours_left is None  # nothing finished: no basis for an estimate
 
 
+def test_an_arm_at_another_scale_does_not_price_this_one(monkeypatch):
+    """The DeiT pair's runs (1-2 minutes) share their experiment name with the ReLU-ization ViT's
+    (10-20 minutes): the estimate goes by the same arm at the same scale, else the same scale."""
+    from dataclasses import replace
+
+    cfg = retrain.CLAIMS["r"].configs()[0]
+    wider = replace(cfg, model_kwargs={**cfg.model_kwargs, "dim": 2 * cfg.model_kwargs["dim"]})
+    same_arm_elsewhere, same_scale = retrain._run_kinds(wider), retrain._run_kinds(cfg)[1]
+    assert same_arm_elsewhere[0] != retrain._run_kinds(cfg)[0]
+    finished = {same_arm_elsewhere[0]: [1200.0], same_arm_elsewhere[1]: [1200.0], same_scale: [60.0]}
+    monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
+    claim = retrain.RetrainClaim("x", "one DeiT run", lambda: [cfg], issue="CPU budget")
+    assert retrain.claim_status(claim, finished).hours_left == pytest.approx(60.0 / 3600)
+
+
 def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
     configs = retrain.CLAIMS["f"].configs()
     resnet = lgelu.PAIRS["cifar10_resnet"].scale("cpu")

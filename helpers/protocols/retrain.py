@@ -288,18 +288,15 @@ def _train_config(cfg) -> TrainConfig:
 
 
 def _run_kinds(cfg) -> tuple[tuple, tuple]:
-    """Two keys for runs that cost about the same: the same experiment, activation, annealing and
-    penultimate activation; failing that, the same model, data and length at the same precision."""
+    """Two keys for runs that cost about the same: the same arm (experiment, activation, annealing
+    and penultimate activation) at the same scale; failing that, any arm at the same scale (model,
+    data and length at the same precision). One experiment can run at two scales (the DeiT pair's
+    runs take 1-2 minutes, the ReLU-ization ViT's with the same experiment name 10-20), so the
+    scale is part of both keys."""
     t = _train_config(cfg)
-    return (
-        (
-            t.experiment,
-            t.activation,
-            t.option(LambdaGeluOptions).anneals,
-            t.penultimate_activation,
-        ),
-        (t.model, repr(sorted(t.model_kwargs.items())), t.dataset, t.n_train, t.epochs, t.precision),
-    )
+    scale = (t.model, repr(sorted(t.model_kwargs.items())), t.dataset, t.n_train, t.epochs, t.precision)
+    arm = (t.experiment, t.activation, t.option(LambdaGeluOptions).anneals, t.penultimate_activation)
+    return (arm + scale, scale)
 
 
 def _finished_seconds() -> dict[tuple, list[float]]:
