@@ -241,6 +241,8 @@ def test_interval_text_never_prints_two_different_ends_the_same():
 
 def test_number_text_shows_a_significant_digit():
     assert S.number_text(4e-5) == "0.00004" and S.number_text(0.27, 1) == "0.3" and S.number_text(0.0) == "0.00"
+    # rounding noise of a zero difference prints as zero, with its sign spec, not as 12 decimals
+    assert S.number_text(-1.1e-17, spec="+.{d}f") == "+0.00" and S.number_text(4e-12) == "0.000000000004"
 
 
 def test_tost_rests_on_the_90_percent_interval():

@@ -46,6 +46,10 @@ def number_text(value: float, digits: int = 2, *, spec: str = ".{d}f") -> str:
     value shows a significant digit: an MDE of 4e-5 must not read "0.00"."""
     if not math.isfinite(value):
         return "n/a"
+    if abs(value) < 0.5 * 10.0**-MAX_DECIMALS:
+        # zero up to floating-point rounding (the mean of paired differences that cancel in
+        # decimal but not in binary, ~1e-17): "+0.00", not "-0.000000000000"
+        value = 0.0
     d = digits
     if value != 0:
         needed = -math.floor(math.log10(abs(value)))  # decimals for one significant digit
