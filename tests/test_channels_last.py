@@ -45,7 +45,9 @@ def _history(channels_last: bool) -> list[dict]:
     torch.manual_seed(0)
     x, y = torch.randn(32, 3, 16, 16), torch.randint(0, 4, (32,))
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=8)
-    model = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.0625)
+    # width 1/8: 8 channels at the shortcuts; at 1/16 (4) oneDNN's AVX2 kernel corrupts memory
+    # (helpers.core.cpu_kernel_bugs), which the book refuses and this comparison must not measure
+    model = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.125)
     cast = None
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
@@ -59,3 +61,29 @@ def test_channels_last_trains_the_same_model_up_to_rounding():
     for a, b in zip(plain, cl):
         assert b["train_loss"] == pytest.approx(a["train_loss"], rel=1e-4)
         assert b["val_loss"] == pytest.approx(a["val_loss"], rel=1e-4)
+
+
+def test_channels_last_with_a_narrow_strided_1x1_convolution_is_refused_where_avx2_corrupts_it():
+    from helpers.core.cpu_kernel_bugs import check_channels_last_convolutions
+
+    cpu = torch.device("cpu")
+    narrow = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.0625)
+    with pytest.raises(ValueError, match=r"4 input channels.*oneDNN#6035"):
+        check_channels_last_convolutions(narrow, cpu, capability="AVX2")
+    check_channels_last_convolutions(narrow, cpu, capability="AVX512")  # other kernels there
+    check_channels_last_convolutions(narrow, torch.device("meta"), capability="AVX2")  # not a CPU
+    wide = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.125)
+    check_channels_last_convolutions(wide, cpu, capability="AVX2")  # 8 channels: safe
+
+
+def test_a_run_configured_so_stops_before_training(monkeypatch, require_dataset):
+    from dataclasses import replace
+
+    from helpers.core import cpu_kernel_bugs, runs
+
+    require_dataset("cifar10")
+    monkeypatch.setattr(cpu_kernel_bugs.torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    narrow = {"width_mult": 0.0625}
+    cfg = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", model_kwargs=narrow, channels_last=True)
+    with pytest.raises(ValueError, match="channels_last=False"):
+        runs.build_run(replace(cfg, n_train=64, n_val=64))

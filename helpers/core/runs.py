@@ -24,6 +24,7 @@ from torch.utils.data import TensorDataset
 from helpers.core import distributed
 from helpers.core import validation as v
 from helpers.core.augment import AUGMENTATIONS, batch_transform
+from helpers.core.cpu_kernel_bugs import check_channels_last_convolutions
 from helpers.core.data import DATASET_NAMES, TEXT_DATASETS, load_dataset, make_loader
 from helpers.core.device import autocast_context as device_autocast
 from helpers.core.device import (
@@ -431,6 +432,7 @@ def build_run(cfg: TrainConfig, device: torch.device | None = None):
         distributed.check_global_batch(cfg.batch_size, shard.size)
         model = distributed.convert_batchnorm(model, device)
     if cfg.channels_last:
+        check_channels_last_convolutions(model, device)
         model = model.to(memory_format=torch.channels_last)
     extensions = applicable_extensions(model, cfg)
     for extension in extensions:
