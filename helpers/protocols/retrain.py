@@ -68,8 +68,8 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
 #: committed seeds and the added ones. The ReLU-ization MLP rows need n = 9, 13 and 17 (annealed
 #: S-ReLU → ReLU vs ReLU; λ-GELU int8; per-layer targets); λ-GELU Table II's DeiT row n = 11; the
 #: ReLU-ization GPT rows n = 4 and 5 (int8 cost of GELU vs ReLU; per-layer targets vs the global one).
-MLP_PLAN_SEEDS: tuple[int, ...] = tuple(range(17))
-DEIT_PLAN_SEEDS: tuple[int, ...] = tuple(range(11))
+MLP_PLAN_SEEDS: tuple[int, ...] = reluization_scale("fmnist", "cpu").seeds  # the pages' scales, once switched
+DEIT_PLAN_SEEDS: tuple[int, ...] = lgelu.PAIRS["tinyimagenet_deit"].scale("cpu").seeds
 GPT_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))
 
 
