@@ -231,3 +231,24 @@ def test_flexact_stated_augmentation_follows_each_profiles_scale():
         assert ("random crop" in stated) == (augment == {"crop_flip"})
         assert (stated == "none") == (augment == {"none"})
     assert flexact.scale_note("cpu") == flexact.SCALES["resnet18"]["cpu"].note
+
+
+def test_the_convnext_page_stands_on_the_floor_scale_and_claim_a_keeps_its_runs(monkeypatch):
+    """Table 2's page moved from claim (a)'s 12-epoch ConvNeXt to the pilot's floor scale (claim (p)),
+    on the seeds every activation has committed; claim (a) still lists its own 25 runs."""
+    monkeypatch.delenv("REPRO_RESULTS_DIR")  # the committed results
+    from helpers.core.results_cache import load_result
+    from helpers.srelu import protocol as srelu
+
+    seeds = srelu.CONVNEXT_FLOOR_SEEDS_ON_PAGE
+    page = srelu.compare_configs("cpu", "convnext")
+    floor = [c for c in retrain.CLAIMS["p"].configs() if c.seed in seeds]
+    assert {config_hash(c) for c in page} == {config_hash(c) for c in floor}
+    assert len(page) == len(srelu.CONVNEXT_FLOOR.activations) * len(seeds)
+    assert set(seeds) <= set(srelu.CONVNEXT_FLOOR.seeds)
+    assert all(load_result(c) is not None for c in page), "the page's seeds must all be committed"
+    earlier = retrain.CLAIMS["a"].configs()
+    assert len(earlier) == 25 and {(c.epochs, c.precision) for c in earlier} == {(12, "float32")}
+    assert not {config_hash(c) for c in earlier} & {config_hash(c) for c in page}
+    # the pilot's levers are measured from claim (a)'s scale, whatever the page runs
+    assert {c.warmup_start_lr for c in srelu.convnext_pilot_configs()} == {srelu.EARLIER_CONVNEXT_CPU.warmup_start_lr}

@@ -3,17 +3,26 @@
 The pilot (retrain claim m) trained GELU, seed 0, once at each lever of
 :data:`helpers.srelu.protocol.PILOT_CANDIDATES`; each run's history is its learning curve. The
 scale it chose is :data:`helpers.srelu.protocol.CONVNEXT_FLOOR` (retrain claim p): Table 2's
-comparison there, 7 activations × 5 seeds.
+comparison there, 7 activations × 5 seeds, which the page shows on the seeds every activation has
+committed (:data:`helpers.srelu.protocol.CONVNEXT_FLOOR_SEEDS_ON_PAGE`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from helpers.core.registry import display_name
 from helpers.core.results_cache import load_result
-from helpers.srelu.protocol import CONVNEXT_FLOOR, PILOT_CANDIDATES, convnext_floor_configs, convnext_pilot_configs
+from helpers.srelu.protocol import (
+    CONVNEXT_FLOOR,
+    CONVNEXT_FLOOR_SEEDS_ON_PAGE,
+    PILOT_CANDIDATES,
+    convnext_floor_configs,
+    convnext_pilot_configs,
+    earlier_convnext_configs,
+)
 
-__all__ = ["pilot_curves", "pilot_summary", "floor_progress"]
+__all__ = ["pilot_curves", "pilot_summary", "floor_progress", "earlier_gelu_accuracy", "seeds_on_page_sentence"]
 
 
 def _pilot_results() -> dict[str, dict]:
@@ -63,6 +72,37 @@ def floor_progress() -> tuple[int, int, float]:
     configs = convnext_floor_configs()
     seconds = [float(r["train_seconds"]) for cfg in configs if (r := load_result(cfg)) is not None]
     return len(seconds), len(configs), sum(seconds) / 3600
+
+
+def earlier_gelu_accuracy() -> tuple[float, int]:
+    """``(mean best validation accuracy in %, runs)`` of GELU at claim (a)'s 12-epoch scale, the
+    network the pilot started from."""
+    accs = [
+        100 * float(r["best_val_metric"])
+        for cfg in earlier_convnext_configs()
+        if cfg.activation == "gelu" and (r := load_result(cfg)) is not None
+    ]
+    if not accs:
+        raise FileNotFoundError("no committed GELU result of claim (a)'s ConvNeXt: run `retrain a`")
+    return sum(accs) / len(accs), len(accs)
+
+
+def seeds_on_page_sentence() -> str:
+    """Which of the floor scale's seeds the page stands on, and why not all (empty when all)."""
+    missing = [s for s in CONVNEXT_FLOOR.seeds if s not in CONVNEXT_FLOOR_SEEDS_ON_PAGE]
+    if not missing:
+        return ""
+    waiting = [
+        f"{display_name(cfg.activation)} seed {cfg.seed}"
+        for cfg in convnext_floor_configs()
+        if cfg.seed in missing and load_result(cfg) is None
+    ]
+    return (
+        f"Until every activation has seed{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}, the "
+        f"tables and verdicts below stand on the {len(CONVNEXT_FLOOR_SEEDS_ON_PAGE)} seeds all of them have "
+        f"({len(waiting)} runs wait: {', '.join(waiting)}; bf16 runs train on CPUs with native bf16, AMX or "
+        "AVX512-BF16, and this comparison's last ones have not had one yet)."
+    )
 
 
 FLOOR_SCALE_NOTE = CONVNEXT_FLOOR.note
