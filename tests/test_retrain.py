@@ -204,9 +204,10 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     assert all(c.train_config().model_kwargs == lgelu.PAIRS["cifar10_resnet"].scale("cpu").model_kwargs for c in j)
     k = retrain.CLAIMS["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
-    # the GPT pair at claim (i)'s floor scale: its GELU, ReLU and annealed arms are claim (i)'s runs
+    # the GPT pair at claim (i)'s floor scale with 5 seeds (claim (s) added two): its GELU, ReLU and
+    # annealed arms at claim (i)'s three seeds are claim (i)'s runs
     gpt = retrain.CLAIMS["l"].configs()
-    assert len(gpt) == 5 * 3 and {c.pair for c in gpt} == {"gpt"}
+    assert len(gpt) == 5 * 5 and {c.pair for c in gpt} == {"gpt"}
     claim_i = {config_hash(c) for c in retrain.CLAIMS["i"].configs()}
     shared = [c for c in gpt if config_hash(c.train_config()) in claim_i]
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3

@@ -70,7 +70,7 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
 #: ReLU-ization GPT rows n = 4 and 5 (int8 cost of GELU vs ReLU; per-layer targets vs the global one).
 MLP_PLAN_SEEDS: tuple[int, ...] = reluization_scale("fmnist", "cpu").seeds  # the pages' scales, once switched
 DEIT_PLAN_SEEDS: tuple[int, ...] = lgelu.PAIRS["tinyimagenet_deit"].scale("cpu").seeds
-GPT_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))
+GPT_PLAN_SEEDS: tuple[int, ...] = reluization_scale("gpt", "cpu").seeds
 
 
 def _with_seeds(configs: list[TrainConfig], seeds: tuple[int, ...]) -> list[TrainConfig]:
@@ -159,8 +159,9 @@ CLAIMS: dict[str, RetrainClaim] = {
         lambda: _seed_major(reluization_configs("vit", "cpu")),
         issue="ReLU-ization",
     ),
-    # The chapter's GPT pair at claim (i)'s floor scale, float32: its GELU, ReLU and annealed
-    # λ-GELU arms are claim (i)'s runs (same configs), analysed from the final weights those kept.
+    # The chapter's GPT pair at claim (i)'s floor scale, float32, 5 seeds since claim (s) added two:
+    # its GELU, ReLU and annealed λ-GELU arms at claim (i)'s three seeds are claim (i)'s runs (same
+    # configs), analysed from the final weights those kept.
     "l": RetrainClaim(
         "l",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
