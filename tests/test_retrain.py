@@ -253,3 +253,13 @@ def test_the_convnext_page_stands_on_the_floor_scale_and_claim_a_keeps_its_runs(
     assert not {config_hash(c) for c in earlier} & {config_hash(c) for c in page}
     # the pilot's levers are measured from claim (a)'s scale, whatever the page runs
     assert {c.warmup_start_lr for c in srelu.convnext_pilot_configs()} == {srelu.EARLIER_CONVNEXT_CPU.warmup_start_lr}
+
+
+def test_claim_t_adds_three_gpt_seeds_to_claim_s_and_keeps_its_runs():
+    """The seed plan's int8 row (GELU vs ReLU from scratch) needs n = 8: claim (t) is the GPT pair's
+    five arms at seeds 0-7, whose first five seeds are claim (s)'s committed runs."""
+    s = {config_hash(c) for c in retrain.CLAIMS["s"].configs()}
+    t = retrain.CLAIMS["t"].configs()
+    assert len(s) == 5 * 5 and len(t) == 5 * 8 and retrain.CLAIMS["t"].issue == "CPU budget"
+    assert s < {config_hash(c) for c in t}
+    assert {c.seed for c in t} == set(range(8)) and {c.train_config().precision for c in t} == {"float32"}
