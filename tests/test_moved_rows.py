@@ -42,3 +42,26 @@ def test_bad_arguments_get_a_clear_message(args, message):
         [sys.executable, "-m", "helpers.protocols.moved_rows", *args], capture_output=True, text=True, timeout=120
     )
     assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_before_side_can_run_another_trees_code(tmp_path):
+    """``--code-too`` computes 'before' with the code at REV: the snapshot runs the ``helpers``
+    package of the tree it is given, not this checkout's editable install."""
+    package = tmp_path / "tree" / "helpers" / "protocols"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "moved_rows.py").write_text(
+        "import json, os\nprint(json.dumps({'from': os.environ['REPRO_RESULTS_DIR']}))\n"
+    )
+    assert M.snapshot(tmp_path / "results", code_dir=tmp_path / "tree") == {"from": str(tmp_path / "results")}
+
+
+def test_a_bad_revision_with_code_too_gets_a_clear_message():
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.protocols.moved_rows", "--since", "no-such-revision-xyz", "--code-too"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and "cannot read the tree at" in done.stderr and "Traceback" not in done.stderr

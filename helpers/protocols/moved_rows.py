@@ -2,13 +2,19 @@
 committed at a git revision and from the results now, and the rows that differ.
 
     python -m helpers.protocols.moved_rows --since REV
+    python -m helpers.protocols.moved_rows --since REV --code-too
 
 A stop note lists every row that a batch of runs moved, before → after (a verdict, our value,
 the effect and its interval, n): this prints that list. The results at ``REV`` are read with
 ``git archive`` into a temporary folder, so the working tree is not touched. Each side is computed
 in its own process (``REPRO_RESULTS_DIR`` pointing at its results), about half a minute each.
-Only the results differ between the two sides, not the code: a row that moved did so because of
-runs committed since ``REV``.
+By default only the results differ between the two sides, not the code: a row that moved did so
+because of runs committed since ``REV``.
+
+A page that switches to a larger seed set (or another scale) moves rows with no new results: its
+runs were committed before the switch. ``--code-too`` computes the 'before' side with the code
+at ``REV`` as well (the whole tree at ``REV``, extracted the same way), so that the list is the
+switch's.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The fields of a claim that new results can move (its text and the paper's side cannot).
 MOVING_FIELDS: tuple[str, ...] = ("verdict", "our_value", "effect", "ci", "n", "mde", "profile", "scale")
 
-__all__ = ["MOVING_FIELDS", "moved", "snapshot", "results_at", "main"]
+__all__ = ["MOVING_FIELDS", "moved", "snapshot", "results_at", "tree_at", "main"]
 
 
 def _snapshot_here() -> dict[str, dict[str, Any]]:
@@ -44,12 +50,20 @@ def _snapshot_here() -> dict[str, dict[str, Any]]:
     return rows
 
 
-def snapshot(results_dir: Path) -> dict[str, dict[str, Any]]:
-    """The moving fields of every claim, computed from the results in ``results_dir``."""
-    env = {**os.environ, "REPRO_RESULTS_DIR": str(results_dir), "REPRO_QUIET": "1"}
+def snapshot(results_dir: Path, code_dir: Path = ROOT) -> dict[str, dict[str, Any]]:
+    """The moving fields of every claim, computed from the results in ``results_dir`` by the
+    ``helpers`` package in ``code_dir`` (this checkout's, unless another tree is given)."""
+    # `python -m` puts the working directory first on sys.path: code_dir's helpers is imported,
+    # ahead of the editable install of this checkout.
+    env = {
+        **os.environ,
+        "REPRO_RESULTS_DIR": str(results_dir),
+        "REPRO_QUIET": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(code_dir), os.environ.get("PYTHONPATH")])),
+    }
     done = subprocess.run(
         [sys.executable, "-m", "helpers.protocols.moved_rows", "--snapshot"],
-        cwd=ROOT,
+        cwd=code_dir,
         env=env,
         capture_output=True,
         text=True,
@@ -70,21 +84,33 @@ def _check_revision(revision: str) -> str:
     return revision
 
 
-def results_at(revision: str, into: Path) -> Path:
-    """The ``results/`` folder committed at ``revision``, extracted under ``into``.
+def _extract(revision: str, into: Path, *paths: str) -> None:
+    """``paths`` (the whole tree if none) as committed at ``revision``, extracted under ``into``.
 
     A ``revision`` starting with ``-`` is a ``ValueError``: git would read it as an option
     (``--output=FILE`` writes a file); ``--end-of-options`` keeps git from reading it so anyway."""
     _check_revision(revision)
     done = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--end-of-options", revision, "results"], capture_output=True, check=False
+        ["git", "-C", str(ROOT), "archive", "--end-of-options", revision, *paths], capture_output=True, check=False
     )
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip()
-        raise SystemExit(f"moved_rows: cannot read results/ at {revision!r}: {message}")
+        what = " ".join(f"{p}/" for p in paths) or "the tree"
+        raise SystemExit(f"moved_rows: cannot read {what} at {revision!r}: {message}")
     with tarfile.open(fileobj=BytesIO(done.stdout)) as archive:
         archive.extractall(into, filter="data")
+
+
+def results_at(revision: str, into: Path) -> Path:
+    """The ``results/`` folder committed at ``revision``, extracted under ``into``."""
+    _extract(revision, into, "results")
     return into / "results"
+
+
+def tree_at(revision: str, into: Path) -> Path:
+    """The whole tree committed at ``revision`` (code and results), extracted under ``into``."""
+    _extract(revision, into)
+    return into
 
 
 def moved(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -128,6 +154,11 @@ def _markdown(rows: list[dict[str, Any]], since: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--since", help="the git revision whose committed results are 'before' (e.g. HEAD~5)")
+    parser.add_argument(
+        "--code-too",
+        action="store_true",
+        help="compute 'before' with the code at REV too (a seed or scale switch moves rows without new results)",
+    )
     parser.add_argument("--json", action="store_true", help="print the moved rows as JSON")
     # one side's claims as JSON (internal: each side runs in its own process)
     parser.add_argument("--snapshot", action="store_true", help=argparse.SUPPRESS)
@@ -143,9 +174,14 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(err))
     current = Path(os.environ.get("REPRO_RESULTS_DIR", ROOT / "results"))
     with tempfile.TemporaryDirectory(prefix="moved_rows_") as tmp:
-        before = snapshot(results_at(args.since, Path(tmp)))
+        if args.code_too:
+            tree = tree_at(args.since, Path(tmp))
+            before = snapshot(tree / "results", code_dir=tree)
+        else:
+            before = snapshot(results_at(args.since, Path(tmp)))
     rows = moved(before, snapshot(current))
-    print(json.dumps(rows, indent=1) if args.json else _markdown(rows, args.since))
+    since = f"{args.since} (its code and results)" if args.code_too else args.since
+    print(json.dumps(rows, indent=1) if args.json else _markdown(rows, since))
 
 
 if __name__ == "__main__":
