@@ -204,19 +204,21 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     assert all(c.train_config().model_kwargs == lgelu.PAIRS["cifar10_resnet"].scale("cpu").model_kwargs for c in j)
     k = retrain.CLAIMS["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
-    # the GPT pair at claim (i)'s floor scale with 5 seeds (claim (s) added two): its GELU, ReLU and
-    # annealed arms at claim (i)'s three seeds are claim (i)'s runs
+    # the GPT pair at claim (i)'s floor scale, the three seeds claim (l) trained: its GELU, ReLU and
+    # annealed arms are claim (i)'s runs
     gpt = retrain.CLAIMS["l"].configs()
-    assert len(gpt) == 5 * 5 and {c.pair for c in gpt} == {"gpt"}
+    assert len(gpt) == 5 * 3 and {c.pair for c in gpt} == {"gpt"}
     claim_i = {config_hash(c) for c in retrain.CLAIMS["i"].configs()}
     shared = [c for c in gpt if config_hash(c.train_config()) in claim_i]
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
-    # switched: the chapter's cpu pairs are exactly claims (h), (l), (j) and (k)
+    assert {c.seed for c in retrain.CLAIMS["h"].configs()} == set(range(5))
+    # switched: the chapter's cpu pairs are exactly the claims that trained their seeds, (h) and
+    # (q) for the MLP, (l) and (s) for the GPT decoder (until (t) is committed), (j) and (k)
     from helpers.relu_ization.experiment import reluization_configs
 
-    for pair, claim in (("fmnist", "h"), ("gpt", "l"), ("cifar10_resnet", "j"), ("vit", "k")):
+    for pair, claims in (("fmnist", "hq"), ("gpt", "ls"), ("cifar10_resnet", "j"), ("vit", "k")):
         assert {config_hash(c) for c in reluization_configs(pair, "cpu")} == {
-            config_hash(c) for c in retrain.CLAIMS[claim].configs()
+            config_hash(c) for k in claims for c in retrain.CLAIMS[k].configs()
         }, pair
 
 
@@ -263,3 +265,38 @@ def test_claim_t_adds_three_gpt_seeds_to_claim_s_and_keeps_its_runs():
     assert len(s) == 5 * 5 and len(t) == 5 * 8 and retrain.CLAIMS["t"].issue == "CPU budget"
     assert s < {config_hash(c) for c in t}
     assert {c.seed for c in t} == set(range(8)) and {c.train_config().precision for c in t} == {"float32"}
+
+
+def test_claim_u_gives_table1s_resnet_arms_the_seeds_its_gelu_runs_have():
+    """The plan's Table I ResNet row needs n = 5: claim (u) is GELU, ReLU and λ-GELU in three init
+    modes at seeds 0-4, bf16, whose committed part is Table I's runs at seeds 0-2 and GELU's at 3-4."""
+    u = retrain.CLAIMS["u"].configs()
+    table1 = {config_hash(c) for c in lgelu.table1_configs("cpu", ("cifar10_resnet",))}
+    assert len(u) == 5 * 5 and table1 < {config_hash(c) for c in u}
+    assert {c.seed for c in u} == set(range(5)) and {c.precision for c in u} == {"bf16"}
+    new = [c for c in u if config_hash(c) not in table1]
+    assert len(new) == 4 * 2 and {c.seed for c in new} == {3, 4} and "gelu" not in {c.activation for c in new}
+
+
+def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(monkeypatch):
+    """Claim (u) lists claims (c)/(d)'s ResNet runs at seeds 0-2: they were paid for under
+    "Decisive scale" and must not spend the "CPU budget" a second time; claim (r)'s first three
+    DeiT seeds were trained before the retrain and spend no budget."""
+    monkeypatch.setattr(retrain, "load_result", lambda cfg: {"train_seconds": 3600.0})
+    decisive = {
+        config_hash(c) for k, cl in retrain.CLAIMS.items() if cl.issue == "Decisive scale" for c in cl.configs()
+    }
+    u = {config_hash(c) for c in retrain.CLAIMS["u"].configs()}
+    runs, hours = retrain.issue_core_hours("CPU budget")
+    budget_runs = {config_hash(c) for cl in retrain.CLAIMS.values() if cl.issue == "CPU budget" for c in cl.configs()}
+    earlier = {
+        config_hash(c)
+        for k, cl in retrain.CLAIMS.items()
+        if cl.issue in ("Decisive scale", "ReLU-ization")
+        for c in cl.configs()
+    }
+    before_retrain = {config_hash(c) for c in retrain.CLAIMS["r"].configs() if c.seed in (0, 1, 2)}
+    assert u & decisive and before_retrain and not before_retrain & earlier
+    assert runs == len(budget_runs - earlier - before_retrain) and hours == pytest.approx(runs)
+    with pytest.raises(ValueError, match="unknown issue"):
+        retrain.issue_core_hours("no such issue")

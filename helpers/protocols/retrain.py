@@ -57,6 +57,9 @@ class RetrainClaim:
     title: str
     configs: Callable[[], list]  # TrainConfig, or a method's own config (ReluizationConfig)
     issue: str = "Decisive scale"
+    #: Seeds of these runs trained before the retrain existed (by the page's first cpu run): they
+    #: count for no issue's budget (:func:`issue_core_hours`).
+    seeds_trained_before: tuple[int, ...] = ()
 
 
 def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
@@ -68,12 +71,14 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
 #: committed seeds and the added ones. The ReLU-ization MLP rows need n = 9, 13 and 17 (annealed
 #: S-ReLU → ReLU vs ReLU; λ-GELU int8; per-layer targets); λ-GELU Table II's DeiT row n = 11; the
 #: ReLU-ization GPT rows n = 4 and 5 (int8 cost of GELU vs ReLU; per-layer targets vs the global one),
-#: and, once those five were in, n = 8 for the int8 cost (claim (t): the only float32 decision the
-#: plan could buy next; its other cheap decisions train in bf16).
+#: and, once those five were in, n = 8 for the int8 cost (claim (t), float32) and n = 5 for Table I's
+#: ResNet-18 row "λ-GELU's BVS is close to GELU's" (claim (u), bf16: Table I's ReLU and λ-GELU arms
+#: at the two seeds its GELU runs already have).
 MLP_PLAN_SEEDS: tuple[int, ...] = reluization_scale("fmnist", "cpu").seeds  # the pages' scales, once switched
 DEIT_PLAN_SEEDS: tuple[int, ...] = lgelu.PAIRS["tinyimagenet_deit"].scale("cpu").seeds
 GPT_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))  # what claim (s) trained; the page has them
 GPT_INT8_PLAN_SEEDS: tuple[int, ...] = tuple(range(8))
+RESNET_TABLE1_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))
 
 
 def _with_seeds(configs: list[TrainConfig], seeds: tuple[int, ...]) -> list[TrainConfig]:
@@ -83,9 +88,9 @@ def _with_seeds(configs: list[TrainConfig], seeds: tuple[int, ...]) -> list[Trai
     return [replace(c, seed=s) for s in seeds for c in first]
 
 
-def _gpt_reluization(seeds: tuple[int, ...]) -> list:
-    """The ReLU-ization GPT pair's five arms at its cpu scale, for ``seeds``."""
-    return reluization_configs("gpt", "cpu", scale=replace(reluization_scale("gpt", "cpu"), seeds=seeds))
+def _reluization(pair: str, seeds: tuple[int, ...]) -> list:
+    """A ReLU-ization pair's five arms at its cpu scale, for ``seeds``, seed-major."""
+    return _seed_major(reluization_configs(pair, "cpu", scale=replace(reluization_scale(pair, "cpu"), seeds=seeds)))
 
 
 def _lgelu_table2(pairs: tuple[str, ...]) -> list[TrainConfig]:
@@ -137,10 +142,11 @@ CLAIMS: dict[str, RetrainClaim] = {
     ),
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
+    # Seeds 0-4, what this claim trained; claim (q) added the page's other twelve.
     "h": RetrainClaim(
         "h",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
-        lambda: _seed_major(reluization_configs("fmnist", "cpu")),
+        lambda: _reluization("fmnist", tuple(range(5))),
         issue="ReLU-ization",
     ),
     # The GPT decoder's floor (≤ 1.8 nats/char, point 1 of the issue): λ-GELU's Tables I-II on it.
@@ -167,13 +173,13 @@ CLAIMS: dict[str, RetrainClaim] = {
         lambda: _seed_major(reluization_configs("vit", "cpu")),
         issue="ReLU-ization",
     ),
-    # The chapter's GPT pair at claim (i)'s floor scale, float32, 5 seeds since claim (s) added two:
-    # its GELU, ReLU and annealed λ-GELU arms at claim (i)'s three seeds are claim (i)'s runs (same
+    # The chapter's GPT pair at claim (i)'s floor scale, float32, seeds 0-2 (claims (s) and (t) add
+    # the page's others): its GELU, ReLU and annealed λ-GELU arms are claim (i)'s runs (same
     # configs), analysed from the final weights those kept.
     "l": RetrainClaim(
         "l",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
-        lambda: _seed_major(reluization_configs("gpt", "cpu")),
+        lambda: _reluization("gpt", tuple(range(3))),
         issue="ReLU-ization",
     ),
     # What the cpu budget can decide: the ConvNeXt pilot (GELU, seed 0, one run per lever) that
@@ -196,9 +202,7 @@ CLAIMS: dict[str, RetrainClaim] = {
     "q": RetrainClaim(
         "q",
         f"Seeds where they decide: ReLU-ization MLP/FMNIST, five arms × {len(MLP_PLAN_SEEDS)} seeds",
-        lambda: reluization_configs(
-            "fmnist", "cpu", scale=replace(reluization_scale("fmnist", "cpu"), seeds=MLP_PLAN_SEEDS)
-        ),
+        lambda: _reluization("fmnist", MLP_PLAN_SEEDS),
         issue="CPU budget",
     ),
     "r": RetrainClaim(
@@ -207,18 +211,26 @@ CLAIMS: dict[str, RetrainClaim] = {
         f" × {len(DEIT_PLAN_SEEDS)} seeds",
         lambda: _with_seeds(_gelu_and_annealed("tinyimagenet_deit"), DEIT_PLAN_SEEDS),
         issue="CPU budget",
+        seeds_trained_before=(0, 1, 2),  # the DeiT stand-in's first three seeds, before the retrain
     ),
     "s": RetrainClaim(
         "s",
         f"Seeds where they decide: ReLU-ization GPT decoder/Tiny Shakespeare, five arms × {len(GPT_PLAN_SEEDS)} seeds",
-        lambda: _gpt_reluization(GPT_PLAN_SEEDS),
+        lambda: _reluization("gpt", GPT_PLAN_SEEDS),
         issue="CPU budget",
     ),
     "t": RetrainClaim(
         "t",
         "Seeds where they decide: ReLU-ization GPT decoder/Tiny Shakespeare, int8 cost of GELU vs ReLU,"
         f" five arms × {len(GPT_INT8_PLAN_SEEDS)} seeds",
-        lambda: _gpt_reluization(GPT_INT8_PLAN_SEEDS),
+        lambda: _reluization("gpt", GPT_INT8_PLAN_SEEDS),
+        issue="CPU budget",
+    ),
+    "u": RetrainClaim(
+        "u",
+        "Seeds where they decide: λ-GELU Table I, ResNet-18/CIFAR-10, GELU, ReLU and λ-GELU in three"
+        f" init modes × {len(RESNET_TABLE1_PLAN_SEEDS)} seeds, bf16",
+        lambda: _with_seeds(lgelu.table1_configs("cpu", ("cifar10_resnet",)), RESNET_TABLE1_PLAN_SEEDS),
         issue="CPU budget",
     ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
@@ -275,10 +287,14 @@ PLAN_SOURCES: tuple[RowRuns, ...] = (
     RowRuns("21_srelu_benchmarks", "ConvNeXt", "retrain (p), S-ReLU Table 2 (ConvNeXt)", lambda: CLAIMS["p"].configs()),
     RowRuns("22_srelu_dpo", "", "S-ReLU Table 3 stand-in, DPO (cpu)", lambda: dpo_configs("cpu")),
     RowRuns("31_flexact_cifar", "", "retrain (f), Flex-Act Table 2", lambda: CLAIMS["f"].configs()),
-    RowRuns("40_reluization_mlp", "", "retrain (h), ReLU-ization MLP", lambda: CLAIMS["h"].configs()),
+    RowRuns(
+        "40_reluization_mlp", "", "retrain (h)+(q), ReLU-ization MLP", lambda: reluization_configs("fmnist", "cpu")
+    ),
     RowRuns("41_reluization_pairs", "ResNet", "retrain (j), ReLU-ization ResNet-18", lambda: CLAIMS["j"].configs()),
     RowRuns("41_reluization_pairs", "ViT", "retrain (k), ReLU-ization ViT", lambda: CLAIMS["k"].configs()),
-    RowRuns("41_reluization_pairs", "GPT", "retrain (l), ReLU-ization GPT", lambda: CLAIMS["l"].configs()),
+    RowRuns(
+        "41_reluization_pairs", "GPT", "retrain (l)+(s), ReLU-ization GPT", lambda: reluization_configs("gpt", "cpu")
+    ),
 )
 
 
@@ -368,6 +384,40 @@ def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
     return len(seconds), sum(seconds.values()) / 3600
 
 
+def issue_core_hours(issue: str) -> tuple[int, float]:
+    """Distinct finished runs an issue paid for and their training core-hours: the runs of its
+    claims that no claim listed before them (in :data:`CLAIMS` order) belongs to another issue,
+    less those trained before the retrain (:attr:`RetrainClaim.seeds_trained_before`).
+
+    A claim that adds seeds to a set counts its new seeds only: claim (u)'s seeds 0-2 are claims
+    (c)/(d)'s runs, trained under "Decisive scale", and do not spend the "CPU budget"."""
+    if issue not in ISSUES:
+        raise ValueError(f"unknown issue {issue!r}; the issues are {', '.join(ISSUES)}")
+    first: dict[str, tuple[str, object]] = {}  # run -> (issue of the first claim listing it, config)
+    for claim in CLAIMS.values():
+        for cfg in claim.configs():
+            paid = "" if cfg.seed in claim.seeds_trained_before else claim.issue
+            first.setdefault(config_hash(cfg), (paid, cfg))
+    seconds = 0.0
+    runs = 0
+    for owner, cfg in first.values():
+        if owner != issue:
+            continue
+        result = load_result(cfg)
+        if result is not None:
+            runs += 1
+            seconds += float(result["train_seconds"])
+    return runs, seconds / 3600
+
+
+def _issue_line(issue: str) -> str:
+    """One line of ``--status`` per issue: the runs it added, their core-hours against its budget."""
+    runs, hours = issue_core_hours(issue)
+    budget = ISSUES[issue]
+    spent = f"{hours:.2f}" + ("" if budget is None else f" of its {budget:g}")
+    return f'issue "{issue}": {runs} runs it added, {spent} core-hours (a run an earlier issue trained counts there)'
+
+
 def status_table() -> pd.DataFrame:
     """Progress of every claim of the retrain as a table (the status page shows it): runs done,
     core-hours spent, an estimate of the core-hours left (:func:`claim_status`), and per issue a
@@ -390,10 +440,9 @@ def status_table() -> pd.DataFrame:
         so_far = left_by_issue[claim.issue]
         left_by_issue[claim.issue] = None if so_far is None or st.hours_left is None else so_far + st.hours_left
     for issue, budget in ISSUES.items():
-        keys = [k for k, c in CLAIMS.items() if c.issue == issue]
-        runs, hours = total_core_hours(keys)
+        runs, hours = issue_core_hours(issue)
         left = left_by_issue[issue]
-        label = f'issue "{issue}": all its claims (a run two claims share counts once)'
+        label = f'issue "{issue}": the runs it added (a run an earlier issue trained counts there)'
         if budget is not None:
             label += f"; budget {budget:g} core-hours"
         rows.append(
@@ -488,6 +537,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours{left}")
         runs, hours = total_core_hours(keys)
         print(f"total: {runs} distinct runs done, {hours:.2f} core-hours (a run shared by two claims counts once)")
+        for issue in dict.fromkeys(CLAIMS[k].issue for k in keys):
+            print(_issue_line(issue))
         return
     executor = cluster_args.executor_from_args(parser, args)
     configs, skipped = split_runnable([cfg for key in keys for cfg in CLAIMS[key].configs()])
