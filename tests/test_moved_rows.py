@@ -65,3 +65,13 @@ def test_a_bad_revision_with_code_too_gets_a_clear_message():
         timeout=120,
     )
     assert done.returncode != 0 and "cannot read the tree at" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_side_that_fails_to_compute_stops_with_its_message(monkeypatch):
+    def fail(*args, **kwargs):
+        raise RuntimeError("computing the claims from X failed:\nImportError: no module")
+
+    monkeypatch.setattr(M, "snapshot", fail)
+    monkeypatch.setattr(M, "results_at", lambda revision, into: into)
+    with pytest.raises(SystemExit, match="moved_rows: computing the claims from X failed"):
+        M.main(["--since", "HEAD"])

@@ -173,13 +173,17 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as err:
         parser.error(str(err))
     current = Path(os.environ.get("REPRO_RESULTS_DIR", ROOT / "results"))
-    with tempfile.TemporaryDirectory(prefix="moved_rows_") as tmp:
-        if args.code_too:
-            tree = tree_at(args.since, Path(tmp))
-            before = snapshot(tree / "results", code_dir=tree)
-        else:
-            before = snapshot(results_at(args.since, Path(tmp)))
-    rows = moved(before, snapshot(current))
+    try:
+        with tempfile.TemporaryDirectory(prefix="moved_rows_") as tmp:
+            if args.code_too:
+                tree = tree_at(args.since, Path(tmp))
+                before = snapshot(tree / "results", code_dir=tree)
+            else:
+                before = snapshot(results_at(args.since, Path(tmp)))
+        after = snapshot(current)
+    except RuntimeError as err:  # one side's claims failed to compute: its stderr, not our stack
+        raise SystemExit(f"moved_rows: {err}") from None
+    rows = moved(before, after)
     since = f"{args.since} (its code and results)" if args.code_too else args.since
     print(json.dumps(rows, indent=1) if args.json else _markdown(rows, since))
 
