@@ -300,3 +300,18 @@ def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(mo
     assert runs == len(budget_runs - earlier - before_retrain) and hours == pytest.approx(runs)
     with pytest.raises(ValueError, match="unknown issue"):
         retrain.issue_core_hours("no such issue")
+
+
+def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monkeypatch):
+    import pandas as pd
+
+    from helpers.claims import collect_claims
+
+    monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)  # the committed results: every row exists
+    keys = {c.key for c in collect_claims()}
+    decided = [k for claim in retrain.CLAIMS.values() for k in claim.decides]
+    assert decided and set(decided) <= keys
+    stub = pd.DataFrame({"key": ["reluization-gpt-gelu-int8-cost", "other"], "bought by": [float("nan")] * 2})
+    monkeypatch.setattr(retrain, "plan_frame", lambda *a, **k: stub.copy())
+    frame = retrain.seed_plan()
+    assert frame.loc[0, "bought by"].startswith("claim (t) of the retrain: ") and pd.isna(frame.loc[1, "bought by"])

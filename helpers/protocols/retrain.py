@@ -60,6 +60,8 @@ class RetrainClaim:
     #: Seeds of these runs trained before the retrain existed (by the page's first cpu run): they
     #: count for no issue's budget (:func:`issue_core_hours`).
     seeds_trained_before: tuple[int, ...] = ()
+    #: Report rows (claim keys) whose seed plan these runs buy: ``--plan`` names the claim beside them.
+    decides: tuple[str, ...] = ()
 
 
 def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
@@ -225,6 +227,7 @@ CLAIMS: dict[str, RetrainClaim] = {
         f" five arms × {len(GPT_INT8_PLAN_SEEDS)} seeds",
         lambda: _reluization("gpt", GPT_INT8_PLAN_SEEDS),
         issue="CPU budget",
+        decides=("reluization-gpt-gelu-int8-cost",),
     ),
     "u": RetrainClaim(
         "u",
@@ -232,6 +235,7 @@ CLAIMS: dict[str, RetrainClaim] = {
         f" init modes × {len(RESNET_TABLE1_PLAN_SEEDS)} seeds, bf16",
         lambda: _with_seeds(lgelu.table1_configs("cpu", ("cifar10_resnet",)), RESNET_TABLE1_PLAN_SEEDS),
         issue="CPU budget",
+        decides=("lambda-gelu-table1-bvs-parity-cifar10-resnet",),
     ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
     # replicas per model, listed replica-major (their own order: the TrainConfig seed is unused).
@@ -300,8 +304,18 @@ PLAN_SOURCES: tuple[RowRuns, ...] = (
 
 def seed_plan() -> pd.DataFrame:
     """The seed plan of the report's inconclusive run-based rows (:func:`seed_plan.plan_frame`)
-    against the "CPU budget" issue's budget, costed from :data:`PLAN_SOURCES`."""
-    return plan_frame(collect_claims(), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
+    against the "CPU budget" issue's budget, costed from :data:`PLAN_SOURCES`, each row with the
+    retrain claim that buys its seeds, if one does (:attr:`RetrainClaim.decides`)."""
+    frame = plan_frame(collect_claims(), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
+    frame["bought by"] = frame["bought by"].astype(object)  # all missing: read as floats
+    finished = _finished_seconds()
+    for claim in CLAIMS.values():
+        if claim.decides:
+            st = claim_status(claim, finished)
+            frame.loc[frame["key"].isin(claim.decides), "bought by"] = (
+                f"claim ({claim.key}) of the retrain: {st.done}/{st.total} runs committed"
+            )
+    return frame
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ ANY_CPU = "any x86 (float32)"
 
 #: Columns of :func:`plan_frame`, in display order.
 PLAN_COLUMNS: tuple[str, ...] = (
+    "key",
     "claim",
     "source",
     "page",
@@ -73,6 +74,7 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "CPU",
     "cost basis",
     "status",
+    "bought by",  # the retrain claim training the seeds (filled by the caller that knows its claims)
 )
 
 
@@ -272,7 +274,12 @@ def plan_row(
     claim: Claim, runs: RowRuns | None, cost: RunCost | None, *, max_seeds: int, budget_core_hours: float
 ) -> dict:
     """One row of the plan (:data:`PLAN_COLUMNS`) for an inconclusive run-based ``claim``."""
-    row: dict = {"claim": claim.claim, "source": claim.source, "page": claim.notebook.rsplit("/", 1)[-1]}
+    row: dict = {
+        "key": claim.key,
+        "claim": claim.claim,
+        "source": claim.source,
+        "page": claim.notebook.rsplit("/", 1)[-1],
+    }
     open_parts = [d for d in claim.design if d.verdict == "inconclusive"]
     if runs is not None and runs.configs is None:
         return {**row, "status": f"not a seed question: {runs.why}"}
@@ -404,6 +411,8 @@ def plan_text(frame: pd.DataFrame) -> str:
             )
             lines.append(f"    cost: {d['cost basis']}")
         lines.append(f"    {d['status']}")
+        if isinstance(d.get("bought by"), str) and d["bought by"]:
+            lines.append(f"    bought by {d['bought by']}")
     reachable = frame[frame["status"] == "reachable"]
     lines.append(
         f"{len(reachable)} of {len(frame)} rows reachable, {reachable['core-hours'].sum():.1f} core-hours "
