@@ -47,7 +47,7 @@ def protocol_hashes() -> dict[str, list[str]]:
     """``{"<protocol>/<profile>": sorted hashes}`` of every protocol's configs, plus the retrain's
     claim lists and CI's cheap rerun configs."""
     from helpers.protocols import cheap_check_configs
-    from helpers.protocols.retrain import CLAIMS
+    from helpers.protocols.retrain_claims import CLAIMS
 
     out: dict[str, list[str]] = {}
     for name, build in sorted(_protocol_sources().items()):

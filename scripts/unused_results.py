@@ -23,7 +23,7 @@ from helpers.core.runtime import results_root
 from helpers.flexact import synthetic
 from helpers.flexact.readings import readings_configs
 from helpers.protocols import all_experiments, cheap_check_configs
-from helpers.protocols.retrain import CLAIMS
+from helpers.protocols.retrain_claims import CLAIMS
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.protocol import cpu_pairs
 from helpers.srelu.dpo_experiment import dpo_configs

@@ -74,7 +74,7 @@ CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 
 
 #: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
-#: the retrain (:mod:`helpers.protocols.retrain`, claims (b), (g) for the ViT; for ConvNeXt the
+#: the retrain (:mod:`helpers.protocols.retrain_claims`, claims (b), (g) for the ViT; for ConvNeXt the
 #: pilot's floor scale, claim (p), which replaced claim (a)'s): full CIFAR-10 (50,000 /
 #: 10,000), random crop + flip, the paper's optimiser with a higher peak learning rate (a 2.5e-4 peak
 #: is tuned for 100 epochs; in a dozen it leaves the models far from trained) and a one-epoch warmup
