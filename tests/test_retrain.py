@@ -311,7 +311,7 @@ def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monk
     keys = {c.key for c in collect_claims()}
     decided = [k for claim in retrain.CLAIMS.values() for k in claim.decides]
     assert decided and set(decided) <= keys
-    stub = pd.DataFrame({"key": ["reluization-gpt-gelu-int8-cost", "other"], "bought by": [float("nan")] * 2})
+    stub = pd.DataFrame({"key": ["reluization-gpt-gelu-int8-cost", "other"], "bought by": [None] * 2}, dtype=object)
     monkeypatch.setattr(retrain, "plan_frame", lambda *a, **k: stub.copy())
     frame = retrain.seed_plan()
     assert frame.loc[0, "bought by"].startswith("claim (t) of the retrain: ") and pd.isna(frame.loc[1, "bought by"])

@@ -176,6 +176,7 @@ def test_plan_frame_lists_only_inconclusive_run_rows_and_checks_its_limits():
     frame = S.plan_frame([confirmed, _claim(_paired_design())], [], budget_core_hours=40.0)
     assert list(frame.columns) == list(S.PLAN_COLUMNS) and len(frame) == 1
     assert frame.loc[0, "n needed"] == 10 and "cost unknown" in frame.loc[0, "status"]
+    assert frame["bought by"].dtype == object  # a caller writes claim names into it
     with pytest.raises(ValueError, match="max_seeds"):
         S.plan_frame([], [], budget_core_hours=40.0, max_seeds=1)
     with pytest.raises(ValueError, match="budget_core_hours"):

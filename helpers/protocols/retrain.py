@@ -77,7 +77,6 @@ def seed_plan() -> pd.DataFrame:
     against the "CPU budget" issue's budget, costed from :data:`PLAN_SOURCES`, each row with the
     retrain claim that buys its seeds, if one does (:attr:`RetrainClaim.decides`)."""
     frame = plan_frame(collect_claims(), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
-    frame["bought by"] = frame["bought by"].astype(object)  # all missing: read as floats
     finished = _finished_seconds()
     for claim in CLAIMS.values():
         if claim.decides:

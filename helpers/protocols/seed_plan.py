@@ -378,6 +378,7 @@ def plan_frame(
     frame = pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
     for column in ("n", "n needed", "extra seeds", "arms"):  # counts stay integers beside the missing ones
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+    frame["bought by"] = frame["bought by"].astype(object)  # text, though every cell starts missing
     order = frame["status"].map(
         lambda s: (
             0 if s == "reachable" else 1 if str(s).startswith("MDE") else 2 if str(s).startswith("out of reach") else 3
