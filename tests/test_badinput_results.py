@@ -193,3 +193,36 @@ def test_compute_time_accepts_zero_and_ints():
 def test_a_stored_result_file_is_json_readable():
     path = store_result(BadInputConfig(), {"best_val_metric": 0.1})
     assert json.loads(path.read_text())["config_hash"] == path.stem
+
+
+def test_a_process_without_the_methods_is_told_to_import_them_not_to_delete_the_file(tmp_path):
+    """A result written with the method options registered, read by a process that imported the
+    core only: its stored config names options this process cannot check. That is no damage, so
+    the error says to import ``helpers.methods`` and not to delete the file, and the run is never
+    retrained over it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "REPRO_RESULTS_DIR": str(tmp_path), "PYTHONPATH": os.getcwd()}
+    env.pop("CI", None)  # outside CI a corrupt file would be retrained: this one must not be
+    config = "TrainConfig(experiment='registry_probe', dataset='fashion_mnist', model='mlp', profile='smoke')"
+    write = (
+        "import helpers.methods\nfrom helpers.core.runs import TrainConfig\n"
+        f"from helpers.core.results_cache import store_result\nstore_result({config}, {{'best_val_metric': 0.5}})"
+    )
+    read = (
+        "from helpers.core.runs import TrainConfig\n"
+        "from helpers.core.results_cache import load_result, _load_or_discard, result_path\n"
+        f"cfg = {config}\n"
+        "for call in (lambda: load_result(cfg), lambda: _load_or_discard(cfg, result_path(cfg))):\n"
+        "    try:\n        call()\n    except Exception as err:\n        print(type(err).__name__, err)\n"
+        "import helpers.methods\nprint('after import:', load_result(cfg)['best_val_metric'])"
+    )
+    subprocess.run([sys.executable, "-c", write], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", read], env=env, check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    assert len(lines) == 3, out
+    assert all(line.startswith("UnregisteredOptions ") for line in lines[:2]), out
+    assert "Import helpers.methods first" in lines[0] and "do not delete it" in lines[0]
+    assert lines[2] == "after import: 0.5"

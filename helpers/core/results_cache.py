@@ -224,7 +224,36 @@ def load_result(config: Any) -> dict | None:
     path = result_path(config)
     if not path.exists():
         return None
-    return read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+    try:
+        return read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+    except CorruptResult as err:
+        unknown = _undeclared_fields(path, type(config))
+        if unknown:  # the hash check failed because this process lacks the options, not the file
+            raise UnregisteredOptions(
+                f"{path}: its stored config has the fields {', '.join(unknown)}, which no option class "
+                "registered in this process declares, so its config hash cannot be checked. The file is "
+                "probably intact: do not delete it. Import helpers.methods first (helpers.activations, "
+                "helpers.models and helpers.experiments do), which registers every method's options."
+            ) from err
+        raise
+
+
+class UnregisteredOptions(RuntimeError):
+    """A result file names option fields that this process has not registered: not damage (unlike
+    :class:`~helpers.core.result_files.CorruptResult`, it is never a reason to retrain)."""
+
+
+def _undeclared_fields(path: Path, config_cls: type) -> list[str]:
+    """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option
+    class declares (empty when the file cannot be read: its damage is reported as such)."""
+    try:
+        stored = json.loads(path.read_text()).get("config")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return []
+    if not isinstance(stored, dict):
+        return []
+    known = {f.name for f in dataclasses.fields(config_cls)} | set(flat_defaults()) | {"config_class"}
+    return sorted(set(stored) - known)
 
 
 def _load_or_discard(config: Any, path: Path) -> dict | None:
