@@ -266,3 +266,22 @@ def test_a_claim_is_decided_on_the_model_whose_replicas_are_complete(monkeypatch
     assert "ResNet" not in row.our_value and "ResNet" not in row.scale
     monkeypatch.setattr(C, "replica_predictions", lambda model, arm, source="both", key="predictions": {})
     assert C.smooth_reduces_churn().verdict == "not run here"
+
+
+def test_floor_frame_holds_gelu_against_the_books_floor_and_the_chapters(monkeypatch):
+    """The committed GELU replicas: the MLP judged by the book's floor twice, the ResNet by the
+    book's ResNet-18 floor and by CONV_FLOOR, each verdict agreeing with the mean it reports."""
+    from helpers.churn import summary
+    from helpers.core.floors import floor_for
+
+    monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)
+    frame = summary.floor_frame()
+    assert list(frame.index) == [m.label for m in P.MODELS.values()]
+    assert (frame["runs"] == P.REPLICAS).all() and (frame["baseline"] == "gelu").all()
+    mlp, conv = (frame.loc[m.label] for m in P.MODELS.values())
+    assert mlp["floor (chapter)"] == mlp["floor"] and mlp["verdict (chapter)"] == mlp["verdict"]
+    assert conv["floor"] == floor_for("resnet18", "cifar10").text()
+    assert conv["floor (chapter)"] == f"≥ {100 * P.CONV_FLOOR:.0f} % accuracy"
+    reached = float(conv["reached (mean)"].rstrip(" %")) / 100
+    assert (conv["verdict (chapter)"] == "met") == (reached >= P.CONV_FLOOR)
+    assert (conv["verdict"] == "met") == (reached >= floor_for("resnet18", "cifar10").value)

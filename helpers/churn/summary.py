@@ -13,10 +13,20 @@ import pandas as pd
 
 from helpers.churn import measures as M
 from helpers.churn.claims import churn_matrix, replica_predictions
-from helpers.churn.protocol import ARM_BY_KEY, ARMS, MODELS, REPLICAS, SOURCES, retrain_configs
+from helpers.churn.protocol import (
+    ARM_BY_KEY,
+    ARMS,
+    CONV_FLOOR,
+    MODELS,
+    REPLICAS,
+    SOURCES,
+    churn_configs,
+    retrain_configs,
+)
+from helpers.core.floors import floor_table
 from helpers.core.results_cache import load_result
 
-__all__ = ["REPLICAS", "MODELS", "arm_table", "committed_runs", "width_frame"]
+__all__ = ["REPLICAS", "MODELS", "arm_table", "committed_runs", "floor_frame", "width_frame"]
 
 _MIN_REPLICAS = 3
 
@@ -77,3 +87,28 @@ def width_frame(model: str, source: str = "both") -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def floor_frame(source: str = "both") -> pd.DataFrame:
+    """GELU's committed replicas of each model against the book's floor for that model and data
+    (:mod:`helpers.core.floors`, on the best validation epoch), and against this chapter's floor:
+    the book's for the MLP, :data:`~helpers.churn.protocol.CONV_FLOOR` for the ResNet, which the
+    budget keeps far below the book's ResNet-18 floor."""
+    frames = []
+    for key, model in MODELS.items():
+        results = [r for cfg in churn_configs(key, "gelu", source) if (r := load_result(cfg)) is not None]
+        if not results:
+            continue
+        cfg = results[0]["config"]
+        table = floor_table(results, {(cfg["model"], cfg["dataset"]): model.label})
+        if key == "conv":
+            mean = float(np.mean([max(row["val_metric"] for row in r["history"]) for r in results]))
+            table["floor (chapter)"] = f"≥ {100 * CONV_FLOOR:.0f} % accuracy"
+            table["verdict (chapter)"] = (
+                "met" if mean >= CONV_FLOOR else f"missed by {100 * (CONV_FLOOR - mean):.2f} points"
+            )
+        else:
+            table["floor (chapter)"] = table["floor"]
+            table["verdict (chapter)"] = table["verdict"]
+        frames.append(table)
+    return pd.concat(frames, ignore_index=True).set_index("pair") if frames else pd.DataFrame()
