@@ -23,7 +23,7 @@ from helpers.churn.protocol import (
     churn_configs,
     retrain_configs,
 )
-from helpers.core.floors import floor_table
+from helpers.core.floors import Floor, floor_for, floor_table
 from helpers.core.results_cache import load_result
 
 __all__ = ["REPLICAS", "MODELS", "arm_table", "committed_runs", "floor_frame", "width_frame"]
@@ -99,16 +99,10 @@ def floor_frame(source: str = "both") -> pd.DataFrame:
         results = [r for cfg in churn_configs(key, "gelu", source) if (r := load_result(cfg)) is not None]
         if not results:
             continue
-        cfg = results[0]["config"]
-        table = floor_table(results, {(cfg["model"], cfg["dataset"]): model.label})
-        if key == "conv":
-            mean = float(np.mean([max(row["val_metric"] for row in r["history"]) for r in results]))
-            table["floor (chapter)"] = f"≥ {100 * CONV_FLOOR:.0f} % accuracy"
-            table["verdict (chapter)"] = (
-                "met" if mean >= CONV_FLOOR else f"missed by {100 * (CONV_FLOOR - mean):.2f} points"
-            )
-        else:
-            table["floor (chapter)"] = table["floor"]
-            table["verdict (chapter)"] = table["verdict"]
-        frames.append(table)
+        pair = (results[0]["config"]["model"], results[0]["config"]["dataset"])
+        labels = {pair: model.label}
+        book = floor_table(results, labels)
+        ours = floor_for(*pair) if key != "conv" else Floor(*pair, "accuracy", CONV_FLOOR, True)
+        chapter = floor_table(results, labels, floors={pair: ours} if ours is not None else None)
+        frames.append(book.assign(**{"floor (chapter)": chapter["floor"], "verdict (chapter)": chapter["verdict"]}))
     return pd.concat(frames, ignore_index=True).set_index("pair") if frames else pd.DataFrame()

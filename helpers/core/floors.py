@@ -66,13 +66,16 @@ def _format(value: float, floor: Floor) -> str:
 
 
 def floor_table(
-    results: Iterable[Mapping[str, Any]], labels: Mapping[tuple[str, str], str] | None = None
+    results: Iterable[Mapping[str, Any]],
+    labels: Mapping[tuple[str, str], str] | None = None,
+    floors: Mapping[tuple[str, str], Floor] | None = None,
 ) -> pd.DataFrame:
     """One row per (model, dataset, activation) of ``results`` (a page's baseline runs): runs, the
     mean and range of their best validation value, the floor, and "met" or "missed by X".
 
     Pairs without a floor are listed with "no floor set". ``labels`` names the pairs, e.g.
-    ``{("mlp", "fashion_mnist"): "MLP/FMNIST"}`` (default: ``model/dataset``).
+    ``{("mlp", "fashion_mnist"): "MLP/FMNIST"}`` (default: ``model/dataset``); ``floors`` replaces
+    :data:`FLOORS` for the pairs it holds (a chapter's own floor for a network the budget keeps small).
     """
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     for result in results:
@@ -87,7 +90,7 @@ def floor_table(
     rows = []
     for (model, dataset, activation), runs in groups.items():
         label = (labels or {}).get((model, dataset), f"{model}/{dataset}")
-        floor = floor_for(model, dataset)
+        floor = (floors or {}).get((model, dataset)) or floor_for(model, dataset)
         row: dict[str, Any] = {"pair": label, "baseline": activation, "runs": len(runs)}
         if floor is None:
             row.update({"reached (mean)": "", "range": "", "floor": "no floor set", "verdict": ""})
