@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from helpers.core.results_cache import config_hash
 from helpers.lambda_gelu import protocol as lgelu
@@ -85,12 +86,49 @@ def test_bf16_runs_are_skipped_where_bf16_is_emulated(monkeypatch):
     fp32 = lgelu.table2_configs("cpu", ("fmnist",))[0]
     monkeypatch.delenv(provenance.ALLOW_EMULATED_BF16_ENV, raising=False)
     monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
+    monkeypatch.setattr(retrain, "resolve_device", lambda: torch.device("cpu"))  # as on a GPU node
     assert retrain.split_runnable([bf16, fp32]) == ([fp32], [bf16])
     monkeypatch.setenv(provenance.ALLOW_EMULATED_BF16_ENV, "1")
     assert retrain.split_runnable([bf16, fp32]) == ([bf16, fp32], [])
     monkeypatch.delenv(provenance.ALLOW_EMULATED_BF16_ENV)
     monkeypatch.setattr(provenance, "bf16_is_native", lambda: True)
     assert retrain.split_runnable([bf16, fp32]) == ([bf16, fp32], [])
+
+
+def test_bf16_runs_train_on_a_bf16_gpu_whatever_the_host_cpu(monkeypatch):
+    """A GPU node whose host CPU lacks native bf16 (an AVX2-only EPYC beside an A100) trains the
+    bf16 runs on its GPU; a GPU without bf16 skips them, and the emulation escape hatch is the
+    CPU's alone."""
+    from helpers.core import device as device_mod
+    from helpers.core import provenance
+
+    bf16 = lgelu.table2_configs("cpu", ("cifar10_resnet",))[0]
+    fp32 = lgelu.table2_configs("cpu", ("fmnist",))[0]
+    gpu = torch.device("cuda", 0)
+    monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
+    monkeypatch.setattr(device_mod.torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert retrain.split_runnable([bf16, fp32], gpu) == ([bf16, fp32], [])
+    monkeypatch.setattr(retrain, "resolve_device", lambda: gpu)  # REPRO_DEVICE=auto on a GPU node
+    assert retrain.split_runnable([bf16, fp32]) == ([bf16, fp32], [])
+    monkeypatch.setattr(device_mod.torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    monkeypatch.setenv(provenance.ALLOW_EMULATED_BF16_ENV, "1")
+    assert retrain.split_runnable([bf16, fp32], gpu) == ([fp32], [bf16])
+    assert retrain.split_runnable([bf16, fp32], torch.device("cpu")) == ([bf16, fp32], [])
+
+
+def test_the_skip_message_names_the_device_without_bf16(monkeypatch, capsys):
+    from helpers.core import provenance
+
+    monkeypatch.delenv(provenance.ALLOW_EMULATED_BF16_ENV, raising=False)
+    monkeypatch.setattr(provenance, "bf16_is_native", lambda: False)
+    monkeypatch.setattr(retrain, "resolve_device", lambda: torch.device("cpu"))
+    monkeypatch.setenv(retrain.KEEP_FINAL_WEIGHTS_ENV, "1")  # main sets it for its workers
+    trained: list = []
+    monkeypatch.setattr(retrain, "run_many", lambda configs, **kw: trained.extend(configs))
+    retrain.main(["u", "--workers", "1"])
+    out = capsys.readouterr().out
+    assert "skipping 25 bf16 runs" in out and "this CPU (" in out and "has no native bf16" in out
+    assert trained == []
 
 
 def test_claim_g_shares_its_paper_delta_runs_with_claim_b():

@@ -77,6 +77,7 @@ __all__ = [
     "DeviceUnavailable",
     "COMPILE_MODEL_ENV",
     "autocast_context",
+    "bf16_is_native_on",
     "check_device_precision",
     "compile_model_requested",
     "compiled_training_module",
@@ -153,7 +154,9 @@ def resolve_device(spec: str | None = None) -> torch.device:
     raise ValueError(f"{where} is not a device; choose one of {', '.join(DEVICE_WORDS)}")
 
 
-def _bf16_on(device: torch.device) -> bool:
+def bf16_is_native_on(device: torch.device) -> bool:
+    """Whether ``device`` computes bfloat16 natively: a GPU with bf16 support, or a CPU with AMX or
+    AVX512-BF16 (:func:`helpers.core.provenance.bf16_is_native`)."""
     if device.type == "cuda":
         return bool(torch.cuda.is_bf16_supported())
     if device.type == "cpu":
@@ -163,7 +166,7 @@ def _bf16_on(device: torch.device) -> bool:
 
 def preferred_precision(device: torch.device) -> str:
     """The precision that fits ``device`` best: bf16 where it runs natively, else float32."""
-    return "bf16" if _bf16_on(device) else "float32"
+    return "bf16" if bf16_is_native_on(device) else "float32"
 
 
 def check_device_precision(precision: str, device: torch.device) -> str:
@@ -175,7 +178,7 @@ def check_device_precision(precision: str, device: torch.device) -> str:
         return check_precision(precision)
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    if precision == "bf16" and not _bf16_on(device):
+    if precision == "bf16" and not bf16_is_native_on(device):
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
         raise DeviceUnavailable(
             f"this run is configured for bf16, but {name} has no bf16 support; "

@@ -7,8 +7,10 @@ their order, and says how far along they are and what more seeds would decide.
 
 Training resumes from the per-epoch checkpoint of an interrupted run (see
 :func:`helpers.core.train.fit`), so the same command continues after a kill. Runs configured for
-bf16 (the ResNet-18 pair) are skipped, with a message, on a CPU without native bf16: there they
-would take 10-17x longer; a session on an AMX or AVX512-BF16 machine trains them.
+bf16 are skipped, with a message, where the device they would train on lacks native bf16 (a CPU
+without AMX or AVX512-BF16, where they would take 10-17x longer); a machine with AMX, AVX512-BF16 or
+a bf16 GPU (``REPRO_DEVICE``, by default the GPU where there is one) trains them. With
+``--executor slurm`` each job checks on its own node.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ import os
 from dataclasses import dataclass
 
 import pandas as pd
+import torch
 
 from helpers.claims import collect_claims
 from helpers.core import provenance
+from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
@@ -252,18 +256,34 @@ def status_table() -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("claim")
 
 
-def runnable_here(config) -> bool:
-    """Whether this CPU trains ``config`` at its own precision natively: a bf16 run needs native
-    bf16 (AMX or AVX512-BF16), unless ``REPRO_ALLOW_EMULATED_BF16=1`` asks to emulate it."""
+def runnable_here(config, device: torch.device | None = None) -> bool:
+    """Whether ``device`` (default: the one this machine's runs train on, ``REPRO_DEVICE``, else a
+    GPU when there is one) trains ``config`` at its own precision natively: a bf16 run needs a GPU
+    with bf16 or a CPU with native bf16 (AMX or AVX512-BF16), unless ``REPRO_ALLOW_EMULATED_BF16=1``
+    asks to emulate it on the CPU."""
     if getattr(config, "precision", "float32") != "bf16":
         return True
-    return provenance.bf16_is_native() or bool_env(provenance.ALLOW_EMULATED_BF16_ENV, False)
+    device = resolve_device() if device is None else device
+    if bf16_is_native_on(device):
+        return True
+    return device.type == "cpu" and bool_env(provenance.ALLOW_EMULATED_BF16_ENV, False)
 
 
-def split_runnable(configs: list) -> tuple[list, list]:
-    """``configs`` split into those this CPU can train (:func:`runnable_here`) and the rest, in order."""
-    here = [c for c in configs if runnable_here(c)]
-    return here, [c for c in configs if not runnable_here(c)]
+def split_runnable(configs: list, device: torch.device | None = None) -> tuple[list, list]:
+    """``configs`` split into those ``device`` (default: this machine's training device) can train
+    (:func:`runnable_here`) and the rest, in order."""
+    device = resolve_device() if device is None else device
+    here = [c for c in configs if runnable_here(c, device)]
+    return here, [c for c in configs if not runnable_here(c, device)]
+
+
+def _without_bf16(device: torch.device) -> str:
+    """The device that lacks native bf16, in words, for the skip message."""
+    if device.type == "cuda":
+        return f"this GPU ({torch.cuda.get_device_name(device)}) has no bf16 support"
+    if device.type == "cpu":
+        return f"this CPU ({provenance.cpu_model()}, {provenance.cpu_capability()}) has no native bf16"
+    return f"{device.type} has no bf16 autocast here"
 
 
 def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
@@ -324,16 +344,17 @@ def main(argv: list[str] | None = None) -> None:
             print(_issue_line(issue))
         return
     executor = cluster_args.executor_from_args(parser, args)
-    configs, skipped = split_runnable([cfg for key in keys for cfg in CLAIMS[key].configs()])
-    if executor != "local":  # the runs train on the cluster's machines, not on this CPU
-        configs, skipped = configs + skipped, []
+    configs = [cfg for key in keys for cfg in CLAIMS[key].configs()]
+    skipped: list = []
+    if executor == "local":  # on a cluster the runs train on its nodes, which check for themselves
+        device = resolve_device()
+        configs, skipped = split_runnable(configs, device)
     if skipped:
         # bf16 runs wait for a machine with native bf16 rather than train 10-17x slower here, or
         # train in float32 under another key (a different run); the next such session takes them.
         pending = sum(load_result(c) is None for c in skipped)
         print(
-            f"skipping {len(skipped)} bf16 runs ({pending} not yet trained): this CPU "
-            f"({provenance.cpu_model()}, {provenance.cpu_capability()}) has no native bf16",
+            f"skipping {len(skipped)} bf16 runs ({pending} not yet trained): {_without_bf16(device)}",
             flush=True,
         )
     # Keep every run's final weights (beside its result, ignored by git): the ReLU-ization chapter
