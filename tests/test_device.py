@@ -44,6 +44,61 @@ def test_each_word_picks_its_device(two_gpus, monkeypatch, word, expected):
     assert D.resolve_device() == torch.device(expected)
 
 
+@pytest.mark.parametrize("word", [None, "auto", "cuda", " CUDA "])
+def test_local_workers_spread_over_the_gpus_left_to_choose(two_gpus, monkeypatch, word):
+    if word is None:
+        monkeypatch.delenv(D.DEVICE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(D.DEVICE_ENV, word)
+    assert D.local_gpus() == 2
+    assert D.worker_devices(3) == ("cuda:0", "cuda:1", "cuda:0")
+
+
+@pytest.mark.parametrize("word,gpus", [("cuda:1", 1), ("cpu", 0)])
+def test_workers_pinned_to_one_device_stay_there(two_gpus, monkeypatch, word, gpus):
+    monkeypatch.setenv(D.DEVICE_ENV, word)
+    assert D.local_gpus() == gpus and D.worker_devices(3) == ()
+
+
+def test_one_gpu_or_none_needs_no_spreading(no_gpu, monkeypatch):
+    monkeypatch.delenv(D.DEVICE_ENV, raising=False)
+    assert D.local_gpus() == 0 and D.worker_devices(4) == ()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert D.local_gpus() == 1 and D.worker_devices(4) == ()
+
+
+def test_default_workers_are_one_per_gpu_where_runs_train_on_gpus(two_gpus, monkeypatch):
+    import os
+
+    from helpers.core import results_cache
+
+    monkeypatch.delenv("REPRO_WORKERS", raising=False)
+    monkeypatch.delenv(D.DEVICE_ENV, raising=False)
+    assert results_cache.default_workers("cpu") == 2 and results_cache.default_workers("smoke") == 1
+    monkeypatch.setenv(D.DEVICE_ENV, "cpu")
+    assert results_cache.default_workers("cpu") == max(1, os.cpu_count() or 1)
+    monkeypatch.setenv("REPRO_WORKERS", "3")
+    assert results_cache.default_workers("cpu") == 3
+
+
+def test_each_worker_takes_the_next_gpu(monkeypatch):
+    import multiprocessing
+    import os
+
+    from helpers.core import results_cache
+
+    monkeypatch.setenv(D.DEVICE_ENV, "auto")  # restored after the test
+    slot = multiprocessing.get_context("spawn").Value("i", 0)
+    seen = []
+    for _ in range(3):
+        results_cache._init_worker((), ("cuda:0", "cuda:1"), slot)
+        seen.append(os.environ[D.DEVICE_ENV])
+    assert seen == ["cuda:0", "cuda:1", "cuda:0"]
+    results_cache._init_worker((), (), slot)  # no GPUs to spread over: the variable is left alone
+    assert os.environ[D.DEVICE_ENV] == "cuda:0" and slot.value == 3
+
+
 def test_cuda_without_a_gpu_says_what_to_set(no_gpu, monkeypatch):
     monkeypatch.setenv(D.DEVICE_ENV, "cuda")
     with pytest.raises(D.DeviceUnavailable, match=r"REPRO_DEVICE='cuda'.*no.*set REPRO_DEVICE=cpu or auto"):

@@ -1,7 +1,7 @@
 """The results cache: hashing, atomic writes, failure records, CI rule for cpu results."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -138,6 +138,20 @@ def test_run_many_worker_processes_give_the_in_process_results(tmp_path, monkeyp
     # the checksum covers train_seconds, so it differs too; provenance (threads, backends) must not
     strip = lambda r: {k: v for k, v in r.items() if k not in ("train_seconds", "checksum")}  # noqa: E731
     assert [strip(r) for r in parallel] == [strip(r) for r in serial]
+
+
+def test_run_many_hands_each_worker_process_its_device(tmp_path, monkeypatch):
+    """On several GPUs each worker trains on the device the parent assigned it: a device no worker
+    can resolve fails every run with the resolver's message, so the assignment reached them."""
+    from helpers.core import results_cache
+    from helpers.lambda_gelu import protocol as lgelu
+
+    first = lgelu.table2_configs("smoke", ("fmnist",))[0]  # a training run: it resolves its device first
+    configs = [replace(first, seed=s) for s in (0, 1)]  # two runs, so two worker processes
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setattr(results_cache, "worker_devices", lambda n: ("no-such-device",) * n)
+    with pytest.raises(ValueError, match="REPRO_DEVICE='no-such-device' is not a device"):
+        experiments.run_many(configs, workers=2)
 
 
 def test_compute_time_simulates_the_workers():

@@ -83,10 +83,12 @@ __all__ = [
     "compiled_training_module",
     "device_provenance",
     "device_scope",
+    "local_gpus",
     "move_to",
     "preferred_precision",
     "resolve_device",
     "set_determinism",
+    "worker_devices",
 ]
 
 #: The variable that picks the device.
@@ -152,6 +154,25 @@ def resolve_device(spec: str | None = None) -> torch.device:
             )
         return torch.device("cuda", index)
     raise ValueError(f"{where} is not a device; choose one of {', '.join(DEVICE_WORDS)}")
+
+
+def local_gpus() -> int:
+    """How many GPUs the local worker processes of ``run_many`` share: every GPU of this machine
+    when the device is left to choose (``REPRO_DEVICE`` unset, ``auto`` or ``cuda``), 1 when it
+    names one (``cuda:N``), 0 when runs train on the CPU or MPS."""
+    if resolve_device().type != "cuda":
+        return 0
+    word = os.environ.get(DEVICE_ENV, "auto").strip().lower() or "auto"
+    return torch.cuda.device_count() if word in ("auto", "cuda") else 1
+
+
+def worker_devices(workers: int) -> tuple[str, ...]:
+    """The ``REPRO_DEVICE`` of each of ``workers`` local worker processes: on a machine with several
+    GPUs left to choose (:func:`local_gpus`), one GPU each, round-robin, so that eight workers on
+    eight GPUs do not all train on GPU 0; otherwise empty, and each worker resolves ``REPRO_DEVICE``
+    as this process does."""
+    gpus = local_gpus()
+    return tuple(f"cuda:{i % gpus}" for i in range(workers)) if gpus > 1 else ()
 
 
 def bf16_is_native_on(device: torch.device) -> bool:

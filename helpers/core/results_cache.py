@@ -40,6 +40,7 @@ from helpers.core.atomic_files import (
     remove_stale_temp_files,
     write_json_atomic,
 )
+from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
 from helpers.core.options import flat_defaults, flat_options
 from helpers.core.result_files import CorruptResult, find_problems, read_verified, with_checksum
 from helpers.core.runtime import (
@@ -72,6 +73,16 @@ def note_plugin_module(name: str) -> None:
 def _import_plugin_modules(names: tuple[str, ...]) -> None:
     for name in names:
         importlib.import_module(name)
+
+
+def _init_worker(plugin_modules: tuple[str, ...], devices: tuple[str, ...], next_slot: Any) -> None:
+    """A :func:`run_many` worker's start: import the plugins; on several GPUs, take the next
+    worker's device (:func:`helpers.core.device.worker_devices`)."""
+    _import_plugin_modules(plugin_modules)
+    if devices:
+        with next_slot.get_lock():
+            slot, next_slot.value = next_slot.value, next_slot.value + 1
+        os.environ[DEVICE_ENV] = devices[slot % len(devices)]
 
 
 class RunFailed(RuntimeError):
@@ -358,10 +369,11 @@ def _write_failure(path: Path, record: dict) -> None:
 
 
 def default_workers(profile: str) -> int:
-    """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per CPU core (one in the smoke
-    profile, whose runs take seconds and would spend longer starting processes)."""
-
-    return positive_int_env("REPRO_WORKERS", 1 if profile == "smoke" else max(1, os.cpu_count() or 1))
+    """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per GPU where runs train on GPUs
+    (:func:`helpers.core.device.local_gpus`), else one per CPU core; one in the smoke profile, whose
+    runs take seconds and would spend longer starting processes."""
+    default = local_gpus() or max(1, os.cpu_count() or 1)
+    return positive_int_env("REPRO_WORKERS", 1 if profile == "smoke" else default)
 
 
 def _run_in_worker(config: Any, rerun: bool, quiet_worker: bool = True) -> dict:
@@ -396,9 +408,8 @@ def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str, re
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
     try:
-        with ProcessPoolExecutor(
-            max_workers=n, mp_context=context, initializer=_import_plugin_modules, initargs=(tuple(_PLUGIN_MODULES),)
-        ) as pool:
+        start = (tuple(_PLUGIN_MODULES), worker_devices(n), context.Value("i", 0))
+        with ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_init_worker, initargs=start) as pool:
             try:
                 quiet_workers = interactive_stderr()  # see _run_in_worker
                 futures = {pool.submit(_run_in_worker, configs[i], rerun, quiet_workers): i for i in todo}
