@@ -60,6 +60,12 @@ def test_workers_pinned_to_one_device_stay_there(two_gpus, monkeypatch, word, gp
     assert D.local_gpus() == gpus and D.worker_devices(3) == ()
 
 
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2", None])
+def test_worker_devices_wants_a_positive_count(two_gpus, workers):
+    with pytest.raises((TypeError, ValueError), match="workers"):
+        D.worker_devices(workers)
+
+
 def test_one_gpu_or_none_needs_no_spreading(no_gpu, monkeypatch):
     monkeypatch.delenv(D.DEVICE_ENV, raising=False)
     assert D.local_gpus() == 0 and D.worker_devices(4) == ()

@@ -70,6 +70,7 @@ import torch
 from helpers.core import provenance
 from helpers.core.env import bool_env
 from helpers.core.provenance import PRECISIONS, check_precision
+from helpers.core.validation import check_value, integer
 
 __all__ = [
     "DEVICE_ENV",
@@ -171,6 +172,7 @@ def worker_devices(workers: int) -> tuple[str, ...]:
     GPUs left to choose (:func:`local_gpus`), one GPU each, round-robin, so that eight workers on
     eight GPUs do not all train on GPU 0; otherwise empty, and each worker resolves ``REPRO_DEVICE``
     as this process does."""
+    check_value("worker_devices", "workers", workers, integer(1))
     gpus = local_gpus()
     return tuple(f"cuda:{i % gpus}" for i in range(workers)) if gpus > 1 else ()
 
