@@ -50,7 +50,7 @@ from helpers.protocols import cheap_check_configs
 
 #: Never compared: wall-clock time, the provenance itself (compared field by field to choose
 #: the comparison) and the content checksum (it changes with any float).
-IGNORED_KEYS = {"train_seconds", "provenance", "checksum"}
+IGNORED_KEYS = {"train_seconds", "cpu_seconds", "provenance", "checksum"}
 
 # ---- The cross-machine tolerance, stated once --------------------------------------------------
 #: Unit roundoff of float32: the relative error of one correctly rounded operation.

@@ -421,6 +421,10 @@ def test_smoke_run_of_every_arm_and_its_tables_and_claims(require_dataset):
     results = [run_or_load(cfg) for cfg in E.reluization_configs("fmnist", "smoke")]
     by_arm = {r["config"]["arm"]: r for r in results}
     assert by_arm["relu"]["before_swap"] == by_arm["relu"]["after_swap"]
+    # a run records its CPU time beside its wall time (the budget's check on paused runs); one
+    # thread, never paused here, so the two agree to within the process's own overheads
+    assert all(0 < r["cpu_seconds"] <= r["train_seconds"] * 1.5 + 1 for r in results)
+    assert all("cpu_seconds" not in r["train"] for r in results)
     assert all(0 <= z <= 1 for r in results for z in r["sparsity"]["after_swap"])
     assert by_arm["srelu_anneal"]["train"]["history"][-1]["delta"] == P.DELTA_TARGET
     assert by_arm["lgelu_anneal"]["train"]["history"][-1]["lambdas"] == pytest.approx([P.LAMBDA_TARGET] * 4, rel=1e-6)

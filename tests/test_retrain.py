@@ -340,6 +340,28 @@ def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(mo
         retrain.issue_core_hours("no such issue")
 
 
+def test_the_status_says_how_much_wall_time_runs_spent_off_the_cpu(monkeypatch):
+    """A run paused while CI ran records an hour of wall time but half an hour of CPU time: the
+    budget still counts the hour, and the status line says half of it was off the CPU; runs that
+    predate ``cpu_seconds`` are not guessed at."""
+    paused = {"train_seconds": 3600.0, "cpu_seconds": 1800.0}
+    busy = {"train_seconds": 3600.0, "cpu_seconds": 3650.0}  # a second thread: never negative
+    old = {"train_seconds": 3600.0}
+    t_runs = {config_hash(c) for c in retrain.CLAIMS["t"].configs()}
+    monkeypatch.setattr(
+        retrain, "load_result", lambda cfg: (paused if cfg.seed == 7 else busy) if config_hash(cfg) in t_runs else old
+    )
+    runs, hours = retrain.issue_core_hours("CPU budget")
+    timed, off = retrain.off_cpu_hours("CPU budget")
+    seed7 = {config_hash(c) for c in retrain.CLAIMS["t"].configs() if c.seed == 7}
+    assert 0 < timed < runs and hours == pytest.approx(runs) and off == pytest.approx(len(seed7) / 2)
+    assert f"{timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU" in (
+        retrain._issue_line("CPU budget")
+    )
+    monkeypatch.setattr(retrain, "load_result", lambda cfg: old)
+    assert retrain.off_cpu_hours("CPU budget") == (0, 0.0) and "CPU time" not in retrain._issue_line("CPU budget")
+
+
 def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monkeypatch):
     import pandas as pd
 

@@ -92,10 +92,12 @@ def test_a_resumed_run_reports_the_time_of_its_epochs_before_the_kill(tmp_path):
     first = fit(model, train, val, optimizer=opt, epochs=2, task="classification", checkpoint_path=ckpt)
     payload = torch.load(ckpt, weights_only=True)
     payload["train_seconds"] = 1000.0  # as if the first two epochs had taken 1,000 s
+    payload["cpu_seconds"] = 400.0  # of which 600 s paused
     torch.save(payload, ckpt)
     model, train, val, opt = _setup(seed=5)
     resumed = fit(model, train, val, optimizer=opt, epochs=3, task="classification", checkpoint_path=ckpt)
     assert 0 < first["train_seconds"] < 1000 < resumed["train_seconds"] < 1000 + 60
+    assert 0 < first["cpu_seconds"] < 400 < resumed["cpu_seconds"] < 400 + 60
 
 
 def test_nan_loss_stops_with_clear_error():

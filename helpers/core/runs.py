@@ -550,6 +550,7 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
         "n_params": sum(p.numel() for p in model.parameters()),
         "data_source": parts["source"],
         "train_seconds": out["train_seconds"],  # informative only; never compared (resumes included)
+        "cpu_seconds": out["cpu_seconds"],  # the same, in this process's CPU time (a pause costs none)
     }
     return parts, out, result
 

@@ -178,6 +178,12 @@ def issue_core_hours(issue: str) -> tuple[int, float]:
 
     A claim that adds seeds to a set counts its new seeds only: claim (u)'s seeds 0-2 are claims
     (c)/(d)'s runs, trained under "Decisive scale", and do not spend the "CPU budget"."""
+    results = _issue_results(issue)
+    return len(results), sum(float(r["train_seconds"]) for r in results) / 3600
+
+
+def _issue_results(issue: str) -> list[dict]:
+    """The result of every finished run ``issue`` paid for (:func:`issue_core_hours`)."""
     if issue not in ISSUES:
         raise ValueError(f"unknown issue {issue!r}; the issues are {', '.join(ISSUES)}")
     first: dict[str, tuple[str, object]] = {}  # run -> (issue of the first claim listing it, config)
@@ -185,24 +191,30 @@ def issue_core_hours(issue: str) -> tuple[int, float]:
         for cfg in claim.configs():
             paid = "" if cfg.seed in claim.seeds_trained_before else claim.issue
             first.setdefault(config_hash(cfg), (paid, cfg))
-    seconds = 0.0
-    runs = 0
-    for owner, cfg in first.values():
-        if owner != issue:
-            continue
-        result = load_result(cfg)
-        if result is not None:
-            runs += 1
-            seconds += float(result["train_seconds"])
-    return runs, seconds / 3600
+    return [r for owner, cfg in first.values() if owner == issue and (r := load_result(cfg)) is not None]
+
+
+def off_cpu_hours(issue: str) -> tuple[int, float]:
+    """Of the runs ``issue`` paid for, those that record their CPU time (``cpu_seconds``, recorded
+    by the runs trained after claim (t)) and the hours of wall time they spent off the CPU: paused
+    (SIGSTOP while CI ran), waiting on I/O or on a device. The budget counts wall time, so these
+    hours are counted though no core was spent; runs older than the field cannot say."""
+    timed = [r for r in _issue_results(issue) if "cpu_seconds" in r]
+    off = sum(max(0.0, float(r["train_seconds"]) - float(r["cpu_seconds"])) for r in timed)
+    return len(timed), off / 3600
 
 
 def _issue_line(issue: str) -> str:
-    """One line of ``--status`` per issue: the runs it added, their core-hours against its budget."""
+    """One line of ``--status`` per issue: the runs it added, their core-hours against its budget,
+    and how much of that wall time the runs that record their CPU time spent off the CPU."""
     runs, hours = issue_core_hours(issue)
     budget = ISSUES[issue]
     spent = f"{hours:.2f}" + ("" if budget is None else f" of its {budget:g}")
-    return f'issue "{issue}": {runs} runs it added, {spent} core-hours (a run an earlier issue trained counts there)'
+    line = f'issue "{issue}": {runs} runs it added, {spent} core-hours (a run an earlier issue trained counts there)'
+    timed, off = off_cpu_hours(issue)
+    if timed:
+        line += f"; {timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU"
+    return line
 
 
 def status_table() -> pd.DataFrame:

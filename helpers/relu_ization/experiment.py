@@ -357,7 +357,7 @@ def _reproduces(tcfg: TrainConfig, history: list[dict[str, Any]], reused: bool =
 def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
     """Train, swap and analyse one arm (one thread, as every run of the book)."""
     with training_threads():
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         tcfg = cfg.train_config()
         reused = _reused_training(tcfg)
         if reused is not None:
@@ -374,11 +374,13 @@ def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
             "higher_is_better": train_result["higher_is_better"],
             "final_epoch": tcfg.epochs,
             **result,
-            "train": {k: v for k, v in train_result.items() if k != "train_seconds"},
+            "train": {k: v for k, v in train_result.items() if k not in ("train_seconds", "cpu_seconds")},
             "reproduces": _reproduces(tcfg, train_result["history"], reused=reused is not None),
             "analysis_seconds": time.perf_counter() - analysed,
-            # training (0 when the weights were reused: the committed run states its own) and analyses
+            # training (0 when the weights were reused: the committed run states its own) and analyses,
+            # in wall time and in this process's CPU time (a pause costs none)
             "train_seconds": time.perf_counter() - started,
+            "cpu_seconds": time.process_time() - cpu_started,
         }
 
 

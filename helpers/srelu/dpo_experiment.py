@@ -212,7 +212,7 @@ def run_dpo(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
 
 
 def _run(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     pre = cfg.pretrain_config()
     seed_everything(cfg.seed)
     parts = build_run(pre)
@@ -262,6 +262,7 @@ def _run(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
         "n_params": sum(p.numel() for p in model.parameters()),
         "data_source": parts["source"],
         "train_seconds": time.perf_counter() - started,
+        "cpu_seconds": time.process_time() - cpu_started,
     }
 
 
