@@ -136,8 +136,9 @@ RELU_PAIRS: dict[str, ReluPair] = {
 #: Each pair's scale per profile: its λ-GELU pair's, so that the GELU, ReLU and annealed λ-GELU
 #: arms are that protocol's runs (for the seeds it has). In the cpu profile: the decisive MLP/FMNIST
 #: scale with 17 seeds (claim (h) of the retrain, :mod:`helpers.protocols.retrain_claims`, trained 5; claim
-#: (q) 12 more, where the seed plan said three rows decide); the GPT floor scale with 5 seeds (claim
-#: (l) trained 3; claim (s) 2 more, where the plan said two rows decide); the decisive ResNet-18
+#: (q) 12 more, where the seed plan said three rows decide); the GPT floor scale with 8 seeds (claim
+#: (l) trained 3; claim (s) 2 more, where the plan said two rows decide; claim (t) 3 more, where the
+#: plan said the int8 row needs n = 8); the decisive ResNet-18
 #: scale with three seeds, the issue's minimum, since those runs cost 35-40 core-minutes each in
 #: bf16 (claim (j)); and the S-ReLU chapter's decisive ViT (:data:`VIT_CPU`, claim (k)) instead of
 #: the λ-GELU DeiT stand-in's earlier scale.
@@ -148,7 +149,7 @@ SCALES: dict[str, dict[str, Scale]] = {
     },
     "gpt": {
         **LAMBDA_GELU_SCALES["wikitext_gpt"],
-        "cpu": replace(LAMBDA_GELU_SCALES["wikitext_gpt"]["cpu"], seeds=tuple(range(5))),
+        "cpu": replace(LAMBDA_GELU_SCALES["wikitext_gpt"]["cpu"], seeds=tuple(range(8))),
     },
     "cifar10_resnet": {
         **LAMBDA_GELU_SCALES["cifar10_resnet"],
