@@ -251,10 +251,10 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
     assert {c.seed for c in retrain.CLAIMS["h"].configs()} == set(range(5))
     # switched: the chapter's cpu pairs are exactly the claims that trained their seeds, (h) and
-    # (q) for the MLP, (l) and (s) for the GPT decoder (until (t) is committed), (j) and (k)
+    # (q) for the MLP, (l), (s) and (t) for the GPT decoder, (j) and (k)
     from helpers.relu_ization.experiment import reluization_configs
 
-    for pair, claims in (("fmnist", "hq"), ("gpt", "ls"), ("cifar10_resnet", "j"), ("vit", "k")):
+    for pair, claims in (("fmnist", "hq"), ("gpt", "lst"), ("cifar10_resnet", "j"), ("vit", "k")):
         assert {config_hash(c) for c in reluization_configs(pair, "cpu")} == {
             config_hash(c) for k in claims for c in retrain.CLAIMS[k].configs()
         }, pair
