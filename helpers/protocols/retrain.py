@@ -179,7 +179,11 @@ def issue_core_hours(issue: str) -> tuple[int, float]:
     A claim that adds seeds to a set counts its new seeds only: claim (u)'s seeds 0-2 are claims
     (c)/(d)'s runs, trained under "Decisive scale", and do not spend the "CPU budget"."""
     results = _issue_results(issue)
-    return len(results), sum(float(r["train_seconds"]) for r in results) / 3600
+    return len(results), _wall_hours(results)
+
+
+def _wall_hours(results: list[dict]) -> float:
+    return sum(float(r["train_seconds"]) for r in results) / 3600
 
 
 def _issue_results(issue: str) -> list[dict]:
@@ -199,7 +203,11 @@ def off_cpu_hours(issue: str) -> tuple[int, float]:
     by the runs trained after claim (t)) and the hours of wall time they spent off the CPU: paused
     (SIGSTOP while CI ran), waiting on I/O or on a device. The budget counts wall time, so these
     hours are counted though no core was spent; runs older than the field cannot say."""
-    timed = [r for r in _issue_results(issue) if "cpu_seconds" in r]
+    return _off_cpu(_issue_results(issue))
+
+
+def _off_cpu(results: list[dict]) -> tuple[int, float]:
+    timed = [r for r in results if "cpu_seconds" in r]
     off = sum(max(0.0, float(r["train_seconds"]) - float(r["cpu_seconds"])) for r in timed)
     return len(timed), off / 3600
 
@@ -207,11 +215,12 @@ def off_cpu_hours(issue: str) -> tuple[int, float]:
 def _issue_line(issue: str) -> str:
     """One line of ``--status`` per issue: the runs it added, their core-hours against its budget,
     and how much of that wall time the runs that record their CPU time spent off the CPU."""
-    runs, hours = issue_core_hours(issue)
+    results = _issue_results(issue)  # loaded once: both counts below read them
     budget = ISSUES[issue]
-    spent = f"{hours:.2f}" + ("" if budget is None else f" of its {budget:g}")
-    line = f'issue "{issue}": {runs} runs it added, {spent} core-hours (a run an earlier issue trained counts there)'
-    timed, off = off_cpu_hours(issue)
+    spent = f"{_wall_hours(results):.2f}" + ("" if budget is None else f" of its {budget:g}")
+    line = f'issue "{issue}": {len(results)} runs it added, {spent} core-hours'
+    line += " (a run an earlier issue trained counts there)"
+    timed, off = _off_cpu(results)
     if timed:
         line += f"; {timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU"
     return line
