@@ -11,14 +11,21 @@ type, the verdict vocabulary and the table rendering live in :mod:`helpers.core.
 
 from __future__ import annotations
 
-import functools
+import hashlib
+import json
+import os
+import platform
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
 from helpers import methods
+from helpers.core.claim import claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
 from helpers.core.report import Claim
+from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
 
 __all__ = [
@@ -40,12 +47,6 @@ def collect_claims() -> list[Claim]:
         if method.audit is not None:
             claims.extend(method.audit())
     return claims
-
-
-@functools.lru_cache(maxsize=1)
-def report_claims() -> tuple[Claim, ...]:
-    """:func:`collect_claims`, computed once per process (a page reads several claims)."""
-    return tuple(collect_claims())
 
 
 def claim(key: str) -> Claim:
@@ -94,3 +95,123 @@ def findings_box(
         raise KeyError(f"the report has no claims on page {page!r}")
     body = (findings_markdown(claims, keys=keys, **options) + (f"\n{extra}" if extra else "")) if claims else when_empty
     glue_values(**{name: Markdown(body)})
+
+
+# --- the stored report -------------------------------------------------------------------------
+# Computing the report reads and re-checks every committed result (about a minute on 2 cores), and
+# every page, nbval, the book build, the tests and the retrain tools need it. So it is computed once
+# per set of inputs and stored as JSON under ``.cache/report/``, keyed by a digest of everything
+# the rows depend on: the code under ``helpers/``, the result files, the measured benchmarks the
+# latency rows read, the claim sources registered in this process and the library versions and CPU
+# type (float rounding). A stale file is never read (its key no longer matches), and a missing or
+# unreadable one is recomputed.
+
+#: Bump when the stored format changes (an old file is then simply not found).
+STORE_FORMAT = 1
+
+#: How many stored reports to keep (tests that point ``REPRO_RESULTS_DIR`` elsewhere add their own).
+STORE_KEEP = 8
+
+
+def _input_files() -> list[tuple[str, Path]]:
+    """Every file the report reads, with the name it enters the key under."""
+    root = repo_root()
+    files = [(f"code/{p.relative_to(root)}", p) for p in sorted((root / "helpers").rglob("*.py"))]
+    files += [(f"bench/{p.name}", p) for p in sorted((root / "benchmarks").glob("*.json"))]
+    results = results_root("cpu")
+    if results.is_dir():
+        files += [(f"results/{p.relative_to(results)}", p) for p in sorted(results.rglob("*.json")) if p.is_file()]
+    return files
+
+
+def _environment() -> list[str]:
+    import numpy
+    import scipy
+    import sympy
+    import torch
+
+    sources = [f"{m.package}:{_qualname(m.claims)}:{_qualname(m.audit)}" for m in methods.CLAIM_SOURCES]
+    return [
+        f"format={STORE_FORMAT}",
+        f"python={platform.python_version()}",
+        f"torch={torch.__version__}",
+        f"numpy={numpy.__version__}",
+        f"scipy={scipy.__version__}",
+        f"sympy={sympy.__version__}",
+        f"cpu={torch.backends.cpu.get_cpu_capability()}",
+        *sources,
+    ]
+
+
+def _qualname(fn: object) -> str:
+    return "" if fn is None else f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def report_digest() -> str:
+    """The key of the report these inputs give: a SHA-256 over the inputs' names and contents."""
+    digest = hashlib.sha256()
+    for line in _environment():
+        digest.update(line.encode() + b"\n")
+    for name, path in _input_files():
+        digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def store_path(digest: str | None = None) -> Path:
+    """Where the report of ``digest`` (default: the current inputs) is stored."""
+    return repo_root() / ".cache" / "report" / f"report-{digest or report_digest()}.json"
+
+
+def _stat_signature() -> tuple:
+    """A cheap fingerprint of the inputs (names, sizes, modification times): within one process it
+    tells whether the digest needs recomputing at all."""
+    stats = []
+    for name, path in _input_files():
+        st = path.stat()
+        stats.append((name, st.st_size, st.st_mtime_ns))
+    return (tuple(_environment()), tuple(stats))
+
+
+def _load_stored(path: Path) -> tuple[Claim, ...] | None:
+    try:
+        data = json.loads(path.read_text())
+        if data.get("format") != STORE_FORMAT:
+            return None
+        return tuple(claim_from_dict(row) for row in data["claims"])
+    except (OSError, ValueError, KeyError, TypeError):  # missing, half-written by a crash, or foreign
+        return None
+
+
+def _store(path: Path, claims: Sequence[Claim]) -> None:
+    data = {"format": STORE_FORMAT, "claims": [claim_to_dict(c) for c in claims]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    stored = sorted(path.parent.glob("report-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in stored[STORE_KEEP:]:
+        old.unlink(missing_ok=True)
+
+
+_MEMO: dict[tuple, tuple[Claim, ...]] = {}
+
+
+def report_claims() -> tuple[Claim, ...]:
+    """:func:`collect_claims`, computed once per set of inputs and stored on disk (see
+    :data:`STORE_FORMAT`): the first caller computes and stores it, every later one (other pages,
+    processes, the book build, the tests) reads it in well under a second."""
+    signature = _stat_signature()
+    if (claims := _MEMO.get(signature)) is None:
+        path = store_path()
+        claims = _load_stored(path)
+        if claims is None:
+            claims = tuple(collect_claims())
+            _store(path, claims)
+        _MEMO.clear()
+        _MEMO[signature] = claims
+    return claims

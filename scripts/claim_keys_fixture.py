@@ -28,9 +28,9 @@ HOW_TO_UPDATE = "python scripts/claim_keys_fixture.py --write"
 
 def current() -> list[str]:
     """The keys of every claim of the report, in report order."""
-    from helpers.claims import collect_claims
+    from helpers.claims import report_claims
 
-    return [c.key for c in collect_claims()]
+    return [c.key for c in report_claims()]
 
 
 def problems(expected: Sequence[str], actual: Sequence[str]) -> list[str]:

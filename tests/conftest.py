@@ -33,8 +33,9 @@ def require_dataset():
 
 @pytest.fixture(scope="session")
 def committed_claims():
-    """Every claim of the report from the committed results, computed once per session (about
-    40 s): for tests that read the claims and never change what they depend on."""
-    from helpers.claims import collect_claims
+    """Every claim of the report from the committed results: the stored report
+    (:func:`helpers.claims.report_claims`), computed at most once for the whole run and shared with
+    nbval and the book build; for tests that read the claims and never change what they depend on."""
+    from helpers.claims import report_claims
 
-    return collect_claims()
+    return list(report_claims())

@@ -365,10 +365,10 @@ def test_the_status_says_how_much_wall_time_runs_spent_off_the_cpu(monkeypatch):
 def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monkeypatch):
     import pandas as pd
 
-    from helpers.claims import collect_claims
+    from helpers.claims import report_claims
 
     monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)  # the committed results: every row exists
-    keys = {c.key for c in collect_claims()}
+    keys = {c.key for c in report_claims()}
     decided = [k for claim in retrain.CLAIMS.values() for k in claim.decides]
     assert decided and set(decided) <= keys
     stub = pd.DataFrame({"key": ["reluization-gpt-gelu-int8-cost", "other"], "bought by": [None] * 2}, dtype=object)

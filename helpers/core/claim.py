@@ -8,8 +8,9 @@ names callers use, so callers import from there. A claim holds the source's valu
 
 from __future__ import annotations
 
+import numbers
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Literal
 
@@ -243,3 +244,54 @@ def audit_claim(
         note=note,
         basis=basis,
     )
+
+
+def claim_to_dict(claim: Claim) -> dict:
+    """Every field of ``claim``, its run designs and their comparisons included, as plain JSON values
+    (the stored report, :func:`helpers.claims.report_claims`); :func:`claim_from_dict` inverts it."""
+    row = {f.name: getattr(claim, f.name) for f in dataclass_fields(claim) if f.name != "design"}
+    row["design"] = [
+        {
+            **{f.name: getattr(part, f.name) for f in dataclass_fields(part) if f.name != "comparison"},
+            "comparison": None if part.comparison is None else _plain(asdict(part.comparison)),
+        }
+        for part in claim.design
+    ]
+    return row
+
+
+def claim_from_dict(row: dict) -> Claim:
+    """The :class:`Claim` that :func:`claim_to_dict` wrote (tuples and comparisons restored)."""
+    design = tuple(
+        RunDesign(
+            **{
+                **part,
+                "comparison": None
+                if part["comparison"] is None
+                else Comparison(
+                    **{
+                        **part["comparison"],
+                        "values_a": tuple(part["comparison"]["values_a"]),
+                        "values_b": tuple(part["comparison"]["values_b"]),
+                    }
+                ),
+            }
+        )
+        for part in row["design"]
+    )
+    return Claim(**{**row, "design": design})
+
+
+def _plain(value: object) -> object:
+    """``value`` with numpy scalars as Python numbers and tuples as lists (JSON's own types)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value

@@ -31,7 +31,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from helpers.claims import collect_claims
+from helpers.claims import report_claims
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ __all__ = ["MOVING_FIELDS", "moved", "snapshot", "results_at", "tree_at", "main"
 def _snapshot_here() -> dict[str, dict[str, Any]]:
     """Every claim's moving fields, computed in this process from its ``REPRO_RESULTS_DIR``."""
     rows = {}
-    for claim in collect_claims():
+    for claim in report_claims():
         record = dataclasses.asdict(claim)
         rows[claim.key] = {"claim": record["claim"], **{f: repr(record[f]) for f in MOVING_FIELDS}}
     return rows

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import pandas as pd
 import torch
 
-from helpers.claims import collect_claims
+from helpers.claims import report_claims
 from helpers.core import provenance
 from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.env import bool_env
@@ -80,7 +80,7 @@ def seed_plan() -> pd.DataFrame:
     """The seed plan of the report's inconclusive run-based rows (:func:`seed_plan.plan_frame`)
     against the "CPU budget" issue's budget, costed from :data:`PLAN_SOURCES`, each row with the
     retrain claim that buys its seeds, if one does (:attr:`RetrainClaim.decides`)."""
-    frame = plan_frame(collect_claims(), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
+    frame = plan_frame(list(report_claims()), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
     finished = _finished_seconds()
     for claim in CLAIMS.values():
         if claim.decides:

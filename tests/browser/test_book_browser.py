@@ -157,9 +157,9 @@ def _claims(monkeypatch: pytest.MonkeyPatch) -> list:
     if not _CLAIMS:
         monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)
         monkeypatch.setenv("REPRO_PROFILE", os.environ.get("REPRO_PROFILE", "cpu"))
-        from helpers.claims import collect_claims
+        from helpers.claims import report_claims
 
-        _CLAIMS.extend(collect_claims())
+        _CLAIMS.extend(report_claims())
     return _CLAIMS
 
 
