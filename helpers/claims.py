@@ -24,7 +24,7 @@ import pandas as pd
 from helpers import methods
 from helpers.core.claim import claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
-from helpers.core.report import Claim
+from helpers.core.report import Claim, paper_of
 from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
 
@@ -36,6 +36,11 @@ __all__ = [
     "section_claims",
     "claims_frame",
     "findings_box",
+    "report_digest",
+    "store_path",
+    "DOWNLOAD_COLUMNS",
+    "download_frame",
+    "write_downloads",
 ]
 
 
@@ -215,3 +220,49 @@ def report_claims() -> tuple[Claim, ...]:
         _MEMO.clear()
         _MEMO[signature] = claims
     return claims
+
+
+# --- the report as a download ------------------------------------------------------------------
+
+#: The columns of the report's CSV and JSON downloads, in order: what a reader or another tool
+#: needs to use a verdict without running Python, and where the code that decides it lives.
+DOWNLOAD_COLUMNS: tuple[str, ...] = (
+    "key",
+    "paper",
+    "claim",
+    "source",
+    "paper_value",
+    "paper_kind",
+    "our_value",
+    "verdict",
+    "verdict_label",
+    "effect",
+    "ci",
+    "n",
+    "test",
+    "mde",
+    "basis",
+    "profile",
+    "scale",
+    "decided_by",
+    "notebook",
+    "anchor",
+    "note",
+)
+
+
+def download_frame(claims: Sequence[Claim]) -> pd.DataFrame:
+    """One row per claim with :data:`DOWNLOAD_COLUMNS` (``decided_by``: ``module.function``)."""
+    rows = [{**c.as_row(), "key": c.key, "paper": paper_of(c), "decided_by": c.decided_by} for c in claims]
+    return pd.DataFrame(rows, columns=list(DOWNLOAD_COLUMNS))
+
+
+def write_downloads(folder: Path, claims: Sequence[Claim] | None = None) -> tuple[Path, Path]:
+    """Write the report's rows (default: :func:`report_claims`) to ``folder/claims.csv`` and
+    ``folder/claims.json`` (a list of objects, one per row); return both paths."""
+    frame = download_frame(report_claims() if claims is None else claims)
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = folder / "claims.csv", folder / "claims.json"
+    frame.to_csv(csv_path, index=False)
+    json_path.write_text(json.dumps(frame.to_dict(orient="records"), indent=1, ensure_ascii=False) + "\n")
+    return csv_path, json_path

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import sys
 from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Literal
@@ -151,8 +152,13 @@ class Claim:
     paper_detail: str = ""
     #: The run-based tests behind the row (:class:`RunDesign`, one per part); not displayed.
     design: tuple[RunDesign, ...] = field(default=(), compare=False, repr=False)
+    #: ``module.function`` that built the row (the first caller outside ``helpers.core``): where a
+    #: reader finds the code that decides it. Set at construction; not displayed.
+    decided_by: str = field(default="", kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
+        if not self.decided_by:
+            object.__setattr__(self, "decided_by", _builder())
         value = self.paper_value
         if not isinstance(value, str):
             object.__setattr__(self, "paper_kind", paper_kind(value))
@@ -188,9 +194,25 @@ class Claim:
 
     def as_row(self) -> dict[str, str]:
         """The displayed fields (every field but ``design`` and ``key``) and the verdict label."""
-        row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name not in ("design", "key")}
+        hidden = ("design", "key", "decided_by")
+        row = {f.name: getattr(self, f.name) for f in dataclass_fields(self) if f.name not in hidden}
         row["verdict_label"] = self.verdict_label
         return row
+
+
+def _builder() -> str:
+    """Where the claim was decided: ``module.function`` of the innermost caller outside
+    ``helpers.core`` whose name is not a private row helper (``_claim``, a local ``row``), followed by
+    that helper when there is one (``helpers.srelu.audit.claims > _claim_drawbacks``)."""
+    frame, helper = sys._getframe(2), ""
+    while frame is not None:
+        module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_qualname
+        if not (module.startswith("helpers.core") or module in ("dataclasses", "functools")):
+            if not (name.rsplit(".", 1)[-1].startswith("_") or "<locals>" in name):
+                return f"{module}.{name}" + (f" > {helper}" if helper else "")
+            helper = helper or name
+        frame = frame.f_back
+    return helper
 
 
 def audit_claim(

@@ -419,3 +419,35 @@ def test_findings_box_is_on_the_first_screen(
 
     unrendered = re.findall(r"\{(?:glue|ref|eq|doc)[^}]*\}|```", box["text"])
     assert not unrendered, f"{docname}: unrendered markup in the findings box: {unrendered}"
+
+
+def test_report_downloads_hold_every_row(
+    browser, book_server: BookServer, html_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report page links its rows as CSV and JSON; both download over HTTP and hold one row
+    per claim, a row of which matches the report's claim field by field."""
+    import csv
+    import io
+    import json
+    from urllib.request import urlopen
+
+    from selenium.webdriver.common.by import By
+
+    _open(browser, book_server, REPORT_DOC, html_dir)
+    hrefs = {
+        Path(urlsplit(a.get_attribute("href")).path).name: a.get_attribute("href")
+        for a in browser.find_elements(By.CSS_SELECTOR, "a.download")
+    }
+    assert {"claims.csv", "claims.json"} <= set(hrefs), f"download links on the report page: {sorted(hrefs)}"
+    with urlopen(hrefs["claims.csv"], timeout=30) as reply:
+        rows = list(csv.DictReader(io.StringIO(reply.read().decode())))
+    with urlopen(hrefs["claims.json"], timeout=30) as reply:
+        records = json.loads(reply.read().decode())
+    claims = _claims(monkeypatch)
+    assert len(rows) == len(records) == len(claims)
+    one = next(c for c in claims if c.basis == "runs" and c.ci)  # a run-based row: every column filled
+    row = next(r for r in rows if r["key"] == one.key)
+    record = next(r for r in records if r["key"] == one.key)
+    for name in ("claim", "paper_value", "our_value", "verdict", "effect", "ci", "n", "mde", "decided_by"):
+        assert row[name] == record[name] == str(getattr(one, name)), name
+    assert row["decided_by"].startswith("helpers.")
