@@ -21,8 +21,6 @@ import io
 import tokenize
 from pathlib import Path
 
-import pytest
-
 from helpers.core.options import options_field_names
 from helpers.methods import CLAIM_SOURCES, method_packages
 
@@ -203,13 +201,16 @@ def test_package_init_imports_nothing():
     assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_module_length(module):
-    path = MODULES[module][0]
-    rel = path.relative_to(ROOT).as_posix()
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    limit = 10**9 if rel in LONG_MODULES else MAX_LINES
-    assert lines <= limit, f"{rel} has {lines} lines (> {MAX_LINES}); split it by concern or justify it in LONG_MODULES"
+def test_module_length():
+    """One test lists every module over the cap (or justified in LONG_MODULES)."""
+    over = []
+    for module in sorted(MODULES):
+        path = MODULES[module][0]
+        rel = path.relative_to(ROOT).as_posix()
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES and rel not in LONG_MODULES:
+            over.append(f"{rel}: {lines} lines")
+    assert not over, f"modules over {MAX_LINES} lines (split each by concern or justify it in LONG_MODULES): {over}"
 
 
 def test_long_module_exceptions_are_still_needed():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -46,21 +47,34 @@ def _main(module: str) -> Callable:
 ALL_CLIS = CLI_MODULES + [f"scripts/{name}" for name in SCRIPTS] + BENCHMARKS
 
 
-@pytest.mark.parametrize("module", ALL_CLIS)
-def test_every_cli_has_help(module, capsys):
-    with pytest.raises(SystemExit) as info:
-        _main(module)(["--help"])
-    assert info.value.code == 0
-    assert "usage:" in capsys.readouterr().out
+def _exit(call: Callable[[], object], capsys) -> tuple[object, str, str]:
+    """The exit code a CLI's ``main`` ends with (``None`` when it returns), and what it printed."""
+    try:
+        call()
+        code = None
+    except SystemExit as info:
+        code = info.code
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-@pytest.mark.parametrize("module", ALL_CLIS)
-def test_every_cli_refuses_an_unknown_flag(module, capsys):
-    positional = ["srelu_delta"] if module == "helpers.protocols" else []  # its required argument
-    with pytest.raises(SystemExit) as info:
-        _main(module)([*positional, "--no-such-flag"])
-    assert info.value.code == 2
-    assert "--no-such-flag" in capsys.readouterr().err
+def test_every_cli_has_help(capsys):
+    problems = []
+    for module in ALL_CLIS:
+        code, out, err = _exit(lambda m=module: _main(m)(["--help"]), capsys)
+        if code != 0 or "usage:" not in out:
+            problems.append(f"{module}: exit {code}, {err[-300:]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_cli_refuses_an_unknown_flag(capsys):
+    problems = []
+    for module in ALL_CLIS:
+        positional = ["srelu_delta"] if module == "helpers.protocols" else []  # its required argument
+        code, _, err = _exit(lambda m=module, p=positional: _main(m)([*p, "--no-such-flag"]), capsys)
+        if code != 2 or "--no-such-flag" not in err:
+            problems.append(f"{module}: exit {code}, {err[-300:]!r}")
+    assert not problems, "\n".join(problems)
 
 
 def test_protocols_threads_flag_sets_the_training_threads(monkeypatch):
@@ -79,14 +93,12 @@ def test_protocols_threads_flag_sets_the_training_threads(monkeypatch):
     assert seen == [(2, 2)]
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
-def test_retrain_workers_must_be_a_positive_integer(value, capsys):
+def test_retrain_workers_must_be_a_positive_integer(capsys):
     from helpers.protocols import retrain
 
-    with pytest.raises(SystemExit) as info:
-        retrain.main(["--workers", value])
-    assert info.value.code == 2
-    assert f"--workers must be a positive integer, got '{value}'" in capsys.readouterr().err
+    for value in ["0", "-1", "x", "1.5"]:
+        code, _, err = _exit(lambda v=value: retrain.main(["--workers", v]), capsys)
+        assert code == 2 and f"--workers must be a positive integer, got '{value}'" in err, (value, err)
 
 
 def test_verify_rerun_parses_its_arguments_before_training(monkeypatch):
@@ -153,22 +165,27 @@ BOOL_VARIABLES = [
 ]
 
 
-@pytest.mark.parametrize("name", BOOL_VARIABLES)
-@pytest.mark.parametrize("word", ["false", "0", "no", "OFF"])
-def test_false_words_mean_off(name, word, monkeypatch):
+def test_false_words_mean_off(monkeypatch):
     for other in ("CI", "REPRO_QUIET"):
         monkeypatch.delenv(other, raising=False)  # quiet() reads both
-    monkeypatch.setenv(name, word)
-    assert _reader(name)() is False
+    on = []
+    for name in BOOL_VARIABLES:
+        for word in ["false", "0", "no", "OFF"]:
+            with monkeypatch.context() as m:
+                m.setenv(name, word)
+                if _reader(name)() is not False:
+                    on.append(f"{name}={word}")
+    assert not on, f"read as on: {on}"
 
 
-@pytest.mark.parametrize("name", BOOL_VARIABLES)
-def test_unknown_words_name_the_variable_and_the_accepted_words(name, monkeypatch):
+def test_unknown_words_name_the_variable_and_the_accepted_words(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("REPRO_QUIET", raising=False)
-    monkeypatch.setenv(name, "maybe")
-    with pytest.raises(ValueError, match=f"{name}='maybe' is not a boolean; use one of 1, true, yes, on"):
-        _reader(name)()
+    for name in BOOL_VARIABLES:
+        with monkeypatch.context() as m:
+            m.setenv(name, "maybe")
+            with pytest.raises(ValueError, match=f"{name}='maybe' is not a boolean; use one of 1, true, yes, on"):
+                _reader(name)()
 
 
 def test_ci_false_lets_a_missing_cpu_result_train(monkeypatch):
@@ -246,13 +263,14 @@ def test_every_flag_has_help_and_nothing_reads_argv_by_hand():
     assert offenders == []
 
 
-@pytest.mark.parametrize("cli", [b for b in BENCHMARKS if b != "benchmarks/activations.py"])
-@pytest.mark.parametrize("value", ["0", "-1", "x"])
-def test_benchmark_rounds_must_be_a_positive_integer(cli, value, capsys):
-    with pytest.raises(SystemExit) as info:
-        _main(cli)(["--rounds", value])
-    assert info.value.code == 2
-    assert f"--rounds must be a positive integer, got '{value}'" in capsys.readouterr().err
+def test_benchmark_rounds_must_be_a_positive_integer(capsys):
+    problems = []
+    for cli in [b for b in BENCHMARKS if b != "benchmarks/activations.py"]:
+        for value in ["0", "-1", "x"]:
+            code, _, err = _exit(lambda c=cli, v=value: _main(c)(["--rounds", v]), capsys)
+            if code != 2 or f"--rounds must be a positive integer, got '{value}'" not in err:
+                problems.append(f"{cli} --rounds {value}: exit {code}, {err[-300:]!r}")
+    assert not problems, "\n".join(problems)
 
 
 def test_benchmark_threads_must_be_a_positive_integer(capsys):
@@ -275,28 +293,48 @@ def _command(cli: str) -> list[str]:
     return [sys.executable, "-m", cli]
 
 
+#: Run in one fresh interpreter: each entry point as a program (``python -m`` or the file, via
+#: runpy with its own argv), so the ``__main__`` wiring is what is tested, at one torch import.
+_ENTRY_POINT_PROBE = """
+import json, runpy, sys
+results = {}
+for cli, argv in json.loads(sys.argv[1]):
+    sys.argv = [cli, *argv]
+    try:
+        if cli.endswith(".py"):
+            runpy.run_path(cli, run_name="__main__")
+        else:
+            runpy.run_module(cli, run_name="__main__", alter_sys=True)
+        code = None
+    except SystemExit as stop:
+        code = stop.code
+    results.setdefault(cli, []).append(code)
+print(json.dumps(results))
+"""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("cli", ALL_CLIS)
-def test_every_entry_point_passes_its_command_line_to_argparse(cli):
-    """Run as a program (``python -m`` or the file), each CLI answers ``--help`` and refuses an
-    unknown flag with argparse's usage error, before any work starts."""
-    positional = ["srelu_delta"] if cli == "helpers.protocols" else []
+def test_every_entry_point_passes_its_command_line_to_argparse():
+    """Run as a program, each CLI answers ``--help`` (exit 0) and refuses an unknown flag with
+    argparse's usage error (exit 2), before any work starts: one subprocess for all of them."""
+    calls = []
+    for cli in ALL_CLIS:
+        positional = ["srelu_delta"] if cli == "helpers.protocols" else []
+        calls += [(cli, ["--help"]), (cli, [*positional, "--no-such-flag"])]
     env = {**os.environ, "REPRO_OFFLINE": "1"}
-    helped = subprocess.run(
-        [*_command(cli), "--help"], capture_output=True, text=True, cwd=repo_root(), env=env, timeout=300
-    )
-    assert helped.returncode == 0, helped.stderr[-2000:]
-    assert "usage:" in helped.stdout
-    refused = subprocess.run(
-        [*_command(cli), *positional, "--no-such-flag"],
+    done = subprocess.run(
+        [sys.executable, "-c", _ENTRY_POINT_PROBE, json.dumps(calls)],
         capture_output=True,
         text=True,
         cwd=repo_root(),
         env=env,
-        timeout=300,
+        timeout=600,
     )
-    assert refused.returncode == 2, refused.stderr[-2000:]
-    assert "--no-such-flag" in refused.stderr
+    assert done.returncode == 0, done.stderr[-3000:]
+    codes = json.loads(done.stdout.splitlines()[-1])
+    wrong = {cli: got for cli, got in codes.items() if got != [0, 2]}
+    assert set(codes) == set(ALL_CLIS) and not wrong, (wrong, done.stderr[-3000:])
+    assert done.stderr.count("--no-such-flag") >= len(ALL_CLIS)
 
 
 @pytest.mark.parametrize(("only", "named"), [("srelu,no_such_act", "no_such_act"), (",", "no name given")])

@@ -251,36 +251,48 @@ def _case_id(case: tuple[Callable, str, object]) -> str:
     return f"{_owner(target)}-{name}-{value!r}"
 
 
-@pytest.mark.parametrize("cls", ACTIVATION_CLASSES, ids=lambda c: c.__name__)
-def test_every_registered_activation_has_an_argument_table(cls):
-    rules = argument_rules(cls)
-    assert rules is not None, (
-        f"{cls.__module__}.{cls.__name__} is a registered activation without an argument table: "
-        "decorate its __init__ with helpers.core.validation.checked_arguments({...})"
+def _offenders(items, fault) -> list[str]:
+    """Every item for which ``fault(item)`` names a problem (a string), so one test lists them all."""
+    return [problem for item in items if (problem := fault(item))]
+
+
+def test_every_registered_activation_has_an_argument_table():
+    missing = _offenders(
+        ACTIVATION_CLASSES,
+        lambda cls: argument_rules(cls) is None and f"{cls.__module__}.{cls.__name__}",
+    )
+    assert not missing, (
+        f"registered activations without an argument table: {missing}; decorate each __init__ with "
+        "helpers.core.validation.checked_arguments({...})"
     )
 
 
-@pytest.mark.parametrize("target", [*MODEL_CLASSES, *_kernel_classes(), *ACTIVATION_FUNCTIONS], ids=_owner)
-def test_every_public_model_kernel_and_activation_function_has_an_argument_table(target):
-    assert argument_rules(target) is not None, f"{_owner(target)} has no argument table"
+def test_every_public_model_kernel_and_activation_function_has_an_argument_table():
+    targets = [*MODEL_CLASSES, *_kernel_classes(), *ACTIVATION_FUNCTIONS]
+    missing = _offenders(targets, lambda t: argument_rules(t) is None and _owner(t))
+    assert not missing, f"no argument table: {missing}"
 
 
-@pytest.mark.parametrize("cls", PUBLIC_CONSTRUCTORS, ids=lambda c: f"{c.__module__}.{c.__name__}")
-def test_every_public_constructor_that_takes_a_number_has_an_argument_table(cls):
-    if cls.__name__ in UNCHECKED_CLASSES:
-        pytest.skip(UNCHECKED_CLASSES[cls.__name__])
-    assert "argument_rules" in vars(cls)["__init__"].__dict__, (
-        f"{cls.__module__}.{cls.__name__}.__init__ takes a number but has no argument table: decorate it "
-        "with helpers.core.validation.checked_arguments({...}), or give the reason in UNCHECKED_CLASSES"
+def test_every_public_constructor_that_takes_a_number_has_an_argument_table():
+    missing = _offenders(
+        [c for c in PUBLIC_CONSTRUCTORS if c.__name__ not in UNCHECKED_CLASSES],
+        lambda cls: "argument_rules" not in vars(cls)["__init__"].__dict__ and f"{cls.__module__}.{cls.__name__}",
+    )
+    assert not missing, (
+        f"these __init__ take a number but have no argument table: {missing}; decorate each with "
+        "helpers.core.validation.checked_arguments({...}), or give the reason in UNCHECKED_CLASSES"
     )
 
 
-@pytest.mark.parametrize("cls", DECLARED_CONSTRUCTORS, ids=lambda c: f"{c.__module__}.{c.__name__}")
-def test_every_declared_checked_constructor_has_its_own_table(cls):
-    assert "argument_rules" in vars(cls)["__init__"].__dict__, f"{cls.__name__} is listed but has no own table"
-    assert cls in vars(inspect.getmodule(cls)).get("CHECKED_CONSTRUCTORS", ()), (
-        f"{cls.__name__} is listed by another module than its own"
-    )
+def test_every_declared_checked_constructor_has_its_own_table():
+    def fault(cls) -> str:
+        if "argument_rules" not in vars(cls)["__init__"].__dict__:
+            return f"{cls.__name__} is listed but has no own table"
+        if cls not in vars(inspect.getmodule(cls)).get("CHECKED_CONSTRUCTORS", ()):
+            return f"{cls.__name__} is listed by another module than its own"
+        return ""
+
+    assert not (problems := _offenders(DECLARED_CONSTRUCTORS, fault)), problems
 
 
 def test_the_hook_and_schedule_constructors_are_covered():
@@ -321,20 +333,41 @@ def test_the_discovery_finds_the_known_activations_and_functions():
     assert len(CASES) > 300
 
 
-@pytest.mark.parametrize("target", CONSTRUCTORS, ids=_owner)
-def test_valid_arguments_are_accepted(target):
+def test_valid_arguments_are_accepted():
     """The generated bad cases are the only change from a call that works."""
-    target(**_base_arguments(target))
+
+    def fault(target) -> str:
+        try:
+            target(**_base_arguments(target))
+        except Exception as err:  # noqa: BLE001 - every failure is listed, not only the first
+            return f"{_owner(target)}: {type(err).__name__}: {err}"
+        return ""
+
+    assert not (problems := _offenders(CONSTRUCTORS, fault)), "\n".join(problems)
 
 
-@pytest.mark.parametrize(("target", "name", "value"), CASES, ids=[_case_id(c) for c in CASES])
-def test_a_bad_argument_is_refused_naming_it_and_its_value(target, name, value):
-    arguments = {**_base_arguments(target), name: value}
-    with pytest.raises((ValueError, TypeError)) as info:
-        target(**arguments)
-    message = str(info.value)
-    assert f"{_owner(target)}.{name} must be" in message
-    assert repr(value) in message
+def _refusal_fault(case: tuple[Callable, str, object]) -> str:
+    """What is wrong with how ``case`` is refused ("" when it is refused naming the argument and value)."""
+    target, name, value = case
+    try:
+        target(**{**_base_arguments(target), name: value})
+    except (ValueError, TypeError) as err:
+        message = str(err)
+        if f"{_owner(target)}.{name} must be" not in message or repr(value) not in message:
+            return f"{_case_id(case)}: refused without naming it: {message}"
+        return ""
+    return f"{_case_id(case)}: accepted"
+
+
+#: The rule kinds the generated cases exercise: one test each, over every argument with that rule.
+RULE_KINDS = sorted({argument_rules(target)[name].kind for target, name, _ in CASES})
+
+
+@pytest.mark.parametrize("kind", RULE_KINDS)
+def test_each_rule_kind_refuses_its_bad_values_naming_the_argument_and_value(kind):
+    cases = [c for c in CASES if argument_rules(c[0])[c[1]].kind == kind]
+    assert cases
+    assert not (problems := _offenders(cases, _refusal_fault)), "\n".join(problems)
 
 
 def test_get_activation_passes_a_refused_value_through_with_its_message():
