@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -39,38 +38,39 @@ def _is_marked(cell) -> bool:
     return bool(lines) and lines[0] == MARKER
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_checked_cells_have_stored_outputs(path: Path) -> None:
+def test_checked_cells_have_stored_outputs() -> None:
     problems = []
-    for index, cell in enumerate(_code_cells(path)):
-        if not _is_marked(cell):
-            continue
-        if not cell.get("outputs"):
-            problems.append(f"code cell {index}: marked {MARKER} but has no stored output")
-        elif any(out.output_type == "error" for out in cell.outputs):
-            problems.append(f"code cell {index}: its stored output is an error")
+    for path in NOTEBOOKS:
+        for index, cell in enumerate(_code_cells(path)):
+            if not _is_marked(cell):
+                continue
+            if not cell.get("outputs"):
+                problems.append(f"{path.name} code cell {index}: marked {MARKER} but has no stored output")
+            elif any(out.output_type == "error" for out in cell.outputs):
+                problems.append(f"{path.name} code cell {index}: its stored output is an error")
     assert not problems, (
-        f"{path.name}: " + "; ".join(problems) + ". Execute the notebook in place and commit it "
-        "with its outputs (see book/rerun.md)."
+        "; ".join(problems) + ". Execute the notebook in place and commit it with its outputs (see book/rerun.md)."
     )
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_marker_is_the_first_line_when_present(path: Path) -> None:
+def test_marker_is_the_first_line_when_present() -> None:
     """A marker further down a cell is ignored by the convention above: flag it rather than trust it."""
     misplaced = [
-        index for index, cell in enumerate(_code_cells(path)) if MARKER in cell.source and not _is_marked(cell)
+        f"{path.name} cell {index}"
+        for path in NOTEBOOKS
+        for index, cell in enumerate(_code_cells(path))
+        if MARKER in cell.source and not _is_marked(cell)
     ]
-    assert not misplaced, f"{path.name}: {MARKER} must be the first line of code cells {misplaced}"
+    assert not misplaced, f"{MARKER} must be the first line of code cells: {misplaced}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_first_code_cell_is_tagged_parameters(path: Path) -> None:
-    cells = _code_cells(path)
-    assert cells, f"{path.name} has no code cell"
-    assert "parameters" in cells[0].metadata.get("tags", []), (
-        f"{path.name}: the first code cell must be tagged 'parameters' (profile and seeds)"
-    )
+def test_first_code_cell_is_tagged_parameters() -> None:
+    untagged = []
+    for path in NOTEBOOKS:
+        cells = _code_cells(path)
+        if not cells or "parameters" not in cells[0].metadata.get("tags", []):
+            untagged.append(path.name)
+    assert not untagged, f"the first code cell must be tagged 'parameters' (profile and seeds): {untagged}"
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists() -> None:
@@ -120,21 +120,25 @@ def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path) -> No
 
 #: What a page may call to get claims: the report's rows (helpers.claims), never a claims function
 #: of a method, which would decide the verdict a second time beside the report.
-READS_THE_REPORT = {"section_claims", "report_claims", "collect_claims", "page_claims", "claims_frame"}
+READS_THE_REPORT = {"section_claims", "report_claims", "page_claims", "claims_frame"}
 DECIDES = ("judge(", "intersection_union(", "run_statement(", "proportion_verdict(")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_a_page_reads_its_claims_from_the_report_and_decides_no_verdict(path):
+def test_a_page_reads_its_claims_from_the_report_and_decides_no_verdict():
+    """Pages read the stored report (never ``collect_claims``, which would recompute it per page)."""
     import re
 
-    calls = []
-    for cell in _code_cells(path):
-        for name in re.findall(r"(\w*claims)\(", cell.source):
-            if name not in READS_THE_REPORT:
-                calls.append(f"{name}(...)")
-        calls += [d for d in DECIDES if d in cell.source]
-    assert not calls, (
-        f"{path.name} computes claims or verdicts itself ({', '.join(sorted(set(calls)))}); read the report's "
-        "rows with helpers.claims.section_claims / claim / findings_box instead"
+    offenders = {}
+    for path in NOTEBOOKS:
+        calls = []
+        for cell in _code_cells(path):
+            for name in re.findall(r"(\w*claims)\(", cell.source):
+                if name not in READS_THE_REPORT:
+                    calls.append(f"{name}(...)")
+            calls += [d for d in DECIDES if d in cell.source]
+        if calls:
+            offenders[path.name] = sorted(set(calls))
+    assert not offenders, (
+        f"pages that compute claims or verdicts themselves: {offenders}; read the report's rows with "
+        "helpers.claims.section_claims / claim / findings_box instead"
     )
