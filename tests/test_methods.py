@@ -228,6 +228,10 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     assert TrainConfig.from_dict(fields) == config
     with pytest.raises(ValueError, match="softsign_gain applies to softsign runs"):
         replace(config, activation="gelu")
+    # collect_claims walks CLAIM_SOURCES; the toy's rows are computed alone here (the book's own take
+    # a minute), and test_report_store shows the stored report follows what CLAIM_SOURCES holds
+    assert methods.CLAIM_SOURCES[-1] is toy
+    monkeypatch.setattr(methods, "CLAIM_SOURCES", (toy,))
     found = [c for c in collect_claims() if c.source == "Toy paper"]
     assert len(found) == 1 and found[0].verdict == "confirmed"
     sys.modules.pop("toy_method", None)
