@@ -1,4 +1,4 @@
-"""SmeLU (Shamir & Lin 2022) is the book's box-kernel mollified ReLU: closed form against the
+"""SmeLU (Shamir, Lin & Coviello 2020) is the book's box-kernel mollified ReLU: closed form against the
 numeric mollification, its derivative, its smoothness class, its limits and bad input."""
 
 from __future__ import annotations

@@ -198,8 +198,8 @@ class GaussianKernel(MollifierKernel):
 class BoxKernel(MollifierKernel):
     """Uniform density ``1/2`` on ``[-1, 1]`` (a moving average of width ``2·scale``).
 
-    ReLU mollified by it is SmeLU, the Smooth ReLU of Shamir & Lin (2022), with ``β = scale``
-    (closed form in :mod:`helpers.srelu.smelu`)."""
+    ReLU mollified by it is SmeLU, the Smooth ReLU of Shamir, Lin & Coviello (arXiv 2010.09931,
+    2020), with ``β = scale`` (closed form in :mod:`helpers.srelu.smelu`)."""
 
     name = "box"
 
