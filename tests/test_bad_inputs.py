@@ -400,9 +400,8 @@ def test_every_case_id_is_unique():
     assert len(ids) == len(set(ids))
 
 
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
+def test_bool_env_spellings(monkeypatch):
+    spellings = [
         ("1", True),
         ("TRUE", True),
         ("yes", True),
@@ -412,11 +411,19 @@ def test_every_case_id_is_unique():
         ("No", False),
         ("off", False),
         ("", True),
-    ],
-)
-def test_bool_env_spellings(raw, expected, monkeypatch):
-    monkeypatch.setenv("REPRO_SOME_FLAG", raw)
-    assert bool_env("REPRO_SOME_FLAG", True) is expected
+    ]
+    problems = []
+    for raw, expected in spellings:
+        with monkeypatch.context() as m:
+            m.setenv("REPRO_SOME_FLAG", raw)
+            try:
+                got = bool_env("REPRO_SOME_FLAG", True)
+            except Exception as err:  # noqa: BLE001 - an error is a failure to list
+                problems.append(f"REPRO_SOME_FLAG={raw!r}: {type(err).__name__}: {str(err)[:300]}")
+                continue
+            if got is not expected:
+                problems.append(f"REPRO_SOME_FLAG={raw!r}: {got!r} instead of {expected!r}")
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("name", ["REPRO_OFFLINE", "REPRO_QUIET"])

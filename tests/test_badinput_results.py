@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from refusals import refusal_fault
 
 from helpers.core import results_cache
 from helpers.core.result_files import CorruptResult
@@ -48,18 +49,38 @@ def _run(cfg, workdir):
     return {"best_val_metric": cfg.x / 10}
 
 
-@pytest.mark.parametrize("rerun", ["no", "", 1, 0, 1.0, "False", [True]])
-def test_run_or_load_refuses_a_rerun_that_is_not_a_bool_and_keeps_the_cached_result(rerun):
-    first = run_or_load(BadInputConfig())
-    before = result_path(BadInputConfig()).read_text()
-    CALLS.clear()
-    with pytest.raises(TypeError, match="rerun"):
-        run_or_load(BadInputConfig(), rerun=rerun)
-    with pytest.raises(TypeError, match="rerun"):
-        run_many([BadInputConfig()], rerun=rerun, workers=1)
-    assert CALLS == []
-    assert result_path(BadInputConfig()).read_text() == before
-    assert run_or_load(BadInputConfig(), rerun=False) == first
+def test_run_or_load_refuses_a_rerun_that_is_not_a_bool_and_keeps_the_cached_result(tmp_path, monkeypatch):
+    """Each bad ``rerun`` against a results folder of its own, as if each were a test of its own."""
+    problems = []
+    for i, rerun in enumerate(["no", "", 1, 0, 1.0, "False", [True]]):
+        with monkeypatch.context() as m:
+            m.setenv("REPRO_RESULTS_DIR", str(tmp_path / "reruns" / str(i)))
+            CALLS.clear()
+            first = run_or_load(BadInputConfig())
+            before = result_path(BadInputConfig()).read_text()
+            CALLS.clear()
+            problems += [
+                refusal_fault(
+                    f"run_or_load(rerun={rerun!r})",
+                    lambda: run_or_load(BadInputConfig(), rerun=rerun),
+                    TypeError,
+                    "rerun",
+                ),
+                refusal_fault(
+                    f"run_many(rerun={rerun!r})",
+                    lambda: run_many([BadInputConfig()], rerun=rerun, workers=1),
+                    TypeError,
+                    "rerun",
+                ),
+            ]
+            if CALLS != []:
+                problems.append(f"rerun={rerun!r}: the runner ran: {CALLS}")
+            if result_path(BadInputConfig()).read_text() != before:
+                problems.append(f"rerun={rerun!r}: the cached result file changed")
+            if run_or_load(BadInputConfig(), rerun=False) != first:
+                problems.append(f"rerun={rerun!r}: the cached result no longer loads as it was")
+    problems = [problem for problem in problems if problem]
+    assert not problems, "\n".join(problems)
 
 
 def test_rerun_true_false_none_are_accepted():

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from refusals import refusal_fault
 
 from helpers.models import GPT
 from helpers.srelu.dpo import DPOBatch, continuation_logprob, dpo_loss, dpo_step_outputs, frozen_reference
@@ -85,11 +86,14 @@ def test_continuation_logprob_is_the_sum_of_next_token_logprobs():
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("beta", [0, -1.0, float("nan"), float("inf"), True, "0.1"])
-def test_beta_must_be_positive_and_finite(beta):
+def test_beta_must_be_positive_and_finite():
     z = torch.zeros(2)
-    with pytest.raises(ValueError, match="beta"):
-        dpo_loss(z, z, z, z, beta)
+    problems = [
+        fault
+        for beta in [0, -1.0, float("nan"), float("inf"), True, "0.1"]
+        if (fault := refusal_fault(f"beta={beta!r}", lambda: dpo_loss(z, z, z, z, beta), ValueError, "beta"))
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_mismatched_logprob_shapes_are_rejected():
@@ -97,24 +101,32 @@ def test_mismatched_logprob_shapes_are_rejected():
         dpo_loss(torch.zeros(2), torch.zeros(3), torch.zeros(2), torch.zeros(2), 0.1)
 
 
-@pytest.mark.parametrize(
-    "kw,exc,match",
-    [
-        ({"prompt": torch.zeros(3, 5)}, TypeError, "prompt must be a 2-D tensor of token ids"),
-        ({"chosen": torch.zeros(3, dtype=torch.long)}, TypeError, "chosen"),
-        ({"rejected": torch.zeros(3, 5, dtype=torch.long)}, ValueError, "must share"),
-        ({"prompt": torch.zeros(2, 5, dtype=torch.long)}, ValueError, "must share"),
-        ({"prompt": torch.zeros(3, 0, dtype=torch.long)}, ValueError, "at least one"),
-    ],
-)
-def test_bad_batches_are_rejected(kw, exc, match):
+#: One bad batch per row: the fields that replace a good batch's, the error and what its message must contain.
+BAD_BATCHES = [
+    ({"prompt": torch.zeros(3, 5)}, TypeError, "prompt must be a 2-D tensor of token ids"),
+    ({"chosen": torch.zeros(3, dtype=torch.long)}, TypeError, "chosen"),
+    ({"rejected": torch.zeros(3, 5, dtype=torch.long)}, ValueError, "must share"),
+    ({"prompt": torch.zeros(2, 5, dtype=torch.long)}, ValueError, "must share"),
+    ({"prompt": torch.zeros(3, 0, dtype=torch.long)}, ValueError, "at least one"),
+]
+
+
+def _shapes(kw: dict) -> str:
+    return ", ".join(f"{k}={v.dtype} {tuple(v.shape)}" for k, v in kw.items())
+
+
+def test_bad_batches_are_rejected():
     good = dict(
         prompt=torch.zeros(3, 5, dtype=torch.long),
         chosen=torch.zeros(3, 4, dtype=torch.long),
         rejected=torch.zeros(3, 4, dtype=torch.long),
     )
-    with pytest.raises(exc, match=match):
-        DPOBatch(**{**good, **kw})
+    problems = [
+        fault
+        for kw, exc, match in BAD_BATCHES
+        if (fault := refusal_fault(_shapes(kw), lambda: DPOBatch(**{**good, **kw}), exc, match))
+    ]
+    assert not problems, "\n".join(problems)
 
 
 # ------------------------------------------------------------------- preference pairs
@@ -152,21 +164,31 @@ def test_split_stream_does_not_overlap():
     assert train.numel() + val.numel() == STREAM.numel() and torch.equal(torch.cat([train, val]), STREAM)
 
 
-@pytest.mark.parametrize(
-    "kw,match",
-    [
-        ({"family": "shuffle"}, "family"),
-        ({"n_pairs": 0}, "n_pairs"),
-        ({"n_pairs": 1000}, "non-overlapping"),
-        ({"family": "swap", "n_pairs": 1}, "n_pairs >= 2"),
-        ({"n_corrupt": 7}, "n_corrupt"),
-        ({"vocab_size": 10}, r"token ids must lie in \[0, 10\)"),
-        ({"seed": -1}, "seed"),
-    ],
-)
-def test_bad_pair_requests_are_rejected(kw, match):
+#: One bad request per row: the arguments that replace a good request's, and what the ValueError must contain.
+BAD_PAIR_REQUESTS = [
+    ({"family": "shuffle"}, "family"),
+    ({"n_pairs": 0}, "n_pairs"),
+    ({"n_pairs": 1000}, "non-overlapping"),
+    ({"family": "swap", "n_pairs": 1}, "n_pairs >= 2"),
+    ({"n_corrupt": 7}, "n_corrupt"),
+    ({"vocab_size": 10}, r"token ids must lie in \[0, 10\)"),
+    ({"seed": -1}, "seed"),
+]
+
+
+def test_bad_pair_requests_are_rejected():
     args = dict(n_pairs=4, prompt_len=12, continuation_len=6, family="corrupt", vocab_size=20, seed=0)
-    with pytest.raises(ValueError, match=match):
-        preference_pairs(STREAM, **{**args, **kw})
-    with pytest.raises(TypeError, match="1-D tensor"):
-        preference_pairs(STREAM.float(), **args)
+    faults = [
+        refusal_fault(
+            ", ".join(f"{k}={v!r}" for k, v in kw.items()),
+            lambda: preference_pairs(STREAM, **{**args, **kw}),
+            ValueError,
+            match,
+        )
+        for kw, match in BAD_PAIR_REQUESTS
+    ]
+    faults.append(
+        refusal_fault("a float stream", lambda: preference_pairs(STREAM.float(), **args), TypeError, "1-D tensor")
+    )
+    problems = [fault for fault in faults if fault]
+    assert not problems, "\n".join(problems)

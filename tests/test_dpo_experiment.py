@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import pytest
+from refusals import refusal_fault
 
 from helpers.experiments import run_or_load
 from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
@@ -17,9 +18,8 @@ def test_configs_pair_gelu_and_srelu_by_seed():
     assert len(dpo_configs("smoke")) == 2 and dpo_configs("paper")[0].model_kwargs["dim"] == 768
 
 
-@pytest.mark.parametrize(
-    "kw,match",
-    [
+def test_bad_configs_are_rejected():
+    bad_configs = [
         ({"activation": "relu"}, "activation"),
         ({"betas": ()}, "betas"),
         ({"betas": (0.1, -2.0)}, "betas"),
@@ -30,11 +30,20 @@ def test_configs_pair_gelu_and_srelu_by_seed():
         ({"dpo_batch": 500}, "dpo_batch"),
         ({"seed": -1}, "seed"),
         ({"profile": "gpu"}, "profile"),
-    ],
-)
-def test_bad_configs_are_rejected(kw, match):
-    with pytest.raises(ValueError, match=match):
-        DPOConfig(**kw)
+    ]
+    problems = [
+        fault
+        for kw, match in bad_configs
+        if (
+            fault := refusal_fault(
+                f"DPOConfig({', '.join(f'{k}={v!r}' for k, v in kw.items())})",
+                lambda: DPOConfig(**kw),
+                ValueError,
+                match,
+            )
+        )
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_smoke_run_records_pretraining_dpo_and_table3_metrics(require_dataset):

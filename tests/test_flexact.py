@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from refusals import refusal_fault
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -72,28 +73,36 @@ def test_registry_methods_as_candidates():
     assert len(list(m.parameters())) >= 2  # λ-GELU's own parameter is trained with the logits
 
 
-@pytest.mark.parametrize(
-    "kwargs, error",
-    [
-        ({"candidates": ()}, ValueError),
-        ({"candidates": []}, ValueError),
-        ({"candidates": "relu"}, TypeError),
-        ({"candidates": ("relu", "no_such_activation")}, ValueError),
-        ({"candidates": ("relu", 3)}, TypeError),
-        ({"candidates": ("relu", "relu")}, ValueError),
-        ({"candidates": (nn.ReLU(inplace=True), "tanh")}, ValueError),
-        ({"tau": 0.0}, ValueError),
-        ({"tau": -1.0}, ValueError),
-        ({"tau": float("nan")}, ValueError),
-        ({"tau": "1"}, TypeError),
-        ({"hard": 1}, TypeError),
-        ({"eval_mode": "sample"}, ValueError),
-        ({"init_logits": [0.0, 1.0]}, ValueError),
-    ],
-)
-def test_invalid_construction(kwargs, error):
-    with pytest.raises(error):
-        FlexAct(**kwargs)
+#: One invalid construction per row: FlexAct's keyword arguments and the error they must raise.
+INVALID_CONSTRUCTIONS = [
+    ({"candidates": ()}, ValueError),
+    ({"candidates": []}, ValueError),
+    ({"candidates": "relu"}, TypeError),
+    ({"candidates": ("relu", "no_such_activation")}, ValueError),
+    ({"candidates": ("relu", 3)}, TypeError),
+    ({"candidates": ("relu", "relu")}, ValueError),
+    ({"candidates": (nn.ReLU(inplace=True), "tanh")}, ValueError),
+    ({"tau": 0.0}, ValueError),
+    ({"tau": -1.0}, ValueError),
+    ({"tau": float("nan")}, ValueError),
+    ({"tau": "1"}, TypeError),
+    ({"hard": 1}, TypeError),
+    ({"eval_mode": "sample"}, ValueError),
+    ({"init_logits": [0.0, 1.0]}, ValueError),
+]
+
+
+def _call_text(name: str, kwargs: dict) -> str:
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+
+
+def test_invalid_construction():
+    problems = [
+        fault
+        for kwargs, error in INVALID_CONSTRUCTIONS
+        if (fault := refusal_fault(_call_text("FlexAct", kwargs), lambda: FlexAct(**kwargs), error))
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_tau_setter_validates():
@@ -324,25 +333,30 @@ def test_alpha_zero_turns_the_regulariser_off_exactly():
     assert hook.extra_loss(nn.Sequential(m)) is None
 
 
-@pytest.mark.parametrize(
-    "alpha, lam, error",
-    [
+def test_regulariser_rejects_bad_hyperparameters():
+    bad_hyperparameters = [
         (-0.1, 1.0, ValueError),
         (0.3, 0.0, ValueError),
         (0.3, -1.0, ValueError),
         (float("inf"), 1.0, ValueError),
         ("0.3", 1.0, TypeError),
-    ],
-)
-def test_regulariser_rejects_bad_hyperparameters(alpha, lam, error):
-    m = FlexAct()
-    m(torch.randn(4, 2))
-    with pytest.raises(error):
-        m.regularizer(alpha, lam)
-    with pytest.raises(error):
-        gradient_norm_regularizer(torch.randn(4, 2), list(m.candidates), m.logits, alpha, lam)
-    with pytest.raises(error):
-        FlexActHook(alpha, lam)
+    ]
+    faults = []
+    for alpha, lam, error in bad_hyperparameters:
+        m = FlexAct()
+        m(torch.randn(4, 2))
+        args = f"{alpha!r}, {lam!r}"
+        faults += [
+            refusal_fault(f"m.regularizer({args})", lambda: m.regularizer(alpha, lam), error),
+            refusal_fault(
+                f"gradient_norm_regularizer(..., {args})",
+                lambda: gradient_norm_regularizer(torch.randn(4, 2), list(m.candidates), m.logits, alpha, lam),
+                error,
+            ),
+            refusal_fault(f"FlexActHook({args})", lambda: FlexActHook(alpha, lam), error),
+        ]
+    problems = [fault for fault in faults if fault]
+    assert not problems, "\n".join(problems)
 
 
 def test_regulariser_needs_a_training_forward():
@@ -378,23 +392,25 @@ def test_temperature_schedule_values():
     assert TemperatureSchedule(0.7, 0.1, 3, "constant")(2) == 0.7
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [
+def test_temperature_schedule_rejects_bad_arguments():
+    base = dict(tau_start=1.0, tau_min=0.1, total=10, kind="exponential")
+    bad_arguments = [
         dict(tau_start=0.0),
         dict(tau_min=-1.0),
         dict(tau_start=0.1, tau_min=1.0),
         dict(total=0),
         dict(total=2.5),
         dict(kind="cosine"),
-    ],
-)
-def test_temperature_schedule_rejects_bad_arguments(kwargs):
-    base = dict(tau_start=1.0, tau_min=0.1, total=10, kind="exponential")
-    with pytest.raises(ValueError):
-        TemperatureSchedule(**{**base, **kwargs})
-    with pytest.raises(ValueError):
-        TemperatureSchedule()(-1)
+    ]
+    faults = [
+        refusal_fault(
+            _call_text("TemperatureSchedule", kwargs), lambda: TemperatureSchedule(**{**base, **kwargs}), ValueError
+        )
+        for kwargs in bad_arguments
+    ]
+    faults.append(refusal_fault("TemperatureSchedule()(-1)", lambda: TemperatureSchedule()(-1), ValueError))
+    problems = [fault for fault in faults if fault]
+    assert not problems, "\n".join(problems)
 
 
 def test_hook_trains_anneals_and_records():

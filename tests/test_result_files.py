@@ -2,6 +2,7 @@
 caught on load, named, and (outside CI) retrained; ``verify_results`` checks a whole folder."""
 
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,17 +64,36 @@ CORRUPTIONS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
-def test_corrupt_files_are_errors_naming_the_file_under_ci(name, monkeypatch):
-    corrupt, fragment = CORRUPTIONS[name]
-    path = _written()
-    corrupt(path)
-    with pytest.raises(CorruptResult, match=fragment) as err:
-        load_result(FileConfig())
-    assert str(path) in str(err.value)
-    monkeypatch.setenv("CI", "true")
-    with pytest.raises(CorruptResult):
-        run_or_load(FileConfig())
+def test_corrupt_files_are_errors_naming_the_file_under_ci(tmp_path, monkeypatch):
+    """Each corruption in a results folder of its own, as if each were a test of its own."""
+    problems = []
+    for i, name in enumerate(sorted(CORRUPTIONS)):
+        corrupt, fragment = CORRUPTIONS[name]
+        with monkeypatch.context() as m:
+            m.setenv("REPRO_RESULTS_DIR", str(tmp_path / "corruptions" / str(i)))
+            path = _written()
+            corrupt(path)
+            try:
+                load_result(FileConfig())
+            except CorruptResult as err:
+                if not re.search(fragment, str(err)):
+                    problems.append(f"{name}: {fragment!r} not in the message: {str(err)[:300]}")
+                if str(path) not in str(err):
+                    problems.append(f"{name}: the message does not name {path}: {str(err)[:300]}")
+            except Exception as err:  # noqa: BLE001 - a different error is a failure to list
+                problems.append(f"{name}: load_result raised {type(err).__name__} instead of CorruptResult: {err}")
+            else:
+                problems.append(f"{name}: load_result accepted it")
+            m.setenv("CI", "true")
+            try:
+                run_or_load(FileConfig())
+            except CorruptResult:
+                pass
+            except Exception as err:  # noqa: BLE001 - a different error is a failure to list
+                problems.append(f"{name}: run_or_load under CI raised {type(err).__name__} instead of CorruptResult")
+            else:
+                problems.append(f"{name}: run_or_load under CI accepted it")
+    assert not problems, "\n".join(problems)
 
 
 def test_another_runs_file_copied_over_is_caught():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from refusals import refusal_fault
 from torch.utils.data import TensorDataset
 
 from helpers import preflight
@@ -100,18 +101,28 @@ def test_fit_refuses_epochs_that_are_not_a_positive_int(tmp_path, epochs):
         )
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0.0, -1.0, True, "1"])
-def test_fit_refuses_a_bad_max_grad_norm(tmp_path, bad):
-    with pytest.raises(ValueError, match="max_grad_norm must be None or a finite number > 0"):
-        fit(
-            MLP(2, 2, depth=1, width=2),
-            [],
-            [],
-            optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
-            epochs=1,
-            task="classification",
-            max_grad_norm=bad,
+def test_fit_refuses_a_bad_max_grad_norm():
+    problems = [
+        fault
+        for bad in [float("nan"), float("inf"), 0.0, -1.0, True, "1"]
+        if (
+            fault := refusal_fault(
+                f"fit(..., max_grad_norm={bad!r})",
+                lambda: fit(
+                    MLP(2, 2, depth=1, width=2),
+                    [],
+                    [],
+                    optimizer=torch.optim.SGD(MLP(2, 2).parameters(), lr=0.1),
+                    epochs=1,
+                    task="classification",
+                    max_grad_norm=bad,
+                ),
+                ValueError,
+                "max_grad_norm must be None or a finite number > 0",
+            )
         )
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_train_model_binds_the_checkpoint_to_the_config(tmp_path, require_dataset, monkeypatch):

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from refusals import refusal_fault
 
 from helpers.core.runs import TrainConfig, lm_blocks, make_scheduler
 from helpers.experiments import run_or_load
@@ -26,20 +27,25 @@ def test_lm_blocks_are_shifted_by_one():
         lm_blocks(torch.arange(3), 5)
 
 
-@pytest.mark.parametrize(
-    "kw,match",
-    [
+def test_invalid_configs_are_rejected():
+    bad_configs = [
         ({"optimizer": "adam"}, "optimizer"),
         ({"schedule": "step"}, "schedule"),
         ({"epochs": 0}, "epochs"),
         ({"lr": -1.0}, "lr"),
         ({"profile": "gpu"}, "profile"),
         ({"weight_decay": -1.0}, "weight_decay"),
-    ],
-)
-def test_invalid_configs_are_rejected(kw, match):
-    with pytest.raises(ValueError, match=match):
-        _cfg(**kw)
+    ]
+    problems = [
+        fault
+        for kw, match in bad_configs
+        if (
+            fault := refusal_fault(
+                f"_cfg({', '.join(f'{k}={v!r}' for k, v in kw.items())})", lambda: _cfg(**kw), ValueError, match
+            )
+        )
+    ]
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize(

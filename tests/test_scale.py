@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import FrozenInstanceError, replace
 
 import pytest
+from refusals import refusal_fault
 
 from helpers.core.runtime import PROFILES
 from helpers.core.scale import Scale, arm_seeds_of
@@ -25,33 +26,37 @@ def test_a_scale_takes_keywords_only_and_is_frozen():
     assert replace(scale, epochs=4).epochs == 4
 
 
-@pytest.mark.parametrize(
-    "field, value, words",
-    [
-        ("epochs", 0, "Scale.epochs"),
-        ("epochs", 2.0, "Scale.epochs"),
-        ("n_train", 0, "Scale.n_train"),
-        ("batch_size", True, "Scale.batch_size"),
-        ("lr", float("nan"), "Scale.lr"),
-        ("lr", -1e-3, "Scale.lr"),
-        ("schedule", "linear", "Scale.schedule"),
-        ("augment", "mixup", "Scale.augment"),
-        ("precision", "fp16", "Scale.precision"),
-        ("channels_last", 1, "Scale.channels_last"),
-        ("model_kwargs", [("width", 8)], "Scale.model_kwargs"),
-        ("seeds", (), "Scale.seeds"),
-        ("seeds", [0, 1], "Scale.seeds"),
-        ("seeds", (0, 0), "Scale.seeds"),
-        ("seeds", (0, -1), "Scale.seeds"),
-        ("arm_seeds", (0, 5), "subset"),
-        ("warmup_epochs", 3, "Scale.warmup_epochs"),
-        ("activations", (), "Scale.activations"),
-        ("activations", "gelu", "Scale.activations"),
-    ],
-)
-def test_a_bad_value_is_refused_naming_the_field(field, value, words):
-    with pytest.raises(ValueError, match=words):
-        Scale(**{**BASE, field: value})
+#: One bad value per row: the field, the value, and what the ValueError's message must contain.
+BAD_VALUES = [
+    ("epochs", 0, "Scale.epochs"),
+    ("epochs", 2.0, "Scale.epochs"),
+    ("n_train", 0, "Scale.n_train"),
+    ("batch_size", True, "Scale.batch_size"),
+    ("lr", float("nan"), "Scale.lr"),
+    ("lr", -1e-3, "Scale.lr"),
+    ("schedule", "linear", "Scale.schedule"),
+    ("augment", "mixup", "Scale.augment"),
+    ("precision", "fp16", "Scale.precision"),
+    ("channels_last", 1, "Scale.channels_last"),
+    ("model_kwargs", [("width", 8)], "Scale.model_kwargs"),
+    ("seeds", (), "Scale.seeds"),
+    ("seeds", [0, 1], "Scale.seeds"),
+    ("seeds", (0, 0), "Scale.seeds"),
+    ("seeds", (0, -1), "Scale.seeds"),
+    ("arm_seeds", (0, 5), "subset"),
+    ("warmup_epochs", 3, "Scale.warmup_epochs"),
+    ("activations", (), "Scale.activations"),
+    ("activations", "gelu", "Scale.activations"),
+]
+
+
+def test_a_bad_value_is_refused_naming_the_field():
+    problems = [
+        fault
+        for field, value, words in BAD_VALUES
+        if (fault := refusal_fault(f"{field}={value!r}", lambda: Scale(**{**BASE, field: value}), ValueError, words))
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_arm_seeds_default_to_every_seed():
