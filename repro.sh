@@ -48,8 +48,12 @@ case "${1:-}" in
     preflight
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
+    t0=$(date +%s)
     "$VENV/bin/pytest" tests -m "not browser"
+    t1=$(date +%s)
+    echo "== pytest took $(( t1 - t0 )) s"
     REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks
+    echo "== nbval took $(( $(date +%s) - t1 )) s"
     ;;
   lab)
     setup
