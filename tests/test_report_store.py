@@ -90,3 +90,49 @@ def test_a_stored_row_is_the_computed_row_field_by_field(committed_claims):
         back = claim_from_dict(json.loads(text))
         assert back == claim and json.dumps(claim_to_dict(back)) == text, claim.key
         assert all(isinstance(part.comparison.values_a, tuple) for part in back.design if part.comparison)
+
+
+def test_a_store_of_another_format_is_recomputed_and_old_stores_are_pruned(copy, monkeypatch):
+    _, results, calls = copy
+    app.report_claims()
+    path = app.store_path()
+    path.write_text(json.dumps({"format": app.STORE_FORMAT + 1, "claims": []}))
+    monkeypatch.setattr(app, "_MEMO", {})
+    assert len(app.report_claims()) == 1 and len(calls) == 2
+    monkeypatch.setattr(app, "STORE_KEEP", 1)
+    (results / "toy" / "a.json").write_text('{"value": 3}')
+    monkeypatch.setattr(app, "_MEMO", {})
+    app.report_claims()
+    assert list(path.parent.glob("report-*.json")) == [app.store_path()]
+
+
+def test_a_store_that_cannot_be_written_leaves_no_temporary_file(copy, monkeypatch):
+    def full_disk(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(app.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        app.report_claims()
+    assert not list(app.store_path().parent.glob("*.tmp"))
+
+
+def test_a_page_reads_its_section_and_an_unknown_page_is_named(copy):
+    (row,) = app.section_claims("00_toy")
+    assert row.key == "toy-claim" and app.claim("toy-claim") == row
+    assert list(app.claims_frame([row], ["claim", "verdict"]).iloc[0]) == ["toy", "confirmed"]
+    with pytest.raises(KeyError, match="no claims on page '01_none'"):
+        app.section_claims("01_none")
+    with pytest.raises(KeyError, match="section 'elsewhere'"):
+        app.section_claims("00_toy", "elsewhere")
+
+
+def test_the_downloads_hold_every_row_with_its_key_and_builder(copy, tmp_path):
+    import csv
+
+    csv_path, json_path = app.write_downloads(tmp_path / "downloads")
+    (row,) = list(csv.DictReader(csv_path.open()))
+    (record,) = json.loads(json_path.read_text())
+    assert list(row) == list(app.DOWNLOAD_COLUMNS) == list(record)
+    assert row["key"] == record["key"] == "toy-claim" and row["verdict"] == "confirmed"
+    # the toy's builder is a local function of the fixture, so the row names it after its caller
+    assert row["decided_by"] == record["decided_by"] == "helpers.claims.collect_claims > copy.<locals>.toy_claims"

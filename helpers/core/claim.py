@@ -314,6 +314,4 @@ def _plain(value: object) -> object:
         return value
     if isinstance(value, numbers.Integral):
         return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    return value
+    return float(value)  # numpy floats; anything else is not a number a comparison holds, and fails here
