@@ -63,10 +63,19 @@ def select_configs(
     return configs[index::count]
 
 
+def _unique_fields(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object as a dict, refusing a key given twice (``json`` would keep the last silently)."""
+    fields = dict(pairs)
+    if len(fields) != len(pairs):
+        repeated = sorted({k for k, _ in pairs if [p[0] for p in pairs].count(k) > 1})
+        raise ValueError(f"field {', '.join(repeated)} given twice")
+    return fields
+
+
 def config_from_json(path: str | Path) -> TrainConfig:
     """The :class:`TrainConfig` whose fields ``path`` holds as a JSON object."""
     try:
-        fields = json.loads(Path(path).read_text())
+        fields = json.loads(Path(path).read_text(), object_pairs_hook=_unique_fields)
     except (OSError, ValueError) as err:
         raise ValueError(f"--config-json {path}: not a readable JSON file ({err})") from None
     except RecursionError:

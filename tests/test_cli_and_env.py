@@ -345,3 +345,13 @@ def test_train_distributed_only_refuses_a_name_that_matches_no_activation(only, 
         main(["srelu_delta", "--profile", "smoke", "--only", only, "--list"])
     assert info.value.code == 2
     assert f"{named} not in srelu_delta's activations" in capsys.readouterr().err
+
+
+def test_retrain_refuses_a_claim_named_twice_and_two_reports_at_once(capsys):
+    from helpers.protocols import retrain
+
+    first = next(iter(retrain.CLAIMS))
+    code, _, err = _exit(lambda: retrain.main(["--status", first, first]), capsys)
+    assert code == 2 and f"claim {first} given twice" in err
+    code, _, err = _exit(lambda: retrain.main(["--status", "--plan"]), capsys)
+    assert code == 2 and "--plan and --status are two reports" in err

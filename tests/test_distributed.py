@@ -301,3 +301,14 @@ def test_torchrun_two_processes_give_the_one_process_result_through_a_kill_and_r
     assert two["config_hash"] == one["config_hash"]  # the machine never enters the key
     _assert_close_histories(two, one, REL_TOL)
     assert two["provenance"]["world_size"] == 2 and "world_size" not in one["provenance"]
+
+
+def test_a_config_json_with_a_field_given_twice_is_refused(tmp_path):
+    config = tmp_path / "run.json"
+    config.write_text('{"experiment": "x", "dataset": "adult", "model": "mlp", "lr": 9.0, "lr": 0.1}')
+    with pytest.raises(
+        ValueError, match=r"--config-json .*run.json: not a readable JSON file \(field lr given twice\)"
+    ):
+        train_distributed.config_from_json(config)
+    config.write_text('{"experiment": "x", "dataset": "adult", "model": "mlp", "lr": 0.1}')
+    assert train_distributed.config_from_json(config).lr == 0.1

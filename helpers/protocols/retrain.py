@@ -311,6 +311,8 @@ def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
     unknown = [k for k in text if k not in CLAIMS]
     if unknown:
         parser.error(f"unknown claim {', '.join(unknown)}; choose from {', '.join(CLAIMS)}")  # exits 2
+    if repeated := sorted({k for k in text if text.count(k) > 1}):
+        parser.error(f"claim {', '.join(repeated)} given twice; name each claim once")
     return text or list(CLAIMS)
 
 
@@ -342,6 +344,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     cluster_args.add_executor_args(parser)
     args = parser.parse_args(argv)
+    if args.plan and args.status:
+        parser.error("--plan and --status are two reports; ask for one at a time")
     if args.plan:
         print(plan_text(seed_plan()))
         return
