@@ -24,7 +24,8 @@ import pandas as pd
 from helpers import methods
 from helpers.core.claim import claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
-from helpers.core.report import Claim, paper_of
+from helpers.core.report import CLAIM_COLUMNS, Claim
+from helpers.core.report import claims_frame as report_table
 from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
 
@@ -198,9 +199,17 @@ def _store(path: Path, claims: Sequence[Claim]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    stored = sorted(path.parent.glob("report-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    stored = sorted(path.parent.glob("report-*.json"), key=_modified, reverse=True)
     for old in stored[STORE_KEEP:]:
         old.unlink(missing_ok=True)
+
+
+def _modified(path: Path) -> int:
+    """``path``'s modification time, 0 when another process pruned it meanwhile."""
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
 
 
 _MEMO: dict[tuple, tuple[Claim, ...]] = {}
@@ -226,35 +235,16 @@ def report_claims() -> tuple[Claim, ...]:
 
 #: The columns of the report's CSV and JSON downloads, in order: what a reader or another tool
 #: needs to use a verdict without running Python, and where the code that decides it lives.
-DOWNLOAD_COLUMNS: tuple[str, ...] = (
-    "key",
-    "paper",
-    "claim",
-    "source",
-    "paper_value",
-    "paper_kind",
-    "our_value",
-    "verdict",
-    "verdict_label",
-    "effect",
-    "ci",
-    "n",
-    "test",
-    "mde",
-    "basis",
-    "profile",
-    "scale",
-    "decided_by",
-    "notebook",
-    "anchor",
-    "note",
-)
+DOWNLOAD_COLUMNS: tuple[str, ...] = ("key", *CLAIM_COLUMNS, "decided_by")
 
 
 def download_frame(claims: Sequence[Claim]) -> pd.DataFrame:
-    """One row per claim with :data:`DOWNLOAD_COLUMNS` (``decided_by``: ``module.function``)."""
-    rows = [{**c.as_row(), "key": c.key, "paper": paper_of(c), "decided_by": c.decided_by} for c in claims]
-    return pd.DataFrame(rows, columns=list(DOWNLOAD_COLUMNS))
+    """The report's table (:data:`~helpers.core.report.CLAIM_COLUMNS`) with each row's key first and
+    ``decided_by`` (``module.function``) last: :data:`DOWNLOAD_COLUMNS`."""
+    frame = report_table(list(claims))
+    frame.insert(0, "key", [c.key for c in claims])
+    frame["decided_by"] = [c.decided_by for c in claims]
+    return frame
 
 
 def write_downloads(folder: Path, claims: Sequence[Claim] | None = None) -> tuple[Path, Path]:
