@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for the README's two commands:
 #   bash repro.sh book   create .venv, install, execute the notebooks (cpu profile), write _build/html
-#   bash repro.sh test   create .venv, install, ruff (lint, format), pytest and nbval (smoke profile)
+#   bash repro.sh test   create .venv, install, ruff (lint, format), pytest and nbval (smoke profile), on every core
 #   bash repro.sh lab    create .venv, install, open the notebooks in JupyterLab (cpu profile)
 # Each first checks that the datasets are readable (python -m helpers.preflight): book and test stop
 # at once, naming every missing one and how to supply it; lab says so and opens anyway.
@@ -40,7 +40,7 @@ case "${1:-}" in
     setup
     preflight
     export REPRO_PROFILE="${REPRO_PROFILE:-cpu}"
-    "$VENV/bin/jupyter-book" build . -n -W --keep-going
+    "$VENV/bin/python" scripts/build_book.py .   # jupyter-book build . -n -W --keep-going, pages in parallel
     echo "book written to _build/html/index.html"
     ;;
   test)
@@ -49,10 +49,11 @@ case "${1:-}" in
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     t0=$(date +%s)
-    "$VENV/bin/pytest" tests -m "not browser"
+    # one worker per core (pytest-xdist, at most 8); a notebook runs whole on one worker
+    "$VENV/bin/pytest" tests -m "not browser" -n auto --maxprocesses 8 --dist worksteal
     t1=$(date +%s)
     echo "== pytest took $(( t1 - t0 )) s"
-    REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks
+    REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks -n auto --maxprocesses 8 --dist loadfile
     echo "== nbval took $(( $(date +%s) - t1 )) s"
     ;;
   lab)

@@ -11,6 +11,7 @@ type, the verdict vocabulary and the table rendering live in :mod:`helpers.core.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -224,11 +225,23 @@ def report_claims() -> tuple[Claim, ...]:
         path = store_path()
         claims = _load_stored(path)
         if claims is None:
-            claims = tuple(collect_claims())
-            _store(path, claims)
+            claims = _compute_once(path)
         _MEMO.clear()
         _MEMO[signature] = claims
     return claims
+
+
+def _compute_once(path: Path) -> tuple[Claim, ...]:
+    """Compute and store the report under an exclusive lock beside the store, so that processes
+    starting together (pytest-xdist workers, the book's parallel readers) compute it once: the
+    others wait, then read what the first stored."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / ".lock", "w") as lock:  # closing it releases the lock
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (claims := _load_stored(path)) is None:
+            claims = tuple(collect_claims())
+            _store(path, claims)
+        return claims
 
 
 # --- the report as a download ------------------------------------------------------------------

@@ -216,7 +216,7 @@ def test_a_stored_result_file_is_json_readable():
     assert json.loads(path.read_text())["config_hash"] == path.stem
 
 
-def test_a_process_without_the_methods_is_told_to_import_them_not_to_delete_the_file(tmp_path):
+def test_a_process_without_the_methods_is_told_to_import_them_not_to_delete_the_file(tmp_path, monkeypatch):
     """A result written with the method options registered, read by a process that imported the
     core only: its stored config names options this process cannot check. That is no damage, so
     the error says to import ``helpers.methods`` and not to delete the file, and the run is never
@@ -228,10 +228,6 @@ def test_a_process_without_the_methods_is_told_to_import_them_not_to_delete_the_
     env = {**os.environ, "REPRO_RESULTS_DIR": str(tmp_path), "PYTHONPATH": os.getcwd()}
     env.pop("CI", None)  # outside CI a corrupt file would be retrained: this one must not be
     config = "TrainConfig(experiment='registry_probe', dataset='fashion_mnist', model='mlp', profile='smoke')"
-    write = (
-        "import helpers.methods\nfrom helpers.core.runs import TrainConfig\n"
-        f"from helpers.core.results_cache import store_result\nstore_result({config}, {{'best_val_metric': 0.5}})"
-    )
     read = (
         "from helpers.core.runs import TrainConfig\n"
         "from helpers.core.results_cache import load_result, _load_or_discard, result_path\n"
@@ -240,7 +236,15 @@ def test_a_process_without_the_methods_is_told_to_import_them_not_to_delete_the_
         "    try:\n        call()\n    except Exception as err:\n        print(type(err).__name__, err)\n"
         "import helpers.methods\nprint('after import:', load_result(cfg)['best_val_metric'])"
     )
-    subprocess.run([sys.executable, "-c", write], env=env, check=True, capture_output=True, text=True)
+    import helpers.methods  # noqa: F401  (this process has the options registered: it writes)
+    from helpers.core.results_cache import store_result
+    from helpers.core.runs import TrainConfig
+
+    monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path))
+    store_result(
+        TrainConfig(experiment="registry_probe", dataset="fashion_mnist", model="mlp", profile="smoke"),
+        {"best_val_metric": 0.5},
+    )  # the config the reading process builds from `config`
     out = subprocess.run([sys.executable, "-c", read], env=env, check=True, capture_output=True, text=True).stdout
     lines = out.splitlines()
     assert len(lines) == 3, out
