@@ -16,14 +16,13 @@ results/<experiment>/<hash>.json`` shows who changed a committed result, when an
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 # Importing the runner modules registers their runners (and so their config classes): TrainConfig,
 # FlexActSyntheticConfig, DPOConfig, ReluizationConfig. A result of a class not registered here fails as "unknown
 # config_class", so a new runner is noticed.
 from helpers.core import runs as _train_runner  # noqa: F401
-from helpers.core.result_files import CorruptResult, read_verified
+from helpers.core.result_files import CorruptResult, read_result_json, verify_data
 from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
 from helpers.core.runtime import results_root
 from helpers.flexact import synthetic as _flexact_synthetic_runner  # noqa: F401
@@ -37,20 +36,21 @@ def _config_classes() -> dict[str, type]:
 
 
 def result_files(folder: Path) -> list[Path]:
-    """Every result JSON under ``folder`` (records of failed runs excluded), sorted."""
+    """Every entry named like a result JSON under ``folder`` (records of failed runs excluded),
+    sorted: a directory, FIFO or device with that name is listed too, and reported by
+    :func:`verify_file` without being opened."""
     return sorted(p for p in folder.rglob("*.json") if not p.name.endswith(".failed.json"))
 
 
 def verify_file(path: Path, classes: dict[str, type]) -> None:
     """Raise :class:`CorruptResult` naming ``path`` when it fails any check."""
-    try:
-        name = json.loads(path.read_text()).get("config", {}).get("config_class")
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-        name = None  # read_verified reports the damage below
+    data = read_result_json(path)
+    config = data.get("config") if isinstance(data, dict) else None
+    name = config.get("config_class") if isinstance(config, dict) else None
     cls = classes.get(name) if isinstance(name, str) else None
     if isinstance(name, str) and cls is None:
         raise CorruptResult(f"{path}: unknown config_class {name!r} (known: {', '.join(sorted(classes))})")
-    read_verified(path, field_defaults(cls) if cls is not None else None, CODE_VERSION)
+    verify_data(path, data, field_defaults(cls) if cls is not None else None, CODE_VERSION)
 
 
 #: Printed with every verification: what passing means and what it does not.

@@ -53,6 +53,18 @@ def test_checked_cells_have_stored_outputs() -> None:
     )
 
 
+def test_only_checked_cells_keep_stored_outputs() -> None:
+    """Outputs nbval does not compare would go stale unseen (a reader opening the file would see
+    old verdicts): the committed notebooks keep none of them."""
+    stale = [
+        f"{path.name} code cell {index}"
+        for path in NOTEBOOKS
+        for index, cell in enumerate(_code_cells(path))
+        if not _is_marked(cell) and (cell.get("outputs") or cell.get("execution_count"))
+    ]
+    assert not stale, f"unchecked cells with stored outputs: {stale}. Run: python scripts/strip_outputs.py"
+
+
 def test_marker_is_the_first_line_when_present() -> None:
     """A marker further down a cell is ignored by the convention above: flag it rather than trust it."""
     misplaced = [

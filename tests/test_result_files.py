@@ -195,3 +195,64 @@ def test_a_reluization_arm_reports_its_training_precision():
     resnet = reluization_config("cifar10_resnet", "gelu", 0, "cpu")
     assert resnet.precision == resnet.train_config().precision == "bf16"
     assert reluization_config("fmnist", "gelu", 0, "smoke").precision == "float32"
+
+
+def test_strict_reading_reports_every_malformed_entry_and_checks_all_the_others(tmp_path, capsys):
+    """A forged value before the original of a duplicate key, a future ``schema_version`` (with a
+    valid checksum), a FIFO, a directory, a symlink to /dev/zero, a 5,000-digit integer and an
+    oversize file, all named like results: each is reported with what it is, nothing is opened
+    that is not a regular file (a FIFO would hang the reader), and the sound file still passes."""
+    import os
+    import signal
+
+    from helpers.core.result_files import MAX_RESULT_BYTES, OtherFormat, with_checksum
+
+    good = _written(1.0)
+    folder = good.parent
+    forged = _written(2.0)
+    original = json.loads(forged.read_text())["best_val_metric"]
+    forged.write_text('{"best_val_metric": 0.99, ' + forged.read_text()[1:])
+    assert json.loads(forged.read_text())["best_val_metric"] == original  # plain json keeps the last
+    future = _written(4.0)
+    data = json.loads(future.read_text())
+    data["schema_version"] = 2
+    future.write_text(json.dumps(with_checksum(data)))
+    os.mkfifo(folder / "fifo.json")
+    (folder / "directory.json").mkdir()
+    (folder / "zero.json").symlink_to("/dev/zero")
+    (folder / "huge_int.json").write_text('{"config": {}, "n": ' + "9" * 5000 + "}")
+    with open(folder / "oversize.json", "w") as fh:
+        fh.truncate(MAX_RESULT_BYTES + 1)  # sparse: no disk used
+    expected = {
+        forged: "the key best_val_metric is given twice",
+        future: "result format (schema_version) 2, but this code reads format 1",
+        folder / "fifo.json": "a FIFO, not a result file; it was not opened",
+        folder / "directory.json": "a directory, not a result file",
+        folder / "zero.json": "a character device, not a result file",
+        folder / "huge_int.json": "a number too large for a result file",
+        folder / "oversize.json": "more than any result file",
+    }
+
+    def hung(*_):
+        raise AssertionError("verify_results opened something that never ends (a FIFO or a device)")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        code = verify_results.main([str(folder)])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    out = capsys.readouterr().out
+    lines = {line.split(": ", 1)[0]: line for line in out.splitlines() if line.startswith("FAILED ")}
+    missing = [
+        f"{path.name}: {phrase}" for path, phrase in expected.items() if phrase not in lines.get(f"FAILED {path}", "")
+    ]
+    assert code == 1 and not missing, (missing, out)
+    assert f"1 passed, {len(expected)} failed" in out
+    # a file of another format is not damage: loading it raises, and it is never retrained over
+    before = future.read_text()
+    CALLS.clear()
+    with pytest.raises(OtherFormat, match="update this checkout"):
+        run_or_load(FileConfig(x=4.0))
+    assert future.read_text() == before and not CALLS

@@ -6,7 +6,10 @@ cached success. Every result written by :func:`helpers.core.results_cache.run_or
 ``checksum`` (SHA-256 of its canonical JSON without that field), and :func:`read_verified`
 checks, on every load:
 
-* the file parses as a JSON object with ``config``, ``config_hash``, ``status`` and ``checksum``;
+* the path is a regular file of at most :data:`MAX_RESULT_BYTES` (a FIFO, a directory or a device
+  is reported, never opened) that parses as a JSON object with ``config``, ``config_hash``,
+  ``status`` and ``checksum``, no key given twice at any depth, and no :data:`SCHEMA_VERSION` but
+  the one this code reads;
 * ``status`` is ``"ok"`` and every number in it is finite;
 * the checksum matches the content (catches a one-number edit);
 * ``config_hash`` equals the file name and the hash of the stored ``config`` (catches another
@@ -24,17 +27,41 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CorruptResult", "content_checksum", "find_problems", "hash_of_config", "read_verified", "with_checksum"]
+__all__ = [
+    "CorruptResult",
+    "OtherFormat",
+    "content_checksum",
+    "find_problems",
+    "hash_of_config",
+    "read_result_json",
+    "read_verified",
+    "verify_data",
+    "with_checksum",
+]
 
 REQUIRED_KEYS: tuple[str, ...] = ("config", "config_hash", "status", "checksum")
+
+#: The result format this code reads. Files written so far carry no ``schema_version`` (they are
+#: format 1); a file that names another was written by other code and is refused, not guessed at.
+SCHEMA_VERSION: int = 1
+
+#: The largest result file read (the largest committed one, with its stored predictions, is
+#: about 0.1 MB): anything bigger is not a result this book wrote.
+MAX_RESULT_BYTES: int = 64 * 2**20
 
 
 class CorruptResult(ValueError):
     """A result file failed its integrity checks (the message names the file and each problem)."""
+
+
+class OtherFormat(CorruptResult):
+    """A result file of another :data:`SCHEMA_VERSION`: not damaged, so never retrained over."""
 
 
 def _canonical(data: Mapping[str, Any]) -> bytes:
@@ -122,29 +149,83 @@ def find_problems(
     return problems
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook``: a key given twice is refused (plain ``json`` keeps the last,
+    so a forged value placed first and the original last would read as the original)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device"}
+    kinds |= {stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+
+
+_RESTORE = "Restore it from git, or delete it to retrain the run."
+
+
+def read_result_json(path: Path) -> Any:
+    """The parsed JSON of the result file ``path``, read strictly; :class:`CorruptResult` (naming
+    the file and what to do) for anything that is not a regular file of at most
+    :data:`MAX_RESULT_BYTES` holding one JSON document with unique keys, integers of sensible size
+    and this code's :data:`SCHEMA_VERSION`. A symlink is followed: to a regular file it is read, to
+    a device it is refused like the device."""
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise CorruptResult(f"{path}: cannot be read ({err.strerror}).") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise CorruptResult(f"{path}: {_file_kind(info.st_mode)}, not a result file; it was not opened. Remove it.")
+    if info.st_size > MAX_RESULT_BYTES:
+        raise CorruptResult(
+            f"{path}: {info.st_size:,} bytes, more than any result file ({MAX_RESULT_BYTES:,} at most). {_RESTORE}"
+        )
+    try:
+        data = json.loads(path.read_text(), object_pairs_hook=_unique_keys)
+    except _DuplicateKey as err:
+        raise CorruptResult(f"{path}: the key {err} is given twice; the file was edited by hand. {_RESTORE}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CorruptResult(f"{path}: not valid JSON ({err}); the file is truncated or damaged. {_RESTORE}") from None
+    except ValueError as err:  # an integer literal of thousands of digits (Python's conversion limit)
+        raise CorruptResult(f"{path}: a number too large for a result file ({err}). {_RESTORE}") from None
+    except RecursionError:  # too deep to parse: no result the book writes is
+        raise CorruptResult(
+            f"{path}: JSON nested too deeply to be a result file; the file is damaged. {_RESTORE}"
+        ) from None
+    version = data.get("schema_version", SCHEMA_VERSION) if isinstance(data, dict) else SCHEMA_VERSION
+    if version != SCHEMA_VERSION:
+        raise OtherFormat(
+            f"{path}: result format (schema_version) {version!r}, but this code reads format {SCHEMA_VERSION}. "
+            "It was written by other code: update this checkout (git pull) to read it, or move it out of "
+            "results/ and retrain the run. The file is not damaged; do not restamp it."
+        )
+    return data
+
+
+def verify_data(
+    path: Path, data: Any, defaults: Mapping[str, Any] | None, code_version: str, expected_hash: str | None = None
+) -> dict[str, Any]:
+    """``data`` (read from ``path``) when :func:`find_problems` finds nothing, else :class:`CorruptResult`."""
+    try:
+        problems = find_problems(path, data, defaults, code_version, expected_hash)
+    except RecursionError:  # parsed but too deep to walk
+        problems = ["JSON nested too deeply to be a result file; the file is damaged"]
+    if problems:
+        raise CorruptResult(f"{path}: " + "; ".join(problems) + f". {_RESTORE}")
+    return data
+
+
 def read_verified(
     path: Path, defaults: Mapping[str, Any] | None, code_version: str, expected_hash: str | None = None
 ) -> dict[str, Any]:
-    """Read a result file and run :func:`find_problems` on it; :class:`CorruptResult` if any."""
-    try:
-        data = json.loads(path.read_text())
-        problems = find_problems(path, data, defaults, code_version, expected_hash)
-    except IsADirectoryError as err:
-        raise CorruptResult(
-            f"{path}: a directory, not a result file. Remove it (or restore the file from git) to retrain the run."
-        ) from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CorruptResult(
-            f"{path}: not valid JSON ({err}); the file is truncated or damaged. "
-            "Restore it from git, or delete it to retrain the run."
-        ) from err
-    except RecursionError:  # too deep to parse, or parsed but too deep to walk: no result the book writes is
-        raise CorruptResult(
-            f"{path}: JSON nested too deeply to be a result file; the file is damaged. "
-            "Restore it from git, or delete it to retrain the run."
-        ) from None
-    if problems:
-        raise CorruptResult(
-            f"{path}: " + "; ".join(problems) + ". Restore it from git, or delete it to retrain the run."
-        )
-    return data
+    """Read a result file (:func:`read_result_json`) and check it (:func:`verify_data`)."""
+    return verify_data(path, read_result_json(path), defaults, code_version, expected_hash)

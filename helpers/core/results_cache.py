@@ -42,7 +42,14 @@ from helpers.core.atomic_files import (
 )
 from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
 from helpers.core.options import flat_defaults, flat_options
-from helpers.core.result_files import CorruptResult, find_problems, read_verified, with_checksum
+from helpers.core.result_files import (
+    CorruptResult,
+    OtherFormat,
+    find_problems,
+    read_result_json,
+    read_verified,
+    with_checksum,
+)
 from helpers.core.runtime import (
     bool_env,
     current_profile,
@@ -258,8 +265,8 @@ def _undeclared_fields(path: Path, config_cls: type) -> list[str]:
     """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option
     class declares (empty when the file cannot be read: its damage is reported as such)."""
     try:
-        stored = json.loads(path.read_text()).get("config")
-    except (OSError, ValueError, AttributeError, RecursionError):
+        stored = read_result_json(path).get("config")
+    except (CorruptResult, AttributeError):
         return []
     if not isinstance(stored, dict):
         return []
@@ -271,12 +278,13 @@ def _load_or_discard(config: Any, path: Path) -> dict | None:
     """``load_result``, except that a corrupt file is retrained (``None``) where that is safe.
 
     Under CI a corrupt cpu- or paper-profile result is an error: the book must not silently
-    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained.
+    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained. A
+    file of another result format is never retrained over: it is not damaged.
     """
     try:
         return load_result(config)
     except CorruptResult as err:
-        if under_ci() and config.profile != "smoke":
+        if isinstance(err, OtherFormat) or (under_ci() and config.profile != "smoke"):
             raise
         warnings.warn(f"{err} Retraining it now.", RuntimeWarning, stacklevel=3)
         return None
