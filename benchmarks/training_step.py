@@ -5,7 +5,8 @@
 A step is what ``helpers.core.train.fit`` does per batch: forward, cross-entropy, backward, an
 SGD step with momentum. Each model is built as the cpu profile builds it (float32, the batch size
 of its protocol, contiguous memory unless ``--channels-last``), once per activation, every
-activation site replaced: ``gelu`` (nn.GELU, the baseline), ``lambda_gelu`` (learnable layerwise
+activation site replaced: ``gelu`` (the book's GELU, the baseline: nn.GELU with its limits at
+±∞), ``torch_gelu`` (nn.GELU itself), ``lambda_gelu`` (learnable layerwise
 λ, t = 0.1, the paper's setting), ``srelu`` (δ = 0.001) and ``flexact`` (the default five
 candidates, training mode: a Gumbel sample per call); where the book places a method at one
 site only, an extra arm does that too (``flexact@penultimate``: Flex-Act Table 2). Steps of the arms are interleaved
@@ -97,6 +98,10 @@ PLACED: dict[str, dict[str, str]] = {
     "resnet18": {"flexact@penultimate": "flexact"},
 }
 
+#: torch's own GELU, without the book's limits at ±∞ (helpers.core.registry.relu_limits): its
+#: ratio to ``gelu`` is what the one min/max pass per call costs.
+TORCH_ARMS: dict[str, type[nn.Module]] = {"torch_gelu": nn.GELU}
+
 ARMS: dict[str, dict] = {
     "gelu": {},
     "lambda_gelu": {"t": 0.1, "lam_init": 1.01},
@@ -130,7 +135,7 @@ def _build(s: Setting, arm: str, channels_last: bool) -> tuple[nn.Module, torch.
         )
         model.train()
         return model, torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    act = lambda: get_activation(arm, **ARMS[arm])  # noqa: E731
+    act = TORCH_ARMS.get(arm) or (lambda: get_activation(arm, **ARMS[arm]))
     if s.vocab:
         model = build_model(s.model, vocab_size=s.vocab, act=act, **s.kwargs)
     else:
@@ -151,7 +156,7 @@ def _step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torc
 def measure(name: str, rounds: int, warmup: int, channels_last: bool) -> None:
     s = SETTINGS[name]
     x, y = _batch(s, channels_last)
-    arms = [*ARMS, *PLACED.get(name, {})]
+    arms = [*ARMS, *TORCH_ARMS, *PLACED.get(name, {})]
     built = {arm: _build(s, arm, channels_last) for arm in arms}
     for model, opt in built.values():
         for _ in range(warmup):

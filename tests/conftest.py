@@ -4,9 +4,18 @@ The methods register their activations and run extensions with the core when ``h
 is imported (the public modules import it); tests that use ``helpers.core`` directly get them too.
 """
 
+import os
+
 import pytest
+import torch
 
 import helpers.methods  # noqa: F401
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One intra-op thread per pytest-xdist worker (there is one worker per core), so that workers
+    # do not oversubscribe the cores with OpenMP threads. Training runs set their own count
+    # (helpers.core.runtime.training_threads, default 1).
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)

@@ -236,3 +236,81 @@ def test_builtin_activations_still_build_what_they_did():
     assert get_activation("gelu_tanh").approximate == "tanh"
     assert get_activation("relu", inplace=True).inplace is True
     assert type(get_activation("identity")) is torch.nn.Identity
+
+
+# ------------------------------------------------------------------------ limits at ±∞, every activation
+EDGES = [float("-inf"), "-max", -1e30, -1.0, 0.0, 1.0, 1e30, "max", float("inf")]
+
+
+def _edge_inputs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The edge inputs in ``dtype`` and the float64 points whose values stand for them: ±∞ by
+    ±1e30 (every activation here is at its asymptote there, and nothing overflows in float64)."""
+    top = torch.finfo(dtype).max
+    values = [(-top if v == "-max" else top) if isinstance(v, str) else v for v in EDGES]
+    x = torch.tensor(values, dtype=dtype)
+    stand_in = torch.tensor(values, dtype=torch.float64).nan_to_num(posinf=1e30, neginf=-1e30)
+    return x, stand_in
+
+
+def _limits(module: torch.nn.Module, x64: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The expected outputs and gradients at ``x``: the float64 module at the stand-in points, an
+    output that grows without bound there (beyond ±1e20 at ±1e30) being ±∞ where ``x`` is ±∞."""
+    ref = x64.clone().requires_grad_(True)
+    y = module(ref)
+    y.sum().backward()
+    y = y.detach()
+    inf = torch.isinf(x.double())
+    y = torch.where(inf & (y.abs() > 1e20), torch.sign(y) * float("inf"), y)
+    return y, ref.grad
+
+
+def test_every_activation_has_its_limits_at_infinity_and_the_range_ends(eager_kernels):
+    """Every registered activation, float32, float64 and bfloat16, 9 and 90,000 elements: at ±∞
+    its limit (λ-GELU, S-ReLU, GELU, SiLU, Mish: ∞ and 0, gradients 1 and 0; torch's own kernels
+    give NaN for some), at ±max its finite value (GELU(3e38) = 3e38), never a NaN."""
+    import copy
+
+    from helpers.core.registry import available_activations, get_activation
+
+    tolerance = {torch.float32: 1e-5, torch.float64: 1e-12, torch.bfloat16: 2e-2}
+    wrong = []
+    for name in available_activations():
+        torch.manual_seed(0)
+        base = get_activation(name).eval()  # Flex-Act samples its mixture in training mode
+        for dtype, rtol in tolerance.items():
+            x, x64 = _edge_inputs(dtype)
+            want_y, want_g = _limits(copy.deepcopy(base).double(), x64, x)
+            for repeat in (1, 10_000):
+                xs = x.repeat(repeat).requires_grad_(True)
+                y = copy.deepcopy(base).to(dtype)(xs)
+                y.sum().backward()
+                got_y, got_g = y.detach().double()[: len(EDGES)], xs.grad.double()[: len(EDGES)]
+                for what, got, want in (("output", got_y, want_y), ("gradient", got_g, want_g)):
+                    if repeat > 1:  # every copy of the pattern alike, not only the first
+                        full = (y.detach() if what == "output" else xs.grad).double().view(repeat, -1)
+                        if not torch.equal(full.isnan(), got.isnan().expand_as(full)):
+                            wrong.append(f"{name} {dtype} x{repeat}: {what} differs between copies")
+                    close = torch.isclose(got, want.to(dtype).double(), rtol=rtol, atol=1e-30)
+                    if got.isnan().any() or not close.all():
+                        at = [EDGES[i] for i in (~close | got.isnan()).nonzero().flatten().tolist()]
+                        wrong.append(f"{name} {dtype} x{repeat}: {what} at {at}: {got.tolist()} vs {want.tolist()}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_lambda_gelu_compiled_kernels_have_the_limits_too():
+    """The TorchInductor formulas (the default for large float32 tensors) at ±∞ and ±max."""
+    before = kernels.kernel_backend()
+    kernels.set_kernel_backend("compiled")
+    try:
+        x, _ = _edge_inputs(torch.float32)
+        xs = x.repeat(1 << 14).requires_grad_(True)
+        module = LambdaGELU(lam_init=5.0)
+        y = module(xs)
+        y.sum().backward()
+    finally:
+        kernels.set_kernel_backend(before)
+    top = torch.finfo(torch.float32).max
+    want_y = torch.tensor([0.0, 0.0, 0.0, -0.0, 0.0, 0.0, 1e30, top, float("inf")])
+    assert torch.equal(y.detach()[: len(EDGES)][[0, 1, 2, 6, 7, 8]], want_y[[0, 1, 2, 6, 7, 8]])
+    assert torch.equal(xs.grad[: len(EDGES)][[0, 1, 2, 6, 7, 8]], torch.tensor([0.0, 0, 0, 1, 1, 1]))
+    assert torch.isfinite(module.s.grad) and not y.isnan().any() and not xs.grad.isnan().any()

@@ -112,13 +112,21 @@ def test_non_finite_inputs(backend):
 
 
 def test_paper_pseudocode_backward_nan_for_huge_inputs_ours_is_not():
-    # The torch.where form differentiates its discarded quartic too: 0 * inf = nan in float32.
+    # Verbatim, the torch.where form differentiates its discarded quartic too: 0 * inf = nan in
+    # float32. The reference evaluates the quartic inside (−a, a) only, and so has the gradient.
+    def verbatim(x, a):
+        p2 = x / 2.0 + 3.0 * x**2 / (8.0 * a) + 3.0 * a / 16.0 - x**4 / (16.0 * a**3)
+        return torch.where(x <= -a, torch.zeros_like(x), torch.where((x > -a) & (x < a), p2, x))
+
     x = torch.tensor([1e13, -1e13], requires_grad=True)
-    srelu_paper_reference(x, 0.01).sum().backward()
+    verbatim(x, 0.01).sum().backward()
     assert torch.isnan(x.grad).all()
-    x2 = x.detach().clone().requires_grad_()
-    srelu(x2, 0.01).sum().backward()
-    assert x2.grad.tolist() == [1.0, 0.0]
+    for fn in (srelu_paper_reference, srelu):
+        x2 = x.detach().clone().requires_grad_()
+        fn(x2, 0.01).sum().backward()
+        assert x2.grad.tolist() == [1.0, 0.0], fn.__name__
+    grid = torch.linspace(-0.02, 0.02, 4001, dtype=torch.float64)
+    assert torch.equal(srelu_paper_reference(grid, 0.01), verbatim(grid, 0.01))  # the same values
 
 
 def test_backends_agree():

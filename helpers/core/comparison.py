@@ -269,9 +269,18 @@ def bootstrap_ci(
     if np.ptp(v) == 0:
         s = float(statistic(v))
         return s, s, s
+    if statistic in (np.mean, np.median):  # numpy's own axis: the same values, all resamples at once
+
+        def vectorized(x: np.ndarray, axis: int = -1) -> np.ndarray:
+            return statistic(x, axis=axis)
+    else:
+
+        def vectorized(x: np.ndarray, axis: int = -1) -> np.ndarray:
+            return np.apply_along_axis(statistic, axis, x)
+
     res = stats.bootstrap(
         (v,),
-        lambda x, axis=-1: np.apply_along_axis(statistic, axis, x),
+        vectorized,
         confidence_level=confidence,
         n_resamples=n_resamples,
         method="BCa",

@@ -35,6 +35,8 @@ __all__ = [
     "register_display_name",
     "display_name",
     "display_names",
+    "relu_limits",
+    "LIMITED_ACTIVATIONS",
 ]
 
 ActivationFactory = Callable[..., nn.Module]
@@ -65,20 +67,71 @@ def _no_arguments(cls: type[nn.Module]) -> ActivationFactory:
     return factory
 
 
+# ------------------------------------------------------------ limits at ±∞ of the x·g(x) activations
+def _saturation(dtype: torch.dtype) -> float:
+    """From this ``|x|`` on, GELU (both forms), SiLU and Mish equal ``relu(x)`` exactly in ``dtype``
+    (their gate is 0 or 1 to the last bit), yet the tanh form's ``x³`` still fits float32 (2^40
+    cubed is 2^120); float16 computes in float32 but stores only to 65504."""
+    return 2.0**10 if dtype == torch.float16 else 2.0**40
+
+
+def relu_limits(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """``fn(x)`` for an activation ``x·g(x)`` with gate ``g`` from 0 to 1, with its limits where
+    torch's kernels lose them: ``0`` at ``x = −∞`` and ``+∞`` at ``+∞`` (torch gives NaN, ``−∞·0``),
+    gradients 0 and 1 there (NaN in torch), and ``relu(x)`` near the float range's ends (the
+    vectorised GELU overflows to ``inf`` from ~1.7e38 on some CPUs). On the CPU one pass for max |x|
+    decides whether ``x`` reaches :func:`_saturation` at all; ordinary inputs then take ``fn(x)``
+    itself, bit for bit. Elsewhere (a GPU, a compiled graph) the guarded form always runs; it
+    gives the same values below the saturation point."""
+    if x.device.type == "cpu" and not torch.compiler.is_compiling() and x.is_floating_point():
+        if x.numel() == 0:
+            return fn(x)
+        if float(x.detach().abs().max()) < _saturation(x.dtype):  # a NaN in x compares False
+            return fn(x)
+    top = _saturation(x.dtype)
+    return torch.where(torch.abs(x) >= top, torch.relu(x), fn(x.clamp(-top, top)))
+
+
+class GELU(nn.GELU):
+    """``nn.GELU`` with its limits at ±∞ (:func:`relu_limits`); the same module otherwise."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return relu_limits(super().forward, x)
+
+
+class SiLU(nn.SiLU):
+    """``nn.SiLU`` with its limits at ±∞ (:func:`relu_limits`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return relu_limits(super().forward, x)
+
+
+class Mish(nn.Mish):
+    """``nn.Mish`` with its limits at ±∞ (:func:`relu_limits`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return relu_limits(super().forward, x)
+
+
+#: The torch activations given their limits at ±∞; each extends the torch class it names and
+#: nothing else (FX quantisation, which matches torch's classes, swaps them back).
+LIMITED_ACTIVATIONS: tuple[type[nn.Module], ...] = (GELU, SiLU, Mish)
+
+
 def _gelu_tanh(**kwargs: object) -> nn.Module:
-    return nn.GELU(approximate="tanh", **kwargs)
+    return GELU(approximate="tanh", **kwargs)
 
 
 _INPLACE = {"inplace": boolean()}
 _REGISTRY: dict[str, ActivationFactory] = {
     "relu": _checked(nn.ReLU, **_INPLACE),
-    "gelu": _checked(nn.GELU, approximate=choice(("none", "tanh"))),  # exact (erf) form by default
+    "gelu": _checked(GELU, approximate=choice(("none", "tanh"))),  # exact (erf) form by default
     "gelu_tanh": _gelu_tanh,
     "elu": _checked(nn.ELU, alpha=number(), **_INPLACE),
     "celu": _checked(nn.CELU, alpha=number(0, low_open=True), **_INPLACE),  # x/alpha: 0 gives NaN
     "prelu": _checked(nn.PReLU, num_parameters=integer(1), init=number()),
-    "silu": _checked(nn.SiLU, **_INPLACE),
-    "mish": _checked(nn.Mish, **_INPLACE),
+    "silu": _checked(SiLU, **_INPLACE),
+    "mish": _checked(Mish, **_INPLACE),
     "leaky_relu": _checked(nn.LeakyReLU, negative_slope=number(), **_INPLACE),
     "sigmoid": _no_arguments(nn.Sigmoid),
     "tanh": _no_arguments(nn.Tanh),

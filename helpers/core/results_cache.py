@@ -262,13 +262,12 @@ class UnregisteredOptions(RuntimeError):
 
 
 def _undeclared_fields(path: Path, config_cls: type) -> list[str]:
-    """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option
-    class declares (empty when the file cannot be read: its damage is reported as such)."""
+    """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option class declares."""
     try:
-        stored = read_result_json(path).get("config")
-    except (CorruptResult, AttributeError):
+        stored = read_result_json(path)["config"]
+    except (CorruptResult, KeyError, TypeError):
         return []
-    if not isinstance(stored, dict):
+    if not isinstance(stored, dict):  # the damage is reported as such
         return []
     known = {f.name for f in dataclasses.fields(config_cls)} | set(flat_defaults()) | {"config_class"}
     return sorted(set(stored) - known)
@@ -278,8 +277,8 @@ def _load_or_discard(config: Any, path: Path) -> dict | None:
     """``load_result``, except that a corrupt file is retrained (``None``) where that is safe.
 
     Under CI a corrupt cpu- or paper-profile result is an error: the book must not silently
-    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained. A
-    file of another result format is never retrained over: it is not damaged.
+    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained
+    (never a file of another result format: it is not damaged).
     """
     try:
         return load_result(config)

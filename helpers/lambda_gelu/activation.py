@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers.core.provenance import note_backend
-from helpers.core.registry import register_activation_type
+from helpers.core.registry import register_activation_type, relu_limits
 from helpers.core.validation import checked_arguments, choice, instance_of, integer, number
 from helpers.lambda_gelu.kernels import apply_lambda_gelu, host_readable
 
@@ -146,7 +146,7 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
         raise ValueError(f"λ-GELU needs a finite lam >= 1 (at most {top:.4g}, the largest {x.dtype}), got {lam!r}")
     if lam == 1:
         note_backend("lambda_gelu", "eager")
-        return F.gelu(x)  # exactly nn.GELU()
+        return relu_limits(F.gelu, x)  # exactly nn.GELU(), with its limits at ±∞
     return _apply(x, torch.tensor(float(lam), dtype=x.dtype, device=x.device), ())
 
 
@@ -423,7 +423,7 @@ class LambdaGELU(nn.Module):
             return _apply(x, s, view, self.t)
         lam = self.lam
         if host_readable(lam) and bool(torch.all(lam == 1)):  # no read of λ off a GPU or in a graph
-            return F.gelu(x)  # λ = 1 exactly: nn.GELU bit for bit
+            return relu_limits(F.gelu, x)  # λ = 1 exactly: nn.GELU bit for bit, with its limits at ±∞
         return _apply(x, lam.to(x.dtype), view)
 
     def extra_repr(self) -> str:

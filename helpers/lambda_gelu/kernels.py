@@ -80,20 +80,29 @@ def _gate(u: torch.Tensor) -> torch.Tensor:
     return 0.5 + 0.5 * torch.erf((u * _INV_SQRT2).clamp(-ERF_SATURATED, ERF_SATURATED))
 
 
+def _finite(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with ±∞ moved to the ends of its dtype's range, every finite value (and NaN) unchanged
+    bit for bit: the factor ``x`` of a term whose other factor is 0 there (``x·φ(λx)``, ``x²φ(λx)``),
+    so that ``x = ±∞`` gives that term's limit 0, never ``∞·0`` = NaN."""
+    top = torch.finfo(x.dtype).max
+    return x.clamp(-top, top)
+
+
 def _x_phi(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """``x·φ(λx)``: 0 where ``λx`` overflows (never ``∞·0``), and 0 where ``exp(−u²/2)`` would be
-    subnormal (``u² ≥`` :data:`PHI_FLUSH_U2`, |u| ≳ 13.1: φ near or below float32's smallest normal
-    number, 1.2e-38, which adds nothing to a gradient but costs the slow subnormal path on x86)."""
+    """``x·φ(λx)``: 0 where ``λx`` or ``x`` is infinite (never ``∞·0``), and 0 where ``exp(−u²/2)``
+    would be subnormal (``u² ≥`` :data:`PHI_FLUSH_U2`, |u| ≳ 13.1: φ near or below float32's
+    smallest normal number, 1.2e-38, which adds nothing to a gradient but costs the slow subnormal
+    path on x86)."""
     u2 = u * u
     tail = torch.where(u2 >= PHI_FLUSH_U2, 0.0, torch.exp(-0.5 * u2.clamp(max=PHI_FLUSH_U2)))
-    return x * (tail * _INV_SQRT_2PI)
+    return _finite(x) * (tail * _INV_SQRT_2PI)
 
 
 def _fused_forward(x: torch.Tensor, lam: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``x Φ(λx)`` and the gate ``Φ(λx)`` itself, saved for backward: the erf is the costly part
     of both passes (Inductor's is slower than ATen's GELU), so backward then needs only an exp."""
     gate = _gate(x * lam)
-    return x * gate, gate
+    return x.clamp(min=torch.finfo(x.dtype).min) * gate, gate  # x = −∞: the limit 0, not −∞·0
 
 
 def _gated_grad_x(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, gate: torch.Tensor) -> torch.Tensor:
@@ -102,7 +111,7 @@ def _gated_grad_x(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, gate: 
 
 def _gated_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, gate: torch.Tensor):
     xphi = _x_phi(x, x * lam)
-    return grad * (gate + lam * xphi), (grad * x * xphi).sum_to_size(lam.shape)
+    return grad * (gate + lam * xphi), (grad * _finite(x) * xphi).sum_to_size(lam.shape)
 
 
 def _fused_grad_x(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) -> torch.Tensor:
@@ -113,7 +122,7 @@ def _fused_grad_x(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) -> tor
 def _fused_grad_x_lam(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     u = x * lam
     xphi = _x_phi(x, u)
-    return grad * (_gate(u) + lam * xphi), (grad * x * xphi).sum_to_size(lam.shape)
+    return grad * (_gate(u) + lam * xphi), (grad * _finite(x) * xphi).sum_to_size(lam.shape)
 
 
 # ------------------------------------------------------------------------- eager formulas
@@ -141,13 +150,14 @@ def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
         return False
     top = float(lam) if isinstance(lam, float) else float(lam.max())
     lo, hi = torch.aminmax(x)
-    return bool(torch.maximum(hi, -lo) * top >= GATE_SATURATED)
+    return not bool(torch.maximum(hi, -lo) * top < GATE_SATURATED)  # a NaN in x: assume it may
 
 
 def _overflowed(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Where ``|λx|`` reached :data:`GATE_SATURATED` (or overflowed) although ``x`` is finite:
-    there ``Φ(λx)`` is exactly 0 or 1."""
-    return (torch.abs(u) >= GATE_SATURATED) & torch.isfinite(x)
+    """Where ``|λx|`` reached :data:`GATE_SATURATED` or overflowed, ``x = ±∞`` included: there
+    ``Φ(λx)`` is exactly 0 or 1, so λ-GELU is ``relu(x)`` (its limits ∞ and 0 at ``x = ±∞``) with
+    gradient 1 or 0. A NaN ``x`` is not included: it stays NaN."""
+    return torch.abs(u) >= GATE_SATURATED
 
 
 def _eager_forward_and_no_gate(x: torch.Tensor, lam: torch.Tensor) -> tuple[torch.Tensor, None]:
@@ -173,8 +183,9 @@ def _eager_grads(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor, need_la
     if not need_lam:
         return gx, None
     z = torch.addcmul(gx, grad, torch.special.ndtr(u), value=-1.0)  # = grad·λxφ(λx), from ∂L/∂x
-    if bad is not None:
+    if bad is not None:  # x²φ(λx) is 0 there; x = ±∞ must not make it ∞·0
         z = torch.where(bad, 0.0, z)
+        x = torch.where(bad, 0.0, x)
     if lam.numel() == 1:  # Σ x·z in one pass
         return gx, torch.vdot(z.reshape(-1), x.reshape(-1)).reshape(lam.shape) / lam
     return gx, (z * x).sum_to_size(lam.shape) / lam
@@ -200,7 +211,7 @@ def _differentiable_grads(grad: torch.Tensor, x: torch.Tensor, lam: torch.Tensor
     u = x * lam  # the exact formulas, unclamped: these run in float64 too (gradcheck)
     xphi = torch.where(torch.isinf(u), 0.0, x * (torch.exp(-0.5 * u * u) * _INV_SQRT_2PI))
     gx = grad * ((0.5 + 0.5 * torch.erf(u * _INV_SQRT2)) + lam * xphi)
-    return gx, ((grad * x * xphi).sum_to_size(lam.shape) if need_lam else None)
+    return gx, ((grad * _finite(x) * xphi).sum_to_size(lam.shape) if need_lam else None)
 
 
 # ------------------------------------------------------------------------- autograd function

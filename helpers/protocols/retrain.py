@@ -16,6 +16,7 @@ a bf16 GPU (``REPRO_DEVICE``, by default the GPU where there is one) trains them
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from dataclasses import dataclass
 
@@ -118,13 +119,19 @@ def _run_kinds(cfg) -> tuple[tuple, tuple]:
     return (arm + scale, scale)
 
 
+@functools.cache
+def _runs(claim: RetrainClaim) -> tuple[tuple[object, str], ...]:
+    """``claim``'s configs with their hashes, built once per process: the status reads them four
+    times over, and building and hashing the ~13,000 configs of all claims takes ~10 s."""
+    return tuple((cfg, config_hash(cfg)) for cfg in claim.configs())
+
+
 def _finished_seconds() -> dict[tuple, list[float]]:
     """Training seconds of every finished run of every claim, under both of its kinds."""
     seen: set[str] = set()
     out: dict[tuple, list[float]] = {}
     for claim in CLAIMS.values():
-        for cfg in claim.configs():
-            h = config_hash(cfg)
+        for cfg, h in _runs(claim):
             if h in seen:
                 continue
             seen.add(h)
@@ -141,7 +148,7 @@ def claim_status(claim: RetrainClaim, finished: dict[tuple, list[float]] | None 
     (:func:`_run_kinds`: the same arm, else the same model and scale); ``None`` when a missing
     run has neither."""
     finished = _finished_seconds() if finished is None else finished
-    configs = claim.configs()
+    configs = [cfg for cfg, _ in _runs(claim)]
     seconds, done = 0.0, 0
     left: float | None = 0.0
     for cfg in configs:
@@ -162,8 +169,7 @@ def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
     a run two claims share (claim (g)'s δ = 0.001 is claim (b)'s S-ReLU arm) counts once."""
     seconds: dict[str, float] = {}
     for key in keys or list(CLAIMS):
-        for cfg in CLAIMS[key].configs():
-            h = config_hash(cfg)
+        for cfg, h in _runs(CLAIMS[key]):
             if h not in seconds:
                 result = load_result(cfg)
                 if result is not None:
@@ -192,9 +198,9 @@ def _issue_results(issue: str) -> list[dict]:
         raise ValueError(f"unknown issue {issue!r}; the issues are {', '.join(ISSUES)}")
     first: dict[str, tuple[str, object]] = {}  # run -> (issue of the first claim listing it, config)
     for claim in CLAIMS.values():
-        for cfg in claim.configs():
+        for cfg, h in _runs(claim):
             paid = "" if cfg.seed in claim.seeds_trained_before else claim.issue
-            first.setdefault(config_hash(cfg), (paid, cfg))
+            first.setdefault(h, (paid, cfg))
     return [r for owner, cfg in first.values() if owner == issue and (r := load_result(cfg)) is not None]
 
 

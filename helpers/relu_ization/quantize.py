@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from helpers.core.models import FeedForward
-from helpers.core.registry import activation_types
+from helpers.core.registry import LIMITED_ACTIVATIONS, activation_types
 
 __all__ = ["QUANT_API", "ENGINE", "SCOPES", "quantized_engine", "quantize_int8", "module_summary"]
 
@@ -115,6 +115,9 @@ def quantize_int8(model: nn.Module, calibration: Iterable, *, scope: str = "mode
     if not batches:
         raise ValueError("calibration is empty: static quantisation needs calibration batches")
     float_model = copy.deepcopy(model).eval()
+    for m in float_model.modules():  # torch's own classes, as FX quantisation has patterns for them
+        if type(m) in LIMITED_ACTIVATIONS:
+            m.__class__ = type(m).__mro__[1]  # the torch class it extends only with limits at ±∞
     with _quiet(), quantized_engine():
         qconfig = get_default_qconfig_mapping(ENGINE)
         if scope == "model":

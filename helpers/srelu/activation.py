@@ -282,7 +282,10 @@ def srelu_paper_reference(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     Half-precision inputs (float16, bfloat16) are computed in float32 and the result cast back,
     as :func:`srelu` does: verbatim in float16, ``16·a³`` underflows to 0 for the paper's
     ``a = 1e-3``, which made the output and the gradient at ``x = 0`` NaN (``0/0``). float32 and
-    float64 inputs run the pseudocode unchanged."""
+    float64 inputs run the pseudocode with one change: the quartic branch is evaluated at ``x``
+    only inside ``(−a, a)`` (at 0 elsewhere). Verbatim, ``x⁴`` overflows for ``|x|`` ≳ 1e10 and
+    its infinite derivative reaches the gradient as ``0·∞`` = NaN through the unused branch of
+    ``torch.where``, and ``x = ±∞`` gave a NaN gradient everywhere."""
     _check_x(x, "srelu_paper_reference")
     if x.dtype not in (torch.float32, torch.float64):
         return srelu_paper_reference(x.to(torch.float32), delta).to(x.dtype)
@@ -290,7 +293,8 @@ def srelu_paper_reference(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     condition1 = x <= -a
     condition2 = (x > -a) & (x < a)
     p1 = torch.zeros_like(x)
-    p2 = x / 2.0 + 3.0 * x**2 / (8.0 * a) + 3.0 * a / 16.0 - x**4 / (16.0 * a**3)
+    inner = torch.where(condition2, x, 0.0)  # not in the pseudocode: see the docstring
+    p2 = inner / 2.0 + 3.0 * inner**2 / (8.0 * a) + 3.0 * a / 16.0 - inner**4 / (16.0 * a**3)
     p3 = x
     output = torch.where(condition1, p1, torch.where(condition2, p2, p3))
     return output
