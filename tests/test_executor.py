@@ -398,3 +398,20 @@ def test_a_kill_during_submission_cancels_every_job_submitted(monkeypatch):
     assert stop.value.code == 128 + signal.SIGTERM
     assert cancelled == [0, 1, 2]
     assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
+
+
+def test_slurm_flags_with_the_local_executor_are_refused(capsys):
+    """``--executor local`` submits no job, so a SLURM flag beside it would be silently ignored."""
+    import argparse
+
+    from helpers.protocols import cluster_args
+
+    parser = argparse.ArgumentParser(prog="retrain")
+    cluster_args.add_executor_args(parser)
+    args = parser.parse_args(["--nodes", "4", "--tasks-per-node", "8", "--partition", "gpu"])
+    with pytest.raises(SystemExit) as stop:
+        cluster_args.executor_from_args(parser, args)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "--partition, --nodes, --tasks-per-node are for SLURM jobs" in err
+    assert cluster_args.executor_from_args(parser, parser.parse_args([])) == "local"
+    assert cluster_args.executor_from_args(parser, parser.parse_args(["--nodes", "1"])) == "local"  # the default

@@ -58,6 +58,18 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The SLURM flags' destinations, which --executor local would ignore (so it refuses them).
+SLURM_DESTS: tuple[str, ...] = (
+    "partition",
+    "time_min",
+    "gpus_per_node",
+    "cpus_per_task",
+    "nodes",
+    "tasks_per_node",
+    "array_parallelism",
+)
+
+
 def cluster_options(args: argparse.Namespace) -> executors.ClusterOptions:
     """The parsed SLURM flags as :class:`~helpers.core.executors.ClusterOptions`."""
     return executors.ClusterOptions(
@@ -72,9 +84,19 @@ def cluster_options(args: argparse.Namespace) -> executors.ClusterOptions:
 
 
 def executor_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
-    """``"local"``, or the submitit executor the flags describe; a missing ``sbatch`` or a bad
-    option is an argparse error (exit 2) before anything is submitted."""
+    """``"local"``, or the submitit executor the flags describe; a missing ``sbatch``, a bad
+    option, or a SLURM flag given with ``--executor local`` (which would ignore it) is an argparse
+    error (exit 2) before anything is submitted."""
     if args.executor == "local":
+        given = [
+            f"--{dest.replace('_', '-')}" for dest in SLURM_DESTS if getattr(args, dest) != parser.get_default(dest)
+        ]
+        if given:
+            parser.error(
+                f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for SLURM jobs, which --executor local "
+                "does not submit: add --executor slurm (or submitit-local to try the cluster path here), "
+                "or leave them out"
+            )
         return "local"
     try:
         return executors.make_executor(args.executor, cluster_options(args))
