@@ -415,3 +415,17 @@ def test_slurm_flags_with_the_local_executor_are_refused(capsys):
     assert stop.value.code == 2 and "--partition, --nodes, --tasks-per-node are for SLURM jobs" in err
     assert cluster_args.executor_from_args(parser, parser.parse_args([])) == "local"
     assert cluster_args.executor_from_args(parser, parser.parse_args(["--nodes", "1"])) == "local"  # the default
+
+
+def test_a_failed_jobs_message_quotes_the_end_of_its_own_log(tmp_path):
+    from types import SimpleNamespace
+
+    log = tmp_path / "123_0_log.err"
+    log.write_text("".join(f"line {i}\n" for i in range(100)) + "RuntimeError: CUDA out of memory\n")
+    job = SimpleNamespace(job_id="123_0", paths=SimpleNamespace(stderr=log))
+    text = executors.failure_text(job, submitit.core.utils.FailedJobError("job 123_0 failed\nsee the log"))
+    assert text.startswith(f"job 123_0 failed: see the log (logs: {log})")
+    quoted = text.split("the end of its stderr log:\n")[1].splitlines()
+    assert len(quoted) == executors.LOG_TAIL_LINES and quoted[-1] == "  RuntimeError: CUDA out of memory"
+    job.paths.stderr = tmp_path / "gone.err"
+    assert executors.failure_text(job, RuntimeError("x")).endswith("; its stderr log cannot be read")

@@ -178,8 +178,21 @@ def cancel_all(jobs: Iterable[Any]) -> None:
             continue
 
 
+#: Lines of a failed job's own stderr log quoted in its failure message.
+LOG_TAIL_LINES: int = 15
+
+
 def failure_text(job: Any, err: BaseException) -> str:
-    """What a failed job says: its id, the last line of its error, and where its logs are."""
+    """What a failed job says: its id, the last line of its error, where its logs are, and the
+    last :data:`LOG_TAIL_LINES` lines of its stderr log (what the job itself printed, which on a
+    cluster is otherwise a login away)."""
     lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
     last = lines[-1] if lines else type(err).__name__
-    return f"job {job.job_id} failed: {last} (logs: {job.paths.stderr})"
+    text = f"job {job.job_id} failed: {last} (logs: {job.paths.stderr})"
+    try:
+        with open(job.paths.stderr, "rb") as log:  # its end only: a long job's log can be large
+            log.seek(max(0, Path(job.paths.stderr).stat().st_size - 65536))
+            tail = log.read().decode(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+    except OSError:
+        return text + "; its stderr log cannot be read"
+    return text + ("\nthe end of its stderr log:\n" + "\n".join("  " + ln for ln in tail) if tail else "")
