@@ -52,7 +52,7 @@ def _bad_values(rule: v.Rule) -> list[object]:
     if rule.kind == "str":
         return [3, b"x", *([""] if rule.non_empty else []), *not_none]
     if rule.kind == "name":
-        return ["", "a/b", "../up", "..", ".hidden", "a\\b", "x\ny", "/abs", 3, None]
+        return ["", "a/b", "../up", "..", ".hidden", "a\\b", "x\ny", "/abs", "x" * 300, 3, None]
     if rule.kind == "choice":
         return ["no-such-choice", True, 3, *not_none]
     if rule.kind == "dict":

@@ -210,7 +210,7 @@ def _bad_values(rule: Rule) -> list[object]:
     if rule.kind == "choice":
         return ["no-such-choice", True, 1]
     if rule.kind in ("str", "name"):
-        return [1, True] + ([" "] if rule.non_empty else []) + (["../up"] if rule.kind == "name" else [])
+        return [1, True] + ([" "] if rule.non_empty else []) + (["../up", "x" * 300] if rule.kind == "name" else [])
     if rule.kind == "instance":
         return [object(), 1.5]
     return []

@@ -141,6 +141,11 @@ def choice(options: Sequence[Any], *, optional: bool = False) -> Rule:
     return Rule("choice", optional=optional, choices=tuple(options))
 
 
+#: The longest name :func:`path_name` accepts: file systems allow 255 bytes per path component
+#: (the names are ASCII), and a longer name would pass here and fail only when the run writes.
+MAX_NAME_LENGTH: int = 128
+
+
 def path_name() -> Rule:
     """A name used as one path component (a results sub-folder)."""
     return Rule("name")
@@ -224,7 +229,10 @@ def describe(rule: Rule) -> str:
     elif rule.kind == "str":
         text_ = "a non-empty str" if rule.non_empty else "a str"
     elif rule.kind == "name":
-        text_ = "a folder name: letters, digits, '_', '-', '.', '+', '=', not empty, not starting with '.', no '/'"
+        text_ = (
+            "a folder name: letters, digits, '_', '-', '.', '+', '=', not empty, not starting with '.', no '/', "
+            f"at most {MAX_NAME_LENGTH} characters"
+        )
     elif rule.kind == "choice":
         text_ = "one of " + ", ".join(repr(c) for c in rule.choices)
     elif rule.kind == "choices":
@@ -303,7 +311,12 @@ def _accepts(value: Any, rule: Rule) -> bool:
     if kind == "str":
         return isinstance(value, str) and (bool(value.strip()) or not rule.non_empty)
     if kind == "name":
-        return isinstance(value, str) and _SAFE_NAME.fullmatch(value) is not None and ".." not in value
+        return (
+            isinstance(value, str)
+            and _SAFE_NAME.fullmatch(value) is not None
+            and ".." not in value
+            and len(value) <= MAX_NAME_LENGTH
+        )
     if kind == "choice":
         return any(type(value) is type(c) and value == c for c in rule.choices)
     if kind == "choices":
