@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from helpers.core import distributed
+from helpers.core.result_files import unique_keys
 from helpers.core.results_cache import config_hash, load_result, result_path, run_or_load
 from helpers.core.runs import TrainConfig, run_training
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
@@ -63,19 +64,10 @@ def select_configs(
     return configs[index::count]
 
 
-def _unique_fields(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object as a dict, refusing a key given twice (``json`` would keep the last silently)."""
-    fields = dict(pairs)
-    if len(fields) != len(pairs):
-        repeated = sorted({k for k, _ in pairs if [p[0] for p in pairs].count(k) > 1})
-        raise ValueError(f"field {', '.join(repeated)} given twice")
-    return fields
-
-
 def config_from_json(path: str | Path) -> TrainConfig:
     """The :class:`TrainConfig` whose fields ``path`` holds as a JSON object."""
     try:
-        fields = json.loads(Path(path).read_text(), object_pairs_hook=_unique_fields)
+        fields = json.loads(Path(path).read_text(), object_pairs_hook=unique_keys)
     except (OSError, ValueError) as err:
         raise ValueError(f"--config-json {path}: not a readable JSON file ({err})") from None
     except RecursionError:

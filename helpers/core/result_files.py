@@ -35,12 +35,14 @@ from typing import Any
 
 __all__ = [
     "CorruptResult",
+    "DuplicateKey",
     "OtherFormat",
     "content_checksum",
     "find_problems",
     "hash_of_config",
     "read_result_json",
     "read_verified",
+    "unique_keys",
     "verify_data",
     "with_checksum",
 ]
@@ -149,17 +151,22 @@ def find_problems(
     return problems
 
 
-class _DuplicateKey(ValueError):
-    pass
+class DuplicateKey(ValueError):
+    """A JSON object gave ``key`` twice (plain ``json`` keeps the last value silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"field {key} given twice")
+        self.key = key
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json``'s ``object_pairs_hook``: a key given twice is refused (plain ``json`` keeps the last,
-    so a forged value placed first and the original last would read as the original)."""
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s ``object_pairs_hook`` for every file the book reads as JSON: a key given twice is
+    :class:`DuplicateKey` (a forged value placed first and the original last would otherwise read as
+    the original)."""
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
-            raise _DuplicateKey(key)
+            raise DuplicateKey(key)
         data[key] = value
     return data
 
@@ -190,9 +197,11 @@ def read_result_json(path: Path) -> Any:
             f"{path}: {info.st_size:,} bytes, more than any result file ({MAX_RESULT_BYTES:,} at most). {_RESTORE}"
         )
     try:
-        data = json.loads(path.read_text(), object_pairs_hook=_unique_keys)
-    except _DuplicateKey as err:
-        raise CorruptResult(f"{path}: the key {err} is given twice; the file was edited by hand. {_RESTORE}") from None
+        data = json.loads(path.read_text(), object_pairs_hook=unique_keys)
+    except DuplicateKey as err:
+        raise CorruptResult(
+            f"{path}: the key {err.key} is given twice; the file was edited by hand. {_RESTORE}"
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise CorruptResult(f"{path}: not valid JSON ({err}); the file is truncated or damaged. {_RESTORE}") from None
     except ValueError as err:  # an integer literal of thousands of digits (Python's conversion limit)
