@@ -262,14 +262,21 @@ def _assert_close_histories(a: dict, b: dict, rel: float) -> None:
 
 @pytest.mark.slow
 @needs_data
-def test_torchrun_two_processes_give_the_one_process_result_through_a_kill_and_resume(tmp_path):
-    """One process, then two under torchrun killed mid-run (SIGKILL to torchrun and both workers)
-    and resumed from the checkpoint: the same history to float32 rounding. λ-GELU is annealed
-    after epoch 2 (Algorithm 1): the hook fixes λ on every rank alike, the λ parameters it stops
-    using do not trip DDP, and the resume restores the schedule whichever side of the switch the
-    kill lands. (A resume of one process is bit for bit: test_train's resume-after-kill test.)"""
+def test_torchrun_two_processes_give_the_one_process_result_through_a_kill_and_resume(tmp_path, monkeypatch):
+    """One process (this one, through the entry point), then two under torchrun killed mid-run
+    (SIGKILL to torchrun and both workers) and resumed from the checkpoint: the same history to
+    float32 rounding. λ-GELU is annealed after epoch 2 (Algorithm 1): the hook fixes λ on every
+    rank alike, the λ parameters it stops using do not trip DDP, and the resume restores the
+    schedule whichever side of the switch the kill lands. (A resume of one process is bit for bit:
+    test_train's resume-after-kill test.)"""
     config = {**CONFIG, "n_train": 4096, "epochs": 4, "anneal_target": 100.0, "anneal_switch": 0.5}
-    one = _train(tmp_path, "one", 1, config)
+    for name, value in _env(tmp_path / "one").items():
+        if name.startswith("REPRO_"):
+            monkeypatch.setenv(name, value)
+    (tmp_path / "one.json").write_text(json.dumps(config))
+    train_distributed.main(["--config-json", str(tmp_path / "one.json")])
+    (path,) = (tmp_path / "one" / "smoke" / config["experiment"]).glob("*.json")
+    one = json.loads(path.read_text())
     path = tmp_path / "two.json"
     path.write_text(json.dumps(config))
     results = tmp_path / "two"

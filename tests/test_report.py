@@ -9,6 +9,7 @@ from helpers.core import statistics as S
 def test_vocabulary_is_defined_once_and_described():
     assert R.VERDICTS == (
         "confirmed",
+        "confirmed with a caveat",
         "contradicted",
         "inconclusive",
         "not reproduced under our reading",
@@ -27,6 +28,20 @@ def test_run_based_contradiction_is_labelled_at_our_scale():
     assert run.basis == "runs" and run.verdict_label == "contradicted at our scale"
     assert exact.basis == "exact" and exact.verdict_label == "contradicted"
     assert source.verdict_label == "contradicted" and run.as_row()["verdict_label"] == "contradicted at our scale"
+
+
+def test_a_contradiction_that_rests_on_the_books_reading_says_so_in_the_verdict():
+    kw = {"key": "report-claim-9", "reading": "the trained layer scored by its argmax"}
+    exact = R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", **kw)
+    run = R.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb", **kw)
+    held = R.Claim("c", "s", "1", "1", "theory", "exact", "confirmed", "nb", **kw)
+    assert exact.verdict_label == "contradicted under our reading"
+    assert run.verdict_label == "contradicted at our scale, under our reading"
+    assert held.verdict_label == "confirmed" and held.as_row()["reading"] == kw["reading"]
+    html = R.claims_table_html([exact, held], grouped=True)
+    assert html.count("our reading: the trained layer scored by its argmax") == 2
+    with pytest.raises(ValueError, match="reading must be a string"):
+        R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-9", reading=None)
 
 
 def _comp(diffs):
@@ -254,6 +269,41 @@ def test_intersection_union_needs_every_part_and_shows_the_weakest():
     verdict, fields = R.intersection_union({"a": strong, "b": weak})
     assert verdict == "inconclusive" and "shown: b" in fields["test"] and fields["effect"].startswith("b: ")
     assert R.intersection_union({"a": strong, "b": weak, "c": against})[0] == "contradicted"
+
+
+def test_the_part_shown_is_the_weakest_in_the_claims_direction_and_the_power_is_the_limiting_parts():
+    """A sign flip: ranked by two-sided p, the part at +0.01 (p ≈ 0.9) would look weakest; in the
+    claim's direction (a > b) the part at −0.5 is weaker (one-sided p ≈ 0.9 against ≈ 0.45). The
+    power figure is that of the noisiest part, whichever part is shown."""
+
+    def part(values):
+        return R.judge(lambda: S.one_sample(values), direction=1, label="x")
+
+    near_zero, wrong_side = part([0.21, 0.01, -0.19]), part([-0.2, -0.5, -0.8])
+    noisy = part([4.0, -1.0, 6.0])
+    for name, (_, _, comp) in {"near": near_zero, "wrong": wrong_side}.items():  # the trap is real
+        assert (comp.p > 0.5) is (name == "near")
+    verdict, fields = R.intersection_union({"near": near_zero, "wrong": wrong_side, "noisy": noisy})
+    assert verdict == "inconclusive"
+    assert "shown: wrong" in fields["test"] and fields["effect"].startswith("wrong: x: -0.50")
+    assert fields["mde"] == f"noisy: {noisy[1]['mde']} (the part that limits the power)"
+    assert noisy[2].mde > max(near_zero[2].mde, wrong_side[2].mde)
+    assert R.claim_p(wrong_side[1]["design"][0]) > R.claim_p(near_zero[1]["design"][0]) > 0.4
+
+
+def test_one_part_contradicts_its_family_only_at_the_holm_level():
+    """Two-sided p of the contradicting part between 0.05/3 and 0.05: alone it contradicts; as one of
+    three parts (Holm's first step, 1 − 0.05/3) it does not; far below 0 it does either way."""
+    against = R.judge(lambda: S.one_sample([-1.0, -1.6, -1.3, 0.0, -2.1]), direction=1)
+    assert 0.05 / 3 < against[2].p < 0.05 and against[0] == "contradicted"
+    strong = R.judge(lambda: S.one_sample([1.0, 1.1, 0.9]), direction=1)
+    assert R.intersection_union({"a": against})[0] == "contradicted"
+    verdict, fields = R.intersection_union({"a": against, "b": strong, "c": strong})
+    assert verdict == "inconclusive" and "Holm level 98.3%" in fields["test"]
+    assert R.family_verdict([d for _, f, _ in (against, strong, strong) for d in f["design"]]) == "inconclusive"
+    far = R.judge(lambda: S.one_sample([-10.0, -10.5, -9.5, -10.2, -9.8]), direction=1)
+    assert R.intersection_union({"a": far, "b": strong, "c": strong})[0] == "contradicted"
+    assert R.holm_level(1) == 0.95 and R.holm_level(4) == pytest.approx(0.9875)
 
 
 def test_proportion_verdict_has_an_inconclusive_band():

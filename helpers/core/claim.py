@@ -18,12 +18,20 @@ from typing import Literal
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
 from helpers.core.comparison import Comparison
 
-Verdict = Literal["confirmed", "contradicted", "inconclusive", "not reproduced under our reading", "not run here"]
+Verdict = Literal[
+    "confirmed",
+    "confirmed with a caveat",
+    "contradicted",
+    "inconclusive",
+    "not reproduced under our reading",
+    "not run here",
+]
 
 
 #: The one verdict vocabulary of the book, in report order. Every page and the report use it.
 VERDICTS: tuple[str, ...] = (
     "confirmed",
+    "confirmed with a caveat",
     "contradicted",
     "inconclusive",
     "not reproduced under our reading",
@@ -36,9 +44,14 @@ VERDICT_DESCRIPTIONS: dict[str, str] = {
     "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based "
     'confidence interval that supports the claim (95%; for a "matches" or "close to" claim: an '
     "equivalence test within the margin the claim states, i.e. its 90% interval inside the margin)",
+    "confirmed with a caveat": "the claim holds for what the source means (the mathematical function, "
+    "the contrast it draws), and the row names a limitation or an edge case the source does not deny "
+    "(a floating-point underflow, one point where a strict wording fails, a scope it does not state)",
     "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
     "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
-    'are labelled "at our scale", because our runs are scaled down',
+    'are labelled "at our scale", because our runs are scaled down, and a contradiction that rests on '
+    'a reading the source leaves open (a threshold, an evaluation rule, a scope) "under our reading", '
+    "with the reading stated in the row",
     "inconclusive": "the run-based 95% confidence interval contains both no effect and the claimed effect; "
     "the row shows the minimal detectable effect our seeds could see",
     "not reproduced under our reading": "the source leaves choices open that decide the outcome; the row "
@@ -150,6 +163,9 @@ class Claim:
     anchor: str = ""
     paper_kind: str = ""
     paper_detail: str = ""
+    #: The book's reading that decides the verdict where the source allows another (a threshold, an
+    #: evaluation rule, a scope it does not state): the verdict is then labelled "under our reading".
+    reading: str = field(default="", kw_only=True)
     #: The run-based tests behind the row (:class:`RunDesign`, one per part); not displayed.
     design: tuple[RunDesign, ...] = field(default=(), compare=False, repr=False)
     #: ``module.function`` that built the row (the first caller outside ``helpers.core``): where a
@@ -170,6 +186,8 @@ class Claim:
             raise ValueError(f"paper_kind must be one of {PAPER_KINDS}, got {self.paper_kind!r}")
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if not isinstance(self.reading, str):
+            raise ValueError(f"reading must be a string (the book's reading, or empty), got {self.reading!r}")
         if not isinstance(self.key, str) or not KEY_PATTERN.fullmatch(self.key):
             raise ValueError(
                 f"key must be a lower-case slug such as 'paper-table4-best-value' (letters, digits, "
@@ -187,10 +205,13 @@ class Claim:
 
     @property
     def verdict_label(self) -> str:
-        """The verdict as shown: a run-based contradiction reads "contradicted at our scale"."""
-        if self.verdict == "contradicted" and self.basis == "runs":
-            return "contradicted at our scale"
-        return self.verdict
+        """The verdict as shown: a run-based contradiction reads "contradicted at our scale", one that
+        rests on the book's :attr:`reading` "contradicted under our reading" (or both)."""
+        if self.verdict != "contradicted":
+            return self.verdict
+        when = (("at our scale", self.basis == "runs"), ("under our reading", bool(self.reading)))
+        qualifiers = [q for q, on in when if on]
+        return " ".join(["contradicted", ", ".join(qualifiers)]).strip()
 
     def as_row(self) -> dict[str, str]:
         """The displayed fields (every field but ``design`` and ``key``) and the verdict label."""

@@ -36,6 +36,7 @@ _PRIORITY: tuple[str, ...] = (
     "contradicted",
     "not reproduced under our reading",
     "confirmed",
+    "confirmed with a caveat",
     "inconclusive",
     "not run here",
 )
@@ -210,7 +211,9 @@ def _labelled_parts(text: str) -> dict[str, str] | None:
 
 
 def _ours_text(effect: str, ci: str, n: str, mde: str, *, label: str = "") -> str:
-    details = "; ".join(part for part in (n, f"MDE {mde}" if mde else "") if part)
+    details = "; ".join(
+        part for part in (n, (mde if mde.startswith("margin") else f"MDE {mde}") if mde else "") if part
+    )
     return (f"{label}: " if label else "") + f"{effect}, {ci}" + (f" ({details})" if details else "")
 
 

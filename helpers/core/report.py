@@ -30,7 +30,15 @@ from helpers.core.claim import (  # re-exported: callers import the claim type a
     key_part,
 )
 from helpers.core.display import exact_text, number_text
-from helpers.core.statistics import ALPHA, InsufficientData, Proportion, non_inferiority, tost
+from helpers.core.statistics import (
+    ALPHA,
+    InsufficientData,
+    Proportion,
+    detectable_margin,
+    non_inferiority,
+    one_sided_p,
+    tost,
+)
 
 if TYPE_CHECKING:  # the statistics module is core too; imported lazily to keep this import light
     from helpers.core.statistics import Comparison
@@ -54,6 +62,10 @@ __all__ = [
     "comparison_fields",
     "proportion_verdict",
     "intersection_union",
+    "family_verdict",
+    "holm_level",
+    "claim_p",
+    "power_text",
     "judge",
     "combine_verdicts",
     "merge_fields",
@@ -88,9 +100,15 @@ INTERVAL_RULES: dict[str, str] = {
     "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
     '"same speed" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it',
     "every": '"at every level" / "beats every other": each level or competitor by its own interval as above, '
-    "on seeds as the unit; confirmed only when every part is (intersection-union), contradicted when any "
-    "part is",
+    "on seeds as the unit; confirmed only when every part is, each at 95% (intersection-union needs no "
+    "adjustment); contradicted when a part is contradicted with its interval at the Holm level 1 − 0.05/k "
+    "for k parts; the row shows the weakest part in the claim's direction (largest one-sided p) and the "
+    "power figure of the part that limits the family",
     "exact": "identical values on every seed: no interval; the row states the exact count",
+    "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
+    "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
+    "error); for an equivalence or non-inferiority row, the smallest margin that TOST or the one-sided "
+    "test would show with 80% power at a true difference of 0",
 }
 
 
@@ -130,8 +148,30 @@ def comparison_fields(
     if claim in ("equivalence", "non-inferiority"):
         level = 1 - 2 * ALPHA
         ci = f"{level:.0%} (the {claim} test's) {comparison.ci_text(digits, level)}; {ci}"
-    mde = "n/a (no t test)" if not math.isfinite(comparison.mde) else f"{number_text(comparison.mde, digits)}{u}"
-    return {"effect": effect, "ci": ci, "n": comparison.n_text(), "test": test, "mde": mde}
+    return {
+        "effect": effect,
+        "ci": ci,
+        "n": comparison.n_text(),
+        "test": test,
+        "mde": power_text(comparison, claim, digits, unit),
+    }
+
+
+def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: int = 2, unit: str = "") -> str:
+    """The row's power figure for the test its claim uses (:data:`INTERVAL_RULES`, "power"): the
+    two-sided MDE of a difference, or the margin that TOST or the non-inferiority test would show
+    with 80 % power at a true difference of 0 (:func:`detectable_margin`)."""
+    u = f" {unit}" if unit else ""
+    if comparison.exact:
+        return "none (exact)"
+    if claim in ("equivalence", "non-inferiority"):
+        if comparison.bootstrap or not (math.isfinite(comparison.se) and math.isfinite(comparison.df)):
+            return "n/a (no t test)"
+        margin = detectable_margin(comparison.se, comparison.df, claim)
+        sign = "±" if claim == "equivalence" else ""
+        test = "TOST" if claim == "equivalence" else "non-inferiority"
+        return f"margin {sign}{number_text(margin, digits)}{u} for 80 % {test} power"
+    return "n/a (no t test)" if not math.isfinite(comparison.mde) else f"{number_text(comparison.mde, digits)}{u}"
 
 
 def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1) -> Verdict:
@@ -148,36 +188,105 @@ def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1
     return "confirmed" if lo > t else "contradicted" if hi < t else "inconclusive"
 
 
+def claim_p(design: RunDesign) -> float:
+    """The one-sided p of one part in its claim's direction: against ``effect ≤ 0`` on the claimed
+    side for a direction or size claim, TOST's p for equivalence, the one-sided p for
+    non-inferiority. Small is strong support; 1 when there is no interval. A bootstrap interval
+    has no one-sided test: half its two-sided p on the claimed side, one minus that on the other."""
+    comp = design.comparison
+    if comp is None:
+        return 1.0
+    if design.claim in ("equivalence", "non-inferiority"):
+        test = tost if design.claim == "equivalence" else non_inferiority
+        p = test(comp, design.margin).p  # type: ignore[arg-type]
+        if math.isfinite(p):
+            return p
+        return 0.0 if test(comp, design.margin).equivalent else 1.0  # type: ignore[arg-type]
+    claimed = design.claimed_effect
+    sign = (1 if claimed > 0 else -1) if claimed else (design.direction or 1)
+    if comp.bootstrap and not comp.exact:
+        half = comp.p / 2 if math.isfinite(comp.p) else 0.5
+        return half if sign * comp.effect > 0 else 1 - half
+    return one_sided_p(comp, 0.0, "greater" if sign > 0 else "less")
+
+
+def _contradicted_at(design: RunDesign, level: float) -> bool:
+    """The part is contradicted by :func:`run_verdict`'s rule with its interval at ``level``."""
+    comp = design.comparison
+    if comp is None or design.verdict != "contradicted":  # a wider interval contradicts no more
+        return False
+    lo, hi = comp.interval(level)
+    wide = replace(comp, ci_low=lo, ci_high=hi, confidence=level)
+    rule = {"claim": design.claim, "margin": design.margin, "direction": design.direction}
+    return run_verdict(wide, design.claimed_effect, **rule) == "contradicted"
+
+
+def holm_level(parts: int) -> float:
+    """The interval level at which one of ``parts`` contradicts its family: Holm's first step,
+    ``1 − α/k`` (the family is contradicted exactly when the smallest p is below ``α/k``)."""
+    return 1 - ALPHA / max(parts, 1)
+
+
+def family_verdict(designs: Sequence[RunDesign]) -> Verdict:
+    """The verdict of a claim about every level or competitor, from its parts' designs: confirmed
+    when every part is, each at its own 95 % level (intersection-union needs no adjustment);
+    contradicted when some part is contradicted at the Holm-adjusted level :func:`holm_level`
+    (one of k parts at an unadjusted 95 % would contradict a true family far more often than 5 %);
+    inconclusive otherwise."""
+    if designs and all(d.verdict == "confirmed" for d in designs):
+        return "confirmed"
+    level = holm_level(len(designs))
+    return "contradicted" if any(_contradicted_at(d, level) for d in designs) else "inconclusive"
+
+
 def intersection_union(
     parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *, what: str = "parts"
 ) -> tuple[Verdict, dict[str, Any]]:
-    """A claim about every level or every competitor, from the :func:`judge` result of each part:
-    confirmed only when every part is, contradicted when any part is, inconclusive otherwise
-    (intersection-union: each part at its own level, no adjustment). The fields are those of the
-    part that decides (a contradicted part, else the weakest), labelled, and the test lists every
-    part's verdict."""
+    """A claim about every level or every competitor, from the :func:`judge` result of each part,
+    decided by :func:`family_verdict`. The row shows the part that decides: the weakest in the
+    claim's direction (largest :func:`claim_p`; a part contradicted at the Holm level first), with
+    its effect and CI, and the power figure of the part that limits the family's power (the
+    largest; every part must pass, so the family is no more powerful than its weakest part). The
+    test lists every part's verdict."""
     if not parts:
         return "inconclusive", {"n": f"no {what}", "test": "no interval"}
-    verdict = combine_verdicts([v for v, _, _ in parts.values()])
+    every = tuple(replace(d, label=d.label or name) for name, (_, f, _) in parts.items() for d in f.get("design", ()))
+    designs = {name: f["design"][0] for name, (_, f, _) in parts.items() if f.get("design")}
+    verdict = family_verdict(every)
+    level = holm_level(len(every))
 
     def weakness(name: str) -> tuple:
         v, _, comp = parts[name]
-        p = comp.p if comp is not None and math.isfinite(comp.p) else 1.0
-        return (v == "contradicted", v != "confirmed", comp is None, p)
+        d = designs.get(name)
+        return (d is not None and _contradicted_at(d, level), v != "confirmed", comp is None, claim_p(d) if d else 1.0)
 
     key = max(parts, key=weakness)
     fields = dict(parts[key][1])
-    fields["design"] = tuple(
-        replace(d, label=d.label or name) for name, (_, f, _) in parts.items() for d in f.get("design", ())
-    )
+    fields["design"] = every
     if fields.get("effect") and not fields["effect"].startswith(f"{key}:"):
         fields["effect"] = f"{key}: {fields['effect']}"
+    limiting = max(
+        (n for n, (_, _, c) in parts.items() if c is not None and not c.exact and math.isfinite(c.se)),
+        key=lambda n: _power_scale(parts[n][2], designs.get(n)),  # type: ignore[arg-type]
+        default=None,
+    )
+    if limiting is not None and limiting != key and parts[limiting][1].get("mde"):
+        fields["mde"] = f"{limiting}: {parts[limiting][1]['mde']} (the part that limits the power)"
     listed = ", ".join(f"{name} {v}" for name, (v, _, _) in parts.items())
+    holm = f"; a part contradicts the family at the Holm level {level:.1%}" if len(parts) > 1 else ""
     fields["test"] = (
         fields.get("test", "") + f"; intersection-union over {len(parts)} {what}, each must pass "
-        f"(shown: {key}): {listed}"
+        f"(shown: {key}, the weakest in the claim's direction){holm}: {listed}"
     ).lstrip("; ")
     return verdict, fields
+
+
+def _power_scale(comp: Comparison, design: RunDesign | None) -> float:
+    """A part's power figure in the claim's own units (larger: less power)."""
+    claim = design.claim if design is not None else "direction"
+    if claim in ("equivalence", "non-inferiority") and not comp.bootstrap:
+        return detectable_margin(comp.se, comp.df, claim)
+    return comp.mde if math.isfinite(comp.mde) else -math.inf
 
 
 def judge(
@@ -345,6 +454,7 @@ CLAIM_COLUMNS: tuple[str, ...] = (
     "our_value",
     "verdict",
     "verdict_label",
+    "reading",
     "effect",
     "ci",
     "n",
@@ -476,7 +586,7 @@ def claims_table_html(
             esc(r.source),
             esc(r.paper_value),
             esc(r.our_value),
-            f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>',
+            f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>' + _reading_html(r.reading),
             esc(r.effect),
             esc(r.ci),
             esc(r.n),
@@ -498,6 +608,11 @@ def claims_table_html(
         + "</tbody></table>"
     )
     return (_FILTER_SCRIPT + controls_html if controls else "") + table
+
+
+def _reading_html(reading: str) -> str:
+    """The book's reading under a verdict that rests on it (:attr:`Claim.reading`)."""
+    return f'<div class="claim-reading">our reading: {html.escape(reading)}</div>' if reading else ""
 
 
 def _folded(text: str, collapse_at: int) -> str:
@@ -550,7 +665,7 @@ def _grouped_claims_table_html(
                 f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>',
                 esc(r.paper_value),
                 esc(r.our_value),
-                f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>',
+                f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>' + _reading_html(r.reading),
                 stats_html or "—",
                 _folded(r.note, collapse_at) if r.note else "",
                 link(r.notebook, r.anchor) if link else esc(r.notebook),

@@ -69,6 +69,7 @@ from helpers.core.comparison import (
     _p_text,
     _t_result,
     bootstrap_ci,
+    detectable_margin,
     minimal_detectable_effect,
 )
 from helpers.core.display import exact_text, interval_text, number_text
@@ -84,6 +85,7 @@ __all__ = [
     "Proportion",
     "bootstrap_ci",
     "compare",
+    "detectable_margin",
     "exact_text",
     "interval_text",
     "median_comparison",
@@ -91,6 +93,7 @@ __all__ = [
     "non_inferiority",
     "number_text",
     "one_sample",
+    "one_sided_p",
     "paired_comparison",
     "proportion",
     "seed_values",
@@ -382,7 +385,7 @@ def _check_margin(margin: float, alpha: float) -> None:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}")
 
 
-def _one_sided(comparison: Comparison, shift: float, alternative: str) -> float:
+def one_sided_p(comparison: Comparison, shift: float, alternative: str) -> float:
     """p of ``effect − shift`` > 0 (``greater``) or < 0 (``less``), with scipy's own tests."""
     va, vb = np.asarray(comparison.values_a), np.asarray(comparison.values_b)
     if comparison.se == 0:
@@ -429,8 +432,8 @@ def tost(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equi
             test=f"equivalence by the {1 - 2 * alpha:.0%} {comparison.test} interval",
             interval=interval,
         )
-    p_lo = _one_sided(comparison, -margin, "greater")
-    p_hi = _one_sided(comparison, +margin, "less")
+    p_lo = one_sided_p(comparison, -margin, "greater")
+    p_hi = one_sided_p(comparison, +margin, "less")
     p = max(p_lo, p_hi)
     return Equivalence(
         margin=float(margin),
@@ -460,7 +463,7 @@ def non_inferiority(comparison: Comparison, margin: float, *, alpha: float = ALP
             test=f"non-inferiority by the {1 - 2 * alpha:.0%} {comparison.test} interval",
             interval=interval,
         )
-    p_lo = _one_sided(comparison, -margin, "greater")
+    p_lo = one_sided_p(comparison, -margin, "greater")
     return Equivalence(
         margin=float(margin),
         p_lower=p_lo,

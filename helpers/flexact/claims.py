@@ -14,7 +14,7 @@ from helpers.core.attribution import Derived, SourceValue
 from helpers.core.profiles import decided_profile
 from helpers.core.report import (
     Claim,
-    combine_verdicts,
+    family_verdict,
     judge,
     merge_fields,
     proportion_verdict,
@@ -363,7 +363,7 @@ def _claim_alpha_effect(results: list[dict]) -> tuple[str, str, str]:
     df = results_frame(results)
     df = df[(df["method"] == "flexact") & (df["lam"] == 1.0)] if "lam" in df.columns else df[df["method"] == "flexact"]
     a0, a3 = "Flex-Act (α=0)", "Flex-Act (α=0.3)"
-    parts, verdicts, per = [], [], {}
+    parts, per = [], {}
     for gt in ("sigmoid", "tanh"):
         v0, v3 = float(means.loc[a0, gt]), float(means.loc[a3, gt])
         parts.append(f"{gt.capitalize()} {v0:.4f} vs {v3:.4f}")
@@ -371,15 +371,14 @@ def _claim_alpha_effect(results: list[dict]) -> tuple[str, str, str]:
         arm = {
             alpha: {int(r.seed): float(r.mse) for r in sel[sel["alpha"] == alpha].itertuples()} for alpha in (0.0, 0.3)
         }
-        verdict_gt, per[gt.capitalize()], _ = judge(
+        _, per[gt.capitalize()], _ = judge(
             lambda arm=arm: compare(arm[0.0], arm[0.3]), direction=1, digits=4
         )  # same seeds: paired
-        verdicts.append(verdict_gt)
     fields = merge_fields(per)
-    verdict = combine_verdicts(verdicts)
+    verdict = family_verdict(fields["design"])
     note = (
         "held-out MSE, α=0 − α=0.3 paired by seed; confirmed when both 95% CIs are above 0, contradicted when "
-        "one lies below 0 (α = 0.3 the worse setting), inconclusive otherwise. "
+        "one lies below 0 at the Holm level of 97.5% (α = 0.3 the worse setting), inconclusive otherwise. "
         + (
             ""
             if verdict == "confirmed"

@@ -14,7 +14,7 @@ import pandas as pd
 
 from helpers.core.attribution import SourceValue
 from helpers.core.comparison import Comparison
-from helpers.core.report import Claim, combine_verdicts, judge
+from helpers.core.report import Claim, family_verdict, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import tost
 from helpers.lambda_gelu.protocol import EXPERIMENTS, figure_scale
@@ -140,8 +140,10 @@ def _seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:
     return {int(k): float(v) for k, v in zip(frame["seed"], frame[value])}
 
 
-def _combine(verdicts: Sequence[str]) -> str:
-    return combine_verdicts(verdicts)
+def _combine(judged: Mapping[str, tuple[str, Mapping[str, Any], Comparison | None]]) -> str:
+    """The family verdict of parts judged by :func:`judge` (:func:`family_verdict`: Holm-adjusted
+    contradiction)."""
+    return family_verdict([d for _, fields, _ in judged.values() for d in fields.get("design", ())])
 
 
 def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3) -> tuple[str, dict[str, str]]:
@@ -150,7 +152,7 @@ def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3
 
     judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
     key = max(judged, key=lambda k: _equivalence_doubt(judged[k][2], margin))
-    return _combine([v for v, _, _ in judged.values()]), judged[key][1]
+    return _combine(judged), judged[key][1]
 
 
 def _equivalence_doubt(comp: Comparison | None, margin: float) -> tuple[bool, float, float]:

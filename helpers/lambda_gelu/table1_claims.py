@@ -64,12 +64,12 @@ _NOTE_RHO_VISION = (
     f'"High" tested as ρ_S > {RHO_HIGH} at the last epoch, averaged over the three pairs of modes: '
     "one-sample t of the per-seed ρ_S (the mean of the three pairs of modes' Spearman ρ of "
     "that seed) against the threshold, per pair; confirmed when every pair's 95% CI "
-    "lies above it."
+    "lies above it, contradicted when one pair's CI at the Holm level (1 − 0.05/k over k pairs) lies below it."
 )
 _NOTE_RHO_OTHERS = (
     "Holds when each of these ends below every vision pair's final ρ_S: Welch t of the per-seed ρ_S of "
     "each of these pairs minus that of the vision pair with the lowest ρ_S (different models, so not "
-    "paired); confirmed when every 95% CI lies below 0."
+    "paired); confirmed when every 95% CI lies below 0, contradicted when one lies above 0 at the Holm level."
 )
 
 
@@ -276,11 +276,9 @@ def _decide_parts(makers: Mapping[str, Callable[[], Comparison]], **rule: Any) -
     all hold, and their fields merged; inconclusive when there is none."""
     if not makers:
         return "inconclusive", {"n": "no pair with runs", "test": "no interval"}
-    verdicts, parts = [], {}
+    judged = {}
     for name, make in makers.items():
         with warnings.catch_warnings():  # a pair whose 3 seeds give (nearly) the same ρ: scipy's moment
             warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)  # note; the t is fine
-            verdict, fields, _ = judge(make, digits=2, **rule)
-        verdicts.append(verdict)
-        parts[name] = fields
-    return _combine(verdicts), merge_fields(parts)
+            judged[name] = judge(make, digits=2, **rule)
+    return _combine(judged), merge_fields({name: fields for name, (_, fields, _) in judged.items()})

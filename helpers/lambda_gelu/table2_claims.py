@@ -156,7 +156,7 @@ def gpt_severe_swap_claim(ours_t2: pd.DataFrame | None, results: Results | None,
             m: judge(lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE), direction=1)
             for m in g.index
         }
-        ok = _combine([v for v, _, _ in judged.values()])
+        ok = _combine(judged)
         fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
     return _claim(
         "lambda-gelu-gpt-severe-swap",

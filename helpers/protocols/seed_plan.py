@@ -6,11 +6,12 @@ For a row (:class:`~helpers.core.report.Claim`) the numbers come from its ``desi
 observed spread stays the same:
 
 * what the row must detect (``target``): the margin of an equivalence or non-inferiority claim
-  (TOST at 5 % per side rests on the 90 % interval inside ``±margin``, non-inferiority on its lower
-  end above ``−margin``: the MDE is compared with that margin, as the report's examples do), the
+  (compared with the margin those tests show with 80 % power, not with the two-sided MDE), the
   claimed effect of a size claim or of a direction claim that states one, else the observed effect
   (a bare "a beats b" is decided once an effect of its observed size is detectable);
-* the MDE at ``n`` seeds (:func:`~helpers.core.statistics.minimal_detectable_effect`): paired t or
+* the power figure at ``n`` seeds (:func:`mde_at`: the two-sided MDE of
+  :func:`~helpers.core.statistics.minimal_detectable_effect` for a difference, the margin of
+  :func:`~helpers.core.statistics.detectable_margin` for TOST or non-inferiority): paired t or
   one-sample t with ``se = sd/√n``, ``df = n − 1``; Welch with ``n`` runs per arm,
   ``se = √((s_a² + s_b²)/n)`` and Welch-Satterthwaite ``df``;
 * ``n needed``: the smallest ``n`` whose MDE is below the target; a row in several parts needs the
@@ -35,10 +36,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import Claim, RunDesign, combine_verdicts, run_verdict
+from helpers.core.report import Claim, RunClaim, RunDesign, combine_verdicts, run_verdict
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import (
     Comparison,
+    detectable_margin,
     minimal_detectable_effect,
     one_sample,
     paired_comparison,
@@ -156,19 +158,24 @@ def _arm_sds(comp: Comparison) -> tuple[float, float]:
 PLANNED_TESTS: tuple[str, ...] = ("paired t", "one-sample t", "Welch t")
 
 
-def mde_at(comp: Comparison, n: int) -> float:
-    """The MDE of ``comp``'s design at ``n`` seeds (pairs, values, or runs per arm for Welch), with
-    its observed spread."""
+def mde_at(comp: Comparison, n: int, claim: RunClaim = "direction") -> float:
+    """The power figure of ``comp``'s design at ``n`` seeds (pairs, values, or runs per arm for
+    Welch), with its observed spread, for the test ``claim`` uses: the two-sided MDE of a
+    difference, or the margin TOST or non-inferiority shows with 80 % power
+    (:func:`~helpers.core.statistics.detectable_margin`), as the report's rows state it."""
     if n < 2:
         raise ValueError(f"n must be at least 2 (one seed gives no spread), got {n!r}")
     if comp.test == "Welch t":
         va, vb = (s * s for s in _arm_sds(comp))
         se = math.sqrt((va + vb) / n)
         df = (va + vb) ** 2 * (n - 1) / (va * va + vb * vb) if va + vb > 0 else 2.0 * (n - 1)
-        return minimal_detectable_effect(se, df)
-    if comp.test in ("paired t", "one-sample t"):
-        return minimal_detectable_effect(comp.sd / math.sqrt(n), n - 1)
-    raise ValueError(f"no seed plan for a {comp.test!r} comparison (not a t design)")
+    elif comp.test in ("paired t", "one-sample t"):
+        se, df = comp.sd / math.sqrt(n), n - 1
+    else:
+        raise ValueError(f"no seed plan for a {comp.test!r} comparison (not a t design)")
+    if claim in ("equivalence", "non-inferiority"):
+        return detectable_margin(se, df, claim)
+    return minimal_detectable_effect(se, df)
 
 
 def current_n(comp: Comparison) -> int:
@@ -194,14 +201,14 @@ def seeds_needed(design: RunDesign, *, limit: int = _SEARCH_LIMIT) -> int | None
         raise ValueError("a part with too few runs has no spread to plan from")
     goal, _ = target(design)
     lo = current_n(comp)
-    if mde_at(comp, lo) < goal:
+    if mde_at(comp, lo, design.claim) < goal:
         return lo
-    if goal <= 0 or mde_at(comp, limit) >= goal:
+    if goal <= 0 or mde_at(comp, limit, design.claim) >= goal:
         return None
     hi = limit
     while hi - lo > 1:  # the MDE falls as n grows: bisect for the first n below the goal
         mid = (lo + hi) // 2
-        if mde_at(comp, mid) < goal:
+        if mde_at(comp, mid, design.claim) < goal:
             hi = mid
         else:
             lo = mid
@@ -308,7 +315,7 @@ def plan_row(
             "target is": goal_kind,
             "n": n_now,
             "spread": _spread(comp),
-            "MDE now": comp.mde,
+            "MDE now": mde_at(comp, n_now, binding.claim),
             "n needed": n_needed,  # type: ignore[arg-type, union-attr]
             "parts": "; ".join(
                 f"{d.label or f'part {k + 1}'}: n {'> ' + str(_SEARCH_LIMIT) if v is None else v}"

@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from helpers.core.models import GPT
-from helpers.core.report import Claim, claim_key, combine_verdicts, judge, merge_fields
+from helpers.core.report import Claim, claim_key, family_verdict, judge, merge_fields
 from helpers.core.statistics import InsufficientData, paired_comparison
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
@@ -344,13 +344,10 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
     frame = metrics_frame(results)
     for family in sorted(frame.family.unique()):
         for m in METRICS:
-            parts, verdicts = {}, []
+            parts = {}
             for beta in sorted(frame.beta.unique()):
                 a, b = (_by_seed(frame, act, family, beta, m) for act in ("srelu", "gelu"))
-                verdict, fields, _ = judge(
-                    lambda a=a, b=b: paired_comparison(a, b), direction=CLAIMED_DIRECTION[m], digits=3
-                )
-                verdicts.append(verdict)
+                _, fields, _ = judge(lambda a=a, b=b: paired_comparison(a, b), direction=CLAIMED_DIRECTION[m], digits=3)
                 parts[f"β={beta:g}"] = fields
             word = "higher" if CLAIMED_DIRECTION[m] > 0 else "lower"
             # the chosen reward and accuracy columns are legible; the other two are not (the text says which is higher)
@@ -371,7 +368,7 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
                     our_value=ours,
                     profile=profile,
                     scale=scale,
-                    verdict=combine_verdicts(verdicts),
+                    verdict=family_verdict(merge_fields(parts)["design"]),
                     notebook=NOTEBOOK,
                     anchor="srelu-dpo-claims",
                     **merge_fields(parts),

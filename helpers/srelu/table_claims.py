@@ -20,7 +20,7 @@ import pandas as pd
 from helpers.core import tables as T
 from helpers.core.attribution import Derived, SourceValue
 from helpers.core.registry import display_name
-from helpers.core.report import Claim, claim_key, combine_verdicts, intersection_union, judge, merge_fields
+from helpers.core.report import Claim, claim_key, family_verdict, intersection_union, judge, merge_fields
 from helpers.core.statistics import Comparison
 from helpers.srelu import protocol as P
 from helpers.srelu.paper import (
@@ -369,8 +369,8 @@ def advantage_from_smoothing_claim(runs: Mapping[str, StoredRuns], profile: str)
         return _not_run(
             key, _RELU_CLAIM, where, "no ReLU baseline", NB_BENCH, profile, _not_stored(profile) + ". " + _RELU_NOTE
         )
-    verdict = combine_verdicts([j[0] for _, j in gaps.values()])
     fields = merge_fields({short[model]: j[1] for model, (_, j) in gaps.items()})
+    verdict = family_verdict(fields["design"])
     paper = Derived(
         "no ReLU baseline; S-ReLU's margin over the best other: "
         + ", ".join(f"{short[model]} {m:+.1f}" for model, m in paper_margins.items()),
