@@ -251,6 +251,7 @@ def audit_claim(
     scale: str,
     note: str = "",
     basis: Basis = "exact",
+    reading: str = "",
 ) -> Claim:
     """One finding of a source read against itself: a :class:`Claim` whose verdict rests on an exact
     computation (``basis="exact"``) or on the source's own printed numbers (``basis="source"``),
@@ -259,7 +260,8 @@ def audit_claim(
     ``source`` names the document and ``where`` the place in it (a section, table or equation);
     the claim's ``source`` reads ``"<source>, <where>"``. ``anchor`` is the MyST label of the page
     section that shows the finding (every finding has one, so the report links to it) and
-    ``profile`` one of :data:`EXACT_PROFILES`. A method fixes its own ``source``, ``notebook``,
+    ``profile`` one of :data:`EXACT_PROFILES`; ``reading`` the book's reading when the verdict rests
+    on one (:attr:`Claim.reading`). A method fixes its own ``source``, ``notebook``,
     ``profile`` and default ``scale`` once with :func:`functools.partial`."""
     for name, text in (("source", source), ("where", where), ("anchor", anchor)):
         if not isinstance(text, str) or not text.strip():
@@ -286,6 +288,7 @@ def audit_claim(
         anchor=anchor,
         note=note,
         basis=basis,
+        reading=reading,
     )
 
 
