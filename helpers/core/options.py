@@ -18,6 +18,7 @@ not share a field name, since the flat key must say whose knob it is.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -130,10 +131,17 @@ def canonical_options(options: tuple[MethodOptions, ...]) -> tuple[MethodOptions
     return tuple(sorted((o for o in options if not is_default(o)), key=lambda o: _REGISTERED.index(type(o))))
 
 
+@functools.cache
+def _default(cls: type[_O]) -> _O:
+    """``cls()``, built and checked once: frozen, so one instance serves every config (hashing
+    thousands of configs for a plan built it once per field of every config)."""
+    return cls()
+
+
 def is_default(options: MethodOptions) -> bool:
     """Whether ``options`` is its class's default instance, value and type alike (``1`` is not
     ``1.0`` in a stored config, so such an instance is kept)."""
-    return repr(options) == repr(type(options)())
+    return repr(options) == repr(_default(type(options)))
 
 
 def option_of(options: Iterable[MethodOptions], cls: type[_O]) -> _O:
@@ -143,13 +151,17 @@ def option_of(options: Iterable[MethodOptions], cls: type[_O]) -> _O:
     for item in options:
         if type(item) is cls:
             return item
-    return cls()
+    return _default(cls)
 
 
 def flat_options(options: Iterable[MethodOptions]) -> dict[str, Any]:
     """Every registered class's fields by name: the carried instance's value, else the default."""
     carried = tuple(options)
-    return {f.name: getattr(option_of(carried, cls), f.name) for cls in _REGISTERED for f in dataclasses.fields(cls)}
+    flat: dict[str, Any] = {}
+    for cls in _REGISTERED:
+        instance = option_of(carried, cls)
+        flat.update((f.name, getattr(instance, f.name)) for f in dataclasses.fields(cls))
+    return flat
 
 
 def options_labels() -> dict[str, str]:

@@ -1,4 +1,6 @@
-"""Claims the book tests, and the verdict for each.
+"""Claims the book tests, and the verdict for each: the names callers import (the claim type from
+:mod:`helpers.core.claim`, the verdict rules from :mod:`helpers.core.verdicts`) and the report
+page's counts and table.
 
 Every method's claims module (``helpers/<method>/claims.py``) exposes ``claims() -> list[Claim]``. A claim holds the
 paper's value (from the paper module, typed once from the source text) and *our* value, which the
@@ -9,10 +11,7 @@ reproducibility report page renders :func:`helpers.claims.collect_claims` as one
 from __future__ import annotations
 
 import html
-import math
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Sequence
 
 from helpers.core.claim import (  # re-exported: callers import the claim type and keys from here
     ANCHOR_PATTERN,
@@ -29,19 +28,23 @@ from helpers.core.claim import (  # re-exported: callers import the claim type a
     claim_key,
     key_part,
 )
-from helpers.core.display import exact_text, number_text
-from helpers.core.statistics import (
-    ALPHA,
-    InsufficientData,
-    Proportion,
-    detectable_margin,
-    non_inferiority,
-    one_sided_p,
-    tost,
+from helpers.core.verdicts import (  # re-exported: how a row's verdict is decided
+    INTERVAL_RULES,
+    claim_p,
+    combine_verdicts,
+    comparison_fields,
+    family_verdict,
+    holm_level,
+    intersection_union,
+    interval_rules_markdown,
+    judge,
+    merge_fields,
+    numeric_verdict,
+    power_text,
+    proportion_verdict,
+    rounds_to,
+    run_verdict,
 )
-
-if TYPE_CHECKING:  # the statistics module is core too; imported lazily to keep this import light
-    from helpers.core.statistics import Comparison
 
 __all__ = [
     "ANCHOR_PATTERN",
@@ -80,364 +83,6 @@ __all__ = [
     "page_link",
     "claims_table_html",
 ]
-
-#: Which interval each kind of verdict rests on, stated once; the report page prints
-#: :func:`interval_rules_markdown`. Every row of the report follows one of these.
-INTERVAL_RULES: dict[str, str] = {
-    "direction": '"a beats b": the two-sided 95% Student-t interval of the effect, paired by seed where the '
-    "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
-    "the other side or excludes the claimed effect, inconclusive otherwise",
-    "size": '"an effect as large as X": the same 95% interval; confirmed when it excludes 0 and reaches X, '
-    "contradicted when it lies wholly short of X",
-    "equivalence": '"matches" / "close to" within ±margin: TOST at 5% per side, which is the 90% interval '
-    "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
-    "interval lies wholly outside the margin",
-    "non-inferiority": '"no worse than" by a margin: the one-sided 95% bound, the lower end of the 90% interval, '
-    "above −margin; contradicted when the 95% interval lies wholly below −margin",
-    "count": 'a rate ("selects the ground truth"): the exact binomial (Clopper-Pearson) 95% interval of the rate '
-    "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
-    "contains it",
-    "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
-    '"same speed" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it',
-    "every": '"at every level" / "beats every other": each level or competitor by its own interval as above, '
-    "on seeds as the unit; confirmed only when every part is, each at 95% (intersection-union needs no "
-    "adjustment); contradicted when a part is contradicted with its interval at the Holm level 1 − 0.05/k "
-    "for k parts; the row shows the weakest part in the claim's direction (largest one-sided p) and the "
-    "power figure of the part that limits the family",
-    "exact": "identical values on every seed: no interval; the row states the exact count",
-    "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
-    "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
-    "error); for an equivalence or non-inferiority row, the smallest margin that TOST or the one-sided "
-    "test would show with 80% power at a true difference of 0",
-}
-
-
-def interval_rules_markdown() -> str:
-    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on."""
-    return "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
-
-
-def comparison_fields(
-    comparison: Comparison, *, digits: int = 2, unit: str = "", test_extra: str = "", claim: RunClaim = "direction"
-) -> dict[str, str]:
-    """The ``effect, ci, n, test, mde`` strings of a :class:`Claim` from a comparison
-    (``test_extra``: e.g. the TOST result, appended to the test).
-
-    Every interval is shown with its level, and an equivalence or non-inferiority claim shows the
-    90 % interval its test rests on first (:data:`INTERVAL_RULES`). An exact comparison (every
-    difference the same number) shows no interval but the count of identical seeds."""
-    u = f" {unit}" if unit else ""
-    test = comparison.test_text() + (f"; {test_extra}" if test_extra else "")
-    effect = f"{number_text(comparison.effect, digits, spec='+.{d}f')}{u}"
-    if comparison.exact:
-        if comparison.test.startswith("Welch"):
-            same = f"no spread in either arm ({comparison.n_a} vs {comparison.n_b} runs)"
-        elif comparison.effect == 0:
-            same = exact_text(comparison.n) if comparison.paired else f"exactly 0 on all {comparison.n} seeds"
-        else:
-            same = f"the same difference on all {comparison.n} seeds"
-        return {
-            "effect": effect,
-            "ci": f"none: exact, {same}",
-            "n": comparison.n_text(),
-            "mde": "none (exact)",
-            "test": f"{comparison.test}: no spread, {same} (effect exactly "
-            f"{comparison.effect:+.{digits}f}{u})" + (f"; {test_extra}" if test_extra else ""),
-        }
-    ci = f"{comparison.confidence:.0%} {comparison.ci_text(digits)}"
-    if claim in ("equivalence", "non-inferiority"):
-        level = 1 - 2 * ALPHA
-        ci = f"{level:.0%} (the {claim} test's) {comparison.ci_text(digits, level)}; {ci}"
-    return {
-        "effect": effect,
-        "ci": ci,
-        "n": comparison.n_text(),
-        "test": test,
-        "mde": power_text(comparison, claim, digits, unit),
-    }
-
-
-def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: int = 2, unit: str = "") -> str:
-    """The row's power figure for the test its claim uses (:data:`INTERVAL_RULES`, "power"): the
-    two-sided MDE of a difference, or the margin that TOST or the non-inferiority test would show
-    with 80 % power at a true difference of 0 (:func:`detectable_margin`)."""
-    u = f" {unit}" if unit else ""
-    if comparison.exact:
-        return "none (exact)"
-    if claim in ("equivalence", "non-inferiority"):
-        if comparison.bootstrap or not (math.isfinite(comparison.se) and math.isfinite(comparison.df)):
-            return "n/a (no t test)"
-        margin = detectable_margin(comparison.se, comparison.df, claim)
-        sign = "±" if claim == "equivalence" else ""
-        test = "TOST" if claim == "equivalence" else "non-inferiority"
-        return f"margin {sign}{number_text(margin, digits)}{u} for 80 % {test} power"
-    return "n/a (no t test)" if not math.isfinite(comparison.mde) else f"{number_text(comparison.mde, digits)}{u}"
-
-
-def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1) -> Verdict:
-    """The verdict of a count claim ("selects the truth in at least ``threshold`` of runs",
-    ``direction=1``; "at most", ``-1``) by its exact binomial interval: confirmed when the interval
-    lies on the claimed side of ``threshold``, contradicted when it lies on the other side,
-    inconclusive when it contains it (:data:`INTERVAL_RULES`, "count")."""
-    if direction not in (1, -1):
-        raise ValueError(f"direction must be ±1, got {direction!r}")
-    if not 0 <= threshold <= 1:
-        raise ValueError(f"threshold must be a rate in [0, 1], got {threshold!r}")
-    lo, hi = (rate.ci_low, rate.ci_high) if direction == 1 else (-rate.ci_high, -rate.ci_low)
-    t = threshold * direction
-    return "confirmed" if lo > t else "contradicted" if hi < t else "inconclusive"
-
-
-def claim_p(design: RunDesign) -> float:
-    """The one-sided p of one part in its claim's direction: against ``effect ≤ 0`` on the claimed
-    side for a direction or size claim, TOST's p for equivalence, the one-sided p for
-    non-inferiority. Small is strong support; 1 when there is no interval. A bootstrap interval
-    has no one-sided test: half its two-sided p on the claimed side, one minus that on the other."""
-    comp = design.comparison
-    if comp is None:
-        return 1.0
-    if design.claim in ("equivalence", "non-inferiority"):
-        test = tost if design.claim == "equivalence" else non_inferiority
-        p = test(comp, design.margin).p  # type: ignore[arg-type]
-        if math.isfinite(p):
-            return p
-        return 0.0 if test(comp, design.margin).equivalent else 1.0  # type: ignore[arg-type]
-    claimed = design.claimed_effect
-    sign = (1 if claimed > 0 else -1) if claimed else (design.direction or 1)
-    if comp.bootstrap and not comp.exact:
-        half = comp.p / 2 if math.isfinite(comp.p) else 0.5
-        return half if sign * comp.effect > 0 else 1 - half
-    return one_sided_p(comp, 0.0, "greater" if sign > 0 else "less")
-
-
-def _contradicted_at(design: RunDesign, level: float) -> bool:
-    """The part is contradicted by :func:`run_verdict`'s rule with its interval at ``level``."""
-    comp = design.comparison
-    if comp is None or design.verdict != "contradicted":  # a wider interval contradicts no more
-        return False
-    lo, hi = comp.interval(level)
-    wide = replace(comp, ci_low=lo, ci_high=hi, confidence=level)
-    rule = {"claim": design.claim, "margin": design.margin, "direction": design.direction}
-    return run_verdict(wide, design.claimed_effect, **rule) == "contradicted"
-
-
-def holm_level(parts: int) -> float:
-    """The interval level at which one of ``parts`` contradicts its family: Holm's first step,
-    ``1 − α/k`` (the family is contradicted exactly when the smallest p is below ``α/k``)."""
-    return 1 - ALPHA / max(parts, 1)
-
-
-def family_verdict(designs: Sequence[RunDesign]) -> Verdict:
-    """The verdict of a claim about every level or competitor, from its parts' designs: confirmed
-    when every part is, each at its own 95 % level (intersection-union needs no adjustment);
-    contradicted when some part is contradicted at the Holm-adjusted level :func:`holm_level`
-    (one of k parts at an unadjusted 95 % would contradict a true family far more often than 5 %);
-    inconclusive otherwise."""
-    if designs and all(d.verdict == "confirmed" for d in designs):
-        return "confirmed"
-    level = holm_level(len(designs))
-    return "contradicted" if any(_contradicted_at(d, level) for d in designs) else "inconclusive"
-
-
-def intersection_union(
-    parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *, what: str = "parts"
-) -> tuple[Verdict, dict[str, Any]]:
-    """A claim about every level or every competitor, from the :func:`judge` result of each part,
-    decided by :func:`family_verdict`. The row shows the part that decides: the weakest in the
-    claim's direction (largest :func:`claim_p`; a part contradicted at the Holm level first), with
-    its effect and CI, and the power figure of the part that limits the family's power (the
-    largest; every part must pass, so the family is no more powerful than its weakest part). The
-    test lists every part's verdict."""
-    if not parts:
-        return "inconclusive", {"n": f"no {what}", "test": "no interval"}
-    every = tuple(replace(d, label=d.label or name) for name, (_, f, _) in parts.items() for d in f.get("design", ()))
-    designs = {name: f["design"][0] for name, (_, f, _) in parts.items() if f.get("design")}
-    verdict = family_verdict(every)
-    level = holm_level(len(every))
-
-    def weakness(name: str) -> tuple:
-        v, _, comp = parts[name]
-        d = designs.get(name)
-        return (d is not None and _contradicted_at(d, level), v != "confirmed", comp is None, claim_p(d) if d else 1.0)
-
-    key = max(parts, key=weakness)
-    fields = dict(parts[key][1])
-    fields["design"] = every
-    if fields.get("effect") and not fields["effect"].startswith(f"{key}:"):
-        fields["effect"] = f"{key}: {fields['effect']}"
-    limiting = max(
-        (n for n, (_, _, c) in parts.items() if c is not None and not c.exact and math.isfinite(c.se)),
-        key=lambda n: _power_scale(parts[n][2], designs.get(n)),  # type: ignore[arg-type]
-        default=None,
-    )
-    if limiting is not None and limiting != key and parts[limiting][1].get("mde"):
-        fields["mde"] = f"{limiting}: {parts[limiting][1]['mde']} (the part that limits the power)"
-    listed = ", ".join(f"{name} {v}" for name, (v, _, _) in parts.items())
-    holm = f"; a part contradicts the family at the Holm level {level:.1%}" if len(parts) > 1 else ""
-    fields["test"] = (
-        fields.get("test", "") + f"; intersection-union over {len(parts)} {what}, each must pass "
-        f"(shown: {key}, the weakest in the claim's direction){holm}: {listed}"
-    ).lstrip("; ")
-    return verdict, fields
-
-
-def _power_scale(comp: Comparison, design: RunDesign | None) -> float:
-    """A part's power figure in the claim's own units (larger: less power)."""
-    claim = design.claim if design is not None else "direction"
-    if claim in ("equivalence", "non-inferiority") and not comp.bootstrap:
-        return detectable_margin(comp.se, comp.df, claim)
-    return comp.mde if math.isfinite(comp.mde) else -math.inf
-
-
-def judge(
-    make: Callable[[], Comparison],
-    claimed_effect: float | None = None,
-    *,
-    claim: RunClaim = "direction",
-    margin: float | None = None,
-    direction: int | None = None,
-    digits: int = 2,
-    unit: str = "",
-    label: str = "",
-) -> tuple[Verdict, dict[str, Any], Comparison | None]:
-    """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
-    ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
-    TOST or non-inferiority result appended to the test). With too few runs for an interval (one
-    seed, e.g. the smoke profile) the verdict is ``inconclusive`` and the fields say why, so a page
-    still renders. ``label`` prefixes the effect (e.g. which arms). The fields also hold ``design``,
-    the :class:`RunDesign` a :class:`Claim` keeps beside its display strings."""
-
-    try:
-        comp = make()
-    except InsufficientData as err:
-        return (
-            "inconclusive",
-            {
-                "n": "too few runs",
-                "test": f"no interval: {err}",
-                "design": (RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive", label),),
-            },
-            None,
-        )
-    verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction)
-    extra = ""
-    if claim == "equivalence":
-        extra = tost(comp, margin).describe()  # type: ignore[arg-type]
-    elif claim == "non-inferiority":
-        extra = non_inferiority(comp, margin).describe()  # type: ignore[arg-type]
-    fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim)
-    if label:
-        fields["effect"] = f"{label}: {fields['effect']}"
-    fields["design"] = (RunDesign(comp, claim, claimed_effect, margin, direction, verdict, label),)
-    return verdict, fields, comp
-
-
-def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
-    """A claim made of several run-based parts: confirmed when all are; contradicted when any is;
-    inconclusive otherwise."""
-    if verdicts and all(v == "confirmed" for v in verdicts):
-        return "confirmed"
-    return "contradicted" if "contradicted" in verdicts else "inconclusive"
-
-
-def merge_fields(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The claim fields of several parts in one row: ``"ViT: +0.1; ConvNeXt: +0.0"`` per field, and
-    every part's :class:`RunDesign` (labelled with its part's name)."""
-    keys = ("effect", "ci", "n", "test", "mde")
-    merged: dict = {k: "; ".join(f"{name}: {f[k]}" for name, f in parts.items() if f.get(k)) for k in keys}
-    merged["design"] = tuple(
-        replace(d, label=d.label or name) for name, f in parts.items() for d in f.get("design", ())
-    )
-    return merged
-
-
-def run_verdict(
-    comparison: Comparison,
-    claimed_effect: float | None = None,
-    *,
-    claim: RunClaim = "direction",
-    margin: float | None = None,
-    direction: int | None = None,
-) -> Verdict:
-    """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book.
-
-    ``claim``:
-
-    * ``"direction"`` -- "a is better than b" (sign of ``claimed_effect``, or ``direction`` = ±1
-      when the claim states no size): confirmed when the CI lies on the claimed side of 0;
-      contradicted when it lies on the other side, or contains 0 but excludes ``claimed_effect``
-      (we can rule out an effect that large); else inconclusive.
-    * ``"size"`` -- "the effect is as large as ``claimed_effect``": confirmed when the CI excludes 0
-      on the claimed side and reaches the claimed size; contradicted when the CI lies entirely
-      short of it; else inconclusive.
-    * ``"equivalence"`` -- "matches" / "close to", within ``± margin`` (stated in the claim):
-      confirmed when TOST shows equivalence; contradicted when the CI lies entirely outside
-      ``(−margin, margin)``; else inconclusive (failing to find a difference is not agreement).
-    * ``"non-inferiority"`` -- "matches or improves": confirmed when the one-sided test shows the
-      effect above ``−margin``; contradicted when the CI lies entirely below ``−margin``; else
-      inconclusive.
-
-    Contradictions decided here are run-based: a :class:`Claim` with ``basis="runs"`` shows them
-    as "contradicted at our scale".
-    """
-
-    lo, hi = comparison.ci_low, comparison.ci_high
-    if claim in ("direction", "size"):
-        if claimed_effect is not None:
-            if not math.isfinite(claimed_effect) or claimed_effect == 0:
-                raise ValueError(f"claimed_effect must be finite and nonzero, got {claimed_effect!r}")
-            sign = 1 if claimed_effect > 0 else -1
-        elif direction in (1, -1) and claim == "direction":
-            sign = direction
-        else:
-            raise ValueError(
-                "a direction claim needs claimed_effect or direction=±1; a size claim needs claimed_effect"
-            )
-        s_lo, s_hi = sorted((sign * lo, sign * hi))  # the CI on the claimed side's scale
-        if claim == "direction":
-            if s_lo > 0:
-                return "confirmed"
-            if s_hi < 0:
-                return "contradicted"
-            if claimed_effect is not None and not comparison.contains(claimed_effect):
-                return "contradicted"
-            return "inconclusive"
-        target = abs(claimed_effect)  # type: ignore[arg-type]
-        if s_lo > 0 and s_hi >= target:
-            return "confirmed"
-        if s_hi < target:
-            return "contradicted"
-        return "inconclusive"
-    if claim in ("equivalence", "non-inferiority"):
-        if margin is None:
-            raise ValueError(f"a {claim} claim needs the margin it states")
-        if claim == "equivalence":
-            if tost(comparison, margin).equivalent:
-                return "confirmed"
-            return "contradicted" if (lo >= margin or hi <= -margin) else "inconclusive"
-        if non_inferiority(comparison, margin).equivalent:
-            return "confirmed"
-        return "contradicted" if hi < -margin else "inconclusive"
-    raise ValueError(f"claim must be one of direction, size, equivalence, non-inferiority; got {claim!r}")
-
-
-def numeric_verdict(paper: float, ours: float, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> Verdict:
-    """``confirmed`` when ``ours`` matches ``paper`` within the tolerances, else ``contradicted``.
-
-    Use for exact statements (a constant, a closed form evaluated at a point), where a mismatch
-    beyond rounding of the printed digits is a contradiction, not a scale effect.
-    """
-    if not (math.isfinite(paper) and math.isfinite(ours)):
-        return "contradicted"
-    return "confirmed" if math.isclose(paper, ours, rel_tol=rel_tol, abs_tol=abs_tol) else "contradicted"
-
-
-def rounds_to(value: float, printed: float, decimals: int) -> bool:
-    """True when ``value`` rounded to ``decimals`` places gives the printed number."""
-    return round(value, decimals) == round(printed, decimals) or math.isclose(
-        round(value, decimals), printed, abs_tol=10 ** (-decimals) / 2
-    )
-
 
 # --------------------------------------------------------------------------------------------
 # The report page: counts and the filterable table (logic here, the notebook only calls it)
