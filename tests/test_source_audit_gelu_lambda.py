@@ -33,6 +33,15 @@ def test_every_audit_row_points_to_its_section_on_the_audit_page(module) -> None
     assert all(c.paper_kind in ("quoted", "derived") for c in rows)
 
 
+def test_the_blog_audit_verdicts_follow_the_posts_best_reading() -> None:
+    rows = {c.key: c for c in blog_audit.claims()}
+    for key in ("gelu-audit-elu", "gelu-audit-damping", "gelu-audit-float"):
+        assert rows[key].verdict == "confirmed with a caveat", key
+    assert rows["gelu-audit-sign"].verdict == "confirmed"  # Q5's premise is false; the post does not assert it
+    centring = rows["gelu-audit-centring"]
+    assert centring.verdict_label == "contradicted under our reading" and "same-sign" in centring.reading
+
+
 def test_elu_is_bounded_below_by_minus_alpha_so_the_unbounded_reading_fails() -> None:
     bounds = blog_audit.elu_bounds()
     assert bounds["elu_inf"] == -1

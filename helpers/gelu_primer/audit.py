@@ -1,4 +1,4 @@
-"""The GELU primer read against itself: claims its own definitions, tables or other sections contradict.
+"""The GELU primer read against itself: claims its own definitions, tables or other sections contradict or qualify.
 
 Each function below checks one statement of the post (its words are in
 :data:`helpers.gelu_primer.paper.AUDIT_QUOTES`) against the post's own definitions, computed here
@@ -68,19 +68,24 @@ def elu_bounds() -> dict[str, sp.Expr]:
 
 def _elu_claim() -> Claim:
     b = elu_bounds()
-    ok = bool(b["elu_inf"] == -1)
+    gelu_limit = g.limit_at_minus_infinity(g.gelu_expr(g.z))
+    # the contrast the post draws: a negative output that stays (saturating at −α) against one that returns to 0
+    contrast = bool(b["elu_inf"] < 0 and gelu_limit == 0)
+    bounded = bool(b["elu_inf"].is_finite)  # then "unbounded" is a wording error
     return _row(
         key="gelu-audit-elu",
         anchor=ANCHORS["elu"],
         claim="ELU is the choice for unbounded negative output, GELU for near-zero negative output",
         where="section 'Comparison: ReLU vs ELU vs GELU'",
         paper_value=(AUDIT_QUOTES["elu_unbounded"], AUDIT_QUOTES["elu_saturates"]),
-        our_value=f"ELU ≥ {sp.sstr(b['elu_inf'])} (its infimum, the limit at −∞); GELU ≥ {_f(b['gelu_min'])}: "
-        "both bounded below",
-        verdict="contradicted" if ok else "confirmed",
-        note="The same paragraph says ELU saturates to −α, and the post's own table prints ELU(−3) = −0.9502: "
-        "ELU's negative output is bounded by −α = −1. What differs is the size of the bound (1 against "
-        "0.17) and the limit (−1 against 0), not boundedness.",
+        our_value=f"as z → −∞ ELU → {sp.sstr(b['elu_inf'])} (−α) and GELU → {sp.sstr(gelu_limit)}: the contrast "
+        f"holds; but ELU ≥ {sp.sstr(b['elu_inf'])} (its infimum) and GELU ≥ {_f(b['gelu_min'])}, both bounded "
+        "below, so 'unbounded' is a wording error",
+        verdict=("confirmed with a caveat" if bounded else "confirmed") if contrast else "contradicted",
+        note="Caveat: 'unbounded' is wrong as written, but the post's own previous sentence says ELU saturates "
+        "to −α (and its table prints ELU(−3) = −0.9502), so the intended contrast is a negative output that "
+        "saturates at −α against one that returns to 0, and that holds. What differs is the size of the bound "
+        "(1 against 0.17) and the limit (−1 against 0), not boundedness.",
         basis="source",
     )
 
@@ -92,14 +97,15 @@ def _sign_claim() -> Claim:
     return _row(
         key="gelu-audit-sign",
         anchor=ANCHORS["sign"],
-        claim="GELU'(z) > 0 for all z (premise of question 5, left unchallenged)",
+        claim="Q5's premise (GELU'(z) > 0 for all z) is false, and a full answer to the exercise must reject it",
         where="section 'Test Your Understanding', question 5, against section 'Why the Gradient Matters'",
         paper_value=(AUDIT_QUOTES["team_positive"], QUOTES["positive_above"]),
         our_value=f"GELU' < 0 for every z < {_f(root)}, down to {_f(slope_min)} at z = {_f(z_min)} (−√2)",
-        verdict="contradicted" if float(slope_min) < 0 else "confirmed",
-        note="The post contradicts itself: its derivative section bounds positivity to z > −0.75 'or so', its "
-        "exercise takes GELU' > 0 everywhere and only asks how GELU could still train slowly. The primer's "
-        "page already shows the sign error of the printed GELU' column; this row is the exercise's premise.",
+        verdict="confirmed" if float(slope_min) < 0 else "contradicted",
+        note="The premise is a hypothetical team's, which question 5 asks the reader to critique; the post's "
+        "derivative section itself bounds positivity to z > −0.75 'or so'. GELU' is negative on the whole "
+        "interval left of z₀, so a full answer rejects the premise, not only the conclusion drawn from it. "
+        "The primer's page shows the sign error of the printed GELU' column.",
         basis="source",
     )
 
@@ -112,17 +118,21 @@ def gate_at(at: str) -> sp.Float:
 
 def _damping_claim() -> Claim:
     gate, half = gate_at("-0.1"), gate_at("0")
+    output = g.evaluate(g.gelu_expr(g.z), "-0.1")
     removed = 1 - float(gate)
+    passes, slight = float(output) != 0, float(gate) >= float(half)
     return _row(
         key="gelu-audit-damping",
         anchor=ANCHORS["damping"],
         claim="z = −0.1 passes through slightly damped",
         where="opening paragraph",
         paper_value=(AUDIT_QUOTES["slightly_damped"], AUDIT_QUOTES["half_open"]),
-        our_value=f"GELU(−0.1) = Φ(−0.1)·(−0.1) with Φ(−0.1) = {_f(gate)}: {removed:.0%} of the input is removed",
-        verdict="contradicted" if float(gate) < float(half) else "confirmed",
-        note=f"By the post's own scale the gate at z = 0, Φ(0) = {_f(half, 1)}, is 'half-open'; at z = −0.1 it "
-        "is less than half open, so more than half the signal is taken away, not a slight damping.",
+        our_value=f"GELU(−0.1) = Φ(−0.1)·(−0.1) = {_f(output)}: passed, not erased, but with gain "
+        f"Φ(−0.1) = {_f(gate)}, more than halved ({removed:.0%} of the input is removed)",
+        verdict=("confirmed" if slight else "confirmed with a caveat") if passes else "contradicted",
+        note=f"Caveat: 'slightly' overstates. The contrast with ReLU, which erases the input, holds; but by the "
+        f"post's own scale the gate at z = 0, Φ(0) = {_f(half, 1)}, is 'half-open', and at z = −0.1 it is less "
+        "than half open, so more than half the signal is taken away.",
     )
 
 
@@ -193,11 +203,12 @@ def _float_claim() -> Claim:
         our_value=f"PyTorch float32: the tanh form's output and gradient are exactly 0 for z ≤ {tanh32.below:.2f} "
         f"(bfloat16: {tanh16.below:.2f}); the exact form's gradient for z ≤ {exact32.below:.2f}; the post's "
         f"own gelu_approx (float64) returns 0 for z ≤ {post:.2f}",
-        verdict="contradicted" if dead else "confirmed",
-        note="True of the real function (the primer's page: one zero of GELU', no dead interval), not of its "
-        "floating-point forms: 1 + tanh(u) rounds to 0 once tanh(u) rounds to −1, and the exact form's "
-        "gradient underflows. The form the post recommends for production, in the precisions networks "
-        "train in, has a dead interval. Its anchors (|z| ≤ 3) lie outside it.",
+        verdict="confirmed with a caveat" if dead else "confirmed",
+        note="True of the real function (the primer's page: one zero of GELU', no dead interval). Caveat: not "
+        "of its floating-point forms, as every erf/tanh/exp activation underflows somewhere: 1 + tanh(u) "
+        "rounds to 0 once tanh(u) rounds to −1, and the exact form's gradient underflows. The form the post "
+        "recommends for production, in the precisions networks train in, has a dead interval far left; "
+        "its anchors (|z| ≤ 3) lie outside it.",
     )
 
 
@@ -285,10 +296,12 @@ def _centring_claim() -> Claim:
         f"({sp.sstr(m['GELU']['mean'])}), ELU {elu:.4f}; negative outputs: ReLU never, GELU and ELU "
         f"with probability {sp.sstr(m['GELU']['p_negative'])}",
         verdict="contradicted" if gelu < relu and m["GELU"]["p_negative"] > 0 else "confirmed",
-        note=f"Not zero-centred: confirmed. 'The same bias as ReLU': no. The sign argument (all inputs of the "
-        f"next layer positive, so all its weight updates share a sign) needs outputs ≥ 0, which ReLU's are "
-        f"and GELU's are not for any z < 0; the mean-shift argument scales with the mean, which for GELU is "
-        f"{gelu / relu:.0%} of ReLU's.",
+        note=f"Not zero-centred: confirmed. 'The same bias as ReLU', read as ReLU's mechanism: no. The sign "
+        f"argument (all inputs of the next layer positive, so all its weight updates share a sign) needs "
+        f"outputs ≥ 0, which ReLU's are and GELU's are not for any z < 0. Under the weaker reading (a non-zero "
+        f"mean output) it holds: GELU's mean output on N(0, 1) is {gelu:.3f}, {gelu / relu:.0%} of ReLU's "
+        f"{relu:.3f}, so the mean-shift bias is there, somewhat smaller.",
+        reading="'the same upstream weight-update bias' read as ReLU's same-sign mechanism (all outputs ≥ 0)",
     )
 
 
@@ -306,6 +319,6 @@ def printed_rows_joined() -> dict[str, dict[str, str]]:
 
 
 def claims() -> list[Claim]:
-    """The audit's rows: each a statement of the post that its own definitions or sections contradict
-    (or confirm, where the check is against each baseline)."""
+    """The audit's rows: each a statement of the post checked against its own definitions or sections,
+    which contradict it, qualify it (a caveat) or confirm it."""
     return [_elu_claim(), _sign_claim(), _damping_claim(), _float_claim(), _baselines_claim(), _centring_claim()]
