@@ -17,6 +17,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 import torch
+from scipy import special
 
 from helpers.core.report import Claim, audit_claim
 from helpers.gelu_primer import theory as g
@@ -227,14 +228,15 @@ def negative_side_gradients(points: tuple[str, ...] = ("-3", "-1", "-0.5")) -> d
 
 def gradient_ratio_sup(lo: float = -12.0, points: int = 24_001) -> tuple[float, float]:
     """``(z, r)``: the largest ratio ``r = |GELU'(z)| / ELU'(z)`` over z < 0 and where it is reached
-    (a grid on ``[lo, 0)``, refined by mpmath's root finder on the ratio's derivative)."""
+    (a float64 grid on ``[lo, 0)`` to start from, refined at mpmath's precision by its root finder
+    on the ratio's derivative)."""
     mpmath.mp.dps = g.DIGITS
 
     def ratio(v: mpmath.mpf) -> mpmath.mpf:
         return abs(mpmath.ncdf(v) + v * mpmath.npdf(v)) / mpmath.exp(v)
 
     grid = np.linspace(lo, 0.0, points, endpoint=False)
-    values = [float(ratio(mpmath.mpf(v))) for v in grid]
+    values = np.abs(special.ndtr(grid) + grid * np.exp(-grid * grid / 2) / np.sqrt(2 * np.pi)) / np.exp(grid)
     start = mpmath.mpf(grid[int(np.argmax(values))])
     z_star = mpmath.findroot(lambda v: mpmath.diff(ratio, v), start)
     return float(z_star), float(ratio(z_star))
