@@ -85,8 +85,15 @@ def std_normal_cdf(z: sp.Expr) -> sp.Expr:
 
 def expressions_equal(a: sp.Expr, b: sp.Expr) -> bool:
     """True when ``a - b`` simplifies to 0 (exact, symbolic), trying the difference as it is,
-    rewritten in exponentials (tanh, cosh, log-of-exp forms) and in erf (erfc forms)."""
+    rewritten in exponentials (tanh, cosh, log-of-exp forms) and in erf (erfc forms). A value of
+    the difference that is clearly not 0 at a sample point already proves them different, so the
+    costly simplifications run only for a difference that vanishes wherever it is sampled."""
     diff = sp.expand(a - b)
+    symbols = sorted(diff.free_symbols, key=str)
+    for point in ("0.7", "1.3", "2.1"):  # positive: symbols such as δ are declared positive
+        value = diff.subs({s: sp.Rational(point) for s in symbols}).evalf(30)
+        if value.is_number and value.is_finite and abs(value) > 1e-20:
+            return False
     for form in (diff, diff.rewrite(sp.exp), diff.rewrite(sp.erf)):
         if sp.simplify(form) == 0:
             return True
