@@ -50,7 +50,7 @@ case "${1:-}" in
     "$VENV/bin/ruff" format --check .
     t0=$(date +%s)
     # one worker per core (pytest-xdist, at most 8); a notebook runs whole on one worker
-    "$VENV/bin/pytest" tests -m "not browser" -n auto --maxprocesses 8 --dist worksteal
+    "$VENV/bin/pytest" tests -m "not browser" -n auto --maxprocesses 8 --dist worksteal --durations=15
     t1=$(date +%s)
     echo "== pytest took $(( t1 - t0 )) s"
     REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks -n auto --maxprocesses 8 --dist loadfile
