@@ -82,6 +82,31 @@ def test_the_same_run_resumes_its_own_checkpoint_silently(tmp_path):
     assert torch.load(ckpt, weights_only=True)["run_key"] == A
 
 
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (lambda s: s.update(epoch=99), "it is at epoch 99 of a run of 3 epochs"),
+        (lambda s: s.update(history=[]), "its history holds 0 epoch rows, not one for each of the 2 epochs"),
+        (lambda s: s.update(history=s["history"][:1] * 2), "its history holds 2 epoch rows, not one for each"),
+        (lambda s: s.update(step=0), "it counts 0 optimiser steps after 2 epochs"),
+        (lambda s: s.update(optimizer={"state": {}, "param_groups": []}), "it holds no optimiser state"),
+    ],
+)
+def test_a_checkpoint_of_this_run_in_an_impossible_state_is_refused_not_resumed(tmp_path, edit, why):
+    """The run's own key, but a state no run of it reaches: resuming would store a short or long
+    history as the run's result. Refused like another run's file, and trained from scratch."""
+    ckpt = tmp_path / "checkpoint.ckpt"
+    full = _fit(tmp_path / "full.ckpt", 3, A)
+    _fit(ckpt, 2, A)
+    saved = torch.load(ckpt, weights_only=True)
+    edit(saved)
+    torch.save(saved, ckpt)
+    with pytest.warns(RuntimeWarning, match="does not fit this run") as record:
+        out = _fit(ckpt, 3, A)
+    assert why in str(record[0].message) and str(ckpt) in str(record[0].message)
+    assert out["history"] == full["history"]
+
+
 @pytest.mark.parametrize("bad", [{"config_hash": 1}, "abc", [("a", "b")]])
 def test_a_malformed_run_key_is_refused(tmp_path, bad):
     with pytest.raises(TypeError, match="run_key must be a mapping of str to str"):

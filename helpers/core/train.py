@@ -266,8 +266,13 @@ def load_checkpoint(
     hooks: Sequence[TrainHook] = (),
     train_loader: DataLoader | None = None,
     run_key: Mapping[str, str] | None = None,
+    epochs: int | None = None,
 ) -> dict[str, Any] | None:
     """Restore a :func:`fit` checkpoint into the objects given; return its payload, or ``None``.
+
+    Its progress must be one this run can reach (:func:`_check_progress`: an epoch within
+    ``epochs``, one history row per epoch trained, the optimiser's state, the scheduler's when the
+    run has one); a checkpoint of the same run in an impossible state is refused like a foreign one.
 
     ``None`` means the file was unusable (truncated, not a checkpoint, refused by
     ``weights_only``, or written for another model, optimiser or set of hooks) or, when
@@ -299,6 +304,7 @@ def load_checkpoint(
         _rng_state(train_loader),
     )
     try:
+        _check_progress(saved, epochs, scheduler is not None)
         if len(saved["hooks"]) != len(hooks):
             raise ValueError(f"it holds state for {len(saved['hooks'])} hooks, this run has {len(hooks)}")
         model.load_state_dict(saved["model"])
@@ -320,6 +326,23 @@ def load_checkpoint(
         _discard_checkpoint(path, f"does not fit this run ({type(err).__name__}: {str(err)[:300]})")
         return None
     return saved
+
+
+def _check_progress(saved: Mapping[str, Any], epochs: int | None, has_scheduler: bool) -> None:
+    """Raise ``ValueError`` naming what a checkpoint's progress gets wrong for this run."""
+    epoch, history, step = saved.get("epoch"), saved.get("history"), saved.get("step")
+    if type(epoch) is not int or not 1 <= epoch <= (epochs or epoch):
+        raise ValueError(f"it is at epoch {epoch!r} of a run of {epochs} epochs")
+    rows = history if isinstance(history, list) else []
+    if [row.get("epoch") if isinstance(row, Mapping) else None for row in rows] != list(range(1, epoch + 1)):
+        rows = len(history) if isinstance(history, list) else type(history).__name__
+        raise ValueError(f"its history holds {rows} epoch rows, not one for each of the {epoch} epochs it trained")
+    if type(step) is not int or step < epoch:
+        raise ValueError(f"it counts {step!r} optimiser steps after {epoch} epochs")
+    if not isinstance(saved.get("optimizer"), Mapping) or not saved["optimizer"].get("param_groups"):
+        raise ValueError("it holds no optimiser state")
+    if has_scheduler and saved.get("scheduler") is None:
+        raise ValueError("it holds no learning-rate scheduler state, and this run has a scheduler")
 
 
 def _reads_loss_at_the_end(device: torch.device) -> bool:
@@ -448,7 +471,7 @@ def fit(
     earlier_seconds = earlier_cpu_seconds = 0.0
     checkpoint = Path(checkpoint_path) if checkpoint_path is not None else None
     if checkpoint is not None and checkpoint.exists():
-        resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader, run_key)
+        resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader, run_key, epochs)
         if resumed is not None:  # None: unreadable checkpoint, reported and moved aside
             history, step, best_state = resumed["history"], resumed["step"], resumed.get("best_state")
             start_epoch = resumed["epoch"] + 1
