@@ -107,6 +107,33 @@ def test_a_checkpoint_of_this_run_in_an_impossible_state_is_refused_not_resumed(
     assert out["history"] == full["history"]
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux) for a real ENOSPC")
+def test_a_full_disk_names_the_file_and_keeps_the_previous_one(tmp_path, monkeypatch):
+    """Every write to /dev/full fails with ENOSPC, as a full disk does: the checkpoint (torch's
+    own RuntimeError underneath) and a result file each fail with an OSError naming the path, and
+    the file written before stays as it was."""
+    import helpers.core.atomic_files as atomic
+
+    ckpt = tmp_path / "checkpoint.ckpt"
+    _fit(ckpt, 1, A)
+    before = ckpt.read_bytes()
+    result = tmp_path / "run.json"
+    atomic.write_json_atomic(result, {"ok": 1})
+    real_fdopen = os.fdopen
+
+    def full_disk(fd, mode="r", *args, **kwargs):
+        os.close(fd)
+        return real_fdopen(os.open("/dev/full", os.O_WRONLY), mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", full_disk)  # both writers open their temporary file with it
+    with pytest.raises(OSError, match=rf"could not write the checkpoint {ckpt}: .*disk full.*previous file"):
+        _fit(ckpt, 2, A)
+    with pytest.raises(OSError, match=rf"could not write the result {result}: No space left on device"):
+        atomic.write_json_atomic(result, {"ok": 2}, "result")
+    assert ckpt.read_bytes() == before and result.read_text() == '{"ok":1}\n'
+    assert not list(tmp_path.glob("*.tmp"))  # no half-written temporary file left behind
+
+
 @pytest.mark.parametrize("bad", [{"config_hash": 1}, "abc", [("a", "b")]])
 def test_a_malformed_run_key_is_refused(tmp_path, bad):
     with pytest.raises(TypeError, match="run_key must be a mapping of str to str"):

@@ -3,6 +3,7 @@ leaves behind (results, failure records, checkpoints, weights)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -12,8 +13,20 @@ from pathlib import Path
 from typing import Any
 
 
-def write_json_atomic(path: Path, data: dict) -> None:
-    """Write JSON to a temp file in the same folder, then rename: readers never see half a file."""
+def write_failure(path: Path, what: str, err: BaseException) -> OSError:
+    """The error of a write of ``what`` to ``path`` that failed at the disk (full, over quota,
+    read-only; torch reports a failed write as a ``RuntimeError`` of its own): it names the path
+    and says the previous file is unchanged, since every write here goes to a temporary file and
+    replaces the old one only when complete."""
+    code = getattr(err, "errno", None) or errno.EIO
+    reason = getattr(err, "strerror", None) or str(err).strip().splitlines()[-1][:300]
+    hint = " (is the disk full?)" if code in (errno.ENOSPC, errno.EIO) else ""
+    return OSError(code, f"could not write the {what} {path}: {reason}{hint}; the previous file, if any, is unchanged")
+
+
+def write_json_atomic(path: Path, data: dict, what: str = "JSON file") -> None:
+    """Write JSON to a temp file in the same folder, then rename: readers never see half a file.
+    A write the disk refuses raises :func:`write_failure`'s error, naming ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
@@ -22,6 +35,9 @@ def write_json_atomic(path: Path, data: dict) -> None:
             json.dump(data, fh, sort_keys=True, allow_nan=False, separators=(",", ":"))
             fh.write("\n")
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise write_failure(path, what, err) from err
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -161,7 +161,7 @@ def store_result(config: Any, result: dict) -> Path:
             f"store_result: not a result of {type(config).__name__} {config_hash(config)} that load_result "
             f"would accept: {'; '.join(problems)}. Nothing was written."
         )
-    write_json_atomic(path, payload)
+    write_json_atomic(path, payload, "result")
     return path
 
 
@@ -294,7 +294,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     result = with_checksum(
         {**record, **outcome, "status": "ok", "provenance": provenance.run_provenance(used, _precision(config))}
     )
-    write_json_atomic(path, result)
+    write_json_atomic(path, result, "result")
     path.with_suffix(".failed.json").unlink(missing_ok=True)
     return result
 
@@ -303,7 +303,7 @@ def _write_failure(path: Path, record: dict) -> None:
     """Write a failed run's record; a record that cannot be written is a warning, never an error
     that would hide the run's own failure (the caller re-raises it)."""
     try:
-        write_json_atomic(path, json_safe(record))
+        write_json_atomic(path, json_safe(record), "failure record")
     except (OSError, TypeError, ValueError) as err:
         warnings.warn(
             f"the failure record {path} could not be written ({type(err).__name__}: {err})",

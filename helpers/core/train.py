@@ -31,6 +31,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from helpers.core import distributed
+from helpers.core.atomic_files import write_failure
 from helpers.core.device import move_to
 from helpers.core.provenance import note_steps
 from helpers.core.results_cache import RunFailed
@@ -205,6 +206,9 @@ def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
         with os.fdopen(fd, "wb") as handle:
             torch.save(payload, handle)
         os.replace(tmp, path)
+    except (OSError, RuntimeError) as err:  # torch reports a failed write as its own RuntimeError
+        Path(tmp).unlink(missing_ok=True)
+        raise write_failure(path, "checkpoint", err) from err
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
