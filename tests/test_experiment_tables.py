@@ -420,8 +420,15 @@ def test_srelu_claims_from_stored_results():
         " (best other by mean)", ""
     )
     assert best_vit.ci.startswith("none: exact") and "paired t" in best_vit.test and best_vit.n == "3 pairs of runs"
-    assert size_vit.verdict == "contradicted" and size_vit.verdict_label == "contradicted at our scale"  # +1 vs +5.9
+    # +1 vs +5.9, the paper's margin carried to our network: a reading of ours
+    assert (
+        size_vit.verdict == "contradicted" and size_vit.verdict_label == "contradicted at our scale, under our reading"
+    )
+    assert "carried to our scaled-down network" in size_vit.reading
+    assert size_vit.note.endswith("the same paired intervals give: confirmed.")  # by sign only, S-ReLU is ahead
     assert relu.verdict == "contradicted" and "S-ReLU − ReLU = +0.0" in relu.our_value
+    assert relu.reading == "the paper has no ReLU arm; the threshold is ours"
+    assert relu.note.endswith("the same paired intervals give: inconclusive.")  # a difference of exactly 0
     assert delta_best.verdict == "confirmed" and drop.verdict == "confirmed"
     assert "Spearman" in drop.note
 

@@ -330,6 +330,13 @@ def test_claims_without_committed_results_are_not_run_here():
     assert all(c.notebook in ("notebooks/30_flexact_synthetic", "notebooks/31_flexact_cifar") for c in claims)
 
 
+def test_the_readings_of_the_synthetic_rows_name_existing_rows():
+    from helpers.flexact.claims import _READINGS, synthetic_claims
+
+    keys = {c.key for c in synthetic_claims()}
+    assert set(_READINGS) == {"flexact-table1-std-meaning", "flexact-alpha-effect", "flexact-rank"} <= keys
+
+
 def test_cell_agreement_rule():
     from helpers.flexact.claims import fixed_cells_within
 

@@ -70,6 +70,10 @@ def test_kernel_smoothing_of_relu_degrees_smoothness_and_errors() -> None:
     assert (box.kernel_degree, box.result_degree, box.smoothness) == (0, 2, 1)
     assert (epa.sup_error, tri.sup_error, box.sup_error) == (sp.Rational(3, 16), sp.Rational(1, 6), sp.Rational(1, 4))
     assert (epa.variance, tri.variance, box.variance) == (sp.Rational(1, 5), sp.Rational(1, 6), sp.Rational(1, 3))
+    # the kernel-density AMISE factor sd(K)·∫K²: the Epanechnikov kernel's is the least
+    assert (epa.roughness, tri.roughness, box.roughness) == (sp.Rational(3, 5), sp.Rational(2, 3), sp.Rational(1, 2))
+    assert epa.amise_factor == pytest.approx(3 / (5 * math.sqrt(5)))
+    assert epa.amise_factor < tri.amise_factor < box.amise_factor
 
 
 def test_relu_correlation_gap_tends_to_nine_pi_squared_over_two() -> None:
@@ -110,6 +114,10 @@ def test_selection_bounds_rejects_an_unknown_row() -> None:
         FA.selection_bounds("Flex-Act (α=1)", "tanh")
 
 
+def test_flexact_alpha_is_better_than_every_mismatched_fixed_model_in_every_column() -> None:
+    assert min(FA.mismatched_leads().values()) > FA.PRINT_UNIT
+
+
 def test_column_gaps_find_the_sigmoid_column_worse_beyond_rounding() -> None:
     gaps = FA.column_gaps()
     assert gaps["sigmoid"] == pytest.approx(TABLE1["Flex-Act (α=0.3)"]["sigmoid"][0])
@@ -136,3 +144,40 @@ def test_swish_limits() -> None:
     x = sp.Symbol("x", real=True)
     assert sp.simplify(lim["beta->0"] - x / 2) == 0
     assert lim["beta->oo, x<0"] == 0
+
+
+def _by_key(rows: list[Claim]) -> dict[str, Claim]:
+    return {c.key: c for c in rows}
+
+
+def test_srelu_audit_verdicts_under_the_authors_best_reading(srelu_rows) -> None:
+    rows = _by_key(srelu_rows)
+    caveat = "confirmed with a caveat"
+    drawbacks = rows["srelu-audit-relu-drawbacks"]
+    assert drawbacks.verdict == caveat and "Sec. 3" in drawbacks.claim and "C^2" in drawbacks.our_value
+    assert "srelu-audit-propagation-at-delta" in drawbacks.our_value and "not tested" in drawbacks.our_value
+    lipschitz = rows["srelu-audit-lipschitz-advantage"]
+    assert lipschitz.verdict == caveat and "GELU 1.129" in lipschitz.our_value and "no advantage" in lipschitz.our_value
+    optimal = rows["srelu-audit-epanechnikov-optimal"]
+    assert optimal.verdict == caveat and "MISE" in optimal.claim and "1/6·δ" in optimal.our_value
+    negative = rows["srelu-audit-negative-gradient"]
+    assert negative.verdict_label == "contradicted" and "(−δ, 0)" in negative.claim
+    for key in ("srelu-audit-elu-celu-distinct", "srelu-audit-elu-celu-same-function"):
+        assert rows[key].verdict_label == "contradicted under our reading" and "α = 1" in rows[key].reading
+    polynomial = rows["srelu-audit-epanechnikov-polynomial"]
+    assert polynomial.verdict_label == "contradicted under our reading" and "piecewise" in polynomial.reading
+    assert "the claim holds" in polynomial.note
+    propagation = rows["srelu-audit-propagation-at-delta"]
+    assert propagation.verdict_label == "contradicted under our reading" and "3π/δ" in propagation.reading
+
+
+def test_flexact_audit_verdicts_under_the_authors_best_reading(flexact_rows) -> None:
+    rows = _by_key(flexact_rows)
+    tanh = rows["flexact-audit-alpha0-tanh-bias"]
+    assert tanh.verdict_label == "contradicted under our reading" and "argmax" in tanh.reading
+    assert tanh.our_value.startswith("under our argmax reading") and "mixture evaluation" in tanh.our_value
+    matching = rows["flexact-audit-matches-baselines"]
+    assert matching.verdict == "confirmed with a caveat" and "sigmoid +0.0011" in matching.our_value
+    assert "5 of 5 columns" in matching.our_value
+    tuning = rows["flexact-audit-no-tuning"]
+    assert tuning.verdict == "confirmed with a caveat" and "λ is never stated" in tuning.our_value

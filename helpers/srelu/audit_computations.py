@@ -118,7 +118,8 @@ _D = sp.Symbol("delta", positive=True)
 @dataclass(frozen=True)
 class KernelSmoothing:
     """ReLU mollified by one kernel on ``[−δ, δ]``: degree of the kernel's pieces, of the result's,
-    its smoothness, its uniform error and the kernel's variance (both in units of δ and δ²)."""
+    its smoothness, its uniform error, the kernel's variance and its roughness ∫K² (in units of δ,
+    δ² and 1/δ)."""
 
     name: str
     kernel_degree: int
@@ -126,10 +127,17 @@ class KernelSmoothing:
     smoothness: int
     sup_error: sp.Expr
     variance: sp.Expr
+    roughness: sp.Expr
 
     @property
     def error_per_sd(self) -> float:
         return float(self.sup_error / sp.sqrt(self.variance))
+
+    @property
+    def amise_factor(self) -> float:
+        """sd(K)·∫K², scale-free: the kernel's factor in the asymptotic mean integrated squared error of
+        a kernel density estimate at its best bandwidth (which grows as this factor to the power 4/5)."""
+        return float(sp.sqrt(self.variance) * self.roughness)
 
 
 #: Unit kernels on [−1, 1] as (left piece on [−1, 0], right piece on [0, 1]), in u = y/δ.
@@ -165,6 +173,7 @@ def _smoothing(name: str) -> KernelSmoothing:
         variance=sp.simplify(
             (sp.integrate(_Y**2 * left, (_Y, -_D, 0)) + sp.integrate(_Y**2 * right, (_Y, 0, _D))) / _D**2
         ),
+        roughness=sp.simplify((sp.integrate(left**2, (_Y, -_D, 0)) + sp.integrate(right**2, (_Y, 0, _D))) * _D),
     )
 
 

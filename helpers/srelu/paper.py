@@ -320,6 +320,16 @@ QUOTES.update(
             "introduces distributional bias in subsequent layers",
             "Sec. 2",
         ),
+        "relu_drawbacks_sec3": Quoted(
+            "they suffer from intrinsic drawbacks that hinder further progress in deep neural networks. These "
+            "include gradient instability arising from non-differentiability (Biswas et al., 2022; Lee, 2023), "
+            "inefficient information propagation that accelerates signal degradation in deep layers (Hayou et al., "
+            "2019), and limited theoretical guarantees for regularization.",
+            "Sec. 3",
+        ),
+        "nondifferentiability_app_e": Quoted(
+            "completely eliminating the non-differentiability of the ReLU at the origin", "App. E"
+        ),
         "mitigating_abstract": Quoted(
             "derived from ReLU that inherits its favorable properties while mitigating inherent drawbacks", "abstract"
         ),
