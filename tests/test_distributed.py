@@ -82,6 +82,31 @@ def test_the_entry_point_refuses_a_world_that_does_not_divide_the_batch(monkeypa
         train_distributed.main(["--config-json", str(config)])
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_peer_that_never_joins_fails_the_run_after_the_stated_timeout_naming_its_rank(monkeypatch):
+    """Rank 0 of 3 started alone, as when a node of a SLURM job never starts: after
+    REPRO_JOIN_TIMEOUT seconds (not torch's half hour) it stops, naming ranks 1 and 2."""
+    env = {"WORLD_SIZE": "3", "RANK": "0", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1"}
+    for name, value in {**env, "MASTER_PORT": str(_free_port()), "REPRO_JOIN_TIMEOUT": "1.5"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TORCHELASTIC_USE_AGENT_STORE", raising=False)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"rank 0: ranks \[1, 2\] of the 3 processes did not join within 1.5 s"):
+        distributed.init_from_env(torch.device("cpu"))
+    assert time.monotonic() - started < 30 and not dist.is_initialized()
+    for bad in ("0", "-3", "soon", "inf"):
+        monkeypatch.setenv("REPRO_JOIN_TIMEOUT", bad)
+        with pytest.raises(ValueError, match=f"REPRO_JOIN_TIMEOUT='{bad}' must be a number of seconds > 0"):
+            distributed.init_from_env(torch.device("cpu"))
+
+
 def test_the_entry_point_needs_an_experiment_or_a_config(capsys):
     with pytest.raises(SystemExit):
         train_distributed.main([])

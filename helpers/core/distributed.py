@@ -31,10 +31,12 @@ gradients in another order than one process's reduction over the batch.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import pickle
 from collections.abc import Iterator, Sequence, Sized
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -56,6 +58,7 @@ __all__ = [
     "convert_batchnorm",
     "init_from_env",
     "is_distributed",
+    "join_timeout",
     "is_main",
     "process_device",
     "shutdown",
@@ -145,12 +148,61 @@ def init_from_env(device: torch.device) -> World:
                 f"WORLD_SIZE={env.size} but {name} is unset: start the run with torchrun "
                 "(torchrun --nproc_per_node N -m helpers.train_distributed ...)"
             )
+    timeout = join_timeout()
+    # torchrun's agent hosts the store and starts every process itself; any other launcher (a
+    # SLURM job, processes started by hand) may lose a peer, so the ranks meet in a store of ours
+    store = None if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") else _meeting(env, timeout)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", rank=env.rank, world_size=env.size, device_id=device)
+        dist.init_process_group("nccl", store=store, rank=env.rank, world_size=env.size, device_id=device)
     else:
-        dist.init_process_group("gloo", rank=env.rank, world_size=env.size)
+        dist.init_process_group("gloo", store=store, rank=env.rank, world_size=env.size)
     return env
+
+
+#: Seconds a process waits for the run's other processes to join before it gives up.
+JOIN_TIMEOUT_ENV = "REPRO_JOIN_TIMEOUT"
+DEFAULT_JOIN_TIMEOUT_S = 600.0
+
+
+def join_timeout() -> float:
+    """:data:`JOIN_TIMEOUT_ENV` in seconds (default :data:`DEFAULT_JOIN_TIMEOUT_S`)."""
+    raw = os.environ.get(JOIN_TIMEOUT_ENV)
+    if raw is None:
+        return DEFAULT_JOIN_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{JOIN_TIMEOUT_ENV}={raw!r} must be a number of seconds > 0")
+    return value
+
+
+def _meeting(env: World, timeout: float) -> dist.TCPStore:
+    """A store on rank 0 (``MASTER_ADDR:MASTER_PORT``) where each rank records its arrival, so
+    that a run whose processes do not all start fails after ``timeout`` seconds naming the
+    ranks that never came, instead of waiting half an hour in torch's rendezvous for a count."""
+    addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    wait = timedelta(seconds=timeout)
+    try:
+        store = dist.TCPStore(addr, port, None, env.rank == 0, wait, wait_for_workers=False, multi_tenant=True)
+    except (RuntimeError, OSError) as err:  # torch's DistStoreError is a RuntimeError
+        raise RuntimeError(
+            f"rank {env.rank} could not reach rank 0's store at {addr}:{port} within {timeout:g} s "
+            f"({JOIN_TIMEOUT_ENV}): {str(err).splitlines()[0][:200]}"
+        ) from None
+    keys = [f"repro/joined/{rank}" for rank in range(env.size)]
+    store.set(keys[env.rank], "1")
+    try:
+        store.wait(keys, wait)
+    except RuntimeError:
+        missing = [rank for rank, key in enumerate(keys) if not store.check([key])]
+        raise RuntimeError(
+            f"rank {env.rank}: ranks {missing} of the {env.size} processes did not join within {timeout:g} s "
+            f"({JOIN_TIMEOUT_ENV}); check that every task of the job started and reaches {addr}:{port}"
+        ) from None
+    return store
 
 
 def shutdown() -> None:
