@@ -285,3 +285,22 @@ def test_floor_frame_holds_gelu_against_the_books_floor_and_the_chapters(monkeyp
     reached = float(conv["reached (mean)"].rstrip(" %")) / 100
     assert (conv["verdict (chapter)"] == "met") == (reached >= P.CONV_FLOOR)
     assert (conv["verdict"] == "met") == (reached >= floor_for("resnet18", "cifar10").value)
+
+
+def test_a_contradicted_churn_row_states_the_reading_it_rests_on(monkeypatch):
+    from helpers.churn import claims as C
+
+    flips = {"relu": 0.05, "smelu_0.5": 0.03, "smelu_2": 0.02, "gelu": 0.12, "lgelu": 0.12, "lgelu_anneal": 0.03}
+
+    def fake(model, arm, source="both", key="predictions"):
+        return _fake_predictions(C.REPLICAS, flips.get(arm, 0.05), seed=sum(map(ord, model + arm)))
+
+    monkeypatch.setattr(C, "replica_predictions", fake)
+    smooth = C.smooth_reduces_churn()  # only GELU has more churn than ReLU: the row rests on counting it in
+    assert smooth.verdict_label == "contradicted at our scale, under our reading" and "GELU" in smooth.reading
+    annealed = C.annealed_keeps_smooth_churn()  # far less churn after annealing: a miss on the good side
+    assert annealed.verdict == "contradicted" and "favourable direction" in annealed.reading
+    assert "±0.5" in annealed.reading
+    flips.update({"gelu": 0.02, "smelu_0.5": 0.08})  # now a SmeLU arm contradicts, which the GELU reading
+    smelu = C.smooth_reduces_churn()  # does not decide
+    assert smelu.verdict == "contradicted" and smelu.reading == ""

@@ -512,6 +512,25 @@ def test_claims_decide_from_the_paired_seeds():
     assert found[key].verdict == "confirmed" and bad[key].verdict == "contradicted"
 
 
+def test_layer_targets_row_states_its_reading_only_when_contradicted():
+    """A contradicted layer-targets row rests on where the targets are measured (the switch epoch),
+    and cites the paper's Section V sentence that motivates per-layer targets."""
+    import pandas as pd
+
+    def row(offset: float):
+        targets = pd.DataFrame(
+            [{"seed": k, "layer": i, "target": P.LAMBDA_TARGET + offset + k + i} for k in range(4) for i in range(3)]
+        )
+        d = C._PairData(None, True, "points", 0.5, targets, None, None)  # type: ignore[arg-type]
+        return C._layer_targets_smaller_claim("fmnist", d, "cpu")
+
+    above, below = row(50.0), row(-80.0)
+    assert above.verdict_label == "contradicted at our scale, under our reading"
+    assert "switch epoch" in above.reading and "25%" in above.reading
+    assert below.verdict == "confirmed" and below.reading == ""
+    assert "layer-specific targets from empirical pre-activation distributions" in above.note
+
+
 def test_latency_helpers_and_claims(monkeypatch):
     calls = {"a": lambda: None, "b": lambda: sum(range(200))}
     times = interleaved_times(calls, rounds=5, number=3)

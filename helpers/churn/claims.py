@@ -19,7 +19,7 @@ import numpy as np
 from helpers.churn import measures as M
 from helpers.churn.predictions import Predictions, decode_predictions
 from helpers.churn.protocol import ARM_BY_KEY, MODELS, REPLICAS, churn_configs
-from helpers.core.report import Claim, intersection_union, judge
+from helpers.core.report import Claim, RunDesign, intersection_union, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import Comparison, paired_comparison
 
@@ -115,9 +115,14 @@ def _claim(
     model_arms: dict[str, tuple[str, ...]],
     parts: Callable[[dict, tuple[str, ...]], dict[str, tuple]],
     ours: Callable[[dict, tuple[str, ...]], str],
+    *,
+    reading: Callable[[dict, tuple[str, ...], tuple[RunDesign, ...]], str] | None = None,
 ) -> Claim:
     """The claim decided over the models whose replicas are complete (``parts`` and ``ours`` take
-    the predictions and those models); pending while there are none."""
+    the predictions and those models); pending while there are none. ``reading``: the book's reading
+    a contradiction rests on (:attr:`Claim.reading`), asked only when the row is contradicted, with
+    the predictions, the models and the parts' designs (it may answer "" when the parts that
+    contradict do not rest on it)."""
     preds, complete = _loaded(model_arms)
     counts = {k: len(v) for k, v in preds.items()}
     if not complete:
@@ -135,6 +140,9 @@ def _claim(
             "once they are."
         )
         fields = {**fields, "note": " ".join(filter(None, (fields.get("note", ""), note)))}
+    shown_reading = (
+        reading(preds, complete, tuple(fields.get("design", ()))) if reading and verdict == "contradicted" else ""
+    )
     return Claim(
         key=key,
         claim=text,
@@ -146,6 +154,7 @@ def _claim(
         verdict=verdict,
         notebook=NOTEBOOK,
         anchor=ANCHOR,
+        reading=shown_reading,
         **fields,
     )  # type: ignore[arg-type]
 
@@ -172,6 +181,9 @@ def smooth_reduces_churn() -> Claim:
             f"{MODELS[m].label}: ReLU {_mean_churn(p, m, 'relu'):.2f} %, "
             + ", ".join(f"{ARM_BY_KEY[a].label} {_mean_churn(p, m, a):.2f} %" for a in smooth)
             for m in ms
+        ),
+        reading=_reading_if_only(
+            lambda label: label.startswith("gelu"), "GELU (the book's addition) counted with SmeLU in one family"
         ),
     )
 
@@ -203,6 +215,11 @@ def churn_falls_with_width() -> Claim:
         parts,
         lambda p, ms: "; ".join(
             f"{MODELS[m].label}: churn " + " → ".join(f"{_mean_churn(p, m, a):.2f}" for a in arms[m]) + " %" for m in ms
+        ),
+        reading=_reading_if_only(
+            lambda label: "accuracy" in label,
+            "the accuracy-cost part is the book's addition (the source says smooth activations can even give "
+            "accuracy gains)",
         ),
     )
 
@@ -240,7 +257,34 @@ def annealed_keeps_smooth_churn() -> Claim:
             f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs {_mean_churn(p, m, 'lgelu'):.2f} %"
             for m in ms
         ),
+        reading=_margin_miss_reading,
     )
+
+
+def _reading_if_only(
+    rests_on: Callable[[str], bool], reading: str
+) -> Callable[[dict, tuple[str, ...], tuple[RunDesign, ...]], str]:
+    """``reading`` when every contradicted part (by its label) is one that ``rests_on`` it, else ""."""
+
+    def shown(preds, models, design) -> str:
+        against = [d.label for d in design if d.verdict == "contradicted"]
+        return reading if against and all(rests_on(label) for label in against) else ""
+
+    return shown
+
+
+def _margin_miss_reading(preds, models: tuple[str, ...], design: tuple[RunDesign, ...] = ()) -> str:
+    """The reading the annealed row's contradiction rests on, worded by the side on which the models
+    whose churn differs by more than ``MARGIN`` miss it (lower churn after annealing is favourable)."""
+    diffs = [_mean_churn(preds, m, "lgelu_anneal") - _mean_churn(preds, m, "lgelu") for m in models]
+    missed = [d for d in diffs if abs(d) > MARGIN] or diffs
+    if all(d < 0 for d in missed):
+        side = "the miss is in the favourable direction (less churn after annealing)"
+    elif all(d > 0 for d in missed):
+        side = "the miss is in the unfavourable direction (more churn after annealing)"
+    else:
+        side = "the miss is on both sides"
+    return f"a two-sided ±{MARGIN:g}-point margin (ours); {side}"
 
 
 def claims() -> list[Claim]:

@@ -23,7 +23,15 @@ from helpers.core.attribution import Derived
 from helpers.core.report import Claim, audit_claim
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.hardness import LAMBDA_INIT_MAX
-from helpers.lambda_gelu.paper import AUDIT_QUOTES, EPS_PAPER, LAMBDA_TARGET_PAPER, SOURCE, table_i, table_ii
+from helpers.lambda_gelu.paper import (
+    AUDIT_QUOTES,
+    EPS_PAPER,
+    INIT_RANGE_PAPER,
+    LAMBDA_TARGET_PAPER,
+    SOURCE,
+    table_i,
+    table_ii,
+)
 
 __all__ = [
     "NOTEBOOK",
@@ -80,6 +88,7 @@ def lambda_image() -> dict[str, object]:
 def _range_claim() -> Claim:
     img = lambda_image()
     never = img["solutions of λ(s) = 1"] == sp.S.EmptySet
+    grounded = img["at -oo"] == 1  # λ ≥ 1 holds and GELU (λ = 1) is the family's limit
     return _row(
         key="lambda-gelu-audit-range",
         anchor=ANCHORS["range"],
@@ -88,10 +97,11 @@ def _range_claim() -> Claim:
         paper_value=(AUDIT_QUOTES["lambda_range"], AUDIT_QUOTES["enforced"], AUDIT_QUOTES["map_above_one"]),
         our_value=f"λ(s) = 1 + softplus(s/t) ranges over (1, ∞): → {img['at -oo']} as s → −∞, λ(s) = 1 has "
         f"{'no' if never else 'a'} real solution",
-        verdict="contradicted" if never else "confirmed",
-        note="Section III itself says the map goes to λ > 1. GELU (λ = 1) is the infimum, never a value: no "
-        "parameter s gives it, and the 'λ ≈ 1' start of the uniform mode must sit strictly above it (the "
-        "theory page notes this in words). The next row shows why the gap matters.",
+        verdict=("confirmed with a caveat" if never else "confirmed") if grounded else "contradicted",
+        note="λ ≥ 1 holds: the softplus map covers λ > 1 (Section III itself says so), and GELU (λ = 1) is its "
+        "limit as s → −∞, so the family is still grounded at GELU. The caveat: GELU itself is approached, "
+        "never reached. No parameter s gives λ = 1, and the 'λ ≈ 1' start of the uniform mode must sit "
+        "strictly above it (the theory page notes this in words). The next row shows why the gap matters.",
     )
 
 
@@ -152,11 +162,12 @@ def _init_claim() -> Claim:
     r = s_signal_ratio_limits()
     rank = uniform_drift_rank()
     wiki = rank.loc["WikiText-2"]
-    reading = Derived(
+    uniform_start = Derived(
         f"'λ ≈ 1' read as λ = {LAMBDA_NEAR_ONE} (the book's uniform start; λ = 1 is unreachable)",
         "our reading of the uniform mode",
         (AUDIT_QUOTES["uniform_start"],),
     )
+    lo, hi = INIT_RANGE_PAPER
     return _row(
         key="lambda-gelu-audit-init",
         anchor=ANCHORS["init"],
@@ -172,7 +183,9 @@ def _init_claim() -> Claim:
         f"at λ = 1. So the start the paper recommends as 'initialization-neutral' is where λ learns slowest. "
         f"Table I agrees: the uniform mode has the smallest drift in {int(rank['uni smallest'].sum())} of "
         f"{len(rank)} benchmarks, and on GPT-2/WikiText-2 it moves {wiki['uni']:g} against {wiki['dec']:g} "
-        f"and {wiki['inc']:g}. The uniform start's value: {reading.display()}.",
+        f"and {wiki['inc']:g}. The uniform start's value: {uniform_start.display()}.",
+        reading=f"'larger initial values' read as {LAMBDA_INIT_MAX:g} against {LAMBDA_NEAR_ONE:g}, both inside "
+        f"the paper's starting range [{lo:g}, {hi:g}]",
     )
 
 
@@ -224,28 +237,75 @@ def _tolerance_claim() -> Claim:
         f"scale σ the same λ gives an error that grows like 1/σ. 'Conservative for normalized "
         f"architectures' holds for σ = 1 (λ = {needed_unit:.1f} would do) and fails below σ = {sig_min:.2f}. "
         "The closed form is checked by quadrature; the ReLU-ization page uses it for per-layer targets.",
+        reading="the tolerance read as the expected gate error on a layer's inputs, not the paper's global "
+        "bound E∞ ≤ ε (distribution-free by construction)",
     )
 
 
 # ------------------------------------------------------------------------ Δλ: average or sum?
+def drift_against_net_change() -> pd.DataFrame:
+    """Table I's λ-GELU rows: the printed drift beside the net change of λ̄ from its mode's start
+    (the paper's: λ ≈ 1 for uniform, the middle of its range [1, 2] for increasing and decreasing).
+
+    A sum of |epoch-to-epoch changes| is at least the net change it adds up to (up to the first
+    epoch's step, which the formula leaves out); an average over the epochs of a path that does not
+    turn back is the net change divided by their number. ``drift ≥ net`` says which the numbers are;
+    ``path if an average`` is what an average would imply the hardness travelled (drift times the
+    Ep − 1 steps up to the BVS epoch, a lower bound: T ≥ Ep)."""
+    t1 = table_i()
+    lam_rows = t1[t1["act"] == "λ-GELU"]
+    lo, hi = INIT_RANGE_PAPER
+    start = lam_rows["mode"].map({"uni": lo, "inc": (lo + hi) / 2, "dec": (lo + hi) / 2})
+    out = pd.DataFrame(
+        {
+            "dataset": lam_rows["dataset"],
+            "mode": lam_rows["mode"],
+            "λ̄": lam_rows["lam_mean"],
+            "start": start,
+            "net change": (lam_rows["lam_mean"] - start).abs(),
+            "drift": lam_rows["drift"],
+            "Ep.": lam_rows["epoch"],
+        }
+    ).reset_index(drop=True)
+    # two printed decimals: λ̄ is known to ±0.005
+    out["drift ≥ net"] = out["drift"] >= out["net change"] - 0.005
+    out["path if an average"] = out["drift"] * (out["Ep."] - 1)
+    return out
+
+
 def _drift_claim() -> Claim:
     T, e, ell, L = sp.symbols("T e ell L", positive=True, integer=True)
     step = sp.Symbol("d", positive=True)  # a constant epoch-to-epoch change, to compare the two readings
     formula = sp.summation(sp.summation(step, (e, 1, T - 1)), (ell, 1, L)) / L
     caption = step
     factor = sp.simplify(formula / caption)
+    net = drift_against_net_change()
+    moved = net[net["net change"] > 0.005]  # rows whose λ̄ moved beyond the printed rounding
+    ratio = moved["drift"] / moved["net change"]
+    smallest = moved.loc[ratio.idxmin()]
+    table_sums = bool(net["drift ≥ net"].all())
+    # a sum over epochs, as the formula and Table I's numbers say: the captions' "average" needs a caveat
+    verdict = "confirmed" if factor == 1 else ("confirmed with a caveat" if table_sums else "contradicted")
     return _row(
         key="lambda-gelu-audit-drift",
         anchor=ANCHORS["drift"],
         claim="Δλ is the average absolute epoch-to-epoch change of the layerwise hardness",
-        where="Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2",
-        paper_value=(AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"]),
+        where="Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2 and of Table I",
+        paper_value=(AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"], AUDIT_QUOTES["drift_table"]),
         our_value=f"V_λ = (1/L) Σ_ℓ Σ_(e=1)^(T−1) |Δλ| is a sum over epochs: for a constant change d per epoch it is "
         f"{sp.sstr(formula)}, the captions' average times {sp.sstr(factor)}",
-        verdict="contradicted" if factor != 1 else "confirmed",
-        note="The formula averages over layers and sums over epochs, the captions describe an average over "
-        "epochs; the two differ by T − 1, and the paper never states T. Table I's drift column inherits "
-        "the ambiguity; the grid page reads V_λ as the sum, as the formula says.",
+        verdict=verdict,
+        note="'Average' can mean over layers, seeds and init modes: the formula's 1/L and its expectations "
+        "E_r E_m, and Table I's 'mean drift across seeds and layers'. The formula sums over the T − 1 epoch "
+        f"steps, and Table I's numbers agree with a sum: its drift is at least the net change of λ̄ from its "
+        f"mode's start in {int(net['drift ≥ net'].sum())} of {len(net)} λ-GELU rows ({ratio.min():.2f} to "
+        f"{ratio.max():.1f} times it where λ̄ moved; smallest: {smallest['dataset']} {smallest['mode']}), as a sum "
+        "of the steps would be, whereas an average over the epochs would mean the hardness travelled "
+        f"{(moved['path if an average'] / moved['net change']).min():.1f} to "
+        f"{(moved['path if an average'] / moved['net change']).max():.0f} times its net change. The caveat: the "
+        "captions' 'average absolute epoch-to-epoch change' also reads as an average over epochs, which "
+        "differs from the formula by T − 1, and the paper never states T. The grid page reads V_λ as the sum, "
+        "as the formula says.",
         basis="source",
     )
 
@@ -282,23 +342,23 @@ def _retrain_claim() -> Claim:
     return _row(
         key="lambda-gelu-audit-retrain",
         anchor=ANCHORS["retrain"],
-        claim="Annealing, then swapping to ReLU, is the route instead of retraining a ReLU network from "
-        "scratch (checked against that baseline, Table I's ReLU)",
-        where="Section IV-C, Tables I and II",
-        paper_value=Derived(
-            text,
-            "Table II's λ-GELU 'Substituted' beside Table I's ReLU BVS, per dataset",
-            (AUDIT_QUOTES["rather_than_retrain"],),
-        ),
-        our_value=f"the delivered ReLU network is below ReLU from scratch beyond the printed rounding in {len(below)} "
-        f"of {len(d)} benchmarks ({', '.join(f'{k} {v:+.2f}' for k, v in below['difference'].items())}), "
-        f"above it in {len(above)}, within ±0.01 elsewhere",
-        verdict="contradicted" if len(below) and not len(above) else "confirmed",
-        note="Table II only compares with a direct GELU swap. Against the other baseline the paper trains, a "
-        "ReLU network from scratch (the same model, data and epochs), the annealed route never does better "
-        f"beyond the rounding of two printed decimals, and on Adult it ends {-d.loc['Adult', 'difference']:.2f} "
-        f"lower, {-d.loc['Adult', 'difference'] / d.loc['Adult', 'its spread']:.0f} times Table I's ReLU "
-        "spread. It does not save training either: Algorithm 1 trains all T epochs.",
+        claim="The route to a ReLU network is to progressively sharpen the learned gates (anneal λ, then swap "
+        "to ReLU) rather than retrain a ReLU network from scratch or swap hard mid-training",
+        where="Section IV-C and Algorithm 1; Tables I and II for the caveat",
+        paper_value=AUDIT_QUOTES["rather_than_retrain"],
+        our_value="the route is Algorithm 1 (learn λ, anneal it linearly to λ_target, swap at the best checkpoint); "
+        f"against ReLU from scratch, a comparison the paper does not draw, the delivered ReLU network is below it "
+        f"beyond the printed rounding in {len(below)} of {len(d)} benchmarks "
+        f"({', '.join(f'{k} {v:+.2f}' for k, v in below['difference'].items()) or 'none'}), above it in "
+        f"{len(above)}, within ±0.01 elsewhere ({text})",
+        verdict="confirmed with a caveat" if len(below) else "confirmed",
+        note="The paper states its chosen route and its aim; it claims no comparison with a ReLU network "
+        "trained from scratch (Table II compares only with a direct GELU swap). The caveat is the book's: "
+        "against that baseline, which Table I trains (the same model, data and epochs), the annealed route "
+        "never does better beyond the rounding of two printed decimals, and on Adult it ends "
+        f"{-d.loc['Adult', 'difference']:.2f} lower, "
+        f"{-d.loc['Adult', 'difference'] / d.loc['Adult', 'its spread']:.0f} times Table I's ReLU spread. "
+        "It does not save training either: Algorithm 1 trains all T epochs.",
         basis="source",
     )
 

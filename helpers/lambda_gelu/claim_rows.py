@@ -82,12 +82,15 @@ def _claim(
     scale: str,
     profile: str,
     note: str = "",
+    *,
+    reading: str = "",
     **stats: str,
 ) -> Claim:
     """A Claim; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
     verdict string, or a bool for a descriptive rule without a confidence interval (True:
     confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
-    neither supports nor excludes the claim). ``stats``: the claim's ``effect, ci, n, test, mde``
+    neither supports nor excludes the claim). ``reading``: the book's reading the verdict rests on
+    (:attr:`helpers.core.report.Claim.reading`). ``stats``: the claim's ``effect, ci, n, test, mde``
     (see :func:`helpers.core.report.comparison_fields`) and ``basis``."""
 
     if ours is None:
@@ -109,6 +112,7 @@ def _claim(
         notebook=notebook,
         note=note,  # type: ignore[arg-type]
         anchor=ANCHORS.get(notebook, ""),
+        reading=reading,
         **stats,
     )
 

@@ -130,8 +130,9 @@ def theory_claims() -> list[Claim]:
             note="Exact for SGD (momentum is linear, s has no weight decay): two runs with equal c/t² that start "
             "from the same λ are the same run up to float rounding. The runs with equal c/t² on the (t, c) "
             "grid page (notebooks/10_lambda_gelu_tc_grid) agree to rounding, which is the same fact seen "
-            "in training; it is counted here once. Under Adam the step is roughly scale-free and t acts "
-            "differently.",
+            "in training; it is counted here once. Under Adam t is a constant rescaling too: with g_s = g_u/t, "
+            "Adam's step on u is that of learning rate c·η/t with its ε replaced by t·ε (s has no weight "
+            "decay), so (t, c) act only through c/t and t·ε.",
         ),
         _theory(
             "lambda-gelu-t-rescaling-s-equal",

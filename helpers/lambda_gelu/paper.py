@@ -277,6 +277,11 @@ QUOTES.update(
             "below), so we omit it from Table II.",
             "Section IV-C",
         ),
+        "layer_targets": Quoted(
+            "A tighter alternative would set layer-specific targets from empirical pre-activation distributions; "
+            "we leave this refinement for future work.",
+            "Section V",
+        ),
     }
 )
 
@@ -346,6 +351,7 @@ AUDIT_QUOTES: dict[str, Quoted] = {
         "We quantify hardness adaptation via the average per-layer drift between consecutive epochs",
         "Section IV-A, before the formula of V_λ",
     ),
+    "drift_table": Quoted("is the corresponding mean drift across seeds and layers", "Table I caption"),
     "rather_than_retrain": Quoted(
         "Rather than retraining a ReLU network from scratch or performing a hard swap "
         "mid-training (which may introduce an abrupt distributional shift), we aim to "

@@ -27,6 +27,8 @@ from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim, claim_key, comparison_fields, judge
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
+from helpers.lambda_gelu.paper import QUOTES as LGELU_QUOTES
+from helpers.lambda_gelu.paper import SWITCH_FRACTION
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.latency import latency_claims
@@ -53,7 +55,16 @@ def _notebook(pair: str) -> str:
 
 
 def _claim(
-    pair: str, name: str, text: str, verdict: str, ours: str, fields: Mapping[str, str], profile: str, note: str = ""
+    pair: str,
+    name: str,
+    text: str,
+    verdict: str,
+    ours: str,
+    fields: Mapping[str, str],
+    profile: str,
+    note: str = "",
+    *,
+    reading: str = "",
 ) -> Claim:
     nb = _notebook(pair)
     scale = pair_scale(pair, profile).note
@@ -69,6 +80,7 @@ def _claim(
         notebook=nb,
         note=note,  # type: ignore[arg-type]
         anchor=ANCHORS[nb],
+        reading=reading,
         **dict(fields),
     )
 
@@ -84,11 +96,16 @@ def _judged(
     note: str = "",
     digits: int = 2,
     unit: str = "",
+    reading: str = "",
     **kw: Any,
 ) -> Claim:
+    """A row decided by :func:`judge`; ``reading``: the book's reading a contradiction rests on (kept
+    only when the row is contradicted)."""
     verdict, fields, comp = judge(make, digits=digits, unit=unit, **kw)
     shown = ours(comp) if comp is not None else "one seed: no interval"
-    return _claim(pair, name, text, verdict, shown, fields, profile, note)
+    return _claim(
+        pair, name, text, verdict, shown, fields, profile, note, reading=reading if verdict == "contradicted" else ""
+    )
 
 
 def _sparsity_values(frame: pd.DataFrame, arm: str, stage: str) -> dict[int, float]:
@@ -313,7 +330,9 @@ def _layer_targets_smaller_claim(pair: str, d: _PairData, profile: str) -> Claim
             f"mean target {LAMBDA_TARGET + c.effect:.1f} (layers {layer_means.min():.0f} to {layer_means.max():.0f})"
         ),
         note="Each target: the smallest λ whose expected gate error E|H(x) − Φ(λx)| on the layer's inputs "
-        "during the last learning epoch is at most ε = 0.005 (the paper's ε).",
+        "during the last learning epoch is at most ε = 0.005 (the paper's ε). Motivation: the λ-GELU paper, "
+        f"{LGELU_QUOTES['layer_targets'].where}: “{LGELU_QUOTES['layer_targets'].text}”",
+        reading=f"layer targets measured at the switch epoch ({SWITCH_FRACTION:.0%} of training)",
     )
 
 
