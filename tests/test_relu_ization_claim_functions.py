@@ -39,3 +39,21 @@ def test_pair_claims_calls_every_claim_function_and_nests_none():
     for fn in (n for n in module.body if isinstance(n, ast.FunctionDef)):
         nested = [n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn]
         assert not nested, f"{fn.name} defines nested functions {nested}"
+
+
+def test_the_perplexity_margin_is_derived_from_relu_at_the_scale_judged():
+    """A scaled baseline: the same 2 % of ReLU from scratch's perplexity at every scale (0.25 was
+    2 % of 12.5 and is 4.9 % of 5.07); an accuracy keeps its absolute half point."""
+    import pandas as pd
+    import pytest
+
+    def rows(relu: list[float]) -> pd.DataFrame:
+        return pd.DataFrame({"arm": ["relu"] * len(relu) + ["gelu"], "value": [*relu, 99.0]})
+
+    assert C.matches_margin(rows([5.0, 5.14]), False)[0] == pytest.approx(0.10)
+    assert C.matches_margin(rows([12.5, 12.5]), False)[0] == pytest.approx(0.25)
+    margin, how = C.matches_margin(rows([5.0, 5.14]), False)
+    assert how == "±0.1 perplexity: 2% of ReLU from scratch's 5.07 at this scale"
+    assert C.matches_margin(rows([90.0]), True) == (0.5, "±0.5 points of accuracy (absolute: a rate's resolution)")
+    with pytest.raises(ValueError, match="no ReLU-from-scratch perplexity"):
+        C.matches_margin(rows([])[lambda f: f["arm"] != "relu"], False)

@@ -3,9 +3,10 @@
 No source measures what ReLU-ization buys, so every row states a hypothesis of this book
 (``source = "This book (beyond the papers), ReLU-ization"``) and decides it with the book's one
 verdict rule (:func:`helpers.core.report.judge`): paired by seed, Student-t 95 % intervals, TOST
-for "matches" with the margin in the claim, the MDE shown. Margins: half a point of accuracy
-(the book's "matches" tolerance, as for Table II), a quarter of a perplexity unit (about 2 % of
-the language model's perplexity), 5 points of exact-zero fraction, 20 % of a region count.
+for "matches" with the margin in the claim, the power shown. Margins (:func:`matches_margin`):
+half a point of accuracy (the book's "matches" tolerance, as for Table II), 2 % of ReLU from
+scratch's perplexity at the scale run (derived when the row is decided, and stated in its note),
+5 points of exact-zero fraction, 20 % of a region count.
 
 :func:`pair_claims` builds the rows of one pair from its results, each by its own ``_<name>_claim``
 function over the data they share (:class:`_PairData`); :func:`claims` loads the
@@ -16,6 +17,7 @@ paper-profile runs are committed, and says "not run here" for what is missing.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,15 +36,31 @@ from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.latency import latency_claims
 from helpers.relu_ization.protocol import LAMBDA_TARGET, RELU_PAIRS, cpu_pairs, pair_scale
 
-__all__ = ["SOURCE", "NOTEBOOKS", "ANCHORS", "MARGINS", "SPARSITY_MARGIN", "REGION_MARGIN_PCT", "pair_claims", "claims"]
+__all__ = [
+    "SOURCE",
+    "NOTEBOOKS",
+    "ANCHORS",
+    "ACCURACY_MARGIN",
+    "PERPLEXITY_MARGIN_REL",
+    "matches_margin",
+    "SPARSITY_MARGIN",
+    "REGION_MARGIN_PCT",
+    "pair_claims",
+    "claims",
+]
 
 SOURCE = "This book (beyond the papers), ReLU-ization"
 NB_MLP = "notebooks/40_reluization_mlp"
 NB_PAIRS = "notebooks/41_reluization_pairs"
 NOTEBOOKS = {"fmnist": NB_MLP}
 ANCHORS = {NB_MLP: "reluization-mlp-claims", NB_PAIRS: "reluization-pairs-claims"}
-#: "Matches" margins, in display units (accuracy points; perplexity).
-MARGINS = {True: 0.5, False: 0.25}
+#: "Matches" margin of an accuracy, in points: absolute, because test-set accuracy is a rate whose
+#: resolution does not move with the model's size (half a point is 50 of the 10,000 test images).
+ACCURACY_MARGIN = 0.5
+#: "Matches" margin of a perplexity, relative to ReLU from scratch at the scale run: perplexity's
+#: scale moves with the model, the data and the training length, so an absolute margin set at one
+#: scale (0.25 was 2 % of 12.5) is another tolerance at the next (4.9 % of today's 5.07).
+PERPLEXITY_MARGIN_REL = 0.02
 SPARSITY_MARGIN = 5.0  # points of exact-zero fraction
 REGION_MARGIN_PCT = 20.0
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
@@ -97,11 +115,13 @@ def _judged(
     digits: int = 2,
     unit: str = "",
     reading: str = "",
+    margin_note: str = "",
     **kw: Any,
 ) -> Claim:
     """A row decided by :func:`judge`; ``reading``: the book's reading a contradiction rests on (kept
-    only when the row is contradicted)."""
+    only when the row is contradicted); ``margin_note``: how its margin was derived (appended)."""
     verdict, fields, comp = judge(make, digits=digits, unit=unit, **kw)
+    note = " ".join(part for part in (note, margin_note) if part)
     shown = ours(comp) if comp is not None else "one seed: no interval"
     return _claim(
         pair, name, text, verdict, shown, fields, profile, note, reading=reading if verdict == "contradicted" else ""
@@ -126,10 +146,26 @@ class _PairData:
     rows: pd.DataFrame  # one row per arm and seed (analysis.arm_rows)
     higher_is_better: bool
     unit: str  # the metric's display unit (accuracy points; perplexity)
-    margin: float  # the "matches" margin in that unit
+    margin: float  # the "matches" margin in that unit (matches_margin)
+    margin_note: str  # how the margin was derived, for the rows that use it
     targets: pd.DataFrame  # per-layer λ targets (analysis.layer_lambda_frame)
     sparsity: pd.DataFrame  # exact-zero fractions (analysis.sparsity_frame)
     regions: pd.DataFrame | None  # linear-region counts; None for a pair that does not count them
+
+
+def matches_margin(rows: pd.DataFrame, higher_is_better: bool) -> tuple[float, str]:
+    """``(margin, how it was derived)`` of a pair's "matches" claims, in display units, computed
+    from the runs being judged: :data:`ACCURACY_MARGIN` points for an accuracy, and
+    :data:`PERPLEXITY_MARGIN_REL` of ReLU from scratch's mean perplexity (to 2 significant digits)."""
+    if higher_is_better:
+        return ACCURACY_MARGIN, f"±{ACCURACY_MARGIN:g} points of accuracy (absolute: a rate's resolution)"
+    base = float(rows.loc[rows["arm"] == "relu", "value"].mean())
+    if not (math.isfinite(base) and base > 0):
+        raise ValueError(f"no ReLU-from-scratch perplexity to derive the margin from (got {base!r})")
+    margin = float(f"{PERPLEXITY_MARGIN_REL * base:.2g}")
+    return margin, (
+        f"±{margin:g} perplexity: {PERPLEXITY_MARGIN_REL:.0%} of ReLU from scratch's {base:.2f} at this scale"
+    )
 
 
 def _pair_data(pair: str, results: Sequence[Mapping[str, Any]]) -> _PairData:
@@ -139,7 +175,8 @@ def _pair_data(pair: str, results: Sequence[Mapping[str, Any]]) -> _PairData:
         rows=rows,
         higher_is_better=hib,
         unit=A.unit(hib),
-        margin=MARGINS[hib],
+        margin=matches_margin(rows, hib)[0],
+        margin_note="Margin " + matches_margin(rows, hib)[1] + ".",
         targets=A.layer_lambda_frame(results),
         sparsity=A.sparsity_frame(results),
         regions=A.regions_frame(results) if RELU_PAIRS[pair].linear_regions else None,
@@ -222,6 +259,7 @@ def _srelu_swap_free_claim(pair: str, d: _PairData, profile: str) -> Claim:
         profile,
         claim="equivalence",
         margin=m,
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: _swap_cost_text(c, u),
         digits=3,
@@ -239,6 +277,7 @@ def _lgelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
         profile,
         claim="equivalence",
         margin=m,
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: f"{_mean(rows, 'lgelu_anneal'):.2f} vs {_mean(rows, 'relu'):.2f}",
     )
@@ -255,6 +294,7 @@ def _srelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
         profile,
         claim="equivalence",
         margin=m,
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: f"{_mean(rows, 'srelu_anneal'):.2f} vs {_mean(rows, 'relu'):.2f}",
     )
@@ -272,6 +312,7 @@ def _lgelu_int8_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Cla
         profile,
         claim="equivalence",
         margin=m,
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: f"int8 {_mean(rows, 'lgelu_anneal', 'int8'):.2f} vs {_mean(rows, 'relu', 'int8'):.2f}",
     )
@@ -308,6 +349,7 @@ def _layerwise_no_worse_claim(pair: str, d: _PairData, profile: str) -> Claim:
         d.higher_is_better,
         profile,
         margin=m,
+        margin_note=d.margin_note,
         unit=u,
         ours=f"{_mean(rows, 'lgelu_layerwise'):.2f} vs {_mean(rows, 'lgelu_anneal'):.2f}",
     )
@@ -427,6 +469,7 @@ def _non_worse_row(
     margin: float,
     unit: str,
     ours: str,
+    margin_note: str = "",
 ) -> Claim:
     """A non-inferiority row: tested on ``arm − ref`` oriented so that positive is better, but
     shown as ``arm − ref`` in the metric's own units like its neighbours (for perplexity,
@@ -441,7 +484,8 @@ def _non_worse_row(
             f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{margin:g}, "
             "the upper end of the shown 90% interval below +margin"
         )
-    return _claim(pair, name, text, verdict, ours if comp is not None else "one seed: no interval", fields, profile)
+    shown_ours = ours if comp is not None else "one seed: no interval"
+    return _claim(pair, name, text, verdict, shown_ours, fields, profile, margin_note)
 
 
 def _non_worse(rows: pd.DataFrame, arm: str, ref: str, higher_is_better: bool) -> Comparison:
