@@ -521,7 +521,16 @@ def test_layer_targets_row_states_its_reading_only_when_contradicted():
         targets = pd.DataFrame(
             [{"seed": k, "layer": i, "target": P.LAMBDA_TARGET + offset + k + i} for k in range(4) for i in range(3)]
         )
-        d = C._PairData(None, True, "points", 0.5, targets, None, None)  # type: ignore[arg-type]
+        d = C._PairData(
+            rows=None,  # type: ignore[arg-type]
+            higher_is_better=True,
+            unit="points",
+            margin=0.5,
+            margin_note="",
+            targets=targets,
+            sparsity=None,  # type: ignore[arg-type]
+            regions=None,
+        )
         return C._layer_targets_smaller_claim("fmnist", d, "cpu")
 
     above, below = row(50.0), row(-80.0)
