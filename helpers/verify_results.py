@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from helpers.churn.predictions import N_CLASSES, decode_predictions
+
 # Importing the runner modules registers their runners (and so their config classes): TrainConfig,
 # FlexActSyntheticConfig, DPOConfig, ReluizationConfig. A result of a class not registered here fails as "unknown
 # config_class", so a new runner is noticed.
@@ -51,6 +53,12 @@ def verify_file(path: Path, classes: dict[str, type]) -> None:
     if isinstance(name, str) and cls is None:
         raise CorruptResult(f"{path}: unknown config_class {name!r} (known: {', '.join(sorted(classes))})")
     verify_data(path, data, field_defaults(cls) if cls is not None else None, CODE_VERSION)
+    for key in ("predictions", "predictions_relu"):  # payloads a checksum restamped after an edit still passes
+        if key in data:
+            try:
+                decode_predictions(data[key], N_CLASSES.get(str(config.get("dataset"))))
+            except ValueError as err:
+                raise CorruptResult(f"{path}: {key}: {err}") from None
 
 
 #: Printed with every verification: what passing means and what it does not.

@@ -304,3 +304,47 @@ def test_a_contradicted_churn_row_states_the_reading_it_rests_on(monkeypatch):
     flips.update({"gelu": 0.02, "smelu_0.5": 0.08})  # now a SmeLU arm contradicts, which the GELU reading
     smelu = C.smooth_reduces_churn()  # does not decide
     assert smelu.verdict == "contradicted" and smelu.reading == ""
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        ("labels", "labels outside the 10 classes"),
+        ("top_prob", "top_prob values outside [0, 1]"),
+        ("correct", "examples whose probabilities disagree with 'correct'"),
+        ("truncated", "its data is not valid zlib+base64"),
+    ],
+)
+def test_a_restamped_churn_payload_with_impossible_predictions_is_refused(tmp_path, edit, problem):
+    """A committed churn result whose predictions were edited and whose checksum was recomputed
+    (so the checksum passes): out-of-range labels (200 of 10 classes), probabilities (7.0),
+    'correct' flags that contradict the probabilities, or truncated data are refused by
+    verify_results and by the decoder the churn rows use, naming the file and the entry."""
+    import json
+    import re
+
+    from helpers.core.result_files import CorruptResult, with_checksum
+    from helpers.verify_results import _config_classes, verify_file
+
+    source = sorted((repo_root() / "results" / "churn_cifar10").glob("*.json"))[0]
+    data = json.loads(source.read_text())
+    record = dict(data["predictions"])
+    if edit == "labels":
+        labels = decode_array(record["labels"]).copy()
+        labels[:200] = 200
+        record["labels"] = encode_array(labels)
+    elif edit == "top_prob":
+        top = decode_array(record["top_prob"]).copy()
+        top[3] = 7.0
+        record["top_prob"] = encode_array(top)
+    elif edit == "correct":
+        record["correct"] = encode_array(~decode_array(record["correct"]))
+    else:
+        record["labels"] = {**record["labels"], "data": record["labels"]["data"][:40]}
+    path = tmp_path / source.name
+    path.write_text(json.dumps(with_checksum({**data, "predictions": record})))
+    with pytest.raises(CorruptResult, match=rf"{re.escape(str(path))}: predictions: .*{re.escape(problem)}"):
+        verify_file(path, _config_classes())
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        decode_predictions(record, 10)
+    decode_predictions(data["predictions"], 10)  # the committed record itself passes

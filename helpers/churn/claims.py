@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from helpers.churn import measures as M
-from helpers.churn.predictions import Predictions, decode_predictions
+from helpers.churn.predictions import N_CLASSES, Predictions, decode_predictions
 from helpers.churn.protocol import ARM_BY_KEY, MODELS, REPLICAS, churn_configs
 from helpers.core.report import Claim, RunDesign, intersection_union, judge
-from helpers.core.results_cache import load_result
+from helpers.core.results_cache import load_result, result_path
 from helpers.core.statistics import Comparison, paired_comparison
 
 __all__ = ["SOURCE", "NOTEBOOK", "ANCHOR", "MARGIN", "replica_predictions", "churn_matrix", "claims", "report_claims"]
@@ -43,7 +43,10 @@ def replica_predictions(
     for k, cfg in enumerate(churn_configs(model, arm, source)):
         result = load_result(cfg)  # verified: a damaged file raises, naming it
         if result is not None:
-            out[k] = decode_predictions(result[key])
+            try:
+                out[k] = decode_predictions(result[key], N_CLASSES.get(cfg.dataset))
+            except ValueError as err:  # a payload edited and restamped: name the file
+                raise ValueError(f"{result_path(cfg)}: {key}: {err}") from None
     return out
 
 

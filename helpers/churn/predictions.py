@@ -26,6 +26,7 @@ procedure deploys.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import zlib
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from helpers.core.data.cifar import CIFAR10_CLASSES
+from helpers.core.data.fashion_mnist import CLASSES as FASHION_MNIST_CLASSES
 from helpers.core.models import replace_activations
 from helpers.core.runs import RunExtension, TrainConfig, autocast_context
 from helpers.lambda_gelu.options import LambdaGeluOptions
@@ -45,7 +48,9 @@ __all__ = [
     "Predictions",
     "predict",
     "prediction_record",
+    "check_predictions",
     "decode_predictions",
+    "N_CLASSES",
     "PredictionRecord",
     "RUN_EXTENSION",
     "RELU_SWAPPED_ACTIVATIONS",
@@ -85,7 +90,10 @@ def decode_array(record: dict[str, Any]) -> np.ndarray:
             f"expected {_ENCODING!r} and one of {_DTYPES}"
         )
     shape = tuple(int(n) for n in record["shape"])
-    raw = zlib.decompress(base64.b64decode(record["data"].encode("ascii"), validate=True))
+    try:
+        raw = zlib.decompress(base64.b64decode(record["data"].encode("ascii"), validate=True))
+    except (zlib.error, binascii.Error, ValueError, AttributeError) as err:
+        raise ValueError(f"encoded {record['dtype']} array: its data is not valid {_ENCODING} ({err})") from None
     count = int(np.prod(shape))
     if record["dtype"] == "bool":
         bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), count=count)
@@ -165,8 +173,34 @@ def prediction_record(
     }
 
 
-def decode_predictions(record: dict[str, Any]) -> Predictions:
-    """The :class:`Predictions` of a result's ``predictions`` (or ``predictions_relu``) entry."""
+#: How many classes the labels of each data set the churn runs use can take.
+N_CLASSES: dict[str, int] = {"cifar10": len(CIFAR10_CLASSES), "fashion_mnist": len(FASHION_MNIST_CLASSES)}
+
+
+def check_predictions(p: Predictions, n_classes: int | None = None) -> None:
+    """Raise ``ValueError`` naming what is impossible in ``p``: a label outside the data set's
+    ``n_classes``, a probability outside [0, 1], or probabilities that disagree with ``correct``
+    (where the prediction is right, its probability is the true label's; elsewhere it is at least
+    as large). A checksum recomputed after an edit passes; these do not."""
+    problems = []
+    if n_classes is not None and p.labels.size and int(p.labels.max()) >= n_classes:
+        problems.append(f"{int((p.labels >= n_classes).sum())} labels outside the {n_classes} classes")
+    for name in ("top_prob", "true_prob"):
+        values = getattr(p, name).astype(np.float32)
+        bad = ~np.isfinite(values) | (values < 0) | (values > 1)
+        if bad.any():
+            problems.append(f"{int(bad.sum())} {name} values outside [0, 1]")
+    top, true = p.top_prob.astype(np.float32), p.true_prob.astype(np.float32)
+    wrong = (p.correct & (top != true)) | (~p.correct & (true > top))
+    if wrong.any():
+        problems.append(f"{int(wrong.sum())} examples whose probabilities disagree with 'correct'")
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
+def decode_predictions(record: dict[str, Any], n_classes: int | None = None) -> Predictions:
+    """The :class:`Predictions` of a result's ``predictions`` (or ``predictions_relu``) entry,
+    checked (:func:`check_predictions`; ``n_classes``: the data set's, see :data:`N_CLASSES`)."""
     needed = {"epoch", "n", "targets_sha256", "labels", "top_prob", "true_prob", "correct"}
     if not isinstance(record, dict) or not needed <= set(record):
         raise ValueError(f"a predictions record needs the keys {sorted(needed)}")
@@ -180,6 +214,7 @@ def decode_predictions(record: dict[str, Any]) -> Predictions:
     )
     if len(out.labels) != int(record["n"]):
         raise ValueError(f"predictions record: n = {record['n']} but {len(out.labels)} labels")
+    check_predictions(out, n_classes)
     return out
 
 
