@@ -256,3 +256,33 @@ def test_strict_reading_reports_every_malformed_entry_and_checks_all_the_others(
     with pytest.raises(OtherFormat, match="update this checkout"):
         run_or_load(FileConfig(x=4.0))
     assert future.read_text() == before and not CALLS
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            lambda h: h[:3] + h[4:],
+            "history is not one row per epoch 1, 2, ... in order (epochs [1, 2, 3, 5, 6, 7, 8, 9])",
+        ),
+        (lambda h: [h[0], *h], "history is not one row per epoch 1, 2, ... in order (epochs [1, 1, 2, 3, 4, 5, 6, 7])"),
+        (
+            lambda h: [h[1], h[0], *h[2:]],
+            "history is not one row per epoch 1, 2, ... in order (epochs [2, 1, 3, 4, 5, 6, 7, 8])",
+        ),
+        (lambda h: {"1": h[0]}, "history is not one row per epoch 1, 2, ... in order (epochs dict)"),
+    ],
+)
+def test_a_restamped_history_that_is_not_one_row_per_trained_epoch_is_refused(tmp_path, edit, problem):
+    """A committed result (20 epochs) whose history rows were cut out, repeated, reordered or reshaped
+    and whose checksum was recomputed: verify_results names the file and the problem."""
+    from helpers.core.result_files import with_checksum
+    from helpers.core.runtime import repo_root
+
+    source = sorted((repo_root() / "results" / "lgelu_adult").glob("*.json"))[0]
+    data = json.loads(source.read_text())
+    assert data["config"]["epochs"] == 20 and len(data["history"]) == 20
+    path = tmp_path / source.name
+    path.write_text(json.dumps(with_checksum({**data, "history": edit(data["history"])})))
+    with pytest.raises(CorruptResult, match=re.escape(f"{path}: {problem}")):
+        verify_results.verify_file(path, verify_results._config_classes())

@@ -148,7 +148,24 @@ def find_problems(
         recomputed = hash_of_config(data["config"], defaults, code_version)
         if recomputed != stored:
             problems.append(f"the stored config hashes to {recomputed!r}, not its config_hash {stored!r}")
+    problems += _history_problems(data)
     return problems
+
+
+def _history_problems(data: Mapping[str, Any]) -> list[str]:
+    """A training history is one row per epoch trained, epochs 1, 2, ... in order: a restamped file
+    with rows cut from the middle, repeated or reordered still passes its checksum. (Rows cut from
+    the end read as a shorter run: the config's epoch count is not compared, since analyses store
+    results of runs cut short on purpose.)"""
+    history = data.get("history")
+    if history is None:
+        return []
+    rows = history if isinstance(history, list) else []
+    epochs = [row.get("epoch") if isinstance(row, Mapping) else None for row in rows]
+    if not isinstance(history, list) or epochs != list(range(1, len(epochs) + 1)):
+        shown = epochs[:8] if isinstance(history, list) else type(history).__name__
+        return [f"history is not one row per epoch 1, 2, ... in order (epochs {shown})"]
+    return []
 
 
 class DuplicateKey(ValueError):
