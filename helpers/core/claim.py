@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
-from typing import Literal
+from typing import Literal, get_args
 
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
 from helpers.core.comparison import Comparison
@@ -29,14 +29,7 @@ Verdict = Literal[
 
 
 #: The one verdict vocabulary of the book, in report order. Every page and the report use it.
-VERDICTS: tuple[str, ...] = (
-    "confirmed",
-    "confirmed with a caveat",
-    "contradicted",
-    "inconclusive",
-    "not reproduced under our reading",
-    "not run here",
-)
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
 #: What each verdict means; the intro and the report print this dict.
