@@ -27,6 +27,7 @@ from helpers.core.claim import claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
 from helpers.core.report import CLAIM_COLUMNS, Claim
 from helpers.core.report import claims_frame as report_table
+from helpers.core.run_reads import RunRead, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
 
@@ -34,6 +35,9 @@ __all__ = [
     "CLAIM_SOURCES",
     "collect_claims",
     "report_claims",
+    "report_runs",
+    "collect_claims_and_runs",
+    "rerun_commands",
     "claim",
     "section_claims",
     "claims_frame",
@@ -114,7 +118,7 @@ def findings_box(
 # unreadable one is recomputed.
 
 #: Bump when the stored format changes (an old file is then simply not found).
-STORE_FORMAT = 1
+STORE_FORMAT = 2
 
 #: How many stored reports to keep (tests that point ``REPRO_RESULTS_DIR`` elsewhere add their own).
 STORE_KEEP = 8
@@ -179,18 +183,39 @@ def _stat_signature() -> tuple:
     return (tuple(_environment()), tuple(stats))
 
 
-def _load_stored(path: Path) -> tuple[Claim, ...] | None:
+Stored = tuple[tuple[Claim, ...], dict[str, list[dict]]]
+
+
+def _load_stored(path: Path) -> Stored | None:
     try:
         data = json.loads(path.read_text())
         if data.get("format") != STORE_FORMAT:
             return None
-        return tuple(claim_from_dict(row) for row in data["claims"])
+        runs = data["runs"]
+        by_key = {key: [runs[h] for h in hashes] for key, hashes in data["row_runs"].items()}
+        return tuple(claim_from_dict(row) for row in data["claims"]), by_key
     except (OSError, ValueError, KeyError, TypeError):  # missing, half-written by a crash, or foreign
         return None
 
 
-def _store(path: Path, claims: Sequence[Claim]) -> None:
-    data = {"format": STORE_FORMAT, "claims": [claim_to_dict(c) for c in claims]}
+def _run_summary(read: RunRead) -> dict:
+    """What the report page and ``rerun`` say of one run without loading it again."""
+    provenance = read.result.get("provenance") or {}
+    return {
+        "experiment": read.config.experiment,
+        "config_hash": read.result["config_hash"],
+        "seed": getattr(read.config, "seed", None),
+        "train_seconds": float(read.result.get("train_seconds", 0.0)),
+        "precision": getattr(read.config, "precision", "float32"),
+        "device": str(provenance.get("device", "cpu")),
+        "cpu_model": str(provenance.get("cpu_model", "unknown CPU")),
+    }
+
+
+def _store(path: Path, claims: Sequence[Claim], runs: dict[str, list[dict]]) -> None:
+    table = {run["config_hash"]: run for found in runs.values() for run in found}  # each run stored once
+    row_runs = {key: [run["config_hash"] for run in found] for key, found in runs.items()}
+    data = {"format": STORE_FORMAT, "claims": [claim_to_dict(c) for c in claims], "runs": table, "row_runs": row_runs}
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
@@ -213,35 +238,70 @@ def _modified(path: Path) -> int:
         return 0
 
 
-_MEMO: dict[tuple, tuple[Claim, ...]] = {}
+_MEMO: dict[tuple, Stored] = {}
+
+
+def _stored_report() -> Stored:
+    signature = _stat_signature()
+    if (stored := _MEMO.get(signature)) is None:
+        path = store_path()
+        stored = _load_stored(path)
+        if stored is None:
+            stored = _compute_once(path)
+        _MEMO.clear()
+        _MEMO[signature] = stored
+    return stored
 
 
 def report_claims() -> tuple[Claim, ...]:
     """:func:`collect_claims`, computed once per set of inputs and stored on disk (see
     :data:`STORE_FORMAT`): the first caller computes and stores it, every later one (other pages,
     processes, the book build, the tests) reads it in well under a second."""
-    signature = _stat_signature()
-    if (claims := _MEMO.get(signature)) is None:
-        path = store_path()
-        claims = _load_stored(path)
-        if claims is None:
-            claims = _compute_once(path)
-        _MEMO.clear()
-        _MEMO[signature] = claims
-    return claims
+    return _stored_report()[0]
 
 
-def _compute_once(path: Path) -> tuple[Claim, ...]:
+def report_runs() -> dict[str, list[dict]]:
+    """The committed runs behind each run-based row of :func:`report_claims`, by key: each run's
+    experiment, config hash, seed, ``train_seconds``, precision, device and CPU, found while the
+    report was computed (:mod:`helpers.core.run_reads`). A row whose family's loader reads every
+    run of the family first lists the family's runs."""
+    return _stored_report()[1]
+
+
+def rerun_commands(claims: Sequence[Claim] | None = None) -> dict[str, tuple[str, str]]:
+    """For each run-based row with committed runs (default: the report's), the command that reruns
+    it (:mod:`helpers.protocols.rerun`) and its cost as recorded: runs and training core-hours."""
+    runs = report_runs()
+    out = {}
+    for c in report_claims() if claims is None else claims:
+        if c.basis == "runs" and runs.get(c.key):
+            hours = sum(r["train_seconds"] for r in runs[c.key]) / 3600
+            bf16 = " (bf16: AMX, AVX512-BF16 or a GPU)" if any(r["precision"] == "bf16" for r in runs[c.key]) else ""
+            cost = f"{len(runs[c.key])} runs, {hours:.2g} core-hours{bf16}"
+            out[c.key] = (f"python -m helpers.protocols.rerun {c.key}", cost)
+    return out
+
+
+def collect_claims_and_runs() -> tuple[list[Claim], dict[str, list[RunRead]]]:
+    """:func:`collect_claims` and, for each run-based row, the runs it read (by key)."""
+    with watching_runs() as watch:
+        claims = collect_claims()
+    return claims, watch.runs_by_key()
+
+
+def _compute_once(path: Path) -> Stored:
     """Compute and store the report under an exclusive lock beside the store, so that processes
     starting together (pytest-xdist workers, the book's parallel readers) compute it once: the
     others wait, then read what the first stored."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / ".lock", "w") as lock:  # closing it releases the lock
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (claims := _load_stored(path)) is None:
-            claims = tuple(collect_claims())
-            _store(path, claims)
-        return claims
+        if (stored := _load_stored(path)) is None:
+            claims, reads = collect_claims_and_runs()
+            runs = {key: [_run_summary(r) for r in found] for key, found in reads.items()}
+            stored = (tuple(claims), runs)
+            _store(path, *stored)
+        return stored
 
 
 # --- the report as a download ------------------------------------------------------------------

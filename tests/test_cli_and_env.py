@@ -28,6 +28,7 @@ CLI_MODULES = [
     "helpers.preflight",
     "helpers.train_distributed",
     "helpers.protocols.paper_plan",
+    "helpers.protocols.rerun",
 ]
 SCRIPTS = sorted(p.name for p in (repo_root() / "scripts").glob("*.py"))
 BENCHMARKS = sorted(f"benchmarks/{p.name}" for p in (repo_root() / "benchmarks").glob("*.py"))
@@ -44,6 +45,8 @@ def _main(module: str) -> Callable:
     return importlib.import_module(module).main
 
 
+#: The positional arguments a CLI requires (an unknown flag must be refused after them).
+REQUIRED = {"helpers.protocols": ["srelu_delta"], "helpers.protocols.rerun": ["some-key"]}
 ALL_CLIS = CLI_MODULES + [f"scripts/{name}" for name in SCRIPTS] + BENCHMARKS
 
 
@@ -70,7 +73,7 @@ def test_every_cli_has_help(capsys):
 def test_every_cli_refuses_an_unknown_flag(capsys):
     problems = []
     for module in ALL_CLIS:
-        positional = ["srelu_delta"] if module == "helpers.protocols" else []  # its required argument
+        positional = REQUIRED.get(module, [])
         code, _, err = _exit(lambda m=module, p=positional: _main(m)([*p, "--no-such-flag"]), capsys)
         if code != 2 or "--no-such-flag" not in err:
             problems.append(f"{module}: exit {code}, {err[-300:]!r}")
@@ -319,7 +322,7 @@ def test_every_entry_point_passes_its_command_line_to_argparse():
     argparse's usage error (exit 2), before any work starts: one subprocess for all of them."""
     calls = []
     for cli in ALL_CLIS:
-        positional = ["srelu_delta"] if cli == "helpers.protocols" else []
+        positional = REQUIRED.get(cli, [])
         calls += [(cli, ["--help"]), (cli, [*positional, "--no-such-flag"])]
     env = {**os.environ, "REPRO_OFFLINE": "1"}
     done = subprocess.run(

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Literal, get_args
 
+from helpers.core import run_reads
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
 from helpers.core.comparison import Comparison
 
@@ -195,6 +196,7 @@ class Claim:
             object.__setattr__(self, "basis", "exact" if self.profile in EXACT_PROFILES else "runs")
         if self.basis not in BASES:
             raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
+        run_reads.note_claim(self)
 
     @property
     def verdict_label(self) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 
 from helpers.core.attribution import DERIVED_MARK
 from helpers.core.options import flat_options, options_labels
-from helpers.core.report import VERDICTS, Claim, paper_of
+from helpers.core.report import REPORT_PAGE, VERDICTS, Claim, paper_of, row_id
 
 #: Order in which verdicts are picked when a page does not choose its findings itself.
 _PRIORITY: tuple[str, ...] = (
@@ -139,10 +139,14 @@ def _source_word(claim: Claim) -> str:
 
 
 def finding_line(claim: Claim, *, limit: int = 110, link: bool = True) -> str:
-    """One markdown list item: ``- **verdict**: claim. Ours: X; the paper: Y. (details)``."""
+    """One markdown list item: ``- **verdict**: claim. Ours: X; the paper: Y. (details; report row)``;
+    with ``link``, a link to the section that computes it and one to its row in the report."""
     ours, theirs = _value(claim.our_value, limit), _value(claim.paper_value, limit)
     text = md_escape(shorten(claim.claim, 160))
-    ref = f" ({{ref}}`details <{claim.anchor}>`)" if link and claim.anchor else ""
+    ref = f" ({{ref}}`details <{claim.anchor}>`" if link and claim.anchor else ""
+    if link:  # the row in the report (notebooks/90_report.html, beside the pages), with its rerun command
+        ref += ("; " if ref else " (") + f'<a href="{REPORT_PAGE}#{row_id(claim.key)}">report row</a>'
+    ref += ")" if ref else ""
     if paper_of(claim).startswith(OWN_SOURCE):  # the book's own hypothesis: no source's value to show
         values = "Not run here." if claim.verdict == "not run here" else f"Ours: {ours} (the book's own finding)."
     elif claim.verdict == "not run here":

@@ -11,7 +11,7 @@ reproducibility report page renders :func:`helpers.claims.collect_claims` as one
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from helpers.core.claim import (  # re-exported: callers import the claim type and keys from here
     ANCHOR_PATTERN,
@@ -176,6 +176,15 @@ def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None =
     return f'<a href="{target}">{name}</a>'
 
 
+#: The report page's HTML, relative to the other pages (all under ``notebooks/``).
+REPORT_PAGE = "90_report.html"
+
+
+def row_id(key: str) -> str:
+    """The HTML id of the report table's row of claim ``key``."""
+    return f"claim-{key}"
+
+
 def claims_table_html(
     claims: list[Claim],
     link: Callable[[str, str], str] | None = None,
@@ -183,6 +192,7 @@ def claims_table_html(
     grouped: bool = False,
     controls: bool = True,
     collapse_at: int = 0,
+    rerun: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The report's table: one ``<tr class="claim-row">`` per claim (``data-paper``/``data-source`` and
     ``data-verdict`` attributes) and two selects that filter it by source and verdict. ``link(docname,
@@ -192,11 +202,12 @@ def claims_table_html(
     ``grouped=True``: the compact layout of the report page, see :func:`_grouped_claims_table_html`.
     ``controls=False`` leaves out the inline selects and script (the book's ``_static/claims-filter.js``
     adds them to ``table#claims-table``). ``collapse_at`` > 0: notes and tests longer than that many
-    characters are folded into ``<details>``."""
+    characters are folded into ``<details>``. ``rerun``: key -> the command that reruns the row and
+    its cost in words, shown under the row's statistics (grouped layout)."""
 
     esc = html.escape
     if grouped:
-        return _grouped_claims_table_html(claims, link, controls=controls, collapse_at=collapse_at)
+        return _grouped_claims_table_html(claims, link, controls=controls, collapse_at=collapse_at, rerun=rerun)
     frame = claims_frame(claims)
     papers = list(dict.fromkeys(frame["paper"]))
     options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
@@ -272,7 +283,12 @@ def _folded(text: str, collapse_at: int) -> str:
 
 
 def _grouped_claims_table_html(
-    claims: list[Claim], link: Callable[[str, str], str] | None, *, controls: bool, collapse_at: int
+    claims: list[Claim],
+    link: Callable[[str, str], str] | None,
+    *,
+    controls: bool,
+    collapse_at: int,
+    rerun: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The report page's layout of :func:`claims_table_html`: rows grouped by source (a
     ``<tbody class="claims-group" data-source=...>`` per source whose first row names the source
@@ -306,6 +322,9 @@ def _grouped_claims_table_html(
                 stats_html += (
                     "<br>" if stats_html else ""
                 ) + f'<span class="claim-test">test: {_folded(r.test, collapse_at)}</span>'
+            if rerun and claims[r.Index].key in rerun:
+                command, cost = rerun[claims[r.Index].key]
+                stats_html += f'<div class="claim-rerun">rerun: <code>{esc(command)}</code> · {esc(cost)}</div>'
             cells = [
                 f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>',
                 esc(r.paper_value),
@@ -318,7 +337,7 @@ def _grouped_claims_table_html(
             # the source's value cell says whose value it is (printed, quoted, or derived by us)
             classes = [f"claim-value claim-value-{r.paper_kind}", "claim-value", "", "claim-stats", "claim-note", ""]
             rows.append(
-                f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
+                f'<tr id="{row_id(claims[r.Index].key)}" data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
                 f'data-verdict="{esc(r.verdict)}" class="claim-row">'
                 + f"<td>{cells[0]}</td>"
                 + "".join(f'<td class="{c}">{v}</td>' if c else f"<td>{v}</td>" for c, v in zip(classes, cells[1:]))

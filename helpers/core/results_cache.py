@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from helpers.core import executors, provenance
+from helpers.core import executors, provenance, run_reads
 from helpers.core.atomic_files import (
     json_safe,
     remove_if_empty,
@@ -181,11 +181,16 @@ def load_result(config: Any) -> dict | None:
     finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
     a file that fails raises :class:`~helpers.core.result_files.CorruptResult` naming it.
     """
+    config = run_reads.redirect(config)
+    if config is None:  # a tool hid this run (see helpers.core.run_reads)
+        return None
     path = result_path(config)
     if not path.exists():
         return None
     try:
-        return read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+        result = read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+        run_reads.note_read(config, result)
+        return result
     except CorruptResult as err:
         unknown = _undeclared_fields(path, type(config))
         if unknown:  # the hash check failed because this process lacks the options, not the file

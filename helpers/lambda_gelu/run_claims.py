@@ -1,6 +1,6 @@
 """The λ-GELU claims decided by runs (Figs. 1-3, Tables I-II), from committed results; loads,
 never trains. :func:`experiment_claims` is what the report collects: it decides each family's
-profile, loads its results once and lists the families' claims, each built by its own function in
+profile, loads its results and lists the families' claims, each built by its own function in
 :mod:`~helpers.lambda_gelu.grid_claims` (Figs. 1-2), :mod:`~helpers.lambda_gelu.table1_claims`
 (Table I, Fig. 3) and :mod:`~helpers.lambda_gelu.table2_claims` (Table II)."""
 
@@ -45,9 +45,6 @@ FAMILIES: dict[str, Callable[[str], list]] = {
     "lgelu_table2": _table2_runs,
 }
 
-#: A protocol's results of one profile: ``None`` unless every run is committed.
-_Loaded = dict[tuple[str, str], list[dict] | None]
-
 
 def _family_profiles(profile: str | None = None) -> dict[str, str]:
     """The profile each family of :data:`FAMILIES` reads: ``profile`` for all when given, else the
@@ -57,26 +54,37 @@ def _family_profiles(profile: str | None = None) -> dict[str, str]:
     return dict.fromkeys(FAMILIES, current_profile(profile))
 
 
-def _committed(name: str, profile: str, loaded: _Loaded) -> list[dict] | None:
-    """Protocol ``name``'s results of ``profile`` when all its runs are committed, else ``None``;
-    loaded once per ``loaded`` (Table I's runs are read by two families)."""
-    if (name, profile) not in loaded:
-        results, missing = load_protocol(name, profile)
-        loaded[(name, profile)] = results if results and not missing else None
-    return loaded[(name, profile)]
+def _committed(name: str, profile: str) -> list[dict] | None:
+    """Protocol ``name``'s results of ``profile`` when all its runs are committed, else ``None``."""
+    results, missing = load_protocol(name, profile)
+    return results if results and not missing else None
 
 
 def experiment_claims(profile: str | None = None) -> list[Claim]:
     """Every experiment claim of the λ-GELU paper with our value from committed results (loaded,
     never trained); a claim whose runs are missing is "not run here". With ``profile``, every
     family reads that profile's results; without, each family (Fig. 1, Fig. 2, Table I with Fig. 3,
-    Table II) reads the profile its committed results decide (:func:`helpers.core.profiles.decided_profile`)."""
+    Table II) reads the profile its committed results decide (:func:`helpers.core.profiles.decided_profile`).
+
+    Each family's rows are built in the function that loads its runs, so that a row's runs (found
+    by :mod:`helpers.core.run_reads`) are its family's; Table I's runs are read by both Table I and
+    Table II."""
 
     profiles = _family_profiles(profile)
-    grid, csweep, t1, t2 = (profiles[name] for name in ("lgelu_grid", "lgelu_csweep", "lgelu_table1", "lgelu_table2"))
-    loaded: _Loaded = {}
     return [
-        *grid_claims(_committed("lgelu_grid", grid, loaded), _committed("lgelu_csweep", csweep, loaded), grid, csweep),
-        *table1_claims(_committed("lgelu_table1", t1, loaded), t1),
-        *table2_claims(_committed("lgelu_table1", t2, loaded), _committed("lgelu_table2", t2, loaded), t2),
+        *_grid_rows(profiles["lgelu_grid"], profiles["lgelu_csweep"]),
+        *_table1_rows(profiles["lgelu_table1"]),
+        *_table2_rows(profiles["lgelu_table2"]),
     ]
+
+
+def _grid_rows(grid: str, csweep: str) -> list[Claim]:
+    return grid_claims(_committed("lgelu_grid", grid), _committed("lgelu_csweep", csweep), grid, csweep)
+
+
+def _table1_rows(profile: str) -> list[Claim]:
+    return table1_claims(_committed("lgelu_table1", profile), profile)
+
+
+def _table2_rows(profile: str) -> list[Claim]:
+    return table2_claims(_committed("lgelu_table1", profile), _committed("lgelu_table2", profile), profile)

@@ -509,6 +509,18 @@ def _not_run(pair: str, profile: str, why: str) -> Claim:
     )
 
 
+def _pair_rows(pair: str, spec: Any, profile: str) -> list[Claim]:
+    """One pair's rows from its committed results, loaded here (so that a row's runs, found by
+    :mod:`helpers.core.run_reads`, are its pair's), or its one "not run here" row."""
+    if profile == "cpu" and pair not in cpu_pairs():
+        return [_not_run(pair, profile, spec.cpu_pending)]
+    results = [load_result(cfg) for cfg in reluization_configs(pair, profile)]
+    if any(r is None for r in results):
+        missing = sum(r is None for r in results)
+        return [_not_run(pair, profile, f"{missing} of {len(results)} results of this profile are not committed")]
+    return pair_claims(pair, results, profile)  # type: ignore[arg-type]
+
+
 def claims(profile: str | None = None) -> list[Claim]:
     """Every pair's claims from committed results (loads only), then the latency claims of the
     committed benchmark record; a pair whose runs are not committed gets one "not run here" row.
@@ -523,16 +535,6 @@ def claims(profile: str | None = None) -> list[Claim]:
             if profile is None
             else profile
         )
-        if pair_profile == "cpu" and pair not in cpu_pairs():
-            out.append(_not_run(pair, pair_profile, spec.cpu_pending))
-            continue
-        results = [load_result(cfg) for cfg in reluization_configs(pair, pair_profile)]
-        if any(r is None for r in results):
-            missing = sum(r is None for r in results)
-            out.append(
-                _not_run(pair, pair_profile, f"{missing} of {len(results)} results of this profile are not committed")
-            )
-            continue
-        out.extend(pair_claims(pair, results, pair_profile))  # type: ignore[arg-type]
+        out.extend(_pair_rows(pair, spec, pair_profile))
     out.extend(latency_claims("cpu" if profile is None else profile))
     return out

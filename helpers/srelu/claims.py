@@ -17,7 +17,7 @@ from helpers.core.runtime import current_profile
 from helpers.srelu import protocol as P
 from helpers.srelu.dpo_analysis import claims as dpo_claims
 from helpers.srelu.dpo_experiment import dpo_configs
-from helpers.srelu.run_tables import load_runs
+from helpers.srelu.run_tables import StoredRuns, load_runs
 from helpers.srelu.table_claims import (
     BENCHMARKS,
     advantage_from_smoothing_claim,
@@ -65,27 +65,40 @@ def experiment_claims(profile: str | None = None) -> list[Claim]:
     passed to the functions that make its claims."""
 
     profiles = _family_profiles(profile)
-    table4 = load_runs(P.delta_configs(profiles["srelu_delta"]), "delta", profiles["srelu_delta"])
     compare_profile = profiles["srelu_compare"]
-    compare = {
-        model: load_runs(P.compare_configs(compare_profile, model=model), "activation", compare_profile)
-        for model in BENCHMARKS
-    }
-    dpo_profile = profiles["srelu_dpo"]
     return [
-        table4_best_delta_claim(table4),
-        table4_large_delta_drop_claim(table4),
-        *(
-            row
-            for model, runs in compare.items()
-            for row in (beats_every_other_claim(model, runs), margin_size_claim(model, runs))
-        ),
-        advantage_from_smoothing_claim(compare, compare_profile),
+        *_table4_rows(profiles["srelu_delta"]),
+        *(row for model in BENCHMARKS for row in _benchmark_rows(model, compare_profile)),
+        _smoothing_row(compare_profile),
         imagenet_convnext_claim(),
         cifar100_imagenet_tables_claim(),
-        *dpo_claims(T.load_all(dpo_configs(dpo_profile)), dpo_profile),
+        *_dpo_rows(profiles["srelu_dpo"]),
         table1_average_row_claim(),
     ]
+
+
+# Each family's rows are built in the function that loads the family's runs, so that a row's runs
+# (found by helpers.core.run_reads) are its family's, not every S-ReLU run.
+def _table4_rows(profile: str) -> list[Claim]:
+    table4 = load_runs(P.delta_configs(profile), "delta", profile)
+    return [table4_best_delta_claim(table4), table4_large_delta_drop_claim(table4)]
+
+
+def _compare_runs(model: str, profile: str) -> StoredRuns:
+    return load_runs(P.compare_configs(profile, model=model), "activation", profile)
+
+
+def _benchmark_rows(model: str, profile: str) -> list[Claim]:
+    runs = _compare_runs(model, profile)
+    return [beats_every_other_claim(model, runs), margin_size_claim(model, runs)]
+
+
+def _smoothing_row(profile: str) -> Claim:
+    return advantage_from_smoothing_claim({m: _compare_runs(m, profile) for m in BENCHMARKS}, profile)
+
+
+def _dpo_rows(profile: str) -> list[Claim]:
+    return dpo_claims(T.load_all(dpo_configs(profile)), profile)
 
 
 def claims() -> list[Claim]:

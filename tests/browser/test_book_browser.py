@@ -451,3 +451,28 @@ def test_report_downloads_hold_every_row(
     for name in ("claim", "paper_value", "our_value", "verdict", "effect", "ci", "n", "mde", "decided_by"):
         assert row[name] == record[name] == str(getattr(one, name)), name
     assert row["decided_by"].startswith("helpers.")
+
+
+def test_run_based_report_rows_show_their_rerun_command_and_cost(
+    browser, book_server: BookServer, html_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run-based row with committed runs shows ``python -m helpers.protocols.rerun KEY`` and
+    what its runs cost; a row of exact computation shows none."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    claims = _claims(monkeypatch)
+    _open(browser, book_server, REPORT_DOC, html_dir)
+    rows = browser.find_elements(By.CSS_SELECTOR, "table#claims-table tbody > tr[data-verdict]")
+    assert len(rows) == len(claims)
+    commands = {}
+    for claim, row in zip(claims, rows):
+        shown = row.find_elements(By.CSS_SELECTOR, ".claim-rerun")
+        commands[claim.key] = shown[0].text if shown else ""
+    decided = [c for c in claims if c.basis == "runs" and c.verdict != "not run here"]
+    assert decided and all(commands[c.key] for c in decided), [c.key for c in decided if not commands[c.key]]
+    one = decided[0]
+    assert f"python -m helpers.protocols.rerun {one.key}" in commands[one.key]
+    assert re.search(r"\d+ runs, [\d.e+-]+ core-hours", commands[one.key]), commands[one.key]
+    assert not any(commands[c.key] for c in claims if c.basis != "runs")

@@ -1,0 +1,382 @@
+"""Rerun one row of the reproducibility report and see whether its verdict comes back.
+
+    python -m helpers.protocols.rerun KEY                    # the runs that decide the row, and their cost
+    python -m helpers.protocols.rerun KEY --go               # retrain them into a scratch folder, recompute the row
+    python -m helpers.protocols.rerun KEY --go --seeds 0,1   # fewer seeds: the verdict is then on fewer seeds
+    python -m helpers.protocols.rerun KEY --go --profile smoke   # the same code path on tiny runs, in minutes
+
+The runs of a row are the committed results its claims code reads (:mod:`helpers.core.run_reads`):
+for a builder that loads its own runs exactly those; where a family's loader reads every run of the
+family before building its rows, the family's. ``--go`` trains them into a scratch folder (never
+into ``results/``; default ``.cache/rerun/KEY``), resumable: finished runs stay there and an
+interrupted one resumes from its per-epoch checkpoint when the same command is given again. Then
+the row is recomputed from the scratch runs by the same code and printed beside the committed row,
+with each run compared to its committed result by :mod:`helpers.verify_rerun`'s rule (exact on the
+same CPU type and versions, within the float32 tolerance elsewhere). A rerun that disagrees is a
+finding, printed as such; the exit status is 0 either way. Rows decided by exact computation or by
+the source's own numbers have no runs: they are recomputed in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from helpers import methods
+from helpers.claims import _stat_signature, report_claims
+from helpers.core.claim import Claim
+from helpers.core.device import bf16_is_native_on, resolve_device
+from helpers.core.provenance import cpu_capability, cpu_model
+from helpers.core.results_cache import config_hash, load_result, run_many
+from helpers.core.run_reads import RunRead, redirecting_reads, watching_runs
+from helpers.core.runtime import repo_root, results_root
+from helpers.protocols import positive_int_arg
+from helpers.verify_rerun import verify
+
+#: What a smoke rerun shrinks, field by field (the smaller of this and the run's own value): every
+#: config class of the book has some of these, and a nested run config (ReLU-ization's ``train``)
+#: is shrunk the same way.
+SMOKE_LIMITS: dict[str, int] = {
+    "epochs": 2,
+    "n_train": 256,
+    "n_val": 256,
+    "pretrain_epochs": 1,
+    "pretrain_blocks": 64,
+    "pretrain_val_blocks": 32,
+    "train_pairs": 32,
+    "val_pairs": 16,
+    "dpo_steps": 4,
+    "n_calibration": 64,
+    "n_lines": 4,
+}
+
+#: The fields shown when runs are listed, in order (those a config has).
+_SHOWN = ("experiment", "pair", "arm", "model", "dataset", "activation", "method", "ground_truth", "alpha")
+
+
+class RerunError(ValueError):
+    """A rerun that cannot start: an unknown key, a missing device, a scratch folder inside ``results/``."""
+
+
+# ------------------------------------------------------------------------------------ the row
+def find_row(key: str) -> Claim:
+    """The committed report's row ``key``; an unknown key names the nearest keys."""
+    claims = report_claims()
+    for claim in claims:
+        if claim.key == key:
+            return claim
+    keys = [c.key for c in claims]
+    near = difflib.get_close_matches(key, keys, n=5, cutoff=0.5) or [k for k in keys if key in k][:5]
+    hint = f"; nearest: {', '.join(near)}" if near else ""
+    raise RerunError(f"no report row has the key {key!r}{hint} (all {len(keys)} keys: the report's download)")
+
+
+def method_of(claim: Claim) -> methods.Method:
+    """The method (paper or chapter) whose claims code builds ``claim``."""
+    package = claim.decided_by.split(".")[1] if claim.decided_by.startswith("helpers.") else ""
+    for method in methods.CLAIM_SOURCES:
+        if method.package == package:
+            return method
+    raise RerunError(f"row {claim.key!r} is built by {claim.decided_by!r}, which is no method's claims code")
+
+
+def recompute(method: methods.Method) -> tuple[dict[str, Claim], dict[str, list[RunRead]]]:
+    """Every row of ``method`` computed now (not read from the stored report), by key, with the
+    runs each run-based row read."""
+    with watching_runs() as watch:
+        rows = list(method.claims()) + (list(method.audit()) if method.audit is not None else [])
+    return {c.key: c for c in rows}, watch.runs_by_key()
+
+
+_COMMITTED: dict[tuple, dict[str, list[RunRead]]] = {}
+
+
+def committed_runs(method: methods.Method) -> dict[str, list[RunRead]]:
+    """The committed runs of each of ``method``'s run-based rows (:func:`recompute`), remembered
+    in this process while the inputs of the report are unchanged (their names, sizes and times)."""
+    key = (method.package, str(results_root("cpu")), _stat_signature())
+    if key not in _COMMITTED:
+        _COMMITTED.clear()
+        _COMMITTED[key] = recompute(method)[1]
+    return _COMMITTED[key]
+
+
+# ------------------------------------------------------------------------------------ the runs
+def smoke_config(config: Any) -> Any:
+    """``config`` at the smoke profile: every field of :data:`SMOKE_LIMITS` it has cut to the limit
+    (a nested run config too), everything else kept, so the same code path runs in seconds."""
+    changes: dict[str, Any] = {"profile": "smoke"} if hasattr(config, "profile") else {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.name in SMOKE_LIMITS and (value is None or isinstance(value, int)):
+            changes[f.name] = SMOKE_LIMITS[f.name] if value is None else min(value, SMOKE_LIMITS[f.name])
+        elif dataclasses.is_dataclass(value) and hasattr(value, "profile"):
+            changes[f.name] = smoke_config(value)
+    if isinstance(getattr(config, "anneal_switch", None), int) and "epochs" in changes:
+        changes["anneal_switch"] = min(config.anneal_switch, max(changes["epochs"] - 1, 1))
+    return dataclasses.replace(config, **changes)
+
+
+def _seed(config: Any) -> int | None:
+    return getattr(config, "seed", None)
+
+
+def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if dataclasses.is_dataclass(value):
+            out.update(_flat(value, f"{f.name}."))
+        else:
+            out[prefix + f.name] = value
+    return out
+
+
+_SEEDLIKE = ("seed", "init_seed", "order_seed", "data_seed")
+
+
+def describe_runs(reads: Sequence[RunRead]) -> list[str]:
+    """One line per group of runs that differ only by seed: the fields that say what trains
+    (model, data, activation, ...), every other field that differs between the runs, and the seeds."""
+    flats = [_flat(r.config) for r in reads]
+    varying = {k for k in set().union(*flats) if len({repr(f.get(k)) for f in flats}) > 1}
+    seeds = (
+        sorted(k for k in varying if k.rsplit(".", 1)[-1] in _SEEDLIKE)
+        or [k for k in ("seed", "train.seed") if flats and k in flats[0]][:1]
+    )
+    shown = [
+        k
+        for k in (flats[0] if flats else {})
+        if k not in seeds and k != "scale_note" and (k.rsplit(".", 1)[-1] in _SHOWN or k in varying)
+    ]
+    groups: dict[str, list[str]] = {}
+    for flat in flats:
+        parts = [f"{k}={flat.get(k)}" for k in shown if flat.get(k) not in (None, "")]
+        if not any(k in shown for k in ("epochs", "train.epochs")):
+            parts.append(f"epochs={flat.get('epochs', flat.get('train.epochs'))}")
+        parts.append(f"precision={flat.get('precision', flat.get('train.precision', 'float32'))}")
+        groups.setdefault(", ".join(parts), []).append("/".join(str(flat.get(k)) for k in seeds))
+    name = "/".join(seeds)
+    return [f"{desc}; {len(v)} runs, {name} {', '.join(v)}" for desc, v in groups.items()]
+
+
+def core_hours(reads: Sequence[RunRead]) -> float:
+    """Training core-hours of ``reads`` as recorded by the committed runs (one thread each)."""
+    return sum(float(r.result.get("train_seconds", 0.0)) for r in reads) / 3600
+
+
+def obstacles(reads: Sequence[RunRead], smoke: bool) -> list[str]:
+    """Why these runs cannot be retrained here as committed, said before anything starts: a GPU
+    run on a machine without that device, bf16 on a CPU without native bf16 (10-17x slower there;
+    a smoke rerun accepts it)."""
+    problems = []
+    device = resolve_device()
+    gpu_runs = [r for r in reads if str((r.result.get("provenance") or {}).get("device", "cpu")).startswith("cuda")]
+    if gpu_runs and device.type != "cuda":
+        problems.append(f"{len(gpu_runs)} of its runs were trained on a GPU and this machine has none")
+    bf16 = [r for r in reads if getattr(getattr(r.config, "train", r.config), "precision", "float32") == "bf16"]
+    if bf16 and not smoke and not bf16_is_native_on(device):
+        problems.append(
+            f"{len(bf16)} of its runs train in bf16, which this CPU ({cpu_model()}, {cpu_capability()}) lacks "
+            "natively (AMX or AVX512-BF16): they would run 10-17x slower; use such a machine or a GPU"
+        )
+    return problems
+
+
+# ------------------------------------------------------------------------------------ rerun
+@contextmanager
+def _results_in(folder: Path):
+    """Results are read and written under ``folder`` inside the block."""
+    previous = os.environ.get("REPRO_RESULTS_DIR")
+    os.environ["REPRO_RESULTS_DIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("REPRO_RESULTS_DIR", None)
+        else:
+            os.environ["REPRO_RESULTS_DIR"] = previous
+
+
+def scratch_folder(key: str, into: str | None, smoke: bool) -> Path:
+    """Where the rerun writes: ``into`` or ``.cache/rerun/KEY[-smoke]``; never the committed results."""
+    folder = Path(into) if into else repo_root() / ".cache" / "rerun" / (key + ("-smoke" if smoke else ""))
+    committed = results_root("cpu").resolve()
+    resolved = folder.resolve()
+    if resolved == committed or committed in resolved.parents:
+        raise RerunError(f"--into {folder} is or lies inside the committed results ({committed}); choose another")
+    return folder
+
+
+def retrain(reads: Sequence[RunRead], folder: Path, *, smoke: bool, workers: int | None) -> list[Any]:
+    """Train the configs of ``reads`` (their smoke versions with ``smoke``) into ``folder``: the
+    runs already there are kept (an interrupted rerun continues), the others train."""
+    configs = [smoke_config(r.config) if smoke else r.config for r in reads]
+    with _results_in(folder):
+        todo = [c for c in configs if load_result(c) is None]
+        print(f"training {len(todo)} runs into {folder} ({len(configs) - len(todo)} already there)", flush=True)
+        if todo:
+            run_many(todo, workers=workers, desc="rerun", rerun=True)
+    return configs
+
+
+def rerun_row(
+    claim: Claim, reads: Sequence[RunRead], folder: Path, configs: Sequence[Any], *, smoke: bool
+) -> Claim | None:
+    """``claim`` recomputed by its own code from the runs in ``folder`` (``configs``, in the order
+    of ``reads``); a read of any other run finds nothing. ``None``: the code built no such row."""
+    trained = {config_hash(r.config): c for r, c in zip(reads, configs)}
+
+    def scratch(cfg: Any) -> Any:
+        return trained.get(config_hash(cfg)) if cfg.profile != "smoke" else cfg
+
+    with _results_in(folder), redirecting_reads(scratch):
+        rows, _ = recompute(method_of(claim))
+    return rows.get(claim.key)
+
+
+def compare_runs(reads: Sequence[RunRead], folder: Path) -> list[str]:
+    """Each rerun against its committed result, with :mod:`helpers.verify_rerun`'s rule: a count
+    per outcome, why the comparison is not exact, and the runs that differ with their first
+    difference (a finding, not an error)."""
+    kinds: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    differ: list[str] = []
+    with _results_in(folder):
+        for read in reads:
+            fresh = load_result(read.config)
+            if fresh is None:
+                continue
+            comparison, diffs = verify(read.result, fresh, type(read.config))
+            reasons[comparison.reason.split(";")[0]] += 1
+            if diffs:
+                kinds["differ"] += 1
+                name = f"{read.config.experiment}/{read.result['config_hash']}"
+                differ.append(f"  {name} differs in {len(diffs)} values, e.g. {diffs[0]}")
+            elif comparison.mode == "exact":
+                kinds["identical"] += 1
+            else:
+                kinds["within the float32 tolerance"] += 1
+    summary = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none compared"
+    lines = [f"runs against their committed results: {summary}"]
+    lines += [f"  compared by tolerance because {why} ({n} runs)" for why, n in reasons.items() if why]
+    return lines + differ[:10] + ([f"  ... and {len(differ) - 10} more"] if len(differ) > 10 else [])
+
+
+_FIELDS = (("our value", "our_value"), ("effect", "effect"), ("CI", "ci"), ("n", "n"), ("verdict", "verdict_label"))
+
+
+def side_by_side(committed: Claim, rerun: Claim | None, label: str) -> list[str]:
+    """The committed row and the rerun row, field by field, and whether the verdict came back."""
+    width = max(len(name) for name, _ in _FIELDS)
+    lines = [f"{'':{width}}  committed | {label}"]
+    for name, attr in _FIELDS:
+        theirs = getattr(rerun, attr) if rerun is not None else "(no row)"
+        lines.append(f"{name:{width}}  {getattr(committed, attr) or '—'} | {theirs or '—'}")
+    came_back = rerun is not None and rerun.verdict == committed.verdict
+    lines.append(f"verdict came back: {'yes' if came_back else 'no'}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------ CLI
+def _seeds_arg(text: str) -> tuple[int, ...]:
+    try:
+        seeds = tuple(sorted({int(s) for s in text.split(",")}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds must be seeds separated by commas, e.g. 0,1; got {text!r}") from None
+    if not seeds or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(f"--seeds must be non-negative integers, got {text!r}")
+    return seeds
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.protocols.rerun",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("key", help="the report row's key (the report's first column in its downloads)")
+    parser.add_argument("--go", action="store_true", help="retrain the runs and recompute the row")
+    parser.add_argument("--seeds", type=_seeds_arg, help="rerun only these seeds (e.g. 0,1)")
+    parser.add_argument("--profile", choices=("cpu", "smoke"), default="cpu", help="smoke: tiny runs, same code")
+    parser.add_argument("--into", help="the scratch results folder (default .cache/rerun/KEY)")
+    parser.add_argument(
+        "--workers", type=positive_int_arg("--workers"), help="worker processes (default: one per core)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    smoke = args.profile == "smoke"
+    try:
+        claim = find_row(args.key)
+        if args.go:
+            scratch_folder(claim.key, args.into, smoke)  # a bad --into is refused before anything is computed
+        if not args.go and (args.seeds or smoke or args.into):
+            print("(--seeds, --profile and --into choose what --go reruns; listing only)")
+        return _run(claim, args, smoke)
+    except RerunError as err:
+        print(f"rerun: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
+    print(f"{claim.key}: {claim.claim}")
+    print(f"decided by {claim.decided_by} ({claim.basis}); committed verdict: {claim.verdict_label}")
+    start = time.perf_counter()
+    if claim.basis != "runs":
+        what = "exact computation" if claim.basis == "exact" else "the source's own numbers"
+        rows, _ = recompute(method_of(claim))
+        print(f"decided by {what}: no runs to retrain; recomputed in {time.perf_counter() - start:.1f} s")
+        print("\n".join(side_by_side(claim, rows.get(claim.key), "recomputed")))
+        return 0
+    reads = committed_runs(method_of(claim)).get(claim.key, [])
+    if not reads:
+        print("no committed run decides this row (it is not run here): nothing to rerun")
+        return 0
+    if args.seeds:
+        kept = [r for r in reads if _seed(r.config) is None or _seed(r.config) in args.seeds]
+        print(f"only seeds {','.join(map(str, args.seeds))}: {len(kept)} of {len(reads)} runs")
+        reads = kept
+    cpus = sorted({str((r.result.get("provenance") or {}).get("cpu_model", "an unrecorded CPU")) for r in reads})
+    print(
+        f"{len(reads)} runs, {core_hours(reads):.2f} core-hours as recorded (one thread each) on "
+        f"{', '.join(cpus)}; this machine: {cpu_model()} ({cpu_capability()})"
+    )
+    print("\n".join(f"  {line}" for line in describe_runs(reads)))
+    problems = obstacles(reads, smoke)
+    if problems and args.go:
+        raise RerunError("cannot rerun here: " + "; ".join(problems))
+    if problems:
+        print("cannot rerun here: " + "; ".join(problems))
+        return 0
+    if not args.go:
+        print(f"to retrain them and recompute the row: python -m helpers.protocols.rerun {claim.key} --go")
+        return 0
+    folder = scratch_folder(claim.key, args.into, smoke)
+    configs = retrain(reads, folder, smoke=smoke, workers=args.workers)
+    row = rerun_row(claim, reads, folder, configs, smoke=smoke)
+    label = "smoke rerun" if smoke else "rerun"
+    if smoke:
+        print("smoke profile: tiny runs through the same code; the rerun row says nothing about the claim")
+    if args.seeds:
+        print(f"the rerun verdict is computed on seeds {','.join(map(str, args.seeds))} only, fewer than committed")
+    print("\n".join(side_by_side(claim, row, label)))
+    if not smoke:
+        print("\n".join(compare_runs(reads, folder)))
+    print(f"done in {time.perf_counter() - start:.0f} s; the rerun's results are in {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

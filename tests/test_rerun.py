@@ -1,0 +1,145 @@
+"""``python -m helpers.protocols.rerun KEY``: from a report row to its runs, retrained in a scratch
+folder, and the row recomputed beside the committed one (never touching ``results/``)."""
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from helpers.claims import report_claims, report_runs
+from helpers.core.run_reads import RunReads, note_claim, note_read, watching_runs
+from helpers.core.runtime import repo_root
+from helpers.protocols import rerun
+
+
+@pytest.fixture(autouse=True)
+def _committed_results(monkeypatch):
+    """These tests read the committed results (the stored report, the runs of a row); the tool
+    itself writes only under ``--into``, which the tests point at a temporary folder."""
+    monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)
+
+
+#: The cheapest run-based row (175 Flex-Act synthetic runs, 0.04 core-hours as recorded).
+CHEAP_ROW = "flexact-alpha0-bias"
+
+
+def _tree_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _first_key(basis: str) -> str:
+    return next(c.key for c in report_claims() if c.basis == basis and c.verdict != "not run here")
+
+
+@pytest.mark.parametrize("basis, says", [("exact", "exact computation"), ("source", "the source's own numbers")])
+def test_a_row_without_runs_is_recomputed_and_shown_beside_the_committed_one(basis, says, capsys):
+    key = _first_key(basis)
+    assert rerun.main([key]) == 0
+    out = capsys.readouterr().out
+    assert f"decided by {says}: no runs to retrain" in out
+    assert "committed | recomputed" in out and "verdict came back: yes" in out
+
+
+def test_a_run_based_row_reruns_in_the_smoke_profile_resumes_and_leaves_results_alone(tmp_path, capsys):
+    committed = repo_root() / "results"
+    before = _tree_digest(committed)
+    argv = [CHEAP_ROW, "--go", "--profile", "smoke", "--into", str(tmp_path / "scratch"), "--workers", "1"]
+    assert rerun.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "175 runs" in out and "training 175 runs" in out and "(0 already there)" in out
+    lines = out.splitlines()
+    table = lines[lines.index(next(line for line in lines if "committed | smoke rerun" in line)) :]
+    fields = [line.split()[0] for line in table[1:6]]
+    assert fields == ["our", "effect", "CI", "n", "verdict"]
+    assert any(line.startswith("verdict came back: ") for line in table)
+    assert "says nothing about the claim" in out
+    assert (tmp_path / "scratch" / "smoke" / "flexact_synthetic").is_dir()
+    # the same command again finds every run in the scratch folder and trains nothing
+    assert rerun.main(argv) == 0
+    assert "training 0 runs" in capsys.readouterr().out
+    assert _tree_digest(committed) == before
+
+
+def test_listing_names_the_runs_and_their_recorded_cost(capsys):
+    assert rerun.main([CHEAP_ROW]) == 0
+    out = capsys.readouterr().out
+    assert "175 runs" in out and "core-hours as recorded" in out
+    assert "method=flexact, alpha=0.3" in out and "seed 0, 1, 2, 3, 4" in out
+    assert f"python -m helpers.protocols.rerun {CHEAP_ROW} --go" in out
+
+
+def test_an_unknown_key_names_the_nearest_keys(capsys):
+    assert rerun.main(["srelu-beats-every-othr"]) == 2
+    err = capsys.readouterr().err
+    assert "no report row has the key 'srelu-beats-every-othr'" in err and "srelu-beats-every-other-vit" in err
+
+
+def test_the_scratch_folder_cannot_be_the_committed_results(capsys):
+    assert rerun.main([CHEAP_ROW, "--go", "--into", str(repo_root() / "results" / "x")]) == 2
+    assert "inside the committed results" in capsys.readouterr().err
+
+
+def test_bf16_runs_on_a_cpu_without_native_bf16_are_refused_before_anything_trains(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(rerun, "bf16_is_native_on", lambda device: False)
+    key = next(k for k, runs in report_runs().items() if any(r["precision"] == "bf16" for r in runs))
+    assert rerun.main([key, "--go", "--into", str(tmp_path)]) == 2
+    assert "train in bf16" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_bad_seeds_are_an_argparse_error(capsys):
+    with pytest.raises(SystemExit):
+        rerun.main([CHEAP_ROW, "--seeds", "0,x"])
+    assert "--seeds must be seeds separated by commas" in capsys.readouterr().err
+
+
+def test_every_decided_run_based_row_has_its_runs_and_no_other_row_does():
+    runs = report_runs()
+    for claim in report_claims():
+        decided = claim.basis == "runs" and claim.verdict != "not run here"
+        assert bool(runs.get(claim.key)) == decided, claim.key
+
+
+class _Row:
+    basis, verdict = "runs", "confirmed"
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+class _Cfg:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _load(name: str) -> None:
+    note_read(_Cfg(name), {"config_hash": name})
+
+
+def _build(key: str) -> None:
+    note_claim(_Row(key))
+
+
+def _own_loader() -> None:
+    _load("c")
+    _build("own")
+
+
+def _family() -> None:
+    _load("a")
+    _load("b")
+    _build("family-1")
+    _build("family-2")
+    _own_loader()
+
+
+def test_a_row_gets_the_runs_read_below_the_innermost_function_of_its_stack_that_read_any():
+    with watching_runs() as watch:
+        _family()
+    assert isinstance(watch, RunReads)
+    found = {key: [r.result["config_hash"] for r in reads] for key, reads in watch.runs_by_key().items()}
+    assert found == {"family-1": ["a", "b", "c"], "family-2": ["a", "b", "c"], "own": ["c"]}
