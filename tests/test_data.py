@@ -500,6 +500,34 @@ def test_cifar10_python_folder_and_preference_over_jpeg(tmp_path):
     assert splits.n_train == 20
 
 
+def test_a_fabricated_cifar10_batches_folder_is_refused_not_read_as_cifar(tmp_path, verified):
+    """Right file names, other content (here 4 random images a batch): its md5s match no official
+    batch, so it is refused naming the file, even beside the verified JPEG mirror."""
+    make_cifar10_python(tmp_path, as_tar=False)
+    with pytest.raises(DataError, match=r"data_batch_1.*matches no known copy of CIFAR-10's data_batch_1"):
+        load_cifar10(root=tmp_path)
+
+
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (lambda r: r.pop(b"labels"), "expected 4 integer labels under 'labels'"),
+        (lambda r: r.update({b"labels": [0, 1, 2, 10]}), "labels under 'labels' outside 0..9"),
+        (lambda r: r.update({b"data": r[b"data"].astype(np.float32)}), "expected 'data' as N×3072 uint8"),
+        (lambda r: r.update({b"data": r[b"data"][:, :3000]}), "expected 'data' as N×3072 uint8"),
+        (lambda r: r.pop(b"data"), "expected 'data' as N×3072 uint8"),
+    ],
+)
+def test_a_cifar_batch_of_the_wrong_structure_is_refused_naming_it(tmp_path, damage, problem):
+    base = make_cifar10_python(tmp_path, as_tar=False)
+    record = pickle.loads((base / "data_batch_3").read_bytes())
+    damage(record)
+    (base / "data_batch_3").write_bytes(pickle.dumps(record, protocol=2))
+    with pytest.raises(DataError, match="data_batch_3") as info:
+        load_cifar10(root=tmp_path)
+    assert problem in str(info.value)
+
+
 def test_old_numpy_pickles_load_and_code_pickles_do_not(tmp_path):
     images = np.zeros((2, 3, 32, 32), dtype=np.uint8)
     modern = _batch(images, [1, 2])

@@ -43,6 +43,23 @@ CIFAR10_CLASSES: tuple[str, ...] = (
 _KRIZ = "https://www.cs.toronto.edu/~kriz/"
 _C10_BATCHES = tuple(f"cifar-10-batches-py/data_batch_{i}" for i in range(1, 6)) + ("cifar-10-batches-py/test_batch",)
 
+#: md5 of each file of the official python release, as torchvision checks them (no sha256 of the
+#: single batch files is published): a folder of batches with the right names and other content
+#: (a subset, a re-pickled or a fabricated copy) is refused, never read as CIFAR.
+_C10_MD5 = {
+    "data_batch_1": "c99cafc152244af753f735de768cd75f",
+    "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+    "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+    "data_batch_4": "634d18415352ddfa80567beed471001a",
+    "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+    "test_batch": "40351d587109b95175f43aff81a1287e",
+}
+_C100_MD5 = {
+    "train": "16019d7e3df5f24257cddd939b257f8d",
+    "test": "f0ef6b0ae62326f3e7ffdfab6717acfc",
+    "meta": "7973b15100ade9c7d40fb424638fde48",
+}
+
 CIFAR10_SPEC = SourceSpec(
     key="cifar10",
     title="CIFAR-10",
@@ -62,7 +79,10 @@ CIFAR10_SPEC = SourceSpec(
     ),
     download_layout="python-tar",
     # The offline mirror's JPEG archive (layout in book/rerun.md).
-    known=(KnownFile("cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)),),
+    known=(
+        KnownFile("cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)),
+        *(KnownFile(name, md5=md5) for name, md5 in _C10_MD5.items()),
+    ),
 )
 
 CIFAR100_SPEC = SourceSpec(
@@ -85,6 +105,7 @@ CIFAR100_SPEC = SourceSpec(
         ),
     ),
     download_layout="python-tar",
+    known=tuple(KnownFile(name, md5=md5) for name, md5 in _C100_MD5.items()),
 )
 
 
@@ -126,36 +147,54 @@ def _unpickle(data: bytes, name: str) -> dict:
 
 
 def _read_pickles(found: Found, wanted: tuple[str, ...]) -> dict[str, dict]:
-    """The pickled batches named in ``wanted`` (file names without folder), from tar or folder."""
+    """The pickled batches named in ``wanted`` (file names without folder), from tar or folder;
+    each batch keeps where it came from under ``"_where"`` for the checks' messages."""
     source = found.paths[0] if found.format == "python-tar" else found.paths[0].parent
     batches = {}
     for name, data in iter_members(source, lambda n: PurePosixPath(n).name in wanted, desc="CIFAR batches"):
         where = f"{source} (member {name})" if found.format == "python-tar" else str(source / name)
-        batches[PurePosixPath(name).name] = _unpickle(data, where)
+        batches[PurePosixPath(name).name] = {**_unpickle(data, where), "_where": where}
     missing = sorted(set(wanted) - batches.keys())
     if missing:
         raise ValueError(f"{source}: missing CIFAR batches {missing}")
     return batches
 
 
-def _pixels(batch: dict, name: str) -> np.ndarray:
-    data = np.asarray(batch["data"], dtype=np.uint8)
-    if data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
-        raise ValueError(f"{name}: expected N×3072 pixel rows, got {data.shape}")
+def _pixels(batch: dict) -> np.ndarray:
+    """The batch's ``data`` as N images of 3×32×32 uint8 pixels (anything else is refused)."""
+    data = np.asarray(batch.get("data"))
+    if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
+        raise data_error(batch["_where"], f"expected 'data' as N×3072 uint8 pixel rows, got {data.dtype} {data.shape}")
     return data.reshape(-1, 3, 32, 32)
+
+
+def _labels(batch: dict, key: str, n_rows: int, n_classes: int) -> np.ndarray:
+    """The batch's labels under ``key``: one integer in ``[0, n_classes)`` per pixel row."""
+    labels = np.asarray(batch.get(key, []))
+    if labels.shape != (n_rows,) or (n_rows and not np.issubdtype(labels.dtype, np.integer)):
+        raise data_error(
+            batch["_where"], f"expected {n_rows} integer labels under {key!r}, got {labels.dtype} {labels.shape}"
+        )
+    if n_rows and (labels.min() < 0 or labels.max() >= n_classes):
+        raise data_error(batch["_where"], f"labels under {key!r} outside 0..{n_classes - 1}")
+    return labels.astype(np.int64)
+
+
+def _images_and_labels(batch: dict, key: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    x = _pixels(batch)
+    return x, _labels(batch, key, len(x), n_classes)
 
 
 def _decode_cifar10_python(found: Found) -> dict[str, np.ndarray]:
     train_names = tuple(f"data_batch_{i}" for i in range(1, 6))
     batches = _read_pickles(found, train_names + ("test_batch",))
-    x_train = np.concatenate([_pixels(batches[n], n) for n in train_names])
-    y_train = np.concatenate([np.asarray(batches[n]["labels"], dtype=np.int64) for n in train_names])
-    test = batches["test_batch"]
+    train = [_images_and_labels(batches[n], "labels", 10) for n in train_names]
+    x_val, y_val = _images_and_labels(batches["test_batch"], "labels", 10)
     return {
-        "x_train": x_train,
-        "y_train": y_train,
-        "x_val": _pixels(test, "test_batch"),
-        "y_val": np.asarray(test["labels"], dtype=np.int64),
+        "x_train": np.concatenate([x for x, _ in train]),
+        "y_train": np.concatenate([y for _, y in train]),
+        "x_val": x_val,
+        "y_val": y_val,
     }
 
 
@@ -227,12 +266,17 @@ def load_cifar10(
 
 def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
     batches = _read_pickles(found, ("train", "test", "meta"))
-    names = [n.decode() if isinstance(n, bytes) else str(n) for n in batches["meta"]["fine_label_names"]]
+    meta = batches["meta"]
+    names = [n.decode() if isinstance(n, bytes) else str(n) for n in meta.get("fine_label_names", [])]
+    if len(names) != 100:
+        raise data_error(meta["_where"], f"expected 100 'fine_label_names', got {len(names)}")
+    x_train, y_train = _images_and_labels(batches["train"], "fine_labels", 100)
+    x_val, y_val = _images_and_labels(batches["test"], "fine_labels", 100)
     return {
-        "x_train": _pixels(batches["train"], "train"),
-        "y_train": np.asarray(batches["train"]["fine_labels"], dtype=np.int64),
-        "x_val": _pixels(batches["test"], "test"),
-        "y_val": np.asarray(batches["test"]["fine_labels"], dtype=np.int64),
+        "x_train": x_train,
+        "y_train": y_train,
+        "x_val": x_val,
+        "y_val": y_val,
         "class_names": np.array(names, dtype=np.str_),
     }
 
