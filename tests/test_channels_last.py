@@ -83,6 +83,10 @@ def test_a_run_configured_so_stops_before_training(monkeypatch, require_dataset)
 
     require_dataset("cifar10")
     monkeypatch.setattr(cpu_kernel_bugs.torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    # CIFAR-10's shapes without decoding its 60,000 images: the check comes before any data is used
+    images = torch.utils.data.TensorDataset(torch.zeros(4, 3, 32, 32), torch.zeros(4, dtype=torch.long))
+    shape = {"input_shape": (3, 32, 32), "num_classes": 10}
+    monkeypatch.setattr(runs, "_build_data", lambda cfg: (images, images, shape, "CIFAR-10 shapes"))
     narrow = {"width_mult": 0.0625}
     cfg = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", model_kwargs=narrow, channels_last=True)
     with pytest.raises(ValueError, match="channels_last=False"):

@@ -10,6 +10,7 @@ def test_vocabulary_is_defined_once_and_described():
     assert R.VERDICTS == (
         "confirmed",
         "confirmed with a caveat",
+        "confirmed but negligible",
         "contradicted",
         "inconclusive",
         "not reproduced under our reading",
@@ -19,6 +20,24 @@ def test_vocabulary_is_defined_once_and_described():
     assert all(f"**{v}**" in R.verdicts_markdown() for v in R.VERDICTS)
     with pytest.raises(ValueError, match="verdict must be one of"):
         R.Claim("c", "s", "1", "1", "cpu", "", "not confirmed", "nb", key="report-claim-1")  # type: ignore[arg-type]
+
+
+def test_a_significant_effect_inside_the_smallest_effect_of_interest_is_negligible_not_confirmed():
+    small = S.one_sample([0.08, 0.10, 0.12, 0.09, 0.11], 0.0)  # CI about [+0.08, +0.12], all above 0
+    assert R.run_verdict(small, direction=1) == "confirmed"
+    assert R.run_verdict(small, direction=1, negligible=0.5) == "confirmed but negligible"
+    assert R.run_verdict(small, direction=1, negligible=0.11) == "confirmed"  # the CI reaches past it
+    assert R.run_verdict(small, direction=-1, negligible=0.5) == "contradicted"  # the wrong side stays so
+    with pytest.raises(ValueError, match="smallest effect of interest"):
+        R.run_verdict(small, direction=1, negligible=-0.5)
+    verdict, fields, _ = R.judge(lambda: small, direction=1, negligible=0.5, unit="points")
+    assert verdict == "confirmed but negligible" and "smallest effect of interest 0.50 points" in fields["test"]
+    assert fields["design"][0].negligible == 0.5
+    assert R.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
+    assert "| perplexity | 2 % of ReLU from scratch |" in R.interval_rules_markdown()
+    from helpers.churn.claims import SMALLEST_EFFECT
+
+    assert "| churn | 0.5 points |" in R.interval_rules_markdown(SMALLEST_EFFECT)
 
 
 def test_run_based_contradiction_is_labelled_at_our_scale():

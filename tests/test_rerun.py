@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from helpers.claims import report_claims, report_runs
-from helpers.core.run_reads import RunReads, note_claim, note_read, watching_runs
+from helpers.core.run_reads import RunRead, RunReads, note_claim, note_read, watching_runs
+from helpers.core.runs import TrainConfig
 from helpers.core.runtime import repo_root
 from helpers.protocols import rerun
 
@@ -86,6 +87,10 @@ def test_the_scratch_folder_cannot_be_the_committed_results(capsys):
 def test_bf16_runs_on_a_cpu_without_native_bf16_are_refused_before_anything_trains(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(rerun, "bf16_is_native_on", lambda device: False)
     key = next(k for k, runs in report_runs().items() if any(r["precision"] == "bf16" for r in runs))
+    config = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", precision="bf16")
+    bf16_run = RunRead(config, {"config_hash": "x", "train_seconds": 60.0})
+    monkeypatch.setattr(rerun, "committed_runs", lambda method: {key: [bf16_run]})  # no recompute needed
+    monkeypatch.setattr(rerun, "run_many", lambda *a, **k: pytest.fail("started training"))
     assert rerun.main([key, "--go", "--into", str(tmp_path)]) == 2
     assert "train in bf16" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())

@@ -30,6 +30,10 @@ NOTEBOOK = "notebooks/42_churn"
 ANCHOR = "churn-claims"
 #: "Matches" margin of churn, in percentage points.
 MARGIN = 0.5
+#: Churn's line of the report's table of smallest effects of interest (its direction claims use MARGIN).
+SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
+    "churn": ("0.5 points", "absolute, of test examples whose prediction changes; the churn match margin")
+}
 CLAIM_SOURCE = "both"  # the source of nondeterminism the claims use
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 
@@ -176,7 +180,9 @@ def smooth_reduces_churn() -> Claim:
         "smooth activations (SmeLU β = 0.5 and 2, GELU) have lower top-1 churn than ReLU",
         arms,
         lambda p, ms: {
-            f"{m} {a}": judge(_churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU")
+            f"{m} {a}": judge(
+                _churn_diff(p, m, a, "relu"), direction=-1, unit="points", label=f"{a} − ReLU", negligible=MARGIN
+            )
             for m in ms
             for a in smooth
         },
@@ -206,9 +212,15 @@ def churn_falls_with_width() -> Claim:
     def parts(p, ms):
         out = {}
         for m in ms:
-            out[f"{m} β 0.5 vs 0"] = judge(_churn_diff(p, m, "smelu_0.5", "relu"), direction=-1, unit="points")
-            out[f"{m} β 2 vs 0.5"] = judge(_churn_diff(p, m, "smelu_2", "smelu_0.5"), direction=-1, unit="points")
-            out[f"{m} accuracy β 2 vs 0"] = judge(_accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points")
+            out[f"{m} β 0.5 vs 0"] = judge(
+                _churn_diff(p, m, "smelu_0.5", "relu"), direction=-1, unit="points", negligible=MARGIN
+            )
+            out[f"{m} β 2 vs 0.5"] = judge(
+                _churn_diff(p, m, "smelu_2", "smelu_0.5"), direction=-1, unit="points", negligible=MARGIN
+            )
+            out[f"{m} accuracy β 2 vs 0"] = judge(
+                _accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points", negligible=MARGIN
+            )
         return out
 
     return _claim(

@@ -22,6 +22,7 @@ from helpers.core.comparison import Comparison
 Verdict = Literal[
     "confirmed",
     "confirmed with a caveat",
+    "confirmed but negligible",
     "contradicted",
     "inconclusive",
     "not reproduced under our reading",
@@ -41,6 +42,9 @@ VERDICT_DESCRIPTIONS: dict[str, str] = {
     "confirmed with a caveat": "the claim holds for what the source means (the mathematical function, "
     "the contrast it draws), and the row names a limitation or an edge case the source does not deny "
     "(a floating-point underflow, one point where a strict wording fails, a scope it does not state)",
+    "confirmed but negligible": "the run-based 95% interval lies on the claimed side of 0, but wholly inside "
+    "the smallest effect of interest of its quantity (the rules above): the effect is real at our scale and "
+    "too small to matter",
     "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
     "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
     'are labelled "at our scale", because our runs are scaled down, and a contradiction that rests on '
@@ -109,6 +113,7 @@ class RunDesign:
     direction: int | None = None
     verdict: Verdict = "inconclusive"
     label: str = ""
+    negligible: float | None = None  # the smallest effect of interest of a direction claim, if it has one
 
 
 @dataclass(frozen=True)

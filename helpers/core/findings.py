@@ -37,6 +37,7 @@ _PRIORITY: tuple[str, ...] = (
     "not reproduced under our reading",
     "confirmed",
     "confirmed with a caveat",
+    "confirmed but negligible",
     "inconclusive",
     "not run here",
 )

@@ -30,6 +30,8 @@ from helpers.core.claim import (  # re-exported: callers import the claim type a
 )
 from helpers.core.verdicts import (  # re-exported: how a row's verdict is decided
     INTERVAL_RULES,
+    NEGLIGIBLE_ACCURACY_POINTS,
+    SMALLEST_EFFECTS,
     claim_p,
     combine_verdicts,
     comparison_fields,
@@ -47,6 +49,8 @@ from helpers.core.verdicts import (  # re-exported: how a row's verdict is decid
 )
 
 __all__ = [
+    "NEGLIGIBLE_ACCURACY_POINTS",
+    "SMALLEST_EFFECTS",
     "ANCHOR_PATTERN",
     "BASES",
     "KEY_PATTERN",

@@ -52,6 +52,11 @@ INTERVAL_RULES: dict[str, str] = {
     "adjustment); contradicted when a part is contradicted with its interval at the Holm level 1 − 0.05/k "
     "for k parts; the row shows the weakest part in the claim's direction (largest one-sided p) and the "
     "power figure of the part that limits the family",
+    "negligible": "a direction claim whose quantity has a smallest effect of interest (the table below: the "
+    'margin the book calls a match for that quantity) is "confirmed but negligible", not confirmed, when '
+    "its interval lies on the claimed side of 0 but wholly inside it; a row that uses one names it in its "
+    "test. Direction claims about λ drift, rank correlations, rewards and per-layer targets claim a sign, "
+    "and λ-GELU's Table II drops and Flex-Act's α effect do not have one yet",
     "exact": "identical values on every seed: no interval; the row states the exact count",
     "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
     "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
@@ -60,9 +65,32 @@ INTERVAL_RULES: dict[str, str] = {
 }
 
 
-def interval_rules_markdown() -> str:
-    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on."""
-    return "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
+#: The smallest effect of interest of each quantity a direction claim is about: the margin the book
+#: calls a match for it (quantity -> (value, how it is applied)), so an effect the book would call a
+#: match elsewhere is never a confirmation here. A method adds its own quantities
+#: (:func:`interval_rules_markdown`'s ``more_effects``).
+#: The smallest effect of interest of a test accuracy, in points (a direction claim's ``negligible``).
+NEGLIGIBLE_ACCURACY_POINTS: float = 0.5
+
+SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
+    "accuracy": (
+        f"{NEGLIGIBLE_ACCURACY_POINTS:g} points",
+        "absolute: 50 of 10,000 test images; the book's match margin for accuracy",
+    ),
+    "perplexity": ("2 % of ReLU from scratch", "relative to the baseline at the scale run, computed per pair"),
+    "latency": ("5 % of the time", 'the ratio of medians inside 0.95-1.05; the "same speed" margin'),
+}
+
+
+def interval_rules_markdown(more_effects: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on, then
+    the smallest effect of interest of each quantity (:data:`SMALLEST_EFFECTS` and ``more_effects``)
+    as a table."""
+    rules = "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
+    table = ["| quantity | smallest effect of interest | how |", "| --- | --- | --- |"]
+    effects = {**SMALLEST_EFFECTS, **(more_effects or {})}
+    table += [f"| {q} | {value} | {how} |" for q, (value, how) in effects.items()]
+    return rules + "\n\n" + "\n".join(table)
 
 
 def comparison_fields(
@@ -183,6 +211,8 @@ def family_verdict(designs: Sequence[RunDesign]) -> Verdict:
     inconclusive otherwise."""
     if designs and all(d.verdict == "confirmed" for d in designs):
         return "confirmed"
+    if designs and all(d.verdict in ("confirmed", "confirmed but negligible") for d in designs):
+        return "confirmed but negligible"
     level = holm_level(len(designs))
     return "contradicted" if any(_contradicted_at(d, level) for d in designs) else "inconclusive"
 
@@ -247,6 +277,7 @@ def judge(
     digits: int = 2,
     unit: str = "",
     label: str = "",
+    negligible: float | None = None,
 ) -> tuple[Verdict, dict[str, Any], Comparison | None]:
     """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
     ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
@@ -263,28 +294,34 @@ def judge(
             {
                 "n": "too few runs",
                 "test": f"no interval: {err}",
-                "design": (RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive", label),),
+                "design": (
+                    RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive", label, negligible),
+                ),
             },
             None,
         )
-    verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction)
+    verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction, negligible=negligible)
     extra = ""
     if claim == "equivalence":
         extra = tost(comp, margin).describe()  # type: ignore[arg-type]
     elif claim == "non-inferiority":
         extra = non_inferiority(comp, margin).describe()  # type: ignore[arg-type]
+    elif negligible is not None:
+        extra = f"smallest effect of interest {number_text(negligible, digits)}{f' {unit}' if unit else ''}"
     fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim)
     if label:
         fields["effect"] = f"{label}: {fields['effect']}"
-    fields["design"] = (RunDesign(comp, claim, claimed_effect, margin, direction, verdict, label),)
+    fields["design"] = (RunDesign(comp, claim, claimed_effect, margin, direction, verdict, label, negligible),)
     return verdict, fields, comp
 
 
 def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
-    """A claim made of several run-based parts: confirmed when all are; contradicted when any is;
-    inconclusive otherwise."""
+    """A claim made of several run-based parts: confirmed when all are (confirmed but negligible when
+    all are confirmed and some only negligibly); contradicted when any is; inconclusive otherwise."""
     if verdicts and all(v == "confirmed" for v in verdicts):
         return "confirmed"
+    if verdicts and all(v in ("confirmed", "confirmed but negligible") for v in verdicts):
+        return "confirmed but negligible"
     return "contradicted" if "contradicted" in verdicts else "inconclusive"
 
 
@@ -306,6 +343,7 @@ def run_verdict(
     claim: RunClaim = "direction",
     margin: float | None = None,
     direction: int | None = None,
+    negligible: float | None = None,
 ) -> Verdict:
     """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book.
 
@@ -314,7 +352,9 @@ def run_verdict(
     * ``"direction"`` -- "a is better than b" (sign of ``claimed_effect``, or ``direction`` = ±1
       when the claim states no size): confirmed when the CI lies on the claimed side of 0;
       contradicted when it lies on the other side, or contains 0 but excludes ``claimed_effect``
-      (we can rule out an effect that large); else inconclusive.
+      (we can rule out an effect that large); else inconclusive. With ``negligible`` (the smallest
+      effect of interest of its quantity, :data:`SMALLEST_EFFECTS`), a CI on the claimed side that
+      lies wholly inside it is "confirmed but negligible".
     * ``"size"`` -- "the effect is as large as ``claimed_effect``": confirmed when the CI excludes 0
       on the claimed side and reaches the claimed size; contradicted when the CI lies entirely
       short of it; else inconclusive.
@@ -343,8 +383,12 @@ def run_verdict(
             )
         s_lo, s_hi = sorted((sign * lo, sign * hi))  # the CI on the claimed side's scale
         if claim == "direction":
+            if negligible is not None and not (math.isfinite(negligible) and negligible > 0):
+                raise ValueError(
+                    f"negligible must be a positive number (the smallest effect of interest), got {negligible!r}"
+                )
             if s_lo > 0:
-                return "confirmed"
+                return "confirmed but negligible" if negligible is not None and s_hi < negligible else "confirmed"
             if s_hi < 0:
                 return "contradicted"
             if claimed_effect is not None and not comparison.contains(claimed_effect):

@@ -238,7 +238,12 @@ def outcome_at(design: RunDesign, n: int) -> str:
     else:
         raise ValueError(f"no seed plan for a {comp.test!r} comparison (not a t design)")
     return run_verdict(
-        future, design.claimed_effect, claim=design.claim, margin=design.margin, direction=design.direction
+        future,
+        design.claimed_effect,
+        claim=design.claim,
+        margin=design.margin,
+        direction=design.direction,
+        negligible=design.negligible,
     )
 
 

@@ -225,6 +225,8 @@ def _gelu_swap_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
         lambda: A.cost_of_swap(rows, "gelu_swap"),
         profile,
         direction=1,
+        negligible=d.margin,  # the smallest effect of interest: the pair's match margin
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: f"cost {c.effect:+.2f} {u} (GELU {_mean(rows, 'gelu'):.2f} → {_mean(rows, 'gelu_swap'):.2f})",
     )
@@ -240,6 +242,8 @@ def _lgelu_swap_cheaper_claim(pair: str, d: _PairData, profile: str) -> Claim:
         lambda: A.compare_arms(rows, "lgelu_anneal", "gelu_swap", "swap_cost"),
         profile,
         direction=-1,
+        negligible=d.margin,  # the smallest effect of interest: the pair's match margin
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: (
             f"swap cost {_mean(rows, 'lgelu_anneal', 'swap_cost'):+.2f} vs "
@@ -328,6 +332,8 @@ def _gelu_int8_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
         lambda: A.compare_arms(rows, "gelu", "relu", "int8_cost"),
         profile,
         direction=1,
+        negligible=d.margin,  # the smallest effect of interest: the pair's match margin
+        margin_note=d.margin_note,
         unit=u,
         ours=lambda c: (
             f"int8 cost {_mean(rows, 'gelu', 'int8_cost'):+.2f} vs {_mean(rows, 'relu', 'int8_cost'):+.2f} {u}"

@@ -21,6 +21,7 @@ from helpers.core import tables as T
 from helpers.core.attribution import Derived, SourceValue
 from helpers.core.registry import display_name
 from helpers.core.report import (
+    NEGLIGIBLE_ACCURACY_POINTS,
     Claim,
     RunDesign,
     Verdict,
@@ -213,6 +214,7 @@ def table4_large_delta_drop_claim(runs: StoredRuns) -> Claim:
         direction=1,
         digits=1,
         unit="points",
+        negligible=NEGLIGIBLE_ACCURACY_POINTS,
     )
     rho, n_rho = T.rank_correlation(summary, _PAPER4)
     note = (
@@ -310,7 +312,7 @@ def beats_every_other_claim(model: str, runs: StoredRuns) -> Claim:
     margin = _margin_over_rest(summary, paper)
     verdict, fields = intersection_union(
         {
-            k: judge(m, direction=1, digits=1, unit="points", label=k)
+            k: judge(m, direction=1, digits=1, unit="points", label=k, negligible=NEGLIGIBLE_ACCURACY_POINTS)
             for k, m in _rival_comparisons(rows, summary, paper).items()
         },
         what="competitors",
