@@ -60,7 +60,8 @@ def test_a_run_based_row_reruns_in_the_smoke_profile_resumes_and_leaves_results_
     assert "says nothing about the claim" in out
     assert (tmp_path / "scratch" / "smoke" / "flexact_synthetic").is_dir()
     # the same command again finds every run in the scratch folder and trains nothing
-    assert rerun.main(argv) == 0
+    reads = rerun.committed_runs(rerun.method_of(rerun.find_row(CHEAP_ROW)))[CHEAP_ROW]
+    rerun.retrain(reads, tmp_path / "scratch", smoke=True, workers=1)
     assert "training 0 runs" in capsys.readouterr().out
     assert _tree_digest(committed) == before
 

@@ -43,6 +43,19 @@ def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
     return found, missing
 
 
+def load_committed(configs: Iterable[Any]) -> list[dict]:
+    """The committed results of ``configs`` (a pair's runs of a family whose runs are all committed:
+    a missing one is an error naming it). A pair's row loads its own runs with this, so that the
+    runs :mod:`helpers.core.run_reads` finds for the row are its pair's."""
+    results = []
+    for cfg in configs:
+        result = load_result(cfg)
+        if result is None:
+            raise ValueError(f"{cfg.experiment}: a run of a committed family is missing ({cfg})")
+        results.append(result)
+    return results
+
+
 _NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
 
 

@@ -79,7 +79,15 @@ def experiment_claims(profile: str | None = None) -> list[Claim]:
 
 
 def _grid_rows(grid: str, csweep: str) -> list[Claim]:
-    return grid_claims(_committed("lgelu_grid", grid), _committed("lgelu_csweep", csweep), grid, csweep)
+    return [*_fig1_rows(grid), *_fig2_rows(csweep)]
+
+
+def _fig1_rows(profile: str) -> list[Claim]:
+    return grid_claims(_committed("lgelu_grid", profile), None, profile)[:3]  # Fig. 1: the (t, c) grid
+
+
+def _fig2_rows(profile: str) -> list[Claim]:
+    return grid_claims(None, _committed("lgelu_csweep", profile), profile)[3:]  # Fig. 2: the c sweep
 
 
 def _table1_rows(profile: str) -> list[Claim]:

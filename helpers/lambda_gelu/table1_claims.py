@@ -29,6 +29,7 @@ from helpers.lambda_gelu.claim_rows import (
     _pair_claim_label,
     _scale_text,
     _seed_map,
+    load_committed,
 )
 from helpers.lambda_gelu.paper import QUOTES
 from helpers.lambda_gelu.profiles import (
@@ -40,7 +41,7 @@ from helpers.lambda_gelu.profiles import (
     spearman_final_seeds,
     table1,
 )
-from helpers.lambda_gelu.protocol import table1_pairs
+from helpers.lambda_gelu.protocol import table1_configs, table1_pairs
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
@@ -90,11 +91,20 @@ def table1_claims(results: Results | None, profile: str) -> list[Claim]:
     others = [p for p in pairs if p in _OTHERS]
     stopped = _stopped_early(vision, runs, curves) if runs is not None and curves is not None else {}
     return [
-        *(table1_bvs_parity_claim(pair, ours_t1, runs, profile) for pair in pairs),
+        *(
+            _parity_row(pair, profile) if results is not None else table1_bvs_parity_claim(pair, None, None, profile)
+            for pair in pairs
+        ),
         table1_hardness_family_claim(pairs, ours_t1, profile),
         fig3_rho_vision_claim(vision, final, per_pair, profile, stopped=stopped),
         fig3_rho_others_claim(vision, others, final, per_pair, profile),
     ]
+
+
+def _parity_row(pair: str, profile: str) -> Claim:
+    """``pair``'s parity row from that pair's runs, loaded here (its runs are the pair's, not the family's)."""
+    results = load_committed(table1_configs(profile, (pair,)))
+    return table1_bvs_parity_claim(pair, table1(results), run_table(results), profile)
 
 
 def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.DataFrame | None, profile: str) -> Claim:

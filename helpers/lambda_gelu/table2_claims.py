@@ -24,11 +24,12 @@ from helpers.lambda_gelu.claim_rows import (
     _combine,
     _pair_claim_label,
     _scale_text,
+    load_committed,
 )
 from helpers.lambda_gelu.hardness import lambda_target
 from helpers.lambda_gelu.paper import QUOTES, SEEDS_PAPER
 from helpers.lambda_gelu.profiles import table1
-from helpers.lambda_gelu.protocol import EPSILON, table1_pairs
+from helpers.lambda_gelu.protocol import EPSILON, table1_configs, table1_pairs, table2_configs
 from helpers.lambda_gelu.records import run_table
 from helpers.lambda_gelu.substitution import (
     annealing_effect,
@@ -60,13 +61,36 @@ def table2_claims(table1_results: Results | None, table2_results: Results | None
     ours_t2 = table2(both) if both is not None else None
     ours_eff = annealing_effect(ours_t2).set_index("pair") if ours_t2 is not None else None
     drops = _seed_drops(both) if both is not None else {}
-    claims = [table2_annealing_drop_claim(pair, ours_eff, drops, profile) for pair in pairs]
-    if "adult" in pairs:
-        claims.append(table2_adult_match_claim(ours_eff, drops, profile))
-    if "wikitext_gpt" in pairs:
-        claims.append(gpt_severe_swap_claim(ours_t2, both, profile))
+    if both is None:
+        claims = [table2_annealing_drop_claim(pair, ours_eff, drops, profile) for pair in pairs]
+        claims += [table2_adult_match_claim(ours_eff, drops, profile)] if "adult" in pairs else []
+        claims += [gpt_severe_swap_claim(ours_t2, both, profile)] if "wikitext_gpt" in pairs else []
+    else:  # each pair's rows from that pair's runs, loaded where the rows are built
+        claims = [_pair_rows(pair, profile, _annealing_drop) for pair in pairs]
+        claims += [_pair_rows("adult", profile, _adult_match)] if "adult" in pairs else []
+        claims += [_pair_rows("wikitext_gpt", profile, _gpt_severe)] if "wikitext_gpt" in pairs else []
     claims.append(table2_original_equals_table1_claim(table1_results, ours_t2, profile))
     return claims
+
+
+def _pair_rows(pair: str, profile: str, build: Any) -> Claim:
+    """``build``'s row of ``pair`` from that pair's Table I and Table II runs, loaded here, so that
+    the row's runs (:mod:`helpers.core.run_reads`) are its pair's, not every pair's."""
+    both = load_committed([*table1_configs(profile, (pair,)), *table2_configs(profile, (pair,))])
+    ours_t2 = table2(both)
+    return build(pair, annealing_effect(ours_t2).set_index("pair"), _seed_drops(both), profile, ours_t2, both)
+
+
+def _annealing_drop(pair: str, ours_eff: pd.DataFrame, drops: SeedDrops, profile: str, *_: Any) -> Claim:
+    return table2_annealing_drop_claim(pair, ours_eff, drops, profile)
+
+
+def _adult_match(pair: str, ours_eff: pd.DataFrame, drops: SeedDrops, profile: str, *_: Any) -> Claim:
+    return table2_adult_match_claim(ours_eff, drops, profile)
+
+
+def _gpt_severe(pair: str, ours_eff: pd.DataFrame, drops: SeedDrops, profile: str, ours_t2: Any, both: Any) -> Claim:
+    return gpt_severe_swap_claim(ours_t2, both, profile)
 
 
 def table2_annealing_drop_claim(pair: str, ours_eff: pd.DataFrame | None, drops: SeedDrops, profile: str) -> Claim:

@@ -60,7 +60,7 @@ SMOKE_LIMITS: dict[str, int] = {
 }
 
 #: The fields shown when runs are listed, in order (those a config has).
-_SHOWN = ("experiment", "pair", "arm", "model", "dataset", "activation", "method", "ground_truth", "alpha")
+_SHOWN = ("experiment", "profile", "pair", "arm", "model", "dataset", "activation", "method", "ground_truth", "alpha")
 
 
 class RerunError(ValueError):
@@ -210,10 +210,10 @@ def _results_in(folder: Path):
 def scratch_folder(key: str, into: str | None, smoke: bool) -> Path:
     """Where the rerun writes: ``into`` or ``.cache/rerun/KEY[-smoke]``; never the committed results."""
     folder = Path(into) if into else repo_root() / ".cache" / "rerun" / (key + ("-smoke" if smoke else ""))
-    committed = results_root("cpu").resolve()
     resolved = folder.resolve()
-    if resolved == committed or committed in resolved.parents:
-        raise RerunError(f"--into {folder} is or lies inside the committed results ({committed}); choose another")
+    for committed in {results_root("cpu").resolve(), (repo_root() / "results").resolve()}:
+        if resolved == committed or committed in resolved.parents:
+            raise RerunError(f"--into {folder} is or lies inside the committed results ({committed}); choose another")
     return folder
 
 
