@@ -314,3 +314,12 @@ def test_lambda_gelu_compiled_kernels_have_the_limits_too():
     assert torch.equal(y.detach()[: len(EDGES)][[0, 1, 2, 6, 7, 8]], want_y[[0, 1, 2, 6, 7, 8]])
     assert torch.equal(xs.grad[: len(EDGES)][[0, 1, 2, 6, 7, 8]], torch.tensor([0.0, 0, 0, 1, 1, 1]))
     assert torch.isfinite(module.s.grad) and not y.isnan().any() and not xs.grad.isnan().any()
+
+
+@pytest.mark.parametrize("bad", [3.0, [1.0, 2.0], torch.tensor([1, 2]), None])
+def test_the_guarded_builtins_refuse_what_is_not_a_float_tensor_by_name(bad):
+    from helpers.core.registry import get_activation
+
+    for name in ("gelu", "silu"):
+        with pytest.raises(TypeError, match="takes a floating-point torch.Tensor, got"):
+            get_activation(name)(bad)

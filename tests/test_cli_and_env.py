@@ -104,6 +104,14 @@ def test_retrain_workers_must_be_a_positive_integer(capsys):
         assert code == 2 and f"--workers must be a positive integer, got '{value}'" in err, (value, err)
 
 
+def test_retrain_reports_refuse_the_flags_of_how_to_train(capsys):
+    from helpers.protocols import retrain
+
+    for argv in (["--status", "--executor", "slurm"], ["--plan", "--workers", "2"], ["--status", "--nodes", "2"]):
+        code, _, err = _exit(lambda a=argv: retrain.main(a), capsys)
+        assert code == 2 and f"{argv[1]} choose how runs train; --status and --plan train nothing" in err, (argv, err)
+
+
 def test_verify_rerun_parses_its_arguments_before_training(monkeypatch):
     import helpers.verify_rerun as verify_rerun
 

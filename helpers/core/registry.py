@@ -82,8 +82,12 @@ def relu_limits(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> 
     vectorised GELU overflows to ``inf`` from ~1.7e38 on some CPUs). On the CPU one pass for max |x|
     decides whether ``x`` reaches :func:`_saturation` at all; ordinary inputs then take ``fn(x)``
     itself, bit for bit. Elsewhere (a GPU, a compiled graph) the guarded form always runs; it
-    gives the same values below the saturation point."""
-    if x.device.type == "cpu" and not torch.compiler.is_compiling() and x.is_floating_point():
+    gives the same values below the saturation point. Anything but a floating-point tensor is a
+    ``TypeError`` naming what it got (torch's own message would come from inside its kernel)."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else f"{type(x).__name__} {x!r:.40}"
+        raise TypeError(f"the activation takes a floating-point torch.Tensor, got {got}")
+    if x.device.type == "cpu" and not torch.compiler.is_compiling():
         if x.numel() == 0:
             return fn(x)
         if float(x.detach().abs().max()) < _saturation(x.dtype):  # a NaN in x compares False

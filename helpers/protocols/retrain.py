@@ -352,6 +352,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.plan and args.status:
         parser.error("--plan and --status are two reports; ask for one at a time")
+    if args.plan or args.status:  # a report trains nothing: a flag of how to train would be ignored
+        training = ("workers", "executor", *cluster_args.SLURM_DESTS)
+        given = [f"--{d.replace('_', '-')}" for d in training if getattr(args, d) != parser.get_default(d)]
+        if given:
+            parser.error(f"{', '.join(given)} choose how runs train; --status and --plan train nothing")
     if args.plan:
         print(plan_text(seed_plan()))
         return
