@@ -27,6 +27,7 @@ from helpers.core.claim import claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
 from helpers.core.report import CLAIM_COLUMNS, Claim
 from helpers.core.report import claims_frame as report_table
+from helpers.core.results_cache import compute_time
 from helpers.core.run_reads import RunRead, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
@@ -275,7 +276,7 @@ def rerun_commands(claims: Sequence[Claim] | None = None) -> dict[str, tuple[str
     out = {}
     for c in report_claims() if claims is None else claims:
         if c.basis == "runs" and runs.get(c.key):
-            hours = sum(r["train_seconds"] for r in runs[c.key]) / 3600
+            hours = compute_time(runs[c.key])["core_minutes"] / 60
             bf16 = " (bf16: AMX, AVX512-BF16 or a GPU)" if any(r["precision"] == "bf16" for r in runs[c.key]) else ""
             cost = f"{len(runs[c.key])} runs, {hours:.2g} core-hours{bf16}"
             out[c.key] = (f"python -m helpers.protocols.rerun {c.key}", cost)

@@ -36,7 +36,7 @@ from helpers.claims import _stat_signature, report_claims
 from helpers.core.claim import Claim
 from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.provenance import cpu_capability, cpu_model
-from helpers.core.results_cache import config_hash, load_result, run_many
+from helpers.core.results_cache import compute_time, config_hash, load_result, run_many
 from helpers.core.run_reads import RunRead, redirecting_reads, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.protocols import positive_int_arg
@@ -171,7 +171,7 @@ def describe_runs(reads: Sequence[RunRead]) -> list[str]:
 
 def core_hours(reads: Sequence[RunRead]) -> float:
     """Training core-hours of ``reads`` as recorded by the committed runs (one thread each)."""
-    return sum(float(r.result.get("train_seconds", 0.0)) for r in reads) / 3600
+    return compute_time([r.result for r in reads])["core_minutes"] / 60
 
 
 def obstacles(reads: Sequence[RunRead], smoke: bool) -> list[str]:
