@@ -174,7 +174,7 @@ def store_path(digest: str | None = None) -> Path:
     return repo_root() / ".cache" / "report" / f"report-{digest or report_digest()}.json"
 
 
-def _stat_signature() -> tuple:
+def inputs_signature() -> tuple:
     """A cheap fingerprint of the inputs (names, sizes, modification times): within one process it
     tells whether the digest needs recomputing at all."""
     stats = []
@@ -243,7 +243,7 @@ _MEMO: dict[tuple, Stored] = {}
 
 
 def _stored_report() -> Stored:
-    signature = _stat_signature()
+    signature = inputs_signature()
     if (stored := _MEMO.get(signature)) is None:
         path = store_path()
         stored = _load_stored(path)
@@ -264,8 +264,7 @@ def report_claims() -> tuple[Claim, ...]:
 def report_runs() -> dict[str, list[dict]]:
     """The committed runs behind each run-based row of :func:`report_claims`, by key: each run's
     experiment, config hash, seed, ``train_seconds``, precision, device and CPU, found while the
-    report was computed (:mod:`helpers.core.run_reads`). A row whose family's loader reads every
-    run of the family first lists the family's runs."""
+    report was computed (:mod:`helpers.core.run_reads`): each row's own runs."""
     return _stored_report()[1]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import types
 from dataclasses import replace
 
 import numpy as np
@@ -521,16 +522,7 @@ def test_layer_targets_row_states_its_reading_only_when_contradicted():
         targets = pd.DataFrame(
             [{"seed": k, "layer": i, "target": P.LAMBDA_TARGET + offset + k + i} for k in range(4) for i in range(3)]
         )
-        d = C._PairData(
-            rows=None,  # type: ignore[arg-type]
-            higher_is_better=True,
-            unit="points",
-            margin=0.5,
-            margin_note="",
-            targets=targets,
-            sparsity=None,  # type: ignore[arg-type]
-            regions=None,
-        )
+        d = types.SimpleNamespace(targets=targets)  # the one frame this row reads
         return C._layer_targets_smaller_claim("fmnist", d, "cpu")
 
     above, below = row(50.0), row(-80.0)
@@ -584,7 +576,7 @@ def test_latency_helpers_and_claims(monkeypatch):
             }
         },
     }
-    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": True)
+    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, *a, **k: True)
     verdicts = [c.verdict for c in latency_claims("cpu", record)]
     assert verdicts == ["confirmed", "confirmed", "confirmed", "confirmed", "confirmed"]
     # a pair whose cpu runs are pending keeps its timings in the record but states no claims yet
@@ -596,7 +588,7 @@ def test_latency_helpers_and_claims(monkeypatch):
     # timings of networks that are no longer the pair's committed runs state no claims either
     monkeypatch.setattr("helpers.relu_ization.latency.pending_pairs", lambda: {})
     monkeypatch.setattr(
-        "helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": pair != "vit"
+        "helpers.relu_ization.latency.timed_weights_current", lambda record, pair, *a, **k: pair != "vit"
     )
     assert len(latency_claims("cpu", both)) == 5
 
@@ -628,6 +620,9 @@ def test_timed_weights_current_compares_with_the_committed_results(monkeypatch):
     assert "STALE" not in measurement_note(record, "fmnist")
     committed["relu"] = {"before_swap": 86.0, "after_swap": 86.0}  # the pair's results changed since
     assert not timed_weights_current(record, "fmnist")
+    assert timed_weights_current(record, "fmnist", arms=("gelu",))  # a row timing GELU alone is still current
+    assert not timed_weights_current(record, "fmnist", arms=("gelu", "relu"))
+    assert not timed_weights_current(record, "fmnist", arms=("lgelu_anneal",))  # an arm never checked
     assert measurement_note(record, "fmnist").endswith("rerun benchmarks/relu_ization_latency.py --pairs fmnist")
     del committed["relu"]  # or are not committed at all
     assert not timed_weights_current(record, "fmnist")
@@ -638,7 +633,7 @@ def test_timed_weights_current_compares_with_the_committed_results(monkeypatch):
 def test_latency_record_keeps_each_pairs_machine(monkeypatch):
     """Pairs timed in separate runs (maybe on different CPUs) each carry their own machine fields;
     a record written before that lends its top-level ones, and a missing field is an error."""
-    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, profile="cpu": True)
+    monkeypatch.setattr("helpers.relu_ization.latency.timed_weights_current", lambda record, pair, *a, **k: True)
     machine = {"cpu": "old CPU", "torch": "x", "threads": 1, "rounds": 5, "date": "2026-01-01"}
     entry = {
         "label": "MLP",

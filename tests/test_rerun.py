@@ -20,7 +20,7 @@ def _committed_results(monkeypatch):
     monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)
 
 
-#: The cheapest run-based row (175 Flex-Act synthetic runs, 0.04 core-hours as recorded).
+#: The cheapest run-based row (5 Flex-Act synthetic runs: α = 0 on the Sigmoid task, seconds each).
 CHEAP_ROW = "flexact-alpha0-bias"
 
 
@@ -51,7 +51,7 @@ def test_a_run_based_row_reruns_in_the_smoke_profile_resumes_and_leaves_results_
     argv = [CHEAP_ROW, "--go", "--profile", "smoke", "--into", str(tmp_path / "scratch"), "--workers", "1"]
     assert rerun.main(argv) == 0
     out = capsys.readouterr().out
-    assert "175 runs" in out and "training 175 runs" in out and "(0 already there)" in out
+    assert "5 runs" in out and "training 5 runs" in out and "(0 already there)" in out
     lines = out.splitlines()
     table = lines[lines.index(next(line for line in lines if "committed | smoke rerun" in line)) :]
     fields = [line.split()[0] for line in table[1:6]]
@@ -59,18 +59,36 @@ def test_a_run_based_row_reruns_in_the_smoke_profile_resumes_and_leaves_results_
     assert any(line.startswith("verdict came back: ") for line in table)
     assert "says nothing about the claim" in out
     assert (tmp_path / "scratch" / "smoke" / "flexact_synthetic").is_dir()
-    # the same command again finds every run in the scratch folder and trains nothing
-    reads = rerun.committed_runs(rerun.method_of(rerun.find_row(CHEAP_ROW)))[CHEAP_ROW]
-    rerun.retrain(reads, tmp_path / "scratch", smoke=True, workers=1)
-    assert "training 0 runs" in capsys.readouterr().out
+    # again on two seeds: the runs are found in the scratch folder (nothing trains) and the row is
+    # computed on those two alone, the others hidden rather than missing
+    assert rerun.main([*argv, "--seeds", "0,1"]) == 0
+    out = capsys.readouterr().out
+    assert "training 0 runs" in out and "computed on seeds 0,1 only" in out
+    assert next(line for line in out.splitlines() if line.startswith("n ")).endswith("| 2 seeds")
     assert _tree_digest(committed) == before
+
+
+def test_each_row_lists_exactly_the_runs_it_is_computed_from():
+    runs = report_runs()
+    assert len(runs[CHEAP_ROW]) == 5  # α = 0 on the Sigmoid task, 5 seeds: not Table 1's 175 runs
+    # a ReLU-ization row reads its own arms (the GELU network and its swap), not its pair's five
+    assert {r["experiment"] for r in runs["reluization-fmnist-gelu-swap-cost"]} == {"reluization_fmnist"}
+    assert len(runs["reluization-fmnist-gelu-swap-cost"]) * 2 == len(runs["reluization-fmnist-gelu-int8-cost"])
+    # a latency row: the two timed networks of its pair
+    assert len(runs["reluization-latency-gpt-same-speed-float32"]) == 2
+    # Fig. 3's vision row: the vision pairs' runs only
+    assert {r["experiment"] for r in runs["lambda-gelu-fig3-rho-vision"]} == {
+        "lgelu_fmnist",
+        "lgelu_cifar10_resnet",
+        "lgelu_tinyimagenet_deit",
+    }
 
 
 def test_listing_names_the_runs_and_their_recorded_cost(capsys):
     assert rerun.main([CHEAP_ROW]) == 0
     out = capsys.readouterr().out
-    assert "175 runs" in out and "core-hours as recorded" in out
-    assert "method=flexact, alpha=0.3" in out and "seed 0, 1, 2, 3, 4" in out
+    assert "5 runs" in out and "core-hours as recorded" in out
+    assert "ground_truth=sigmoid, method=flexact, alpha=0.0" in out and "seed 0, 1, 2, 3, 4" in out
     assert f"python -m helpers.protocols.rerun {CHEAP_ROW} --go" in out
 
 

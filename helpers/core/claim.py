@@ -223,17 +223,22 @@ class Claim:
 
 def _builder() -> str:
     """Where the claim was decided: ``module.function`` of the innermost caller outside
-    ``helpers.core`` whose name is not a private row helper (``_claim``, a local ``row``), followed by
-    that helper when there is one (``helpers.srelu.audit.claims > _claim_drawbacks``)."""
-    frame, helper = sys._getframe(2), ""
+    ``helpers.core`` whose name is not private (``_claim``, a local ``row``), followed by the private
+    function that builds this row when there is one: the innermost named after its row
+    (``_<row>_claim`` or ``_claim_<row>``), else the innermost private one
+    (``helpers.srelu.audit.claims > _claim_drawbacks``)."""
+    frame, helper, named = sys._getframe(2), "", ""
     while frame is not None:
         module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_qualname
         if not (module.startswith("helpers.core") or module in ("dataclasses", "functools")):
             if not (name.rsplit(".", 1)[-1].startswith("_") or "<locals>" in name):
+                helper = named or helper
                 return f"{module}.{name}" + (f" > {helper}" if helper else "")
             helper = helper or name
+            if not named and name != "_claim" and (name.endswith("_claim") or name.startswith("_claim_")):
+                named = name
         frame = frame.f_back
-    return helper
+    return named or helper
 
 
 def audit_claim(

@@ -27,7 +27,7 @@ import os
 import signal
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -124,12 +124,12 @@ def registered_config_classes() -> dict[str, type]:
     return {cls.__name__: cls for cls in _RUNNERS}
 
 
-def result_path(config: Any) -> Path:
-    """``<results root>/<experiment>/<hash>.json`` for this config."""
+def result_path(config: Any, folder: Path | None = None) -> Path:
+    """``<results root>/<experiment>/<hash>.json`` for this config (the root of ``folder`` when given)."""
     for field in ("experiment", "profile"):
         if not hasattr(config, field):
             raise TypeError(f"config {type(config).__name__} needs a {field!r} field")
-    return results_root(config.profile) / config.experiment / f"{config_hash(config)}.json"
+    return results_root(config.profile, folder) / config.experiment / f"{config_hash(config)}.json"
 
 
 def store_result(config: Any, result: dict) -> Path:
@@ -174,6 +174,24 @@ def _rerun_requested() -> bool:
     return bool_env("REPRO_RERUN", False)
 
 
+def has_result(config: Any) -> bool:
+    """Whether a result for ``config`` is stored, as :func:`load_result` would find it (a tool's
+    redirect included), without reading it: a read is what ties a run to a report row. A run a
+    tool hides counts as stored: it is left out on purpose, not missing (the loaders skip it)."""
+    target = run_reads.redirect(config)
+    if target is None or target is run_reads.HIDDEN:
+        return target is run_reads.HIDDEN
+    if isinstance(target, run_reads.Elsewhere):
+        return result_path(target.config, target.folder).exists()
+    return result_path(target).exists()
+
+
+def load_results(configs: Iterable[Any]) -> list[dict | None]:
+    """:func:`load_result` of each config in order, leaving out the runs a tool hides
+    (:data:`helpers.core.run_reads.HIDDEN`)."""
+    return [load_result(cfg) for cfg in configs if not run_reads.is_hidden(cfg)]
+
+
 def load_result(config: Any) -> dict | None:
     """The cached result for ``config``, or ``None`` when there is none.
 
@@ -181,10 +199,13 @@ def load_result(config: Any) -> dict | None:
     finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
     a file that fails raises :class:`~helpers.core.result_files.CorruptResult` naming it.
     """
-    config = run_reads.redirect(config)
-    if config is None:  # a tool hid this run (see helpers.core.run_reads)
+    target = run_reads.redirect(config)
+    if target is None or target is run_reads.HIDDEN:  # a tool answers: missing, or left out
         return None
-    path = result_path(config)
+    if isinstance(target, run_reads.Elsewhere):  # a tool reads this run from another folder
+        config, path = target.config, result_path(target.config, target.folder)
+    else:
+        config, path = target, result_path(target)
     if not path.exists():
         return None
     try:

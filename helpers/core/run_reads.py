@@ -3,14 +3,16 @@
 Every result a claims function reads goes through :func:`helpers.core.results_cache.load_result`,
 and every row is a :class:`~helpers.core.claim.Claim` built somewhere below that function. While
 :func:`watching_runs` is active, both are noted with the call stack they happened in. A row's runs
-are then the results read below the innermost function on the row's own call stack that read any:
-for a builder that loads its runs itself that is exactly its runs; for a family whose loader reads
-every run first and then builds one row per pair, it is the family's runs (a superset of the
-row's, never a subset). No claims function declares anything, so the answer cannot drift from the
-code that decides the row.
+are then the results read below the innermost function on the row's own call stack that read any.
+Every run-based row is built in a function that loads its own runs (a family that loaded every run
+first would give each of its rows the family's runs: a superset, never a subset), so these are
+exactly the runs it is computed from. No claims function declares anything, so the answer cannot
+drift from the code that decides the row.
 
-:func:`redirecting_reads` lets a tool answer each read from elsewhere (the rerun of a row reads a
-scratch folder's smoke runs in place of the committed ones, or hides the seeds it did not rerun).
+:func:`redirecting_reads` lets a tool answer each read from elsewhere (the rerun of a row reads its
+runs from a scratch folder, :class:`Elsewhere`, and every other run as committed) or hide a run
+(:data:`HIDDEN`: the seeds a rerun left out, so the row is computed on fewer seeds; the loaders
+skip a hidden run, :func:`is_hidden`, where a missing one would make the row "not run here").
 """
 
 from __future__ import annotations
@@ -19,10 +21,22 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = ["RunRead", "RunReads", "watching_runs", "redirecting_reads", "note_read", "note_claim", "redirect"]
+__all__ = [
+    "RunRead",
+    "RunReads",
+    "Elsewhere",
+    "HIDDEN",
+    "watching_runs",
+    "redirecting_reads",
+    "note_read",
+    "note_claim",
+    "redirect",
+    "is_hidden",
+]
 
 
 @dataclass(frozen=True)
@@ -88,10 +102,28 @@ def watching_runs() -> Iterator[RunReads]:
         _WATCHES.remove(watch)
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """A redirect's answer: read the result of ``config`` from the results folder ``folder``."""
+
+    config: Any
+    folder: Path
+
+
+class _Hidden:
+    def __repr__(self) -> str:
+        return "HIDDEN"
+
+
+#: A redirect's answer for a run left out on purpose (not missing: the loaders skip it).
+HIDDEN: Any = _Hidden()
+
+
 @contextmanager
 def redirecting_reads(fn: Callable[[Any], Any]) -> Iterator[None]:
     """Inside the block, :func:`~helpers.core.results_cache.load_result` reads ``fn(config)``
-    instead of ``config`` (``None``: the run is treated as missing)."""
+    instead of ``config``: another config, an :class:`Elsewhere`, ``None`` (the run is missing) or
+    :data:`HIDDEN` (left out on purpose)."""
     _REDIRECT.append(fn)
     try:
         yield
@@ -100,12 +132,18 @@ def redirecting_reads(fn: Callable[[Any], Any]) -> Iterator[None]:
 
 
 def redirect(config: Any) -> Any:
-    """The config a read of ``config`` is answered with (itself unless a redirect is active)."""
+    """What a read of ``config`` is answered with: itself unless a redirect is active (see
+    :func:`redirecting_reads`)."""
     for fn in reversed(_REDIRECT):
-        if config is None:
+        if config is None or config is HIDDEN or isinstance(config, Elsewhere):
             break
         config = fn(config)
     return config
+
+
+def is_hidden(config: Any) -> bool:
+    """Whether an active redirect leaves ``config``'s run out on purpose (a loader skips it)."""
+    return bool(_REDIRECT) and redirect(config) is HIDDEN
 
 
 def note_read(config: Any, result: dict | None) -> None:

@@ -44,14 +44,15 @@ def current_profile(profile: str | None = None) -> str:
     return chosen
 
 
-def results_root(profile: str) -> Path:
+def results_root(profile: str, folder: Path | None = None) -> Path:
     """Where run results of ``profile`` are cached.
 
     cpu and paper results are the book's numbers and live in the committed ``results/``; smoke
     results only prove code paths run, so they go to an ignored cache and never mix with them.
-    ``REPRO_RESULTS_DIR`` overrides both (tests point it at a temporary folder).
+    ``folder`` (a tool's scratch folder) or else ``REPRO_RESULTS_DIR`` overrides both (tests point
+    it at a temporary folder), smoke results in its ``smoke/``.
     """
-    override = dir_env("REPRO_RESULTS_DIR") if os.environ.get("REPRO_RESULTS_DIR") else None
+    override = folder or (dir_env("REPRO_RESULTS_DIR") if os.environ.get("REPRO_RESULTS_DIR") else None)
     if override:
         return Path(override) / profile if profile == "smoke" else Path(override)
     if profile == "smoke":

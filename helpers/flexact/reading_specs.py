@@ -7,11 +7,11 @@ re-exports every name here."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from helpers.core.results_cache import load_result, run_many
+from helpers.core.results_cache import has_result, load_results, run_many
 from helpers.flexact.synthetic import (
     GROUND_TRUTHS,
     SENSITIVITY_SEEDS,
@@ -201,15 +201,25 @@ def run_readings(profile: str, *, workers: int | None = None) -> dict[str, dict[
     return {key: {alpha: [by_config[c] for c in cfgs] for alpha, cfgs in a.items()} for key, a in arms.items()}
 
 
-def load_readings(profile: str = "cpu") -> dict[str, dict[float, list[dict]]] | None:
+def load_readings(
+    profile: str = "cpu", keep: Callable[[float, FlexActSyntheticConfig], bool] | None = None
+) -> dict[str, dict[float, list[dict]]] | None:
     """What :func:`run_readings` returns, from stored results only (never trains); None when any
-    run is missing (the claims then say "not run here")."""
+    run is missing (the claims then say "not run here"). ``keep(α, config)``: only the runs it
+    accepts are read (a claim reads the runs it is computed from)."""
     out: dict[str, dict[float, list[dict]]] = {}
     for reading in (BASELINE, *READINGS):
         out[reading.key] = {}
         for alpha, cfgs in _arms(profile, reading).items():
-            results = [load_result(c) for c in cfgs]
+            results = load_results(c for c in cfgs if keep is None or keep(alpha, c))
             if any(r is None for r in results):
                 return None
-            out[reading.key][alpha] = results  # type: ignore[assignment]
+            if results:
+                out[reading.key][alpha] = results  # type: ignore[assignment]
     return out
+
+
+def readings_committed(profile: str = "cpu") -> bool:
+    """Whether every run of the readings sweep and of its baseline is stored (none is read)."""
+    arms = [_arms(profile, reading) for reading in (BASELINE, *READINGS)]
+    return all(has_result(c) for arm in arms for cfgs in arm.values() for c in cfgs)

@@ -64,6 +64,7 @@ from helpers.flexact.reading_specs import (
     baseline_configs,
     load_readings,
     reading_by_key,
+    readings_committed,
     readings_configs,
     run_readings,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "baseline_configs",
     "run_readings",
     "load_readings",
+    "readings_committed",
     "readings_frame",
     "mse_comparisons",
     "pooled_log_ratio",

@@ -16,6 +16,7 @@ from helpers.core.attribution import SourceValue
 from helpers.core.comparison import Comparison
 from helpers.core.report import Claim, family_verdict, judge
 from helpers.core.results_cache import load_result
+from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import tost
 from helpers.lambda_gelu.protocol import EXPERIMENTS, figure_scale
 from helpers.lambda_gelu.records import (
@@ -35,6 +36,8 @@ def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
         raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(EXPERIMENTS)}")
     found, missing = [], 0
     for cfg in EXPERIMENTS[name](profile):
+        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
+            continue
         result = load_result(cfg)
         if result is None or result.get("status", "ok") != "ok":
             missing += 1
@@ -49,6 +52,8 @@ def load_committed(configs: Iterable[Any]) -> list[dict]:
     runs :mod:`helpers.core.run_reads` finds for the row are its pair's."""
     results = []
     for cfg in configs:
+        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
+            continue
         result = load_result(cfg)
         if result is None:
             raise ValueError(f"{cfg.experiment}: a run of a committed family is missing ({cfg})")

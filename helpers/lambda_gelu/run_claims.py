@@ -11,9 +11,9 @@ from collections.abc import Callable
 from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim
 from helpers.core.runtime import current_profile
-from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, SEVERE_PERPLEXITY_INCREASE, load_protocol
+from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, SEVERE_PERPLEXITY_INCREASE, load_committed, load_protocol
 from helpers.lambda_gelu.grid import delta_bvs_by_seed, drift_contrast
-from helpers.lambda_gelu.grid_claims import grid_claims
+from helpers.lambda_gelu.grid_claims import fig1_bvs_close_claim, grid_claims
 from helpers.lambda_gelu.protocol import EXPERIMENTS
 from helpers.lambda_gelu.table1_claims import table1_claims
 from helpers.lambda_gelu.table2_claims import table2_claims
@@ -83,7 +83,19 @@ def _grid_rows(grid: str, csweep: str) -> list[Claim]:
 
 
 def _fig1_rows(profile: str) -> list[Claim]:
-    return grid_claims(_committed("lgelu_grid", profile), None, profile)[:3]  # Fig. 1: the (t, c) grid
+    """Fig. 1's rows: the two drift trends from the whole (t, c) grid, ΔBVS from its smallest t."""
+    grid = _committed("lgelu_grid", profile)
+    return [*grid_claims(grid, None, profile)[:2], _fig1_bvs_close_row(profile, grid is not None)]
+
+
+def _fig1_bvs_close_row(profile: str, committed: bool) -> Claim:
+    """From the GELU baseline and the grid's smallest t, loaded here: the runs it compares."""
+    if not committed:
+        return fig1_bvs_close_claim(None, profile)
+    configs = EXPERIMENTS["lgelu_grid"](profile)
+    t_min = min(c.activation_kwargs["t"] for c in configs if c.activation == "lambda_gelu")
+    runs = load_committed(c for c in configs if c.activation == "gelu" or c.activation_kwargs["t"] == t_min)
+    return fig1_bvs_close_claim(runs, profile)
 
 
 def _fig2_rows(profile: str) -> list[Claim]:

@@ -81,23 +81,25 @@ _READING_RHO_OTHERS = (
 
 
 def table1_claims(results: Results | None, profile: str) -> list[Claim]:
-    """Table I and Fig. 3 claims from the results of ``lgelu_table1`` (``None``: not run)."""
+    """Table I and Fig. 3 claims from the results of ``lgelu_table1`` (``None``: not run). Each row
+    loads the runs it is computed from itself, so that the runs :mod:`helpers.core.run_reads` finds
+    for it (and a rerun retrains) are its own, not the family's."""
 
     pairs = table1_pairs(profile)
-    ours_t1 = table1(results) if results is not None else None
-    runs = run_table(results) if results is not None else None
-    final, per_pair, curves = _fig3_data(results) if results is not None else (None, None, None)
     vision = [p for p in pairs if p in _VISION]
     others = [p for p in pairs if p in _OTHERS]
-    stopped = _stopped_early(vision, runs, curves) if runs is not None and curves is not None else {}
+    if results is None:
+        return [
+            *(table1_bvs_parity_claim(pair, None, None, profile) for pair in pairs),
+            table1_hardness_family_claim(pairs, None, profile),
+            fig3_rho_vision_claim(vision, None, None, profile),
+            fig3_rho_others_claim(vision, others, None, None, profile),
+        ]
     return [
-        *(
-            _parity_row(pair, profile) if results is not None else table1_bvs_parity_claim(pair, None, None, profile)
-            for pair in pairs
-        ),
-        table1_hardness_family_claim(pairs, ours_t1, profile),
-        fig3_rho_vision_claim(vision, final, per_pair, profile, stopped=stopped),
-        fig3_rho_others_claim(vision, others, final, per_pair, profile),
+        *(_parity_row(pair, profile) for pair in pairs),
+        _hardness_family_row(pairs, profile),
+        _rho_vision_row(vision, profile),
+        _rho_others_row(vision, others, profile),
     ]
 
 
@@ -105,6 +107,30 @@ def _parity_row(pair: str, profile: str) -> Claim:
     """``pair``'s parity row from that pair's runs, loaded here (its runs are the pair's, not the family's)."""
     results = load_committed(table1_configs(profile, (pair,)))
     return table1_bvs_parity_claim(pair, table1(results), run_table(results), profile)
+
+
+def _lambda_runs(pairs: Sequence[str], profile: str) -> Results:
+    """The λ-GELU runs (three init modes) of ``pairs``: what λ̄ and ρ_S are computed from."""
+    return load_committed(c for c in table1_configs(profile, tuple(pairs)) if c.activation == "lambda_gelu")
+
+
+def _hardness_family_row(pairs: Sequence[str], profile: str) -> Claim:
+    return table1_hardness_family_claim(pairs, table1(_lambda_runs(pairs, profile)), profile)
+
+
+def _rho_vision_row(vision: Sequence[str], profile: str) -> Claim:
+    """From the vision pairs' runs: ρ_S from their λ-GELU runs, and whether training stopped while
+    it still improved from all their non-annealed runs (named in the note)."""
+    results = load_committed(table1_configs(profile, tuple(vision)))
+    final, per_pair, curves = _fig3_data(results)
+    stopped = _stopped_early(vision, run_table(results), curves)
+    return fig3_rho_vision_claim(vision, final, per_pair, profile, stopped=stopped)
+
+
+def _rho_others_row(vision: Sequence[str], others: Sequence[str], profile: str) -> Claim:
+    """From the λ-GELU runs of every pair: the others' ρ_S against the lowest vision pair's."""
+    final, per_pair, _ = _fig3_data(_lambda_runs([*vision, *others], profile))
+    return fig3_rho_others_claim(vision, others, final, per_pair, profile)
 
 
 def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.DataFrame | None, profile: str) -> Claim:

@@ -6,8 +6,8 @@
     python -m helpers.protocols.rerun KEY --go --profile smoke   # the same code path on tiny runs, in minutes
 
 The runs of a row are the committed results its claims code reads (:mod:`helpers.core.run_reads`):
-for a builder that loads its own runs exactly those; where a family's loader reads every run of the
-family before building its rows, the family's. ``--go`` trains them into a scratch folder (never
+every run-based row is built where its own runs are loaded, so those are exactly the runs it is
+computed from. ``--go`` trains them into a scratch folder (never
 into ``results/``; default ``.cache/rerun/KEY``), resumable: finished runs stay there and an
 interrupted one resumes from its per-epoch checkpoint when the same command is given again. Then
 the row is recomputed from the scratch runs by the same code and printed beside the committed row,
@@ -32,14 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from helpers import methods
-from helpers.claims import _stat_signature, report_claims
+from helpers.claims import inputs_signature, report_claims
 from helpers.core.claim import Claim
 from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.provenance import cpu_capability, cpu_model
 from helpers.core.results_cache import compute_time, config_hash, load_result, run_many
-from helpers.core.run_reads import RunRead, redirecting_reads, watching_runs
+from helpers.core.run_reads import HIDDEN, Elsewhere, RunRead, redirecting_reads, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.protocols import positive_int_arg
+from helpers.relu_ization.latency import LATENCY_KEYS, LATENCY_RERUN
 from helpers.verify_rerun import verify
 
 #: What a smoke rerun shrinks, field by field (the smaller of this and the run's own value): every
@@ -103,7 +104,7 @@ _COMMITTED: dict[tuple, dict[str, list[RunRead]]] = {}
 def committed_runs(method: methods.Method) -> dict[str, list[RunRead]]:
     """The committed runs of each of ``method``'s run-based rows (:func:`recompute`), remembered
     in this process while the inputs of the report are unchanged (their names, sizes and times)."""
-    key = (method.package, str(results_root("cpu")), _stat_signature())
+    key = (method.package, str(results_root("cpu")), inputs_signature())
     if key not in _COMMITTED:
         _COMMITTED.clear()
         _COMMITTED[key] = recompute(method)[1]
@@ -131,13 +132,18 @@ def _seed(config: Any) -> int | None:
 
 
 def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
+    """A config's fields, nested configs and dicts (a protocol's inner training config) as ``outer.inner``."""
+    items = (
+        config.items()
+        if isinstance(config, dict)
+        else ((f.name, getattr(config, f.name)) for f in dataclasses.fields(config))
+    )
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(config):
-        value = getattr(config, f.name)
-        if dataclasses.is_dataclass(value):
-            out.update(_flat(value, f"{f.name}."))
+    for name, value in items:
+        if dataclasses.is_dataclass(value) or (isinstance(value, dict) and value):
+            out.update(_flat(value, f"{prefix}{name}."))
         else:
-            out[prefix + f.name] = value
+            out[prefix + name] = value
     return out
 
 
@@ -153,14 +159,17 @@ def describe_runs(reads: Sequence[RunRead]) -> list[str]:
         sorted(k for k in varying if k.rsplit(".", 1)[-1] in _SEEDLIKE)
         or [k for k in ("seed", "train.seed") if flats and k in flats[0]][:1]
     )
+    # a protocol's inner training config repeats its seed: the outer one names the run
+    seeds = [k for k in seeds if "." not in k or k.rsplit(".", 1)[-1] not in seeds] or seeds
+    hidden = {k for k in varying if k.rsplit(".", 1)[-1] in _SEEDLIKE}
     shown = [
         k
         for k in (flats[0] if flats else {})
-        if k not in seeds and k != "scale_note" and (k.rsplit(".", 1)[-1] in _SHOWN or k in varying)
+        if k not in hidden and not k.endswith("scale_note") and (k.rsplit(".", 1)[-1] in _SHOWN or k in varying)
     ]
     groups: dict[str, list[str]] = {}
     for flat in flats:
-        parts = [f"{k}={flat.get(k)}" for k in shown if flat.get(k) not in (None, "")]
+        parts = [f"{k}={flat.get(k)}" for k in shown if flat.get(k) not in (None, "", {}, ())]
         if not any(k in shown for k in ("epochs", "train.epochs")):
             parts.append(f"epochs={flat.get('epochs', flat.get('train.epochs'))}")
         parts.append(f"precision={flat.get('precision', flat.get('train.precision', 'float32'))}")
@@ -230,16 +239,21 @@ def retrain(reads: Sequence[RunRead], folder: Path, *, smoke: bool, workers: int
 
 
 def rerun_row(
-    claim: Claim, reads: Sequence[RunRead], folder: Path, configs: Sequence[Any], *, smoke: bool
+    claim: Claim, reads: Sequence[RunRead], folder: Path, configs: Sequence[Any], left_out: Sequence[RunRead] = ()
 ) -> Claim | None:
-    """``claim`` recomputed by its own code from the runs in ``folder`` (``configs``, in the order
-    of ``reads``); a read of any other run finds nothing. ``None``: the code built no such row."""
+    """``claim`` recomputed by its own code with its runs (``reads``) read from ``folder``, where
+    ``configs`` (in the order of ``reads``) were trained, the runs ``left_out`` (seeds not rerun)
+    hidden, and every other run read as committed. ``None``: the code built no such row."""
     trained = {config_hash(r.config): c for r, c in zip(reads, configs)}
+    hidden = {config_hash(r.config) for r in left_out}
 
     def scratch(cfg: Any) -> Any:
-        return trained.get(config_hash(cfg)) if cfg.profile != "smoke" else cfg
+        digest = config_hash(cfg)
+        if digest in trained:
+            return Elsewhere(trained[digest], folder)
+        return HIDDEN if digest in hidden else cfg
 
-    with _results_in(folder), redirecting_reads(scratch):
+    with redirecting_reads(scratch):
         rows, _ = recompute(method_of(claim))
     return rows.get(claim.key)
 
@@ -344,8 +358,10 @@ def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
     if not reads:
         print("no committed run decides this row (it is not run here): nothing to rerun")
         return 0
+    left_out: list[RunRead] = []
     if args.seeds:
         kept = [r for r in reads if _seed(r.config) is None or _seed(r.config) in args.seeds]
+        left_out = [r for r in reads if r not in kept]
         print(f"only seeds {','.join(map(str, args.seeds))}: {len(kept)} of {len(reads)} runs")
         reads = kept
     cpus = sorted({str((r.result.get("provenance") or {}).get("cpu_model", "an unrecorded CPU")) for r in reads})
@@ -354,6 +370,8 @@ def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
         f"{', '.join(cpus)}; this machine: {cpu_model()} ({cpu_capability()})"
     )
     print("\n".join(f"  {line}" for line in describe_runs(reads)))
+    if claim.key.startswith(LATENCY_KEYS):
+        print(LATENCY_RERUN)
     problems = obstacles(reads, smoke)
     if problems and args.go:
         raise RerunError("cannot rerun here: " + "; ".join(problems))
@@ -365,7 +383,7 @@ def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
         return 0
     folder = scratch_folder(claim.key, args.into, smoke)
     configs = retrain(reads, folder, smoke=smoke, workers=args.workers)
-    row = rerun_row(claim, reads, folder, configs, smoke=smoke)
+    row = rerun_row(claim, reads, folder, configs, left_out)
     label = "smoke rerun" if smoke else "rerun"
     if smoke:
         print("smoke profile: tiny runs through the same code; the rerun row says nothing about the claim")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ import pandas as pd
 
 from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim, claim_key, comparison_fields, judge
-from helpers.core.results_cache import load_result
+from helpers.core.results_cache import has_result, load_results
 from helpers.core.statistics import Comparison, one_sample, paired_comparison
 from helpers.lambda_gelu.paper import QUOTES as LGELU_QUOTES
 from helpers.lambda_gelu.paper import SWITCH_FRACTION
@@ -139,18 +138,55 @@ def _region_pct(frame: pd.DataFrame, arm: str, ref: str = "relu") -> dict[int, f
     return {s: 100.0 * (per[(arm, s)] / per[(ref, s)] - 1.0) for s in seeds}
 
 
-@dataclass(frozen=True, eq=False)
 class _PairData:
-    """What the claims of one pair share, computed once from its results."""
+    """What the claims of one pair share, each frame computed from ``results`` when a row first reads
+    it (a row built from some arms' runs computes only what it uses)."""
 
-    rows: pd.DataFrame  # one row per arm and seed (analysis.arm_rows)
-    higher_is_better: bool
-    unit: str  # the metric's display unit (accuracy points; perplexity)
-    margin: float  # the "matches" margin in that unit (matches_margin)
-    margin_note: str  # how the margin was derived, for the rows that use it
-    targets: pd.DataFrame  # per-layer λ targets (analysis.layer_lambda_frame)
-    sparsity: pd.DataFrame  # exact-zero fractions (analysis.sparsity_frame)
-    regions: pd.DataFrame | None  # linear-region counts; None for a pair that does not count them
+    def __init__(self, pair: str, results: Sequence[Mapping[str, Any]]) -> None:
+        self.pair, self.results = pair, list(results)
+
+    @functools.cached_property
+    def rows(self) -> pd.DataFrame:
+        """One row per arm and seed (:func:`analysis.arm_rows`)."""
+        return A.arm_rows(self.results)
+
+    @functools.cached_property
+    def higher_is_better(self) -> bool:
+        return bool(self.rows["higher_is_better"].iloc[0])
+
+    @property
+    def unit(self) -> str:
+        """The metric's display unit (accuracy points; perplexity)."""
+        return A.unit(self.higher_is_better)
+
+    @functools.cached_property
+    def _margin(self) -> tuple[float, str]:
+        return matches_margin(self.rows, self.higher_is_better)
+
+    @property
+    def margin(self) -> float:
+        """The "matches" margin in the metric's unit (:func:`matches_margin`)."""
+        return self._margin[0]
+
+    @property
+    def margin_note(self) -> str:
+        """How the margin was derived, for the rows that use it."""
+        return "Margin " + self._margin[1] + "."
+
+    @functools.cached_property
+    def targets(self) -> pd.DataFrame:
+        """Per-layer λ targets (:func:`analysis.layer_lambda_frame`)."""
+        return A.layer_lambda_frame(self.results)
+
+    @functools.cached_property
+    def sparsity(self) -> pd.DataFrame:
+        """Exact-zero fractions (:func:`analysis.sparsity_frame`)."""
+        return A.sparsity_frame(self.results)
+
+    @functools.cached_property
+    def regions(self) -> pd.DataFrame | None:
+        """Linear-region counts; None for a pair that does not count them."""
+        return A.regions_frame(self.results) if RELU_PAIRS[self.pair].linear_regions else None
 
 
 def matches_margin(rows: pd.DataFrame, higher_is_better: bool) -> tuple[float, str]:
@@ -168,40 +204,10 @@ def matches_margin(rows: pd.DataFrame, higher_is_better: bool) -> tuple[float, s
     )
 
 
-def _pair_data(pair: str, results: Sequence[Mapping[str, Any]]) -> _PairData:
-    rows = A.arm_rows(results)
-    hib = bool(rows["higher_is_better"].iloc[0])
-    return _PairData(
-        rows=rows,
-        higher_is_better=hib,
-        unit=A.unit(hib),
-        margin=matches_margin(rows, hib)[0],
-        margin_note="Margin " + matches_margin(rows, hib)[1] + ".",
-        targets=A.layer_lambda_frame(results),
-        sparsity=A.sparsity_frame(results),
-        regions=A.regions_frame(results) if RELU_PAIRS[pair].linear_regions else None,
-    )
-
-
 def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -> list[Claim]:
     """The claims of one pair from its results (every training arm and seed)."""
-    d = _pair_data(pair, results)
-    out = [
-        _gelu_swap_cost_claim(pair, d, profile),
-        _lgelu_swap_cheaper_claim(pair, d, profile),
-        _srelu_swap_free_claim(pair, d, profile),
-        _lgelu_matches_relu_claim(pair, d, profile),
-        _srelu_matches_relu_claim(pair, d, profile),
-        _lgelu_int8_matches_relu_claim(pair, d, profile),
-        _gelu_int8_cost_claim(pair, d, profile),
-        _layerwise_no_worse_claim(pair, d, profile),
-        _layer_targets_smaller_claim(pair, d, profile),
-        _lgelu_sparse_as_relu_claim(pair, d, profile),
-        _lgelu_sparse_before_swap_claim(pair, d, profile),
-    ]
-    if d.regions is not None:
-        out.extend(_regions_claim(pair, d, profile, arm, label) for arm, label in REGION_ARMS)
-    return out
+    d = _PairData(pair, results)
+    return [build(pair, d, profile) for build, _, _ in _rows_of(pair)]
 
 
 def _mean(rows: pd.DataFrame, arm: str, col: str = "value") -> float:
@@ -450,6 +456,30 @@ def _regions_claim(pair: str, d: _PairData, profile: str, arm: str, label: str) 
     )
 
 
+#: Each row of a pair: its function, the training arms whose runs decide it, and whether it judges
+#: with the pair's "matches" margin (on a perplexity, that margin's base, ReLU from scratch, is
+#: then read too: :func:`_row`).
+_ROWS: tuple[tuple[Callable[..., Claim], tuple[str, ...], bool], ...] = (
+    (_gelu_swap_cost_claim, ("gelu",), True),
+    (_lgelu_swap_cheaper_claim, ("gelu", "lgelu_anneal"), True),
+    (_srelu_swap_free_claim, ("srelu_anneal",), True),
+    (_lgelu_matches_relu_claim, ("lgelu_anneal", "relu"), True),
+    (_srelu_matches_relu_claim, ("srelu_anneal", "relu"), True),
+    (_lgelu_int8_matches_relu_claim, ("lgelu_anneal", "relu"), True),
+    (_gelu_int8_cost_claim, ("gelu", "relu"), True),
+    (_layerwise_no_worse_claim, ("lgelu_anneal", "lgelu_layerwise"), True),
+    (_layer_targets_smaller_claim, ("lgelu_layerwise",), False),
+    (_lgelu_sparse_as_relu_claim, ("lgelu_anneal", "relu"), False),
+    (_lgelu_sparse_before_swap_claim, ("lgelu_anneal",), False),
+) + tuple((functools.partial(_regions_claim, arm=arm, label=label), (arm, "relu"), False) for arm, label in REGION_ARMS)
+
+
+def _rows_of(pair: str) -> list[tuple[Callable[..., Claim], tuple[str, ...], bool]]:
+    """The rows of ``pair``: the region rows only for a pair that counts linear regions."""
+    regions = RELU_PAIRS[pair].linear_regions
+    return [row for row in _ROWS if regions or getattr(row[0], "func", None) is not _regions_claim]
+
+
 def _swap_cost_text(comp: Comparison, unit: str) -> str:
     """The swap cost; an exact result (the same metric before and after the swap on every seed)
     as a count. The results store the metric, not per-example predictions, so an unchanged
@@ -516,15 +546,25 @@ def _not_run(pair: str, profile: str, why: str) -> Claim:
 
 
 def _pair_rows(pair: str, spec: Any, profile: str) -> list[Claim]:
-    """One pair's rows from its committed results, loaded here (so that a row's runs, found by
-    :mod:`helpers.core.run_reads`, are its pair's), or its one "not run here" row."""
+    """One pair's rows from its committed results, each row built by :func:`_row` from its own
+    runs, or the pair's one "not run here" row."""
     if profile == "cpu" and pair not in cpu_pairs():
         return [_not_run(pair, profile, spec.cpu_pending)]
-    results = [load_result(cfg) for cfg in reluization_configs(pair, profile)]
-    if any(r is None for r in results):
-        missing = sum(r is None for r in results)
-        return [_not_run(pair, profile, f"{missing} of {len(results)} results of this profile are not committed")]
-    return pair_claims(pair, results, profile)  # type: ignore[arg-type]
+    configs = reluization_configs(pair, profile)
+    missing = sum(not has_result(cfg) for cfg in configs)
+    if missing:
+        return [_not_run(pair, profile, f"{missing} of {len(configs)} results of this profile are not committed")]
+    return [_row(pair, build, arms, uses_margin, profile) for build, arms, uses_margin in _rows_of(pair)]
+
+
+def _row(pair: str, build: Callable[..., Claim], arms: tuple[str, ...], uses_margin: bool, profile: str) -> Claim:
+    """One row from the runs of its own arms, loaded here, so that the runs
+    :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly these."""
+    d = _PairData(pair, load_results(reluization_configs(pair, profile, arms)))  # type: ignore[arg-type]
+    if uses_margin and not d.higher_is_better and "relu" not in arms:  # a perplexity margin's base
+        relu = load_results(reluization_configs(pair, profile, ("relu",)))
+        d = _PairData(pair, d.results + relu)  # type: ignore[operator]
+    return build(pair, d, profile)
 
 
 def claims(profile: str | None = None) -> list[Claim]:

@@ -31,6 +31,8 @@ from helpers.relu_ization.protocol import pending_pairs
 
 __all__ = [
     "RECORD",
+    "LATENCY_KEYS",
+    "LATENCY_RERUN",
     "MACHINE_FIELDS",
     "calls_for",
     "interleaved_times",
@@ -49,6 +51,14 @@ RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
 SOURCE = "This book (beyond the papers), ReLU-ization"
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 SAME_SPEED_MARGIN_PCT = 5.0
+#: The latency rows' keys begin with this; their verdicts rest on the committed timings, not on runs.
+LATENCY_KEYS = "reluization-latency-"
+#: What rerunning a latency row does (printed by :mod:`helpers.protocols.rerun`).
+LATENCY_RERUN = (
+    f"its verdict rests on the timings in {RECORD}: these runs are the networks timed, so a rerun "
+    "retrains them and the row comes back only when their weights reproduce the timed ones; "
+    "python benchmarks/relu_ization_latency.py measures the timings again"
+)
 #: What a pair's timings depend on. Each pair carries its own: pairs are measured in separate
 #: runs of the benchmark, possibly on different CPUs (a ResNet trained in bf16 is timed where its
 #: weights check can be exact), so one machine line for the whole record would mislabel the others.
@@ -176,8 +186,11 @@ def pair_record(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
     return rec
 
 
-def timed_weights_current(record: Mapping[str, Any], pair: str, profile: str = "cpu") -> bool:
-    """Whether the networks timed for ``pair`` are still the pair's committed ``profile`` runs.
+def timed_weights_current(
+    record: Mapping[str, Any], pair: str, profile: str = "cpu", arms: tuple[str, ...] | None = None
+) -> bool:
+    """Whether the networks timed for ``pair`` (those of ``arms``; default: every arm timed) are
+    still the pair's committed ``profile`` runs.
 
     The benchmark stores, per arm, the metrics of the committed result its weights were checked
     against (``weights_check``). When the pair later switches scale (or a run is retrained), the
@@ -185,9 +198,11 @@ def timed_weights_current(record: Mapping[str, Any], pair: str, profile: str = "
     longer shows: they must be measured again, not shown beside the new results."""
     rec = pair_record(record, pair)
     checks = rec.get("weights_check") or {}
-    if not checks:
+    if not checks or (arms is not None and not set(arms) <= set(checks)):
         return False
     for arm, check in checks.items():
+        if arms is not None and arm not in arms:
+            continue
         committed = load_result(reluization_config(pair, arm, int(rec["seed"]), profile))
         if committed is None or [check["before_swap"][1], check["after_swap"][1]] != [
             committed["before_swap"],
@@ -253,22 +268,17 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
     """The latency claims of every pair in the committed record (nothing when there is none),
     except pairs whose cpu runs are pending: a pair's timings can be measured (on the CPU that
     trained its weights) before its last seeds are committed, and its claims appear with the rest
-    of its results, not before. A pair whose timed weights are no longer its committed results
-    (:func:`timed_weights_current`) has no latency claims until it is measured again."""
+    of its results, not before. A row whose timed networks are no longer the pair's committed
+    results (:func:`timed_weights_current`) is left out until they are measured again."""
     record = load_record() if record is None else record
     if record is None:
         return []
     out = []
     waiting = pending_pairs()
     for pair in record.get("pairs", {}):
-        if pair in waiting or not timed_weights_current(record, pair):  # the record times cpu runs
+        if pair in waiting:
             continue
         rec = pair_record(record, pair)
-        label = rec["label"]
-        scale = (
-            f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
-            f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}"
-        )
         big = max(row["batch"] for row in rec["rows"])
         small = min(row["batch"] for row in rec["rows"])
         # each case's key names what it compares (arm, precision, batch), not its sentence
@@ -315,37 +325,50 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
                 "",
             ),
         ]
-        for name, text, a, b, kw, note in cases:
-            pct = _pct(record, pair, a, b)
-            # the median per-round ratio is what the latency table shows; the rounds are heavy-tailed, so
-            # its bootstrap interval decides rather than a t interval of the mean
-            verdict, fields, comp = judge(lambda pct=pct: median_comparison(pct), unit="%", digits=1, **kw)
-            if fields.get("n"):
-                fields["n"] = fields["n"].replace("runs", f"timing rounds of one seed-{rec['seed']} network per arm")
-            ours = (
-                f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})"
-                if comp is not None
-                else "–"
-            )
-            out.append(
-                Claim(
-                    key=claim_key("reluization-latency", pair, name),
-                    claim=f"{label}: {text}",
-                    source=SOURCE,
-                    paper_value=HYPOTHESIS,
-                    our_value=ours,
-                    profile=profile,
-                    scale=scale,
-                    verdict=verdict,
-                    notebook=rec["notebook"],  # type: ignore[arg-type]
-                    note=(note + " " if note else "") + f"Each arm is a single network (seed {rec['seed']}); "
-                    "the rounds are timing rounds, not seeds, so the interval covers timing noise on this "
-                    "machine, not training variation, and another seed's network was not timed. The verdict "
-                    "rests on the seeded bootstrap interval of the median per-round ratio, the statistic the "
-                    "latency table shows (95%; 90% for the same-speed margin), with a Wilcoxon "
-                    "signed-rank p beside it.",
-                    anchor=rec["anchor"],
-                    **fields,
-                )
-            )
+        for case in cases:
+            row = _latency_row(record, pair, case, profile)
+            if row is not None:
+                out.append(row)
     return out
+
+
+def _latency_row(record: Mapping[str, Any], pair: str, case: tuple, profile: str) -> Claim | None:
+    """One latency row, or None when its networks' weights are not the committed runs any more;
+    the weights are checked here, so the runs this row reads are its timed networks alone."""
+    name, text, a, b, kw, note = case
+    if not timed_weights_current(record, pair, arms=tuple(dict.fromkeys((a[0], b[0])))):
+        return None
+    rec = pair_record(record, pair)
+    pct = _pct(record, pair, a, b)
+    # the median per-round ratio is what the latency table shows; the rounds are heavy-tailed, so
+    # its bootstrap interval decides rather than a t interval of the mean
+    verdict, fields, comp = judge(lambda pct=pct: median_comparison(pct), unit="%", digits=1, **kw)
+    if fields.get("n"):
+        fields["n"] = fields["n"].replace("runs", f"timing rounds of one seed-{rec['seed']} network per arm")
+    ours = (
+        f"{comp.effect:+.1f} % time per batch (median ratio {np.median([1 + p / 100 for p in pct]):.3f})"
+        if comp is not None
+        else "–"
+    )
+    return Claim(
+        key=claim_key(LATENCY_KEYS.rstrip("-"), pair, name),
+        claim=f"{rec['label']}: {text}",
+        source=SOURCE,
+        paper_value=HYPOTHESIS,
+        our_value=ours,
+        profile=profile,
+        scale=(
+            f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
+            f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}"
+        ),
+        verdict=verdict,
+        notebook=rec["notebook"],  # type: ignore[arg-type]
+        note=(note + " " if note else "") + f"Each arm is a single network (seed {rec['seed']}); "
+        "the rounds are timing rounds, not seeds, so the interval covers timing noise on this "
+        "machine, not training variation, and another seed's network was not timed. The verdict "
+        "rests on the seeded bootstrap interval of the median per-round ratio, the statistic the "
+        "latency table shows (95%; 90% for the same-speed margin), with a Wilcoxon "
+        "signed-rank p beside it.",
+        anchor=rec["anchor"],
+        **fields,
+    )
