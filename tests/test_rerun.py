@@ -108,7 +108,7 @@ def test_bf16_runs_on_a_cpu_without_native_bf16_are_refused_before_anything_trai
     key = next(k for k, runs in report_runs().items() if any(r["precision"] == "bf16" for r in runs))
     config = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", precision="bf16")
     bf16_run = RunRead(config, {"config_hash": "x", "train_seconds": 60.0})
-    monkeypatch.setattr(rerun, "committed_runs", lambda method: {key: [bf16_run]})  # no recompute needed
+    monkeypatch.setattr(rerun, "committed_runs", lambda claim: [bf16_run])  # no recompute needed
     monkeypatch.setattr(rerun, "run_many", lambda *a, **k: pytest.fail("started training"))
     assert rerun.main([key, "--go", "--into", str(tmp_path)]) == 2
     assert "train in bf16" in capsys.readouterr().err

@@ -22,11 +22,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import importlib
+import inspect
 import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -90,25 +92,40 @@ def method_of(claim: Claim) -> methods.Method:
     raise RerunError(f"row {claim.key!r} is built by {claim.decided_by!r}, which is no method's claims code")
 
 
-def recompute(method: methods.Method) -> tuple[dict[str, Claim], dict[str, list[RunRead]]]:
-    """Every row of ``method`` computed now (not read from the stored report), by key, with the
-    runs each run-based row read."""
+def builder_of(claim: Claim) -> Callable[[], Sequence[Claim]]:
+    """The narrowest public function that builds ``claim`` and takes no arguments: the one its
+    ``decided_by`` names when it is such a function (``helpers.flexact.claims.synthetic_claims``),
+    else every row of its method (:func:`method_of`): a rerun recomputes no more than it must."""
+    method = method_of(claim)
+    module_name, _, name = claim.decided_by.split(" > ")[0].rpartition(".")
+    fn = getattr(importlib.import_module(module_name), name, None) if module_name else None
+    if callable(fn) and all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in inspect.signature(fn).parameters.values()
+    ):
+        return fn
+    return lambda: [*method.claims(), *(method.audit() if method.audit is not None else [])]
+
+
+def recompute(claim: Claim) -> tuple[dict[str, Claim], dict[str, list[RunRead]]]:
+    """The rows :func:`builder_of` ``claim`` builds, computed now (not read from the stored
+    report), by key, with the runs each run-based row read."""
     with watching_runs() as watch:
-        rows = list(method.claims()) + (list(method.audit()) if method.audit is not None else [])
+        rows = list(builder_of(claim)())
     return {c.key: c for c in rows}, watch.runs_by_key()
 
 
 _COMMITTED: dict[tuple, dict[str, list[RunRead]]] = {}
 
 
-def committed_runs(method: methods.Method) -> dict[str, list[RunRead]]:
-    """The committed runs of each of ``method``'s run-based rows (:func:`recompute`), remembered
-    in this process while the inputs of the report are unchanged (their names, sizes and times)."""
-    key = (method.package, str(results_root("cpu")), inputs_signature())
+def committed_runs(claim: Claim) -> list[RunRead]:
+    """The committed runs of ``claim`` (:func:`recompute`), remembered in this process while the
+    inputs of the report are unchanged (their names, sizes and times)."""
+    key = (claim.decided_by, str(results_root("cpu")), inputs_signature())
     if key not in _COMMITTED:
         _COMMITTED.clear()
-        _COMMITTED[key] = recompute(method)[1]
-    return _COMMITTED[key]
+        _COMMITTED[key] = recompute(claim)[1]
+    return _COMMITTED[key].get(claim.key, [])
 
 
 # ------------------------------------------------------------------------------------ the runs
@@ -254,7 +271,7 @@ def rerun_row(
         return HIDDEN if digest in hidden else cfg
 
     with redirecting_reads(scratch):
-        rows, _ = recompute(method_of(claim))
+        rows, _ = recompute(claim)
     return rows.get(claim.key)
 
 
@@ -350,11 +367,11 @@ def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
     start = time.perf_counter()
     if claim.basis != "runs":
         what = "exact computation" if claim.basis == "exact" else "the source's own numbers"
-        rows, _ = recompute(method_of(claim))
+        rows, _ = recompute(claim)
         print(f"decided by {what}: no runs to retrain; recomputed in {time.perf_counter() - start:.1f} s")
         print("\n".join(side_by_side(claim, rows.get(claim.key), "recomputed")))
         return 0
-    reads = committed_runs(method_of(claim)).get(claim.key, [])
+    reads = committed_runs(claim)
     if not reads:
         print("no committed run decides this row (it is not run here): nothing to rerun")
         return 0
