@@ -55,7 +55,7 @@ case "${1:-}" in
     echo "== report computed or read in $(( $(date +%s) - tr )) s"
     t0=$(date +%s)
     # one worker per core (pytest-xdist, at most 8); a notebook runs whole on one worker
-    "$VENV/bin/pytest" tests -m "not browser" -n auto --maxprocesses 8 --dist worksteal --durations=15
+    "$VENV/bin/pytest" tests -p no:nbval -m "not browser" -n auto --maxprocesses 8 --dist worksteal --durations=15
     t1=$(date +%s)
     echo "== pytest took $(( t1 - t0 )) s"
     REPRO_PROFILE=smoke "$VENV/bin/pytest" --nbval-lax -p no:cacheprovider notebooks -n auto --maxprocesses 8 --dist loadfile

@@ -17,6 +17,7 @@ relative) that names a ``helpers`` module becomes an edge of the module graph. T
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import tokenize
 from pathlib import Path
@@ -103,7 +104,10 @@ def _imports(module: str) -> list[tuple[str, int, bool]]:
     return found
 
 
-GRAPH: dict[str, set[str]] = {m: {t for t, _, _ in _imports(m)} for m in MODULES}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Each module's helpers imports (parsed when a test first asks, not at collection)."""
+    return {m: {t for t, _, _ in _imports(m)} for m in MODULES}
 
 
 def _inside(module: str, packages: tuple[str, ...]) -> str | None:
@@ -112,8 +116,8 @@ def _inside(module: str, packages: tuple[str, ...]) -> str | None:
 
 def test_the_scan_sees_the_layout():
     assert "helpers.core.runs" in MODULES and "helpers.lambda_gelu.activation" in MODULES
-    assert "helpers.lambda_gelu.activation" in GRAPH["helpers.lambda_gelu.hardness"]
-    assert "helpers.core.runs" in GRAPH["helpers.lambda_gelu.training"]
+    assert "helpers.lambda_gelu.activation" in _graph()["helpers.lambda_gelu.hardness"]
+    assert "helpers.core.runs" in _graph()["helpers.lambda_gelu.training"]
 
 
 def test_core_imports_no_method_and_no_tool():
@@ -121,7 +125,7 @@ def test_core_imports_no_method_and_no_tool():
         f"{m} imports {t}"
         for m in MODULES
         if m.startswith("helpers.core")
-        for t in GRAPH[m]
+        for t in _graph()[m]
         if _inside(t, METHODS + APP)
     ]
     assert not bad, "the core must know nothing about the papers or the tools:\n" + "\n".join(bad)
@@ -133,7 +137,7 @@ def test_method_packages_do_not_import_each_other():
         own = _inside(m, METHODS)
         if own is None:
             continue
-        for t in GRAPH[m]:
+        for t in _graph()[m]:
             other = _inside(t, METHODS)
             if other and other != own and (m, t) not in METHOD_TO_METHOD:
                 bad.append(f"{m} imports {t}")
@@ -191,12 +195,12 @@ def test_cycle_finder_finds_a_cycle():
 
 
 def test_no_import_cycles():
-    cycles = [sorted(c) for c in _strongly_connected(GRAPH) if len(c) > 1]
+    cycles = [sorted(c) for c in _strongly_connected(_graph()) if len(c) > 1]
     assert not cycles, f"import cycles: {cycles}"
 
 
 def test_package_init_imports_nothing():
-    assert GRAPH["helpers"] == set()
+    assert _graph()["helpers"] == set()
     tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
     assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
 

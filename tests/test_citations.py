@@ -11,8 +11,6 @@ import calendar
 import re
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parent.parent
 CITED = re.compile(r"arXiv (\d{2})(\d{2})\.\d{4,5}")  # our citations; a paper's own "arXiv:" quotes are not
 MONTH_AFTER = re.compile(r"\W{0,3}(" + "|".join(calendar.month_name[1:]) + r") (\d{4})")
@@ -40,6 +38,8 @@ def _names(entry: dict[str, str]) -> tuple[str, str]:
 
 
 def _texts() -> list[tuple[str, str]]:
+    import nbformat  # at use: its import costs every pytest process 3 s
+
     texts = []
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         for index, cell in enumerate(nbformat.read(path, as_version=4).cells):

@@ -12,8 +12,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import nbformat
-
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 MARKER = "# NBVAL_CHECK_OUTPUT"
@@ -29,6 +27,8 @@ def _check_toc_module():
 
 
 def _code_cells(path: Path) -> list:
+    import nbformat  # at use: its import costs every pytest process 3 s
+
     nb = nbformat.read(path, as_version=4)
     return [cell for cell in nb.cells if cell.cell_type == "code"]
 

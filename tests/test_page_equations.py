@@ -10,6 +10,7 @@ its claims cite ("Eq. (3)", "formula of V_λ") to the label of the book's displa
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import re
@@ -17,7 +18,6 @@ from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
-import nbformat
 import pytest
 
 import helpers
@@ -56,6 +56,8 @@ def references_in(text: str) -> list[str]:
 
 def page_text(path: Path) -> str:
     """A page's prose: a notebook's markdown cells joined (code and outputs left out), or a markdown file."""
+    import nbformat  # at use: its import costs every pytest process 3 s
+
     if path.suffix == ".ipynb":
         notebook = nbformat.read(path, as_version=4)
         return "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
@@ -98,8 +100,19 @@ def paper_modules() -> list[ModuleType]:
 
 
 PAGES = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.md"))
-TEXTS = {path: page_text(path) for path in PAGES}
-LABELS = Counter(label for text in TEXTS.values() for label in labels_in(text))
+
+
+@functools.cache
+def _texts() -> dict[Path, str]:
+    """Every page's prose, read when a test first asks (not at collection)."""
+    return {path: page_text(path) for path in PAGES}
+
+
+@functools.cache
+def _labels() -> Counter:
+    return Counter(label for text in _texts().values() for label in labels_in(text))
+
+
 MAPPED = [
     (module.__name__, cited, label)
     for module in paper_modules()
@@ -122,24 +135,24 @@ def test_the_parsers_find_labels_references_and_sections() -> None:
 
 
 def test_equation_labels_are_unique_across_the_book() -> None:
-    assert LABELS, "no labelled equation found: the label pattern no longer matches the pages"
-    duplicated = {label: n for label, n in LABELS.items() if n > 1}
+    assert _labels(), "no labelled equation found: the label pattern no longer matches the pages"
+    duplicated = {label: n for label, n in _labels().items() if n > 1}
     assert not duplicated, f"labels defined more than once (Sphinx warns, the -W build fails): {duplicated}"
 
 
 def test_every_eq_reference_resolves_to_one_label() -> None:
     unresolved = [
         f"{path.relative_to(ROOT)}: {{eq}}`{ref}`"
-        for path, text in TEXTS.items()
+        for path, text in _texts().items()
         for ref in references_in(text)
-        if LABELS[ref] != 1
+        if _labels()[ref] != 1
     ]
     assert not unresolved, "references without exactly one label:\n" + "\n".join(unresolved)
 
 
 @pytest.mark.parametrize(("module", "cited", "label"), MAPPED, ids=[f"{m}:{c}" for m, c, _ in MAPPED])
 def test_every_mapped_equation_is_a_labelled_display_of_the_book(module: str, cited: str, label: str) -> None:
-    assert LABELS[label] == 1, f"{module}.EQUATION_LABELS[{cited!r}] = {label!r} is defined {LABELS[label]} times"
+    assert _labels()[label] == 1, f"{module}.EQUATION_LABELS[{cited!r}] = {label!r} is defined {_labels()[label]} times"
 
 
 @pytest.mark.skipif(not PAPERS.is_dir(), reason=f"source texts not at hand ({PAPERS})")
@@ -177,15 +190,15 @@ def test_every_equation_a_claim_cites_is_labelled_and_cited_in_its_section(citin
             continue
         page = ROOT / f"{c.notebook}.ipynb"
         try:
-            text = section(TEXTS[page], c.anchor)
+            text = section(_texts()[page], c.anchor)
         except KeyError as error:
             problems.append(f"{c.key}: {c.notebook}: {error}")
             continue
         for equation in cited:
             if (label := mapping.get(equation)) is None:
                 problems.append(f"{c.key}: cites {equation}, missing from its paper.py's EQUATION_LABELS")
-            elif LABELS[label] != 1:
-                problems.append(f"{c.key}: {equation} -> {label!r}, defined {LABELS[label]} times in the book")
+            elif _labels()[label] != 1:
+                problems.append(f"{c.key}: {equation} -> {label!r}, defined {_labels()[label]} times in the book")
             elif label not in references_in(text):
                 problems.append(f"{c.key}: section ({c.anchor})= of {c.notebook} does not cite {{eq}}`{label}`")
     assert not problems, "\n".join(problems)
