@@ -10,11 +10,10 @@ import pytest
 import sympy as sp
 import torch
 
-from helpers.srelu import claims as srelu_claims
 from helpers.srelu import paper
 from helpers.srelu import theory as M
 from helpers.srelu.activation import srelu
-from helpers.srelu.claims import experiment_claims, paper_expr, theory_claims
+from helpers.srelu.claims import paper_expr, theory_claims
 
 x, d, t = M.X, M.DELTA, M.T
 
@@ -150,11 +149,17 @@ def test_activation_expr_rejects_unknown():
         M.activation_expr("relu6")
 
 
-def test_paper_claims():
-    claims = srelu_claims.claims()
-    assert len(claims) == len(theory_claims()) + len(experiment_claims())
-    assert len(theory_claims()) >= 20
-    by_claim = {c.claim: c for c in claims}
+def test_paper_claims(committed_claims):
+    # the shared report's rows of the S-ReLU paper (computed once, by srelu_claims.claims)
+    theory = [c for c in committed_claims if c.decided_by.startswith(theory_claims.__module__ + ".theory_claims")]
+    experiment = [
+        c
+        for c in committed_claims
+        if c.decided_by.startswith("helpers.srelu.")
+        and not c.decided_by.startswith((theory_claims.__module__, "helpers.srelu.audit"))
+    ]
+    assert len(theory) >= 20 and experiment
+    by_claim = {c.claim: c for c in theory}
     assert by_claim["Lipschitz constant of GELU"].verdict == "contradicted"
     assert by_claim["Lipschitz constant of SiLU"].verdict == "confirmed"
     assert by_claim["Lipschitz constant of Mish"].verdict == "confirmed"
@@ -163,8 +168,8 @@ def test_paper_claims():
     assert by_claim["Mish''"].verdict == "contradicted"
     assert by_claim["S-ReLU is C² (second derivative continuous)"].verdict == "confirmed"
     assert by_claim["Uniform error sup|S-ReLU - ReLU|"].verdict == "confirmed"
-    assert all(c.notebook.startswith("notebooks/0") for c in theory_claims())
-    assert all(c.notebook.startswith("notebooks/2") for c in experiment_claims())
+    assert all(c.notebook.startswith("notebooks/0") for c in theory)
+    assert all(c.notebook.startswith("notebooks/2") for c in experiment)
     with pytest.raises(TypeError):
         paper_expr(3)
 
