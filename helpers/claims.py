@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import importlib
 import json
 import os
 import platform
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +50,8 @@ __all__ = [
     "DOWNLOAD_COLUMNS",
     "download_frame",
     "write_downloads",
+    "margin_rules",
+    "margins_markdown",
 ]
 
 
@@ -59,6 +63,32 @@ def collect_claims() -> list[Claim]:
         if method.audit is not None:
             claims.extend(method.audit())
     return claims
+
+
+def margin_rules() -> list[tuple[str, str, str, str]]:
+    """Every equivalence and non-inferiority margin of the report, one rule per line: (the rows,
+    their keys as a pattern, the margin, how it is derived), from each method's claims module's
+    ``MARGINS`` (``helpers.<package>.claims``), in report order."""
+    rules = []
+    for method in CLAIM_SOURCES:
+        try:
+            module = importlib.import_module(f"helpers.{method.package}.claims")
+        except ModuleNotFoundError:
+            continue
+        rules.extend(getattr(module, "MARGINS", ()))
+    return rules
+
+
+def margins_markdown(claims: Sequence[Claim]) -> str:
+    """:func:`margin_rules` as a table for the rules page, each line with the count of report rows
+    whose verdict rests on it."""
+    kinds = ("equivalence", "non-inferiority")
+    judged = [c for c in claims if any(d.claim in kinds for d in c.design) or c.key.startswith("flexact-readings")]
+    lines = ["| rows | margin | how it is derived | rows |", "| --- | --- | --- | --- |"]
+    for label, pattern, margin, how in margin_rules():
+        n = sum(bool(re.fullmatch(pattern, c.key)) for c in judged)
+        lines.append(f"| {label} | {margin} | {how} | {n} |")
+    return "\n".join(lines)
 
 
 def claim(key: str) -> Claim:

@@ -330,3 +330,27 @@ def test_proportion_verdict_has_an_inconclusive_band():
     assert R.proportion_verdict(S.proportion(20, 25), 0.5) == "confirmed"  # CI [59%, 93%]
     assert R.proportion_verdict(S.proportion(0, 25), 0.5) == "contradicted"
     assert R.proportion_verdict(S.proportion(0, 25), 0.5, direction=-1) == "confirmed"
+
+
+def test_every_margin_is_on_the_rules_page_with_its_derivation(committed_claims):
+    """Each equivalence or non-inferiority row rests on exactly one margin rule of the rules page
+    (a margin, how it is derived), and no rule is left over from rows that no longer exist."""
+    import re
+
+    from helpers.claims import margin_rules, margins_markdown
+    from helpers.core.runtime import repo_root
+
+    rules = margin_rules()
+    kinds = ("equivalence", "non-inferiority")
+    judged = [c for c in committed_claims if any(d.claim in kinds for d in c.design)]
+    assert len(judged) > 40
+    for c in judged:
+        matched = [label for label, pattern, _, _ in rules if re.fullmatch(pattern, c.key)]
+        assert len(matched) == 1, f"{c.key}: margin rules {matched}"
+    for label, pattern, margin, how in rules:
+        assert any(re.fullmatch(pattern, c.key) for c in committed_claims), f"no row rests on {label!r}"
+        assert margin and how
+    table = margins_markdown(committed_claims)
+    assert "| ReLU-ization, perplexity pair (GPT): the same rows | ±2% of ReLU from scratch's perplexity |" in table
+    page = (repo_root() / "notebooks" / "90_report.ipynb").read_text()
+    assert "margins_markdown(claims)" in page

@@ -30,6 +30,15 @@ NOTEBOOK = "notebooks/42_churn"
 ANCHOR = "churn-claims"
 #: "Matches" margin of churn, in percentage points.
 MARGIN = 0.5
+#: This chapter's "matches" margin, for the rules page (:func:`helpers.claims.margin_rules`).
+MARGINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "Churn: S-ReLU keeps ReLU's churn, annealing keeps the smooth arm's",
+        r"churn-.*-keeps-.*",
+        f"±{MARGIN:g} points of test examples whose prediction changes",
+        "absolute: churn is a rate of test examples (half a point is 50 of 10,000)",
+    ),
+)
 #: Churn's line of the report's table of smallest effects of interest (its direction claims use MARGIN).
 SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
     "churn": ("0.5 points", "absolute, of test examples whose prediction changes; the churn match margin")

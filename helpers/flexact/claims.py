@@ -28,9 +28,11 @@ from helpers.flexact.paper import (
     _FIXED_LABELS,
     ANCHOR_SYNTHETIC,
     GROUND_TRUTHS,
+    MATCH_MARGIN,
     N_SEEDS,
     NOTEBOOK_SYNTHETIC,
     QUOTES,
+    READINGS_MARGIN_PP,
     SOURCE,
     TABLE1,
 )
@@ -87,6 +89,22 @@ def _claim(
         **fields,
     )
 
+
+#: Every margin of the Flex-Act rows, for the rules page (:func:`helpers.claims.margin_rules`).
+MARGINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "Flex-Act CIFAR-10: ResNet-18 with Flex-Act matches the plain ResNet-18",
+        r"flexact-resnet18-matches",
+        f"{MATCH_MARGIN:g} point of accuracy (non-inferiority)",
+        "absolute: accuracy is a rate (half a point is 50 of 10,000 test images)",
+    ),
+    (
+        "Flex-Act readings: selection does not depend on the reading",
+        r"flexact-readings-selection",
+        f"±{READINGS_MARGIN_PP:g} points of selection accuracy",
+        "absolute: one target of the five per seed (a reading that loses one target more is 20 points)",
+    ),
+)
 
 #: The paper's Table 1 mean below which a cell's ± cannot tell the two std readings apart.
 STD_CELL_FLOOR = 1e-3

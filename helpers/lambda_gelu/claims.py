@@ -10,6 +10,7 @@ import sympy as sp
 from helpers.core.attribution import SourceValue
 from helpers.core.report import Claim, rounds_to
 from helpers.lambda_gelu import theory as S
+from helpers.lambda_gelu.claim_rows import MATCH_TOL
 from helpers.lambda_gelu.paper import (
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
@@ -20,15 +21,41 @@ from helpers.lambda_gelu.paper import (
     THEORY_PROFILE,
     THEORY_SCALE,
 )
+from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL
 from helpers.lambda_gelu.run_claims import ANCHORS
 from helpers.lambda_gelu.run_claims import experiment_claims as claims_from_results
 
 __all__ = [
+    "MARGINS",
     "theory_claims",
     "claims",
     "experiment_claims",
     "coverage_claims",
 ]
+
+#: Every "close to" and "matches" margin of the λ-GELU rows, for the rules page
+#: (:func:`helpers.claims.margin_rules`): (the rows, their keys as a pattern, the margin, how).
+MARGINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "λ-GELU: BVS close to GELU (Table I parity, Figs. 1-2), accuracy pairs",
+        r"lambda-gelu-(table1-bvs-parity-(?!wikitext-gpt).*|fig1-bvs-close|fig2-bvs-small)",
+        f"±{BVS_TOL_ACCURACY * 100:g} point of accuracy",
+        "absolute: accuracy is a rate; the paper gives no number for 'close', so the margin is the book's and "
+        "stated in the claim",
+    ),
+    (
+        "λ-GELU: BVS close to GELU, perplexity pair (GPT)",
+        r"lambda-gelu-table1-bvs-parity-wikitext-gpt",
+        f"±{BVS_TOL_PERPLEXITY_REL:.0%} of GELU's perplexity",
+        "relative, derived from the runs' GELU perplexity when the row is decided",
+    ),
+    (
+        "λ-GELU Table II: the annealed network matches its pre-replacement score",
+        r"lambda-gelu-table2-.*-match",
+        f"±{MATCH_TOL * 100:g} point",
+        "half a point: the rounding of the digits Table II prints",
+    ),
+)
 
 
 def _sig(value: float, digits: int = 6) -> str:

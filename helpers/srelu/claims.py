@@ -17,6 +17,7 @@ from helpers.core.runtime import current_profile
 from helpers.srelu import protocol as P
 from helpers.srelu.dpo_analysis import claims as dpo_claims
 from helpers.srelu.dpo_experiment import dpo_configs
+from helpers.srelu.paper import DELTA_BEST_MARGIN
 from helpers.srelu.run_tables import StoredRuns, load_runs
 from helpers.srelu.table_claims import (
     BENCHMARKS,
@@ -46,6 +47,17 @@ FAMILIES: dict[str, Callable[[str], list]] = {
     "srelu_compare": P.compare_configs,
     "srelu_dpo": dpo_configs,
 }
+
+
+#: The non-inferiority margin of the S-ReLU rows, for the rules page (:func:`helpers.claims.margin_rules`).
+MARGINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "S-ReLU Table 4: δ = 0.001 is (one of) the best",
+        r"srelu-table4-best-delta",
+        f"{DELTA_BEST_MARGIN:g} point of accuracy (non-inferiority)",
+        "absolute, in accuracy points: the book's reading of '(one of) the best' (the paper states no tolerance)",
+    ),
+)
 
 
 def _family_profiles(profile: str | None) -> dict[str, str]:
