@@ -34,7 +34,7 @@ def test_a_significant_effect_inside_the_smallest_effect_of_interest_is_negligib
     assert verdict == "confirmed but negligible" and "smallest effect of interest 0.50 points" in fields["test"]
     assert fields["design"][0].negligible == 0.5
     assert R.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
-    assert "| perplexity | 2 % of ReLU from scratch |" in R.interval_rules_markdown()
+    assert "| perplexity | 2 % of the baseline |" in R.interval_rules_markdown()
     from helpers.churn.claims import SMALLEST_EFFECT
 
     assert "| churn | 0.5 points |" in R.interval_rules_markdown(SMALLEST_EFFECT)

@@ -77,7 +77,10 @@ SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
         f"{NEGLIGIBLE_ACCURACY_POINTS:g} points",
         "absolute: 50 of 10,000 test images; the book's match margin for accuracy",
     ),
-    "perplexity": ("2 % of ReLU from scratch", "relative to the baseline at the scale run, computed per pair"),
+    "perplexity": (
+        "2 % of the baseline",
+        "relative to the baseline at the scale run (ReLU from scratch; GELU for λ-GELU), computed per pair",
+    ),
     "latency": ("5 % of the time", 'the ratio of medians inside 0.95-1.05; the "same speed" margin'),
 }
 

@@ -24,6 +24,7 @@ from helpers.flexact.paper import (
     ALPHAS,
     GROUND_TRUTHS,
     N_SEEDS,
+    PRINT_UNIT,
     QUOTES,
     SOURCE,
     TABLE1,
@@ -54,8 +55,6 @@ ANCHORS: dict[str, str] = {
     "theory": "flexact-audit-theory",
     "damaged": "flexact-audit-damaged",
 }
-#: Table 1 prints four decimals: a printed value v stands for the interval [v − PRINT_UNIT/2, v + PRINT_UNIT/2).
-PRINT_UNIT = 1e-4
 A0, A3 = "Flex-Act (α=0)", "Flex-Act (α=0.3)"
 
 

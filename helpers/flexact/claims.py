@@ -31,6 +31,7 @@ from helpers.flexact.paper import (
     MATCH_MARGIN,
     N_SEEDS,
     NOTEBOOK_SYNTHETIC,
+    PRINT_UNIT,
     QUOTES,
     READINGS_MARGIN_PP,
     SOURCE,
@@ -89,6 +90,12 @@ def _claim(
         **fields,
     )
 
+
+#: The smallest effect of interest of a Table 1 MSE difference, for the rules page: the unit Table 1
+#: prints (a difference below it is not one the table can show).
+SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
+    "MSE (Flex-Act Table 1)": (f"{PRINT_UNIT:g}", "absolute: the unit Table 1 prints its MSEs in"),
+}
 
 #: Every margin of the Flex-Act rows, for the rules page (:func:`helpers.claims.margin_rules`).
 MARGINS: tuple[tuple[str, str, str, str], ...] = (
@@ -418,8 +425,8 @@ def _claim_alpha_effect(results: list[dict]) -> tuple[str, str, str]:
             alpha: {int(r.seed): float(r.mse) for r in sel[sel["alpha"] == alpha].itertuples()} for alpha in (0.0, 0.3)
         }
         _, per[gt.capitalize()], _ = judge(
-            lambda arm=arm: compare(arm[0.0], arm[0.3]), direction=1, digits=4
-        )  # same seeds: paired
+            lambda arm=arm: compare(arm[0.0], arm[0.3]), direction=1, negligible=PRINT_UNIT, digits=4
+        )  # same seeds: paired; a difference below Table 1's printed unit is not the table's claim
     fields = merge_fields(per)
     verdict = family_verdict(fields["design"])
     note = (

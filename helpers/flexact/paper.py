@@ -17,6 +17,7 @@ __all__ = [
     "ANCHOR_SYNTHETIC",
     "ANCHOR_READINGS",
     "READINGS_MARGIN_PP",
+    "PRINT_UNIT",
     "ANCHOR_CIFAR",
     "MATCH_MARGIN",
     "SOURCE",
@@ -41,6 +42,8 @@ ANCHOR_READINGS = "flexact-readings"
 #: "Does not depend on the reading": a reading's selection accuracy within this many percentage
 #: points of the baseline reading's (one target of five per seed), TOST, paired by seed.
 READINGS_MARGIN_PP = 20.0
+#: Table 1 prints four decimals: a printed value v stands for the interval [v − PRINT_UNIT/2, v + PRINT_UNIT/2).
+PRINT_UNIT = 1e-4
 #: "Matches" on CIFAR-10 (Table 2): Flex-Act not worse than the plain ResNet by more than this many
 #: points (non-inferiority, paired by seed); the claim and the page use it.
 MATCH_MARGIN = 0.5
