@@ -238,6 +238,21 @@ def test_builtin_activations_still_build_what_they_did():
     assert type(get_activation("identity")) is torch.nn.Identity
 
 
+def test_prelu_names_a_dtype_mismatch_with_its_slope_and_never_converts_it():
+    from helpers.core.registry import get_activation
+
+    prelu = get_activation("prelu")
+    x = torch.randn(4, dtype=torch.float64)
+    with pytest.raises(TypeError, match=r"slope is torch.float32 .* input is torch.float64 .*module.to\(x\)"):
+        prelu(x)
+    assert prelu.weight.dtype == torch.float32  # not converted behind the caller's back
+    with pytest.raises(TypeError, match="floating-point torch.Tensor, got a torch.int64 tensor"):
+        prelu(torch.arange(3))
+    assert torch.equal(prelu.to(x)(x), torch.nn.functional.prelu(x, prelu.weight))
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # mixed precision keeps the float32 slope
+        assert get_activation("prelu")(torch.randn(2, 3, dtype=torch.bfloat16)).shape == (2, 3)
+
+
 # ------------------------------------------------------------------------ limits at ±∞, every activation
 EDGES = [float("-inf"), "-max", -1e30, -1.0, 0.0, 1.0, 1e30, "max", float("inf")]
 

@@ -117,6 +117,25 @@ class Mish(nn.Mish):
         return relu_limits(super().forward, x)
 
 
+class PReLU(nn.PReLU):
+    """``nn.PReLU`` that names a dtype or device mismatch between its learned slope and the input
+    (torch's kernel says "Type promoting not supported"); the same module otherwise. The slope is a
+    parameter, so it is never converted silently: move the module (``module.to(x.dtype)``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else f"{type(x).__name__} {x!r:.40}"
+            raise TypeError(f"PReLU takes a floating-point torch.Tensor, got {got}")
+        w = self.weight
+        if x.device != w.device or (x.dtype != w.dtype and not torch.is_autocast_enabled(x.device.type)):
+            raise TypeError(
+                f"PReLU's slope is {w.dtype} on {w.device} and the input is {x.dtype} on {x.device}: move the "
+                f"module to the input's dtype and device first (module.to(x)); the learned slope is not converted "
+                "silently"
+            )
+        return super().forward(x)
+
+
 #: The torch activations given their limits at ±∞; each extends the torch class it names and
 #: nothing else (FX quantisation, which matches torch's classes, swaps them back).
 LIMITED_ACTIVATIONS: tuple[type[nn.Module], ...] = (GELU, SiLU, Mish)
@@ -133,7 +152,7 @@ _REGISTRY: dict[str, ActivationFactory] = {
     "gelu_tanh": _gelu_tanh,
     "elu": _checked(nn.ELU, alpha=number(), **_INPLACE),
     "celu": _checked(nn.CELU, alpha=number(0, low_open=True), **_INPLACE),  # x/alpha: 0 gives NaN
-    "prelu": _checked(nn.PReLU, num_parameters=integer(1), init=number()),
+    "prelu": _checked(PReLU, num_parameters=integer(1), init=number()),
     "silu": _checked(SiLU, **_INPLACE),
     "mish": _checked(Mish, **_INPLACE),
     "leaky_relu": _checked(nn.LeakyReLU, negative_slope=number(), **_INPLACE),
