@@ -28,7 +28,6 @@ keeps glibc's defaults.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import platform
@@ -46,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 import helpers.lambda_gelu.activation as lg  # noqa: E402
 from helpers.core import kernels  # noqa: E402
+from helpers.core.validation import ArgumentParser  # noqa: E402
 from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu_reference  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 
@@ -259,7 +259,7 @@ def _print_table(rows: list[dict[str, float | str]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds and smaller sizes (a smoke run)")
     parser.add_argument(
         "--threads",

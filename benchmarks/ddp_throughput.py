@@ -48,6 +48,7 @@ from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.runs import TrainConfig, build_run  # noqa: E402
 from helpers.core.runtime import seed_everything  # noqa: E402
 from helpers.core.train import TrainHook, fit  # noqa: E402
+from helpers.core.validation import ArgumentParser  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 
 GLOBAL_BATCH = 128
@@ -153,7 +154,7 @@ def run_arm(processes: int, steps: int, warmup: int, batchnorm: str = "global") 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     # the process torchrun starts for one arm (internal: the arms pass it to themselves)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=positive_int_arg("--steps"), default=30, help="timed steps per arm")

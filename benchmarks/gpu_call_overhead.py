@@ -33,6 +33,7 @@ import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core import kernels  # noqa: E402
 from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
+from helpers.core.validation import ArgumentParser  # noqa: E402
 from helpers.lambda_gelu import kernels as lambda_kernels  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 
@@ -57,7 +58,7 @@ def _loop(fn: Callable[[], object], n: int, sync: Callable[[], None], rounds: in
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda", help="cuda (default) or cpu (to test the script)")
     parser.add_argument(
         "--rounds", type=positive_int_arg("--rounds"), default=1, help="timed loops per arm; the median is reported"

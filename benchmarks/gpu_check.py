@@ -56,6 +56,7 @@ import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core import kernels, provenance  # noqa: E402
 from helpers.core.device import device_provenance, resolve_device, set_determinism  # noqa: E402
 from helpers.core.registry import activation_factory, available_activations  # noqa: E402
+from helpers.core.validation import ArgumentParser  # noqa: E402
 from helpers.models import build_model  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 
@@ -464,7 +465,7 @@ def _markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--out", type=Path, default=Path("gpu_check_out"), help="folder for gpu_check.json and gpu_check.md"
     )

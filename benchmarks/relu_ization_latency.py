@@ -23,7 +23,6 @@ number depends on them; pairs not named in ``--pairs`` keep their earlier entrie
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -40,6 +39,7 @@ from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
+from helpers.core.validation import ArgumentParser  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
@@ -134,7 +134,7 @@ def _time_pair(pair: str, seed: int, rounds: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--pairs", default=None, help="comma-separated pairs (default: those with committed cpu results)"
     )

@@ -21,7 +21,6 @@ the kernel backend and the load average, since every number here depends on them
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import random
@@ -40,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from helpers.activations import get_activation  # noqa: E402
 from helpers.core import kernels  # noqa: E402
 from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
+from helpers.core.validation import ArgumentParser  # noqa: E402
 from helpers.models import build_model  # noqa: E402
 from helpers.protocols import positive_int_arg  # noqa: E402
 
@@ -181,7 +181,7 @@ def measure(name: str, rounds: int, warmup: int, channels_last: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default=",".join(SETTINGS), help="comma-separated: " + ", ".join(SETTINGS))
     parser.add_argument(
         "--rounds", type=positive_int_arg("--rounds"), default=15, help="interleaved timed rounds (default 15)"

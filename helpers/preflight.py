@@ -27,7 +27,6 @@ bad arguments (an unknown dataset name or flag).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import socket
@@ -41,6 +40,7 @@ from urllib.parse import urlsplit
 from helpers.core.data import SPECS, _canonical, available
 from helpers.core.data.imagenet import verify_imagenet
 from helpers.core.data.sources import DataError, locate, offline, verification_enabled
+from helpers.core.validation import ArgumentParser
 
 #: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
 #: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see
@@ -278,7 +278,7 @@ def check(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The CLI; returns the exit status (argparse exits with 2 for bad arguments)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.preflight",
         description="Check that the datasets the notebooks and tests need are present and intact "
         "(every file against its known checksum).",

@@ -28,6 +28,7 @@ from helpers.core.result_files import unique_keys
 from helpers.core.results_cache import config_hash, load_result, result_path, run_or_load
 from helpers.core.runs import TrainConfig, run_training
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
+from helpers.core.validation import ArgumentParser
 from helpers.protocols import all_experiments, parse_shard, positive_int_arg
 
 
@@ -102,7 +103,7 @@ def train_one(cfg: TrainConfig) -> dict | None:
 
 def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.train_distributed",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

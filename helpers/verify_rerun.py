@@ -46,6 +46,7 @@ from typing import Any
 
 from helpers.core import provenance as prov
 from helpers.core.results_cache import field_defaults, load_result, run_or_load
+from helpers.core.validation import ArgumentParser
 from helpers.protocols import cheap_check_configs
 
 #: Never compared: wall-clock time, the provenance itself (compared field by field to choose
@@ -211,7 +212,7 @@ def _retrain(cfg: Any) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """The CLI: parse ``argv`` (``--help``; no other flags, so an unknown one is an error before
     anything trains), then retrain and compare every cheap check config."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.verify_rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.parse_args(argv)

@@ -27,6 +27,7 @@ from helpers.core import runs as _train_runner  # noqa: F401
 from helpers.core.result_files import CorruptResult, read_result_json, verify_data
 from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
 from helpers.core.runtime import results_root
+from helpers.core.validation import ArgumentParser
 from helpers.flexact import synthetic as _flexact_synthetic_runner  # noqa: F401
 from helpers.relu_ization import experiment as _reluization_runner  # noqa: F401
 from helpers.srelu import dpo_experiment as _dpo_runner  # noqa: F401
@@ -71,7 +72,7 @@ GUARANTEE = (
 
 def main(argv: list[str] | None = None) -> int:
     """The CLI; returns the exit status (0: every file passed; 1: a file failed, or none was found)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.verify_results",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -9,13 +9,14 @@ Warnings are errors (``-W``) and every page is checked for broken references (``
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 
+from helpers.core.validation import ArgumentParser
+
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", nargs="?", default=".", help="the book's folder (default: .)")
     parser.add_argument(
         "--jobs",

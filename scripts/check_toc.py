@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from helpers.core.validation import ArgumentParser
+
 ROOT = Path(__file__).resolve().parent.parent
 TOC = ROOT / "_toc.yml"
 MARK = "#~"
@@ -138,7 +140,7 @@ def problems(path: Path = TOC, root: Path = ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="rewrite _toc.yml from the files that exist")
     args = parser.parse_args(argv)
     if args.write:

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from helpers.core.runtime import repo_root
+from helpers.core.validation import ArgumentParser
 
 FIXTURE = repo_root() / "tests" / "fixtures" / "claim_keys.json"
 HOW_TO_UPDATE = "python scripts/claim_keys_fixture.py --write"
@@ -46,7 +47,7 @@ def problems(expected: Sequence[str], actual: Sequence[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="rewrite the fixture from the current claims")
     args = parser.parse_args(argv)
     os.environ["REPRO_PROFILE"] = "cpu"  # the report's profile: the committed cpu-profile results

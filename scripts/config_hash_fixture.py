@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 
 from helpers.core.results_cache import config_hash
 from helpers.core.runtime import repo_root
+from helpers.core.validation import ArgumentParser
 
 FIXTURE = repo_root() / "tests" / "fixtures" / "config_hashes.json"
 PROFILES = ("smoke", "cpu", "paper")
@@ -77,7 +78,7 @@ def diff(expected: dict, actual: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="rewrite the fixture from the current code")
     args = parser.parse_args(argv)
     actual = current()

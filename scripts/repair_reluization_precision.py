@@ -9,16 +9,16 @@ the checksum; it touches nothing else and no other kind of result.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from helpers.core.atomic_files import write_json_atomic
 from helpers.core.result_files import config_precision, with_checksum
 from helpers.core.runtime import results_root
+from helpers.core.validation import ArgumentParser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="list the files, change nothing")
     args = parser.parse_args(argv)
     fixed = 0

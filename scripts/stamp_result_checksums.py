@@ -15,12 +15,13 @@ from pathlib import Path
 
 from helpers.core.result_files import find_problems, with_checksum
 from helpers.core.runtime import results_root
+from helpers.core.validation import ArgumentParser
 from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
 from helpers.verify_results import _config_classes, result_files
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "folder", nargs="?", type=Path, default=None, help="folder of result files (default: the committed results/)"
     )

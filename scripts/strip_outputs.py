@@ -13,10 +13,11 @@ every page, so it never shows them. Run after executing a notebook in place::
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import nbformat
+
+from helpers.core.validation import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "# NBVAL_CHECK_OUTPUT"
@@ -43,7 +44,7 @@ def strip(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to strip (default: notebooks/*.ipynb)")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from helpers.core.results_cache import result_path
 from helpers.core.runtime import results_root
+from helpers.core.validation import ArgumentParser
 from helpers.flexact import synthetic
 from helpers.flexact.readings import readings_configs
 from helpers.protocols import all_experiments, cheap_check_configs
@@ -43,7 +44,7 @@ def used_paths() -> set[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--git-rm", action="store_true", help="remove the unused files with git rm")
     args = parser.parse_args(argv)
     used = used_paths()

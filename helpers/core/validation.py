@@ -27,11 +27,13 @@ A leaf of the core: imports nothing from ``helpers``.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 import inspect
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -40,6 +42,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 __all__ = [
+    "ArgumentParser",
     "Rule",
     "integer",
     "number",
@@ -60,6 +63,30 @@ __all__ = [
     "checked_arguments",
     "argument_rules",
 ]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The book's command lines: ``argparse`` that refuses a flag given twice (argparse keeps the
+    last silently: ``--seeds 0 --seeds 1`` would run seed 1 alone) and an abbreviated flag (a
+    prefix that a later flag could make ambiguous). Flags meant to repeat (``append``, ``count``)
+    may."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:
+        seen: dict[str, str] = {}
+        for token in sys.argv[1:] if args is None else list(args):
+            if token == "--":
+                break
+            action = self._option_string_actions.get(token.split("=", 1)[0]) if token.startswith("-") else None
+            if action is None or isinstance(action, (argparse._AppendAction, argparse._CountAction)):
+                continue
+            if action.dest in seen:
+                self.error(f"{token.split('=', 1)[0]} given twice (after {seen[action.dest]}): give it once")
+            seen[action.dest] = token.split("=", 1)[0]
+        return super().parse_known_args(args, namespace)
 
 
 class InvalidValue(ValueError, TypeError):

@@ -19,6 +19,7 @@ from helpers import methods
 from helpers.core.results_cache import RunFailed, run_or_load
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
+from helpers.core.validation import ArgumentParser
 from helpers.flexact.synthetic import synthetic_configs
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import pair_config
@@ -84,7 +85,7 @@ _threads_arg = positive_int_arg("--threads")
 def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring); ``--help`` lists the flags."""
     experiments = all_experiments()
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.protocols", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("experiment", choices=sorted(experiments), help="the protocol to run or load")

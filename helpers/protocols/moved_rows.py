@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.claims import report_claims
+from helpers.core.validation import ArgumentParser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,7 +153,7 @@ def _markdown(rows: list[dict[str, Any]], since: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--since", help="the git revision whose committed results are 'before' (e.g. HEAD~5)")
     parser.add_argument(
         "--code-too",

@@ -30,6 +30,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from helpers.core.models import build_model
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import repo_root
+from helpers.core.validation import ArgumentParser
 from helpers.flexact.readings import readings_configs
 from helpers.flexact.synthetic import FlexActSyntheticConfig, sensitivity_configs, synthetic_configs
 from helpers.flexact.synthetic import build_model as build_synthetic
@@ -361,7 +362,7 @@ def page_with_table(text: str, table: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """``--write``: regenerate the plan table of :data:`PAGE`; without it, print the table."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.protocols.paper_plan",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

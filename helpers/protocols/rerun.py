@@ -41,6 +41,7 @@ from helpers.core.provenance import cpu_capability, cpu_model
 from helpers.core.results_cache import compute_time, config_hash, load_result, run_many
 from helpers.core.run_reads import HIDDEN, Elsewhere, RunRead, redirecting_reads, watching_runs
 from helpers.core.runtime import repo_root, results_root
+from helpers.core.validation import ArgumentParser
 from helpers.protocols import positive_int_arg
 from helpers.relu_ization.latency import LATENCY_KEYS, LATENCY_RERUN
 from helpers.verify_rerun import verify
@@ -330,7 +331,7 @@ def _seeds_arg(text: str) -> tuple[int, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.protocols.rerun",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -29,6 +29,7 @@ from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
+from helpers.core.validation import ArgumentParser
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.protocols import cluster_args, paper_plan, positive_int_arg
@@ -323,7 +324,7 @@ def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m helpers.protocols.retrain",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
