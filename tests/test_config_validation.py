@@ -185,12 +185,38 @@ _BASE = {"experiment": "t", "dataset": "adult", "model": "mlp"}
         ({"schedule": "none", "min_lr": 0.001}, "min_lr"),
         ({"optimizer": "adamw", "momentum": 0.5}, "momentum"),
         ({"penultimate_kwargs": {"beta": 1.0}}, "penultimate_kwargs"),
+        ({"anneal_switch": 0.5}, "anneal_switch"),  # no option anneals
+        ({"block_size": 128}, "block_size"),  # Adult is not cut into blocks
     ],
 )
 def test_a_field_the_run_never_reads_is_refused(kwargs, field_name):
     """It would change the cache key and not the run."""
     with pytest.raises(ValueError, match=rf"TrainConfig\.{field_name}=.*has no effect"):
         TrainConfig(**_BASE, **kwargs)
+
+
+def test_one_run_one_key_settings_that_cannot_change_a_run_are_refused():
+    """inplace changes memory, not the run; anneal_switch is read once an option anneals."""
+    with pytest.raises(ValueError, match=r"activation_kwargs sets inplace=True, which changes memory use"):
+        TrainConfig(**_BASE, activation="relu", activation_kwargs={"inplace": True})
+    with pytest.raises(ValueError, match=r"inplace=False"):  # the default spelled out would be a second key
+        TrainConfig(**_BASE, activation="relu", activation_kwargs={"inplace": False})
+    from helpers.lambda_gelu.options import LambdaGeluOptions
+    from helpers.srelu.options import SReluOptions
+
+    assert (
+        TrainConfig(
+            **_BASE, activation="lambda_gelu", anneal_switch=0.5, options=(LambdaGeluOptions(anneal_target=100.0),)
+        ).anneal_switch
+        == 0.5
+    )
+    assert (
+        TrainConfig(
+            **_BASE, activation="srelu", anneal_switch=0.5, options=(SReluOptions(delta_anneal_target=1e-4),)
+        ).anneal_switch
+        == 0.5
+    )
+    assert TrainConfig(experiment="t", dataset="tinyshakespeare", model="gpt", block_size=32).block_size == 32
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,11 @@ class MethodOptions:
     def check(self, config: Any) -> None:
         """Rules that involve the run config carrying these options (raise ``ValueError``)."""
 
+    @property
+    def anneals(self) -> bool:
+        """Whether these options anneal something at the config's ``anneal_switch`` (the run reads it)."""
+        return False
+
 
 _O = TypeVar("_O", bound=MethodOptions)
 _REGISTERED: list[type[MethodOptions]] = []

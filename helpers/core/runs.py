@@ -315,6 +315,23 @@ def _check_fields_are_read(cfg: TrainConfig) -> None:
                 f"TrainConfig.{name}={value!r} has no effect with {switch}={getattr(cfg, switch)!r}: only "
                 f"{what} reads it. Leave it at its default ({defaults[name]!r}) or change {switch}"
             )
+    if cfg.anneal_switch != defaults["anneal_switch"] and not any(o.anneals for o in cfg.options):
+        raise ValueError(
+            f"TrainConfig.anneal_switch={cfg.anneal_switch!r} has no effect: no option of this run anneals "
+            f"(λ-GELU's anneal_target or anneal_layer_eps, S-ReLU's delta_anneal_target). Leave it at its "
+            f"default ({defaults['anneal_switch']!r}) or anneal"
+        )
+    if cfg.block_size != defaults["block_size"] and cfg.task != "lm":
+        raise ValueError(
+            f"TrainConfig.block_size={cfg.block_size!r} has no effect on dataset {cfg.dataset!r}: only a text "
+            f"data set is cut into blocks. Leave it at its default ({defaults['block_size']!r})"
+        )
+    for name, kwargs in (("activation_kwargs", cfg.activation_kwargs), ("penultimate_kwargs", cfg.penultimate_kwargs)):
+        if "inplace" in kwargs:
+            raise ValueError(
+                f"TrainConfig.{name} sets inplace={kwargs['inplace']!r}, which changes memory use, not the run: "
+                "leave it out (one run, one key)"
+            )
     if cfg.penultimate_kwargs and cfg.penultimate_activation is None:
         raise ValueError(
             f"TrainConfig.penultimate_kwargs={cfg.penultimate_kwargs!r} has no effect without a "

@@ -203,7 +203,9 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str, scale: Scale 
         cfg = pair_config(lp, profile, activation="lambda_gelu", mode="uniform", seed=seed, anneal=True, scale=scale)
     changes: dict[str, Any] = {}
     if current_profile(profile) == "smoke" and math.floor(cfg.anneal_switch * cfg.epochs) < 1:
-        changes.update(epochs=max(cfg.epochs, 2), anneal_switch=0.5)
+        changes.update(epochs=max(cfg.epochs, 2))
+        if arm not in ("gelu", "relu"):  # only an annealed arm reads the switch
+            changes.update(anneal_switch=0.5)
     if arm == "lgelu_layerwise":
         layerwise = replace(cfg.option(LambdaGeluOptions), anneal_target=None, anneal_layer_eps=EPSILON)
         return cfg.with_options(layerwise, experiment=f"reluization_{pair}", **changes)

@@ -27,6 +27,11 @@ class SReluOptions(MethodOptions):
 
     RULES: ClassVar[dict[str, v.Rule]] = {"delta_anneal_target": v.number(0, low_open=True, optional=True)}
 
+    @property
+    def anneals(self) -> bool:
+        """Whether the run anneals δ (at the config's ``anneal_switch``)."""
+        return self.delta_anneal_target is not None
+
     def check(self, config: Any) -> None:
         if self.delta_anneal_target is None:
             return
