@@ -224,6 +224,11 @@ class TrainConfig:
     def task(self) -> str:
         return "lm" if self.dataset in TEXT_DATASETS else "classification"
 
+    @property
+    def anneals(self) -> bool:
+        """Whether an option of this run anneals at ``anneal_switch``."""
+        return any(o.anneals for o in self.options)
+
     def option(self, cls: type[_O]) -> _O:
         """The run's ``cls`` options: the instance it carries, else ``cls()`` (the defaults)."""
         return option_of(self.options, cls)
@@ -302,6 +307,8 @@ _READ_ONLY_WITH: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("warmup_start_lr", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
     ("min_lr", "schedule", ("cosine", "warmup_cosine"), "the cosine schedules"),
     ("momentum", "optimizer", ("sgd",), "SGD (AdamW has betas)"),
+    ("anneal_switch", "anneals", (True,), "an option that anneals"),
+    ("block_size", "task", ("lm",), "the blocks of a text data set"),
 )
 
 
@@ -315,23 +322,6 @@ def _check_fields_are_read(cfg: TrainConfig) -> None:
                 f"TrainConfig.{name}={value!r} has no effect with {switch}={getattr(cfg, switch)!r}: only "
                 f"{what} reads it. Leave it at its default ({defaults[name]!r}) or change {switch}"
             )
-    if cfg.anneal_switch != defaults["anneal_switch"] and not any(o.anneals for o in cfg.options):
-        raise ValueError(
-            f"TrainConfig.anneal_switch={cfg.anneal_switch!r} has no effect: no option of this run anneals "
-            f"(λ-GELU's anneal_target or anneal_layer_eps, S-ReLU's delta_anneal_target). Leave it at its "
-            f"default ({defaults['anneal_switch']!r}) or anneal"
-        )
-    if cfg.block_size != defaults["block_size"] and cfg.task != "lm":
-        raise ValueError(
-            f"TrainConfig.block_size={cfg.block_size!r} has no effect on dataset {cfg.dataset!r}: only a text "
-            f"data set is cut into blocks. Leave it at its default ({defaults['block_size']!r})"
-        )
-    for name, kwargs in (("activation_kwargs", cfg.activation_kwargs), ("penultimate_kwargs", cfg.penultimate_kwargs)):
-        if "inplace" in kwargs:
-            raise ValueError(
-                f"TrainConfig.{name} sets inplace={kwargs['inplace']!r}, which changes memory use, not the run: "
-                "leave it out (one run, one key)"
-            )
     if cfg.penultimate_kwargs and cfg.penultimate_activation is None:
         raise ValueError(
             f"TrainConfig.penultimate_kwargs={cfg.penultimate_kwargs!r} has no effect without a "
@@ -341,9 +331,10 @@ def _check_fields_are_read(cfg: TrainConfig) -> None:
 
 def _check_activation(field_name: str, name: str, kwargs: dict[str, Any]) -> None:
     """The activation and its arguments build (a typo fails when the config is made, not in a worker).
-
     The name must be registered exactly: ``"RELU"`` builds the ReLU of ``"relu"`` but would key
-    another run."""
+    another run, as would ``inplace`` (memory use, not the run)."""
+    if "inplace" in kwargs:
+        raise ValueError(f"TrainConfig.{field_name} {name!r}: leave inplace out; it changes memory use, not the run")
     known = available_activations()
     if name not in known and name.lower() in known:
         raise ValueError(f"TrainConfig.{field_name} {name!r} is not a registered name; use {name.lower()!r}")

@@ -32,8 +32,19 @@ from helpers.lambda_gelu.paper import QUOTES as LGELU_QUOTES
 from helpers.lambda_gelu.paper import SWITCH_FRACTION
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization.experiment import reluization_configs
-from helpers.relu_ization.latency import SAME_SPEED_MARGIN_PCT, latency_claims
-from helpers.relu_ization.protocol import LAMBDA_TARGET, RELU_PAIRS, cpu_pairs, pair_scale
+from helpers.relu_ization.latency import MARGINS as LATENCY_MARGINS
+from helpers.relu_ization.latency import latency_claims
+from helpers.relu_ization.protocol import (
+    ACCURACY_MARGIN,
+    LAMBDA_TARGET,
+    PERPLEXITY_MARGIN_REL,
+    REGION_MARGIN_PCT,
+    RELU_PAIRS,
+    SPARSITY_MARGIN,
+    cpu_pairs,
+    pair_scale,
+)
+from helpers.relu_ization.protocol import MARGINS as PAIR_MARGINS
 
 __all__ = [
     "SOURCE",
@@ -54,51 +65,8 @@ NB_MLP = "notebooks/40_reluization_mlp"
 NB_PAIRS = "notebooks/41_reluization_pairs"
 NOTEBOOKS = {"fmnist": NB_MLP}
 ANCHORS = {NB_MLP: "reluization-mlp-claims", NB_PAIRS: "reluization-pairs-claims"}
-#: "Matches" margin of an accuracy, in points: absolute, because test-set accuracy is a rate whose
-#: resolution does not move with the model's size (half a point is 50 of the 10,000 test images).
-ACCURACY_MARGIN = 0.5
-#: "Matches" margin of a perplexity, relative to ReLU from scratch at the scale run: perplexity's
-#: scale moves with the model, the data and the training length, so an absolute margin set at one
-#: scale (0.25 was 2 % of 12.5) is another tolerance at the next (4.9 % of today's 5.07).
-PERPLEXITY_MARGIN_REL = 0.02
-SPARSITY_MARGIN = 5.0  # points of exact-zero fraction
-REGION_MARGIN_PCT = 20.0
-#: Every "matches" margin of this chapter's rows, for the rules page (:func:`helpers.claims.margin_rules`):
-#: (the rows, their keys as a pattern, the margin, how it is derived).
-MARGINS: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "ReLU-ization, accuracy pairs: swap free, matches ReLU, int8 matches, per-layer no worse",
-        r"reluization-(?!gpt-|latency-).*-(swap-free|matches-relu|no-worse)",
-        f"±{ACCURACY_MARGIN:g} points of accuracy",
-        "absolute: test-set accuracy is a rate whose resolution does not move with the model "
-        "(half a point is 50 of 10,000 test images)",
-    ),
-    (
-        "ReLU-ization, perplexity pair (GPT): the same rows",
-        r"reluization-gpt-.*-(swap-free|matches-relu|no-worse)",
-        f"±{PERPLEXITY_MARGIN_REL:.0%} of ReLU from scratch's perplexity",
-        "relative, derived from the runs when the row is decided (perplexity's scale moves with the model, "
-        "the data and the training length); the row's note gives the value",
-    ),
-    (
-        "ReLU-ization: as sparse as ReLU, as sparse before the swap",
-        r"reluization-.*-sparse-.*",
-        f"±{SPARSITY_MARGIN:g} points of exact-zero fraction",
-        "absolute: a fraction of activations, a rate like accuracy",
-    ),
-    (
-        "ReLU-ization: as many linear regions as ReLU",
-        r"reluization-.*-regions-.*",
-        f"±{REGION_MARGIN_PCT:g} % of ReLU from scratch's count",
-        "relative: a count that grows with width and depth",
-    ),
-    (
-        "ReLU-ization latency: the same float32 speed",
-        r"reluization-latency-.*-same-speed-float32",
-        f"±{SAME_SPEED_MARGIN_PCT:g} % of the time per batch",
-        "relative: timings scale with the machine and the batch, a ratio does not (the book's choice)",
-    ),
-)
+#: Every "matches" margin of this chapter's rows, for the rules page (:func:`helpers.claims.margin_rules`).
+MARGINS = PAIR_MARGINS + LATENCY_MARGINS
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 #: The arms whose linear regions a pair with ``linear_regions`` compares with ReLU from scratch.
 REGION_ARMS = (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU"))

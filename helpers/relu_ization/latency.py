@@ -31,6 +31,7 @@ from helpers.relu_ization.protocol import pending_pairs
 
 __all__ = [
     "RECORD",
+    "MARGINS",
     "LATENCY_KEYS",
     "LATENCY_RERUN",
     "MACHINE_FIELDS",
@@ -51,6 +52,15 @@ RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
 SOURCE = "This book (beyond the papers), ReLU-ization"
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 SAME_SPEED_MARGIN_PCT = 5.0
+#: The latency rows' margin, for the rules page (:data:`helpers.relu_ization.claims.MARGINS`).
+MARGINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "ReLU-ization latency: the same float32 speed",
+        r"reluization-latency-.*-same-speed-float32",
+        f"±{SAME_SPEED_MARGIN_PCT:g} % of the time per batch",
+        "relative: timings scale with the machine and the batch, a ratio does not (the book's choice)",
+    ),
+)
 #: The latency rows' keys begin with this; their verdicts rest on the committed timings, not on runs.
 LATENCY_KEYS = "reluization-latency-"
 #: What rerunning a latency row does (printed by :mod:`helpers.protocols.rerun`).

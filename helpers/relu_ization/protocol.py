@@ -59,6 +59,47 @@ __all__ = [
 LAMBDA_TARGET: float = lambda_target(EPSILON)
 
 
+#: "Matches" margin of an accuracy, in points: absolute, because test-set accuracy is a rate whose
+#: resolution does not move with the model's size (half a point is 50 of the 10,000 test images).
+ACCURACY_MARGIN = 0.5
+#: "Matches" margin of a perplexity, relative to ReLU from scratch at the scale run: perplexity's
+#: scale moves with the model, the data and the training length, so an absolute margin set at one
+#: scale (0.25 was 2 % of 12.5) is another tolerance at the next (4.9 % of today's 5.07).
+PERPLEXITY_MARGIN_REL = 0.02
+SPARSITY_MARGIN = 5.0  # points of exact-zero fraction
+REGION_MARGIN_PCT = 20.0
+#: The "matches" margins of the pairs' rows (:data:`helpers.relu_ization.claims.MARGINS` adds latency's):
+#: (the rows, their keys as a pattern, the margin, how it is derived).
+MARGINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "ReLU-ization, accuracy pairs: swap free, matches ReLU, int8 matches, per-layer no worse",
+        r"reluization-(?!gpt-|latency-).*-(swap-free|matches-relu|no-worse)",
+        f"±{ACCURACY_MARGIN:g} points of accuracy",
+        "absolute: test-set accuracy is a rate whose resolution does not move with the model "
+        "(half a point is 50 of 10,000 test images)",
+    ),
+    (
+        "ReLU-ization, perplexity pair (GPT): the same rows",
+        r"reluization-gpt-.*-(swap-free|matches-relu|no-worse)",
+        f"±{PERPLEXITY_MARGIN_REL:.0%} of ReLU from scratch's perplexity",
+        "relative, derived from the runs when the row is decided (perplexity's scale moves with the model, "
+        "the data and the training length); the row's note gives the value",
+    ),
+    (
+        "ReLU-ization: as sparse as ReLU, as sparse before the swap",
+        r"reluization-.*-sparse-.*",
+        f"±{SPARSITY_MARGIN:g} points of exact-zero fraction",
+        "absolute: a fraction of activations, a rate like accuracy",
+    ),
+    (
+        "ReLU-ization: as many linear regions as ReLU",
+        r"reluization-.*-regions-.*",
+        f"±{REGION_MARGIN_PCT:g} % of ReLU from scratch's count",
+        "relative: a count that grows with width and depth",
+    ),
+)
+
+
 def delta_matching_lambda(lam: float) -> float:
     """The S-ReLU radius whose gate gap ``∫|H − S-ReLU'| = 3δ/8`` equals λ-GELU's ``E∞(λ)``."""
     return delta_for_gate_gap(expected_gate_error(lam))
