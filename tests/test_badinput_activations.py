@@ -312,6 +312,7 @@ def test_every_activation_has_its_limits_at_infinity_and_the_range_ends(eager_ke
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_lambda_gelu_compiled_kernels_have_the_limits_too():
     """The TorchInductor formulas (the default for large float32 tensors) at ±∞ and ±max."""
     before = kernels.kernel_backend()

@@ -172,6 +172,7 @@ def _bn_kind(rank: int, world: int, x: torch.Tensor, kind: str, out: Path) -> No
     )
 
 
+@pytest.mark.slow
 def test_global_batchnorm_matches_one_batch_and_drifting_method_state_stops_the_run(tmp_path):
     """Every kind of BatchNorm in :data:`BATCHNORMS`, in one two-process gloo group."""
     xs = {

@@ -126,6 +126,7 @@ def test_run_many_bad_arguments(monkeypatch):
     assert experiments.run_many([]) == []
 
 
+@pytest.mark.slow
 def test_run_many_worker_processes_give_the_in_process_results(tmp_path, monkeypatch):
     """Two spawned workers (one thread each) reproduce the in-process runs bit for bit."""
     from helpers.flexact import synthetic as fx

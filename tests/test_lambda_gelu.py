@@ -294,6 +294,7 @@ def test_paper_claims_have_our_values_and_verdicts(committed_claims):
     assert P.table_i().shape == (30, 10) and P.table_ii().shape == (10, 5)
 
 
+@pytest.mark.slow
 def test_module_works_without_a_c_compiler(tmp_path):
     """No C++ compiler for TorchInductor: one warning naming the failure, then the eager formulas."""
     import subprocess

@@ -12,6 +12,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 MARKER = "# NBVAL_CHECK_OUTPUT"
@@ -41,6 +43,7 @@ def _is_marked(cell) -> bool:
     return module.is_checked(cell)
 
 
+@pytest.mark.slow
 def test_checked_cells_have_stored_outputs() -> None:
     problems = []
     for path in NOTEBOOKS:

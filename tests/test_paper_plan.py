@@ -43,6 +43,7 @@ def test_gpu_hours_follow_the_stated_peak_and_utilisation():
     assert paper_plan.gpu_hours(cfg, slower) == pytest.approx(2 * hours)
 
 
+@pytest.mark.slow
 def test_status_at_the_paper_profile_lists_every_group_with_its_gpu_hours(capsys):
     retrain.main(["--status", "--profile", "paper"])
     out = capsys.readouterr().out

@@ -45,6 +45,7 @@ def test_a_row_without_runs_is_recomputed_and_shown_beside_the_committed_one(bas
     assert "committed | recomputed" in out and "verdict came back: yes" in out
 
 
+@pytest.mark.slow
 def test_a_run_based_row_reruns_in_the_smoke_profile_resumes_and_leaves_results_alone(tmp_path, capsys):
     committed = repo_root() / "results"
     before = _tree_digest(committed)

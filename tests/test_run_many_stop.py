@@ -48,6 +48,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.slow
 def test_sigterm_stops_the_workers(tmp_path):
     script = tmp_path / "sleeper.py"
     script.write_text(SCRIPT)
