@@ -35,6 +35,7 @@ from typing import Any
 
 __all__ = [
     "CorruptResult",
+    "file_identity",
     "DuplicateKey",
     "OtherFormat",
     "content_checksum",
@@ -255,9 +256,9 @@ def read_verified(
 ) -> dict[str, Any]:
     """Read a result file (:func:`read_result_json`) and check it (:func:`verify_data`). A file
     this process has already verified against the same expectations, unchanged since (see
-    :func:`_identity`), is parsed again (each caller gets its own dict) but not checked again: the
+    :func:`file_identity`), is parsed again (each caller gets its own dict) but not checked again: the
     report reads some runs for several rows."""
-    key = (_identity(path), repr(sorted(defaults.items())) if defaults else "", code_version, expected_hash)
+    key = (file_identity(path), repr(sorted(defaults.items())) if defaults else "", code_version, expected_hash)
     if key[0] is not None and key in _VERIFIED:
         return json.loads(path.read_text())  # checked strictly when verified: the plain parser suffices
     data = verify_data(path, read_result_json(path), defaults, code_version, expected_hash)
@@ -271,11 +272,12 @@ def read_verified(
 _VERIFIED: set[tuple] = set()
 
 
-def _identity(path: Path) -> tuple | None:
-    """What tells this file's content apart without reading it: path, size, inode and the
-    modification and change times (a write moves the change time, which no user can set back)."""
+def file_identity(path: Path) -> tuple[str, int, int, int, int] | None:
+    """What tells a file's content apart without reading it: its resolved path, size, modification
+    and change times (every write moves the change time, which no user can set back) and inode;
+    None when it cannot be stat'ed. A check remembered under it is redone after any change."""
     try:
         info = os.stat(path)
-    except OSError:
+        return (str(Path(path).resolve()), info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+    except (OSError, ValueError):
         return None
-    return (str(path), info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.core.result_files import file_identity
 from helpers.core.runtime import bool_env, cache_root, dir_env, progress
 
 #: Seconds a download waits on the network before giving up (connect and each read).
@@ -194,25 +195,13 @@ def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
 
 
 def _verified_marker(path: Path, known: KnownFile) -> Path | None:
-    """Where the check of this exact file is remembered: keyed on its path, size, mtime, ctime
-    (which every write moves, and ``touch`` cannot set back), inode and the expected digests."""
-    try:
-        st = path.stat()
-        key = "|".join(
-            [
-                str(path.resolve()),
-                str(st.st_size),
-                str(st.st_mtime_ns),
-                str(st.st_ctime_ns),
-                str(st.st_ino),
-                *known.sha256,
-                known.content_sha256,
-                known.md5,
-            ]
-        )
-        return cache_root() / "verified" / hashlib.sha256(key.encode()).hexdigest()[:32]
-    except (OSError, ValueError):
+    """Where the check of this exact file is remembered: keyed on its identity
+    (:func:`helpers.core.result_files.file_identity`) and the expected digests."""
+    identity = file_identity(path)
+    if identity is None:
         return None
+    key = "|".join([*map(str, identity), *known.sha256, known.content_sha256, known.md5])
+    return cache_root() / "verified" / hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def verify_file(path: Path, known: KnownFile, title: str) -> None:
