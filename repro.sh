@@ -3,7 +3,7 @@
 #   bash repro.sh book   create .venv, install, execute the notebooks (cpu profile), write _build/html
 #   bash repro.sh test   create .venv, install, ruff (lint, format), pytest and nbval (smoke profile), on every core
 #   bash repro.sh lab    create .venv, install, open the notebooks in JupyterLab (cpu profile)
-# Each first checks that the datasets are readable (python -m helpers.preflight): book and test stop
+# Each first checks that the datasets are readable (python -m tools.preflight): book and test stop
 # at once, naming every missing one and how to supply it; lab says so and opens anyway.
 # All fail loudly: every step runs under `set -euo pipefail`, with no pipelines that hide a status.
 set -euo pipefail
@@ -32,7 +32,7 @@ setup() {
 }
 
 preflight() {
-  "$VENV/bin/python" -m helpers.preflight
+  "$VENV/bin/python" -m tools.preflight
 }
 
 case "${1:-}" in

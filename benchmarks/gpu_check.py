@@ -20,10 +20,10 @@ what it measured), and a readable summary to ``DIR/gpu_check.md``:
    (AdamW, synthetic batches of the paper profile's batch size and input shape; no data needed),
    images or tokens per second after warm-up, and the ratio to ``nn.GELU`` in the same model.
    Flex-Act runs where the paper puts it, at ResNet-18's and ResNet-34's penultimate layer.
-5. **End to end**: ``python -m helpers.train_distributed`` on a small Adult config (λ-GELU with
+5. **End to end**: ``python -m tools.train_distributed`` on a small Adult config (λ-GELU with
    its annealing, so method state lives on the device), with ``REPRO_DEVICE=cuda`` eagerly, again
    through ``torch.compile(model)`` (``REPRO_COMPILE_MODEL=1``), and on this machine's CPU; the
-   histories compared at :func:`helpers.verify_rerun.float_tolerance` (needs the Adult data under
+   histories compared at :func:`tools.verify_rerun.float_tolerance` (needs the Adult data under
    ``REPRO_DATA_DIR``), with each arm's training seconds.
 
 Never part of the book or CI: they run without a GPU. ``--device cpu`` runs parts 2-4 against the
@@ -56,9 +56,11 @@ import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core import kernels, provenance  # noqa: E402
 from helpers.core.device import device_provenance, resolve_device, set_determinism  # noqa: E402
 from helpers.core.registry import activation_factory, available_activations  # noqa: E402
-from helpers.core.validation import ArgumentParser  # noqa: E402
+from helpers.core.validation import (
+    ArgumentParser,  # noqa: E402
+    positive_int_arg,  # noqa: E402
+)
 from helpers.models import build_model  # noqa: E402
-from helpers.protocols import positive_int_arg  # noqa: E402
 
 #: Arguments of the activations that need some (the papers' values).
 ACTIVATION_KWARGS: dict[str, dict[str, Any]] = {
@@ -200,7 +202,7 @@ _IMAGES: dict[str, dict[str, Any]] = {
 _VIT_TINY = {"depth": 12, "dim": 192, "heads": 3}
 _CONVNEXT_TINY = {"depths": (3, 3, 9, 3), "dims": (96, 192, 384, 768)}
 _GPT2_SMALL = {"layers": 12, "dim": 768, "heads": 12, "block_size": 1024, "vocab_size": 33_278}
-#: The paper profile's models (helpers.protocols.all_experiments("paper"), deduplicated): name,
+#: The paper profile's models (tools.run.all_experiments("paper"), deduplicated): name,
 #: build arguments, batch size, and what one example is.
 MODELS: tuple[tuple[str, str, dict[str, Any], int, str], ...] = (
     ("MLP 4×256 / Fashion-MNIST", "mlp", {"depth": 4, "width": 256, **_IMAGES["fashion_mnist"]}, 128, "image"),
@@ -368,7 +370,7 @@ def end_to_end(device: torch.device) -> dict[str, Any]:
     """The training CLI on the GPU (eager, and through ``torch.compile(model)`` with
     ``REPRO_COMPILE_MODEL=1``) and on the CPU; histories compared at the rerun tolerance, and each
     arm's training seconds (compilation included)."""
-    from helpers.verify_rerun import float_tolerance
+    from tools.verify_rerun import float_tolerance
 
     out: dict[str, Any] = {"config": E2E_CONFIG}
     histories, seconds = {}, {}
@@ -388,7 +390,7 @@ def end_to_end(device: torch.device) -> dict[str, Any]:
                 "REPRO_COMPILE_MODEL": compiled,
             }
             done = subprocess.run(
-                [sys.executable, "-m", "helpers.train_distributed", "--config-json", str(cfg)],
+                [sys.executable, "-m", "tools.train_distributed", "--config-json", str(cfg)],
                 env=env, capture_output=True, text=True, timeout=300,
             )  # fmt: skip
             if done.returncode != 0:

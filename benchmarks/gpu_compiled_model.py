@@ -31,9 +31,11 @@ from torch._dynamo.utils import counters  # noqa: E402
 import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
-from helpers.core.validation import ArgumentParser  # noqa: E402
+from helpers.core.validation import (
+    ArgumentParser,  # noqa: E402
+    positive_int_arg,  # noqa: E402
+)
 from helpers.models import build_model  # noqa: E402
-from helpers.protocols import positive_int_arg  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

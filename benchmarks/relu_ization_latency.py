@@ -39,8 +39,10 @@ from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
-from helpers.core.validation import ArgumentParser  # noqa: E402
-from helpers.protocols import positive_int_arg  # noqa: E402
+from helpers.core.validation import (
+    ArgumentParser,  # noqa: E402
+    positive_int_arg,  # noqa: E402
+)
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
 from helpers.relu_ization.latency import (  # noqa: E402

@@ -300,7 +300,7 @@ def report_runs() -> dict[str, list[dict]]:
 
 def rerun_commands(claims: Sequence[Claim] | None = None) -> dict[str, tuple[str, str]]:
     """For each run-based row with committed runs (default: the report's), the command that reruns
-    it (:mod:`helpers.protocols.rerun`) and its cost as recorded: runs and training core-hours."""
+    it (:mod:`tools.rerun`) and its cost as recorded: runs and training core-hours."""
     runs = report_runs()
     out = {}
     for c in report_claims() if claims is None else claims:
@@ -308,7 +308,7 @@ def rerun_commands(claims: Sequence[Claim] | None = None) -> dict[str, tuple[str
             hours = compute_time(runs[c.key])["core_minutes"] / 60
             bf16 = " (bf16: AMX, AVX512-BF16 or a GPU)" if any(r["precision"] == "bf16" for r in runs[c.key]) else ""
             cost = f"{len(runs[c.key])} runs, {hours:.2g} core-hours{bf16}"
-            out[c.key] = (f"python -m helpers.protocols.rerun {c.key}", cost)
+            out[c.key] = (f"python -m tools.rerun {c.key}", cost)
     return out
 
 

@@ -3,7 +3,7 @@
 The core (:mod:`helpers.core`) knows no method: it keeps an activation registry, a list of run
 extensions and a runner per config class, and each method fills them here. One :data:`METHODS`
 tuple drives the activation registry, the run extensions, the claim sources of the report
-(:mod:`helpers.claims`), the experiment list of ``python -m helpers.protocols`` and the
+(:mod:`helpers.claims`), the experiment list of ``python -m tools.run`` and the
 architecture test. Importing this module registers everything; the public modules
 (:mod:`helpers.activations`, :mod:`helpers.models`, :mod:`helpers.experiments`,
 :mod:`helpers.claims`) import it, and so does every worker process that trains a run.
@@ -69,7 +69,7 @@ class Method:
     ``TrainConfig`` run, in order; ``claims``: the function that lists its claims (report order);
     ``audit``: the function that lists the findings of the source read against itself (after its
     claims in the report);
-    ``experiments``: experiment name -> ``configs(profile)`` for ``python -m helpers.protocols``.
+    ``experiments``: experiment name -> ``configs(profile)`` for ``python -m tools.run``.
     """
 
     package: str
@@ -157,7 +157,7 @@ def method_packages() -> tuple[str, ...]:
 
 
 def all_experiments() -> dict[str, Callable[[str], list]]:
-    """Every method's experiments, by name (``python -m helpers.protocols``)."""
+    """Every method's experiments, by name (``python -m tools.run``)."""
     experiments: dict[str, Callable[[str], list]] = {}
     for method in METHODS:
         for name, configs in method.experiments.items():

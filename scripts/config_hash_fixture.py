@@ -3,7 +3,7 @@
 A run's cache key is the hash of its config (``helpers.core.results_cache.config_hash``); a
 refactor that changes a key silently orphans the committed result. This script lists the keys of
 every config the protocols build, per protocol and profile. (That each committed result file's
-stored config still hashes to its file name is ``python -m helpers.verify_results``'s check.)
+stored config still hashes to its file name is ``python -m tools.verify_results``'s check.)
 
     python scripts/config_hash_fixture.py          # check against tests/fixtures/config_hashes.json
     python scripts/config_hash_fixture.py --write  # rewrite the fixture (only when a key must change)
@@ -29,10 +29,10 @@ PROFILES = ("smoke", "cpu", "paper")
 def _protocol_sources() -> dict[str, Callable[[str], Iterable]]:
     from helpers.flexact.readings import readings_configs
     from helpers.flexact.synthetic import sensitivity_configs, synthetic_configs
-    from helpers.protocols import all_experiments
     from helpers.relu_ization.experiment import reluization_configs
     from helpers.relu_ization.protocol import RELU_PAIRS
     from helpers.srelu.dpo_experiment import dpo_configs
+    from tools.run import all_experiments
 
     sources: dict[str, Callable[[str], Iterable]] = dict(all_experiments())
     sources["flexact_synthetic"] = synthetic_configs
@@ -47,14 +47,14 @@ def _protocol_sources() -> dict[str, Callable[[str], Iterable]]:
 def protocol_hashes() -> dict[str, list[str]]:
     """``{"<protocol>/<profile>": sorted hashes}`` of every protocol's configs, plus the retrain's
     claim lists and CI's cheap rerun configs."""
-    from helpers.protocols import cheap_check_configs
-    from helpers.protocols.retrain_claims import CLAIMS
+    from tools.batches import BATCHES
+    from tools.run import cheap_check_configs
 
     out: dict[str, list[str]] = {}
     for name, build in sorted(_protocol_sources().items()):
         for profile in PROFILES:
             out[f"{name}/{profile}"] = sorted({config_hash(c) for c in build(profile)})
-    for key, claim in CLAIMS.items():
+    for key, claim in BATCHES.items():
         out[f"retrain_{key}"] = sorted({config_hash(c) for c in claim.configs()})
     out["cheap_check"] = sorted(config_hash(c) for c in cheap_check_configs())
     return out

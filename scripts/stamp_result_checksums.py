@@ -17,7 +17,7 @@ from helpers.core.result_files import find_problems, with_checksum
 from helpers.core.runtime import results_root
 from helpers.core.validation import ArgumentParser
 from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
-from helpers.verify_results import _config_classes, result_files
+from tools.verify_results import _config_classes, result_files
 
 
 def main(argv: list[str] | None = None) -> int:

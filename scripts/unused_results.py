@@ -1,6 +1,6 @@
 """List committed cpu-profile result files that no protocol asks for any more.
 
-When a claim's cpu scale is switched (see :mod:`helpers.protocols.retrain`), the runs of the
+When a claim's cpu scale is switched (see :mod:`tools.retrain`), the runs of the
 earlier scale that nothing else shares stop being loaded by any page. This script names them, so
 they can be removed in the same commit (their content stays in git history):
 
@@ -23,12 +23,12 @@ from helpers.core.runtime import results_root
 from helpers.core.validation import ArgumentParser
 from helpers.flexact import synthetic
 from helpers.flexact.readings import readings_configs
-from helpers.protocols import all_experiments, cheap_check_configs
-from helpers.protocols.retrain_claims import CLAIMS
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.protocol import cpu_pairs
 from helpers.srelu.dpo_experiment import dpo_configs
-from helpers.verify_results import result_files
+from tools.batches import BATCHES
+from tools.run import all_experiments, cheap_check_configs
+from tools.verify_results import result_files
 
 
 def used_paths() -> set[Path]:
@@ -38,8 +38,8 @@ def used_paths() -> set[Path]:
     configs += dpo_configs("cpu")
     configs += readings_configs("cpu")
     configs += [c for pair in cpu_pairs() for c in reluization_configs(pair, "cpu")]
-    configs += [c for claim in CLAIMS.values() for c in claim.configs()]
-    configs += cheap_check_configs()  # CI retrains them (helpers.verify_rerun)
+    configs += [c for claim in BATCHES.values() for c in claim.configs()]
+    configs += cheap_check_configs()  # CI retrains them (tools.verify_rerun)
     return {result_path(c).resolve() for c in configs}
 
 

@@ -35,10 +35,7 @@ APP = (
     "helpers.models",
     "helpers.experiments",
     "helpers.claims",
-    "helpers.verify_results",
-    "helpers.verify_rerun",
-    "helpers.preflight",
-    "helpers.protocols",
+    "helpers.floor_decisions",
     "helpers.relu_ization",
     "helpers.churn",
 )
@@ -197,6 +194,31 @@ def test_cycle_finder_finds_a_cycle():
 def test_no_import_cycles():
     cycles = [sorted(c) for c in _strongly_connected(_graph()) if len(c) > 1]
     assert not cycles, f"import cycles: {cycles}"
+
+
+#: What the book's code never imports: the project's tools, and the launchers and cluster libraries
+#: they drive (a run under torchrun or submitit uses the same helpers as one in a notebook).
+FORBIDDEN_IN_HELPERS = ("tools", "submitit", "torch.distributed.run")
+
+
+def _absolute_imports(path: Path) -> list[tuple[str, int]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found += [(node.module, node.lineno)] + [(f"{node.module}.{a.name}", node.lineno) for a in node.names]
+    return found
+
+
+def test_helpers_imports_no_tool_and_no_launcher():
+    bad = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path, _ in MODULES.values()
+        for name, line in _absolute_imports(path)
+        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN_IN_HELPERS)
+    ]
+    assert not bad, "helpers/ is the book's code; tools/ imports it, never the reverse:\n" + "\n".join(bad)
 
 
 def test_package_init_imports_nothing():

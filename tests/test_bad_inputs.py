@@ -28,8 +28,8 @@ from helpers.core import kernels
 from helpers.core.runtime import bool_env, cache_root, current_profile, quiet, results_root, train_threads, under_ci
 from helpers.lambda_gelu import kernels as lgelu_kernels
 from helpers.models import GPT, MLP, ConvNeXt, ResNet, ViT, build_model, replace_activations
-from helpers.protocols import main as protocols_main
-from helpers.protocols import parse_shard
+from tools.run import main as protocols_main
+from tools.run import parse_shard
 
 
 class CliError(Exception):

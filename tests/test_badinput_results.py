@@ -22,8 +22,8 @@ from helpers.experiments import (
     run_or_load,
     store_result,
 )
-from helpers.protocols import moved_rows
-from helpers.train_distributed import main as train_distributed_main
+from tools import moved_rows
+from tools.train_distributed import main as train_distributed_main
 
 CALLS: list = []
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -100,7 +100,7 @@ def test_run_many_refuses_bad_workers_even_when_everything_is_cached(workers):
         run_many([], workers=workers)
 
 
-@pytest.mark.parametrize("executor", [1, None, True, object(), "pbs"])
+@pytest.mark.parametrize("executor", [1, True, object(), "pbs", "local"])
 def test_run_many_refuses_a_bad_executor_even_when_everything_is_cached(executor):
     run_or_load(BadInputConfig())
     with pytest.raises((ValueError, TypeError), match="executor"):

@@ -324,7 +324,7 @@ def test_a_restamped_churn_payload_with_impossible_predictions_is_refused(tmp_pa
     import re
 
     from helpers.core.result_files import CorruptResult, with_checksum
-    from helpers.verify_results import _config_classes, verify_file
+    from tools.verify_results import _config_classes, verify_file
 
     source = sorted((repo_root() / "results" / "churn_cifar10").glob("*.json"))[0]
     data = json.loads(source.read_text())

@@ -21,14 +21,14 @@ from helpers.core.env import bool_env, under_ci
 from helpers.core.runtime import quiet, repo_root, training_threads
 
 CLI_MODULES = [
-    "helpers.protocols",
-    "helpers.protocols.retrain",
-    "helpers.verify_results",
-    "helpers.verify_rerun",
-    "helpers.preflight",
-    "helpers.train_distributed",
-    "helpers.protocols.paper_plan",
-    "helpers.protocols.rerun",
+    "tools.run",
+    "tools.retrain",
+    "tools.verify_results",
+    "tools.verify_rerun",
+    "tools.preflight",
+    "tools.train_distributed",
+    "tools.paper_plan",
+    "tools.rerun",
 ]
 SCRIPTS = sorted(p.name for p in (repo_root() / "scripts").glob("*.py"))
 BENCHMARKS = sorted(f"benchmarks/{p.name}" for p in (repo_root() / "benchmarks").glob("*.py"))
@@ -46,7 +46,7 @@ def _main(module: str) -> Callable:
 
 
 #: The positional arguments a CLI requires (an unknown flag must be refused after them).
-REQUIRED = {"helpers.protocols": ["srelu_delta"], "helpers.protocols.rerun": ["some-key"]}
+REQUIRED = {"tools.run": ["srelu_delta"], "tools.rerun": ["some-key"]}
 ALL_CLIS = CLI_MODULES + [f"scripts/{name}" for name in SCRIPTS] + BENCHMARKS
 
 
@@ -81,7 +81,7 @@ def test_every_cli_refuses_an_unknown_flag(capsys):
 
 
 def test_protocols_threads_flag_sets_the_training_threads(monkeypatch):
-    import helpers.protocols as protocols
+    import tools.run as protocols
 
     monkeypatch.setenv("REPRO_TRAIN_THREADS", "1")  # restored after the test
     seen = []
@@ -97,7 +97,7 @@ def test_protocols_threads_flag_sets_the_training_threads(monkeypatch):
 
 
 def test_retrain_workers_must_be_a_positive_integer(capsys):
-    from helpers.protocols import retrain
+    from tools import retrain
 
     for value in ["0", "-1", "x", "1.5"]:
         code, _, err = _exit(lambda v=value: retrain.main(["--workers", v]), capsys)
@@ -105,7 +105,7 @@ def test_retrain_workers_must_be_a_positive_integer(capsys):
 
 
 def test_retrain_reports_refuse_the_flags_of_how_to_train(capsys):
-    from helpers.protocols import retrain
+    from tools import retrain
 
     for argv in (["--status", "--executor", "slurm"], ["--plan", "--workers", "2"], ["--status", "--nodes", "2"]):
         code, _, err = _exit(lambda a=argv: retrain.main(a), capsys)
@@ -113,7 +113,7 @@ def test_retrain_reports_refuse_the_flags_of_how_to_train(capsys):
 
 
 def test_verify_rerun_parses_its_arguments_before_training(monkeypatch):
-    import helpers.verify_rerun as verify_rerun
+    import tools.verify_rerun as verify_rerun
 
     monkeypatch.setattr(verify_rerun, "cheap_check_configs", lambda: pytest.fail("started retraining"))
     with pytest.raises(SystemExit) as info:
@@ -122,7 +122,7 @@ def test_verify_rerun_parses_its_arguments_before_training(monkeypatch):
 
 
 def test_preflight_unknown_dataset_is_a_usage_error(capsys):
-    from helpers.preflight import main
+    from tools.preflight import main
 
     with pytest.raises(SystemExit) as info:
         main(["bogusdataset"])
@@ -131,14 +131,14 @@ def test_preflight_unknown_dataset_is_a_usage_error(capsys):
 
 
 def test_verifying_an_empty_folder_is_an_error(tmp_path, capsys):
-    from helpers.verify_results import main
+    from tools.verify_results import main
 
     assert main([str(tmp_path)]) == 1
     assert "nothing was verified" in capsys.readouterr().out
 
 
 def test_verification_says_what_the_checksum_guards_against(tmp_path, capsys):
-    from helpers.verify_results import main
+    from tools.verify_results import main
 
     committed = sorted((repo_root() / "results").rglob("*.json"))
     committed = [p for p in committed if not p.name.endswith(".failed.json")]
@@ -262,9 +262,9 @@ def test_every_cli_refuses_a_flag_given_twice(capsys):
         if code != 2 or "--help given twice" not in err:
             problems.append(f"{module}: exit {code}, {err[-300:]!r}")
     assert not problems, "\n".join(problems)
-    code, _, err = _exit(lambda: _main("helpers.protocols.rerun")(["k", "--seeds", "0", "--seeds=1"]), capsys)
+    code, _, err = _exit(lambda: _main("tools.rerun")(["k", "--seeds", "0", "--seeds=1"]), capsys)
     assert code == 2 and "--seeds given twice (after --seeds)" in err
-    code, _, err = _exit(lambda: _main("helpers.protocols.rerun")(["k", "--see", "0"]), capsys)
+    code, _, err = _exit(lambda: _main("tools.rerun")(["k", "--see", "0"]), capsys)
     assert code == 2 and "unrecognized arguments: --see" in err  # no abbreviations either
 
 
@@ -367,7 +367,7 @@ def test_every_entry_point_passes_its_command_line_to_argparse():
 
 @pytest.mark.parametrize(("only", "named"), [("srelu,no_such_act", "no_such_act"), (",", "no name given")])
 def test_train_distributed_only_refuses_a_name_that_matches_no_activation(only, named, capsys):
-    from helpers.train_distributed import main
+    from tools.train_distributed import main
 
     with pytest.raises(SystemExit) as info:
         main(["srelu_delta", "--profile", "smoke", "--only", only, "--list"])
@@ -376,9 +376,9 @@ def test_train_distributed_only_refuses_a_name_that_matches_no_activation(only, 
 
 
 def test_retrain_refuses_a_claim_named_twice_and_two_reports_at_once(capsys):
-    from helpers.protocols import retrain
+    from tools import retrain
 
-    first = next(iter(retrain.CLAIMS))
+    first = next(iter(retrain.BATCHES))
     code, _, err = _exit(lambda: retrain.main(["--status", first, first]), capsys)
     assert code == 2 and f"claim {first} given twice" in err
     code, _, err = _exit(lambda: retrain.main(["--status", "--plan"]), capsys)

@@ -32,6 +32,7 @@ from torch import nn
 
 import helpers
 import helpers.methods
+import tools
 from helpers.core import models as core_models
 from helpers.core.registry import activation_types, get_activation
 from helpers.core.runs import TrainConfig
@@ -129,8 +130,9 @@ ACTIVATION_FUNCTIONS = _activation_functions()
 
 
 def _helpers_modules() -> list[ModuleType]:
-    """Every module of the ``helpers`` package, imported (``__main__`` aside: it runs a command)."""
-    names = [info.name for info in pkgutil.walk_packages(helpers.__path__, "helpers.")]
+    """Every module of the ``helpers`` and ``tools`` packages, imported (``__main__`` aside: it runs
+    a command)."""
+    names = [info.name for pkg in (helpers, tools) for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
     return [importlib.import_module(name) for name in names if not name.endswith("__main__")]
 
 

@@ -20,10 +20,10 @@ import torch.multiprocessing as mp
 from torch import nn
 from torch.utils.data import TensorDataset
 
-from helpers import train_distributed
 from helpers.core import distributed
 from helpers.core.data import make_loader
 from helpers.core.runtime import repo_root
+from tools import train_distributed
 
 DATA = Path(os.environ.get("REPRO_DATA_DIR", repo_root().parent / "shared" / "data"))
 
@@ -252,7 +252,7 @@ def _env(results: Path) -> dict[str, str]:
 
 def _command(config: Path, processes: int) -> list[str]:
     if processes == 1:
-        return [sys.executable, "-m", "helpers.train_distributed", "--config-json", str(config)]
+        return [sys.executable, "-m", "tools.train_distributed", "--config-json", str(config)]
     torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
     return [
         torchrun,
@@ -260,7 +260,7 @@ def _command(config: Path, processes: int) -> list[str]:
         "--nproc_per_node",
         str(processes),
         "-m",
-        "helpers.train_distributed",
+        "tools.train_distributed",
         "--config-json",
         str(config),
     ]

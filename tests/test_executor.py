@@ -11,14 +11,15 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import submitit
 
-from helpers.core import executors, results_cache
+from helpers.core import results_cache
 from helpers.core.results_cache import run_many, run_or_load
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
-from helpers.protocols import cluster_args, paper_plan, retrain
+from tools import cluster_args, executors, paper_plan, retrain
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,7 +116,7 @@ def test_a_preempted_job_of_an_array_requeues_from_its_checkpoint_to_the_uninter
     monkeypatch.setenv("PROBE_MARKS", str(marks))
     out: dict = {}
     worker = threading.Thread(
-        target=lambda: out.update(r=run_many(configs, executor=_local_executor(tmp_path / "jobs")))
+        target=lambda: out.update(r=run_many(configs, executor=executors.Submitit(_local_executor(tmp_path / "jobs"))))
     )
     worker.start()
     deadline = time.monotonic() + 240
@@ -148,7 +149,7 @@ def test_the_job_callable_imports_the_plugin_modules_before_its_run(tmp_path, mo
 
 def test_an_unknown_executor_is_refused_with_the_choices():
     with pytest.raises(ValueError, match=r"unknown executor 'pbs'.*local, slurm, submitit-local"):
-        run_many([], executor="pbs")
+        executors.make_executor("pbs")
 
 
 def test_the_retrain_cli_refuses_an_unknown_executor(capsys):
@@ -228,8 +229,10 @@ SUBMITTER = textwrap.dedent("""
     import sys
     from helpers.core import results_cache
     from sleeper import SleepConfig
+    from tools import executors
     results_cache._PLUGIN_MODULES[:] = ["sleeper"]
-    results_cache.run_many([SleepConfig(seed=s) for s in range(2)], executor="submitit-local")
+    jobs = executors.Submitit(executors.make_executor("submitit-local"))
+    results_cache.run_many([SleepConfig(seed=s) for s in range(2)], executor=jobs)
 """)
 
 
@@ -315,10 +318,11 @@ def test_the_retrain_cli_hands_its_runs_and_cluster_options_to_run_many(monkeypa
         ]
     )
     assert len(seen["configs"]) == len(paper_plan.paper_configs(["srelu_delta"])) > 0
-    assert seen["executor"].parameters["tasks_per_node"] == 2 and seen["executor"].parameters["timeout_min"] == 30
-    assert seen["job"] is cluster_args.distributed_job  # two tasks: one torch.distributed run
+    parameters = seen["executor"].executor.parameters
+    assert parameters["tasks_per_node"] == 2 and parameters["timeout_min"] == 30
+    assert seen["executor"].job is cluster_args.distributed_job  # two tasks: one torch.distributed run
     retrain.main(["m", "--executor", "submitit-local"])
-    assert seen["job"] is None and seen["configs"] == retrain.CLAIMS["m"].configs()
+    assert seen["executor"].job is None and seen["configs"] == retrain.BATCHES["m"].configs()
 
 
 def test_several_tasks_per_run_are_refused_for_runs_that_are_not_one_training(capsys):
@@ -363,7 +367,7 @@ def test_a_run_of_two_submitit_tasks_trains_as_one_torch_distributed_run(tmp_pat
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "two"))
     ex = _local_executor(tmp_path / "jobs")
     ex.update_parameters(tasks_per_node=2)
-    [two] = run_many([cfg], executor=ex, job=cluster_args.distributed_job)
+    [two] = run_many([cfg], executor=executors.Submitit(ex, job=cluster_args.distributed_job))
     assert two["provenance"]["world_size"] == 2
     # float32 sums in another order (two half-batch gradients all-reduced): tests/test_distributed.py
     # measured at most 2e-8 relative on this run; 1e-5 still fails on another data order or batch.
@@ -394,7 +398,7 @@ def test_a_kill_during_submission_cancels_every_job_submitted(monkeypatch):
     monkeypatch.setattr(executors, "submit_array", submit_while_killed)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as stop:
-        results_cache._submitit(list("abc"), [0, 1, 2], object(), False, "runs", [None] * 3, [], None)
+        executors.Submitit(SimpleNamespace(map_array=lambda *args: []))(list("abc"), False, "runs")
     assert stop.value.code == 128 + signal.SIGTERM
     assert cancelled == [0, 1, 2]
     assert signal.getsignal(signal.SIGTERM) is before  # the caller's handler is back
@@ -404,7 +408,7 @@ def test_slurm_flags_with_the_local_executor_are_refused(capsys):
     """``--executor local`` submits no job, so a SLURM flag beside it would be silently ignored."""
     import argparse
 
-    from helpers.protocols import cluster_args
+    from tools import cluster_args
 
     parser = argparse.ArgumentParser(prog="retrain")
     cluster_args.add_executor_args(parser)
@@ -413,8 +417,8 @@ def test_slurm_flags_with_the_local_executor_are_refused(capsys):
         cluster_args.executor_from_args(parser, args)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "--partition, --nodes, --tasks-per-node are for SLURM jobs" in err
-    assert cluster_args.executor_from_args(parser, parser.parse_args([])) == "local"
-    assert cluster_args.executor_from_args(parser, parser.parse_args(["--nodes", "1"])) == "local"  # the default
+    assert cluster_args.executor_from_args(parser, parser.parse_args([])) is None
+    assert cluster_args.executor_from_args(parser, parser.parse_args(["--nodes", "1"])) is None  # the default
 
 
 def test_a_failed_jobs_message_quotes_the_end_of_its_own_log(tmp_path):

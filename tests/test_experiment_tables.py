@@ -302,7 +302,7 @@ def test_flexact_selections_and_trajectory():
 def test_gather_results_loads_only_and_names_the_command(monkeypatch):
     configs = FC.table2_configs("cpu")
     assert T.load_all(configs) is None
-    with pytest.raises(MissingResult, match=r"python -m helpers.protocols flexact_cifar --profile cpu"):
+    with pytest.raises(MissingResult, match=r"python -m tools.run flexact_cifar --profile cpu"):
         T.gather_results(configs, protocol="flexact_cifar", train=False)
     monkeypatch.setenv("CI", "true")  # by default a page trains what is missing, but never under CI
     with pytest.raises(MissingResult, match=r"6 of 6 cpu-profile results are missing"):

@@ -9,7 +9,7 @@ import pytest
 
 import helpers.methods  # noqa: F401  (registers the methods' activations, which the configs name)
 from helpers.core.runtime import repo_root
-from helpers.protocols.floor_decisions import resnet_pair_floor
+from helpers.floor_decisions import resnet_pair_floor
 
 
 def _best(experiment: str, **match) -> list[float]:

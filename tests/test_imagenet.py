@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from helpers import preflight
 from helpers.core import data
 from helpers.core.data import DatasetNotFound, load_dataset
 from helpers.core.data.imagenet import ImageNetCounts, load_imagenet, manifest_path, reorganise_val
 from helpers.core.data.sources import DataError
-from helpers.protocols import paper_plan
+from tools import paper_plan, preflight
 
 WNIDS = ("n01440764", "n01443537", "n01484850")
 TINY = ImageNetCounts(n_classes=3, n_train=6, n_val=3, val_per_class=1)

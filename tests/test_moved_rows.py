@@ -1,10 +1,10 @@
-"""``python -m helpers.protocols.moved_rows``: the report rows that new results moved."""
+"""``python -m tools.moved_rows``: the report rows that new results moved."""
 
 from __future__ import annotations
 
 import pytest
 
-from helpers.protocols import moved_rows as M
+from tools import moved_rows as M
 
 
 def _row(claim: str, **fields: str) -> dict[str, str]:
@@ -53,17 +53,19 @@ def test_bad_arguments_get_a_clear_message(args, message, capsys):
     assert message in err and "Traceback" not in err
 
 
-def test_the_before_side_can_run_another_trees_code(tmp_path):
-    """``--code-too`` computes 'before' with the code at REV: the snapshot runs the ``helpers``
-    package of the tree it is given, not this checkout's editable install."""
-    package = tmp_path / "tree" / "helpers" / "protocols"
+@pytest.mark.parametrize("layout", ["tools", "helpers/protocols"])
+def test_the_before_side_can_run_another_trees_code(tmp_path, layout):
+    """``--code-too`` computes 'before' with the code at REV: the snapshot runs the package of the
+    tree it is given, not this checkout's editable install, in today's layout or the one before
+    tools/ left helpers/."""
+    package = tmp_path / "tree" / layout
     package.mkdir(parents=True)
-    (package.parent / "__init__.py").write_text("")
-    (package / "__init__.py").write_text("")
+    for folder in (package, package.parent):
+        (folder / "__init__.py").write_text("")
     (package / "moved_rows.py").write_text(
-        "import json, os\nprint(json.dumps({'from': os.environ['REPRO_RESULTS_DIR']}))\n"
+        f"import json, os\nprint(json.dumps({{'{layout}': os.environ['REPRO_RESULTS_DIR']}}))\n"
     )
-    assert M.snapshot(tmp_path / "results", code_dir=tmp_path / "tree") == {"from": str(tmp_path / "results")}
+    assert M.snapshot(tmp_path / "results", code_dir=tmp_path / "tree") == {layout: str(tmp_path / "results")}
 
 
 def test_a_side_that_fails_to_compute_stops_with_its_message(monkeypatch):

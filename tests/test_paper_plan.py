@@ -9,7 +9,8 @@ import pytest
 
 from helpers.core.results_cache import config_hash
 from helpers.core.runtime import repo_root
-from helpers.protocols import all_experiments, paper_plan, retrain
+from tools import paper_plan, retrain
+from tools.run import all_experiments
 
 
 def _paper_runs() -> list:
@@ -66,5 +67,5 @@ def test_an_unknown_paper_group_is_refused_with_the_choices(capsys):
 def test_the_page_shows_the_plan_the_protocols_give_now():
     page = (repo_root() / paper_plan.PAGE).read_text()
     assert paper_plan.page_with_table(page, paper_plan.plan_markdown()) == page, (
-        f"{paper_plan.PAGE}'s plan table is stale: python -m helpers.protocols.paper_plan --write"
+        f"{paper_plan.PAGE}'s plan table is stale: python -m tools.paper_plan --write"
     )

@@ -1,4 +1,4 @@
-"""helpers.preflight: repro.sh stops at once, with one message, when datasets are missing."""
+"""tools.preflight: repro.sh stops at once, with one message, when datasets are missing."""
 
 import dataclasses
 import json
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import preflight
 from helpers.core import data
 from helpers.core.runtime import repo_root
+from tools import preflight
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_the_mirror_passes(monkeypatch, capsys):
 
 
 def test_command_line_exits_nonzero_with_an_empty_data_dir(tmp_path, monkeypatch, capsys):
-    """The entry point repro.sh runs (``python -m helpers.preflight``: its ``__main__`` wiring is
+    """The entry point repro.sh runs (``python -m tools.preflight``: its ``__main__`` wiring is
     tested with every CLI's in test_cli_and_env) stops with status 1, naming every dataset, before
     any test or notebook starts; nothing is read, so it returns at once."""
     for name, value in {
@@ -131,7 +131,7 @@ def _notebook_datasets() -> set[str]:
 
 
 def test_needed_covers_every_dataset_the_notebooks_and_protocols_read():
-    from helpers.protocols import all_experiments
+    from tools.run import all_experiments
 
     used = _notebook_datasets() | {"tinyshakespeare"}  # helpers.srelu.dpo_experiment
     for profile in ("smoke", "cpu"):

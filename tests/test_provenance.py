@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from helpers import verify_rerun
 from helpers.core import provenance
 from helpers.core.provenance import PrecisionUnavailable, check_precision
 from helpers.core.runs import TrainConfig
 from helpers.experiments import config_hash, register_runner, run_or_load
-from helpers.verify_rerun import choose_comparison, float_tolerance, verify
+from tools import verify_rerun
+from tools.verify_rerun import choose_comparison, float_tolerance, verify
 
 
 @dataclass(frozen=True)

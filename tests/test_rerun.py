@@ -1,4 +1,4 @@
-"""``python -m helpers.protocols.rerun KEY``: from a report row to its runs, retrained in a scratch
+"""``python -m tools.rerun KEY``: from a report row to its runs, retrained in a scratch
 folder, and the row recomputed beside the committed one (never touching ``results/``)."""
 
 import hashlib
@@ -10,7 +10,7 @@ from helpers.claims import report_claims, report_runs
 from helpers.core.run_reads import RunRead, RunReads, note_claim, note_read, watching_runs
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import repo_root
-from helpers.protocols import rerun
+from tools import rerun
 
 
 @pytest.fixture(autouse=True)
@@ -90,7 +90,7 @@ def test_listing_names_the_runs_and_their_recorded_cost(capsys):
     out = capsys.readouterr().out
     assert "5 runs" in out and "core-hours as recorded" in out
     assert "ground_truth=sigmoid, method=flexact, alpha=0.0" in out and "seed 0, 1, 2, 3, 4" in out
-    assert f"python -m helpers.protocols.rerun {CHEAP_ROW} --go" in out
+    assert f"python -m tools.rerun {CHEAP_ROW} --go" in out
 
 
 def test_an_unknown_key_names_the_nearest_keys(capsys):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import verify_results
 from helpers.core.result_files import CorruptResult, content_checksum
 from helpers.experiments import load_result, register_runner, result_path, run_or_load
+from tools import verify_results
 
 CALLS: list = []
 

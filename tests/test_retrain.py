@@ -1,4 +1,4 @@
-"""The decisive-scale retrain list (helpers.protocols.retrain) and the cpu scales it trains."""
+"""The decisive-scale retrain list (tools.retrain) and the cpu scales it trains."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import torch
 from helpers.core.results_cache import config_hash
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
-from helpers.protocols import retrain
+from tools import retrain
 
 
 def test_every_claim_is_seed_major_and_has_no_duplicate_run():
-    for claim in retrain.CLAIMS.values():
+    for claim in retrain.BATCHES.values():
         configs = claim.configs()
         seeds = [c.seed for c in configs]
         assert seeds == sorted(seeds), claim.key
@@ -74,8 +74,8 @@ def test_resnet_decisive_scale_is_bf16_channels_last_with_five_table2_and_three_
     assert len(others) == 3 * 4 and {c.seed for c in others} == {0, 1, 2}
     assert all(c.precision == "bf16" and c.channels_last for c in t1 + t2)
     # the claims of the retrain carry them: (c) GELU + annealed at 5 seeds, (d) the other arms at 3
-    c_hashes = {config_hash(c) for c in retrain.CLAIMS["c"].configs()}
-    d_hashes = {config_hash(c) for c in retrain.CLAIMS["d"].configs()}
+    c_hashes = {config_hash(c) for c in retrain.BATCHES["c"].configs()}
+    d_hashes = {config_hash(c) for c in retrain.BATCHES["d"].configs()}
     assert {config_hash(c) for c in t2} <= c_hashes and {config_hash(c) for c in others} <= d_hashes
 
 
@@ -134,8 +134,8 @@ def test_the_skip_message_names_the_device_without_bf16(monkeypatch, capsys):
 def test_claim_g_shares_its_paper_delta_runs_with_claim_b():
     from helpers.srelu import protocol as srelu
 
-    g = {config_hash(c) for c in retrain.CLAIMS["g"].configs()}
-    b_srelu = {config_hash(c) for c in retrain.CLAIMS["b"].configs() if c.activation == "srelu"}
+    g = {config_hash(c) for c in retrain.BATCHES["g"].configs()}
+    b_srelu = {config_hash(c) for c in retrain.BATCHES["b"].configs() if c.activation == "srelu"}
     seeds, deltas = srelu.SCALES["vit"]["cpu"].seeds, srelu.table4_deltas("cpu")
     assert len(g) == len(deltas) * len(seeds)
     assert b_srelu <= g and len(g - b_srelu) == (len(deltas) - 1) * len(seeds)
@@ -145,20 +145,20 @@ def test_total_core_hours_counts_a_shared_run_once(monkeypatch):
     fake = {"train_seconds": 3600.0}
     monkeypatch.setattr(retrain, "load_result", lambda cfg: fake)
     runs, hours = retrain.total_core_hours(["b", "g"])
-    distinct = {config_hash(c) for k in ("b", "g") for c in retrain.CLAIMS[k].configs()}
-    assert runs == len(distinct) < len(retrain.CLAIMS["b"].configs()) + len(retrain.CLAIMS["g"].configs())
+    distinct = {config_hash(c) for k in ("b", "g") for c in retrain.BATCHES[k].configs()}
+    assert runs == len(distinct) < len(retrain.BATCHES["b"].configs()) + len(retrain.BATCHES["g"].configs())
     assert hours == pytest.approx(len(distinct))
 
 
 def test_status_table_has_a_row_per_claim_a_total_per_issue_and_a_total():
     table = retrain.status_table()
-    assert len(table) == len(retrain.CLAIMS) + len(retrain.ISSUES) + 1
+    assert len(table) == len(retrain.BATCHES) + len(retrain.ISSUES) + 1
     assert table.index[-1].startswith("all claims")
-    assert {c.issue for c in retrain.CLAIMS.values()} == set(retrain.ISSUES)
+    assert {c.issue for c in retrain.BATCHES.values()} == set(retrain.ISSUES)
 
 
 def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeypatch):
-    claim = retrain.CLAIMS["b"]
+    claim = retrain.BATCHES["b"]
     configs = claim.configs()
     done = {config_hash(c): 600.0 * (1 + i % 2) for i, c in enumerate(configs[: len(configs) // 2])}
     monkeypatch.setattr(
@@ -186,18 +186,18 @@ def test_an_arm_at_another_scale_does_not_price_this_one(monkeypatch):
     (10-20 minutes): the estimate goes by the same arm at the same scale, else the same scale."""
     from dataclasses import replace
 
-    cfg = retrain.CLAIMS["r"].configs()[0]
+    cfg = retrain.BATCHES["r"].configs()[0]
     wider = replace(cfg, model_kwargs={**cfg.model_kwargs, "dim": 2 * cfg.model_kwargs["dim"]})
     same_arm_elsewhere, same_scale = retrain._run_kinds(wider), retrain._run_kinds(cfg)[1]
     assert same_arm_elsewhere[0] != retrain._run_kinds(cfg)[0]
     finished = {same_arm_elsewhere[0]: [1200.0], same_arm_elsewhere[1]: [1200.0], same_scale: [60.0]}
     monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
-    claim = retrain.RetrainClaim("x", "one DeiT run", lambda: [cfg], issue="CPU budget")
+    claim = retrain.Batch("x", "one DeiT run", lambda: [cfg], issue="CPU budget")
     assert retrain.claim_status(claim, finished).hours_left == pytest.approx(60.0 / 3600)
 
 
 def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
-    configs = retrain.CLAIMS["f"].configs()
+    configs = retrain.BATCHES["f"].configs()
     resnet = lgelu.PAIRS["cifar10_resnet"].scale("cpu")
     assert len(configs) == 2 * 3 and sum(c.penultimate_activation == "flexact" for c in configs) == 3
     for c in configs:
@@ -215,14 +215,14 @@ def test_decisive_state_names_each_model_once():
 
 
 def test_claims_c_and_d_cover_the_vision_pairs_only():
-    pairs = {(c.model, c.dataset) for k in ("c", "d") for c in retrain.CLAIMS[k].configs()}
+    pairs = {(c.model, c.dataset) for k in ("c", "d") for c in retrain.BATCHES[k].configs()}
     assert pairs == {("mlp", "fashion_mnist"), ("resnet18", "cifar10")}
 
 
 def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
     from helpers.core.floors import floor_for
 
-    configs = retrain.CLAIMS["i"].configs()
+    configs = retrain.BATCHES["i"].configs()
     scale = lgelu.PAIRS["wikitext_gpt"].scale("cpu")
     # GELU, ReLU and λ-GELU in three modes (Table I) plus annealed λ-GELU (Table II), every seed
     assert len(configs) == 6 * len(scale.seeds)
@@ -236,27 +236,27 @@ def test_claim_i_is_the_gpt_pair_at_its_floor_scale():
 def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     from helpers.relu_ization import protocol as relu
 
-    assert {retrain.CLAIMS[k].issue for k in ("h", "j", "k", "l")} == {"ReLU-ization"}
-    j = retrain.CLAIMS["j"].configs()
+    assert {retrain.BATCHES[k].issue for k in ("h", "j", "k", "l")} == {"ReLU-ization"}
+    j = retrain.BATCHES["j"].configs()
     assert len(j) == 5 * 3 and {c.pair for c in j} == {"cifar10_resnet"}
     assert all(c.train_config().model_kwargs == lgelu.PAIRS["cifar10_resnet"].scale("cpu").model_kwargs for c in j)
-    k = retrain.CLAIMS["k"].configs()
+    k = retrain.BATCHES["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
     # the GPT pair at claim (i)'s floor scale, the three seeds claim (l) trained: its GELU, ReLU and
     # annealed arms are claim (i)'s runs
-    gpt = retrain.CLAIMS["l"].configs()
+    gpt = retrain.BATCHES["l"].configs()
     assert len(gpt) == 5 * 3 and {c.pair for c in gpt} == {"gpt"}
-    claim_i = {config_hash(c) for c in retrain.CLAIMS["i"].configs()}
+    claim_i = {config_hash(c) for c in retrain.BATCHES["i"].configs()}
     shared = [c for c in gpt if config_hash(c.train_config()) in claim_i]
     assert sorted({c.arm for c in shared}) == ["gelu", "lgelu_anneal", "relu"] and len(shared) == 3 * 3
-    assert {c.seed for c in retrain.CLAIMS["h"].configs()} == set(range(5))
+    assert {c.seed for c in retrain.BATCHES["h"].configs()} == set(range(5))
     # switched: the chapter's cpu pairs are exactly the claims that trained their seeds, (h) and
     # (q) for the MLP, (l), (s) and (t) for the GPT decoder, (j) and (k)
     from helpers.relu_ization.experiment import reluization_configs
 
     for pair, claims in (("fmnist", "hq"), ("gpt", "lst"), ("cifar10_resnet", "j"), ("vit", "k")):
         assert {config_hash(c) for c in reluization_configs(pair, "cpu")} == {
-            config_hash(c) for k in claims for c in retrain.CLAIMS[k].configs()
+            config_hash(c) for k in claims for c in retrain.BATCHES[k].configs()
         }, pair
 
 
@@ -283,12 +283,12 @@ def test_the_convnext_page_stands_on_the_floor_scale_and_claim_a_keeps_its_runs(
 
     seeds = srelu.CONVNEXT_FLOOR_SEEDS_ON_PAGE
     page = srelu.compare_configs("cpu", "convnext")
-    floor = [c for c in retrain.CLAIMS["p"].configs() if c.seed in seeds]
+    floor = [c for c in retrain.BATCHES["p"].configs() if c.seed in seeds]
     assert {config_hash(c) for c in page} == {config_hash(c) for c in floor}
     assert len(page) == len(srelu.CONVNEXT_FLOOR.activations) * len(seeds)
     assert set(seeds) <= set(srelu.CONVNEXT_FLOOR.seeds)
     assert all(load_result(c) is not None for c in page), "the page's seeds must all be committed"
-    earlier = retrain.CLAIMS["a"].configs()
+    earlier = retrain.BATCHES["a"].configs()
     assert len(earlier) == 25 and {(c.epochs, c.precision) for c in earlier} == {(12, "float32")}
     assert not {config_hash(c) for c in earlier} & {config_hash(c) for c in page}
     # the pilot's levers are measured from claim (a)'s scale, whatever the page runs
@@ -298,9 +298,9 @@ def test_the_convnext_page_stands_on_the_floor_scale_and_claim_a_keeps_its_runs(
 def test_claim_t_adds_three_gpt_seeds_to_claim_s_and_keeps_its_runs():
     """The seed plan's int8 row (GELU vs ReLU from scratch) needs n = 8: claim (t) is the GPT pair's
     five arms at seeds 0-7, whose first five seeds are claim (s)'s committed runs."""
-    s = {config_hash(c) for c in retrain.CLAIMS["s"].configs()}
-    t = retrain.CLAIMS["t"].configs()
-    assert len(s) == 5 * 5 and len(t) == 5 * 8 and retrain.CLAIMS["t"].issue == "CPU budget"
+    s = {config_hash(c) for c in retrain.BATCHES["s"].configs()}
+    t = retrain.BATCHES["t"].configs()
+    assert len(s) == 5 * 5 and len(t) == 5 * 8 and retrain.BATCHES["t"].issue == "CPU budget"
     assert s < {config_hash(c) for c in t}
     assert {c.seed for c in t} == set(range(8)) and {c.train_config().precision for c in t} == {"float32"}
 
@@ -308,7 +308,7 @@ def test_claim_t_adds_three_gpt_seeds_to_claim_s_and_keeps_its_runs():
 def test_claim_u_gives_table1s_resnet_arms_the_seeds_its_gelu_runs_have():
     """The plan's Table I ResNet row needs n = 5: claim (u) is GELU, ReLU and λ-GELU in three init
     modes at seeds 0-4, bf16, whose committed part is Table I's runs at seeds 0-2 and GELU's at 3-4."""
-    u = retrain.CLAIMS["u"].configs()
+    u = retrain.BATCHES["u"].configs()
     table1 = {config_hash(c) for c in lgelu.table1_configs("cpu", ("cifar10_resnet",))}
     assert len(u) == 5 * 5 and table1 < {config_hash(c) for c in u}
     assert {c.seed for c in u} == set(range(5)) and {c.precision for c in u} == {"bf16"}
@@ -322,18 +322,18 @@ def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(mo
     DeiT seeds were trained before the retrain and spend no budget."""
     monkeypatch.setattr(retrain, "load_result", lambda cfg: {"train_seconds": 3600.0})
     decisive = {
-        config_hash(c) for k, cl in retrain.CLAIMS.items() if cl.issue == "Decisive scale" for c in cl.configs()
+        config_hash(c) for k, cl in retrain.BATCHES.items() if cl.issue == "Decisive scale" for c in cl.configs()
     }
-    u = {config_hash(c) for c in retrain.CLAIMS["u"].configs()}
+    u = {config_hash(c) for c in retrain.BATCHES["u"].configs()}
     runs, hours = retrain.issue_core_hours("CPU budget")
-    budget_runs = {config_hash(c) for cl in retrain.CLAIMS.values() if cl.issue == "CPU budget" for c in cl.configs()}
+    budget_runs = {config_hash(c) for cl in retrain.BATCHES.values() if cl.issue == "CPU budget" for c in cl.configs()}
     earlier = {
         config_hash(c)
-        for k, cl in retrain.CLAIMS.items()
+        for k, cl in retrain.BATCHES.items()
         if cl.issue in ("Decisive scale", "ReLU-ization")
         for c in cl.configs()
     }
-    before_retrain = {config_hash(c) for c in retrain.CLAIMS["r"].configs() if c.seed in (0, 1, 2)}
+    before_retrain = {config_hash(c) for c in retrain.BATCHES["r"].configs() if c.seed in (0, 1, 2)}
     assert u & decisive and before_retrain and not before_retrain & earlier
     assert runs == len(budget_runs - earlier - before_retrain) and hours == pytest.approx(runs)
     with pytest.raises(ValueError, match="unknown issue"):
@@ -347,13 +347,13 @@ def test_the_status_says_how_much_wall_time_runs_spent_off_the_cpu(monkeypatch):
     paused = {"train_seconds": 3600.0, "cpu_seconds": 1800.0}
     busy = {"train_seconds": 3600.0, "cpu_seconds": 3650.0}  # a second thread: never negative
     old = {"train_seconds": 3600.0}
-    t_runs = {config_hash(c) for c in retrain.CLAIMS["t"].configs()}
+    t_runs = {config_hash(c) for c in retrain.BATCHES["t"].configs()}
     monkeypatch.setattr(
         retrain, "load_result", lambda cfg: (paused if cfg.seed == 7 else busy) if config_hash(cfg) in t_runs else old
     )
     runs, hours = retrain.issue_core_hours("CPU budget")
     timed, off = retrain.off_cpu_hours("CPU budget")
-    seed7 = {config_hash(c) for c in retrain.CLAIMS["t"].configs() if c.seed == 7}
+    seed7 = {config_hash(c) for c in retrain.BATCHES["t"].configs() if c.seed == 7}
     assert 0 < timed < runs and hours == pytest.approx(runs) and off == pytest.approx(len(seed7) / 2)
     assert f"{timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU" in (
         retrain._issue_line("CPU budget")
@@ -369,7 +369,7 @@ def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monk
 
     monkeypatch.delenv("REPRO_RESULTS_DIR", raising=False)  # the committed results: every row exists
     keys = {c.key for c in report_claims()}
-    decided = [k for claim in retrain.CLAIMS.values() for k in claim.decides]
+    decided = [k for claim in retrain.BATCHES.values() for k in claim.decides]
     assert decided and set(decided) <= keys
     stub = pd.DataFrame({"key": ["reluization-gpt-gelu-int8-cost", "other"], "bought by": [None] * 2}, dtype=object)
     monkeypatch.setattr(retrain, "plan_frame", lambda *a, **k: stub.copy())

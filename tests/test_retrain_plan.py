@@ -1,4 +1,4 @@
-"""The seed plan (``python -m helpers.protocols.retrain --plan``): seeds that would bring a row's MDE
+"""The seed plan (``python -m tools.retrain --plan``): seeds that would bring a row's MDE
 below what it must detect, their cost, and rows out of reach."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from scipy import stats
 
 from helpers.core.report import Claim, RunDesign, claims_frame, intersection_union, judge, run_verdict
 from helpers.core.statistics import paired_comparison, welch_comparison
-from helpers.protocols import retrain
-from helpers.protocols import seed_plan as S
+from tools import retrain
+from tools import seed_plan as S
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,6 @@ import torch
 from refusals import refusal_fault
 from torch.utils.data import TensorDataset
 
-from helpers import preflight
 from helpers.core.atomic_files import STALE_TEMP_MARGIN_S
 from helpers.core.data import make_loader
 from helpers.core.models import MLP
@@ -28,6 +27,7 @@ from helpers.core.results_cache import (
     run_or_load,
 )
 from helpers.core.train import fit
+from tools import preflight
 
 MIRROR = Path(os.environ.get("REPRO_DATA_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 

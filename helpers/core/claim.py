@@ -100,7 +100,7 @@ def claim_key(prefix: str, *parts: object) -> str:
 @dataclass(frozen=True)
 class RunDesign:
     """The numbers behind one run-based test of a claim, kept beside the row's display strings so
-    that a tool can ask what more seeds would decide (:mod:`helpers.protocols.seed_plan`): the
+    that a tool can ask what more seeds would decide (:mod:`tools.seed_plan`): the
     comparison (``None`` when there were too few runs for an interval) and the rule it was judged by
     (:func:`run_verdict`'s ``claim``, ``claimed_effect``, ``margin``, ``direction``), with that
     part's verdict and label. A row judged in several parts (every level, every competitor) holds

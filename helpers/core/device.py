@@ -54,7 +54,7 @@ every step (:func:`helpers.core.train.fit`): each read waits for the GPU's queue
 the CPU could not run ahead and queue the next step's kernels.
 
 A GPU result is therefore compared with a rerun by tolerance
-(:func:`helpers.verify_rerun.float_tolerance`), never bit for bit, unless device, CUDA, cuDNN and
+(:func:`tools.verify_rerun.float_tolerance`), never bit for bit, unless device, CUDA, cuDNN and
 torch versions all agree.
 """
 

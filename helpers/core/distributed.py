@@ -1,6 +1,6 @@
 """One training loop in several processes: ``torch.distributed`` under ``torchrun``.
 
-``torchrun --nproc_per_node K -m helpers.train_distributed ...`` starts K processes with
+``torchrun --nproc_per_node K -m tools.train_distributed ...`` starts K processes with
 ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` set;
 :func:`init_from_env` joins them into one process group (``nccl`` on CUDA, ``gloo`` on the CPU).
 The loop itself is :func:`helpers.core.train.fit`; what changes with several processes is here:
@@ -146,7 +146,7 @@ def init_from_env(device: torch.device) -> World:
         if not os.environ.get(name):
             raise RuntimeError(
                 f"WORLD_SIZE={env.size} but {name} is unset: start the run with torchrun "
-                "(torchrun --nproc_per_node N -m helpers.train_distributed ...)"
+                "(torchrun --nproc_per_node N -m tools.train_distributed ...)"
             )
     timeout = join_timeout()
     # torchrun's agent hosts the store and starts every process itself; any other launcher (a

@@ -17,7 +17,7 @@ checks, on every load:
 * when the caller knows which config it asked for, that the file is that config's.
 
 A failure raises :class:`CorruptResult` naming the file and every problem found.
-``python -m helpers.verify_results`` runs these checks over every committed result (CI does).
+``python -m tools.verify_results`` runs these checks over every committed result (CI does).
 
 Part of the core: imports no method module and nothing from :mod:`helpers.core.results_cache`.
 """

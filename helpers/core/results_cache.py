@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from helpers.core import executors, provenance, run_reads
+from helpers.core import provenance, run_reads
 from helpers.core.atomic_files import (
     json_safe,
     remove_if_empty,
@@ -79,6 +79,11 @@ def note_plugin_module(name: str) -> None:
     """Record that importing module ``name`` registers plugins; worker processes import it too."""
     if name not in _PLUGIN_MODULES:
         _PLUGIN_MODULES.append(name)
+
+
+def plugin_modules() -> tuple[str, ...]:
+    """The modules a fresh process imports before its first run (:func:`note_plugin_module`)."""
+    return tuple(_PLUGIN_MODULES)
 
 
 def _import_plugin_modules(names: tuple[str, ...]) -> None:
@@ -362,7 +367,8 @@ def _run_in_worker(config: Any, rerun: bool, quiet_worker: bool = True) -> dict:
     return run_or_load(config, rerun=rerun)
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
+def exit_on_sigterm(signum: int, frame: Any) -> None:
+    """A SIGTERM handler that unwinds like Ctrl-C would, so ``finally`` blocks stop workers or jobs."""
     raise SystemExit(128 + signum)
 
 
@@ -380,7 +386,7 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str, results: list, failures: list) -> None:
     """The worker-process branch of :func:`run_many`; ``kill`` (SIGTERM) or Ctrl-C stops the workers too."""
     in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if in_main else None
+    previous = signal.signal(signal.SIGTERM, exit_on_sigterm) if in_main else None
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
     try:
         start = (tuple(_PLUGIN_MODULES), worker_devices(n), context.Value("i", 0))
@@ -404,79 +410,21 @@ def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str, re
             signal.signal(signal.SIGTERM, previous)
 
 
-def _run_job(config: Any, rerun: bool) -> dict:
-    """Body of a submitit job of :func:`run_many` (module level: jobs pickle it by reference)."""
-    return run_or_load(config, rerun=rerun)
-
-
-def _submitit(
-    configs: list,
-    todo: list[int],
-    executor: Any,
-    rerun: bool,
-    desc: str,
-    results: list,
-    failures: list,
-    job: Callable[[Any, bool], dict | None] | None,
-) -> None:
-    """The submitit branch of :func:`run_many`: one job per run, sent as job arrays; an
-    interrupted wait (Ctrl-C, ``kill``) cancels the jobs, which resume from their checkpoints."""
-    call = executors.CheckpointedCall(job or _run_job, _PLUGIN_MODULES)
-    in_main = threading.current_thread() is threading.main_thread()
-    # A kill while the jobs are being submitted is held until their handles exist: exiting at once
-    # would orphan the jobs already started, which nothing could cancel then. SIGINT is held too, and
-    # for a second reason: submitit cancels a local job with SIGINT, and a process started in the
-    # background (``nohup ... &``) ignores SIGINT, which every program it starts inherits; a handler,
-    # unlike "ignore", is reset to the default in a new program, so the jobs start able to be cancelled.
-    killed: list[int] = []
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: killed.append(signum)) if in_main else None
-    previous_int = signal.signal(signal.SIGINT, lambda signum, frame: killed.append(signum)) if in_main else None
-    try:
-        jobs = executors.submit_array(executor, call, [configs[i] for i in todo], [rerun] * len(todo))
-    except BaseException:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
-        raise
-    finally:
-        if in_main:
-            signal.signal(signal.SIGINT, previous_int)
-    if in_main:
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    try:
-        if killed:
-            _exit_on_sigterm(killed[0], None)
-        for i, handle in progress(
-            zip(todo, jobs), desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs), each=True, unit="run"
-        ):
-            try:
-                results[i] = handle.results()[0]  # task 0: rank 0 of a multi-task run
-            except Exception as err:  # noqa: BLE001 (the job's own error comes back as text)
-                failures.append(RunFailed(executors.failure_text(handle, err)))
-    except BaseException:
-        executors.cancel_all(jobs)
-        raise
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
-
-
 def run_many(
     configs: Any,
     *,
     workers: int | None = None,
     desc: str = "runs",
     rerun: bool | None = None,
-    executor: Any = "local",
-    job: Callable[[Any, bool], dict | None] | None = None,
+    executor: Callable[[list, bool, str], list] | None = None,
 ) -> list[dict]:
     """``run_or_load`` every config, training the missing ones in parallel worker processes.
 
-    ``executor`` is where the missing runs train (:mod:`helpers.core.executors`): ``"local"``
-    (worker processes here), ``"slurm"`` or ``"submitit-local"`` (submitit jobs with default
-    :class:`~helpers.core.executors.ClusterOptions`), or a submitit executor set up by the caller.
-    Every run, wherever it trains, writes its result under ``results/`` (a cluster shares it).
-    ``job(config, rerun)`` replaces what each submitit job runs (default: ``run_or_load``); a
-    run of several tasks passes one that joins ``torch.distributed`` and returns rank 0's result.
+    ``executor`` is where the missing runs train: ``None``, worker processes here; else a callable
+    ``executor(configs, rerun, desc)`` that trains them elsewhere and returns, in their order, each
+    run's result or the :class:`RunFailed` it ended with (``tools.executors.Submitit``: submitit
+    jobs on a SLURM cluster or on this machine). Every run, wherever it trains, writes its result
+    under ``results/`` (a cluster shares it).
 
     Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results do
     not depend on ``workers``: ``workers`` runs share the machine instead of one run using every
@@ -489,19 +437,10 @@ def run_many(
     # every argument is checked before anything is read, run or submitted, cached or not
     _check_rerun("run_many", rerun)
     check_value("run_many", "workers", workers, integer(1, optional=True))
-    if isinstance(executor, str):
-        executors.check_executor(executor)
-    elif not callable(getattr(executor, "map_array", None)):
+    if executor is not None and not callable(executor):
         raise TypeError(
-            f"run_many.executor must be one of {', '.join(map(repr, executors.EXECUTORS))} or a submitit "
-            f"executor (with map_array); got {executor!r}"
-        )
-    if job is not None and not callable(job):
-        raise TypeError(f"run_many.job must be a callable job(config, rerun) or None; got {job!r}")
-    if job is not None and executor == "local":
-        raise ValueError(
-            "job= replaces what a submitit job runs; the local executor runs run_or_load "
-            "(pass executor='submitit-local' or 'slurm', or leave job out)"
+            "run_many.executor must be None (worker processes here) or a callable executor(configs, rerun, "
+            f"desc), such as tools.executors.Submitit for submitit jobs; got {executor!r}"
         )
     configs = list(configs)
     if not configs:
@@ -521,9 +460,13 @@ def run_many(
         )
     results: list[dict | None] = [None] * len(configs)
     failures: list[BaseException] = []
-    if todo and executor != "local":
-        chosen = executors.make_executor(executor) if isinstance(executor, str) else executor
-        _submitit(configs, todo, chosen, rerun, desc, results, failures, job)
+    if todo and executor is not None:
+        outcomes = executor([configs[i] for i in todo], rerun, desc)
+        for i, outcome in zip(todo, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                failures.append(outcome)
+            else:
+                results[i] = outcome
         if failures:
             raise failures[0]
     elif todo:

@@ -1,7 +1,7 @@
 """The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
 
 Every image/tabular/language experiment of the book is a :class:`TrainConfig`; the notebooks build
-lists of them (see :mod:`helpers.protocols`) and call ``run_or_load`` on each. Method-specific
+lists of them (see :mod:`tools.run`) and call ``run_or_load`` on each. Method-specific
 steps (an init mode, parameter groups, annealing hooks, extra records) live in the method
 packages as :class:`RunExtension` objects, which ``helpers.methods`` registers with
 :func:`register_run_extension`; this core module imports no method. Each extension says to which

@@ -103,7 +103,7 @@ def gather_results(configs: Sequence[Any], *, protocol: str | None = None, train
     Like the λ-GELU pages, a page trains what is missing (in parallel worker processes, see
     :func:`helpers.core.results_cache.run_many`), except under CI, where a missing cpu-profile result
     raises :class:`helpers.core.results_cache.MissingResult`. ``train=False`` only loads and raises
-    ``MissingResult`` naming ``python -m helpers.protocols <protocol>`` for anything missing.
+    ``MissingResult`` naming ``python -m tools.run <protocol>`` for anything missing.
     """
 
     _check_configs(configs)
@@ -120,11 +120,7 @@ def gather_results(configs: Sequence[Any], *, protocol: str | None = None, train
         else:
             results.append(result)
     if missing:
-        how = (
-            f"python -m helpers.protocols {protocol} --profile {sorted(profiles)[0]}"
-            if protocol
-            else "the protocol's runs"
-        )
+        how = f"python -m tools.run {protocol} --profile {sorted(profiles)[0]}" if protocol else "the protocol's runs"
         raise MissingResult(
             f"{len(missing)} of {len(configs)} results are missing (first: {missing[0]}); produce them "
             f"with `{how}` (or set REPRO_RERUN=1 to train here)"

@@ -43,6 +43,7 @@ import numpy as np
 
 __all__ = [
     "ArgumentParser",
+    "positive_int_arg",
     "Rule",
     "integer",
     "number",
@@ -87,6 +88,21 @@ class ArgumentParser(argparse.ArgumentParser):
                 self.error(f"{token.split('=', 1)[0]} given twice (after {seen[action.dest]}): give it once")
             seen[action.dest] = token.split("=", 1)[0]
         return super().parse_known_args(args, namespace)
+
+
+def positive_int_arg(flag: str) -> Callable[[str], int]:
+    """An argparse ``type`` for ``flag``: a positive integer, else an argparse error naming it."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
+        return value
+
+    return parse
 
 
 class InvalidValue(ValueError, TypeError):

@@ -113,7 +113,7 @@ PAIRS: dict[str, PairSpec] = {
 #: ``schedule`` of ``None`` a constant rate; ``arm_seeds``: the seeds of Table I's ReLU and λ-GELU
 #: arms when fewer (the GELU and annealed runs of Table II always have every seed; the issue asks
 #: ≥ 5 for Table II, ≥ 3 for Table I). The cpu scales of :data:`DECISIVE_PAIRS` are the retrain's
-#: (:mod:`helpers.protocols.retrain_claims`): full training and test sets, more epochs, more seeds.
+#: (:mod:`tools.batches`): full training and test sets, more epochs, more seeds.
 SCALES: dict[str, dict[str, Scale]] = {
     "adult": {
         "paper": Scale(dataset="adult", model_kwargs={"depth": 4, "width": 256}, epochs=50, seeds=SEEDS3),

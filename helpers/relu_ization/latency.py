@@ -63,7 +63,7 @@ MARGINS: tuple[tuple[str, str, str, str], ...] = (
 )
 #: The latency rows' keys begin with this; their verdicts rest on the committed timings, not on runs.
 LATENCY_KEYS = "reluization-latency-"
-#: What rerunning a latency row does (printed by :mod:`helpers.protocols.rerun`).
+#: What rerunning a latency row does (printed by :mod:`tools.rerun`).
 LATENCY_RERUN = (
     f"its verdict rests on the timings in {RECORD}: these runs are the networks timed, so a rerun "
     "retrains them and the row comes back only when their weights reproduce the timed ones; "

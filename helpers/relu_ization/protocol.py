@@ -176,7 +176,7 @@ RELU_PAIRS: dict[str, ReluPair] = {
 
 #: Each pair's scale per profile: its λ-GELU pair's, so that the GELU, ReLU and annealed λ-GELU
 #: arms are that protocol's runs (for the seeds it has). In the cpu profile: the decisive MLP/FMNIST
-#: scale with 17 seeds (claim (h) of the retrain, :mod:`helpers.protocols.retrain_claims`, trained 5; claim
+#: scale with 17 seeds (claim (h) of the retrain, :mod:`tools.batches`, trained 5; claim
 #: (q) 12 more, where the seed plan said three rows decide); the GPT floor scale with 8 seeds (claim
 #: (l) trained 3; claim (s) 2 more, where the plan said two rows decide; claim (t) 3 more, where the
 #: plan said the int8 row needs n = 8); the decisive ResNet-18

@@ -74,7 +74,7 @@ CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 
 
 #: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
-#: the retrain (:mod:`helpers.protocols.retrain_claims`, claims (b), (g) for the ViT; for ConvNeXt the
+#: the retrain (:mod:`tools.batches`, claims (b), (g) for the ViT; for ConvNeXt the
 #: pilot's floor scale, claim (p), which replaced claim (a)'s): full CIFAR-10 (50,000 /
 #: 10,000), random crop + flip, the paper's optimiser with a higher peak learning rate (a 2.5e-4 peak
 #: is tuned for 100 epochs; in a dozen it leaves the models far from trained) and a one-epoch warmup
@@ -229,7 +229,7 @@ def srelu_config(
 
 
 def cheap_check_config() -> TrainConfig:
-    """The S-ReLU run CI retrains and compares with its committed result (``helpers.verify_rerun``):
+    """The S-ReLU run CI retrains and compares with its committed result (``tools.verify_rerun``):
     S-ReLU (the paper's δ, seed 0) on the ViT at the earlier cpu scale, about a minute; a run at
     the decisive scale takes ~10 core-minutes, too long to retrain on every CI run."""
     return srelu_config("vit", "cpu", "srelu", 0, scale=EARLIER_VIT_CPU)

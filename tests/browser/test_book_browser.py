@@ -456,7 +456,7 @@ def test_report_downloads_hold_every_row(
 def test_run_based_report_rows_show_their_rerun_command_and_cost(
     browser, book_server: BookServer, html_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every run-based row with committed runs shows ``python -m helpers.protocols.rerun KEY`` and
+    """Every run-based row with committed runs shows ``python -m tools.rerun KEY`` and
     what its runs cost; a row of exact computation shows none."""
     import re
 
@@ -473,6 +473,6 @@ def test_run_based_report_rows_show_their_rerun_command_and_cost(
     decided = [c for c in claims if c.basis == "runs" and c.verdict != "not run here"]
     assert decided and all(commands[c.key] for c in decided), [c.key for c in decided if not commands[c.key]]
     one = decided[0]
-    assert f"python -m helpers.protocols.rerun {one.key}" in commands[one.key]
+    assert f"python -m tools.rerun {one.key}" in commands[one.key]
     assert re.search(r"\d+ runs, [\d.e+-]+ core-hours", commands[one.key]), commands[one.key]
     assert not any(commands[c.key] for c in claims if c.basis != "runs")

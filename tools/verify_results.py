@@ -1,4 +1,4 @@
-"""Verify every committed result file: ``python -m helpers.verify_results [folder]``.
+"""Verify every committed result file: ``python -m tools.verify_results [folder]``.
 
 Runs the checks of :mod:`helpers.core.result_files` (JSON object with the required keys, status
 ``ok``, finite numbers, content checksum, ``config_hash`` equal to the file name and to the hash
@@ -73,7 +73,7 @@ GUARANTEE = (
 def main(argv: list[str] | None = None) -> int:
     """The CLI; returns the exit status (0: every file passed; 1: a file failed, or none was found)."""
     parser = ArgumentParser(
-        prog="python -m helpers.verify_results",
+        prog="python -m tools.verify_results",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         print(
             f"FAILED no result files (*.json, other than *.failed.json) under {folder}: nothing was "
-            "verified. Point it at a results folder, e.g. python -m helpers.verify_results results"
+            "verified. Point it at a results folder, e.g. python -m tools.verify_results results"
         )
         return 1
     failed = 0

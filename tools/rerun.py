@@ -1,9 +1,9 @@
 """Rerun one row of the reproducibility report and see whether its verdict comes back.
 
-    python -m helpers.protocols.rerun KEY                    # the runs that decide the row, and their cost
-    python -m helpers.protocols.rerun KEY --go               # retrain them into a scratch folder, recompute the row
-    python -m helpers.protocols.rerun KEY --go --seeds 0,1   # fewer seeds: the verdict is then on fewer seeds
-    python -m helpers.protocols.rerun KEY --go --profile smoke   # the same code path on tiny runs, in minutes
+    python -m tools.rerun KEY                    # the runs that decide the row, and their cost
+    python -m tools.rerun KEY --go               # retrain them into a scratch folder, recompute the row
+    python -m tools.rerun KEY --go --seeds 0,1   # fewer seeds: the verdict is then on fewer seeds
+    python -m tools.rerun KEY --go --profile smoke   # the same code path on tiny runs, in minutes
 
 The runs of a row are the committed results its claims code reads (:mod:`helpers.core.run_reads`):
 every run-based row is built where its own runs are loaded, so those are exactly the runs it is
@@ -11,7 +11,7 @@ computed from. ``--go`` trains them into a scratch folder (never
 into ``results/``; default ``.cache/rerun/KEY``), resumable: finished runs stay there and an
 interrupted one resumes from its per-epoch checkpoint when the same command is given again. Then
 the row is recomputed from the scratch runs by the same code and printed beside the committed row,
-with each run compared to its committed result by :mod:`helpers.verify_rerun`'s rule (exact on the
+with each run compared to its committed result by :mod:`tools.verify_rerun`'s rule (exact on the
 same CPU type and versions, within the float32 tolerance elsewhere). A rerun that disagrees is a
 finding, printed as such; the exit status is 0 either way. Rows decided by exact computation or by
 the source's own numbers have no runs: they are recomputed in seconds.
@@ -41,10 +41,9 @@ from helpers.core.provenance import cpu_capability, cpu_model
 from helpers.core.results_cache import compute_time, config_hash, load_result, run_many
 from helpers.core.run_reads import HIDDEN, Elsewhere, RunRead, redirecting_reads, watching_runs
 from helpers.core.runtime import repo_root, results_root
-from helpers.core.validation import ArgumentParser
-from helpers.protocols import positive_int_arg
+from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.relu_ization.latency import LATENCY_KEYS, LATENCY_RERUN
-from helpers.verify_rerun import verify
+from tools.verify_rerun import verify
 
 #: What a smoke rerun shrinks, field by field (the smaller of this and the run's own value): every
 #: config class of the book has some of these, and a nested run config (ReLU-ization's ``train``)
@@ -277,7 +276,7 @@ def rerun_row(
 
 
 def compare_runs(reads: Sequence[RunRead], folder: Path) -> list[str]:
-    """Each rerun against its committed result, with :mod:`helpers.verify_rerun`'s rule: a count
+    """Each rerun against its committed result, with :mod:`tools.verify_rerun`'s rule: a count
     per outcome, why the comparison is not exact, and the runs that differ with their first
     difference (a finding, not an error)."""
     kinds: Counter[str] = Counter()
@@ -332,7 +331,7 @@ def _seeds_arg(text: str) -> tuple[int, ...]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m helpers.protocols.rerun",
+        prog="python -m tools.rerun",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -397,7 +396,7 @@ def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
         print("cannot rerun here: " + "; ".join(problems))
         return 0
     if not args.go:
-        print(f"to retrain them and recompute the row: python -m helpers.protocols.rerun {claim.key} --go")
+        print(f"to retrain them and recompute the row: python -m tools.rerun {claim.key} --go")
         return 0
     folder = scratch_folder(claim.key, args.into, smoke)
     configs = retrain(reads, folder, smoke=smoke, workers=args.workers)

@@ -1,13 +1,13 @@
-"""What the retrain trains: its claims, each a named, ordered list of runs, and the issue whose
+"""What the retrain trains: its batches, each a named, ordered list of runs, and the issue whose
 budget pays for them.
 
-Each decisive claim is a :class:`RetrainClaim` whose runs are the cpu scales of the method
+Each batch is a :class:`Batch` whose runs are the cpu scales of the method
 protocols' ``SCALES`` tables (the scales every page runs at). Runs are listed seed-major (seed 0 of
 every arm, then seed 1, ...), so that the runs finished at any moment form complete paired sets and
-a session that stops leaves whole seeds behind. :mod:`helpers.protocols.retrain` trains them and
+a session that stops leaves whole seeds behind. :mod:`tools.retrain` trains them and
 reports how far along they are.
 
-A new claim is one entry of :data:`CLAIMS`: a key, a title, a function listing its runs, and its
+A new batch is one entry of :data:`BATCHES`: a key, a title, a function listing its runs, and its
 issue.
 """
 
@@ -31,7 +31,7 @@ ISSUES: dict[str, float | None] = {"Decisive scale": 30.0, "ReLU-ization": None,
 
 
 @dataclass(frozen=True)
-class RetrainClaim:
+class Batch:
     """One decisive claim of the retrain: its key, what it tests, its runs and its issue."""
 
     key: str
@@ -87,38 +87,38 @@ def _lgelu_table1(pairs: tuple[str, ...]) -> list[TrainConfig]:
     return _seed_major([c for c in lgelu.table1_configs("cpu", pairs) if c.activation != "gelu"])
 
 
-CLAIMS: dict[str, RetrainClaim] = {
-    "a": RetrainClaim(
+BATCHES: dict[str, Batch] = {
+    "a": Batch(
         "a",
         "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU, 12 epochs (replaced on the page by p)",
         lambda: srelu.earlier_convnext_configs(),
     ),
-    "b": RetrainClaim(
+    "b": Batch(
         "b",
         "S-ReLU Table 1: ViT on CIFAR-10, GELU/PReLU/ReLU/S-ReLU",
         lambda: _seed_major(srelu.compare_configs("cpu", "vit")),
     ),
-    "c": RetrainClaim(
+    "c": Batch(
         "c",
         "λ-GELU Table II: GELU vs annealed λ-GELU, ReLU swap (MLP/FMNIST, ResNet-18/CIFAR-10)",
         lambda: _lgelu_table2(lgelu.DECISIVE_VISION_PAIRS),
     ),
-    "d": RetrainClaim(
+    "d": Batch(
         "d",
         "λ-GELU Table I + Fig. 3: ReLU, λ-GELU in three init modes (MLP/FMNIST, ResNet-18/CIFAR-10)",
         lambda: _lgelu_table1(lgelu.DECISIVE_VISION_PAIRS),
     ),
-    "e": RetrainClaim(
+    "e": Batch(
         "e",
         "λ-GELU Fig. 1: every (t, c) cell with 3 seeds per init mode (MLP/FMNIST, figure scale)",
         lambda: _seed_major(lgelu.grid_configs("cpu")),
     ),
-    "f": RetrainClaim(
+    "f": Batch(
         "f",
         "Flex-Act Table 2: ResNet-18/CIFAR-10, plain vs Flex-Act at the penultimate layer",
         lambda: _seed_major(flexact.table2_configs("cpu")),
     ),
-    "g": RetrainClaim(
+    "g": Batch(
         "g",
         "S-ReLU Table 4: δ sweep on ViT/CIFAR-10 (δ = 0.001, 0.1, 1, 10)",
         lambda: _seed_major(srelu.delta_configs("cpu")),
@@ -126,14 +126,14 @@ CLAIMS: dict[str, RetrainClaim] = {
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
     # Seeds 0-4, what this claim trained; claim (q) added the page's other twelve.
-    "h": RetrainClaim(
+    "h": Batch(
         "h",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
         lambda: _reluization("fmnist", tuple(range(5))),
         issue="ReLU-ization",
     ),
     # The GPT decoder's floor (≤ 1.8 nats/char, point 1 of the issue): λ-GELU's Tables I-II on it.
-    "i": RetrainClaim(
+    "i": Batch(
         "i",
         "λ-GELU Tables I-II on the GPT decoder at its floor scale (Tiny Shakespeare, full data)",
         lambda: _seed_major(
@@ -143,14 +143,14 @@ CLAIMS: dict[str, RetrainClaim] = {
     # The ReLU-ization chapter's ResNet-18 pair at the decisive scale, 3 seeds: its GELU, ReLU and
     # annealed λ-GELU arms analyse the final weights the (c)/(d) runs kept on this machine (or
     # retrain them, checked against the committed result); S-ReLU δ-annealing and per-layer λ train.
-    "j": RetrainClaim(
+    "j": Batch(
         "j",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (ResNet-18/CIFAR-10)",
         lambda: _seed_major(reluization_configs("cifar10_resnet", "cpu")),
         issue="ReLU-ization",
     ),
     # The chapter's ViT pair at the S-ReLU chapter's decisive ViT scale (relu_ization.protocol.VIT_CPU), float32.
-    "k": RetrainClaim(
+    "k": Batch(
         "k",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (ViT/CIFAR-10)",
         lambda: _seed_major(reluization_configs("vit", "cpu")),
@@ -159,7 +159,7 @@ CLAIMS: dict[str, RetrainClaim] = {
     # The chapter's GPT pair at claim (i)'s floor scale, float32, seeds 0-2 (claims (s) and (t) add
     # the page's others): its GELU, ReLU and annealed λ-GELU arms are claim (i)'s runs (same
     # configs), analysed from the final weights those kept.
-    "l": RetrainClaim(
+    "l": Batch(
         "l",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (GPT decoder/Tiny Shakespeare)",
         lambda: _reluization("gpt", tuple(range(3))),
@@ -167,14 +167,14 @@ CLAIMS: dict[str, RetrainClaim] = {
     ),
     # What the cpu budget can decide: the ConvNeXt pilot (GELU, seed 0, one run per lever) that
     # chooses the scale at which S-ReLU's Table 2 is rerun towards ConvNeXt's 75 % floor.
-    "m": RetrainClaim(
+    "m": Batch(
         "m",
         "ConvNeXt pilot: GELU learning curves at three candidate scales (CIFAR-10)",
         lambda: srelu.convnext_pilot_configs(),
         issue="CPU budget",
     ),
     # Table 2 at the scale the pilot (m) chose, towards ConvNeXt's 75 % floor.
-    "p": RetrainClaim(
+    "p": Batch(
         "p",
         "S-ReLU Table 2 at the pilot's ConvNeXt scale: 7 activations × 5 seeds, 30 epochs, bf16 (CIFAR-10)",
         lambda: srelu.convnext_floor_configs(),
@@ -182,13 +182,13 @@ CLAIMS: dict[str, RetrainClaim] = {
     ),
     # Seeds where they decide (the seed plan's cheapest rows): the ReLU-ization MLP set (h) and
     # λ-GELU Table II's DeiT stand-in, each at its larger seed set, committed seeds included.
-    "q": RetrainClaim(
+    "q": Batch(
         "q",
         f"Seeds where they decide: ReLU-ization MLP/FMNIST, five arms × {len(MLP_PLAN_SEEDS)} seeds",
         lambda: _reluization("fmnist", MLP_PLAN_SEEDS),
         issue="CPU budget",
     ),
-    "r": RetrainClaim(
+    "r": Batch(
         "r",
         "Seeds where they decide: λ-GELU Table II, DeiT-tiny stand-in, GELU and annealed"
         f" × {len(DEIT_PLAN_SEEDS)} seeds",
@@ -196,13 +196,13 @@ CLAIMS: dict[str, RetrainClaim] = {
         issue="CPU budget",
         seeds_trained_before=(0, 1, 2),  # the DeiT stand-in's first three seeds, before the retrain
     ),
-    "s": RetrainClaim(
+    "s": Batch(
         "s",
         f"Seeds where they decide: ReLU-ization GPT decoder/Tiny Shakespeare, five arms × {len(GPT_PLAN_SEEDS)} seeds",
         lambda: _reluization("gpt", GPT_PLAN_SEEDS),
         issue="CPU budget",
     ),
-    "t": RetrainClaim(
+    "t": Batch(
         "t",
         "Seeds where they decide: ReLU-ization GPT decoder/Tiny Shakespeare, int8 cost of GELU vs ReLU,"
         f" five arms × {len(GPT_INT8_PLAN_SEEDS)} seeds",
@@ -210,7 +210,7 @@ CLAIMS: dict[str, RetrainClaim] = {
         issue="CPU budget",
         decides=("reluization-gpt-gelu-int8-cost",),
     ),
-    "u": RetrainClaim(
+    "u": Batch(
         "u",
         "Seeds where they decide: λ-GELU Table I, ResNet-18/CIFAR-10, GELU, ReLU and λ-GELU in three"
         f" init modes × {len(RESNET_TABLE1_PLAN_SEEDS)} seeds, bf16",
@@ -220,13 +220,13 @@ CLAIMS: dict[str, RetrainClaim] = {
     ),
     # Prediction churn between reruns (beyond the papers): 8 arms × 3 sources of nondeterminism × 8
     # replicas per model, listed replica-major (their own order: the TrainConfig seed is unused).
-    "n": RetrainClaim(
+    "n": Batch(
         "n",
         "Churn (beyond the papers): 8 arms, replicas by data order / init / both (MLP/FMNIST)",
         lambda: churn.retrain_configs("mlp"),
         issue="Churn",
     ),
-    "o": RetrainClaim(
+    "o": Batch(
         "o",
         "Churn (beyond the papers): 8 arms, replicas by data order / init / both (ResNet-18 1/8 width/CIFAR-10)",
         lambda: churn.retrain_configs("conv"),

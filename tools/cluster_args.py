@@ -1,15 +1,16 @@
 """The executor flags of the protocol CLIs: where runs train (``--executor``) and what each SLURM
-job asks for. ``--executor slurm`` submits through submitit (:mod:`helpers.core.executors`)."""
+job asks for. ``--executor slurm`` submits through submitit (:mod:`tools.executors`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from helpers.core import distributed, executors
+from helpers.core import distributed
 from helpers.core.runs import TrainConfig
-from helpers.protocols import positive_int_arg
-from helpers.train_distributed import train_one
+from helpers.core.validation import positive_int_arg
+from tools import executors
+from tools.train_distributed import train_one
 
 
 def add_executor_args(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +72,7 @@ SLURM_DESTS: tuple[str, ...] = (
 
 
 def cluster_options(args: argparse.Namespace) -> executors.ClusterOptions:
-    """The parsed SLURM flags as :class:`~helpers.core.executors.ClusterOptions`."""
+    """The parsed SLURM flags as :class:`~tools.executors.ClusterOptions`."""
     return executors.ClusterOptions(
         partition=args.partition,
         time_min=args.time_min,
@@ -83,8 +84,9 @@ def cluster_options(args: argparse.Namespace) -> executors.ClusterOptions:
     )
 
 
-def executor_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
-    """``"local"``, or the submitit executor the flags describe; a missing ``sbatch``, a bad
+def executor_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> executors.Submitit | None:
+    """``None`` (``run_many``'s worker processes here), or the submitit jobs the flags describe, each
+    running :func:`job_for`'s job; a missing ``sbatch``, a bad
     option, or a SLURM flag given with ``--executor local`` (which would ignore it) is an argparse
     error (exit 2) before anything is submitted."""
     if args.executor == "local":
@@ -97,16 +99,16 @@ def executor_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace
                 "does not submit: add --executor slurm (or submitit-local to try the cluster path here), "
                 "or leave them out"
             )
-        return "local"
+        return None
     try:
-        return executors.make_executor(args.executor, cluster_options(args))
+        return executors.Submitit(executors.make_executor(args.executor, cluster_options(args)), job=job_for(args))
     except (RuntimeError, ValueError) as err:
         parser.error(str(err))
 
 
 def distributed_job(config: TrainConfig, rerun: bool) -> dict | None:
     """One run as every task of a multi-task submitit job: join the process group the job's
-    tasks form (:class:`~helpers.core.executors.CheckpointedCall` exported its variables) and
+    tasks form (:class:`~tools.executors.CheckpointedCall` exported its variables) and
     train together; rank 0 writes and returns the result. A cached result is loaded, as with
     ``torchrun``; ``rerun`` is not applied to several tasks (delete the result file instead)."""
     device = distributed.process_device()

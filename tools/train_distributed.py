@@ -3,11 +3,11 @@
 One node, two processes (GPUs when ``REPRO_DEVICE`` is ``auto`` and there are GPUs, else the CPU
 with gloo)::
 
-    torchrun --nproc_per_node 2 -m helpers.train_distributed lgelu_table1 --profile paper \\
+    torchrun --nproc_per_node 2 -m tools.train_distributed lgelu_table1 --profile paper \\
         --config-hash 0123456789abcdef
 
-Every process selects the same configs (an experiment of :func:`helpers.protocols.all_experiments`,
-narrowed by ``--config-hash``, ``--only`` and ``--shard`` as in ``python -m helpers.protocols``;
+Every process selects the same configs (an experiment of :func:`tools.run.all_experiments`,
+narrowed by ``--config-hash``, ``--only`` and ``--shard`` as in ``python -m tools.run``;
 or one config written as JSON, ``--config-json run.json``, a :class:`TrainConfig`'s fields)
 and trains them one after the other, together: each run is one training loop over all processes
 (:mod:`helpers.core.distributed`). Rank 0 writes results and checkpoints; a run that finds its
@@ -28,8 +28,8 @@ from helpers.core.result_files import unique_keys
 from helpers.core.results_cache import config_hash, load_result, result_path, run_or_load
 from helpers.core.runs import TrainConfig, run_training
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
-from helpers.core.validation import ArgumentParser
-from helpers.protocols import all_experiments, parse_shard, positive_int_arg
+from helpers.core.validation import ArgumentParser, positive_int_arg
+from tools.run import all_experiments, parse_shard
 
 
 def select_configs(
@@ -47,7 +47,7 @@ def select_configs(
         if unknown:
             raise ValueError(
                 f"--config-hash {', '.join(unknown)}: no {experiment} config at profile {profile!r} "
-                f"has that hash; `python -m helpers.train_distributed {experiment} --profile "
+                f"has that hash; `python -m tools.train_distributed {experiment} --profile "
                 f"{profile} --list` lists them"
             )
         configs = [by_hash[h] for h in hashes]
@@ -104,12 +104,12 @@ def train_one(cfg: TrainConfig) -> dict | None:
 def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring)."""
     parser = ArgumentParser(
-        prog="python -m helpers.train_distributed",
+        prog="python -m tools.train_distributed",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "experiment", nargs="?", default=None, help="a protocol (python -m helpers.protocols --help lists them)"
+        "experiment", nargs="?", default=None, help="a protocol (python -m tools.run --help lists them)"
     )
     parser.add_argument("--config-json", default=None, help="train the one TrainConfig this JSON file holds")
     parser.add_argument(

@@ -1,7 +1,7 @@
 """Retrain cheap cpu-profile runs and check that they reproduce their committed results.
 
-``python -m helpers.verify_rerun`` (CI runs it): for each config of
-:func:`helpers.protocols.cheap_check_configs`, load the committed result from ``results/``,
+``python -m tools.verify_rerun`` (CI runs it): for each config of
+:func:`tools.run.cheap_check_configs`, load the committed result from ``results/``,
 retrain into a temporary results folder, and compare every recorded value. How floats are
 compared depends on where the two runs were computed (their ``provenance``,
 :mod:`helpers.core.provenance`):
@@ -47,7 +47,7 @@ from typing import Any
 from helpers.core import provenance as prov
 from helpers.core.results_cache import field_defaults, load_result, run_or_load
 from helpers.core.validation import ArgumentParser
-from helpers.protocols import cheap_check_configs
+from tools.run import cheap_check_configs
 
 #: Never compared: wall-clock time, the provenance itself (compared field by field to choose
 #: the comparison) and the content checksum (it changes with any float).
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     """The CLI: parse ``argv`` (``--help``; no other flags, so an unknown one is an error before
     anything trains), then retrain and compare every cheap check config."""
     parser = ArgumentParser(
-        prog="python -m helpers.verify_rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m tools.verify_rerun", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.parse_args(argv)
     configs = cheap_check_configs()

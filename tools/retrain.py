@@ -1,9 +1,9 @@
-"""The retrain of the cpu profile: trains the runs of :mod:`helpers.protocols.retrain_claims`, in
+"""The retrain of the cpu profile: trains the runs of :mod:`tools.batches`, in
 their order, and says how far along they are and what more seeds would decide.
 
-    python -m helpers.protocols.retrain --status            # runs done and core-hours, per claim
-    python -m helpers.protocols.retrain --plan              # seeds that would decide each inconclusive row
-    nohup python -m helpers.protocols.retrain a b --workers 2 > retrain.log 2>&1 &
+    python -m tools.retrain --status            # runs done and core-hours, per claim
+    python -m tools.retrain --plan              # seeds that would decide each inconclusive row
+    nohup python -m tools.retrain a b --workers 2 > retrain.log 2>&1 &
 
 Training resumes from the per-epoch checkpoint of an interrupted run (see
 :func:`helpers.core.train.fit`), so the same command continues after a kill. Runs configured for
@@ -29,14 +29,14 @@ from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
-from helpers.core.validation import ArgumentParser
+from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
-from helpers.protocols import cluster_args, paper_plan, positive_int_arg
-from helpers.protocols.retrain_claims import CLAIMS, ISSUES, RetrainClaim, gelu_and_annealed
-from helpers.protocols.seed_plan import RowRuns, plan_frame, plan_text
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu.dpo_experiment import dpo_configs
+from tools import cluster_args, paper_plan
+from tools.batches import BATCHES, ISSUES, Batch, gelu_and_annealed
+from tools.seed_plan import RowRuns, plan_frame, plan_text
 
 #: Which runs each inconclusive report row rests on (:func:`seed_plan`), by page and a word of
 #: the claim: the run set whose committed ``train_seconds`` price one more seed of its arms.
@@ -55,7 +55,7 @@ PLAN_SOURCES: tuple[RowRuns, ...] = (
         "11_lambda_gelu_profiles",
         "ResNet",
         "retrain (c)+(d), ResNet-18/CIFAR-10",
-        lambda: [c for k in ("c", "d") for c in CLAIMS[k].configs() if c.dataset == "cifar10"],
+        lambda: [c for k in ("c", "d") for c in BATCHES[k].configs() if c.dataset == "cifar10"],
     ),
     RowRuns(
         "12_lambda_gelu_annealing",
@@ -63,15 +63,17 @@ PLAN_SOURCES: tuple[RowRuns, ...] = (
         "λ-GELU Table II, DeiT-tiny pair (cpu)",
         lambda: gelu_and_annealed("tinyimagenet_deit"),
     ),
-    RowRuns("21_srelu_benchmarks", "ViT", "retrain (b), S-ReLU Table 1 (ViT)", lambda: CLAIMS["b"].configs()),
-    RowRuns("21_srelu_benchmarks", "ConvNeXt", "retrain (p), S-ReLU Table 2 (ConvNeXt)", lambda: CLAIMS["p"].configs()),
+    RowRuns("21_srelu_benchmarks", "ViT", "retrain (b), S-ReLU Table 1 (ViT)", lambda: BATCHES["b"].configs()),
+    RowRuns(
+        "21_srelu_benchmarks", "ConvNeXt", "retrain (p), S-ReLU Table 2 (ConvNeXt)", lambda: BATCHES["p"].configs()
+    ),
     RowRuns("22_srelu_dpo", "", "S-ReLU Table 3 stand-in, DPO (cpu)", lambda: dpo_configs("cpu")),
-    RowRuns("31_flexact_cifar", "", "retrain (f), Flex-Act Table 2", lambda: CLAIMS["f"].configs()),
+    RowRuns("31_flexact_cifar", "", "retrain (f), Flex-Act Table 2", lambda: BATCHES["f"].configs()),
     RowRuns(
         "40_reluization_mlp", "", "retrain (h)+(q), ReLU-ization MLP", lambda: reluization_configs("fmnist", "cpu")
     ),
-    RowRuns("41_reluization_pairs", "ResNet", "retrain (j), ReLU-ization ResNet-18", lambda: CLAIMS["j"].configs()),
-    RowRuns("41_reluization_pairs", "ViT", "retrain (k), ReLU-ization ViT", lambda: CLAIMS["k"].configs()),
+    RowRuns("41_reluization_pairs", "ResNet", "retrain (j), ReLU-ization ResNet-18", lambda: BATCHES["j"].configs()),
+    RowRuns("41_reluization_pairs", "ViT", "retrain (k), ReLU-ization ViT", lambda: BATCHES["k"].configs()),
     RowRuns(
         "41_reluization_pairs", "GPT", "retrain (l)+(s), ReLU-ization GPT", lambda: reluization_configs("gpt", "cpu")
     ),
@@ -81,10 +83,10 @@ PLAN_SOURCES: tuple[RowRuns, ...] = (
 def seed_plan() -> pd.DataFrame:
     """The seed plan of the report's inconclusive run-based rows (:func:`seed_plan.plan_frame`)
     against the "CPU budget" issue's budget, costed from :data:`PLAN_SOURCES`, each row with the
-    retrain claim that buys its seeds, if one does (:attr:`RetrainClaim.decides`)."""
+    retrain claim that buys its seeds, if one does (:attr:`Batch.decides`)."""
     frame = plan_frame(list(report_claims()), PLAN_SOURCES, budget_core_hours=ISSUES["CPU budget"])  # type: ignore[arg-type]
     finished = _finished_seconds()
-    for claim in CLAIMS.values():
+    for claim in BATCHES.values():
         if claim.decides:
             st = claim_status(claim, finished)
             frame.loc[frame["key"].isin(claim.decides), "bought by"] = (
@@ -121,7 +123,7 @@ def _run_kinds(cfg) -> tuple[tuple, tuple]:
 
 
 @functools.cache
-def _runs(claim: RetrainClaim) -> tuple[tuple[object, str], ...]:
+def _runs(claim: Batch) -> tuple[tuple[object, str], ...]:
     """``claim``'s configs with their hashes, built once per process: the status reads them four
     times over, and building and hashing the ~13,000 configs of all claims takes ~10 s."""
     return tuple((cfg, config_hash(cfg)) for cfg in claim.configs())
@@ -131,7 +133,7 @@ def _finished_seconds() -> dict[tuple, list[float]]:
     """Training seconds of every finished run of every claim, under both of its kinds."""
     seen: set[str] = set()
     out: dict[tuple, list[float]] = {}
-    for claim in CLAIMS.values():
+    for claim in BATCHES.values():
         for cfg, h in _runs(claim):
             if h in seen:
                 continue
@@ -143,7 +145,7 @@ def _finished_seconds() -> dict[tuple, list[float]]:
     return out
 
 
-def claim_status(claim: RetrainClaim, finished: dict[tuple, list[float]] | None = None) -> ClaimStatus:
+def claim_status(claim: Batch, finished: dict[tuple, list[float]] | None = None) -> ClaimStatus:
     """How many of ``claim``'s runs have a result file, the core-hours they took, and an estimate
     of the rest: each missing run costs the mean of the finished runs of its kind, in any claim
     (:func:`_run_kinds`: the same arm, else the same model and scale); ``None`` when a missing
@@ -169,8 +171,8 @@ def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
     """Distinct finished runs of the claims ``keys`` (default: all) and their training core-hours;
     a run two claims share (claim (g)'s δ = 0.001 is claim (b)'s S-ReLU arm) counts once."""
     seconds: dict[str, float] = {}
-    for key in keys or list(CLAIMS):
-        for cfg, h in _runs(CLAIMS[key]):
+    for key in keys or list(BATCHES):
+        for cfg, h in _runs(BATCHES[key]):
             if h not in seconds:
                 result = load_result(cfg)
                 if result is not None:
@@ -180,8 +182,8 @@ def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
 
 def issue_core_hours(issue: str) -> tuple[int, float]:
     """Distinct finished runs an issue paid for and their training core-hours: the runs of its
-    claims that no claim listed before them (in :data:`CLAIMS` order) belongs to another issue,
-    less those trained before the retrain (:attr:`RetrainClaim.seeds_trained_before`).
+    claims that no claim listed before them (in :data:`BATCHES` order) belongs to another issue,
+    less those trained before the retrain (:attr:`Batch.seeds_trained_before`).
 
     A claim that adds seeds to a set counts its new seeds only: claim (u)'s seeds 0-2 are claims
     (c)/(d)'s runs, trained under "Decisive scale", and do not spend the "CPU budget"."""
@@ -198,7 +200,7 @@ def _issue_results(issue: str) -> list[dict]:
     if issue not in ISSUES:
         raise ValueError(f"unknown issue {issue!r}; the issues are {', '.join(ISSUES)}")
     first: dict[str, tuple[str, object]] = {}  # run -> (issue of the first claim listing it, config)
-    for claim in CLAIMS.values():
+    for claim in BATCHES.values():
         for cfg, h in _runs(claim):
             paid = "" if cfg.seed in claim.seeds_trained_before else claim.issue
             first.setdefault(h, (paid, cfg))
@@ -240,7 +242,7 @@ def status_table() -> pd.DataFrame:
     rows = []
     left_by_issue: dict[str, float | None] = {issue: 0.0 for issue in ISSUES}
     finished = _finished_seconds()
-    for claim in CLAIMS.values():
+    for claim in BATCHES.values():
         st = claim_status(claim, finished)
         rows.append(
             {
@@ -315,21 +317,21 @@ def _without_bf16(device: torch.device) -> str:
 
 
 def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
-    unknown = [k for k in text if k not in CLAIMS]
+    unknown = [k for k in text if k not in BATCHES]
     if unknown:
-        parser.error(f"unknown claim {', '.join(unknown)}; choose from {', '.join(CLAIMS)}")  # exits 2
+        parser.error(f"unknown claim {', '.join(unknown)}; choose from {', '.join(BATCHES)}")  # exits 2
     if repeated := sorted({k for k in text if text.count(k) > 1}):
         parser.error(f"claim {', '.join(repeated)} given twice; name each claim once")
-    return text or list(CLAIMS)
+    return text or list(BATCHES)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = ArgumentParser(
-        prog="python -m helpers.protocols.retrain",
+        prog="python -m tools.retrain",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("claims", nargs="*", help=f"claims to train, in order (default: all of {', '.join(CLAIMS)})")
+    parser.add_argument("claims", nargs="*", help=f"claims to train, in order (default: all of {', '.join(BATCHES)})")
     parser.add_argument(
         "--workers",
         type=positive_int_arg("--workers"),
@@ -368,7 +370,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.status:
         finished = _finished_seconds()
         for key in keys:
-            st = claim_status(CLAIMS[key], finished)
+            st = claim_status(BATCHES[key], finished)
             left = (
                 ""
                 if st.done == st.total
@@ -377,13 +379,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"({st.key}) {st.title}: {st.done}/{st.total} runs, {st.core_hours:.2f} core-hours{left}")
         runs, hours = total_core_hours(keys)
         print(f"total: {runs} distinct runs done, {hours:.2f} core-hours (a run shared by two claims counts once)")
-        for issue in dict.fromkeys(CLAIMS[k].issue for k in keys):
+        for issue in dict.fromkeys(BATCHES[k].issue for k in keys):
             print(_issue_line(issue))
         return
     executor = cluster_args.executor_from_args(parser, args)
-    configs = [cfg for key in keys for cfg in CLAIMS[key].configs()]
+    configs = [cfg for key in keys for cfg in BATCHES[key].configs()]
     skipped: list = []
-    if executor == "local":  # on a cluster the runs train on its nodes, which check for themselves
+    if executor is None:  # on a cluster the runs train on its nodes, which check for themselves
         device = resolve_device()
         configs, skipped = split_runnable(configs, device)
     if skipped:
@@ -397,9 +399,8 @@ def main(argv: list[str] | None = None) -> None:
     # Keep every run's final weights (beside its result, ignored by git): the ReLU-ization chapter
     # analyses the GELU, ReLU and annealed λ-GELU runs of (c)/(d) instead of training them again.
     os.environ.setdefault(KEEP_FINAL_WEIGHTS_ENV, "1")  # inherited by the worker processes
-    job = cluster_args.job_for(args)
-    cluster_args.check_distributable(parser, configs, job)
-    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys), executor=executor, job=job)
+    cluster_args.check_distributable(parser, configs, cluster_args.job_for(args))
+    run_many(configs, workers=args.workers, desc="retrain " + ",".join(keys), executor=executor)
 
 
 def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -412,12 +413,9 @@ def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         keys = set(args.claims or [g.key for g in paper_plan.GROUPS])
         print(paper_plan.plan_text(tuple(g for g in paper_plan.GROUPS if g.key in keys)))
         return
-    job = cluster_args.job_for(args)
-    cluster_args.check_distributable(parser, configs, job)
+    cluster_args.check_distributable(parser, configs, cluster_args.job_for(args))
     executor = cluster_args.executor_from_args(parser, args)
-    run_many(
-        configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]), executor=executor, job=job
-    )
+    run_many(configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]), executor=executor)
 
 
 if __name__ == "__main__":

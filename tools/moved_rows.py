@@ -1,8 +1,8 @@
 """Which report rows new results moved: every claim computed, with today's code, from the results
 committed at a git revision and from the results now, and the rows that differ.
 
-    python -m helpers.protocols.moved_rows --since REV
-    python -m helpers.protocols.moved_rows --since REV --code-too
+    python -m tools.moved_rows --since REV
+    python -m tools.moved_rows --since REV --code-too
 
 A stop note lists every row that a batch of runs moved, before → after (a verdict, our value,
 the effect and its interval, n): this prints that list. The results at ``REV`` are read with
@@ -62,8 +62,11 @@ def snapshot(results_dir: Path, code_dir: Path = ROOT) -> dict[str, dict[str, An
         "REPRO_QUIET": "1",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(code_dir), os.environ.get("PYTHONPATH")])),
     }
+    # a tree from before tools/ moved out of helpers/ keeps this command under helpers.protocols
+    old_layout = not (code_dir / "tools" / "moved_rows.py").exists()
+    module = "helpers.protocols.moved_rows" if old_layout else "tools.moved_rows"
     done = subprocess.run(
-        [sys.executable, "-m", "helpers.protocols.moved_rows", "--snapshot"],
+        [sys.executable, "-m", module, "--snapshot"],
         cwd=code_dir,
         env=env,
         capture_output=True,

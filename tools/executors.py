@@ -1,6 +1,6 @@
 """Where :func:`helpers.core.results_cache.run_many` trains: this machine or a SLURM cluster.
 
-* ``local``: worker processes on this machine (``run_many``'s own pool).
+* ``local``: worker processes on this machine (``run_many``'s own pool, ``executor=None``).
 * ``slurm``: one submitit job per run, sent as SLURM job arrays (``executor.map_array``), with the
   cluster options of :class:`ClusterOptions`. Each job is :class:`CheckpointedCall`, a
   ``submitit.helpers.Checkpointable``: on preemption or timeout SLURM signals the job, submitit
@@ -21,17 +21,20 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import shutil
+import signal
 import socket
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import submitit
 
-from helpers.core.runtime import dir_env, repo_root
+from helpers.core.results_cache import RunFailed, exit_on_sigterm, plugin_modules, run_or_load
+from helpers.core.runtime import dir_env, progress, repo_root
 from helpers.core.validation import checked_arguments, integer, text
 
-#: The executors ``run_many`` and ``python -m helpers.protocols.retrain`` accept.
+#: The executors ``run_many`` and ``python -m tools.retrain`` accept.
 EXECUTORS: tuple[str, ...] = ("local", "slurm", "submitit-local")
 #: Folder of submitit's job files (pickles, logs); default ``logs/submitit`` (ignored by git).
 JOBS_DIR_ENV = "REPRO_JOBS_DIR"
@@ -110,7 +113,8 @@ CHECKED_CONSTRUCTORS: tuple[type, ...] = (ClusterOptions,)
 
 
 def make_executor(name: str, options: ClusterOptions | None = None, folder: Path | None = None) -> submitit.Executor:
-    """A submitit executor for ``name`` (``slurm`` or ``submitit-local``) with ``options``."""
+    """A submitit executor for ``name`` (``slurm`` or ``submitit-local``) with ``options``
+    (wrap it in :class:`Submitit` to hand it to ``run_many``)."""
     check_executor(name)
     if name == "local":
         raise ValueError("the local executor is run_many's worker pool, not a submitit executor")
@@ -196,3 +200,63 @@ def failure_text(job: Any, err: BaseException) -> str:
     except OSError:
         return text + "; its stderr log cannot be read"
     return text + ("\nthe end of its stderr log:\n" + "\n".join("  " + ln for ln in tail) if tail else "")
+
+
+def _run_job(config: Any, rerun: bool) -> dict:
+    """Body of a submitit job of :class:`Submitit` (module level: jobs pickle it by reference)."""
+    return run_or_load(config, rerun=rerun)
+
+
+class Submitit:
+    """``run_many``'s executor for submitit jobs: one job per run, sent as job arrays, each a
+    :class:`CheckpointedCall` that resumes from the run's checkpoint when requeued. An interrupted
+    wait (Ctrl-C, ``kill``) cancels the jobs. ``job(config, rerun)`` replaces what each job runs
+    (default: ``run_or_load``); a run of several tasks passes one that joins ``torch.distributed``
+    and returns rank 0's result."""
+
+    def __init__(self, executor: submitit.Executor, job: Callable[[Any, bool], dict | None] | None = None) -> None:
+        if not callable(getattr(executor, "map_array", None)):
+            raise TypeError(f"Submitit.executor must be a submitit executor (with map_array); got {executor!r}")
+        if job is not None and not callable(job):
+            raise TypeError(f"Submitit.job must be a callable job(config, rerun) or None; got {job!r}")
+        self.executor = executor
+        self.job = job
+
+    def __call__(self, configs: list, rerun: bool, desc: str) -> list:
+        call = CheckpointedCall(self.job or _run_job, plugin_modules())
+        in_main = threading.current_thread() is threading.main_thread()
+        # A kill while the jobs are being submitted is held until their handles exist: exiting at once
+        # would orphan the jobs already started, which nothing could cancel then. SIGINT is held too, and
+        # for a second reason: submitit cancels a local job with SIGINT, and a process started in the
+        # background (``nohup ... &``) ignores SIGINT, which every program it starts inherits; a handler,
+        # unlike "ignore", is reset to the default in a new program, so the jobs start able to be cancelled.
+        killed: list[int] = []
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: killed.append(signum)) if in_main else None
+        previous_int = signal.signal(signal.SIGINT, lambda signum, frame: killed.append(signum)) if in_main else None
+        try:
+            jobs = submit_array(self.executor, call, configs, [rerun] * len(configs))
+        except BaseException:
+            if in_main:
+                signal.signal(signal.SIGTERM, previous)
+            raise
+        finally:
+            if in_main:
+                signal.signal(signal.SIGINT, previous_int)
+        if in_main:
+            signal.signal(signal.SIGTERM, exit_on_sigterm)
+        outcomes: list = []
+        try:
+            if killed:
+                exit_on_sigterm(killed[0], None)
+            for handle in progress(jobs, desc=f"{desc} ({len(jobs)} jobs)", total=len(jobs), each=True, unit="run"):
+                try:
+                    outcomes.append(handle.results()[0])  # task 0: rank 0 of a multi-task run
+                except Exception as err:  # noqa: BLE001 (the job's own error comes back as text)
+                    outcomes.append(RunFailed(failure_text(handle, err)))
+        except BaseException:
+            cancel_all(jobs)
+            raise
+        finally:
+            if in_main:
+                signal.signal(signal.SIGTERM, previous)
+        return outcomes

@@ -1,6 +1,6 @@
 """Check, before a long command starts, that every dataset it needs can be read.
 
-``bash repro.sh test``, ``book`` and ``lab`` run ``python -m helpers.preflight`` first. Without it, a
+``bash repro.sh test``, ``book`` and ``lab`` run ``python -m tools.preflight`` first. Without it, a
 machine that lacked a dataset spent minutes in pytest and nbval and ended with dozens of failures
 (``DatasetNotFound`` in one cell, then a cascade of ``NameError``s). Now the command stops at once
 with one message that names every missing dataset and how to supply it.
@@ -62,7 +62,7 @@ PAPER_NEEDED: dict[str, str] = {
     "wikitext2": "λ-GELU Table I/II (GPT), paper profile",
 }
 #: ImageNet-1K has a loader (:mod:`helpers.core.data.imagenet`) but no run of any protocol reads it
-#: yet, so it is checked when named (``python -m helpers.preflight --profile paper imagenet``).
+#: yet, so it is checked when named (``python -m tools.preflight --profile paper imagenet``).
 
 
 def needed(profile: str = "cpu") -> dict[str, str]:
@@ -279,7 +279,7 @@ def check(
 def main(argv: Sequence[str] | None = None) -> int:
     """The CLI; returns the exit status (argparse exits with 2 for bad arguments)."""
     parser = ArgumentParser(
-        prog="python -m helpers.preflight",
+        prog="python -m tools.preflight",
         description="Check that the datasets the notebooks and tests need are present and intact "
         "(every file against its known checksum).",
     )

@@ -4,7 +4,7 @@
 * :mod:`helpers.srelu.protocol`: Table 4 (δ sensitivity), Tables 1-2 (activation comparison).
 * :mod:`helpers.flexact.protocol`: Flex-Act Table 2 (ResNet on CIFAR-10).
 
-``python -m helpers.protocols lgelu_table1 --profile cpu --shard 0/2`` runs (or loads) one
+``python -m tools.run lgelu_table1 --profile cpu --shard 0/2`` runs (or loads) one
 protocol; shards let several processes share the list, since every run is cached on its own.
 """
 
@@ -19,7 +19,7 @@ from helpers import methods
 from helpers.core.results_cache import RunFailed, run_or_load
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
-from helpers.core.validation import ArgumentParser
+from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.flexact.synthetic import synthetic_configs
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import pair_config
@@ -64,21 +64,6 @@ def _shard_arg(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def positive_int_arg(flag: str) -> Callable[[str], int]:
-    """An argparse ``type`` for ``flag``: a positive integer, else an argparse error naming it."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
-        return value
-
-    return parse
-
-
 _threads_arg = positive_int_arg("--threads")
 
 
@@ -86,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     """The CLI (see the module docstring); ``--help`` lists the flags."""
     experiments = all_experiments()
     parser = ArgumentParser(
-        prog="python -m helpers.protocols", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m tools.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("experiment", choices=sorted(experiments), help="the protocol to run or load")
     parser.add_argument(
@@ -134,3 +119,7 @@ def main(argv: list[str] | None = None) -> None:
             )
         except RunFailed as err:
             print(f"[{i}/{len(mine)}] FAILED {label}: {err}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,3 +1,0 @@
-from helpers.protocols import main
-
-main()
