@@ -32,12 +32,46 @@ def test_a_config_reads_carried_options_and_defaults_otherwise():
 def test_options_are_canonical_so_the_same_run_is_the_same_config():
     flex = FlexActOptions(flexact_alpha=0.3)
     lgelu = LambdaGeluOptions(hardness_lr_mult=2.0)
-    a = _cfg(activation="lambda_gelu", options=(flex, lgelu, SReluOptions()))
-    b = _cfg(activation="lambda_gelu", options=(lgelu, flex))
+    both = {"activation": "lambda_gelu", "penultimate_activation": "flexact"}
+    a = _cfg(**both, options=(flex, lgelu, SReluOptions()))
+    b = _cfg(**both, options=(lgelu, flex))
     assert a == b and a.options == b.options and len(a.options) == 2
     assert _cfg(options=(LambdaGeluOptions(),)) == _cfg()
-    # an int where the default is a float is another stored value, so it is kept
-    assert _cfg(options=(LambdaGeluOptions(hardness_lr_mult=1),)).options != ()
+    # an int where the default is a float is that float: the default, so dropped
+    assert _cfg(activation="lambda_gelu", options=(LambdaGeluOptions(hardness_lr_mult=1),)).options == ()
+    assert _cfg(lr=1) == _cfg(lr=1.0) and isinstance(_cfg(lr=1).lr, float)
+
+
+def test_options_no_activation_of_the_run_reads_are_refused():
+    """A run carrying another method's options trains exactly as without them: one run, one key."""
+    with pytest.raises(ValueError, match=r"LambdaGeluOptions.*no effect.*lambda_gelu.*activations are relu"):
+        _cfg(activation="relu", options=(LambdaGeluOptions(hardness_lr_mult=2.0),))
+    with pytest.raises(ValueError, match=r"FlexActOptions.*no effect.*flexact"):
+        _cfg(activation="gelu", options=(FlexActOptions(flexact_alpha=0.3),))
+    # the penultimate site counts: the Flex-Act CIFAR runs train ReLU with a Flex-Act layer there
+    assert _cfg(activation="relu", penultimate_activation="flexact", options=(FlexActOptions(flexact_alpha=0.3),))
+
+
+def test_an_activations_defaults_have_one_spelling_in_the_key():
+    """λ-GELU's t is always spelled (as every committed λ-GELU run spells it); a built-in's
+    argument equal to its default is left out; either way both spellings give one key."""
+    assert _cfg(activation="lambda_gelu").activation_kwargs == {"t": 0.1}
+    assert config_hash(_cfg(activation="lambda_gelu")) == config_hash(
+        _cfg(activation="lambda_gelu", activation_kwargs={"t": 0.1})
+    )
+    assert _cfg(activation="srelu").activation_kwargs == {"delta": 0.001}
+    assert _cfg(activation="srelu", activation_kwargs={"delta": 0.1, "learnable": False}).activation_kwargs == {
+        "delta": 0.1
+    }
+    assert _cfg(activation="gelu", activation_kwargs={"approximate": "none"}) == _cfg(activation="gelu")
+    assert _cfg(activation="elu", activation_kwargs={"alpha": 1}).activation_kwargs == {}
+    assert _cfg(activation="elu", activation_kwargs={"alpha": 0.5}).activation_kwargs == {"alpha": 0.5}
+    assert config_hash(_cfg(activation="srelu", activation_kwargs={"delta": 1})) == config_hash(
+        _cfg(activation="srelu", activation_kwargs={"delta": 1.0})
+    )
+    assert _cfg(activation="gelu", activation_kwargs={"approximate": "tanh"}).activation_kwargs == {
+        "approximate": "tanh"
+    }
 
 
 def test_two_options_of_one_class_or_a_non_option_are_refused():

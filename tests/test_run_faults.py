@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from refusals import refusal_fault
@@ -299,6 +300,36 @@ def test_a_bad_cifar_batch_names_the_file(data_env, monkeypatch, capfd, payload)
         load_cifar10()
     assert str(folder / "data_batch_1") in str(info.value)
     assert "planted" not in capfd.readouterr().out  # the planted payload never ran
+
+
+@pytest.mark.parametrize("fault", ["no-labels", "3000-columns", "label-10", "float-pixels", "constant-pixels"])
+def test_preflight_decodes_a_copy_taken_on_trust_and_names_what_is_malformed(data_env, monkeypatch, capsys, fault):
+    """With REPRO_VERIFY_DATA=0 a copy is not checked against digests, so preflight decodes it:
+    a batch that would fail an hour into a run (a KeyError, a shape error) stops the command now."""
+    monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
+    folder = data_env / "cifar10" / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    rows = np.arange(2 * 3072, dtype=np.uint8).reshape(2, 3072)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        (folder / name).write_bytes(pickle.dumps({b"data": rows, b"labels": [0, 9]}))
+    assert preflight.check(["cifar10"]) == 0, capsys.readouterr().err  # well formed, if tiny
+    bad = {
+        "no-labels": {b"data": rows},
+        "3000-columns": {b"data": np.zeros((2, 3000), dtype=np.uint8), b"labels": [0, 1]},
+        "label-10": {b"data": rows, b"labels": [0, 10]},
+        "float-pixels": {b"data": rows.astype(np.float32), b"labels": [0, 1]},
+        "constant-pixels": {b"data": np.zeros((2, 3072), dtype=np.uint8), b"labels": [0, 1]},
+    }[fault]
+    if fault == "constant-pixels":  # every training image one colour: normalising divides by zero
+        for name in [f"data_batch_{i}" for i in range(1, 6)]:
+            (folder / name).write_bytes(pickle.dumps(bad))
+    (folder / "data_batch_3").write_bytes(pickle.dumps(bad))
+    assert preflight.check(["cifar10"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "not readable" in err
+        and str(folder / ("data_batch_1" if fault == "constant-pixels" else "data_batch_3")) in err
+    ), err
 
 
 def _shakespeare(data_env: Path) -> Path:

@@ -9,7 +9,9 @@ A dataset counts as present when :func:`helpers.core.data.available` finds its f
 ``REPRO_DATA_DIR``, the Debian package path, the download cache), and as readable when every one
 of those files also matches a known checksum (:func:`helpers.core.data.sources.verify_file`: the
 sha256 of the official, mirror or package copy). A truncated, random, relabelled or otherwise
-edited file, or a folder where a file belongs, stops the command with the file named. The check
+edited file, or a folder where a file belongs, stops the command with the file named (with
+``REPRO_VERIFY_DATA=0`` each copy is instead decoded by its loader: a missing key, a wrong shape
+or dtype, or a label out of range stops it, :func:`malformed`). The check
 is remembered per file (keyed on path, size, modification and change times and inode, with the
 digest stored), so it hashes each file once: about a second for all four datasets, then a
 ``stat`` per file. With ``REPRO_VERIFY_DATA=0`` (deliberately different copies) files are only
@@ -37,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from helpers.core.data import SPECS, _canonical, available
+from helpers.core.data import SPECS, DatasetNotFound, _canonical, available, load_dataset
 from helpers.core.data.imagenet import verify_imagenet
 from helpers.core.data.sources import DataError, locate, offline, verification_enabled
 from helpers.core.validation import ArgumentParser
@@ -130,6 +132,30 @@ def damaged(names: Sequence[str] | None = None) -> list[str]:
             if key == "imagenet":  # a folder of 1.33M files: counts and sampled digests, not per-file sums
                 verify_imagenet(found.directory)
         except DataError as err:
+            out.append(f"{key}: {err}")
+    return out
+
+
+def malformed(names: Sequence[str] | None = None) -> list[str]:
+    """One line per present dataset of ``names`` (default: :data:`NEEDED`) that its loader cannot
+    read, naming the file and what is wrong; ``[]`` when all decode.
+
+    Only copies taken on trust are decoded here (``REPRO_VERIFY_DATA=0``): a file that matches a
+    known digest is the official one, whose structure the loader's tests cover. A trusted copy is
+    read whole by its loader, which checks keys, shapes, dtypes and the label range, so a batch
+    without its labels, rows of the wrong width or a label out of range stops the command now,
+    not an hour into a run.
+    """
+    if verification_enabled():
+        return []
+    out = []
+    for name in names if names is not None else NEEDED:
+        key = _canonical(name)
+        if key == "imagenet" or not available(key):
+            continue  # ImageNet is a folder of 1.33M files; a missing dataset is reported by missing()
+        try:
+            load_dataset(key, download=False)
+        except (DataError, DatasetNotFound, ValueError, KeyError, OSError, EOFError) as err:
             out.append(f"{key}: {err}")
     return out
 
@@ -229,8 +255,17 @@ def check(
         )
         return 1
     if not verification_enabled():
+        unreadable = malformed(names)
+        if unreadable:
+            print(
+                f"preflight: {len(unreadable)} dataset{'s' if len(unreadable) != 1 else ''} present but not "
+                "readable, so nothing was run:\n  * " + "\n  * ".join(unreadable),
+                file=sys.stderr,
+            )
+            return 1
         print(
-            "preflight: REPRO_VERIFY_DATA=0: dataset files were looked for, not checked against their checksums",
+            "preflight: REPRO_VERIFY_DATA=0: dataset files were looked for and decoded by their loaders, "
+            "not checked against their checksums",
             file=sys.stderr,
         )
     if absent and _can_apt_install(absent):

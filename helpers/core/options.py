@@ -45,11 +45,15 @@ class MethodOptions:
     """Base of a method's options (subclass as a frozen dataclass, every field with a default).
 
     ``RULES``: a :class:`helpers.core.validation.Rule` for each field, checked on construction;
-    ``LABELS``: row labels of setup tables for fields whose name reads badly as text.
+    ``LABELS``: row labels of setup tables for fields whose name reads badly as text;
+    ``SITES``: the activations that read them.
     """
 
     RULES: ClassVar[Mapping[str, v.Rule]] = {}
     LABELS: ClassVar[Mapping[str, str]] = {}
+    #: The activations (registry names) whose sites read these options; a run with none of them
+    #: (as ``activation`` or ``penultimate_activation``) is refused. Empty: any run may carry them.
+    SITES: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         v.check_fields(self, self.RULES)
@@ -109,6 +113,19 @@ def registered_options() -> tuple[type[MethodOptions], ...]:
 def options_field_names() -> tuple[str, ...]:
     """Every registered options field name (the flat keys they add to a stored config)."""
     return tuple(f.name for cls in _REGISTERED for f in dataclasses.fields(cls))
+
+
+def check_sites(options: tuple[MethodOptions, ...], activations: set[str | None]) -> None:
+    """Refuse options that none of a run's ``activations`` reads (their class's ``SITES``): the run
+    would train as without them, under another key."""
+    for option in options:
+        sites = type(option).SITES
+        if sites and not activations & set(sites):
+            used = ", ".join(sorted(a for a in activations if a))
+            raise ValueError(
+                f"TrainConfig.options {option!r} have no effect: they apply to activation {' or '.join(sites)}, and "
+                f"this run's activations are {used}. Leave them out, or train that activation"
+            )
 
 
 def check_options(options: Any, owner: str) -> None:

@@ -14,8 +14,9 @@ method's activation necessarily imported its module, so its class is registered 
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 from torch import nn
@@ -298,6 +299,44 @@ def activation_factory(name: str, **kwargs: object) -> Callable[[], nn.Module]:
     """
     get_activation(name, **kwargs)  # validate eagerly
     return lambda: get_activation(name, **kwargs)
+
+
+def canonical_kwargs(owner: str, name: str, kwargs: Mapping[str, object]) -> dict[str, object]:
+    """``kwargs`` of activation ``name`` as a run's key spells them, so that one activation has one
+    key: an argument equal to its default is left out (``approximate="none"`` for GELU), except the
+    arguments its class lists in ``KEYED_DEFAULTS`` (a method's defining parameter, such as λ-GELU's
+    ``t``), which are always spelled out, their default filled in when left out. Both spellings are
+    the ones the committed runs use. First the activation must build (a typo fails when the config
+    is made, not in a worker), under its exact registered name (``"RELU"`` builds ReLU but would key
+    another run), without ``inplace`` (memory use, not the run); ``owner`` names the field."""
+    if "inplace" in kwargs:
+        raise ValueError(f"{owner} {name!r}: leave inplace out; it changes memory use, not the run")
+    if name not in _REGISTRY and isinstance(name, str) and name.lower() in _REGISTRY:
+        raise ValueError(f"{owner} {name!r} is not a registered name; use {name.lower()!r}")
+    try:
+        get_activation(name, **kwargs)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{owner} {name!r} with {dict(kwargs)}: {err}") from None
+    cls = type(get_activation(name, **kwargs))
+    params = inspect.signature(cls.__init__).parameters
+    keyed = tuple(getattr(cls, "KEYED_DEFAULTS", ()))
+    out: dict[str, object] = {}
+    for key, value in kwargs.items():
+        default = params[key].default if key in params else inspect.Parameter.empty
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # t=1 and t=1.0 are one activation
+        is_default = (
+            default is not inspect.Parameter.empty
+            and type(value) in (bool, int, float, str, type(None))
+            and isinstance(value, bool) == isinstance(default, bool)
+            and value == default
+        )
+        if key in keyed or not is_default:
+            out[key] = value
+    for key in keyed:
+        if key not in out:
+            out[key] = params[key].default
+    return out
 
 
 def apply_activation(x: torch.Tensor, name: str, **kwargs: object) -> torch.Tensor:

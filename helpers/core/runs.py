@@ -36,9 +36,9 @@ from helpers.core.device import (
 )
 from helpers.core.env import bool_env
 from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
-from helpers.core.options import MethodOptions, canonical_options, check_options, option_of, split_options
+from helpers.core.options import MethodOptions, canonical_options, check_options, check_sites, option_of, split_options
 from helpers.core.provenance import PRECISIONS, note_device
-from helpers.core.registry import activation_factory, available_activations
+from helpers.core.registry import activation_factory, canonical_kwargs
 from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.train import TrainHook, fit, optimizer_from_groups
@@ -205,9 +205,14 @@ class TrainConfig:
         _check_fields_are_read(self)
         for options in self.options:
             options.check(self)
-        _check_activation("activation", self.activation, self.activation_kwargs)
+        # one activation, one key: defaults dropped or spelled out as the committed runs spell them
+        kwargs = canonical_kwargs("TrainConfig.activation", self.activation, self.activation_kwargs)
+        object.__setattr__(self, "activation_kwargs", kwargs)
         if self.penultimate_activation is not None:
-            _check_activation("penultimate_activation", self.penultimate_activation, self.penultimate_kwargs)
+            name, given = self.penultimate_activation, self.penultimate_kwargs
+            kwargs = canonical_kwargs("TrainConfig.penultimate_activation", name, given)
+            object.__setattr__(self, "penultimate_kwargs", kwargs)
+        check_sites(self.options, {self.activation, self.penultimate_activation})
         check_model_kwargs(self.model, self.model_kwargs)
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
@@ -327,21 +332,6 @@ def _check_fields_are_read(cfg: TrainConfig) -> None:
             f"TrainConfig.penultimate_kwargs={cfg.penultimate_kwargs!r} has no effect without a "
             "penultimate_activation: name one, or leave penultimate_kwargs empty"
         )
-
-
-def _check_activation(field_name: str, name: str, kwargs: dict[str, Any]) -> None:
-    """The activation and its arguments build (a typo fails when the config is made, not in a worker).
-    The name must be registered exactly: ``"RELU"`` builds the ReLU of ``"relu"`` but would key
-    another run, as would ``inplace`` (memory use, not the run)."""
-    if "inplace" in kwargs:
-        raise ValueError(f"TrainConfig.{field_name} {name!r}: leave inplace out; it changes memory use, not the run")
-    known = available_activations()
-    if name not in known and name.lower() in known:
-        raise ValueError(f"TrainConfig.{field_name} {name!r} is not a registered name; use {name.lower()!r}")
-    try:
-        activation_factory(name, **kwargs)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"TrainConfig.{field_name} {name!r} with {kwargs}: {err}") from None
 
 
 def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:

@@ -403,7 +403,9 @@ def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
     """Check every field of the dataclass instance ``config`` against ``rules``.
 
     ``rules`` must name exactly the dataclass's fields: a field without a rule (or a rule without
-    a field) is a ``TypeError``, so the table cannot fall behind the class.
+    a field) is a ``TypeError``, so the table cannot fall behind the class. A number is stored in
+    one spelling (a NumPy float as a float; an integer in a field whose default is a float as that
+    float), so that one run has one key.
     """
     owner = type(config).__name__
     names = [f.name for f in dataclasses.fields(config)]
@@ -414,11 +416,15 @@ def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
             f"the validation table of {owner} does not match its fields: "
             f"no rule for {missing}, rules for unknown fields {extra}"
         )
+    defaults = {f.name: f.default for f in dataclasses.fields(config)}
     for name in names:
         value = getattr(config, name)
         check_value(owner, name, value, rules[name])
         if rules[name].kind == "number" and isinstance(value, np.floating):
             # a NumPy scalar is stored (and keyed) as the Python float of the same value
+            object.__setattr__(config, name, float(value))
+        elif isinstance(defaults[name], float) and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            # lr=1 and lr=1.0 are one run, so one key: a float field stores the float
             object.__setattr__(config, name, float(value))
 
 

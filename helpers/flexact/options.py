@@ -28,6 +28,8 @@ class FlexActOptions(MethodOptions):
     flexact_lam: float = 1.0
     flexact_tau_min: float | None = None
 
+    SITES: ClassVar[tuple[str, ...]] = ("flexact",)
+
     RULES: ClassVar[dict[str, v.Rule]] = {
         "flexact_alpha": v.number(0),
         "flexact_lam": v.number(0, low_open=True),

@@ -226,6 +226,9 @@ class LambdaGELU(nn.Module):
         lam: the λ in use (tensor of the parameter shape; 0-dim for a layerwise λ).
     """
 
+    #: Spelled out in a run's key even at its default (helpers.core.registry.canonical_kwargs).
+    KEYED_DEFAULTS = ("t",)
+
     # a tensor s_init, lam_init or fixed_lambda is checked elementwise in the body
     @checked_arguments(
         {

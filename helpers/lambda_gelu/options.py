@@ -33,6 +33,8 @@ class LambdaGeluOptions(MethodOptions):
     anneal_target: float | None = None
     anneal_layer_eps: float | None = None
 
+    SITES: ClassVar[tuple[str, ...]] = ("lambda_gelu",)
+
     RULES: ClassVar[dict[str, v.Rule]] = {
         "hardness_lr_mult": v.number(0, low_open=True),
         "init_mode": v.text(optional=True, non_empty=True),

@@ -315,6 +315,9 @@ class SReLU(nn.Module):
     ``log_delta`` is ``δ·∂S-ReLU/∂δ = 3δ(1 - t²)²/16``, bounded by ``3δ/16``.
     """
 
+    #: Spelled out in a run's key even at its default (helpers.core.registry.canonical_kwargs).
+    KEYED_DEFAULTS = ("delta",)
+
     @checked_arguments({"delta": number(0, low_open=True), "learnable": boolean()})
     def __init__(self, delta: float = 0.001, learnable: bool = False) -> None:
         super().__init__()

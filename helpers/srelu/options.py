@@ -25,6 +25,8 @@ class SReluOptions(MethodOptions):
 
     delta_anneal_target: float | None = None
 
+    SITES: ClassVar[tuple[str, ...]] = ("srelu",)
+
     RULES: ClassVar[dict[str, v.Rule]] = {"delta_anneal_target": v.number(0, low_open=True, optional=True)}
 
     @property

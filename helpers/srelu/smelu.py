@@ -64,6 +64,9 @@ def smelu_grad(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
 class SmeLU(nn.Module):
     """SmeLU with a fixed half-width ``beta`` (the smoothing width is the knob)."""
 
+    #: Spelled out in a run's key even at its default (helpers.core.registry.canonical_kwargs).
+    KEYED_DEFAULTS = ("beta",)
+
     @checked_arguments({"beta": _BETA})
     def __init__(self, beta: float = 1.0) -> None:
         super().__init__()

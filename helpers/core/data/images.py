@@ -102,6 +102,11 @@ def decoded(cache_name: str, found: Found, decode: Callable[[Found], dict[str, n
     def build() -> dict[str, np.ndarray]:
         arrays = decode(found)
         arrays["mean"], arrays["std"] = channel_stats(arrays["x_train"])
+        flat = [int(c) for c in np.flatnonzero(~(arrays["std"] > 0))]
+        if flat:  # normalising would divide by zero: every input NaN or infinite
+            raise data_error(
+                found.paths[0], f"every training image has one value in channel {flat}: not a photograph set"
+            )
         return arrays
 
     return cached_arrays(cache_name, fingerprint(found.paths, found.format), build)
