@@ -217,6 +217,39 @@ def test_paired_u_comparison_finds_a_real_difference_and_not_a_null_one():
     assert same.effect == 0 and same.exact
 
 
+def test_the_two_way_interval_covers_the_test_set_that_the_replica_jackknife_holds_fixed():
+    """Every pair of arm a disagrees on the same 20 of 10,000 examples, arm b's on none: the
+    replicas agree exactly, so the jackknife over replicas sees no spread (an exact result), while
+    another draw of 10,000 examples would hold about 20 ± √20 of them: the two-way SE is √20/E."""
+    n_examples, n_rep = 10_000, 8
+    base = np.zeros(n_examples, dtype=np.uint8)
+    flips = np.arange(20)
+    arm_a = [base.copy() for _ in range(n_rep)]
+    for k, labels in enumerate(arm_a):
+        labels[flips] = k % 2  # replicas alternate on these examples: half the pairs disagree there
+    arm_b = [base.copy() for _ in range(n_rep)]
+    jack = M.paired_u_comparison(M.pair_matrix(arm_a, M.top1_churn), M.pair_matrix(arm_b, M.top1_churn), scale=100.0)
+    two = M.two_way_u_comparison(arm_a, arm_b, scale=100.0)
+    assert two.effect == pytest.approx(jack.effect) and jack.effect > 0
+    assert jack.se < two.se  # the test examples' share of the spread
+    disagreeing_pairs = 16 / 28  # pairs of replicas of different parity
+    expected = 100 * disagreeing_pairs * np.sqrt(20) / n_examples
+    assert two.se == pytest.approx(expected, rel=0.35)
+    assert two.test.startswith("paired") and "two-way bootstrap" in two.test
+    again = M.two_way_u_comparison(arm_a, arm_b, scale=100.0)
+    assert (again.ci_low, again.ci_high) == (two.ci_low, two.ci_high)  # seeded: the same on every call
+
+
+def test_the_two_way_comparison_refuses_unpaired_or_too_few_replicas():
+    labels = [np.zeros(50, dtype=np.uint8)] * 3
+    with pytest.raises(ValueError, match="same replicas"):
+        M.two_way_u_comparison(labels, labels[:2] + labels)
+    with pytest.raises(M.InsufficientData):
+        M.two_way_u_comparison(labels[:2], labels[:2])
+    with pytest.raises(ValueError, match="examples"):
+        M.two_way_u_comparison(labels, [np.zeros(40, dtype=np.uint8)] * 3)
+
+
 # ------------------------------------------------------------------ protocol
 def test_protocol_lists_eight_replicas_per_source_sharing_only_replica_zero():
     for model in P.MODELS:

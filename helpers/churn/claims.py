@@ -5,8 +5,9 @@ Each is a row of the report. A claim is decided over the models whose replicas a
 still training, the row is decided on the other and its note says so and counts the runs present;
 with neither, its verdict is "not run here". With results, churn is the U-statistic over
 the replicas of the source "both" (init and data order varied together), compared between arms
-paired by replica (:func:`helpers.churn.measures.paired_u_comparison`), in percentage points of
-the test set; the book's verdict rules decide (:func:`helpers.core.report.judge`). "Matches"
+paired by replica, with an interval that covers another draw of test examples as well as of
+seeds (:func:`helpers.churn.measures.two_way_u_comparison`), in percentage points of the test
+set; the book's verdict rules decide (:func:`helpers.core.report.judge`). "Matches"
 margin: half a point of churn (the book's half-point tolerance for accuracy).
 """
 
@@ -119,9 +120,13 @@ def _loaded(
 
 
 def _churn_diff(preds, model: str, a: str, b: str) -> Callable[[], Comparison]:
+    """Churn of arm ``a`` minus arm ``b`` in points, paired by replica; its interval covers another
+    draw of test examples as well as of seeds (:func:`~helpers.churn.measures.two_way_u_comparison`)."""
     replicas = sorted(set(preds[(model, a)]) & set(preds[(model, b)]))
-    return lambda: M.paired_u_comparison(
-        churn_matrix(preds[(model, a)], replicas), churn_matrix(preds[(model, b)], replicas), scale=100.0
+    for arm in (a, b):
+        churn_matrix(preds[(model, arm)], replicas)  # refuses replicas evaluated on other examples
+    return lambda: M.two_way_u_comparison(
+        [preds[(model, a)][k].labels for k in replicas], [preds[(model, b)][k].labels for k in replicas], scale=100.0
     )
 
 

@@ -26,11 +26,15 @@ U-statistics), or a bootstrap that resamples models, not pairs (:func:`model_boo
 whose replica k share their seeds are compared by the jackknife of the difference of their
 U-statistics, leaving out replica k of both arms together (:func:`paired_u_comparison`), which
 gives a Student-t interval with N − 1 degrees of freedom, as the rest of the report's paired
-comparisons have.
+comparisons have. That interval holds the test set fixed: it covers what another set of seeds would
+give on these test examples. The report's churn rows use :func:`two_way_u_comparison`, whose
+standard error also covers another draw of test examples (a bootstrap over replicas and examples
+together), the question "would another test set show it too".
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -49,6 +53,8 @@ __all__ = [
     "u_jackknife",
     "model_bootstrap",
     "paired_u_comparison",
+    "pair_disagreements",
+    "two_way_u_comparison",
 ]
 
 T = TypeVar("T")
@@ -195,6 +201,102 @@ def paired_u_comparison(
         p=p,
         mde=minimal_detectable_effect(se, df),
         test="paired jackknife t over replicas (U-statistics)",
+        sd=se * math.sqrt(n),
+        n_a=n,
+        n_b=n,
+        confidence=confidence,
+    )
+
+
+def pair_disagreements(labels: Sequence[np.ndarray]) -> np.ndarray:
+    """``(P, E)`` float64 0/1: for each pair ``i < j`` of the N networks (``np.triu_indices``
+    order), whether their top-1 labels differ on each of the E test examples."""
+    stack = np.stack([np.asarray(x) for x in labels])
+    if stack.ndim != 2 or len(stack) < 2:
+        raise ValueError(f"pair_disagreements takes N >= 2 label vectors of one length, got shape {stack.shape}")
+    i, j = np.triu_indices(len(stack), 1)
+    return (stack[i] != stack[j]).astype(np.float64)
+
+
+#: Resamples of :func:`two_way_u_comparison` (the standard error's own relative error is about 2 %).
+TWO_WAY_RESAMPLES: int = 1000
+
+
+@functools.lru_cache(maxsize=4)
+def _example_counts(n_examples: int, n_boot: int, seed: int) -> np.ndarray:
+    """``(B, E)`` float32: how often each test example is drawn in each resample (drawn once per
+    test-set size: every comparison on that test set uses the same draws)."""
+    rng = np.random.default_rng([seed, 0])
+    counts = rng.multinomial(n_examples, np.full(n_examples, 1.0 / n_examples), size=n_boot).astype(np.float32)
+    counts.flags.writeable = False
+    return counts
+
+
+def two_way_u_comparison(
+    labels_a: Sequence[np.ndarray],
+    labels_b: Sequence[np.ndarray],
+    *,
+    n_boot: int = TWO_WAY_RESAMPLES,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    scale: float = 1.0,
+) -> Comparison:
+    """``U(a) − U(b)`` of top-1 churn for two arms whose replica k shares its seeds in both (entry k
+    of each list: that replica's labels on the same test examples), with a standard error from a
+    two-way bootstrap: each resample draws the N replicas (the same draw in both arms; a pair of one
+    replica drawn twice is no pair) and the E test examples (the same multiset in both arms), with
+    replacement, and recomputes the difference. The interval is Student-t with N − 1 degrees of
+    freedom around the observed difference, as :func:`paired_u_comparison`'s, whose jackknife
+    covers the replicas alone. Sums of 0/1 disagreements weighted by integer counts are exact in
+    float64, so the result is the same on every CPU."""
+    if len(labels_a) != len(labels_b):
+        raise ValueError(f"paired arms need the same replicas, got {len(labels_a)} and {len(labels_b)}")
+    n = len(labels_a)
+    if n < 3:
+        raise InsufficientData(f"a paired comparison of U-statistics needs at least 3 matched replicas, got {n}")
+    if not isinstance(n_boot, int) or isinstance(n_boot, bool) or n_boot < 2:
+        raise ValueError(f"n_boot must be an int >= 2, got {n_boot!r}")
+    d_a, d_b = pair_disagreements(labels_a), pair_disagreements(labels_b)
+    if d_a.shape != d_b.shape:
+        raise ValueError(f"the arms' replicas were evaluated on different numbers of examples: {d_a.shape} {d_b.shape}")
+    n_examples = d_a.shape[1]
+    effect = scale * (d_a.mean() - d_b.mean())  # every pair has E examples: the U-statistics' difference
+    counts = _example_counts(n_examples, n_boot, seed)
+    # (P, B) disagreement counts of every pair in every resample: integers below 2^24, so exact in
+    # float32 whatever order the sum takes
+    churn_a = d_a.astype(np.float32) @ counts.T
+    churn_b = d_b.astype(np.float32) @ counts.T
+    rng = np.random.default_rng([seed, 1])
+    pair_index = np.full((n, n), -1)
+    iu = np.triu_indices(n, 1)
+    pair_index[iu] = pair_index[iu[::-1]] = np.arange(len(iu[0]))
+    diffs = []
+    for b in range(n_boot):
+        drawn = rng.integers(0, n, size=n)
+        pairs = pair_index[drawn[iu[0]], drawn[iu[1]]]
+        pairs = pairs[pairs >= 0]
+        if len(pairs):
+            diffs.append((churn_a[pairs, b].sum() - churn_b[pairs, b].sum()) / (len(pairs) * n_examples))
+    se = float(scale * np.std(diffs, ddof=1))
+    df = n - 1
+    if se == 0:
+        lo = hi = effect
+        p = 0.0 if effect != 0 else 1.0
+    else:
+        half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+        lo, hi = effect - half, effect + half
+        p = float(2 * stats.t.sf(abs(effect) / se, df))
+    return Comparison(
+        effect=float(effect),
+        ci_low=float(lo),
+        ci_high=float(hi),
+        se=se,
+        df=df,
+        n=n,
+        p=p,
+        mde=minimal_detectable_effect(se, df),
+        test=f"paired t over replicas, SE from a two-way bootstrap over replicas and {n_examples:,} test examples "
+        f"({n_boot:,} resamples; U-statistics)",
         sd=se * math.sqrt(n),
         n_a=n,
         n_b=n,
