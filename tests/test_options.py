@@ -69,9 +69,8 @@ def test_an_activations_defaults_have_one_spelling_in_the_key():
     assert config_hash(_cfg(activation="srelu", activation_kwargs={"delta": 1})) == config_hash(
         _cfg(activation="srelu", activation_kwargs={"delta": 1.0})
     )
-    assert _cfg(activation="gelu", activation_kwargs={"approximate": "tanh"}).activation_kwargs == {
-        "approximate": "tanh"
-    }
+    with pytest.raises(ValueError, match="registered as 'gelu_tanh'"):  # one module, one name
+        _cfg(activation="gelu", activation_kwargs={"approximate": "tanh"})
 
 
 def test_two_options_of_one_class_or_a_non_option_are_refused():
@@ -140,3 +139,23 @@ def test_option_rules_and_their_checks_against_the_config():
     swapped = ok.with_options(SReluOptions(delta_anneal_target=0.02))
     assert swapped.option(SReluOptions).delta_anneal_target == 0.02 and len(swapped.options) == 1
     assert dataclasses.replace(ok, seed=1).options == ok.options
+
+
+def test_one_run_has_one_key_whatever_the_spelling_of_its_numbers_and_sizes():
+    """#55 item 6, from the hostile probe: an int for a number field (its default None too), -0.0,
+    and a batch larger than the training set each gave a second key for one run."""
+    assert config_hash(_cfg(max_grad_norm=1)) == config_hash(_cfg(max_grad_norm=1.0))
+    assert config_hash(_cfg(weight_decay=-0.0)) == config_hash(_cfg(weight_decay=0.0))
+    assert _cfg(activation="lambda_gelu", options=(LambdaGeluOptions(anneal_target=100),)) == _cfg(
+        activation="lambda_gelu", options=(LambdaGeluOptions(anneal_target=100.0),)
+    )
+    with pytest.raises(ValueError, match="batch_size=1000 exceeds n_train=256"):
+        _cfg(n_train=256, batch_size=1000)
+    assert _cfg(n_train=256, batch_size=256).batch_size == 256
+
+
+def test_a_flexact_candidate_is_named_as_registered():
+    from helpers.flexact.activation import FlexAct
+
+    with pytest.raises(ValueError, match="'RELU' is not a registered name; use 'relu'"):
+        FlexAct(["RELU", "gelu"])

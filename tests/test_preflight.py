@@ -140,3 +140,15 @@ def test_needed_covers_every_dataset_the_notebooks_and_protocols_read():
             used |= {cfg.dataset for cfg in configs(profile)}
     assert {data._canonical(name) for name in used} <= set(preflight.NEEDED)
     assert "adult" in used and "cifar10" in used
+
+
+def test_the_test_split_sizes_the_report_names_are_the_loaders(monkeypatch):
+    """``helpers.core.data.TEST_EXAMPLES`` (how many test images an accuracy row's difference is)
+    against the loaders, on the offline mirror."""
+    mirror = os.environ.get("REPRO_DATA_DIR") or str(repo_root().parent / "shared" / "data")
+    if not Path(mirror).is_dir():
+        pytest.skip("no offline mirror: set REPRO_DATA_DIR (CI and repro.sh do)")
+    monkeypatch.setenv("REPRO_DATA_DIR", mirror)
+    for name, size in data.TEST_EXAMPLES.items():
+        if data.available(name):
+            assert data.load_dataset(name, download=False).n_val == size, name

@@ -386,9 +386,10 @@ def test_each_pair_runs_its_lambda_gelu_pairs_scales_but_where_the_chapter_chang
     # scales, the MLP one with 17 seeds (claim (q)), the GPT one with 8 (claims (s), (t)), the ResNet one
     # with three seeds, and the S-ReLU chapter's decisive ViT
     mlp, lgelu_mlp = P.pair_scale("fmnist", "cpu"), LAMBDA_GELU_SCALES["fmnist"]["cpu"]
-    assert mlp.seeds == tuple(range(17)) and replace(mlp, seeds=lgelu_mlp.seeds) == lgelu_mlp
+    # ... and each states the looks its seed count took (seeds added after the plan looked at the rows)
+    assert mlp.seeds == tuple(range(17)) and replace(mlp, seeds=lgelu_mlp.seeds, looks=1) == lgelu_mlp
     gpt, lgelu_gpt = P.pair_scale("gpt", "cpu"), LAMBDA_GELU_SCALES["wikitext_gpt"]["cpu"]
-    assert gpt.seeds == tuple(range(8)) and replace(gpt, seeds=lgelu_gpt.seeds) == lgelu_gpt
+    assert gpt.seeds == tuple(range(8)) and replace(gpt, seeds=lgelu_gpt.seeds, looks=1) == lgelu_gpt
     assert P.pair_scale("vit", "cpu") is P.VIT_CPU
     resnet, lgelu_resnet = P.pair_scale("cifar10_resnet", "cpu"), LAMBDA_GELU_SCALES["cifar10_resnet"]["cpu"]
     assert resnet.seeds == (0, 1, 2) != lgelu_resnet.seeds and replace(resnet, seeds=lgelu_resnet.seeds) == lgelu_resnet

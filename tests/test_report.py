@@ -354,3 +354,48 @@ def test_every_margin_is_on_the_rules_page_with_its_derivation(committed_claims)
     assert "| ReLU-ization, perplexity pair (GPT): the same rows | ±2% of ReLU from scratch's perplexity |" in table
     page = (repo_root() / "notebooks" / "90_report.ipynb").read_text()
     assert "margins_markdown(claims)" in page
+
+
+def test_looks_spend_alpha_so_a_row_decided_after_adding_seeds_needs_more():
+    """Item 6 of #54: a scale whose seeds were added after looking tests each row at 0.05/looks.
+    Seeds chosen so that p is between 0.025 and 0.05: confirmed with one look, not with two."""
+    a = {k: 1.0 + 0.1 * k for k in range(8)}
+    b = {k: v - 0.45 + (0.45 if k % 2 else -0.45) for k, v in a.items()}
+    comp = S.paired_comparison(a, b)
+    assert 0.025 < comp.p < 0.05
+    one, f1, _ = R.judge(lambda: comp, direction=1)
+    two, f2, c2 = R.judge(lambda: comp, direction=1, looks=2)
+    assert (one, two) == ("confirmed", "inconclusive")
+    assert f2["ci"].startswith("97.5% ") and "α spent over 2 looks" in f2["test"]
+    assert c2.confidence == pytest.approx(0.975) and c2.ci_low < comp.ci_low
+    # equivalence: TOST at 0.05/looks per side, the interval it rests on at 1 − 0.10/looks
+    _, fe, _ = R.judge(lambda: comp, claim="equivalence", margin=2.0, looks=3)
+    assert fe["ci"].startswith("96.7% (the equivalence test's)") and "each test at 0.0167" in fe["test"]
+    assert R.spent(comp, 1) is comp
+    with pytest.raises(ValueError, match="looks"):
+        R.spent(comp, 0)
+
+
+def test_a_scale_states_its_looks_and_the_grown_scales_have_them():
+    from helpers.core.scale import Scale
+    from helpers.lambda_gelu.protocol import PAIRS
+    from helpers.relu_ization.protocol import pair_scale
+
+    with pytest.raises(ValueError, match="looks"):
+        Scale(model_kwargs={}, epochs=1, seeds=(0,), looks=0)
+    # the seed counts the retrain grew after the seed plan looked (tools/batches.py (q), (r), (s), (t))
+    assert pair_scale("fmnist", "cpu").looks == 2 and pair_scale("gpt", "cpu").looks == 3
+    assert PAIRS["tinyimagenet_deit"].scale("cpu").looks == 2
+    assert pair_scale("vit", "cpu").looks == 1
+
+
+def test_a_direction_claim_on_a_few_test_examples_says_how_many():
+    """#54 item 7: an accuracy difference of a few test images is named as a count; its interval
+    covers seeds, not another test set."""
+    a = {k: 90.0 + 0.01 * k for k in range(5)}
+    b = {k: v - 0.08 for k, v in a.items()}
+    b[0] += 0.01
+    _, fields, _ = R.judge(lambda: S.paired_comparison(a, b), direction=1, unit="points", examples=10_000)
+    assert "the effect is 8 of the 10,000 test examples" in fields["test"]
+    _, big, _ = R.judge(lambda: S.paired_comparison(a, {k: v - 2 for k, v in a.items()}), direction=1, unit="points")
+    assert "test examples" not in big["test"]

@@ -14,14 +14,13 @@ method's activation necessarily imported its module, so its class is registered 
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Mapping
 
 import torch
 from torch import nn
 
-from helpers.core.validation import Rule, boolean, check_value, choice, integer, number
+from helpers.core.validation import Rule, boolean, canonical_arguments, check_value, choice, integer, number
 
 __all__ = [
     "ActivationFactory",
@@ -313,30 +312,13 @@ def canonical_kwargs(owner: str, name: str, kwargs: Mapping[str, object]) -> dic
         raise ValueError(f"{owner} {name!r}: leave inplace out; it changes memory use, not the run")
     if name not in _REGISTRY and isinstance(name, str) and name.lower() in _REGISTRY:
         raise ValueError(f"{owner} {name!r} is not a registered name; use {name.lower()!r}")
+    if name == "gelu" and kwargs.get("approximate") == "tanh":  # one module, two names: one key
+        raise ValueError(f"{owner} 'gelu' with approximate='tanh' is registered as 'gelu_tanh'; use that name")
     try:
         get_activation(name, **kwargs)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{owner} {name!r} with {dict(kwargs)}: {err}") from None
-    cls = type(get_activation(name, **kwargs))
-    params = inspect.signature(cls.__init__).parameters
-    keyed = tuple(getattr(cls, "KEYED_DEFAULTS", ()))
-    out: dict[str, object] = {}
-    for key, value in kwargs.items():
-        default = params[key].default if key in params else inspect.Parameter.empty
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)  # t=1 and t=1.0 are one activation
-        is_default = (
-            default is not inspect.Parameter.empty
-            and type(value) in (bool, int, float, str, type(None))
-            and isinstance(value, bool) == isinstance(default, bool)
-            and value == default
-        )
-        if key in keyed or not is_default:
-            out[key] = value
-    for key in keyed:
-        if key not in out:
-            out[key] = params[key].default
-    return out
+    return canonical_arguments(type(get_activation(name, **kwargs)), kwargs)
 
 
 def apply_activation(x: torch.Tensor, name: str, **kwargs: object) -> torch.Tensor:

@@ -46,6 +46,7 @@ from helpers.core.verdicts import (  # re-exported: how a row's verdict is decid
     proportion_verdict,
     rounds_to,
     run_verdict,
+    spent,
 )
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "combine_verdicts",
     "merge_fields",
     "run_verdict",
+    "spent",
     "numeric_verdict",
     "rounds_to",
     "CLAIM_COLUMNS",

@@ -200,6 +200,11 @@ class TrainConfig:
                     f"TrainConfig.{name} must be <= lr ({self.lr!r}), got {getattr(self, name)!r}: "
                     "a schedule from lr towards it would raise the learning rate"
                 )
+        if self.n_train is not None and self.batch_size > self.n_train:
+            raise ValueError(
+                f"TrainConfig.batch_size={self.batch_size} exceeds n_train={self.n_train}: every epoch would be one "
+                f"batch of {self.n_train}, the run of batch_size={self.n_train} under another key"
+            )
         if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
             raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
         _check_fields_are_read(self)

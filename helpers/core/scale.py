@@ -26,7 +26,9 @@ class Scale:
 
     ``seeds``: the seeds of every arm; ``arm_seeds``: the seeds of the protocol's secondary arms
     when they run fewer (``None``: every seed; a subset of ``seeds``). ``activations``: the arms
-    this scale runs (``None``: the protocol's list).
+    this scale runs (``None``: the protocol's list). ``looks``: how many times the seed count was
+    chosen, the first when the scale was set and one more each time seeds were added after looking
+    at its rows; every row at this scale tests at ``0.05/looks`` (:func:`helpers.core.verdicts.judge`).
     """
 
     model_kwargs: dict[str, Any]
@@ -46,6 +48,7 @@ class Scale:
     channels_last: bool = False
     activations: tuple[str, ...] | None = None
     arm_seeds: tuple[int, ...] | None = None
+    looks: int = 1
 
     def __post_init__(self) -> None:
         for name, rule in _RULES.items():
@@ -84,6 +87,7 @@ def arm_seeds_of(scale: Scale) -> tuple[int, ...]:
 _RULES: dict[str, v.Rule] = {
     "model_kwargs": v.mapping(),
     "epochs": v.integer(1),
+    "looks": v.integer(1),
     "note": v.text(),
     "dataset": v.text(optional=True, non_empty=True),
     "n_train": v.integer(1, optional=True),

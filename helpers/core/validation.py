@@ -399,13 +399,39 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
     raise InvalidValue(f"{owner}.{name} must be {describe(rule)}; got {value!r}{why}")
 
 
+def canonical_arguments(cls: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of ``cls`` as a run's key spells them, so that one module has one key: an integer
+    for a float parameter is that float, and an argument equal to its default is left out, except
+    those ``cls`` lists in ``KEYED_DEFAULTS`` (a method's defining parameter, such as λ-GELU's
+    ``t``), which are always spelled out, their default filled in when left out. Both spellings are
+    the ones the committed runs use."""
+    params = inspect.signature(cls.__init__).parameters
+    keyed = tuple(getattr(cls, "KEYED_DEFAULTS", ()))
+    out: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        default = params[key].default if key in params else inspect.Parameter.empty
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # t=1 and t=1.0 are one activation
+        is_default = (
+            default is not inspect.Parameter.empty
+            and type(value) in (bool, int, float, str, type(None))
+            and isinstance(value, bool) == isinstance(default, bool)
+            and value == default
+        )
+        if key in keyed or not is_default:
+            out[key] = value
+    for key in keyed:
+        if key not in out:
+            out[key] = params[key].default
+    return out
+
+
 def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
     """Check every field of the dataclass instance ``config`` against ``rules``.
 
     ``rules`` must name exactly the dataclass's fields: a field without a rule (or a rule without
     a field) is a ``TypeError``, so the table cannot fall behind the class. A number is stored in
-    one spelling (a NumPy float as a float; an integer in a field whose default is a float as that
-    float), so that one run has one key.
+    one spelling (a NumPy float or an integer as a float, -0.0 as 0.0), so that one run has one key.
     """
     owner = type(config).__name__
     names = [f.name for f in dataclasses.fields(config)]
@@ -416,16 +442,17 @@ def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
             f"the validation table of {owner} does not match its fields: "
             f"no rule for {missing}, rules for unknown fields {extra}"
         )
-    defaults = {f.name: f.default for f in dataclasses.fields(config)}
     for name in names:
         value = getattr(config, name)
         check_value(owner, name, value, rules[name])
         if rules[name].kind == "number" and isinstance(value, np.floating):
             # a NumPy scalar is stored (and keyed) as the Python float of the same value
             object.__setattr__(config, name, float(value))
-        elif isinstance(defaults[name], float) and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            # lr=1 and lr=1.0 are one run, so one key: a float field stores the float
+        elif rules[name].kind == "number" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            # lr=1 and lr=1.0 are one run, so one key: a number field stores the float
             object.__setattr__(config, name, float(value))
+        if rules[name].kind == "number" and isinstance(getattr(config, name), float) and getattr(config, name) == 0:
+            object.__setattr__(config, name, 0.0)  # -0.0 and 0.0: one run, one key
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])

@@ -57,6 +57,10 @@ INTERVAL_RULES: dict[str, str] = {
     "its interval lies on the claimed side of 0 but wholly inside it; a row that uses one names it in its "
     "test. Direction claims about λ drift, rank correlations, rewards and per-layer targets claim a sign, "
     "and λ-GELU's Table II drops and Flex-Act's α effect do not have one yet",
+    "looks": "sequential looks: a scale whose seed count was chosen after looking at its rows (more seeds "
+    "where an interval was undecided; the scale's looks) tests each of its rows at 0.05/looks (Bonferroni "
+    "over the looks): 95% intervals become 1 − 0.05/looks, TOST's 90% becomes 1 − 0.10/looks; the row's "
+    "test says so",
     "exact": "identical values on every seed: no interval; the row states the exact count",
     "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
     "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
@@ -97,7 +101,13 @@ def interval_rules_markdown(more_effects: Mapping[str, tuple[str, str]] | None =
 
 
 def comparison_fields(
-    comparison: Comparison, *, digits: int = 2, unit: str = "", test_extra: str = "", claim: RunClaim = "direction"
+    comparison: Comparison,
+    *,
+    digits: int = 2,
+    unit: str = "",
+    test_extra: str = "",
+    claim: RunClaim = "direction",
+    alpha: float = ALPHA,
 ) -> dict[str, str]:
     """The ``effect, ci, n, test, mde`` strings of a :class:`Claim` from a comparison
     (``test_extra``: e.g. the TOST result, appended to the test).
@@ -123,10 +133,10 @@ def comparison_fields(
             "test": f"{comparison.test}: no spread, {same} (effect exactly "
             f"{comparison.effect:+.{digits}f}{u})" + (f"; {test_extra}" if test_extra else ""),
         }
-    ci = f"{comparison.confidence:.0%} {comparison.ci_text(digits)}"
+    ci = f"{_level_text(comparison.confidence)} {comparison.ci_text(digits)}"
     if claim in ("equivalence", "non-inferiority"):
-        level = 1 - 2 * ALPHA
-        ci = f"{level:.0%} (the {claim} test's) {comparison.ci_text(digits, level)}; {ci}"
+        level = 1 - 2 * alpha
+        ci = f"{_level_text(level)} (the {claim} test's) {comparison.ci_text(digits, level)}; {ci}"
     return {
         "effect": effect,
         "ci": ci,
@@ -134,6 +144,27 @@ def comparison_fields(
         "test": test,
         "mde": power_text(comparison, claim, digits, unit),
     }
+
+
+#: An accuracy difference of fewer test examples than this is named as a count in its row.
+FEW_EXAMPLES: int = 50
+
+
+def _level_text(level: float) -> str:
+    """``95%``; a spent level keeps its first decimal (``98.3%``)."""
+    return f"{level:.0%}" if round(level * 100, 1).is_integer() else f"{level:.1%}"
+
+
+def spent(comparison: Comparison, looks: int) -> Comparison:
+    """``comparison`` with its interval at the level one of ``looks`` looks may spend (Bonferroni:
+    ``1 − (1 − level)/looks``), for a scale whose seed count was chosen after looking at its rows."""
+    if not isinstance(looks, int) or isinstance(looks, bool) or looks < 1:
+        raise ValueError(f"looks must be a positive int, got {looks!r}")
+    if looks == 1:
+        return comparison
+    level = 1 - (1 - comparison.confidence) / looks
+    low, high = comparison.interval(level)
+    return replace(comparison, ci_low=low, ci_high=high, confidence=level)
 
 
 def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: int = 2, unit: str = "") -> str:
@@ -281,13 +312,20 @@ def judge(
     unit: str = "",
     label: str = "",
     negligible: float | None = None,
+    looks: int = 1,
+    examples: int | None = None,
 ) -> tuple[Verdict, dict[str, Any], Comparison | None]:
     """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
     ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
     TOST or non-inferiority result appended to the test). With too few runs for an interval (one
     seed, e.g. the smoke profile) the verdict is ``inconclusive`` and the fields say why, so a page
     still renders. ``label`` prefixes the effect (e.g. which arms). The fields also hold ``design``,
-    the :class:`RunDesign` a :class:`Claim` keeps beside its display strings."""
+    the :class:`RunDesign` a :class:`Claim` keeps beside its display strings. ``looks``: how many
+    times the seed count of the runs was chosen after looking at them (:attr:`Scale.looks`); every
+    test then runs at ``0.05/looks`` (:func:`spent`, :data:`INTERVAL_RULES` "looks"). ``examples``:
+    the size of the test set an accuracy in points was measured on; a difference claimed in a
+    direction that is fewer than :data:`FEW_EXAMPLES` of its examples says so (its interval covers
+    other seeds, not another test set)."""
 
     try:
         comp = make()
@@ -303,15 +341,35 @@ def judge(
             },
             None,
         )
-    verdict = run_verdict(comp, claimed_effect, claim=claim, margin=margin, direction=direction, negligible=negligible)
+    alpha = ALPHA / looks
+    comp = spent(comp, looks)
+    verdict = run_verdict(
+        comp, claimed_effect, claim=claim, margin=margin, direction=direction, negligible=negligible, alpha=alpha
+    )
     extra = ""
     if claim == "equivalence":
-        extra = tost(comp, margin).describe()  # type: ignore[arg-type]
+        extra = tost(comp, margin, alpha=alpha).describe()  # type: ignore[arg-type]
     elif claim == "non-inferiority":
-        extra = non_inferiority(comp, margin).describe()  # type: ignore[arg-type]
+        extra = non_inferiority(comp, margin, alpha=alpha).describe()  # type: ignore[arg-type]
     elif negligible is not None:
         extra = f"smallest effect of interest {number_text(negligible, digits)}{f' {unit}' if unit else ''}"
-    fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim)
+    count = abs(comp.effect) * (examples or 0) / 100
+    if claim in ("direction", "size") and unit == "points" and 0.5 <= count < FEW_EXAMPLES:
+        extra = "; ".join(
+            filter(
+                None,
+                (
+                    extra,
+                    f"the effect is {count:.0f} of the {examples:,} test examples: its interval covers other seeds "
+                    "on this test set, not another test set",
+                ),
+            )
+        )
+    if looks > 1:
+        extra = "; ".join(
+            filter(None, (extra, f"α spent over {looks} looks at these seeds (Bonferroni): each test at {alpha:.3g}"))
+        )
+    fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim, alpha=alpha)
     if label:
         fields["effect"] = f"{label}: {fields['effect']}"
     fields["design"] = (RunDesign(comp, claim, claimed_effect, margin, direction, verdict, label, negligible),)
@@ -347,8 +405,11 @@ def run_verdict(
     margin: float | None = None,
     direction: int | None = None,
     negligible: float | None = None,
+    alpha: float = ALPHA,
 ) -> Verdict:
-    """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book.
+    """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book
+    (``alpha``: the level of the equivalence and non-inferiority tests, spent over looks by
+    :func:`judge`; the interval's own level is the comparison's).
 
     ``claim``:
 
@@ -407,10 +468,10 @@ def run_verdict(
         if margin is None:
             raise ValueError(f"a {claim} claim needs the margin it states")
         if claim == "equivalence":
-            if tost(comparison, margin).equivalent:
+            if tost(comparison, margin, alpha=alpha).equivalent:
                 return "confirmed"
             return "contradicted" if (lo >= margin or hi <= -margin) else "inconclusive"
-        if non_inferiority(comparison, margin).equivalent:
+        if non_inferiority(comparison, margin, alpha=alpha).equivalent:
             return "confirmed"
         return "contradicted" if hi < -margin else "inconclusive"
     raise ValueError(f"claim must be one of direction, size, equivalence, non-inferiority; got {claim!r}")

@@ -115,7 +115,9 @@ def _resolve_candidates(
     for key, cand in items:
         if isinstance(cand, str):
             module = get_activation(cand)  # ValueError naming the registered ones if unknown
-            name = cand.lower()
+            if cand != cand.lower():  # "RELU" builds ReLU too, but would key another run
+                raise ValueError(f"FlexAct candidate {cand!r} is not a registered name; use {cand.lower()!r}")
+            name = cand
         elif isinstance(cand, nn.Module):
             module = cand
             name = type(cand).__name__.lower()

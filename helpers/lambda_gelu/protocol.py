@@ -224,6 +224,7 @@ SCALES: dict[str, dict[str, Scale]] = {
             n_val=2000,
             seeds=tuple(range(11)),
             arm_seeds=SEEDS3,
+            looks=2,  # Table II's GELU and annealed arms: 3 seeds, then 11 after the seed plan looked
             note="TinyImageNet is not available offline: CIFAR-10 (JPEG mirror) stands in; "
             "DeiT-tiny shrunk to width 64, depth 6; 4,000/2,000 images; 6 epochs",
         ),

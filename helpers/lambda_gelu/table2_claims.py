@@ -29,7 +29,7 @@ from helpers.lambda_gelu.claim_rows import (
 from helpers.lambda_gelu.hardness import lambda_target
 from helpers.lambda_gelu.paper import QUOTES, SEEDS_PAPER
 from helpers.lambda_gelu.profiles import table1
-from helpers.lambda_gelu.protocol import EPSILON, table1_configs, table1_pairs, table2_configs
+from helpers.lambda_gelu.protocol import EPSILON, PAIRS, table1_configs, table1_pairs, table2_configs
 from helpers.lambda_gelu.records import BVS_TOL_PERPLEXITY_REL, run_table
 from helpers.lambda_gelu.substitution import (
     annealing_effect,
@@ -121,6 +121,7 @@ def table2_annealing_drop_claim(pair: str, ours_eff: pd.DataFrame | None, drops:
             direction=1,
             negligible=negligible,
             digits=4 if d == 3 else 2,
+            looks=PAIRS[pair].scale(profile).looks,
         )
     return _claim(
         claim_key("lambda-gelu-table2-annealing-drop", pair),

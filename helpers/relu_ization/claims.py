@@ -17,17 +17,17 @@ paper-profile runs are committed, and says "not run here" for what is missing.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from helpers.core.data import TEST_EXAMPLES
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim, claim_key, comparison_fields, judge
+from helpers.core.report import Claim, claim_key, comparison_fields, judge, spent
 from helpers.core.results_cache import has_result, load_results
-from helpers.core.statistics import Comparison, one_sample, paired_comparison
+from helpers.core.statistics import ALPHA, Comparison, one_sample, paired_comparison
 from helpers.lambda_gelu.paper import QUOTES as LGELU_QUOTES
 from helpers.lambda_gelu.paper import SWITCH_FRACTION
 from helpers.relu_ization import analysis as A
@@ -42,6 +42,7 @@ from helpers.relu_ization.protocol import (
     RELU_PAIRS,
     SPARSITY_MARGIN,
     cpu_pairs,
+    matches_margin,
     pair_scale,
 )
 from helpers.relu_ization.protocol import MARGINS as PAIR_MARGINS
@@ -124,7 +125,7 @@ def _judged(
 ) -> Claim:
     """A row decided by :func:`judge`; ``reading``: the book's reading a contradiction rests on (kept
     only when the row is contradicted); ``margin_note``: how its margin was derived (appended)."""
-    verdict, fields, comp = judge(make, digits=digits, unit=unit, **kw)
+    verdict, fields, comp = judge(make, digits=digits, unit=unit, looks=pair_scale(pair, profile).looks, **kw)
     note = " ".join(part for part in (note, margin_note) if part)
     shown = ours(comp) if comp is not None else "one seed: no interval"
     return _claim(
@@ -169,6 +170,14 @@ class _PairData:
         return matches_margin(self.rows, self.higher_is_better)
 
     @property
+    def examples(self) -> int | None:
+        """The test examples an accuracy was measured on (None for perplexity)."""
+        scale = pair_scale(self.pair, self.results[0]["config"]["profile"]) if self.results else None
+        if not self.higher_is_better or scale is None:
+            return None
+        return scale.n_val or TEST_EXAMPLES.get(scale.dataset or "")
+
+    @property
     def margin(self) -> float:
         """The "matches" margin in the metric's unit (:func:`matches_margin`)."""
         return self._margin[0]
@@ -192,21 +201,6 @@ class _PairData:
     def regions(self) -> pd.DataFrame | None:
         """Linear-region counts; None for a pair that does not count them."""
         return A.regions_frame(self.results) if RELU_PAIRS[self.pair].linear_regions else None
-
-
-def matches_margin(rows: pd.DataFrame, higher_is_better: bool) -> tuple[float, str]:
-    """``(margin, how it was derived)`` of a pair's "matches" claims, in display units, computed
-    from the runs being judged: :data:`ACCURACY_MARGIN` points for an accuracy, and
-    :data:`PERPLEXITY_MARGIN_REL` of ReLU from scratch's mean perplexity (to 2 significant digits)."""
-    if higher_is_better:
-        return ACCURACY_MARGIN, f"±{ACCURACY_MARGIN:g} points of accuracy (absolute: a rate's resolution)"
-    base = float(rows.loc[rows["arm"] == "relu", "value"].mean())
-    if not (math.isfinite(base) and base > 0):
-        raise ValueError(f"no ReLU-from-scratch perplexity to derive the margin from (got {base!r})")
-    margin = float(f"{PERPLEXITY_MARGIN_REL * base:.2g}")
-    return margin, (
-        f"±{margin:g} perplexity: {PERPLEXITY_MARGIN_REL:.0%} of ReLU from scratch's {base:.2f} at this scale"
-    )
 
 
 def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -> list[Claim]:
@@ -239,6 +233,7 @@ def _gelu_swap_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
         negligible=d.margin,  # the smallest effect of interest: the pair's match margin
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: f"cost {c.effect:+.2f} {u} (GELU {_mean(rows, 'gelu'):.2f} → {_mean(rows, 'gelu_swap'):.2f})",
     )
 
@@ -256,6 +251,7 @@ def _lgelu_swap_cheaper_claim(pair: str, d: _PairData, profile: str) -> Claim:
         negligible=d.margin,  # the smallest effect of interest: the pair's match margin
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: (
             f"swap cost {_mean(rows, 'lgelu_anneal', 'swap_cost'):+.2f} vs "
             f"{_mean(rows, 'gelu_swap', 'swap_cost'):+.2f} {u}"
@@ -276,6 +272,7 @@ def _srelu_swap_free_claim(pair: str, d: _PairData, profile: str) -> Claim:
         margin=m,
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: _swap_cost_text(c, u),
         digits=3,
     )
@@ -294,6 +291,7 @@ def _lgelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
         margin=m,
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: f"{_mean(rows, 'lgelu_anneal'):.2f} vs {_mean(rows, 'relu'):.2f}",
     )
 
@@ -311,6 +309,7 @@ def _srelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
         margin=m,
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: f"{_mean(rows, 'srelu_anneal'):.2f} vs {_mean(rows, 'relu'):.2f}",
     )
 
@@ -329,6 +328,7 @@ def _lgelu_int8_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Cla
         margin=m,
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: f"int8 {_mean(rows, 'lgelu_anneal', 'int8'):.2f} vs {_mean(rows, 'relu', 'int8'):.2f}",
     )
 
@@ -346,6 +346,7 @@ def _gelu_int8_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
         negligible=d.margin,  # the smallest effect of interest: the pair's match margin
         margin_note=d.margin_note,
         unit=u,
+        examples=d.examples,
         ours=lambda c: (
             f"int8 cost {_mean(rows, 'gelu', 'int8_cost'):+.2f} vs {_mean(rows, 'relu', 'int8_cost'):+.2f} {u}"
         ),
@@ -515,11 +516,17 @@ def _non_worse_row(
     """A non-inferiority row: tested on ``arm − ref`` oriented so that positive is better, but
     shown as ``arm − ref`` in the metric's own units like its neighbours (for perplexity,
     positive = worse), with the intervals of that same difference."""
+    looks = pair_scale(pair, profile).looks
     verdict, fields, comp = judge(
-        lambda: _non_worse(rows, arm, ref, higher_is_better), claim="non-inferiority", margin=margin, unit=unit
+        lambda: _non_worse(rows, arm, ref, higher_is_better),
+        claim="non-inferiority",
+        margin=margin,
+        unit=unit,
+        looks=looks,
     )
     if comp is not None and not higher_is_better:
-        shown = comparison_fields(A.compare_arms(rows, arm, ref), unit=unit, claim="non-inferiority")
+        same_difference = spent(A.compare_arms(rows, arm, ref), looks)
+        shown = comparison_fields(same_difference, unit=unit, claim="non-inferiority", alpha=ALPHA / looks)
         fields.update(effect=shown["effect"], ci=shown["ci"])
         fields["test"] += (
             f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{margin:g}, "

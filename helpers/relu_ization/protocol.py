@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pandas as pd
+
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale
@@ -186,11 +188,13 @@ RELU_PAIRS: dict[str, ReluPair] = {
 SCALES: dict[str, dict[str, Scale]] = {
     "fmnist": {
         **LAMBDA_GELU_SCALES["fmnist"],
-        "cpu": replace(LAMBDA_GELU_SCALES["fmnist"]["cpu"], seeds=tuple(range(17))),
+        # 5 seeds, then 17 after the seed plan looked at the rows: two looks
+        "cpu": replace(LAMBDA_GELU_SCALES["fmnist"]["cpu"], seeds=tuple(range(17)), looks=2),
     },
     "gpt": {
         **LAMBDA_GELU_SCALES["wikitext_gpt"],
-        "cpu": replace(LAMBDA_GELU_SCALES["wikitext_gpt"]["cpu"], seeds=tuple(range(8))),
+        # 3 seeds, then 5, then 8, each after looking at the rows: three looks
+        "cpu": replace(LAMBDA_GELU_SCALES["wikitext_gpt"]["cpu"], seeds=tuple(range(8)), looks=3),
     },
     "cifar10_resnet": {
         **LAMBDA_GELU_SCALES["cifar10_resnet"],
@@ -260,3 +264,18 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str, scale: Scale 
             **changes,
         )
     return replace(cfg, **changes)
+
+
+def matches_margin(rows: pd.DataFrame, higher_is_better: bool) -> tuple[float, str]:
+    """``(margin, how it was derived)`` of a pair's "matches" claims, in display units, computed
+    from the runs being judged: :data:`ACCURACY_MARGIN` points for an accuracy, and
+    :data:`PERPLEXITY_MARGIN_REL` of ReLU from scratch's mean perplexity (to 2 significant digits)."""
+    if higher_is_better:
+        return ACCURACY_MARGIN, f"±{ACCURACY_MARGIN:g} points of accuracy (absolute: a rate's resolution)"
+    base = float(rows.loc[rows["arm"] == "relu", "value"].mean())
+    if not (math.isfinite(base) and base > 0):
+        raise ValueError(f"no ReLU-from-scratch perplexity to derive the margin from (got {base!r})")
+    margin = float(f"{PERPLEXITY_MARGIN_REL * base:.2g}")
+    return margin, (
+        f"±{margin:g} perplexity: {PERPLEXITY_MARGIN_REL:.0%} of ReLU from scratch's {base:.2f} at this scale"
+    )

@@ -48,6 +48,10 @@ LOADERS: dict[str, Callable[..., DataSplits | TextSplits | FolderSplits]] = {
     "imagenet": load_imagenet,
 }
 DATASET_NAMES: tuple[str, ...] = tuple(LOADERS)
+#: The size of the official test split of the image datasets the report's accuracy rows are
+#: measured on (``tests/test_data.py`` checks each against its loader), so that a row can say how
+#: many test images an accuracy difference is.
+TEST_EXAMPLES: dict[str, int] = {"fashion_mnist": 10_000, "cifar10": 10_000}
 SPECS: dict[str, SourceSpec] = {
     "adult": adult.SPEC,
     "fashion_mnist": fashion_mnist.SPEC,
@@ -128,6 +132,7 @@ def load_dataset(
 
 
 __all__ = [
+    "TEST_EXAMPLES",
     "CIFAR10_CLASSES",
     "DATASET_NAMES",
     "IMAGE_DATASETS",
