@@ -79,6 +79,19 @@ def margin_rules() -> list[tuple[str, str, str, str]]:
     return rules
 
 
+def smallest_effects() -> dict[str, tuple[str, str]]:
+    """Every method's lines of the rules page's table of smallest effects of interest (each claims
+    module's ``SMALLEST_EFFECT``: quantity -> (value, how)), after the core's, in report order."""
+    effects: dict[str, tuple[str, str]] = {}
+    for method in CLAIM_SOURCES:
+        try:
+            module = importlib.import_module(f"helpers.{method.package}.claims")
+        except ModuleNotFoundError:
+            continue
+        effects.update(getattr(module, "SMALLEST_EFFECT", {}))
+    return effects
+
+
 def margins_markdown(claims: Sequence[Claim]) -> str:
     """:func:`margin_rules` as a table for the rules page, each line with the count of report rows
     whose verdict rests on it."""

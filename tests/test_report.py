@@ -356,6 +356,28 @@ def test_every_margin_is_on_the_rules_page_with_its_derivation(committed_claims)
     assert "margins_markdown(claims)" in page
 
 
+def test_every_direction_part_has_a_smallest_effect_of_interest_or_is_a_threshold(committed_claims):
+    """#54 item 4: a significant effect inside a quantity's smallest effect of interest is reported
+    as negligible, so every direction part carries one; the only exceptions are threshold claims,
+    whose threshold is the size that matters (the rules page says so)."""
+    from helpers.claims import smallest_effects
+    from helpers.core.runtime import repo_root
+
+    thresholds = {"lambda-gelu-fig3-rho-vision", "lambda-gelu-gpt-severe-swap"}
+    without = {c.key for c in committed_claims for d in c.design if d.claim == "direction" and d.negligible is None}
+    assert without <= thresholds, sorted(without - thresholds)
+    effects = smallest_effects()
+    for quantity in (
+        "churn",
+        "hardness drift V_λ (Figs. 1-2)",
+        "rank correlation ρ_S (Fig. 3)",
+        "DPO preference accuracy",
+    ):
+        assert quantity in effects, quantity
+    assert any("threshold" in q for q in effects)
+    assert "smallest_effects()" in (repo_root() / "notebooks" / "90_report.ipynb").read_text()
+
+
 def test_looks_spend_alpha_so_a_row_decided_after_adding_seeds_needs_more():
     """Item 6 of #54: a scale whose seeds were added after looking tests each row at 0.05/looks.
     Seeds chosen so that p is between 0.025 and 0.05: confirmed with one look, not with two."""

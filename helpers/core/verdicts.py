@@ -55,8 +55,8 @@ INTERVAL_RULES: dict[str, str] = {
     "negligible": "a direction claim whose quantity has a smallest effect of interest (the table below: the "
     'margin the book calls a match for that quantity) is "confirmed but negligible", not confirmed, when '
     "its interval lies on the claimed side of 0 but wholly inside it; a row that uses one names it in its "
-    "test. Direction claims about λ drift, rank correlations, rewards and per-layer targets claim a sign, "
-    "and λ-GELU's Table II drops and Flex-Act's α effect do not have one yet",
+    "test. Every direction claim has one; a threshold claim's (ρ_S above 0.7, a perplexity rise of at least "
+    "10 %) is its threshold",
     "looks": "sequential looks: a scale whose seed count was chosen after looking at its rows (more seeds "
     "where an interval was undecided; the scale's looks) tests each of its rows at 0.05/looks (Bonferroni "
     "over the looks): 95% intervals become 1 − 0.05/looks, TOST's 90% becomes 1 − 0.10/looks; the row's "

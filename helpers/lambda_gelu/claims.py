@@ -11,6 +11,7 @@ from helpers.core.attribution import SourceValue
 from helpers.core.report import Claim, rounds_to
 from helpers.lambda_gelu import theory as S
 from helpers.lambda_gelu.claim_rows import MATCH_TOL
+from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
 from helpers.lambda_gelu.paper import (
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
@@ -24,15 +25,29 @@ from helpers.lambda_gelu.paper import (
 from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL
 from helpers.lambda_gelu.run_claims import ANCHORS
 from helpers.lambda_gelu.run_claims import experiment_claims as claims_from_results
+from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT
 
 __all__ = [
     "MARGINS",
+    "SMALLEST_EFFECT",
     "theory_claims",
     "claims",
     "experiment_claims",
     "coverage_claims",
 ]
 
+#: λ-GELU's lines of the rules page's table of smallest effects (:func:`helpers.claims.smallest_effects`).
+SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
+    "hardness drift V_λ (Figs. 1-2)": (
+        f"{DRIFT_SMALLEST_EFFECT:.0%} of the less-drifting end's",
+        "relative to the mean V_λ at the largest t (or smallest c): V_λ has no unit of its own",
+    ),
+    "rank correlation ρ_S (Fig. 3)": (f"{RHO_SMALLEST_EFFECT:g}", 'absolute: the conventional "small" correlation'),
+    "a threshold claim's excess (Fig. 3's ρ_S > 0.7, a severe swap ≥ +10 %)": (
+        "the threshold",
+        "the claim names the size that matters, so any excess over it counts",
+    ),
+}
 #: Every "close to" and "matches" margin of the λ-GELU rows, for the rules page
 #: (:func:`helpers.claims.margin_rules`): (the rows, their keys as a pattern, the margin, how).
 MARGINS: tuple[tuple[str, str, str, str], ...] = (

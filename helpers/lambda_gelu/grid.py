@@ -247,6 +247,20 @@ def drift_contrast(results: Iterable[Mapping[str, Any]], along: str) -> dict[tup
     return {k: float(a[k] - b[k]) for k in common}
 
 
+#: The smallest drift contrast of interest: 10 % of the mean ``V_λ`` at the end of the axis where the
+#: paper expects less drift (``V_λ`` has no unit of its own; the rules page lists it).
+DRIFT_SMALLEST_EFFECT: float = 0.10
+
+
+def drift_reference(results: Iterable[Mapping[str, Any]], along: str) -> float:
+    """The mean ``V_λ`` of the λ-GELU runs at the end of ``along`` where less drift is expected (the
+    largest t, or the smallest c): what :data:`DRIFT_SMALLEST_EFFECT` scales."""
+    table = run_table(results)
+    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
+    end = lam[along].max() if along == "t" else lam[along].min()
+    return float(lam.loc[lam[along] == end, "drift"].mean())
+
+
 def _seed_cells(cells: Mapping[tuple, float]) -> dict[tuple[float, int], float]:
     """``{(level, seed): mean}`` from ``{(level, ..., seed): value}``: the init modes (or any middle
     key) of one seed averaged, since they share that seed's data order and initial weights."""
@@ -283,7 +297,15 @@ def trend_claim_stats(results: Iterable[Mapping[str, Any]], along: str, monotone
         return "inconclusive", {"test": f"no interval: {err}"}
     ends = "smallest − largest t" if along == "t" else "largest − smallest c"
     other = "c" if along == "t" else "t"
-    verdict, fields = _every_level(_seed_cells(contrast), other, label=f": V_λ({ends})", direction=1, digits=3)
+    reference = drift_reference(results, along)
+    verdict, fields = _every_level(
+        _seed_cells(contrast),
+        other,
+        label=f": V_λ({ends})",
+        direction=1,
+        digits=3,
+        negligible=DRIFT_SMALLEST_EFFECT * reference if reference > 0 else None,
+    )
     if verdict == "confirmed" and not monotone:
         verdict = "inconclusive"
     fields["n"] = (f"{fields.get('n', '')} per {other} (the init modes of a seed averaged into one value)").strip()

@@ -363,7 +363,7 @@ def fig3_rho_others_claim(
         for p in others
         if p in per_pair and lowest is not None
     }
-    ok, fields = _decide_parts(makers, direction=-1)
+    ok, fields = _decide_parts(makers, direction=-1, negligible=RHO_SMALLEST_EFFECT)
     ours = "final ρ_S: " + ", ".join(
         f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in final.reindex(others).items()
     )
@@ -371,6 +371,11 @@ def fig3_rho_others_claim(
     return _claim(
         key, claim, _FIG3, paper, ours, ok, _NB_PROFILES, scale, profile, _NOTE_RHO_OTHERS, reading=reading, **fields
     )
+
+
+#: The smallest difference of interest between two rank correlations (Fig. 3's ρ_S): 0.1, the
+#: conventional "small" correlation (Cohen).
+RHO_SMALLEST_EFFECT: float = 0.1
 
 
 def _lowest_pair(pairs: Sequence[str], per_pair: Mapping[str, Mapping[int, float]]) -> str | None:

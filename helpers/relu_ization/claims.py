@@ -68,6 +68,15 @@ NOTEBOOKS = {"fmnist": NB_MLP}
 ANCHORS = {NB_MLP: "reluization-mlp-claims", NB_PAIRS: "reluization-pairs-claims"}
 #: Every "matches" margin of this chapter's rows, for the rules page (:func:`helpers.claims.margin_rules`).
 MARGINS = PAIR_MARGINS + LATENCY_MARGINS
+#: The smallest difference of interest of a per-layer λ target from the global one: 10 % of it.
+TARGET_SMALLEST_EFFECT: float = 0.10
+#: This chapter's lines of the rules page's table of smallest effects (:func:`helpers.claims.smallest_effects`).
+SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
+    "λ target (per-layer vs global)": (
+        f"{TARGET_SMALLEST_EFFECT:.0%} of the global λ_target",
+        "relative: λ has no unit of its own",
+    ),
+}
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 #: The arms whose linear regions a pair with ``linear_regions`` compares with ReLU from scratch.
 REGION_ARMS = (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU"))
@@ -385,6 +394,7 @@ def _layer_targets_smaller_claim(pair: str, d: _PairData, profile: str) -> Claim
         lambda: one_sample(per_seed),
         profile,
         direction=-1,
+        negligible=TARGET_SMALLEST_EFFECT * LAMBDA_TARGET,
         digits=1,
         ours=lambda c: (
             f"mean target {LAMBDA_TARGET + c.effect:.1f} (layers {layer_means.min():.0f} to {layer_means.max():.0f})"

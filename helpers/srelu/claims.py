@@ -15,6 +15,7 @@ from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim
 from helpers.core.runtime import current_profile
 from helpers.srelu import protocol as P
+from helpers.srelu.dpo_analysis import SMALLEST_EFFECT
 from helpers.srelu.dpo_analysis import claims as dpo_claims
 from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.srelu.paper import DELTA_BEST_MARGIN
@@ -33,6 +34,7 @@ from helpers.srelu.table_claims import (
 from helpers.srelu.theory_claims import paper_expr, theory_claims, untested_theory_claims
 
 __all__ = [
+    "SMALLEST_EFFECT",
     "paper_expr",
     "theory_claims",
     "claims",

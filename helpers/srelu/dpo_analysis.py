@@ -9,7 +9,7 @@ pairs and DPO batch order), with the book's statistics (:mod:`helpers.core.stati
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from helpers.core.models import GPT
-from helpers.core.report import Claim, claim_key, family_verdict, judge, merge_fields
+from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, Claim, claim_key, family_verdict, judge, merge_fields
 from helpers.core.statistics import InsufficientData, paired_comparison
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
@@ -291,6 +291,26 @@ def paper_accuracy_fractions(max_denominator: int = 64) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["beta", "activation"])
 
 
+#: The smallest effect of interest of the DPO metrics: a preference accuracy is a rate (half a point,
+#: as for accuracy); a reward has no unit of its own, so 10 % of GELU's mean size at that β.
+SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
+    "DPO preference accuracy": ("0.005 (half a point)", "absolute: the book's accuracy tolerance, as a rate"),
+    "DPO rewards (chosen, rejected, margin)": (
+        "10 % of GELU's",
+        "relative to GELU's mean |reward| at the same β: a reward has no unit of its own",
+    ),
+}
+
+
+def smallest_effect(metric: str, gelu: Mapping[int, float]) -> float | None:
+    """The smallest S-ReLU − GELU difference of interest in ``metric`` (:data:`SMALLEST_EFFECT`),
+    from GELU's per-seed values at that β; ``None`` when GELU's mean is 0 (nothing to scale by)."""
+    if metric == "preference_accuracy":
+        return NEGLIGIBLE_ACCURACY_POINTS / 100
+    size = abs(float(np.mean(list(gelu.values())))) if gelu else 0.0
+    return 0.1 * size if size > 0 else None
+
+
 def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
     """The report's rows for Table 3: one per (metric, rejected family) from our runs, and one
     from the paper's own numbers (its rejected rewards)."""
@@ -347,7 +367,12 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
             parts = {}
             for beta in sorted(frame.beta.unique()):
                 a, b = (_by_seed(frame, act, family, beta, m) for act in ("srelu", "gelu"))
-                _, fields, _ = judge(lambda a=a, b=b: paired_comparison(a, b), direction=CLAIMED_DIRECTION[m], digits=3)
+                _, fields, _ = judge(
+                    lambda a=a, b=b: paired_comparison(a, b),
+                    direction=CLAIMED_DIRECTION[m],
+                    digits=3,
+                    negligible=smallest_effect(m, b),
+                )
                 parts[f"β={beta:g}"] = fields
             word = "higher" if CLAIMED_DIRECTION[m] > 0 else "lower"
             # the chosen reward and accuracy columns are legible; the other two are not (the text says which is higher)

@@ -394,6 +394,7 @@ def advantage_from_smoothing_claim(runs: Mapping[str, StoredRuns], profile: str)
                 paper_margins[model],
                 digits=1,
                 unit="points",
+                negligible=NEGLIGIBLE_ACCURACY_POINTS,
             ),
         )
         for model, stored in runs.items()
