@@ -210,3 +210,46 @@ def test_sizes_beyond_torch_are_invalid_values(make):
 def test_math_isfinite_still_overflows_on_huge_ints():  # why the rules cannot call it directly
     with pytest.raises(OverflowError):
         math.isfinite(10**400)
+
+
+def test_build_model_refuses_a_factory_that_returns_one_module_for_every_site():
+    # one λ for every site, and activation_sites listed only the first
+    shared = LambdaGELU()
+    with pytest.raises(ValueError, match=r"act returned the same LambdaGELU object .*new module on every call"):
+        build_model("mlp", input_shape=(4,), num_classes=2, act=lambda: shared)
+    relu = nn.ReLU()
+    with pytest.raises(ValueError, match="same ReLU object"):
+        build_model("gpt", vocab_size=5, act=lambda: relu, layers=2, dim=4, heads=1, block_size=4)
+    # a factory may still hand out one module object once (ResNet's single penultimate site)
+    model = build_model(
+        "resnet18", input_shape=(3, 8, 8), num_classes=2, width_mult=1 / 16, penultimate_act=lambda: relu
+    )
+    assert model.penultimate is relu
+    model = build_model("mlp", input_shape=(4,), num_classes=2, depth=3, act=LambdaGELU)
+    assert len(activation_sites(model)) == 3
+
+
+@pytest.mark.parametrize(
+    "name, kwargs, unread",
+    [
+        ("mlp", {"input_shape": (4,), "num_classes": 2, "vocab_size": 5}, "vocab_size"),
+        ("resnet18", {"input_shape": (3, 8, 8), "num_classes": 2, "vocab_size": 5}, "vocab_size"),
+        ("gpt", {"vocab_size": 5, "num_classes": 3, "input_shape": (4,)}, "input_shape or num_classes"),
+        ("gpt", {"vocab_size": 5, "num_classes": 3}, "num_classes"),
+        ("gpt", {"vocab_size": 5, "input_shape": (4,)}, "input_shape"),
+    ],
+)
+def test_build_model_refuses_data_arguments_the_model_does_not_read(name, kwargs, unread):
+    # they were dropped: the MLP ignored vocab_size, the GPT had vocab_size outputs, not num_classes
+    with pytest.raises(ValueError, match=rf"model '{name}' does not read {unread} "):
+        build_model(name, **kwargs)
+
+
+def test_build_model_still_takes_what_each_model_reads():
+    gpt = build_model("gpt", vocab_size=5, layers=1, dim=4, heads=1, block_size=4)
+    assert gpt(torch.tensor([[0, 4]])).shape == (1, 2, 5)
+    assert build_model("mlp", input_shape=(4,), num_classes=3)(torch.zeros(2, 4)).shape == (2, 3)
+    with pytest.raises(ValueError, match="model 'gpt' needs vocab_size"):
+        build_model("gpt")
+    with pytest.raises(ValueError, match="model 'mlp' needs input_shape and num_classes"):
+        build_model("mlp", input_shape=(4,))

@@ -90,4 +90,4 @@ def test_a_run_configured_so_stops_before_training(monkeypatch, require_dataset)
     narrow = {"width_mult": 0.0625}
     cfg = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", model_kwargs=narrow, channels_last=True)
     with pytest.raises(ValueError, match="channels_last=False"):
-        runs.build_run(replace(cfg, n_train=64, n_val=64))
+        runs.build_run(replace(cfg, n_train=64, n_val=64, batch_size=32))

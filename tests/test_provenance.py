@@ -207,6 +207,7 @@ def test_bf16_on_a_cpu_without_native_bf16_stops_with_a_clear_message(monkeypatc
         epochs=1,
         n_train=64,
         n_val=64,
+        batch_size=32,
         precision="bf16",
         model_kwargs={"depth": 1, "width": 8},
     )
@@ -226,6 +227,7 @@ def test_bf16_runs_and_is_recorded_where_allowed(monkeypatch, require_dataset):
         epochs=1,
         n_train=64,
         n_val=64,
+        batch_size=32,
         precision="bf16",
         model_kwargs={"depth": 1, "width": 8},
     )

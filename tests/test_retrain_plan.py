@@ -47,26 +47,28 @@ def _claim(*designs: RunDesign, notebook: str = "notebooks/99_toy") -> Claim:
     )
 
 
-def _tost_power(n: int, margin: float, draws: int = 200_000) -> float:
+def _tost_power(n: int, margin: float, alpha: float = 0.05, draws: int = 200_000) -> float:
     """TOST's power at a true difference of 0 with n pairs of unit SD, by simulation (independent
     of the planning code)."""
     d = np.random.default_rng(1).standard_normal((draws, n))
     mean, se = d.mean(1), d.std(1, ddof=1) / math.sqrt(n)
-    crit = stats.t.ppf(0.95, n - 1)
+    crit = stats.t.ppf(1 - alpha, n - 1)
     return float(np.mean((mean - crit * se > -margin) & (mean + crit * se < margin)))
 
 
 def test_paired_equivalence_needs_the_seeds_tost_needs_not_a_difference_tests():
     design = _paired_design()
     assert design.verdict == "inconclusive" and design.comparison.mde > 1.0
-    # margin = 1 SD of the differences: a two-sided difference test would reach 80 % power at n = 10
-    # (the classic table value for d = 1), but TOST at a true difference of 0 needs n = 11
+    # margin = 1 SD of the differences. At one look a two-sided difference test would reach 80 % power
+    # at n = 10 (the classic table value for d = 1) and TOST at a true difference of 0 at n = 11; the
+    # seeds the plan adds are the row's second look, so each test runs at α = 0.025: n = 13 for both
     assert _power(1.0 * math.sqrt(9), 8) < 0.8 < _power(1.0 * math.sqrt(10), 9)
     assert _tost_power(10, 1.0) < 0.8 < _tost_power(11, 1.0)
-    assert S.seeds_needed(design) == 11
+    assert _tost_power(12, 1.0, 0.025) < 0.8 < _tost_power(13, 1.0, 0.025)
+    assert S.next_look(design.comparison) == 2 and S.seeds_needed(design) == 13
     assert S.target(design) == (1.0, "margin")
-    assert S.mde_at(design.comparison, 11, "equivalence") < 1.0 <= S.mde_at(design.comparison, 10, "equivalence")
-    assert S.mde_at(design.comparison, 10) < 1.0 <= S.mde_at(design.comparison, 9)  # the difference test's
+    assert S.mde_at(design.comparison, 13, "equivalence") < 1.0 <= S.mde_at(design.comparison, 12, "equivalence")
+    assert S.mde_at(design.comparison, 13) < 1.0 <= S.mde_at(design.comparison, 12)  # the difference test's
 
 
 def test_welch_design_plans_equal_runs_per_arm():
@@ -78,16 +80,16 @@ def test_welch_design_plans_equal_runs_per_arm():
     va, vb = 1.0, 8 / 3
     for k, below in ((n, True), (n - 1, False)):  # Welch-Satterthwaite df with k runs per arm, by hand
         se, df = math.sqrt((va + vb) / k), (va + vb) ** 2 * (k - 1) / (va**2 + vb**2)
-        assert (_power(1.5 / se, df) > 0.8) is below
+        assert (_power(1.5 / se, df, alpha=0.025) > 0.8) is below  # the second look's level
     assert S.current_n(comp) == 3
 
 
 def test_plan_row_costs_extra_seeds_of_the_compared_arms():
     cost = S.RunCost(seconds_per_run=1800.0, runs_per_seed=5, bf16=False, basis="toy set")
     row = S.plan_row(_claim(_paired_design()), None, cost, max_seeds=30, budget_core_hours=40.0)
-    assert (row["n"], row["n needed"], row["extra seeds"], row["arms"]) == (3, 11, 8, 2)
-    assert row["core-hours"] == pytest.approx(8 * 2 * 0.5)
-    assert row["core-hours (every arm of the set)"] == pytest.approx(8 * 5 * 0.5)
+    assert (row["n"], row["n needed"], row["extra seeds"], row["arms"]) == (3, 13, 10, 2)
+    assert row["core-hours"] == pytest.approx(10 * 2 * 0.5)
+    assert row["core-hours (every arm of the set)"] == pytest.approx(10 * 5 * 0.5)
     assert row["status"] == "reachable" and row["CPU"] == S.ANY_CPU
 
 
@@ -97,7 +99,7 @@ def test_rows_beyond_the_seed_cap_or_the_budget_are_out_of_reach():
     assert many["n needed"] > 30 and many["status"].startswith("out of reach")
     dear = S.RunCost(seconds_per_run=36000.0, runs_per_seed=2, bf16=False, basis="toy")
     costly = S.plan_row(_claim(_paired_design()), None, dear, max_seeds=30, budget_core_hours=40.0)
-    assert costly["n needed"] == 11 and costly["status"].startswith("out of reach")
+    assert costly["n needed"] == 13 and costly["status"].startswith("out of reach")
     assert "core-hours > the 40 budget" in costly["status"]
 
 
@@ -184,7 +186,7 @@ def test_plan_frame_lists_only_inconclusive_run_rows_and_checks_its_limits():
     )
     frame = S.plan_frame([confirmed, _claim(_paired_design())], [], budget_core_hours=40.0)
     assert list(frame.columns) == list(S.PLAN_COLUMNS) and len(frame) == 1
-    assert frame.loc[0, "n needed"] == 11 and "cost unknown" in frame.loc[0, "status"]
+    assert frame.loc[0, "n needed"] == 13 and "cost unknown" in frame.loc[0, "status"]
     assert frame["bought by"].dtype == object  # a caller writes claim names into it
     with pytest.raises(ValueError, match="max_seeds"):
         S.plan_frame([], [], budget_core_hours=40.0, max_seeds=1)

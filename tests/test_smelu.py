@@ -12,6 +12,7 @@ import torch
 from refusals import refusal_fault
 
 from helpers.activations import get_activation
+from helpers.core.runs import TrainConfig
 from helpers.srelu.mollify import BoxKernel, mollify
 from helpers.srelu.smelu import SmeLU, smelu, smelu_grad
 
@@ -97,3 +98,48 @@ def test_non_float_input_is_refused():
         smelu(torch.tensor([1, 2, 3]))
     with pytest.raises(TypeError, match="torch.Tensor"):
         smelu([1.0, 2.0])
+
+
+@pytest.mark.parametrize("beta", [1e300, 1e38, 1e18, 1e-18, 1e-46, 1e-320])
+def test_beta_outside_the_float32_range_is_refused_everywhere(beta):
+    # 4β overflows (1e38, 1e300) or underflows (1e-46, 1e-320) in float32: NaN, or a gradient of 0 for 1/2
+    x = torch.tensor([-1.0, 0.0, 1.0])
+    calls = {
+        "smelu": lambda: smelu(x, beta),
+        "smelu_grad": lambda: smelu_grad(x, beta),
+        "SmeLU": lambda: SmeLU(beta),
+        "TrainConfig": lambda: TrainConfig(
+            "probe", "fashion_mnist", "mlp", activation="smelu", activation_kwargs={"beta": beta}
+        ),
+    }
+    problems = [fault for name, call in calls.items() if (fault := refusal_fault(name, call, ValueError, "beta"))]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0, 1.01e-18, 0.99e18])
+def test_every_accepted_beta_gives_finite_values_and_gradients(beta):
+    # the committed β (churn arms 0.5 and 2, the default 1) and the ends of the accepted range
+    assert TrainConfig("probe", "fashion_mnist", "mlp", activation="smelu", activation_kwargs={"beta": beta})
+    x = torch.tensor([-2 * beta, -beta, 0.0, beta, 2 * beta], requires_grad=True)
+    y = SmeLU(beta)(x)
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    torch.testing.assert_close(y.detach(), torch.tensor([0.0, 0.0, beta / 4, beta, 2 * beta]))
+    torch.testing.assert_close(grad, torch.tensor([0.0, 0.0, 0.5, 1.0, 1.0]))
+    torch.testing.assert_close(smelu_grad(x.detach(), beta), torch.tensor([0.0, 0.0, 0.5, 1.0, 1.0]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_does_not_overflow_where_the_result_fits(dtype):
+    # β = 7e4: (x + β)² and 4β overflow float16, SmeLU(0) = 17500 and SmeLU(6e4) ≈ 60357 do not
+    beta = 7e4
+    x = torch.tensor([-8e4, 0.0, 6e4], dtype=dtype, requires_grad=True)
+    y = smelu(x, beta)
+    assert y.dtype == dtype
+    exact = smelu(x.detach().double(), beta)
+    torch.testing.assert_close(y.detach().double(), exact, rtol=1e-2, atol=0.0)
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    assert grad.dtype == dtype and torch.isfinite(grad).all()
+    exact_grad = smelu_grad(x.detach().double(), beta)  # 0, 1/2, 13/14
+    torch.testing.assert_close(grad.double(), exact_grad, rtol=1e-2, atol=0.0)
+    torch.testing.assert_close(smelu_grad(x.detach(), beta).double(), exact_grad, rtol=1e-2, atol=0.0)
+    assert SmeLU(beta)(x.detach()).dtype == dtype

@@ -18,6 +18,9 @@ observed spread stays the same:
   largest ``n`` of its undecided parts (every part must be decided);
 * the outcome at that ``n`` if the observed effect and spread stay: the report's own rule
   (:func:`~helpers.core.report.run_verdict`) on data of that mean and SD;
+* every test at the level of the look the added seeds make (:func:`next_look`): seeds added after
+  looking are one more look, and the report spends α over a scale's looks (``Scale.looks``), so a
+  row decided at ``k`` looks is planned at ``0.05/(k + 1)``;
 * the cost: extra seeds × arms × mean training seconds of one run of the row's run set
   (:class:`RunCost`, from the committed results' ``train_seconds``), and the CPU it needs (a bf16
   run needs AMX or AVX512-BF16).
@@ -36,9 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import Claim, RunClaim, RunDesign, combine_verdicts, run_verdict
+from helpers.core.report import Claim, RunClaim, RunDesign, combine_verdicts, run_verdict, spent
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import (
+    ALPHA,
     Comparison,
     detectable_margin,
     minimal_detectable_effect,
@@ -158,6 +162,12 @@ def _arm_sds(comp: Comparison) -> tuple[float, float]:
 PLANNED_TESTS: tuple[str, ...] = ("paired t", "one-sample t", "Welch t")
 
 
+def next_look(comp: Comparison) -> int:
+    """The look that adding seeds to ``comp``'s row makes: one more than the looks its interval was
+    spent over (a 95 % interval: one look, so more seeds are the second)."""
+    return round(ALPHA / (1 - comp.confidence)) + 1
+
+
 def mde_at(comp: Comparison, n: int, claim: RunClaim = "direction") -> float:
     """The power figure of ``comp``'s design at ``n`` seeds (pairs, values, or runs per arm for
     Welch), with its observed spread, for the test ``claim`` uses: the two-sided MDE of a
@@ -173,9 +183,10 @@ def mde_at(comp: Comparison, n: int, claim: RunClaim = "direction") -> float:
         se, df = comp.sd / math.sqrt(n), n - 1
     else:
         raise ValueError(f"no seed plan for a {comp.test!r} comparison (not a t design)")
+    alpha = ALPHA / next_look(comp)
     if claim in ("equivalence", "non-inferiority"):
-        return detectable_margin(se, df, claim)
-    return minimal_detectable_effect(se, df)
+        return detectable_margin(se, df, claim, alpha=alpha)
+    return minimal_detectable_effect(se, df, alpha=alpha)
 
 
 def current_n(comp: Comparison) -> int:
@@ -237,13 +248,15 @@ def outcome_at(design: RunDesign, n: int) -> str:
         future = welch_comparison(comp.effect + sa * z, sb * z)
     else:
         raise ValueError(f"no seed plan for a {comp.test!r} comparison (not a t design)")
+    look = next_look(comp)
     return run_verdict(
-        future,
+        spent(future, look),
         design.claimed_effect,
         claim=design.claim,
         margin=design.margin,
         direction=design.direction,
         negligible=design.negligible,
+        alpha=ALPHA / look,
     )
 
 

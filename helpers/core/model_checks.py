@@ -37,6 +37,8 @@ __all__ = [
     "takes_module",
     "check_token_ids",
     "fixed_blocks",
+    "check_data_arguments",
+    "distinct_sites",
 ]
 
 ActFactory = Callable[[], nn.Module]
@@ -187,6 +189,45 @@ def fixed_blocks(name: str, kwargs: Mapping[str, object]) -> None:
     """``ResNet18``/``ResNet34`` take no ``blocks``: the name fixes them."""
     if "blocks" in kwargs:
         raise TypeError(f"{name} fixes blocks by its name; build ResNet(num_classes, blocks=...) for other depths")
+
+
+def check_data_arguments(
+    name: str, input_shape: object = None, num_classes: object = None, vocab_size: object = None
+) -> None:
+    """What :func:`helpers.core.models.build_model` takes from the data: a GPT reads ``vocab_size``
+    alone, every other model ``input_shape`` and ``num_classes``. One it needs is missing, or one it
+    does not read is given (refused, not dropped: ``'mlp'`` with ``vocab_size=5`` was built as if it
+    were not there, ``'gpt'`` with ``num_classes=3`` had ``vocab_size`` outputs): a ``ValueError``
+    naming the argument and the model."""
+    given = {"input_shape": input_shape, "num_classes": num_classes, "vocab_size": vocab_size}
+    reads = ("vocab_size",) if name == "gpt" else ("input_shape", "num_classes")
+    unread = [key for key, value in given.items() if value is not None and key not in reads]
+    if unread:
+        raise ValueError(
+            f"model {name!r} does not read {' or '.join(unread)} (it is built from {' and '.join(reads)}); "
+            f"leave {'it' if len(unread) == 1 else 'them'} out"
+        )
+    if any(given[key] is None for key in reads):
+        raise ValueError(f"model {name!r} needs {' and '.join(reads)}")
+
+
+def distinct_sites(model: nn.Module) -> nn.Module:
+    """``model``, unless one module object sits at two places in it: a factory that returns the
+    same module on every call (``act=lambda: a``) shares it, and a layerwise parameter such as
+    λ-GELU's hardness, between all the sites, and :func:`helpers.core.models.activation_sites`
+    lists only the first. The models build no shared module themselves, so a repeat is a factory's."""
+    seen: dict[int, str] = {}
+    for site, module in model.named_modules(remove_duplicate=False):
+        first = seen.setdefault(id(module), site)
+        if first != site:
+            # replace_activations' wording, naming the factory by where the module sits (ResNet's
+            # penultimate_act builds the site "penultimate", act every other one)
+            names = {"penultimate_act" if s.split(".")[0] == "penultimate" else "act" for s in (first, site)}
+            raise ValueError(
+                f"{' and '.join(sorted(names))} returned the same {type(module).__name__} object for two "
+                f"activation sites ({first!r} and {site!r}); the factory must build a new module on every call"
+            )
+    return model
 
 
 def check_transformer(dim: int, heads: int, mlp_ratio: float) -> None:

@@ -30,12 +30,14 @@ from helpers.core.model_checks import (
     DROPOUT,
     RATIO,
     ActFactory,
+    check_data_arguments,
     check_factory,
     check_input,
     check_sites,
     check_token_ids,
     check_transformer,
     check_width,
+    distinct_sites,
     fixed_blocks,
     make_act,
     stage_counts,
@@ -520,6 +522,7 @@ def build_model(
     """
     if not isinstance(name, str) or name not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    check_data_arguments(name, input_shape, num_classes, vocab_size)
     if input_shape is not None:
         if isinstance(input_shape, (str, bytes)) or not isinstance(input_shape, Sequence):
             raise ValueError(f"input_shape must be a sequence of positive ints, got {input_shape!r}")
@@ -535,19 +538,17 @@ def build_model(
             "the model name and act); build the model class directly to set them"
         )
     if name == "gpt":
-        if vocab_size is None:
-            raise ValueError("model 'gpt' needs vocab_size")
-        return GPT(vocab_size, act=act, **kwargs)
-    if input_shape is None or num_classes is None:
-        raise ValueError(f"model {name!r} needs input_shape and num_classes")
-    if name == "mlp":
-        return MLP(math.prod(input_shape), num_classes, act=act, **kwargs)
-    if name in ("resnet18", "resnet34"):
+        model: nn.Module = GPT(vocab_size, act=act, **kwargs)
+    elif name == "mlp":
+        model = MLP(math.prod(input_shape), num_classes, act=act, **kwargs)
+    elif name in ("resnet18", "resnet34"):
         builder = ResNet18 if name == "resnet18" else ResNet34
-        return builder(num_classes, in_channels=input_shape[0], act=act, **kwargs)
-    if name == "vit":
-        return ViT(num_classes, image_size=input_shape[-1], in_channels=input_shape[0], act=act, **kwargs)
-    return ConvNeXt(num_classes, in_channels=input_shape[0], act=act, **kwargs)
+        model = builder(num_classes, in_channels=input_shape[0], act=act, **kwargs)
+    elif name == "vit":
+        model = ViT(num_classes, image_size=input_shape[-1], in_channels=input_shape[0], act=act, **kwargs)
+    else:
+        model = ConvNeXt(num_classes, in_channels=input_shape[0], act=act, **kwargs)
+    return distinct_sites(model)  # a factory that returned one module twice is refused
 
 
 def activation_sites(model: nn.Module, types: tuple[type[nn.Module], ...] | None = None) -> list[str]:

@@ -21,7 +21,7 @@ from torch import nn
 from helpers.core.registry import register_activation_type
 from helpers.core.validation import checked_arguments, instance_of, number
 
-__all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE"]
+__all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE", "BETA_RANGE"]
 
 #: Where SmeLU was introduced (the book names its box-kernel mollified ReLU after it).
 SMELU_REFERENCE = (
@@ -29,8 +29,14 @@ SMELU_REFERENCE = (
 )
 
 
-#: The half-width β: one table line, shared by the functions and the module.
-_BETA = number(0, low_open=True)
+#: The half-width β: one table line, shared by the functions and the module. Bounded to the open
+#: interval (1e-18, 1e18), where β² (> 1e-36) and 4β² (< 4e36, the largest square the quadratic
+#: piece forms) are finite, normal float32 numbers, and so are 2β and 4β: outside it float32 gave
+#: NaN (β = 1e38: 4β and (x + β)² overflow to inf, inf/inf; β = 1e-46: 4β underflows to 0, 0/0) or
+#: a zero gradient where it is 1/2. The book's β (0.5, 1, 2) lie far inside. Open at both ends so
+#: that a bound itself is a value the rule refuses (1e18 + 1 is 1e18 again in floating point).
+BETA_RANGE: tuple[float, float] = (1e-18, 1e18)
+_BETA = number(*BETA_RANGE, low_open=True, high_open=True)
 
 
 def _tensor(x: torch.Tensor) -> torch.Tensor:
@@ -39,12 +45,20 @@ def _tensor(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def _working(x: torch.Tensor) -> torch.Tensor:
+    """``x`` in the precision SmeLU is computed in: float16 and bfloat16 in float32, since x + β,
+    (x + β)² and 4β overflow float16 long before the result does (β = 7e4 gave inf at x = 0, where
+    SmeLU is 17500); float32 and float64 as they are, so their results stay bit for bit the same."""
+    return x.float() if torch.finfo(x.dtype).bits < 32 else x
+
+
 def _smelu(x: torch.Tensor, beta: float) -> torch.Tensor:
     # The quadratic only where it is used (x < β), 0 elsewhere: a large x then never squares to inf,
     # whose backward (0·∞ in the unused branch) was NaN; where it is used nothing changes, bit for bit.
-    linear = x >= beta
-    quadratic = torch.clamp(torch.where(linear, 0.0, x + beta), min=0.0) ** 2 / (4 * beta)
-    return torch.where(linear, x, quadratic)
+    work = _working(x)
+    linear = work >= beta
+    quadratic = torch.clamp(torch.where(linear, 0.0, work + beta), min=0.0) ** 2 / (4 * beta)
+    return torch.where(linear, work, quadratic).to(x.dtype)  # one rounding back to a half dtype
 
 
 @checked_arguments({"x": instance_of(torch.Tensor), "beta": _BETA})
@@ -57,7 +71,7 @@ def smelu(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
 def smelu_grad(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
     """dSmeLU_β/dx = clamp((x + β)/(2β), 0, 1)."""
     x, beta = _tensor(x), float(beta)
-    return torch.clamp((x + beta) / (2 * beta), 0.0, 1.0)
+    return torch.clamp((_working(x) + beta) / (2 * beta), 0.0, 1.0).to(x.dtype)
 
 
 @register_activation_type
