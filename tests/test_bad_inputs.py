@@ -325,6 +325,21 @@ CASES: list[Case] = [
         "REPRO_CACHE_DIR='/etc/hostname' is an existing file",
         {"REPRO_CACHE_DIR": "/etc/hostname"},
     ),
+    # empty, like REPRO_CACHE_DIR: not a silent fall-back to the committed results/
+    (
+        "env-results-empty",
+        lambda: results_root("cpu"),
+        ValueError,
+        "REPRO_RESULTS_DIR is set but empty",
+        {"REPRO_RESULTS_DIR": ""},
+    ),
+    (
+        "env-results-blank-smoke",
+        lambda: results_root("smoke"),
+        ValueError,
+        "REPRO_RESULTS_DIR is set but empty",
+        {"REPRO_RESULTS_DIR": " "},
+    ),
     (
         "env-results-file",
         lambda: results_root("cpu"),

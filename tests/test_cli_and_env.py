@@ -375,6 +375,20 @@ def test_train_distributed_only_refuses_a_name_that_matches_no_activation(only, 
     assert f"{named} not in srelu_delta's activations" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("only", ["", " ", ","])
+def test_run_only_refuses_a_value_that_names_no_activation(only, monkeypatch, capsys):
+    """``--only ''`` (an unset shell variable) names no activation: refused like ``','``, never
+    taken as "all" (which trained every config)."""
+    from tools import run
+
+    def no_training(cfg: object) -> None:  # a regression fails here, not after training the grid
+        raise AssertionError(f"--only {only!r} was accepted and started {cfg}")
+
+    monkeypatch.setattr(run, "run_or_load", no_training)
+    code, _, err = _exit(lambda: run.main(["lgelu_grid", "--profile", "smoke", "--only", only]), capsys)
+    assert code == 2 and f"--only {only!r}: no name given not in lgelu_grid's activations" in err
+
+
 def test_retrain_refuses_a_claim_named_twice_and_two_reports_at_once(capsys):
     from tools import retrain
 

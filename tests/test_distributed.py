@@ -113,6 +113,55 @@ def test_the_entry_point_needs_an_experiment_or_a_config(capsys):
     assert "give an experiment or --config-json" in capsys.readouterr().err
 
 
+def _config_file(tmp_path: Path, **fields: object) -> Path:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"experiment": "x", "dataset": "adult", "model": "mlp", **fields}))
+    return path
+
+
+def _usage_error(argv: list[str], capsys) -> str:
+    """What ``main(argv)`` printed when it stopped with argparse's usage error (exit 2)."""
+    with pytest.raises(SystemExit) as info:
+        train_distributed.main(argv)
+    assert info.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--only", "gelu"], "--only"),
+        (["--config-hash", "0123456789abcdef"], "--config-hash"),
+        (["--shard", "0/2"], "--shard"),
+        (["--shard", "0/1"], "--shard"),  # harmless, yet still a flag the file makes meaningless
+        (["--only", "gelu", "--shard", "1/2"], "--only, --shard"),
+    ],
+)
+def test_a_config_json_refuses_the_flags_that_select_among_an_experiments_configs(tmp_path, capsys, flags, named):
+    config = _config_file(tmp_path)
+    err = _usage_error(["--config-json", str(config), *flags, "--list"], capsys)
+    assert f"{named} cannot be used with --config-json" in err
+
+
+def test_a_config_json_refuses_a_profile_other_than_its_own(tmp_path, capsys):
+    config = _config_file(tmp_path)  # no profile field: a cpu config
+    err = _usage_error(["--config-json", str(config), "--profile", "smoke", "--list"], capsys)
+    assert f"--profile smoke but {config} holds a 'cpu' config" in err
+    train_distributed.main(["--config-json", str(config), "--profile", "cpu", "--list"])  # the file's own: fine
+    assert " mlp adult gelu " in capsys.readouterr().out
+
+
+def test_a_config_hash_given_twice_is_refused(capsys):
+    train_distributed.main(["lgelu_grid", "--profile", "smoke", "--list"])
+    first = capsys.readouterr().out.split()[0]
+    err = _usage_error(
+        ["lgelu_grid", "--profile", "smoke", "--config-hash", first, "--config-hash", first, "--list"], capsys
+    )
+    assert f"--config-hash {first} given more than once" in err
+    with pytest.raises(ValueError, match=f"--config-hash {first} given more than once"):
+        train_distributed.select_configs("lgelu_grid", "smoke", [first, first])
+
+
 class _Hook:
     def __init__(self, state: dict) -> None:
         self.state = state

@@ -286,3 +286,29 @@ def test_a_restamped_history_that_is_not_one_row_per_trained_epoch_is_refused(tm
     path.write_text(json.dumps(with_checksum({**data, "history": edit(data["history"])})))
     with pytest.raises(CorruptResult, match=re.escape(f"{path}: {problem}")):
         verify_results.verify_file(path, verify_results._config_classes())
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            lambda d: {**d, "history": d["history"][:3], "best_epoch": 10},
+            "best_epoch 10 is not an epoch of its 3-epoch",
+        ),
+        (lambda d: {**d, "best_epoch": 0}, "best_epoch 0 is not an epoch"),
+        (lambda d: {**d, "best_val_metric": "0.9"}, "best_val_metric '0.9' is not a number"),
+        (lambda d: {**d, "best_val_metric": True}, "best_val_metric True is not a number"),
+    ],
+)
+def test_a_restamped_best_epoch_or_metric_that_its_history_cannot_hold_is_refused(tmp_path, edit, problem):
+    """From the hostile probe: a history cut to 3 epochs loaded with best_epoch 10, and a string
+    metric loaded as a result, once their checksum was recomputed."""
+    from helpers.core.result_files import with_checksum
+    from helpers.core.runtime import repo_root
+
+    source = sorted((repo_root() / "results" / "lgelu_adult").glob("*.json"))[0]
+    data = json.loads(source.read_text())
+    path = tmp_path / source.name
+    path.write_text(json.dumps(with_checksum(edit(data))))
+    with pytest.raises(CorruptResult, match=re.escape(problem)):
+        verify_results.verify_file(path, verify_results._config_classes())

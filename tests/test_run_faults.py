@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import shutil
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -29,6 +33,8 @@ from helpers.core.results_cache import (
 )
 from helpers.core.train import fit
 from tools import preflight
+
+T = TypeVar("T")
 
 MIRROR = Path(os.environ.get("REPRO_DATA_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 
@@ -360,6 +366,66 @@ def test_preflight_refuses_a_damaged_dataset_file_and_names_it(data_env, capsys,
     assert preflight.check(["tinyshakespeare"]) == 1
     err = capsys.readouterr().err
     assert str(path) in err and "not intact" in err
+
+
+def _within(seconds: float, call: Callable[[], T]) -> T:
+    """``call()``'s result (or its exception), failing the test if it takes longer than
+    ``seconds``: a regression that opens a FIFO or reads /dev/zero blocks for ever, and a test
+    must fail rather than hang. The daemon thread left behind dies with the test process."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as err:  # noqa: BLE001 - handed back to the test's thread
+            outcome["error"] = err
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"still running after {seconds} s: a FIFO or device was opened and read")
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
+
+
+def _special_file(path: Path, kind: str) -> str:
+    """Put a FIFO or a symlink to /dev/zero at ``path``; return how the refusal names it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+        return "is a FIFO (named pipe), not a regular file"
+    path.symlink_to("/dev/zero")
+    return "is a symlink to /dev/zero, a character device, not a regular file"
+
+
+SPECIAL_FILES = ["fifo", "symlink-to-dev-zero"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="needs POSIX FIFOs")
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
+def test_preflight_refuses_a_fifo_or_device_unopened_and_names_it(data_env, capsys, kind):
+    path = data_env / "tinyshakespeare" / "input.txt"
+    what = _special_file(path, kind)
+    assert _within(30, lambda: preflight.check(["tinyshakespeare"])) == 1
+    err = capsys.readouterr().err
+    assert "not intact" in err and f"{path}: {what}" in err, err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(), reason="needs POSIX FIFOs")
+@pytest.mark.parametrize("verify", ["1", "0"])
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
+def test_the_loaders_refuse_a_fifo_or_device_unopened_even_unverified(data_env, monkeypatch, kind, verify):
+    """``REPRO_VERIFY_DATA=0`` skips checksums, not this: the loader would hang, not fail."""
+    from helpers.core.data import load_dataset
+    from helpers.core.data.sources import DataError
+
+    monkeypatch.setenv("REPRO_VERIFY_DATA", verify)
+    path = data_env / "tinyshakespeare" / "input.txt"
+    what = _special_file(path, kind)
+    with pytest.raises(DataError, match=re.escape(f"{path}: {what}")):
+        _within(30, lambda: load_dataset("tinyshakespeare", download=False))
 
 
 def test_preflight_notices_an_edit_in_place_after_a_cached_check(data_env, capsys):

@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> None:
         os.environ[TRAIN_THREADS_ENV] = str(args.threads)
     index, count = args.shard
     configs = experiments[args.experiment](current_profile(args.profile))
-    if args.only:
+    # `is not None`, not truthiness: an empty --only ('' from an unset shell variable) names no
+    # activation, so it is refused like ',' rather than silently meaning "all"
+    if args.only is not None:
         wanted = [a.strip() for a in args.only.split(",") if a.strip()]
         known = sorted({c.activation for c in configs})
         unknown = [a for a in wanted if a not in known]

@@ -8,7 +8,8 @@ with gloo)::
 
 Every process selects the same configs (an experiment of :func:`tools.run.all_experiments`,
 narrowed by ``--config-hash``, ``--only`` and ``--shard`` as in ``python -m tools.run``;
-or one config written as JSON, ``--config-json run.json``, a :class:`TrainConfig`'s fields)
+or one config written as JSON, ``--config-json run.json``, a :class:`TrainConfig`'s fields, with
+which those three flags are refused and ``--profile``, if given, must be the file's profile)
 and trains them one after the other, together: each run is one training loop over all processes
 (:mod:`helpers.core.distributed`). Rank 0 writes results and checkpoints; a run that finds its
 result cached is skipped by every rank; a run killed mid-way resumes from its last epoch when the
@@ -36,12 +37,15 @@ def select_configs(
     experiment: str, profile: str, hashes: Sequence[str] = (), only: str | None = None, shard: tuple[int, int] = (0, 1)
 ) -> list[TrainConfig]:
     """The configs of ``experiment`` at ``profile`` this command trains; a ``ValueError`` names
-    a hash or activation that matches none."""
+    a hash or activation that matches none, or a hash given twice (which would train it twice)."""
     experiments = all_experiments()
     if experiment not in experiments:
         raise ValueError(f"unknown experiment {experiment!r}; choose one of {', '.join(sorted(experiments))}")
     configs = [c for c in experiments[experiment](profile) if isinstance(c, TrainConfig)]
     if hashes:
+        repeated = sorted({h for h in hashes if list(hashes).count(h) > 1})
+        if repeated:
+            raise ValueError(f"--config-hash {', '.join(repeated)} given more than once; give each hash once")
         by_hash = {config_hash(c): c for c in configs}
         unknown = [h for h in hashes if h not in by_hash]
         if unknown:
@@ -113,7 +117,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--config-json", default=None, help="train the one TrainConfig this JSON file holds")
     parser.add_argument(
-        "--profile", default=None, choices=PROFILES, help="run profile (default: REPRO_PROFILE, else cpu)"
+        "--profile",
+        default=None,
+        choices=PROFILES,
+        help="run profile (default: REPRO_PROFILE, else cpu; with --config-json, the file's, which it must equal)",
     )
     parser.add_argument(
         "--config-hash",
@@ -123,7 +130,8 @@ def main(argv: list[str] | None = None) -> None:
         help="train only the config with this hash (repeatable)",
     )
     parser.add_argument("--only", default=None, help="comma-separated activations to train")
-    parser.add_argument("--shard", default=(0, 1), type=_shard, help="i/n: every n-th config from i")
+    # default None, not (0, 1): --config-json must tell a --shard given from one left out
+    parser.add_argument("--shard", default=None, type=_shard, help="i/n: every n-th config from i (default 0/1)")
     parser.add_argument(
         "--threads",
         type=positive_int_arg("--threads"),
@@ -137,14 +145,39 @@ def main(argv: list[str] | None = None) -> None:
     profile = current_profile(args.profile)
     if (args.experiment is None) == (args.config_json is None):
         parser.error("give an experiment or --config-json FILE (one of them)")
+    if args.config_json is not None:
+        # the file is the one config to train: flags that select among an experiment's configs
+        # would be silently ignored, so a command that gives one is refused
+        ignored = [
+            flag
+            for flag, given in (
+                ("--config-hash", bool(args.hashes)),
+                ("--only", args.only is not None),
+                ("--shard", args.shard is not None),
+            )
+            if given
+        ]
+        if ignored:
+            these = "these flags choose" if len(ignored) > 1 else "this flag chooses"
+            parser.error(
+                f"{', '.join(ignored)} cannot be used with --config-json: the file holds the one config to "
+                f"train, and {these} among an experiment's configs"
+            )
     try:
         configs = (
             [config_from_json(args.config_json)]
             if args.config_json is not None
-            else select_configs(args.experiment, profile, args.hashes, args.only, args.shard)
+            else select_configs(args.experiment, profile, args.hashes, args.only, args.shard or (0, 1))
         )
     except ValueError as err:
         parser.error(str(err))
+    if args.config_json is not None and args.profile is not None and args.profile != configs[0].profile:
+        # the file's profile field decides the run; a different --profile means the wrong file
+        # or the wrong flag, and training the file's profile under it would mislead
+        parser.error(
+            f"--profile {args.profile} but {args.config_json} holds a {configs[0].profile!r} config; "
+            f"drop --profile or give --profile {configs[0].profile}"
+        )
     if args.list:
         for cfg in configs:
             print(

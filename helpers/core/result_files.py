@@ -150,6 +150,8 @@ def find_problems(
         if recomputed != stored:
             problems.append(f"the stored config hashes to {recomputed!r}, not its config_hash {stored!r}")
     problems += _history_problems(data)
+    if isinstance(data.get("train"), Mapping):  # a run that trains inside an analysis (ReLU-ization)
+        problems += [f"train: {p}" for p in _history_problems(data["train"])]
     return problems
 
 
@@ -166,7 +168,14 @@ def _history_problems(data: Mapping[str, Any]) -> list[str]:
     if not isinstance(history, list) or epochs != list(range(1, len(epochs) + 1)):
         shown = epochs[:8] if isinstance(history, list) else type(history).__name__
         return [f"history is not one row per epoch 1, 2, ... in order (epochs {shown})"]
-    return []
+    problems = []
+    best = data.get("best_epoch")
+    if best is not None and not (isinstance(best, int) and not isinstance(best, bool) and 1 <= best <= len(rows)):
+        problems.append(f"best_epoch {best!r} is not an epoch of its {len(rows)}-epoch history")
+    metric = data.get("best_val_metric")
+    if metric is not None and (isinstance(metric, bool) or not isinstance(metric, (int, float))):
+        problems.append(f"best_val_metric {metric!r} is not a number")
+    return problems
 
 
 class DuplicateKey(ValueError):

@@ -50,9 +50,12 @@ def results_root(profile: str, folder: Path | None = None) -> Path:
     cpu and paper results are the book's numbers and live in the committed ``results/``; smoke
     results only prove code paths run, so they go to an ignored cache and never mix with them.
     ``folder`` (a tool's scratch folder) or else ``REPRO_RESULTS_DIR`` overrides both (tests point
-    it at a temporary folder), smoke results in its ``smoke/``.
+    it at a temporary folder), smoke results in its ``smoke/``; a set but empty
+    ``REPRO_RESULTS_DIR`` is a ``ValueError`` naming it (:func:`dir_env`).
     """
-    override = folder or (dir_env("REPRO_RESULTS_DIR") if os.environ.get("REPRO_RESULTS_DIR") else None)
+    # dir_env refuses a set-but-empty value, as for REPRO_CACHE_DIR: `REPRO_RESULTS_DIR=` (a
+    # variable meant to hold a scratch folder, left blank) must not write into the committed results/
+    override = folder or dir_env("REPRO_RESULTS_DIR")
     if override:
         return Path(override) / profile if profile == "smoke" else Path(override)
     if profile == "smoke":

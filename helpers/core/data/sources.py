@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import stat
 import tarfile
 import urllib.request
 import zipfile
@@ -186,7 +187,46 @@ def verification_enabled() -> bool:
     return bool_env("REPRO_VERIFY_DATA", True)
 
 
+#: What :func:`_not_regular` calls each kind of file that is not a regular one.
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file (``"a FIFO (named pipe)"``, ``"a symlink to
+    /dev/zero, a character device"``), or None for a regular file; found with ``os.stat``, which
+    follows symlinks to what an ``open`` would reach, without opening anything. A missing file
+    raises ``FileNotFoundError`` as an ``open`` would."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as err:  # a symlink loop, a parent that cannot be searched
+        return f"not inspectable ({type(err).__name__}: {err})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), f"not a regular file (mode {stat.filemode(mode)})")
+    # name the target of the file's own symlink (not of a symlinked parent folder): it says what was found
+    return f"a symlink to {os.path.realpath(path)}, {kind}" if os.path.islink(path) else kind
+
+
+def require_regular_file(path: Path, *, folder_ok: bool = False) -> None:
+    """Raise :class:`DataError` naming ``path`` and what it is unless it is a regular file (or,
+    with ``folder_ok``, a folder), without opening it: reading a FIFO blocks until a writer
+    comes, and ``/dev/zero`` never ends, so hashing or loading either would hang for ever."""
+    kind = _not_regular(path)
+    if kind is None or (folder_ok and Path(path).is_dir()):
+        return
+    raise data_error(path, f"is {kind}, not a regular file, so it was not opened")
+
+
 def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
+    require_regular_file(path)  # only regular files are opened: a FIFO or a device would hang here
     digest = hashlib.new(algorithm)
     with reading(path), gzip.open(path, "rb") if gunzip else open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -205,7 +245,9 @@ def _verified_marker(path: Path, known: KnownFile) -> Path | None:
 
 
 def verify_file(path: Path, known: KnownFile, title: str) -> None:
-    """Raise :class:`DataError` unless ``path`` has one of ``known``'s digests (cached)."""
+    """Raise :class:`DataError` unless ``path`` is a regular file with one of ``known``'s digests
+    (cached); a folder, FIFO, device or socket is refused unopened (:func:`require_regular_file`)."""
+    require_regular_file(path)
     marker = _verified_marker(path, known)
     if marker is not None and marker.exists():
         return
@@ -233,7 +275,16 @@ def verify_file(path: Path, known: KnownFile, title: str) -> None:
 
 
 def verify_found(spec: SourceSpec, found: Found) -> None:
-    """Check every file of ``found`` that has known digests (see the module docstring)."""
+    """Check that no path of ``found`` is a FIFO, device or socket, then every file of ``found``
+    that has known digests (see the module docstring).
+
+    The first check runs even with ``REPRO_VERIFY_DATA=0``: a loader reading such a path would
+    hang, not fail. Folders pass it, since a layout may name folders (ImageNet's ``train`` and
+    ``val``); a folder where a file with known digests belongs fails :func:`verify_file`, and one
+    a loader opens fails there with the path named (:func:`reading`).
+    """
+    for path in found.paths:
+        require_regular_file(path, folder_ok=True)
     if not verification_enabled():
         return
     for path in found.paths:
@@ -326,8 +377,9 @@ def locate(
     download: bool = True,
     verify: bool = True,
 ) -> Found:
-    """Find ``spec``'s files (see :func:`_locate`) and, with ``verify``, check them against the
-    known checksums before first use (:func:`verify_found`)."""
+    """Find ``spec``'s files (see :func:`_locate`) and, with ``verify``, check them before first
+    use (:func:`verify_found`: no FIFO or device, then the known checksums). The loaders all
+    verify; ``verify=False`` only asks whether the files are there."""
     found = _locate(spec, root, download=download)
     if verify:
         verify_found(spec, found)
