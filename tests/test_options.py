@@ -159,3 +159,9 @@ def test_a_flexact_candidate_is_named_as_registered():
 
     with pytest.raises(ValueError, match="'RELU' is not a registered name; use 'relu'"):
         FlexAct(["RELU", "gelu"])
+
+
+def test_an_unknown_init_mode_is_refused_when_the_options_are_made():
+    """From the probe: a typo used to pass construction and fail inside a training worker."""
+    with pytest.raises(ValueError, match="init_mode must be one of 'uniform', 'increasing', 'decreasing'"):
+        LambdaGeluOptions(init_mode="bogus")

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from helpers.core import validation as v
 from helpers.core.options import MethodOptions, register_options
+from helpers.lambda_gelu.hardness import INIT_MODES
 
 __all__ = ["LambdaGeluOptions"]
 
@@ -37,7 +38,7 @@ class LambdaGeluOptions(MethodOptions):
 
     RULES: ClassVar[dict[str, v.Rule]] = {
         "hardness_lr_mult": v.number(0, low_open=True),
-        "init_mode": v.text(optional=True, non_empty=True),
+        "init_mode": v.choice(INIT_MODES, optional=True),  # a typo fails here, not in a training worker
         "anneal_target": v.number(1, optional=True),
         "anneal_layer_eps": v.number(0, 0.5, low_open=True, high_open=True, optional=True),
     }

@@ -40,7 +40,9 @@ from helpers.relu_ization.protocol import (
     PERPLEXITY_MARGIN_REL,
     REGION_MARGIN_PCT,
     RELU_PAIRS,
+    SMALLEST_EFFECT,
     SPARSITY_MARGIN,
+    TARGET_SMALLEST_EFFECT,
     cpu_pairs,
     matches_margin,
     pair_scale,
@@ -48,6 +50,7 @@ from helpers.relu_ization.protocol import (
 from helpers.relu_ization.protocol import MARGINS as PAIR_MARGINS
 
 __all__ = [
+    "SMALLEST_EFFECT",
     "SOURCE",
     "NOTEBOOKS",
     "ANCHORS",
@@ -68,15 +71,6 @@ NOTEBOOKS = {"fmnist": NB_MLP}
 ANCHORS = {NB_MLP: "reluization-mlp-claims", NB_PAIRS: "reluization-pairs-claims"}
 #: Every "matches" margin of this chapter's rows, for the rules page (:func:`helpers.claims.margin_rules`).
 MARGINS = PAIR_MARGINS + LATENCY_MARGINS
-#: The smallest difference of interest of a per-layer λ target from the global one: 10 % of it.
-TARGET_SMALLEST_EFFECT: float = 0.10
-#: This chapter's lines of the rules page's table of smallest effects (:func:`helpers.claims.smallest_effects`).
-SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
-    "λ target (per-layer vs global)": (
-        f"{TARGET_SMALLEST_EFFECT:.0%} of the global λ_target",
-        "relative: λ has no unit of its own",
-    ),
-}
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 #: The arms whose linear regions a pair with ``linear_regions`` compares with ReLU from scratch.
 REGION_ARMS = (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU"))
@@ -157,8 +151,8 @@ class _PairData:
     """What the claims of one pair share, each frame computed from ``results`` when a row first reads
     it (a row built from some arms' runs computes only what it uses)."""
 
-    def __init__(self, pair: str, results: Sequence[Mapping[str, Any]]) -> None:
-        self.pair, self.results = pair, list(results)
+    def __init__(self, pair: str, results: Sequence[Mapping[str, Any]], profile: str) -> None:
+        self.pair, self.results, self.profile = pair, list(results), profile
 
     @functools.cached_property
     def rows(self) -> pd.DataFrame:
@@ -181,10 +175,8 @@ class _PairData:
     @property
     def examples(self) -> int | None:
         """The test examples an accuracy was measured on (None for perplexity)."""
-        scale = pair_scale(self.pair, self.results[0]["config"]["profile"]) if self.results else None
-        if not self.higher_is_better or scale is None:
-            return None
-        return scale.n_val or TEST_EXAMPLES.get(scale.dataset or "")
+        scale = pair_scale(self.pair, self.profile)
+        return (scale.n_val or TEST_EXAMPLES.get(scale.dataset or "")) if self.higher_is_better else None
 
     @property
     def margin(self) -> float:
@@ -214,7 +206,7 @@ class _PairData:
 
 def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -> list[Claim]:
     """The claims of one pair from its results (every training arm and seed)."""
-    d = _PairData(pair, results)
+    d = _PairData(pair, results, profile)
     return [build(pair, d, profile) for build, _, _ in _rows_of(pair)]
 
 
@@ -582,10 +574,10 @@ def _pair_rows(pair: str, spec: Any, profile: str) -> list[Claim]:
 def _row(pair: str, build: Callable[..., Claim], arms: tuple[str, ...], uses_margin: bool, profile: str) -> Claim:
     """One row from the runs of its own arms, loaded here, so that the runs
     :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly these."""
-    d = _PairData(pair, load_results(reluization_configs(pair, profile, arms)))  # type: ignore[arg-type]
+    d = _PairData(pair, load_results(reluization_configs(pair, profile, arms)), profile)  # type: ignore[arg-type]
     if uses_margin and not d.higher_is_better and "relu" not in arms:  # a perplexity margin's base
         relu = load_results(reluization_configs(pair, profile, ("relu",)))
-        d = _PairData(pair, d.results + relu)  # type: ignore[operator]
+        d = _PairData(pair, d.results + relu, profile)  # type: ignore[operator]
     return build(pair, d, profile)
 
 

@@ -266,6 +266,18 @@ def arm_train_config(pair: str, arm: str, seed: int, profile: str, scale: Scale 
     return replace(cfg, **changes)
 
 
+#: The smallest difference of interest of a per-layer λ target from the global one: 10 % of it.
+TARGET_SMALLEST_EFFECT: float = 0.10
+#: This chapter's lines of the rules page's table of smallest effects (:func:`helpers.claims.smallest_effects`,
+#: through the chapter's claims module).
+SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
+    "λ target (per-layer vs global)": (
+        f"{TARGET_SMALLEST_EFFECT:.0%} of the global λ_target",
+        "relative: λ has no unit of its own",
+    ),
+}
+
+
 def matches_margin(rows: pd.DataFrame, higher_is_better: bool) -> tuple[float, str]:
     """``(margin, how it was derived)`` of a pair's "matches" claims, in display units, computed
     from the runs being judged: :data:`ACCURACY_MARGIN` points for an accuracy, and
