@@ -165,3 +165,15 @@ def test_an_unknown_init_mode_is_refused_when_the_options_are_made():
     """From the probe: a typo used to pass construction and fail inside a training worker."""
     with pytest.raises(ValueError, match="init_mode must be one of 'uniform', 'increasing', 'decreasing'"):
         LambdaGeluOptions(init_mode="bogus")
+
+
+def test_a_models_size_is_keyed_in_one_spelling():
+    """From the probe: MLP's default size spelled out ({'depth': 4, 'width': 256}, as every committed
+    MLP run spells it) and left out gave two keys; a non-size argument at its default is left out."""
+    spelled = _cfg(model_kwargs={"depth": 4, "width": 256})
+    assert _cfg() == spelled and config_hash(_cfg()) == config_hash(spelled)
+    vit = {"dim": 48, "depth": 4, "heads": 2, "patch": 4}
+    as_committed = TrainConfig(experiment="t", dataset="cifar10", model="vit", model_kwargs=vit)
+    assert as_committed.model_kwargs == vit  # the size arguments stay, even patch at its default 4
+    with_default = TrainConfig(experiment="t", dataset="cifar10", model="vit", model_kwargs={**vit, "dropout": 0.0})
+    assert config_hash(with_default) == config_hash(as_committed)

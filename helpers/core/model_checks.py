@@ -238,3 +238,15 @@ def check_transformer(dim: int, heads: int, mlp_ratio: float) -> None:
     check_width("mlp_ratio", mlp_ratio, dim * mlp_ratio)
     if int(dim * mlp_ratio) < 1:
         raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
+
+
+#: Each model's size arguments, spelled out in a run's key even at their defaults (as every
+#: committed run spells them); any other model argument is keyed only when it is not its default.
+KEYED_MODEL_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "mlp": ("depth", "width"),
+    "resnet18": ("width_mult",),
+    "resnet34": ("width_mult",),
+    "vit": ("depth", "dim", "heads", "patch"),
+    "convnext": ("depths", "dims"),
+    "gpt": ("block_size", "dim", "heads", "layers"),
+}

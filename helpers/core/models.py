@@ -23,11 +23,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from helpers.core import validation
 from helpers.core.model_checks import (
     ACT,
     COUNT,
     COUNTS,
     DROPOUT,
+    KEYED_MODEL_ARGUMENTS,
     RATIO,
     ActFactory,
     check_data_arguments,
@@ -486,13 +488,14 @@ _FILLED_BY_BUILD = frozenset(
 )
 
 
-def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
-    """Raise ``ValueError`` naming the model and the accepted keys when ``kwargs`` holds a key its
-    constructor does not take, or a value its argument table refuses (so a config fails when it
-    is made, not when its run starts)."""
+def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> dict[str, object]:
+    """``kwargs`` as a run's key spells them (size arguments always, others unless at their default);
+    ``ValueError`` naming the model and what it accepts for a key it does not take or a value its
+    argument table refuses (so a config fails when it is made, not when its run starts)."""
     if not isinstance(name, str) or name not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
-    params = inspect.signature(_model_class(name).__init__).parameters
+    cls = _model_class(name)
+    params = inspect.signature(cls.__init__).parameters
     accepted = sorted(p for p in params if p not in _FILLED_BY_BUILD and params[p].kind is not params[p].VAR_KEYWORD)
     unknown = sorted(k for k in kwargs if k not in accepted)
     if unknown:
@@ -500,10 +503,9 @@ def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> None:
             f"model {name!r} takes no argument {', '.join(map(repr, unknown))}; "
             f"its model_kwargs are {', '.join(accepted)}"
         )
-    cls = _model_class(name)
-    rules = argument_rules(cls) or {}
     for key, value in kwargs.items():
-        check_value(cls.__name__, key, value, rules[key])
+        check_value(cls.__name__, key, value, (argument_rules(cls) or {})[key])
+    return validation.canonical_arguments(cls, kwargs, KEYED_MODEL_ARGUMENTS[name])
 
 
 def build_model(

@@ -218,7 +218,7 @@ class TrainConfig:
             kwargs = canonical_kwargs("TrainConfig.penultimate_activation", name, given)
             object.__setattr__(self, "penultimate_kwargs", kwargs)
         check_sites(self.options, {self.activation, self.penultimate_activation})
-        check_model_kwargs(self.model, self.model_kwargs)
+        object.__setattr__(self, "model_kwargs", check_model_kwargs(self.model, self.model_kwargs))
         if self.augment != "none" and self.task != "classification":
             raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
         if self.record_predictions and self.task != "classification":

@@ -399,14 +399,14 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
     raise InvalidValue(f"{owner}.{name} must be {describe(rule)}; got {value!r}{why}")
 
 
-def canonical_arguments(cls: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def canonical_arguments(cls: type, kwargs: Mapping[str, Any], keyed: Sequence[str] | None = None) -> dict[str, Any]:
     """``kwargs`` of ``cls`` as a run's key spells them, so that one module has one key: an integer
     for a float parameter is that float, and an argument equal to its default is left out, except
     those ``cls`` lists in ``KEYED_DEFAULTS`` (a method's defining parameter, such as λ-GELU's
-    ``t``), which are always spelled out, their default filled in when left out. Both spellings are
-    the ones the committed runs use."""
+    ``t``; or ``keyed`` when given), which are always spelled out, their default filled in when
+    left out. Both spellings are the ones the committed runs use."""
     params = inspect.signature(cls.__init__).parameters
-    keyed = tuple(getattr(cls, "KEYED_DEFAULTS", ()))
+    keyed = tuple(getattr(cls, "KEYED_DEFAULTS", ()) if keyed is None else keyed)
     out: dict[str, Any] = {}
     for key, value in kwargs.items():
         default = params[key].default if key in params else inspect.Parameter.empty
