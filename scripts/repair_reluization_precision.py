@@ -1,7 +1,7 @@
 """One-off repair: ReLU-ization results written before ``ReluizationConfig.precision`` existed
 recorded ``precision: float32`` in their provenance although their arm trained in its TrainConfig's
 precision (bf16 for the ResNet-18 pair; the annealed λ-GELU arm of seed 0 reproduces the committed
-bf16 run of claim (c) bit for bit). This sets the recorded precision to the config's and re-stamps
+bf16 run of batch (c) bit for bit). This sets the recorded precision to the config's and re-stamps
 the checksum; it touches nothing else and no other kind of result.
 
     python scripts/repair_reluization_precision.py [--dry-run]

@@ -9,7 +9,7 @@ they can be removed in the same commit (their content stays in git history):
 
 "Asked for" means: a config of any protocol of the book in the cpu profile (the papers'
 experiments, the Flex-Act synthetic study and its sweeps, the DPO stand-in, the ReLU-ization
-chapter), of a retrain claim, or a run CI retrains and compares (``cheap_check_configs``).
+chapter), of a retrain batch, or a run CI retrains and compares (``cheap_check_configs``).
 """
 
 from __future__ import annotations

@@ -358,7 +358,7 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
         ours = P.arm_train_config("fmnist", arm, 1, "cpu")
         scale = P.pair_scale("fmnist", "cpu")
         assert config_hash(ours) == config_hash(pair_config("fmnist", "cpu", seed=1, scale=scale, **kw))
-        # at the decisive scale (the retrain's claim (h)) they are the committed Table I/II runs
+        # at the decisive scale (the retrain's batch (h)) they are the committed Table I/II runs
         assert config_hash(ours) in {
             config_hash(c) for c in table1_configs("cpu", ("fmnist",)) + table2_configs("cpu", ("fmnist",))
         }
@@ -367,7 +367,7 @@ def test_shared_arms_are_the_committed_lambda_gelu_runs():
         srelu.activation_kwargs == {"delta": P.DELTA_START}
         and srelu.option(SReluOptions).delta_anneal_target == P.DELTA_TARGET
     )
-    # the ResNet pair runs at the decisive scale of claims (c)/(d), whose runs its shared arms are
+    # the ResNet pair runs at the decisive scale of batches (c)/(d), whose runs its shared arms are
     shared = {
         config_hash(P.arm_train_config("cifar10_resnet", arm, s, "cpu"))
         for arm in ("gelu", "relu", "lgelu_anneal")
@@ -382,8 +382,8 @@ def test_each_pair_runs_its_lambda_gelu_pairs_scales_but_where_the_chapter_chang
     for key, spec in P.RELU_PAIRS.items():
         for profile in ("smoke", "paper"):
             assert P.pair_scale(key, profile) is LAMBDA_GELU_SCALES[spec.lgelu_pair][profile], key
-    # the cpu pairs (claims (h), (l), (j), (k) of the retrain, all committed): λ-GELU's decisive
-    # scales, the MLP one with 17 seeds (claim (q)), the GPT one with 8 (claims (s), (t)), the ResNet one
+    # the cpu pairs (batches (h), (l), (j), (k) of the retrain, all committed): λ-GELU's decisive
+    # scales, the MLP one with 17 seeds (batch (q)), the GPT one with 8 (batches (s), (t)), the ResNet one
     # with three seeds, and the S-ReLU chapter's decisive ViT
     mlp, lgelu_mlp = P.pair_scale("fmnist", "cpu"), LAMBDA_GELU_SCALES["fmnist"]["cpu"]
     # ... and each states the looks its seed count took (seeds added after the plan looked at the rows)

@@ -40,7 +40,7 @@ def test_every_grid_cell_has_every_seed_in_the_cpu_profile():
 def test_unknown_claims_are_refused(capsys):
     with pytest.raises(SystemExit) as stop:
         retrain.main(["z", "--status"])
-    assert stop.value.code == 2 and "unknown claim z" in capsys.readouterr().err
+    assert stop.value.code == 2 and "unknown batch z" in capsys.readouterr().err
 
 
 def test_srelu_cpu_tables_run_at_the_full_data_scale_and_table4_at_table1s_vit():
@@ -150,10 +150,10 @@ def test_total_core_hours_counts_a_shared_run_once(monkeypatch):
     assert hours == pytest.approx(len(distinct))
 
 
-def test_status_table_has_a_row_per_claim_a_total_per_issue_and_a_total():
+def test_status_table_has_a_row_per_batch_a_total_per_issue_and_a_total():
     table = retrain.status_table()
     assert len(table) == len(retrain.BATCHES) + len(retrain.ISSUES) + 1
-    assert table.index[-1].startswith("all claims")
+    assert table.index[-1].startswith("all batches") and table.index.name == "batch"
     assert {c.issue for c in retrain.BATCHES.values()} == set(retrain.ISSUES)
 
 
@@ -166,7 +166,7 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
         "load_result",
         lambda cfg: {"train_seconds": done[config_hash(cfg)]} if config_hash(cfg) in done else None,
     )
-    st = retrain.claim_status(claim)
+    st = retrain.batch_status(claim)
     assert st.done == len(done) and st.core_hours == pytest.approx(sum(done.values()) / 3600)
     by_arm: dict = {}
     for c in configs[: len(configs) // 2]:
@@ -178,7 +178,7 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
         expected += sum(times) / len(times)
     assert st.hours_left == pytest.approx(expected / 3600)
     monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
-    assert retrain.claim_status(claim).hours_left is None  # nothing finished: no basis for an estimate
+    assert retrain.batch_status(claim).hours_left is None  # nothing finished: no basis for an estimate
 
 
 def test_an_arm_at_another_scale_does_not_price_this_one(monkeypatch):
@@ -193,7 +193,7 @@ def test_an_arm_at_another_scale_does_not_price_this_one(monkeypatch):
     finished = {same_arm_elsewhere[0]: [1200.0], same_arm_elsewhere[1]: [1200.0], same_scale: [60.0]}
     monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
     claim = retrain.Batch("x", "one DeiT run", lambda: [cfg], issue="CPU budget")
-    assert retrain.claim_status(claim, finished).hours_left == pytest.approx(60.0 / 3600)
+    assert retrain.batch_status(claim, finished).hours_left == pytest.approx(60.0 / 3600)
 
 
 def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
@@ -242,8 +242,8 @@ def test_reluization_claims_are_their_pairs_at_the_decisive_scales():
     assert all(c.train_config().model_kwargs == lgelu.PAIRS["cifar10_resnet"].scale("cpu").model_kwargs for c in j)
     k = retrain.BATCHES["k"].configs()
     assert len(k) == 5 * 3 and all(c.train_config().model_kwargs == relu.VIT_CPU.model_kwargs for c in k)
-    # the GPT pair at claim (i)'s floor scale, the three seeds claim (l) trained: its GELU, ReLU and
-    # annealed arms are claim (i)'s runs
+    # the GPT pair at batch (i)'s floor scale, the three seeds batch (l) trained: its GELU, ReLU and
+    # annealed arms are batch (i)'s runs
     gpt = retrain.BATCHES["l"].configs()
     assert len(gpt) == 5 * 3 and {c.pair for c in gpt} == {"gpt"}
     claim_i = {config_hash(c) for c in retrain.BATCHES["i"].configs()}
@@ -275,8 +275,8 @@ def test_flexact_stated_augmentation_follows_each_profiles_scale():
 
 
 def test_the_convnext_page_stands_on_the_floor_scale_and_claim_a_keeps_its_runs(monkeypatch):
-    """Table 2's page moved from claim (a)'s 12-epoch ConvNeXt to the pilot's floor scale (claim (p)),
-    on the seeds every activation has committed; claim (a) still lists its own 25 runs."""
+    """Table 2's page moved from batch (a)'s 12-epoch ConvNeXt to the pilot's floor scale (batch (p)),
+    on the seeds every activation has committed; batch (a) still lists its own 25 runs."""
     monkeypatch.delenv("REPRO_RESULTS_DIR")  # the committed results
     from helpers.core.results_cache import load_result
     from helpers.srelu import protocol as srelu
@@ -291,13 +291,13 @@ def test_the_convnext_page_stands_on_the_floor_scale_and_claim_a_keeps_its_runs(
     earlier = retrain.BATCHES["a"].configs()
     assert len(earlier) == 25 and {(c.epochs, c.precision) for c in earlier} == {(12, "float32")}
     assert not {config_hash(c) for c in earlier} & {config_hash(c) for c in page}
-    # the pilot's levers are measured from claim (a)'s scale, whatever the page runs
+    # the pilot's levers are measured from batch (a)'s scale, whatever the page runs
     assert {c.warmup_start_lr for c in srelu.convnext_pilot_configs()} == {srelu.EARLIER_CONVNEXT_CPU.warmup_start_lr}
 
 
 def test_claim_t_adds_three_gpt_seeds_to_claim_s_and_keeps_its_runs():
-    """The seed plan's int8 row (GELU vs ReLU from scratch) needs n = 8: claim (t) is the GPT pair's
-    five arms at seeds 0-7, whose first five seeds are claim (s)'s committed runs."""
+    """The seed plan's int8 row (GELU vs ReLU from scratch) needs n = 8: batch (t) is the GPT pair's
+    five arms at seeds 0-7, whose first five seeds are batch (s)'s committed runs."""
     s = {config_hash(c) for c in retrain.BATCHES["s"].configs()}
     t = retrain.BATCHES["t"].configs()
     assert len(s) == 5 * 5 and len(t) == 5 * 8 and retrain.BATCHES["t"].issue == "CPU budget"
@@ -306,7 +306,7 @@ def test_claim_t_adds_three_gpt_seeds_to_claim_s_and_keeps_its_runs():
 
 
 def test_claim_u_gives_table1s_resnet_arms_the_seeds_its_gelu_runs_have():
-    """The plan's Table I ResNet row needs n = 5: claim (u) is GELU, ReLU and λ-GELU in three init
+    """The plan's Table I ResNet row needs n = 5: batch (u) is GELU, ReLU and λ-GELU in three init
     modes at seeds 0-4, bf16, whose committed part is Table I's runs at seeds 0-2 and GELU's at 3-4."""
     u = retrain.BATCHES["u"].configs()
     table1 = {config_hash(c) for c in lgelu.table1_configs("cpu", ("cifar10_resnet",))}
@@ -317,8 +317,8 @@ def test_claim_u_gives_table1s_resnet_arms_the_seeds_its_gelu_runs_have():
 
 
 def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(monkeypatch):
-    """Claim (u) lists claims (c)/(d)'s ResNet runs at seeds 0-2: they were paid for under
-    "Decisive scale" and must not spend the "CPU budget" a second time; claim (r)'s first three
+    """Batch (u) lists batches (c)/(d)'s ResNet runs at seeds 0-2: they were paid for under
+    "Decisive scale" and must not spend the "CPU budget" a second time; batch (r)'s first three
     DeiT seeds were trained before the retrain and spend no budget."""
     monkeypatch.setattr(retrain, "load_result", lambda cfg: {"train_seconds": 3600.0})
     decisive = {
@@ -374,4 +374,4 @@ def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monk
     stub = pd.DataFrame({"key": ["reluization-gpt-gelu-int8-cost", "other"], "bought by": [None] * 2}, dtype=object)
     monkeypatch.setattr(retrain, "plan_frame", lambda *a, **k: stub.copy())
     frame = retrain.seed_plan()
-    assert frame.loc[0, "bought by"].startswith("claim (t) of the retrain: ") and pd.isna(frame.loc[1, "bought by"])
+    assert frame.loc[0, "bought by"].startswith("batch (t) of the retrain: ") and pd.isna(frame.loc[1, "bought by"])

@@ -54,12 +54,12 @@ def _seed_major(configs: list[TrainConfig]) -> list[TrainConfig]:
 #: committed seeds and the added ones. The ReLU-ization MLP rows need n = 9, 13 and 17 (annealed
 #: S-ReLU → ReLU vs ReLU; λ-GELU int8; per-layer targets); λ-GELU Table II's DeiT row n = 11; the
 #: ReLU-ization GPT rows n = 4 and 5 (int8 cost of GELU vs ReLU; per-layer targets vs the global one),
-#: and, once those five were in, n = 8 for the int8 cost (claim (t), float32) and n = 5 for Table I's
-#: ResNet-18 row "λ-GELU's BVS is close to GELU's" (claim (u), bf16: Table I's ReLU and λ-GELU arms
+#: and, once those five were in, n = 8 for the int8 cost (batch (t), float32) and n = 5 for Table I's
+#: ResNet-18 row "λ-GELU's BVS is close to GELU's" (batch (u), bf16: Table I's ReLU and λ-GELU arms
 #: at the two seeds its GELU runs already have).
 MLP_PLAN_SEEDS: tuple[int, ...] = reluization_scale("fmnist", "cpu").seeds  # the pages' scales, once switched
 DEIT_PLAN_SEEDS: tuple[int, ...] = lgelu.PAIRS["tinyimagenet_deit"].scale("cpu").seeds
-GPT_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))  # what claim (s) trained; the page has them
+GPT_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))  # what batch (s) trained; the page has them
 GPT_INT8_PLAN_SEEDS: tuple[int, ...] = tuple(range(8))
 RESNET_TABLE1_PLAN_SEEDS: tuple[int, ...] = tuple(range(5))
 
@@ -125,7 +125,7 @@ BATCHES: dict[str, Batch] = {
     ),
     # Not a paper's claim: the ReLU-ization chapter (beyond the papers) at the decisive MLP scale.
     # Its GELU, ReLU and annealed λ-GELU arms retrain the committed (c)/(d) runs and check them.
-    # Seeds 0-4, what this claim trained; claim (q) added the page's other twelve.
+    # Seeds 0-4, what this claim trained; batch (q) added the page's other twelve.
     "h": Batch(
         "h",
         "ReLU-ization (beyond the papers): five arms, swap and analyses (MLP/FMNIST)",
@@ -156,8 +156,8 @@ BATCHES: dict[str, Batch] = {
         lambda: _seed_major(reluization_configs("vit", "cpu")),
         issue="ReLU-ization",
     ),
-    # The chapter's GPT pair at claim (i)'s floor scale, float32, seeds 0-2 (claims (s) and (t) add
-    # the page's others): its GELU, ReLU and annealed λ-GELU arms are claim (i)'s runs (same
+    # The chapter's GPT pair at batch (i)'s floor scale, float32, seeds 0-2 (batches (s) and (t) add
+    # the page's others): its GELU, ReLU and annealed λ-GELU arms are batch (i)'s runs (same
     # configs), analysed from the final weights those kept.
     "l": Batch(
         "l",

@@ -1,7 +1,7 @@
 """The retrain of the cpu profile: trains the runs of :mod:`tools.batches`, in
 their order, and says how far along they are and what more seeds would decide.
 
-    python -m tools.retrain --status            # runs done and core-hours, per claim
+    python -m tools.retrain --status            # runs done and core-hours, per batch
     python -m tools.retrain --plan              # seeds that would decide each inconclusive row
     nohup python -m tools.retrain a b --workers 2 > retrain.log 2>&1 &
 
@@ -88,15 +88,15 @@ def seed_plan() -> pd.DataFrame:
     finished = _finished_seconds()
     for claim in BATCHES.values():
         if claim.decides:
-            st = claim_status(claim, finished)
+            st = batch_status(claim, finished)
             frame.loc[frame["key"].isin(claim.decides), "bought by"] = (
-                f"claim ({claim.key}) of the retrain: {st.done}/{st.total} runs committed"
+                f"batch ({claim.key}) of the retrain: {st.done}/{st.total} runs committed"
             )
     return frame
 
 
 @dataclass(frozen=True)
-class ClaimStatus:
+class BatchStatus:
     key: str
     title: str
     done: int
@@ -145,7 +145,7 @@ def _finished_seconds() -> dict[tuple, list[float]]:
     return out
 
 
-def claim_status(claim: Batch, finished: dict[tuple, list[float]] | None = None) -> ClaimStatus:
+def batch_status(claim: Batch, finished: dict[tuple, list[float]] | None = None) -> BatchStatus:
     """How many of ``claim``'s runs have a result file, the core-hours they took, and an estimate
     of the rest: each missing run costs the mean of the finished runs of its kind, in any claim
     (:func:`_run_kinds`: the same arm, else the same model and scale); ``None`` when a missing
@@ -162,14 +162,14 @@ def claim_status(claim: Batch, finished: dict[tuple, list[float]] | None = None)
             continue
         times = next((finished[k] for k in _run_kinds(cfg) if finished.get(k)), None)
         left = None if left is None or times is None else left + sum(times) / len(times)
-    return ClaimStatus(
+    return BatchStatus(
         claim.key, claim.title, done, len(configs), seconds / 3600, None if left is None else left / 3600
     )
 
 
 def total_core_hours(keys: list[str] | None = None) -> tuple[int, float]:
     """Distinct finished runs of the claims ``keys`` (default: all) and their training core-hours;
-    a run two claims share (claim (g)'s δ = 0.001 is claim (b)'s S-ReLU arm) counts once."""
+    a run two claims share (batch (g)'s δ = 0.001 is batch (b)'s S-ReLU arm) counts once."""
     seconds: dict[str, float] = {}
     for key in keys or list(BATCHES):
         for cfg, h in _runs(BATCHES[key]):
@@ -185,7 +185,7 @@ def issue_core_hours(issue: str) -> tuple[int, float]:
     claims that no claim listed before them (in :data:`BATCHES` order) belongs to another issue,
     less those trained before the retrain (:attr:`Batch.seeds_trained_before`).
 
-    A claim that adds seeds to a set counts its new seeds only: claim (u)'s seeds 0-2 are claims
+    A claim that adds seeds to a set counts its new seeds only: batch (u)'s seeds 0-2 are claims
     (c)/(d)'s runs, trained under "Decisive scale", and do not spend the "CPU budget"."""
     results = _issue_results(issue)
     return len(results), _wall_hours(results)
@@ -209,7 +209,7 @@ def _issue_results(issue: str) -> list[dict]:
 
 def off_cpu_hours(issue: str) -> tuple[int, float]:
     """Of the runs ``issue`` paid for, those that record their CPU time (``cpu_seconds``, recorded
-    by the runs trained after claim (t)) and the hours of wall time they spent off the CPU: paused
+    by the runs trained after batch (t)) and the hours of wall time they spent off the CPU: paused
     (SIGSTOP while CI ran), waiting on I/O or on a device. The budget counts wall time, so these
     hours are counted though no core was spent; runs older than the field cannot say."""
     return _off_cpu(_issue_results(issue))
@@ -236,26 +236,26 @@ def _issue_line(issue: str) -> str:
 
 
 def status_table() -> pd.DataFrame:
-    """Progress of every claim of the retrain as a table (the status page shows it): runs done,
-    core-hours spent, an estimate of the core-hours left (:func:`claim_status`), and per issue a
+    """Progress of every batch of the retrain as a table (the status page shows it): runs done,
+    core-hours spent, an estimate of the core-hours left (:func:`batch_status`), and per issue a
     total against its budget."""
     rows = []
     left_by_issue: dict[str, float | None] = {issue: 0.0 for issue in ISSUES}
     finished = _finished_seconds()
-    for claim in BATCHES.values():
-        st = claim_status(claim, finished)
+    for batch in BATCHES.values():
+        st = batch_status(batch, finished)
         rows.append(
             {
-                "claim": f"({st.key}) {st.title}",
-                "issue": claim.issue,
+                "batch": f"({st.key}) {st.title}",
+                "issue": batch.issue,
                 "runs done": f"{st.done}/{st.total}",
                 "complete": st.done == st.total,
                 "core-hours so far": round(st.core_hours, 2),
                 "core-hours left (est.)": None if st.hours_left is None else round(st.hours_left, 2),
             }
         )
-        so_far = left_by_issue[claim.issue]
-        left_by_issue[claim.issue] = None if so_far is None or st.hours_left is None else so_far + st.hours_left
+        so_far = left_by_issue[batch.issue]
+        left_by_issue[batch.issue] = None if so_far is None or st.hours_left is None else so_far + st.hours_left
     for issue, budget in ISSUES.items():
         runs, hours = issue_core_hours(issue)
         left = left_by_issue[issue]
@@ -264,7 +264,7 @@ def status_table() -> pd.DataFrame:
             label += f"; budget {budget:g} core-hours"
         rows.append(
             {
-                "claim": label,
+                "batch": label,
                 "issue": issue,
                 "runs done": f"{runs}",
                 "complete": all(r["complete"] for r in rows if r["issue"] == issue),
@@ -275,7 +275,7 @@ def status_table() -> pd.DataFrame:
     runs, hours = total_core_hours()
     rows.append(
         {
-            "claim": "all claims (a run two claims share counts once)",
+            "batch": "all batches (a run two batches share counts once)",
             "issue": "",
             "runs done": f"{runs}",
             "complete": all(r["complete"] for r in rows if r["issue"]),
@@ -283,7 +283,7 @@ def status_table() -> pd.DataFrame:
             "core-hours left (est.)": None,
         }
     )
-    return pd.DataFrame(rows).set_index("claim")
+    return pd.DataFrame(rows).set_index("batch")
 
 
 def runnable_here(config, device: torch.device | None = None) -> bool:
@@ -316,10 +316,10 @@ def _without_bf16(device: torch.device) -> str:
     return f"{device.type} has no bf16 autocast here"
 
 
-def _claim_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
+def _batch_keys(parser: argparse.ArgumentParser, text: list[str]) -> list[str]:
     unknown = [k for k in text if k not in BATCHES]
     if unknown:
-        parser.error(f"unknown claim {', '.join(unknown)}; choose from {', '.join(BATCHES)}")  # exits 2
+        parser.error(f"unknown batch {', '.join(unknown)}; choose from {', '.join(BATCHES)}")  # exits 2
     if repeated := sorted({k for k in text if text.count(k) > 1}):
         parser.error(f"claim {', '.join(repeated)} given twice; name each claim once")
     return text or list(BATCHES)
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("claims", nargs="*", help=f"claims to train, in order (default: all of {', '.join(BATCHES)})")
+    parser.add_argument("batches", nargs="*", help=f"batches to train, in order (default: all of {', '.join(BATCHES)})")
     parser.add_argument(
         "--workers",
         type=positive_int_arg("--workers"),
@@ -366,11 +366,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile == "paper":
         _paper(parser, args)
         return
-    keys = _claim_keys(parser, args.claims)
+    keys = _batch_keys(parser, args.batches)
     if args.status:
         finished = _finished_seconds()
         for key in keys:
-            st = claim_status(BATCHES[key], finished)
+            st = batch_status(BATCHES[key], finished)
             left = (
                 ""
                 if st.done == st.total
@@ -406,16 +406,16 @@ def main(argv: list[str] | None = None) -> None:
 def _paper(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``--profile paper``: the plan with its GPU-hours (``--status``), or train its groups."""
     try:
-        configs = paper_plan.paper_configs(args.claims or None)
+        configs = paper_plan.paper_configs(args.batches or None)
     except ValueError as err:
         parser.error(str(err))
     if args.status:
-        keys = set(args.claims or [g.key for g in paper_plan.GROUPS])
+        keys = set(args.batches or [g.key for g in paper_plan.GROUPS])
         print(paper_plan.plan_text(tuple(g for g in paper_plan.GROUPS if g.key in keys)))
         return
     cluster_args.check_distributable(parser, configs, cluster_args.job_for(args))
     executor = cluster_args.executor_from_args(parser, args)
-    run_many(configs, workers=args.workers, desc="paper " + ",".join(args.claims or ["all"]), executor=executor)
+    run_many(configs, workers=args.workers, desc="paper " + ",".join(args.batches or ["all"]), executor=executor)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "CPU",
     "cost basis",
     "status",
-    "bought by",  # the retrain claim training the seeds (filled by the caller that knows its claims)
+    "bought by",  # the retrain batch training the seeds (filled by the caller that knows the batches)
 )
 
 

@@ -157,7 +157,7 @@ def _claim(
         labels = ", ".join(MODELS[m].label for m in missing)
         note = (
             f"Decided on {', '.join(MODELS[m].label for m in complete)} only: the replicas of {labels} are still "
-            f"training ({have} of {need} committed; retrain claim o), and the row is decided over both models "
+            f"training ({have} of {need} committed; retrain batch o), and the row is decided over both models "
             "once they are."
         )
         fields = {**fields, "note": " ".join(filter(None, (fields.get("note", ""), note)))}

@@ -183,6 +183,11 @@ def paired_u_comparison(
     loo = scale * (_leave_one_out(a) - _leave_one_out(b))
     effect = scale * (u_statistic(a) - u_statistic(b))
     se = float(math.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2)))
+    return _replica_t(effect, se, n, confidence, "paired jackknife t over replicas (U-statistics)")
+
+
+def _replica_t(effect: float, se: float, n: int, confidence: float, test: str) -> Comparison:
+    """A Student-t comparison of two arms paired over ``n`` replicas (``n − 1`` degrees of freedom)."""
     df = n - 1
     if se == 0:
         lo = hi = effect
@@ -192,15 +197,15 @@ def paired_u_comparison(
         lo, hi = effect - half, effect + half
         p = float(2 * stats.t.sf(abs(effect) / se, df))
     return Comparison(
-        effect=effect,
-        ci_low=lo,
-        ci_high=hi,
+        effect=float(effect),
+        ci_low=float(lo),
+        ci_high=float(hi),
         se=se,
         df=df,
         n=n,
         p=p,
         mde=minimal_detectable_effect(se, df),
-        test="paired jackknife t over replicas (U-statistics)",
+        test=test,
         sd=se * math.sqrt(n),
         n_a=n,
         n_b=n,
@@ -278,27 +283,8 @@ def two_way_u_comparison(
         if len(pairs):
             diffs.append((churn_a[pairs, b].sum() - churn_b[pairs, b].sum()) / (len(pairs) * n_examples))
     se = float(scale * np.std(diffs, ddof=1))
-    df = n - 1
-    if se == 0:
-        lo = hi = effect
-        p = 0.0 if effect != 0 else 1.0
-    else:
-        half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
-        lo, hi = effect - half, effect + half
-        p = float(2 * stats.t.sf(abs(effect) / se, df))
-    return Comparison(
-        effect=float(effect),
-        ci_low=float(lo),
-        ci_high=float(hi),
-        se=se,
-        df=df,
-        n=n,
-        p=p,
-        mde=minimal_detectable_effect(se, df),
-        test=f"paired t over replicas, SE from a two-way bootstrap over replicas and {n_examples:,} test examples "
-        f"({n_boot:,} resamples; U-statistics)",
-        sd=se * math.sqrt(n),
-        n_a=n,
-        n_b=n,
-        confidence=confidence,
+    test = (
+        f"paired t over replicas, SE from a two-way bootstrap over replicas and {n_examples:,} test examples "
+        f"({n_boot:,} resamples; U-statistics)"
     )
+    return _replica_t(effect, se, n, confidence, test)

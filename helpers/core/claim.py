@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from helpers.core import run_reads
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
@@ -239,6 +239,42 @@ def _builder() -> str:
                 named = name
         frame = frame.f_back
     return named or helper
+
+
+def source_row(
+    key: str,
+    claim: str,
+    where: str,
+    paper: SourceValue,
+    ours: str,
+    verdict: str,
+    note: str = "",
+    scale: str = "",
+    profile: str = "cpu",
+    *,
+    source: str,
+    notebook: str,
+    anchor: str,
+    **fields: Any,
+) -> Claim:
+    """One report row of ``source`` at ``where`` (a section, table or equation), shown on the page
+    section ``anchor`` of ``notebook``; ``fields`` are the run statistics (``effect``, ``ci``, ...).
+    A method fixes its ``source``, ``notebook`` and ``anchor`` (and a fixed ``profile`` and ``scale``)
+    once with :func:`functools.partial`: every method builds its rows with this one function."""
+    return Claim(
+        key=key,
+        claim=claim,
+        source=f"{source}, {where}",
+        paper_value=paper,
+        our_value=ours,
+        profile=profile,
+        scale=scale,
+        verdict=verdict,  # type: ignore[arg-type]
+        notebook=notebook,
+        note=note,
+        anchor=anchor,
+        **fields,
+    )
 
 
 def audit_claim(

@@ -27,6 +27,7 @@ from helpers.core.claim import (  # re-exported: callers import the claim type a
     audit_claim,
     claim_key,
     key_part,
+    source_row,
 )
 from helpers.core.verdicts import (  # re-exported: how a row's verdict is decided
     INTERVAL_RULES,
@@ -63,6 +64,7 @@ __all__ = [
     "RunDesign",
     "Verdict",
     "audit_claim",
+    "source_row",
     "claim_key",
     "key_part",
     "INTERVAL_RULES",

@@ -9,6 +9,7 @@ family's from the cpu profile until all its paper-profile runs are committed
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from helpers.core.attribution import Derived, SourceValue
@@ -19,6 +20,7 @@ from helpers.core.report import (
     judge,
     merge_fields,
     proportion_verdict,
+    source_row,
 )
 from helpers.core.results_cache import has_result, load_results
 from helpers.core.runtime import current_profile
@@ -63,32 +65,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 
-def _claim(
-    key: str,
-    claim: str,
-    where: str,
-    paper: SourceValue,
-    ours: str,
-    verdict: str,
-    note: str = "",
-    scale: str = "",
-    profile: str = "cpu",
-    **fields: str,
-) -> Claim:
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,  # type: ignore[arg-type]
-        notebook=NOTEBOOK_SYNTHETIC,
-        note=note,
-        anchor=ANCHOR_SYNTHETIC,
-        **fields,
-    )
+_claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK_SYNTHETIC, anchor=ANCHOR_SYNTHETIC)
 
 
 #: The smallest effect of interest of a Table 1 MSE difference, for the rules page: the unit Table 1

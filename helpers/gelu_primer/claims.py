@@ -10,12 +10,13 @@ import contextlib
 import io
 from collections.abc import Callable
 from decimal import Decimal
+from functools import partial
 
 import pandas as pd
 import sympy as sp
 
-from helpers.core.attribution import Derived, SourceValue
-from helpers.core.report import Claim, claim_key
+from helpers.core.attribution import Derived
+from helpers.core.report import Claim, claim_key, source_row
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import (
     ANCHOR_PROSE,
@@ -174,20 +175,7 @@ def _exp(value: sp.Expr | float, digits: int = 0) -> str:
     return f"{float(value):.{digits}e}".replace("e-0", "e-")
 
 
-def _claim(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "") -> Claim:
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=PROFILE,
-        scale=SCALE,
-        verdict=verdict,  # type: ignore[arg-type]
-        notebook=NOTEBOOK,
-        note=note,
-        anchor=ANCHOR_PROSE,
-    )
+_claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK, anchor=ANCHOR_PROSE, profile=PROFILE, scale=SCALE)
 
 
 def prose_claims() -> list[Claim]:

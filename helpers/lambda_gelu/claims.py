@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import SourceValue
-from helpers.core.report import Claim, rounds_to
+from helpers.core.report import Claim, rounds_to, source_row
 from helpers.lambda_gelu import theory as S
 from helpers.lambda_gelu.claim_rows import MATCH_TOL
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
@@ -77,20 +79,14 @@ def _sig(value: float, digits: int = 6) -> str:
     return f"{value:.{digits}g}"
 
 
-def _theory(key: str, claim: str, where: str, paper: SourceValue, ours: str, verdict: str, note: str = "") -> Claim:
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=THEORY_PROFILE,
-        scale=THEORY_SCALE,
-        verdict=verdict,  # type: ignore[arg-type]
-        notebook=THEORY_NOTEBOOK,
-        note=note,
-        anchor=THEORY_ANCHOR,
-    )
+_theory = partial(
+    source_row,
+    source=SOURCE,
+    notebook=THEORY_NOTEBOOK,
+    anchor=THEORY_ANCHOR,
+    profile=THEORY_PROFILE,
+    scale=THEORY_SCALE,
+)
 
 
 def _verdict(ok: bool) -> str:

@@ -215,7 +215,7 @@ SCALES: dict[str, dict[str, Scale]] = {
             seeds=SEEDS3,
         ),
         # Eleven seeds for Table II (GELU, annealed λ-GELU), where the seed plan said its row
-        # decides (claim (r) of the retrain); three for Table I's other arms.
+        # decides (batch (r) of the retrain); three for Table I's other arms.
         "cpu": Scale(
             dataset="cifar10",
             model_kwargs={"dim": 64, "depth": 6, "heads": 2, "patch": 4},
@@ -284,8 +284,8 @@ TABLE1_PAIRS: tuple[str, ...] = tuple(PAIRS)
 #: others keep their earlier cpu scale, below the floors.
 DECISIVE_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet", "wikitext_gpt")
 
-#: The pairs of the retrain's λ-GELU claims (c) and (d) (Tables I-II on the vision pairs); the GPT
-#: pair's decisive runs are claim (i), the floor of the language model.
+#: The pairs of the retrain's λ-GELU batches (c) and (d) (Tables I-II on the vision pairs); the GPT
+#: pair's decisive runs are batch (i), the floor of the language model.
 DECISIVE_VISION_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet")
 
 #: Fig. 1 (MLP/FMNIST) and Fig. 2 (ResNet-18/CIFAR-10) in the cpu profile: the pairs' cpu scales
@@ -387,7 +387,7 @@ def grid_configs(profile: str) -> list[TrainConfig]:
     for t in grid_t:
         for c in grid_c:
             # (t, c) = (0.1, 9) is Table I's setting and has every seed; so has every cell in the
-            # paper and cpu profiles (the cpu runs are the retrain's claim (e)); smoke runs one seed.
+            # paper and cpu profiles (the cpu runs are the retrain's batch (e)); smoke runs one seed.
             full = (t, c) == (DEFAULT_T, DEFAULT_C) or profile in ("paper", "cpu")
             cell_seeds = seeds if full else seeds[:1]
             configs += [

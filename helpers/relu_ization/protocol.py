@@ -125,7 +125,7 @@ ARM_LABELS: dict[str, str] = {
 }
 
 
-#: The chapter's ViT pair in the cpu profile: the S-ReLU chapter's decisive ViT (claim (b) of the
+#: The chapter's ViT pair in the cpu profile: the S-ReLU chapter's decisive ViT (batch (b) of the
 #: retrain: width 48, depth 4, patch 4; all of CIFAR-10 with crop + flip; 10 epochs; its GELU reaches
 #: 63 %) with the λ-GELU DeiT pair's AdamW recipe (weight decay 0.07) at peak learning rate 1e-3 and a
 #: cosine decay. The DeiT stand-in's earlier cpu scale (width 64, 4,000 images, 6 epochs) stops near 38 %,
@@ -178,12 +178,12 @@ RELU_PAIRS: dict[str, ReluPair] = {
 
 #: Each pair's scale per profile: its λ-GELU pair's, so that the GELU, ReLU and annealed λ-GELU
 #: arms are that protocol's runs (for the seeds it has). In the cpu profile: the decisive MLP/FMNIST
-#: scale with 17 seeds (claim (h) of the retrain, :mod:`tools.batches`, trained 5; claim
+#: scale with 17 seeds (batch (h) of the retrain, :mod:`tools.batches`, trained 5; claim
 #: (q) 12 more, where the seed plan said three rows decide); the GPT floor scale with 8 seeds (claim
-#: (l) trained 3; claim (s) 2 more, where the plan said two rows decide; claim (t) 3 more, where the
+#: (l) trained 3; batch (s) 2 more, where the plan said two rows decide; batch (t) 3 more, where the
 #: plan said the int8 row needs n = 8); the decisive ResNet-18
 #: scale with three seeds, the issue's minimum, since those runs cost 35-40 core-minutes each in
-#: bf16 (claim (j)); and the S-ReLU chapter's decisive ViT (:data:`VIT_CPU`, claim (k)) instead of
+#: bf16 (batch (j)); and the S-ReLU chapter's decisive ViT (:data:`VIT_CPU`, batch (k)) instead of
 #: the λ-GELU DeiT stand-in's earlier scale.
 SCALES: dict[str, dict[str, Scale]] = {
     "fmnist": {

@@ -1,8 +1,8 @@
 """The ConvNeXt pilot and the floor rerun it chose, as the S-ReLU benchmarks page shows them.
 
-The pilot (retrain claim m) trained GELU, seed 0, once at each lever of
+The pilot (retrain batch m) trained GELU, seed 0, once at each lever of
 :data:`helpers.srelu.protocol.PILOT_CANDIDATES`; each run's history is its learning curve. The
-scale it chose is :data:`helpers.srelu.protocol.CONVNEXT_FLOOR` (retrain claim p): Table 2's
+scale it chose is :data:`helpers.srelu.protocol.CONVNEXT_FLOOR` (retrain batch p): Table 2's
 comparison there, 7 activations × 5 seeds, which the page shows on the seeds every activation has
 committed (:data:`helpers.srelu.protocol.CONVNEXT_FLOOR_SEEDS_ON_PAGE`).
 """
@@ -75,7 +75,7 @@ def floor_progress() -> tuple[int, int, float]:
 
 
 def earlier_gelu_accuracy() -> tuple[float, int]:
-    """``(mean best validation accuracy in %, runs)`` of GELU at claim (a)'s 12-epoch scale, the
+    """``(mean best validation accuracy in %, runs)`` of GELU at batch (a)'s 12-epoch scale, the
     network the pilot started from."""
     accs = [
         100 * float(r["best_val_metric"])
@@ -83,7 +83,7 @@ def earlier_gelu_accuracy() -> tuple[float, int]:
         if cfg.activation == "gelu" and (r := load_result(cfg)) is not None
     ]
     if not accs:
-        raise FileNotFoundError("no committed GELU result of claim (a)'s ConvNeXt: run `retrain a`")
+        raise FileNotFoundError("no committed GELU result of batch (a)'s ConvNeXt: run `retrain a`")
     return sum(accs) / len(accs), len(accs)
 
 

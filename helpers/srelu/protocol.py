@@ -27,7 +27,7 @@ ACTIVATIONS: tuple[str, ...] = ("gelu", "elu", "prelu", "celu", "silu", "mish", 
 VIT_PAPER = {"dim": 192, "depth": 12, "heads": 3, "patch": 4}
 CONVNEXT_PAPER = {"depths": (3, 3, 9, 3), "dims": (96, 192, 384, 768)}
 
-#: The decisive ConvNeXt scale of the retrain's claim (a): 5 activations × 5 seeds, 12 epochs,
+#: The decisive ConvNeXt scale of the retrain's batch (a): 5 activations × 5 seeds, 12 epochs,
 #: float32. Its GELU reached 62.8 %, 12 points below the 75 % floor, so the pilot (claim m) started
 #: from it and Table 2 moved to the pilot's choice, :data:`CONVNEXT_FLOOR`; its runs stay committed
 #: (the page compares their GELU with the floor scale's).
@@ -74,8 +74,8 @@ CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 
 
 #: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
-#: the retrain (:mod:`tools.batches`, claims (b), (g) for the ViT; for ConvNeXt the
-#: pilot's floor scale, claim (p), which replaced claim (a)'s): full CIFAR-10 (50,000 /
+#: the retrain (:mod:`tools.batches`, batches (b), (g) for the ViT; for ConvNeXt the
+#: pilot's floor scale, batch (p), which replaced batch (a)'s): full CIFAR-10 (50,000 /
 #: 10,000), random crop + flip, the paper's optimiser with a higher peak learning rate (a 2.5e-4 peak
 #: is tuned for 100 epochs; in a dozen it leaves the models far from trained) and a one-epoch warmup
 #: from a tenth of it (from 1e-6, as in the paper, the whole first epoch would train at ~1e-6).
@@ -241,8 +241,8 @@ def decisive_state(profile: str) -> str:
     if current_profile(profile) != "cpu":
         return ""
     return (
-        "The ViT runs are at the decisive scale (the retrain's claim (b)); the ConvNeXt runs at the floor "
-        "scale the pilot below chose (claim (p))."
+        "The ViT runs are at the decisive scale (the retrain's batch (b)); the ConvNeXt runs at the floor "
+        "scale the pilot below chose (batch (p))."
     )
 
 
@@ -311,7 +311,7 @@ def convnext_pilot_configs() -> list[TrainConfig]:
 
 
 def earlier_convnext_configs() -> list[TrainConfig]:
-    """Table 2 at claim (a)'s 12-epoch scale (:data:`EARLIER_CONVNEXT_CPU`), seed-major."""
+    """Table 2 at batch (a)'s 12-epoch scale (:data:`EARLIER_CONVNEXT_CPU`), seed-major."""
     scale = EARLIER_CONVNEXT_CPU
     return [srelu_config("convnext", "cpu", a, s, scale=scale) for s in scale.seeds for a in scale.activations]
 
