@@ -339,3 +339,29 @@ def test_the_guarded_builtins_refuse_what_is_not_a_float_tensor_by_name(bad):
     for name in ("gelu", "silu"):
         with pytest.raises(TypeError, match="takes a floating-point torch.Tensor, got"):
             get_activation(name)(bad)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "argument"),
+    [
+        ("elu", {"alpha": 1e308}, "ELU.alpha"),
+        ("leaky_relu", {"negative_slope": -1e308}, "LeakyReLU.negative_slope"),
+        ("celu", {"alpha": 1e-300}, "CELU.alpha"),
+        ("prelu", {"init": 1e308}, "PReLU.init"),
+    ],
+)
+def test_a_builtin_scale_that_float32_cannot_hold_is_refused_by_name(name, kwargs, argument):
+    """From the probe: torch accepted these and failed at the first forward with 'cannot be
+    converted to type float without overflow', naming no argument."""
+    from helpers.core.registry import get_activation
+
+    with pytest.raises(ValueError, match=argument):
+        get_activation(name, **kwargs)
+
+
+def test_prelu_names_a_slope_count_its_input_cannot_take():
+    from helpers.core.registry import get_activation
+
+    with pytest.raises(ValueError, match="PReLU has 3 slopes"):
+        get_activation("prelu", num_parameters=3)(torch.randn(5))
+    assert get_activation("prelu", num_parameters=3)(torch.randn(2, 3, 4)).shape == (2, 3, 4)

@@ -133,6 +133,13 @@ class PReLU(nn.PReLU):
                 f"module to the input's dtype and device first (module.to(x)); the learned slope is not converted "
                 "silently"
             )
+        channels = x.shape[1] if x.dim() >= 2 else 1
+        if w.numel() != 1 and w.numel() != channels:
+            raise ValueError(
+                f"PReLU has {w.numel()} slopes (num_parameters) and the input has {channels} channels in "
+                f"dimension 1 (shape {tuple(x.shape)}): give num_parameters=1, or the channel count of inputs "
+                "of at least 2 dimensions"
+            )
         return super().forward(x)
 
 
@@ -146,16 +153,20 @@ def _gelu_tanh(**kwargs: object) -> nn.Module:
 
 
 _INPLACE = {"inplace": boolean()}
+#: A slope or scale that torch's kernels hold as a float32: beyond this, torch fails at the first
+#: forward ("cannot be converted to type float without overflow") instead of naming the argument.
+_FLOAT32_SCALE = 1e30
 _REGISTRY: dict[str, ActivationFactory] = {
     "relu": _checked(nn.ReLU, **_INPLACE),
     "gelu": _checked(GELU, approximate=choice(("none", "tanh"))),  # exact (erf) form by default
     "gelu_tanh": _gelu_tanh,
-    "elu": _checked(nn.ELU, alpha=number(), **_INPLACE),
-    "celu": _checked(nn.CELU, alpha=number(0, low_open=True), **_INPLACE),  # x/alpha: 0 gives NaN
-    "prelu": _checked(PReLU, num_parameters=integer(1), init=number()),
+    "elu": _checked(nn.ELU, alpha=number(-_FLOAT32_SCALE, _FLOAT32_SCALE), **_INPLACE),
+    # x/alpha: 0 gives NaN, and a tiny alpha overflows float32 as surely as a huge one
+    "celu": _checked(nn.CELU, alpha=number(1 / _FLOAT32_SCALE, _FLOAT32_SCALE), **_INPLACE),
+    "prelu": _checked(PReLU, num_parameters=integer(1), init=number(-_FLOAT32_SCALE, _FLOAT32_SCALE)),
     "silu": _checked(SiLU, **_INPLACE),
     "mish": _checked(Mish, **_INPLACE),
-    "leaky_relu": _checked(nn.LeakyReLU, negative_slope=number(), **_INPLACE),
+    "leaky_relu": _checked(nn.LeakyReLU, negative_slope=number(-_FLOAT32_SCALE, _FLOAT32_SCALE), **_INPLACE),
     "sigmoid": _no_arguments(nn.Sigmoid),
     "tanh": _no_arguments(nn.Tanh),
     "identity": _no_arguments(nn.Identity),
