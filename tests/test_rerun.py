@@ -122,6 +122,13 @@ def test_bad_seeds_are_an_argparse_error(capsys):
     assert "--seeds must be seeds separated by commas" in capsys.readouterr().err
 
 
+def test_seeds_the_row_does_not_have_are_refused(capsys):
+    """From the probe: a seed outside the row listed "0 of N runs" and exited 0, and with --go
+    ended in a traceback."""
+    assert rerun.main([CHEAP_ROW, "--seeds", "999"]) == 2
+    assert "--seeds 999: not a seed of" in capsys.readouterr().err
+
+
 def test_every_decided_run_based_row_has_its_runs_and_no_other_row_does():
     runs = report_runs()
     for claim in report_claims():

@@ -377,6 +377,13 @@ def _run(claim: Claim, args: argparse.Namespace, smoke: bool) -> int:
         return 0
     left_out: list[RunRead] = []
     if args.seeds:
+        have = sorted({s for r in reads if (s := _seed(r.config)) is not None})
+        absent = [s for s in args.seeds if s not in have]
+        if absent:
+            raise RerunError(
+                f"--seeds {','.join(map(str, absent))}: not a seed of {claim.key}'s runs "
+                f"(its seeds: {','.join(map(str, have)) or 'none: its runs have no seed'})"
+            )
         kept = [r for r in reads if _seed(r.config) is None or _seed(r.config) in args.seeds]
         left_out = [r for r in reads if r not in kept]
         print(f"only seeds {','.join(map(str, args.seeds))}: {len(kept)} of {len(reads)} runs")
