@@ -354,6 +354,9 @@ CASES: list[Case] = [
         "REPRO_TRAIN_THREADS must be a positive integer",
         {"REPRO_TRAIN_THREADS": "0"},
     ),
+    # int() reads both as numbers (10 and 3): the probe's cases
+    ("env-threads-underscore", train_threads, ValueError, "ASCII digits", {"REPRO_TRAIN_THREADS": "1_0"}),
+    ("env-threads-arabic-digit", train_threads, ValueError, "ASCII digits", {"REPRO_TRAIN_THREADS": "\u0663"}),
     ("env-profile", current_profile, ValueError, "REPRO_PROFILE", {"REPRO_PROFILE": "gpu"}),
     ("env-ci-word", under_ci, ValueError, "CI='maybe' is not a boolean", {"CI": "maybe"}),
     ("env-ci-quiet", quiet, ValueError, "CI='yes please'", {"CI": "yes please", "REPRO_QUIET": "0"}),

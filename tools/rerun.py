@@ -321,6 +321,8 @@ def side_by_side(committed: Claim, rerun: Claim | None, label: str) -> list[str]
 # ------------------------------------------------------------------------------------ CLI
 def _seeds_arg(text: str) -> tuple[int, ...]:
     try:
+        if not all(s.strip().isascii() and s.strip().isdigit() for s in text.split(",")):
+            raise ValueError(text)  # int() would read "1_0" as 10
         seeds = tuple(sorted({int(s) for s in text.split(",")}))
     except ValueError:
         raise argparse.ArgumentTypeError(f"--seeds must be seeds separated by commas, e.g. 0,1; got {text!r}") from None

@@ -121,12 +121,10 @@ def positive_int_env(name: str, default: int) -> int:
     raw = os.environ.get(name)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
+    # ASCII digits only: int() also reads "1_0" as 10 and other scripts' digits
+    value = int(raw.strip()) if raw.strip().isascii() and raw.strip().isdigit() else 0
     if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+        raise ValueError(f"{name} must be a positive integer (ASCII digits), got {raw!r}")
     return value
 
 

@@ -94,10 +94,8 @@ def positive_int_arg(flag: str) -> Callable[[str], int]:
     """An argparse ``type`` for ``flag``: a positive integer, else an argparse error naming it."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = 0
+        # ASCII digits only: int() also reads "1_0" as 10 and other scripts' digits
+        value = int(text) if text.isascii() and text.strip().isdigit() else 0
         if value < 1:
             raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
         return value
