@@ -177,3 +177,14 @@ def test_a_models_size_is_keyed_in_one_spelling():
     assert as_committed.model_kwargs == vit  # the size arguments stay, even patch at its default 4
     with_default = TrainConfig(experiment="t", dataset="cifar10", model="vit", model_kwargs={**vit, "dropout": 0.0})
     assert config_hash(with_default) == config_hash(as_committed)
+
+
+def test_activation_arguments_are_plain_values():
+    """From the probe: a tensor argument built the activation, then failed when the key was written."""
+    import numpy as np
+    import torch
+
+    with pytest.raises(ValueError, match="lam_init=tensor.*not a plain value"):
+        _cfg(activation="lambda_gelu", activation_kwargs={"lam_init": torch.tensor(2.0)})
+    numpy_t = _cfg(activation="lambda_gelu", activation_kwargs={"t": np.float64(0.3)})
+    assert numpy_t == _cfg(activation="lambda_gelu", activation_kwargs={"t": 0.3})

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -311,6 +312,12 @@ def activation_factory(name: str, **kwargs: object) -> Callable[[], nn.Module]:
     return lambda: get_activation(name, **kwargs)
 
 
+def _plain(value: object) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return value is None or type(value) in (bool, int, float, str)
+
+
 def canonical_kwargs(owner: str, name: str, kwargs: Mapping[str, object]) -> dict[str, object]:
     """``kwargs`` of activation ``name`` as a run's key spells them, so that one activation has one
     key: an argument equal to its default is left out (``approximate="none"`` for GELU), except the
@@ -321,6 +328,14 @@ def canonical_kwargs(owner: str, name: str, kwargs: Mapping[str, object]) -> dic
     another run), without ``inplace`` (memory use, not the run); ``owner`` names the field."""
     if "inplace" in kwargs:
         raise ValueError(f"{owner} {name!r}: leave inplace out; it changes memory use, not the run")
+    # a NumPy scalar is the Python number of the same value (keyed so already)
+    kwargs = {k: v.item() if isinstance(v, np.generic) else v for k, v in kwargs.items()}
+    for key, value in kwargs.items():
+        if not _plain(value):  # a tensor or an object would build, then fail as the run's key is written
+            raise ValueError(
+                f"{owner} {name!r}: {key}={value!r:.60} is not a plain value (a number, string, bool, None or a list "
+                "of them); a run's key stores its arguments as JSON"
+            )
     if name not in _REGISTRY and isinstance(name, str) and name.lower() in _REGISTRY:
         raise ValueError(f"{owner} {name!r} is not a registered name; use {name.lower()!r}")
     if name == "gelu" and kwargs.get("approximate") == "tanh":  # one module, two names: one key
