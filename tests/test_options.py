@@ -60,6 +60,8 @@ def test_an_activations_defaults_have_one_spelling_in_the_key():
         _cfg(activation="lambda_gelu", activation_kwargs={"t": 0.1})
     )
     assert _cfg(activation="srelu").activation_kwargs == {"delta": 0.001}
+    # lam_init=None starts at λ = 1.01: spelling that out is the same run
+    assert _cfg(activation="lambda_gelu", activation_kwargs={"lam_init": 1.01}).activation_kwargs == {"t": 0.1}
     assert _cfg(activation="srelu", activation_kwargs={"delta": 0.1, "learnable": False}).activation_kwargs == {
         "delta": 0.1
     }

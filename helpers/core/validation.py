@@ -410,6 +410,8 @@ def canonical_arguments(cls: type, kwargs: Mapping[str, Any], keyed: Sequence[st
         default = params[key].default if key in params else inspect.Parameter.empty
         if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)  # t=1 and t=1.0 are one activation
+        # a None default that stands for a value (``IMPLIED_DEFAULTS``) is that value
+        default = getattr(cls, "IMPLIED_DEFAULTS", {}).get(key, default) if default is None else default
         is_default = (
             default is not inspect.Parameter.empty
             and type(value) in (bool, int, float, str, type(None))

@@ -228,6 +228,8 @@ class LambdaGELU(nn.Module):
 
     #: Spelled out in a run's key even at its default (helpers.core.registry.canonical_kwargs).
     KEYED_DEFAULTS = ("t",)
+    #: What ``lam_init=None`` starts from, so that spelling it out keys the same run.
+    IMPLIED_DEFAULTS = {"lam_init": LAMBDA_NEAR_ONE}
 
     # a tensor s_init, lam_init or fixed_lambda is checked elementwise in the body
     @checked_arguments(
