@@ -312,3 +312,26 @@ def test_a_restamped_best_epoch_or_metric_that_its_history_cannot_hold_is_refuse
     path.write_text(json.dumps(with_checksum(edit(data))))
     with pytest.raises(CorruptResult, match=re.escape(problem)):
         verify_results.verify_file(path, verify_results._config_classes())
+
+
+def test_verify_results_refuses_a_file_outside_its_experiments_folder_or_without_its_class(tmp_path, capsys):
+    """From the probe: a result in another experiment's folder, nested deeper, or restamped without
+    its config_class (so its hash went unchecked) passed."""
+    from helpers.core.result_files import with_checksum
+    from helpers.core.runtime import repo_root
+
+    source = sorted((repo_root() / "results" / "lgelu_adult").glob("*.json"))[0]
+    data = json.loads(source.read_text())
+    elsewhere = tmp_path / "results" / "srelu_compare" / source.name
+    nested = tmp_path / "results" / "lgelu_adult" / "old" / source.name
+    for path in (elsewhere, nested):
+        path.parent.mkdir(parents=True)
+        path.write_text(source.read_text())
+    no_class = tmp_path / "results" / "lgelu_adult" / source.name
+    config = {k: v for k, v in data["config"].items() if k != "config_class"}
+    no_class.write_text(json.dumps(with_checksum({**data, "config": config})))
+    assert verify_results.main([str(tmp_path / "results")]) == 1
+    out = capsys.readouterr().out
+    assert f"FAILED {elsewhere}: a result of experiment 'lgelu_adult' in folder 'srelu_compare'" in out
+    assert f"FAILED {nested}: a result of experiment 'lgelu_adult' in folder 'old'" in out
+    assert f"FAILED {no_class}: its config names no config_class" in out and "0 passed, 3 failed" in out

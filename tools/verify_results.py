@@ -45,14 +45,23 @@ def result_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.json") if not p.name.endswith(".failed.json"))
 
 
-def verify_file(path: Path, classes: dict[str, type]) -> None:
-    """Raise :class:`CorruptResult` naming ``path`` when it fails any check."""
+def verify_file(path: Path, classes: dict[str, type], *, placed: bool = False) -> None:
+    """Raise :class:`CorruptResult` naming ``path`` when it fails any check; with ``placed`` (a file
+    of a results folder), also when it lies outside the folder of its experiment
+    (``<experiment>/<hash>.json``), the one place the cache reads it from."""
     data = read_result_json(path)
     config = data.get("config") if isinstance(data, dict) else None
     name = config.get("config_class") if isinstance(config, dict) else None
+    if isinstance(config, dict) and name is None:
+        raise CorruptResult(f"{path}: its config names no config_class, so its config hash cannot be checked")
     cls = classes.get(name) if isinstance(name, str) else None
     if isinstance(name, str) and cls is None:
         raise CorruptResult(f"{path}: unknown config_class {name!r} (known: {', '.join(sorted(classes))})")
+    if placed and isinstance(config, dict) and path.parent.name != config.get("experiment"):
+        raise CorruptResult(
+            f"{path}: a result of experiment {config.get('experiment')!r} in folder {path.parent.name!r}; the cache "
+            f"reads it only at {config.get('experiment')}/{path.name}"
+        )
     verify_data(path, data, field_defaults(cls) if cls is not None else None, CODE_VERSION)
     for key in ("predictions", "predictions_relu"):  # payloads a checksum restamped after an edit still passes
         if key in data:
@@ -95,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for path in files:
         try:
-            verify_file(path, classes)
+            verify_file(path, classes, placed=True)
         except CorruptResult as err:
             failed += 1
             print(f"FAILED {err}")
