@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 # registers when its module is imported (``register_runner``), so the modules that define one are
 # imported here too. The claims and audit modules are named, not imported (:func:`claims_of`).
 from helpers.churn import predictions as churn_predictions
-from helpers.core import options, registry, runs
+from helpers.core import extensions, options, registry
+from helpers.core.extensions import RunExtension
 from helpers.core.options import MethodOptions
 from helpers.core.registry import ActivationFactory
 from helpers.core.results_cache import note_plugin_module
-from helpers.core.runs import RunExtension
 from helpers.flexact import activation as flexact_activation
 from helpers.flexact import hook as flexact_hook
 from helpers.flexact import options as flexact_options
@@ -178,7 +178,7 @@ def register(methods: tuple[Method, ...]) -> None:
         for cls in method.options:
             options.register_options(cls)
         for extension in method.run_extensions:
-            runs.register_run_extension(extension)
+            extensions.register_run_extension(extension)
 
 
 register(CLAIM_SOURCES)

@@ -13,10 +13,11 @@ from torch import nn
 
 from helpers import methods
 from helpers.claims import collect_claims
+from helpers.core import extensions, registry
 from helpers.core import options as core_options
-from helpers.core import registry, runs
+from helpers.core.extensions import RunExtension, default_param_groups
 from helpers.core.results_cache import run_or_load
-from helpers.core.runs import RunExtension, TrainConfig, build_run, default_param_groups
+from helpers.core.runs import TrainConfig, build_run
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
@@ -40,7 +41,7 @@ def test_every_method_activation_and_extension_is_registered():
         for name in method.activations:
             assert isinstance(registry.get_activation(name), nn.Module)
         for extension in method.run_extensions:
-            assert extension in runs.run_extensions()
+            assert extension in extensions.run_extensions()
 
 
 def test_experiment_names_are_unique_across_methods():
@@ -84,23 +85,23 @@ class _Groups(RunExtension):
 
 def test_two_extensions_that_set_parameter_groups_are_an_error(require_dataset, monkeypatch):
     require_dataset("adult")
-    monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
-    runs.register_run_extension(_Groups(applies=True))
+    monkeypatch.setattr(extensions, "_EXTENSIONS", list(extensions._EXTENSIONS))
+    extensions.register_run_extension(_Groups(applies=True))
     with pytest.raises(ValueError, match="several run extensions set the optimiser's parameter groups"):
         build_run(_mlp_config(activation="lambda_gelu"))
 
 
 def test_an_extension_that_does_not_apply_is_not_consulted(require_dataset, monkeypatch):
     require_dataset("adult")
-    monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
-    runs.register_run_extension(_Groups(applies=False))
+    monkeypatch.setattr(extensions, "_EXTENSIONS", list(extensions._EXTENSIONS))
+    extensions.register_run_extension(_Groups(applies=False))
     parts = build_run(_mlp_config())
     assert parts["optimizer"].param_groups[0]["lr"] == _mlp_config().lr
 
 
 def test_register_run_extension_rejects_other_objects():
     with pytest.raises(TypeError, match="RunExtension"):
-        runs.register_run_extension(object())
+        extensions.register_run_extension(object())
 
 
 # ----------------------------------------------------------------------------- a toy fourth method
@@ -140,7 +141,7 @@ TOY_PACKAGE = {
                     raise ValueError(f"softsign_gain applies to softsign runs, not {config.activation!r}")
         """,
     "training.py": """
-        from helpers.core.runs import RunExtension
+        from helpers.core.extensions import RunExtension
         from toy_method.options import SoftsignOptions
 
 
@@ -194,7 +195,7 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     for name, text in TOY_PACKAGE.items():
         (package / name).write_text(textwrap.dedent(text))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(runs, "_EXTENSIONS", list(runs._EXTENSIONS))
+    monkeypatch.setattr(extensions, "_EXTENSIONS", list(extensions._EXTENSIONS))
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry, "_DISPLAY_NAMES", dict(registry._DISPLAY_NAMES))
     monkeypatch.setattr(core_options, "_REGISTERED", list(core_options._REGISTERED))

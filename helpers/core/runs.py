@@ -3,9 +3,10 @@
 Every image/tabular/language experiment of the book is a :class:`TrainConfig`; the notebooks build
 lists of them (see :mod:`tools.run`) and call ``run_or_load`` on each. Method-specific
 steps (an init mode, parameter groups, annealing hooks, extra records) live in the method
-packages as :class:`RunExtension` objects, which ``helpers.methods`` registers with
-:func:`register_run_extension`; this core module imports no method. Each extension says to which
-runs it applies, and two that both want to set the optimiser's parameter groups are an error.
+packages as :class:`~helpers.core.extensions.RunExtension` objects, which ``helpers.methods``
+registers with :func:`~helpers.core.extensions.register_run_extension`; this core module imports
+no method. Each extension says to which runs it applies, and two that both want to set the
+optimiser's parameter groups are an error.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
-from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.core import distributed
@@ -35,93 +35,18 @@ from helpers.core.device import (
     resolve_device,
 )
 from helpers.core.env import bool_env
+from helpers.core.extensions import applicable_extensions, param_groups_of
 from helpers.core.models import MODEL_NAMES, build_model, check_model_kwargs
 from helpers.core.options import MethodOptions, canonical_options, check_options, check_sites, option_of, split_options
 from helpers.core.provenance import PRECISIONS, note_device
 from helpers.core.registry import activation_factory, canonical_kwargs
 from helpers.core.results_cache import CODE_VERSION, config_hash, register_runner, result_path
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
-from helpers.core.train import TrainHook, fit, optimizer_from_groups
+from helpers.core.train import fit, optimizer_from_groups
 from helpers.core.weights import save_weights
 
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 _O = TypeVar("_O", bound=MethodOptions)
-
-
-class RunExtension:
-    """The method-specific steps of a :class:`TrainConfig` run; every step is optional.
-
-    A method package provides its extensions and ``helpers.methods`` registers them
-    (:func:`register_run_extension`). A run uses the extensions whose :meth:`applies` is true for
-    its model and config, in registration order.
-    """
-
-    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
-        return True
-
-    def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
-        """Change the freshly built model before the optimiser sees it (e.g. an init mode)."""
-
-    def param_groups(self, model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]] | None:
-        """The optimiser's parameter groups, or None for the default (one group of all weights)."""
-        return None
-
-    def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
-        """Training hooks of the run (in order)."""
-        return []
-
-    def initial_record(self, model: nn.Module) -> dict[str, Any]:
-        """Entries of the result recorded right before training starts."""
-        return {}
-
-    def final_record(
-        self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Entries of the result recorded after training (``out``: :func:`fit`'s output, with
-        ``best_state``; ``parts``: :func:`build_run`'s, with the validation loader). Evaluate under
-        :func:`autocast_context` of ``cfg.precision``, as the run trained."""
-        return {}
-
-
-_EXTENSIONS: list[RunExtension] = []
-
-
-def register_run_extension(extension: RunExtension) -> RunExtension:
-    """Add ``extension`` to every later run (idempotent; ``helpers.methods`` calls this)."""
-    if not isinstance(extension, RunExtension):
-        raise TypeError(f"a run extension must be a RunExtension, got {type(extension).__name__}")
-    if extension not in _EXTENSIONS:
-        _EXTENSIONS.append(extension)
-    return extension
-
-
-def run_extensions() -> list[RunExtension]:
-    """The registered run extensions, in registration order."""
-    return list(_EXTENSIONS)
-
-
-def applicable_extensions(model: nn.Module, cfg: TrainConfig) -> list[RunExtension]:
-    """The registered extensions that apply to the run of ``cfg`` on ``model``."""
-    return [e for e in _EXTENSIONS if e.applies(model, cfg)]
-
-
-def _param_groups(extensions: list[RunExtension], model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
-    """The one applicable extension's parameter groups, or the default; two that both set them
-    would silently drop one method's optimiser settings, so that is an error naming both."""
-    wanted = [(e, g) for e in extensions if (g := e.param_groups(model, cfg)) is not None]
-    if len(wanted) > 1:
-        names = ", ".join(type(e).__name__ for e, _ in wanted)
-        raise ValueError(
-            f"run {cfg.experiment!r} ({cfg.activation}): several run extensions set the optimiser's "
-            f"parameter groups ({names}); at most one may, so these methods cannot be combined"
-        )
-    return wanted[0][1] if wanted else default_param_groups(model, cfg.lr, cfg.weight_decay)
-
-
-def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> list[dict[str, Any]]:
-    """One group of every parameter (what a run uses when no extension groups them)."""
-    return [{"params": list(model.parameters()), "lr": lr, "weight_decay": weight_decay, "name": "weights"}]
 
 
 SCHEDULES: tuple[str, ...] = ("none", "cosine", "warmup_cosine")
@@ -440,7 +365,7 @@ def build_run(cfg: TrainConfig, device: torch.device | None = None):
     extensions = applicable_extensions(model, cfg)
     for extension in extensions:
         extension.prepare(model, cfg)
-    groups = _param_groups(extensions, model, cfg)
+    groups = param_groups_of(extensions, model, cfg)
     optimizer = optimizer_from_groups(groups, cfg.optimizer, lr=cfg.lr, momentum=cfg.momentum)
     scheduler = make_scheduler(optimizer, cfg)
     steps_per_epoch = math.ceil(len(train) / cfg.batch_size)

@@ -1,4 +1,4 @@
-"""λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.runs.RunExtension`).
+"""λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.extensions.RunExtension`).
 
 Its knobs are the run's :class:`~helpers.lambda_gelu.options.LambdaGeluOptions`:
 
@@ -22,8 +22,9 @@ from typing import Any
 
 from torch import nn
 
+from helpers.core.extensions import RunExtension
 from helpers.core.models import replace_activations
-from helpers.core.runs import RunExtension, TrainConfig, autocast_context
+from helpers.core.runs import TrainConfig, autocast_context
 from helpers.core.train import TrainHook, evaluate
 from helpers.lambda_gelu.hardness import (
     AnnealingSchedule,
