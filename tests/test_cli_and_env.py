@@ -144,7 +144,8 @@ def test_verification_says_what_the_checksum_guards_against(tmp_path, capsys):
     committed = [p for p in committed if not p.name.endswith(".failed.json")]
     if not committed:
         pytest.skip("no committed results")
-    shutil.copy(committed[0], tmp_path / committed[0].name)
+    (tmp_path / committed[0].parent.name).mkdir()  # a result lies in its experiment's folder
+    shutil.copy(committed[0], tmp_path / committed[0].parent.name / committed[0].name)
     assert main([str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "1 passed, 0 failed" in out and "not a signature" in out and "git log -p results/" in out
