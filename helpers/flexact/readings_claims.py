@@ -17,6 +17,7 @@ from helpers.core.report import (
     comparison_fields,
     merge_fields,
     run_verdict,
+    source_row,
 )
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import ALPHA, tost
@@ -118,19 +119,19 @@ def _readings_claim(
     profile: str = "cpu",
     reading: str = "",
 ) -> Claim:
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {_READINGS_WHERE}",
-        paper_value=paper,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,  # type: ignore[arg-type]
-        notebook=NOTEBOOK_SYNTHETIC,
-        note=note,
-        anchor=ANCHOR_READINGS,
+    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS}
+    return source_row(
+        key,
+        claim,
+        _READINGS_WHERE,
+        paper,
+        ours,
+        verdict,
+        note,
+        scale,
+        profile,
         reading=reading,
+        **place,
         **(fields or {}),
     )
 

@@ -31,6 +31,7 @@ from helpers.core.report import (
     judge,
     merge_fields,
     run_verdict,
+    source_row,
 )
 from helpers.core.statistics import Comparison
 from helpers.srelu import protocol as P
@@ -80,20 +81,8 @@ def _claim(
     **fields: str,
 ) -> Claim:
     """One S-ReLU row: the source is the paper at ``where``, the anchor the page's claims section."""
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{SOURCE}, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,  # type: ignore[arg-type]
-        notebook=notebook,
-        anchor=ANCHORS[notebook],
-        note=note,
-        **fields,
-    )
+    place = {"source": SOURCE, "notebook": notebook, "anchor": ANCHORS[notebook]}
+    return source_row(key, claim, where, paper, ours, verdict, note, scale, profile, **place, **fields)
 
 
 def _not_stored(profile: str) -> str:
