@@ -421,3 +421,10 @@ def test_a_direction_claim_on_a_few_test_examples_says_how_many():
     assert "the effect is 8 of the 10,000 test examples" in fields["test"]
     _, big, _ = R.judge(lambda: S.paired_comparison(a, {k: v - 2 for k, v in a.items()}), direction=1, unit="points")
     assert "test examples" not in big["test"]
+
+
+@pytest.mark.parametrize("examples", [0, -5, 2.5, True, "10000"])
+def test_judge_refuses_a_test_set_size_that_is_not_a_count(examples):
+    comp = S.paired_comparison({0: 1.0, 1: 2.0, 2: 3.5}, {0: 0.0, 1: 0.5, 2: 1.0})
+    with pytest.raises(ValueError, match="examples must be a positive int"):
+        R.judge(lambda: comp, direction=1, unit="points", examples=examples)

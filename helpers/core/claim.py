@@ -316,20 +316,9 @@ def audit_claim(
             f"basis must be 'exact' or 'source' (an exact computation or the source's own numbers, "
             f"never runs), got {basis!r} for claim {claim!r}"
         )
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"{source}, {where}",
-        paper_value=paper_value,
-        our_value=our_value,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,
-        notebook=notebook,
-        anchor=anchor,
-        note=note,
-        basis=basis,
-        reading=reading,
+    place = {"source": source, "notebook": notebook, "anchor": anchor}
+    return source_row(
+        key, claim, where, paper_value, our_value, verdict, note, scale, profile, basis=basis, reading=reading, **place
     )
 
 

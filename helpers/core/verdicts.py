@@ -341,6 +341,8 @@ def judge(
             },
             None,
         )
+    if examples is not None and (not isinstance(examples, int) or isinstance(examples, bool) or examples < 1):
+        raise ValueError(f"examples must be a positive int (the test set's size) or None, got {examples!r}")
     alpha = ALPHA / looks
     comp = spent(comp, looks)
     verdict = run_verdict(

@@ -226,39 +226,36 @@ def delta_bvs_by_seed(results: Iterable[Mapping[str, Any]], t: float | None = No
     return out
 
 
+def _drift_ends(results: Iterable[Mapping[str, Any]], along: str) -> tuple[pd.Series, pd.Series]:
+    """``V_λ`` of the λ-GELU runs (not annealed) at the end of ``along`` where the paper expects more
+    drift (smallest t, largest c) and at the other end, each indexed by (other axis, mode, seed)."""
+    if along not in ("t", "c"):
+        raise ValueError(f"along must be 't' or 'c', got {along!r}")
+    table = run_table(results)
+    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
+    more, less = (lam[along].min(), lam[along].max()) if along == "t" else (lam[along].max(), lam[along].min())
+    key = ["c" if along == "t" else "t", "mode", "seed"]
+    return lam[lam[along] == more].set_index(key)["drift"], lam[lam[along] == less].set_index(key)["drift"]
+
+
+def _contrast(more: pd.Series, less: pd.Series, along: str) -> dict[tuple, float]:
+    common = more.index.intersection(less.index)
+    if common.empty:
+        raise ValueError(f"no run at both ends of {along}")
+    return {k: float(more[k] - less[k]) for k in common}
+
+
 def drift_contrast(results: Iterable[Mapping[str, Any]], along: str) -> dict[tuple, float]:
     """The trend of Fig. 1/2 as paired run differences: ``V_λ`` at the end of the axis where the
     paper expects more drift minus ``V_λ`` at the other end (``along="t"``: smallest t minus largest
     t, at each c; ``along="c"``: largest c minus smallest c, at each t), for every (other axis,
     mode, seed) run at both ends. ``{(other, mode, seed): difference}``."""
-    if along not in ("t", "c"):
-        raise ValueError(f"along must be 't' or 'c', got {along!r}")
-    table = run_table(results)
-    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
-    other = "c" if along == "t" else "t"
-    hi_end = lam[along].min() if along == "t" else lam[along].max()
-    lo_end = lam[along].max() if along == "t" else lam[along].min()
-    key = [other, "mode", "seed"]
-    a = lam[lam[along] == hi_end].set_index(key)["drift"]
-    b = lam[lam[along] == lo_end].set_index(key)["drift"]
-    common = a.index.intersection(b.index)
-    if common.empty:
-        raise ValueError(f"no run at both ends of {along}")
-    return {k: float(a[k] - b[k]) for k in common}
+    return _contrast(*_drift_ends(results, along), along)
 
 
 #: The smallest drift contrast of interest: 10 % of the mean ``V_λ`` at the end of the axis where the
 #: paper expects less drift (``V_λ`` has no unit of its own; the rules page lists it).
 DRIFT_SMALLEST_EFFECT: float = 0.10
-
-
-def drift_reference(results: Iterable[Mapping[str, Any]], along: str) -> float:
-    """The mean ``V_λ`` of the λ-GELU runs at the end of ``along`` where less drift is expected (the
-    largest t, or the smallest c): what :data:`DRIFT_SMALLEST_EFFECT` scales."""
-    table = run_table(results)
-    lam = table[(table["activation"] == "lambda_gelu") & ~table["annealed"]]
-    end = lam[along].max() if along == "t" else lam[along].min()
-    return float(lam.loc[lam[along] == end, "drift"].mean())
 
 
 def _seed_cells(cells: Mapping[tuple, float]) -> dict[tuple[float, int], float]:
@@ -292,12 +289,13 @@ def trend_claim_stats(results: Iterable[Mapping[str, Any]], along: str, monotone
     contradicted when some level's CI is below 0."""
 
     try:
-        contrast = drift_contrast(results, along)
+        more, less = _drift_ends(results, along)
+        contrast = _contrast(more, less, along)
     except ValueError as err:
         return "inconclusive", {"test": f"no interval: {err}"}
     ends = "smallest − largest t" if along == "t" else "largest − smallest c"
     other = "c" if along == "t" else "t"
-    reference = drift_reference(results, along)
+    reference = float(less.mean())  # the mean V_λ where less drift is expected
     verdict, fields = _every_level(
         _seed_cells(contrast),
         other,
