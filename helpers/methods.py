@@ -69,7 +69,10 @@ class Method:
     ``TrainConfig`` run, in order; ``claims``: the function that lists its claims (report order);
     ``audit``: the function that lists the findings of the source read against itself (after its
     claims in the report);
-    ``experiments``: experiment name -> ``configs(profile)`` for ``python -m tools.run``.
+    ``experiments``: experiment name -> ``configs(profile)`` for ``python -m tools.run``;
+    ``paper``: the module holding the source's excerpts (``QUOTES``, imported by the attribution
+    test, never by a training run); ``source_text``: the source's text file under
+    ``../shared/papers`` that every excerpt must occur in.
     """
 
     package: str
@@ -81,6 +84,8 @@ class Method:
     run_extensions: tuple[RunExtension, ...] = ()
     experiments: Mapping[str, Callable[[str], list]] = field(default_factory=dict)
     audit: Callable[[], list] | None = None
+    paper: str | None = None
+    source_text: str | None = None
 
 
 #: The source documents' methods, in report order.
@@ -90,6 +95,8 @@ METHODS: tuple[Method, ...] = (
         "A GELU tutorial post",
         claims_of("helpers.gelu_primer.claims"),
         audit=claims_of("helpers.gelu_primer.audit"),
+        paper="helpers.gelu_primer.paper",
+        source_text="gelu-blog.txt",
     ),
     Method(
         "lambda_gelu",
@@ -106,6 +113,8 @@ METHODS: tuple[Method, ...] = (
         ),
         experiments=lambda_gelu_protocol.EXPERIMENTS,
         audit=claims_of("helpers.lambda_gelu.audit"),
+        paper="helpers.lambda_gelu.paper",
+        source_text="lambda-gelu.txt",
     ),
     Method(
         "srelu",
@@ -121,6 +130,8 @@ METHODS: tuple[Method, ...] = (
         run_extensions=(srelu_training.RUN_EXTENSION,),
         experiments=srelu_protocol.EXPERIMENTS,
         audit=claims_of("helpers.srelu.audit"),
+        paper="helpers.srelu.paper",
+        source_text="s-relu.txt",
     ),
     Method(
         "flexact",
@@ -132,6 +143,8 @@ METHODS: tuple[Method, ...] = (
         run_extensions=(flexact_hook.RUN_EXTENSION,),
         experiments=flexact_protocol.EXPERIMENTS,
         audit=claims_of("helpers.flexact.audit"),
+        paper="helpers.flexact.paper",
+        source_text="flex-act.txt",
     ),
 )
 

@@ -8,46 +8,35 @@ in its source. Claims mark values the source does not print as derived.
 
 from __future__ import annotations
 
+import importlib
 from decimal import Decimal
 
 import pytest
 
-from helpers.core.attribution import Derived, Quoted, normalise, numbers_in
+from helpers import methods
+from helpers.core.attribution import Derived, Quoted, normalise, numbers_in, quote_problems
 from helpers.core.report import Claim
 from helpers.core.runtime import repo_root
-from helpers.flexact import paper as flexact_paper
-from helpers.gelu_primer import paper as gelu_paper
-from helpers.lambda_gelu import paper as lgelu_paper
-from helpers.srelu import paper as srelu_paper
 
-#: Each paper module and the file of its source text under ``../shared/papers``.
-MODULES = {
-    "gelu-blog.txt": gelu_paper,
-    "lambda-gelu.txt": lgelu_paper,
-    "s-relu.txt": srelu_paper,
-    "flex-act.txt": flexact_paper,
-}
-QUOTES = [(source, key, quote) for source, module in MODULES.items() for key, quote in module.QUOTES.items()]
+#: Each method's source text (under ``../shared/papers``) and the paper module that quotes it.
+MODULES = {m.source_text: importlib.import_module(m.paper) for m in methods.METHODS if m.paper}
 PAPERS = repo_root().parent / "shared" / "papers"
+gelu_paper = MODULES["gelu-blog.txt"]
 
 
 def test_every_number_taken_from_an_excerpt_occurs_in_it() -> None:
-    problems = []
-    for source, key, quote in QUOTES:
-        written = numbers_in(quote.text)
-        if missing := [v for v in quote.values if not any(Decimal(str(v)) == n for n in written)]:
-            problems.append(f"{source} {key}: {missing} not in {quote.text!r} (numbers there: {written})")
-    assert len(QUOTES) > 150 and not problems, "\n".join(problems)
+    problems = [f"{source} {p}" for source, module in MODULES.items() for p in quote_problems(module.QUOTES)]
+    assert len(MODULES) == 4 and sum(len(m.QUOTES) for m in MODULES.values()) > 150
+    assert not problems, "\n".join(problems)
 
 
 def test_every_excerpt_occurs_in_its_source_text() -> None:
     if not all((PAPERS / source).is_file() for source in MODULES):
         pytest.skip(f"the source texts are not at {PAPERS}; the excerpts are checked where they are (CI)")
-    texts = {source: (PAPERS / source).read_text(encoding="utf-8") for source in MODULES}
     problems = [
-        f"{source} {key} ({quote.where}): {quote.text!r} is not in the source text"
-        for source, key, quote in QUOTES
-        if not quote.occurs_in(texts[source])
+        f"{source} {p}"
+        for source, module in MODULES.items()
+        for p in quote_problems(module.QUOTES, (PAPERS / source).read_text(encoding="utf-8"))
     ]
     assert not problems, "\n".join(problems)
 

@@ -3,9 +3,13 @@ toy fourth method added through the places helpers/README.md's "Adding a paper" 
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import json
 import sys
 import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,9 +19,11 @@ from helpers import methods
 from helpers.claims import collect_claims
 from helpers.core import extensions, registry
 from helpers.core import options as core_options
+from helpers.core.attribution import quote_problems
 from helpers.core.extensions import RunExtension, default_param_groups
 from helpers.core.results_cache import run_or_load
 from helpers.core.runs import TrainConfig, build_run
+from helpers.core.runtime import repo_root
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
@@ -105,8 +111,10 @@ def test_register_run_extension_rejects_other_objects():
 
 
 # ----------------------------------------------------------------------------- a toy fourth method
+#: The places helpers/README.md's "Adding a paper" names, for a toy source: the package's five
+#: files here; the page, its toc line and its bibliography entry below; the Method line in the test.
 TOY_PACKAGE = {
-    "__init__.py": '"""A toy method: the softsign activation x / (1 + |x|)."""\n',
+    "__init__.py": '"""A toy method: the softsign activation x / (1 + |x|) ({cite}`toy2026`)."""\n',
     "activation.py": """
         import torch
         from torch import nn
@@ -122,12 +130,21 @@ TOY_PACKAGE = {
             def forward(self, x: torch.Tensor) -> torch.Tensor:
                 return softsign(x)
         """,
-    "options.py": """
+    "paper.py": """
+        from helpers.core.attribution import Quoted
+
+        QUOTES = {
+            "gain": Quoted("softsign with a gain of 2 trains to a finite loss", "Section 1", values=(2,)),
+        }
+        """,
+    "protocol.py": """
         from dataclasses import dataclass
         from typing import ClassVar
 
         from helpers.core import validation as v
+        from helpers.core.extensions import RunExtension
         from helpers.core.options import MethodOptions
+        from helpers.core.runs import TrainConfig
 
 
         @dataclass(frozen=True)
@@ -139,10 +156,6 @@ TOY_PACKAGE = {
             def check(self, config) -> None:
                 if self.softsign_gain != 1.0 and config.activation != "softsign":
                     raise ValueError(f"softsign_gain applies to softsign runs, not {config.activation!r}")
-        """,
-    "training.py": """
-        from helpers.core.extensions import RunExtension
-        from toy_method.options import SoftsignOptions
 
 
         class SoftsignRun(RunExtension):
@@ -154,10 +167,6 @@ TOY_PACKAGE = {
 
 
         RUN_EXTENSION = SoftsignRun()
-        """,
-    "protocol.py": """
-        from helpers.core.runs import TrainConfig
-        from toy_method.options import SoftsignOptions
 
 
         def toy_configs(profile: str) -> list[TrainConfig]:
@@ -174,18 +183,59 @@ TOY_PACKAGE = {
 
         from helpers.core.report import Claim
         from helpers.core.results_cache import run_or_load
+        from toy_method.paper import QUOTES
         from toy_method.protocol import toy_configs
 
 
         def claims() -> list[Claim]:
             (result,) = [run_or_load(c) for c in toy_configs("smoke")]
             loss = result["history"][-1]["train_loss"]
-            return [Claim(claim="softsign trains an MLP to a finite loss", source="Toy paper",
-                          paper_value="finite", our_value=f"{loss:.3f}", profile="smoke", scale="toy",
+            return [Claim(claim="softsign trains an MLP to a finite loss", source="Toy paper, Section 1",
+                          paper_value=QUOTES["gain"], our_value=f"{loss:.3f}", profile="smoke", scale="toy",
                           verdict="confirmed" if math.isfinite(loss) else "contradicted",
                           notebook="notebooks/99_toy", key="toy-softsign-finite-loss")]
         """,
 }
+TOY_SOURCE_TEXT = "A toy paper.\n\n1 Softsign\nWe find that softsign with a gain of 2 trains to a finite loss.\n"
+TOY_PAGE = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": "# Softsign\n\nThe toy source {cite}`toy2026`."},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": 'from helpers.claims import claim\n\nclaim("toy-softsign-finite-loss").verdict',
+        },
+    ],
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+TOY_BIB = "@article{toy2026,\n  title = {A toy paper},\n  author = {Toy, T.},\n  year = {2026},\n}\n"
+
+
+def _check_toc_module():
+    spec = importlib.util.spec_from_file_location("check_toc", repo_root() / "scripts" / "check_toc.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["check_toc"] = module  # dataclasses look their module up in sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def _toy_book(root: Path, *, in_toc: bool) -> list[str]:
+    """A book root holding the toy's page, its toc line (or not) and its bibliography entry; the
+    toc check's problems with it."""
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "intro.md").write_text("# Toy book\n")
+    (root / "notebooks" / "99_toy.ipynb").write_text(json.dumps(TOY_PAGE))
+    (root / "book" / "references.bib").write_text(TOY_BIB)
+    chapter = "      - file: notebooks/99_toy\n" if in_toc else ""
+    (root / "_toc.yml").write_text(f"format: jb-book\nroot: intro\nparts:\n  - caption: Toy\n    chapters:\n{chapter}")
+    if not in_toc:
+        (root / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    return _check_toc_module().problems(root / "_toc.yml", root)
 
 
 def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_dataset):
@@ -199,7 +249,7 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry, "_DISPLAY_NAMES", dict(registry._DISPLAY_NAMES))
     monkeypatch.setattr(core_options, "_REGISTERED", list(core_options._REGISTERED))
-    from toy_method import activation, claims, options, protocol, training
+    from toy_method import activation, claims, paper, protocol
 
     # The checklist's one line in helpers/methods.py, made here on a copy of the tuples.
     toy = methods.Method(
@@ -208,9 +258,11 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
         claims.claims,
         activations={"softsign": activation.Softsign},
         display_names={"softsign": "Softsign"},
-        options=(options.SoftsignOptions,),
-        run_extensions=(training.RUN_EXTENSION,),
+        options=(protocol.SoftsignOptions,),
+        run_extensions=(protocol.RUN_EXTENSION,),
         experiments=protocol.EXPERIMENTS,
+        paper="toy_method.paper",
+        source_text="toy.txt",
     )
     monkeypatch.setattr(methods, "METHODS", methods.METHODS + (toy,))
     monkeypatch.setattr(methods, "CLAIM_SOURCES", methods.CLAIM_SOURCES + (toy,))
@@ -233,6 +285,17 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     # a minute), and test_report_store shows the stored report follows what CLAIM_SOURCES holds
     assert methods.CLAIM_SOURCES[-1] is toy
     monkeypatch.setattr(methods, "CLAIM_SOURCES", (toy,))
-    found = [c for c in collect_claims() if c.source == "Toy paper"]
-    assert len(found) == 1 and found[0].verdict == "confirmed"
-    sys.modules.pop("toy_method", None)
+    found = [c for c in collect_claims() if c.source.startswith("Toy paper")]
+    assert len(found) == 1 and found[0].verdict == "confirmed" and found[0].paper_kind == "quoted"
+    # the paper's excerpts pass the attribution checks the book's four sources pass, and fail them
+    # where a number or an excerpt is not the source's
+    assert quote_problems(importlib.import_module(toy.paper).QUOTES, TOY_SOURCE_TEXT) == []
+    wrong = {"gain": replace(paper.QUOTES["gain"], values=(3,))}
+    assert len(quote_problems(wrong, TOY_SOURCE_TEXT.replace("gain of 2", "gain of two"))) == 2
+    # the page is built only with its toc line, and cites the bibliography's entry
+    assert _toy_book(tmp_path / "book_in", in_toc=True) == []
+    (problem,) = _toy_book(tmp_path / "book_out", in_toc=False)
+    assert "notebook not built" in problem and "notebooks/99_toy" in problem
+    assert "{cite}`toy2026`" in TOY_PAGE["cells"][0]["source"] and "@article{toy2026," in TOY_BIB
+    for name in [m for m in sys.modules if m == "toy_method" or m.startswith("toy_method.")]:
+        sys.modules.pop(name)

@@ -34,6 +34,7 @@ __all__ = [
     "paper_detail",
     "normalise",
     "numbers_in",
+    "quote_problems",
 ]
 
 #: What a claim's source value is: printed at the claim's location, an excerpt, or ours.
@@ -198,3 +199,16 @@ def numbers_in(text: str) -> list[Decimal]:
     """Every decimal number written in ``text`` (``0.13``, ``5e-5``, ``-0.75``; a unicode minus
     counts as a sign)."""
     return [Decimal(t) for t in _NUMBER.findall(unicodedata.normalize("NFKC", text).translate(_DASHES))]
+
+
+def quote_problems(quotes: dict[str, Quoted], source: str | None = None) -> list[str]:
+    """What is wrong with a ``paper.py`` module's ``QUOTES``: a number taken from an excerpt that
+    the excerpt does not hold, and (given the ``source`` text) an excerpt the source does not hold."""
+    problems = []
+    for key, quote in quotes.items():
+        written = numbers_in(quote.text)
+        if missing := [v for v in quote.values if not any(Decimal(str(v)) == n for n in written)]:
+            problems.append(f"{key}: {missing} not in {quote.text!r} (numbers there: {written})")
+        if source is not None and not quote.occurs_in(source):
+            problems.append(f"{key} ({quote.where}): {quote.text!r} is not in the source text")
+    return problems
