@@ -63,6 +63,13 @@ def test_a_contradiction_that_rests_on_the_books_reading_says_so_in_the_verdict(
         R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-9", reading=None)
 
 
+def test_the_grouped_table_names_each_rows_key_and_the_function_that_decides_it():
+    row = R.Claim("c", "s", "1", "2", "theory", "exact", "confirmed", "nb", key="report-claim-10")
+    html = R.claims_table_html([row], grouped=True)
+    assert row.decided_by.endswith("test_the_grouped_table_names_each_rows_key_and_the_function_that_decides_it")
+    assert f"<code>report-claim-10</code> · decided by <code>{row.decided_by}</code>" in html
+
+
 def _comp(diffs):
     return S.one_sample(diffs)
 

@@ -334,7 +334,9 @@ def _grouped_claims_table_html(
                 command, cost = rerun[claims[r.Index].key]
                 stats_html += f'<div class="claim-rerun">rerun: <code>{esc(command)}</code> · {esc(cost)}</div>'
             cells = [
-                f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>',
+                f'{esc(r.claim)}<div class="claim-where">{esc(where)} · {esc(scale)}</div>'
+                f'<div class="claim-key"><code>{esc(claims[r.Index].key)}</code> · decided by '
+                f"<code>{esc(claims[r.Index].decided_by)}</code></div>",
                 esc(r.paper_value),
                 esc(r.our_value),
                 f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>' + _reading_html(r.reading),
