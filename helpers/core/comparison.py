@@ -181,43 +181,31 @@ def _p_text(p: float) -> str:
     return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
-def _t_result(
+def t_comparison(
     effect: float,
     se: float,
     df: float,
+    n: int,
     p: float,
-    *,
     test: str,
     sd: float,
-    n: int,
     n_a: int,
     n_b: int,
     confidence: float,
-    values_a: Sequence[float],
-    values_b: Sequence[float],
+    values_a: Sequence[float] = (),
+    values_b: Sequence[float] = (),
 ) -> Comparison:
-    if se == 0:  # every difference identical: the exact value, no sampling spread (see module doc)
+    """The :class:`Comparison` of a t statistic (fields in its order): its interval at
+    ``confidence`` on t(df) and its MDE; with ``se = 0`` the exact value (see module doc)."""
+    if se == 0:  # every difference identical: no sampling spread
         lo = hi = effect
         p = 0.0 if effect != 0 else 1.0
     else:
         half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
         lo, hi = effect - half, effect + half
+    mde = minimal_detectable_effect(se, df)
     return Comparison(
-        effect=effect,
-        ci_low=lo,
-        ci_high=hi,
-        se=se,
-        df=df,
-        n=n,
-        p=float(p),
-        mde=minimal_detectable_effect(se, df),
-        test=test,
-        sd=sd,
-        n_a=n_a,
-        n_b=n_b,
-        confidence=confidence,
-        values_a=tuple(values_a),
-        values_b=tuple(values_b),
+        effect, lo, hi, se, df, n, float(p), mde, test, sd, n_a, n_b, confidence, tuple(values_a), tuple(values_b)
     )
 
 
