@@ -158,28 +158,9 @@ def interval_rules_markdown(more_effects: Mapping[str, tuple[str, str]] | None =
 
 
 #: Columns of :func:`claims_frame`, in display order.
-CLAIM_COLUMNS: tuple[str, ...] = (
-    "paper",
-    "claim",
-    "source",
-    "paper_value",
-    "paper_kind",
-    "paper_detail",
-    "our_value",
-    "verdict",
-    "verdict_label",
-    "reading",
-    "effect",
-    "ci",
-    "n",
-    "test",
-    "mde",
-    "basis",
-    "profile",
-    "scale",
-    "note",
-    "notebook",
-    "anchor",
+CLAIM_COLUMNS: tuple[str, ...] = tuple(
+    "paper claim source paper_value paper_kind paper_detail our_value verdict verdict_label reading "
+    "effect ci n test mde basis profile scale note notebook anchor".split()
 )
 
 
