@@ -209,6 +209,13 @@ def t_comparison(
     )
 
 
+def _check_se_df(se: float, df: float) -> None:
+    if not (math.isfinite(se) and se >= 0):
+        raise ValueError(f"se must be finite and >= 0, got {se!r}")
+    if not (math.isfinite(df) and df > 0):
+        raise ValueError(f"df must be > 0, got {df!r}")
+
+
 def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
     """Smallest true effect a two-sided t test at level ``alpha`` detects with probability ``power``.
 
@@ -218,10 +225,7 @@ def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, pow
     ``(t_{1−α/2} + t_{power}) · se`` is close for large df and too small for df = 2.) ``se`` is the
     *observed* standard error, so the MDE says what this design could have seen at this spread.
     """
-    if not (math.isfinite(se) and se >= 0):
-        raise ValueError(f"se must be finite and >= 0, got {se!r}")
-    if not (math.isfinite(df) and df > 0):
-        raise ValueError(f"df must be > 0, got {df!r}")
+    _check_se_df(se, df)
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
     if se == 0:
@@ -276,10 +280,7 @@ def detectable_margin(
     error (``scipy.integrate.quad``), since both one-sided tests share it."""
     if test not in ("equivalence", "non-inferiority"):
         raise ValueError(f"test must be 'equivalence' or 'non-inferiority', got {test!r}")
-    if not (math.isfinite(se) and se >= 0):
-        raise ValueError(f"se must be finite and >= 0, got {se!r}")
-    if not (math.isfinite(df) and df > 0):
-        raise ValueError(f"df must be > 0, got {df!r}")
+    _check_se_df(se, df)
     if not 0 < alpha < 0.5 or not 0 < power < 1:
         raise ValueError(f"alpha must be in (0, 0.5) and power in (0, 1), got {alpha!r}, {power!r}")
     return 0.0 if se == 0 else _margin_in_se(float(df), test, alpha, power) * se

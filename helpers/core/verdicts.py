@@ -246,18 +246,13 @@ def judge(
     looks: int = 1,
     examples: int | None = None,
 ) -> tuple[Verdict, dict[str, Any], Comparison | None]:
-    """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
-    ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
-    TOST or non-inferiority result appended to the test). With too few runs for an interval (one
-    seed, e.g. the smoke profile) the verdict is ``inconclusive`` and the fields say why, so a page
-    still renders. ``label`` prefixes the effect (e.g. which arms). The fields also hold ``design``,
-    the :class:`RunDesign` a :class:`Claim` keeps beside its display strings. ``looks``: how many
-    times the seed count of the runs was chosen after looking at them (:attr:`Scale.looks`); every
-    test then runs at ``0.05/looks`` (:func:`spent`, the report's INTERVAL_RULES "looks"). ``examples``:
-    the size of the test set an accuracy in points was measured on; a difference claimed in a
-    direction that is fewer than :data:`FEW_EXAMPLES` of its examples says so (its interval covers
-    other seeds, not another test set)."""
-
+    """``(verdict, claim fields, comparison)`` of a run-based claim: the comparison ``make()`` builds,
+    decided by :func:`run_verdict` and shown by :func:`comparison_fields`, the fields holding the
+    :class:`RunDesign` too. Too few runs for an interval (one seed: the smoke profile) give
+    ``inconclusive``, so a page still renders. ``label`` prefixes the effect. ``looks``
+    (:attr:`Scale.looks`): every test runs at ``0.05/looks`` (:func:`spent`). ``examples``: the test
+    set an accuracy in points was measured on; an effect of fewer than :data:`FEW_EXAMPLES` of them
+    says so (its interval covers other seeds, not another test set)."""
     try:
         comp = make()
     except InsufficientData as err:
