@@ -101,7 +101,6 @@ def test_readable_values_and_setup_frame():
     )
     assert frame.loc["model settings", "cpu"] == "dim 48"
     assert frame.loc["training samples", "paper"] == "—"
-    assert F.readable_frame(frame).equals(frame)
 
 
 def test_headline_and_tally():

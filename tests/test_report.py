@@ -119,7 +119,7 @@ def test_comparison_fields_and_table_html():
         R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y", key="report-claim-6"),
     ]
     html = R.claims_table_html(claims)
-    assert html.count("<tr data-paper=") == 2 and 'data-verdict="inconclusive"' in html
+    assert html.count('class="claim-row"') == 2 and 'data-verdict="inconclusive"' in html
     assert 'id="claims-table"' in html and "claims-filter-verdict" in html
     counts = R.verdict_counts(claims)
     assert counts.loc["total", "total"] == 2 and counts.loc["P1", "inconclusive"] == 1

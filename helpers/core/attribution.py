@@ -153,24 +153,12 @@ _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), 
 _QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201a\u201b\u2032`"} | {ord(c): '"' for c in "\u201c\u201d\u201e\u2033"}
 
 
-_LATEX = {
-    "times": "×",
-    "delta": "δ",
-    "lambda": "λ",
-    "alpha": "α",
-    "beta": "β",
-    "phi": "φ",
-    "infty": "∞",
-    "ge": "≥",
-    "le": "≤",
-    "pm": "±",
-    "cdot": "·",
-    "approx": "≈",
-    "varepsilon": "ε",
-    "mathbb": "",
-    "text": "",
-    "mathrm": "",
-}
+#: The LaTeX commands the extractions use as symbols, and the symbol each reads as ("" drops it).
+_LATEX = dict(
+    pair.split("=")
+    for pair in "times=× delta=δ lambda=λ alpha=α beta=β phi=φ infty=∞ ge=≥ le=≤ pm=± cdot=· approx=≈ "
+    "varepsilon=ε mathbb= text= mathrm=".split()
+)
 _LATEX_COMMAND = re.compile(r"\\([a-zA-Z]+)")
 
 

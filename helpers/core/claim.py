@@ -278,33 +278,15 @@ def source_row(
 
 
 def audit_claim(
-    *,
-    key: str,
-    claim: str,
-    source: str,
-    where: str,
-    paper_value: SourceValue,
-    our_value: str,
-    verdict: Verdict,
-    notebook: str,
-    anchor: str,
-    profile: str,
-    scale: str,
-    note: str = "",
-    basis: Basis = "exact",
-    reading: str = "",
+    *, where: str, paper_value: SourceValue, our_value: str, profile: str, basis: Basis = "exact", **row: Any
 ) -> Claim:
-    """One finding of a source read against itself: a :class:`Claim` whose verdict rests on an exact
-    computation (``basis="exact"``) or on the source's own printed numbers (``basis="source"``),
-    never on runs.
-
-    ``source`` names the document and ``where`` the place in it (a section, table or equation);
-    the claim's ``source`` reads ``"<source>, <where>"``. ``anchor`` is the MyST label of the page
-    section that shows the finding (every finding has one, so the report links to it) and
-    ``profile`` one of :data:`EXACT_PROFILES`; ``reading`` the book's reading when the verdict rests
-    on one (:attr:`Claim.reading`). A method fixes its own ``source``, ``notebook``,
-    ``profile`` and default ``scale`` once with :func:`functools.partial`."""
-    for name, text in (("source", source), ("where", where), ("anchor", anchor)):
+    """One finding of a source read against itself: the :func:`source_row` (``row``: its ``key, claim,
+    verdict, source, notebook, anchor, scale``, and ``note``, ``reading``, all by keyword) of a verdict
+    that rests on an exact computation (``basis="exact"``) or on the source's own printed numbers
+    (``basis="source"``), never on runs, so ``profile`` is one of :data:`EXACT_PROFILES`. Every finding
+    names the page section that shows it (``anchor``), so the report links to it."""
+    claim = row.get("claim")
+    for name, text in (("source", row.get("source")), ("where", where), ("anchor", row.get("anchor"))):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{name} must be a non-empty string, got {text!r} for claim {claim!r}")
     if profile not in EXACT_PROFILES:
@@ -316,10 +298,7 @@ def audit_claim(
             f"basis must be 'exact' or 'source' (an exact computation or the source's own numbers, "
             f"never runs), got {basis!r} for claim {claim!r}"
         )
-    place = {"source": source, "notebook": notebook, "anchor": anchor}
-    return source_row(
-        key, claim, where, paper_value, our_value, verdict, note, scale, profile, basis=basis, reading=reading, **place
-    )
+    return source_row(where=where, paper=paper_value, ours=our_value, profile=profile, basis=basis, **row)
 
 
 def claim_to_dict(claim: Claim) -> dict:
@@ -338,23 +317,15 @@ def claim_to_dict(claim: Claim) -> dict:
 
 def claim_from_dict(row: dict) -> Claim:
     """The :class:`Claim` that :func:`claim_to_dict` wrote (tuples and comparisons restored)."""
-    design = tuple(
-        RunDesign(
-            **{
-                **part,
-                "comparison": None
-                if part["comparison"] is None
-                else Comparison(
-                    **{
-                        **part["comparison"],
-                        "values_a": tuple(part["comparison"]["values_a"]),
-                        "values_b": tuple(part["comparison"]["values_b"]),
-                    }
-                ),
-            }
+
+    def comparison(c: dict | None) -> Comparison | None:
+        return (
+            None
+            if c is None
+            else Comparison(**{**c, "values_a": tuple(c["values_a"]), "values_b": tuple(c["values_b"])})
         )
-        for part in row["design"]
-    )
+
+    design = tuple(RunDesign(**{**part, "comparison": comparison(part["comparison"])}) for part in row["design"])
     return Claim(**{**row, "design": design})
 
 

@@ -181,44 +181,39 @@ def _p_text(p: float) -> str:
     return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
-def _t_result(
+def t_comparison(
     effect: float,
     se: float,
     df: float,
+    n: int,
     p: float,
-    *,
     test: str,
     sd: float,
-    n: int,
     n_a: int,
     n_b: int,
     confidence: float,
-    values_a: Sequence[float],
-    values_b: Sequence[float],
+    values_a: Sequence[float] = (),
+    values_b: Sequence[float] = (),
 ) -> Comparison:
-    if se == 0:  # every difference identical: the exact value, no sampling spread (see module doc)
+    """The :class:`Comparison` of a t statistic (fields in its order): its interval at
+    ``confidence`` on t(df) and its MDE; with ``se = 0`` the exact value (see module doc)."""
+    if se == 0:  # every difference identical: no sampling spread
         lo = hi = effect
         p = 0.0 if effect != 0 else 1.0
     else:
         half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
         lo, hi = effect - half, effect + half
+    mde = minimal_detectable_effect(se, df)
     return Comparison(
-        effect=effect,
-        ci_low=lo,
-        ci_high=hi,
-        se=se,
-        df=df,
-        n=n,
-        p=float(p),
-        mde=minimal_detectable_effect(se, df),
-        test=test,
-        sd=sd,
-        n_a=n_a,
-        n_b=n_b,
-        confidence=confidence,
-        values_a=tuple(values_a),
-        values_b=tuple(values_b),
+        effect, lo, hi, se, df, n, float(p), mde, test, sd, n_a, n_b, confidence, tuple(values_a), tuple(values_b)
     )
+
+
+def _check_se_df(se: float, df: float) -> None:
+    if not (math.isfinite(se) and se >= 0):
+        raise ValueError(f"se must be finite and >= 0, got {se!r}")
+    if not (math.isfinite(df) and df > 0):
+        raise ValueError(f"df must be > 0, got {df!r}")
 
 
 def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -230,10 +225,7 @@ def minimal_detectable_effect(se: float, df: float, *, alpha: float = ALPHA, pow
     ``(t_{1−α/2} + t_{power}) · se`` is close for large df and too small for df = 2.) ``se`` is the
     *observed* standard error, so the MDE says what this design could have seen at this spread.
     """
-    if not (math.isfinite(se) and se >= 0):
-        raise ValueError(f"se must be finite and >= 0, got {se!r}")
-    if not (math.isfinite(df) and df > 0):
-        raise ValueError(f"df must be > 0, got {df!r}")
+    _check_se_df(se, df)
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ValueError(f"alpha and power must be in (0, 1), got {alpha!r}, {power!r}")
     if se == 0:
@@ -288,10 +280,7 @@ def detectable_margin(
     error (``scipy.integrate.quad``), since both one-sided tests share it."""
     if test not in ("equivalence", "non-inferiority"):
         raise ValueError(f"test must be 'equivalence' or 'non-inferiority', got {test!r}")
-    if not (math.isfinite(se) and se >= 0):
-        raise ValueError(f"se must be finite and >= 0, got {se!r}")
-    if not (math.isfinite(df) and df > 0):
-        raise ValueError(f"df must be > 0, got {df!r}")
+    _check_se_df(se, df)
     if not 0 < alpha < 0.5 or not 0 < power < 1:
         raise ValueError(f"alpha must be in (0, 0.5) and power in (0, 1), got {alpha!r}, {power!r}")
     return 0.0 if se == 0 else _margin_in_se(float(df), test, alpha, power) * se

@@ -16,8 +16,8 @@ and, in the page's markdown (MyST, myst-nb 1.x)::
     ```
     :::
 
-:func:`readable_frame` turns the raw ``dict``/``list`` values of a setup table (model keyword
-arguments and the like) into short text, e.g. ``{'dim': 48, 'depth': 4}`` -> ``dim 48, depth 4``.
+:func:`setup_frame` shows run configs side by side, their raw ``dict``/``list`` values (model
+keyword arguments and the like) as short text, e.g. ``{'dim': 48, 'depth': 4}`` -> ``dim 48, depth 4``.
 """
 
 from __future__ import annotations
@@ -243,11 +243,6 @@ def readable_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
-
-
-def readable_frame(frame):  # pandas.DataFrame -> pandas.DataFrame
-    """A copy of ``frame`` with every cell as :func:`readable_value` text (for setup tables)."""
-    return frame.apply(lambda column: column.map(readable_value))
 
 
 #: Row labels of :func:`setup_frame` for config fields whose name reads badly as text.

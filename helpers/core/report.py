@@ -30,16 +30,13 @@ from helpers.core.claim import (  # re-exported: callers import the claim type a
     source_row,
 )
 from helpers.core.verdicts import (  # re-exported: how a row's verdict is decided
-    INTERVAL_RULES,
     NEGLIGIBLE_ACCURACY_POINTS,
-    SMALLEST_EFFECTS,
     claim_p,
     combine_verdicts,
     comparison_fields,
     family_verdict,
     holm_level,
     intersection_union,
-    interval_rules_markdown,
     judge,
     merge_fields,
     numeric_verdict,
@@ -92,33 +89,78 @@ __all__ = [
     "claims_table_html",
 ]
 
-# --------------------------------------------------------------------------------------------
-# The report page: counts and the filterable table (logic here, the notebook only calls it)
-# --------------------------------------------------------------------------------------------
+#: Which interval each kind of verdict rests on, stated once; the report page prints
+#: :func:`interval_rules_markdown`. Every row of the report follows one of these.
+INTERVAL_RULES: dict[str, str] = {
+    "direction": '"a beats b": the two-sided 95% Student-t interval of the effect, paired by seed where the '
+    "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
+    "the other side or excludes the claimed effect, inconclusive otherwise",
+    "size": '"an effect as large as X": the same 95% interval; confirmed when it excludes 0 and reaches X, '
+    "contradicted when it lies wholly short of X",
+    "equivalence": '"matches" / "close to" within ±margin: TOST at 5% per side, which is the 90% interval '
+    "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
+    "interval lies wholly outside the margin",
+    "non-inferiority": '"no worse than" by a margin: the one-sided 95% bound, the lower end of the 90% interval, '
+    "above −margin; contradicted when the 95% interval lies wholly below −margin",
+    "count": 'a rate ("selects the ground truth"): the exact binomial (Clopper-Pearson) 95% interval of the rate '
+    "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
+    "contains it",
+    "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
+    '"same speed" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it',
+    "every": '"at every level" / "beats every other": each level or competitor by its own interval as above, '
+    "on seeds as the unit; confirmed only when every part is, each at 95% (intersection-union needs no "
+    "adjustment); contradicted when a part is contradicted with its interval at the Holm level 1 − 0.05/k "
+    "for k parts; the row shows the weakest part in the claim's direction (largest one-sided p) and the "
+    "power figure of the part that limits the family",
+    "negligible": "a direction claim whose quantity has a smallest effect of interest (the table below: the "
+    'margin the book calls a match for that quantity) is "confirmed but negligible", not confirmed, when '
+    "its interval lies on the claimed side of 0 but wholly inside it; a row that uses one names it in its "
+    "test. Every direction claim has one; a threshold claim's (ρ_S above 0.7, a perplexity rise of at least "
+    "10 %) is its threshold",
+    "looks": "sequential looks: a scale whose seed count was chosen after looking at its rows (more seeds "
+    "where an interval was undecided; the scale's looks) tests each of its rows at 0.05/looks (Bonferroni "
+    "over the looks): 95% intervals become 1 − 0.05/looks, TOST's 90% becomes 1 − 0.10/looks; the row's "
+    "test says so",
+    "exact": "identical values on every seed: no interval; the row states the exact count",
+    "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
+    "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
+    "error); for an equivalence or non-inferiority row, the smallest margin that TOST or the one-sided "
+    "test would show with 80% power at a true difference of 0",
+}
+
+
+#: The smallest effect of interest of each quantity a direction claim is about: the margin the book
+#: calls a match for it (quantity -> (value, how it is applied)), so an effect the book would call a
+#: match elsewhere is never a confirmation here. A method adds its own quantities
+#: (:func:`interval_rules_markdown`'s ``more_effects``).
+SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
+    "accuracy": (
+        f"{NEGLIGIBLE_ACCURACY_POINTS:g} points",
+        "absolute: 50 of 10,000 test images; the book's match margin for accuracy",
+    ),
+    "perplexity": (
+        "2 % of the baseline",
+        "relative to the baseline at the scale run (ReLU from scratch; GELU for λ-GELU), computed per pair",
+    ),
+    "latency": ("5 % of the time", 'the ratio of medians inside 0.95-1.05; the "same speed" margin'),
+}
+
+
+def interval_rules_markdown(more_effects: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on, then
+    the smallest effect of interest of each quantity (:data:`SMALLEST_EFFECTS` and ``more_effects``)
+    as a table."""
+    rules = "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
+    table = ["| quantity | smallest effect of interest | how |", "| --- | --- | --- |"]
+    effects = {**SMALLEST_EFFECTS, **(more_effects or {})}
+    table += [f"| {q} | {value} | {how} |" for q, (value, how) in effects.items()]
+    return rules + "\n\n" + "\n".join(table)
+
 
 #: Columns of :func:`claims_frame`, in display order.
-CLAIM_COLUMNS: tuple[str, ...] = (
-    "paper",
-    "claim",
-    "source",
-    "paper_value",
-    "paper_kind",
-    "paper_detail",
-    "our_value",
-    "verdict",
-    "verdict_label",
-    "reading",
-    "effect",
-    "ci",
-    "n",
-    "test",
-    "mde",
-    "basis",
-    "profile",
-    "scale",
-    "note",
-    "notebook",
-    "anchor",
+CLAIM_COLUMNS: tuple[str, ...] = tuple(
+    "paper claim source paper_value paper_kind paper_detail our_value verdict verdict_label reading "
+    "effect ci n test mde basis profile scale note notebook anchor".split()
 )
 
 
@@ -193,87 +235,6 @@ def row_id(key: str) -> str:
     return f"claim-{key}"
 
 
-def claims_table_html(
-    claims: list[Claim],
-    link: Callable[[str, str], str] | None = None,
-    *,
-    grouped: bool = False,
-    controls: bool = True,
-    collapse_at: int = 0,
-    rerun: Mapping[str, tuple[str, str]] | None = None,
-) -> str:
-    """The report's table: one ``<tr class="claim-row">`` per claim (``data-paper``/``data-source`` and
-    ``data-verdict`` attributes) and two selects that filter it by source and verdict. ``link(docname,
-    anchor)`` gives the HTML of the link to the page (and section) that computes a claim, e.g.
-    :func:`page_link` (default: the docname as text).
-
-    ``grouped=True``: the compact layout of the report page, see :func:`_grouped_claims_table_html`.
-    ``controls=False`` leaves out the inline selects and script (the book's ``_static/claims-filter.js``
-    adds them to ``table#claims-table``). ``collapse_at`` > 0: notes and tests longer than that many
-    characters are folded into ``<details>``. ``rerun``: key -> the command that reruns the row and
-    its cost in words, shown under the row's statistics (grouped layout)."""
-
-    esc = html.escape
-    if grouped:
-        return _grouped_claims_table_html(claims, link, controls=controls, collapse_at=collapse_at, rerun=rerun)
-    frame = claims_frame(claims)
-    papers = list(dict.fromkeys(frame["paper"]))
-    options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
-    controls_html = (
-        '<div class="claims-filter">'
-        '<label>source <select id="claims-filter-paper" onchange="reproFilterClaims()">'
-        f'<option value="">all</option>{options(papers)}</select></label> '
-        '<label>verdict <select id="claims-filter-verdict" onchange="reproFilterClaims()">'
-        f'<option value="">all</option>{options(VERDICTS)}</select></label> '
-        f'<span id="claims-filter-count">{len(frame)} of {len(frame)} claims shown</span></div>'
-    )
-    head = [
-        "claim",
-        "source",
-        "source's value",
-        "our value",
-        "verdict",
-        "effect",
-        "CI (level shown)",
-        "n",
-        "test",
-        "MDE",
-        "profile, scale",
-        "note",
-        "page",
-    ]
-    rows = []
-    for r in frame.itertuples():
-        cls = "verdict-" + r.verdict_label.replace(" ", "-")
-        cells = [
-            esc(r.claim),
-            esc(r.source),
-            esc(r.paper_value),
-            esc(r.our_value),
-            f'<span class="verdict {cls}">{esc(r.verdict_label)}</span>' + _reading_html(r.reading),
-            esc(r.effect),
-            esc(r.ci),
-            esc(r.n),
-            esc(r.test),
-            esc(r.mde),
-            esc(f"{r.profile}, {r.scale}" if r.scale else r.profile),
-            esc(r.note),
-            link(r.notebook, r.anchor) if link else esc(r.notebook),
-        ]
-        rows.append(
-            f'<tr data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" data-verdict="{esc(r.verdict)}" '
-            'class="claim-row">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-        )
-    table = (
-        '<table id="claims-table" class="claims-table"><thead><tr>'
-        + "".join(f"<th>{h}</th>" for h in head)
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
-    return (_FILTER_SCRIPT + controls_html if controls else "") + table
-
-
 def _reading_html(reading: str) -> str:
     """The book's reading under a verdict that rests on it (:attr:`Claim.reading`)."""
     return f'<div class="claim-reading">our reading: {html.escape(reading)}</div>' if reading else ""
@@ -282,28 +243,32 @@ def _reading_html(reading: str) -> str:
 def _folded(text: str, collapse_at: int) -> str:
     """Escaped ``text``; folded into ``<details>`` (first words as the summary) when longer than
     ``collapse_at`` > 0 characters."""
-    import html
-
     if not collapse_at or len(text) <= collapse_at:
         return html.escape(text)
     head = text[: max(20, collapse_at // 2)].rsplit(" ", 1)[0]
     return f'<details class="claim-more"><summary>{html.escape(head)}…</summary>{html.escape(text)}</details>'
 
 
-def _grouped_claims_table_html(
+def claims_table_html(
     claims: list[Claim],
-    link: Callable[[str, str], str] | None,
+    link: Callable[[str, str], str] | None = None,
     *,
-    controls: bool,
-    collapse_at: int,
+    grouped: bool = True,
+    controls: bool = True,
+    collapse_at: int = 0,
     rerun: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
-    """The report page's layout of :func:`claims_table_html`: rows grouped by source (a
-    ``<tbody class="claims-group" data-source=...>`` per source whose first row names the source
-    and counts its verdicts), seven columns (claim with where in the source and the profile;
-    the source's value; ours; verdict; the run statistics; note; page) and long text folded."""
-    import html
+    """The report's table: a ``<tbody class="claims-group" data-source=...>`` per source whose first
+    row names the source and counts its verdicts, then one ``<tr class="claim-row">`` per claim
+    (``data-paper``/``data-source``, ``data-verdict``) in seven columns: claim (with where in the
+    source and the profile), the source's value, ours, verdict, the run statistics, note, page.
 
+    ``link(docname, anchor)``: the HTML of the link to the page section that computes a claim, e.g.
+    :func:`page_link` (default: the docname as text). ``controls=False`` leaves out the inline
+    source and verdict selects and their script (the book's ``_static/claims-filter.js`` adds them).
+    ``collapse_at`` > 0: notes and tests longer than that are folded into ``<details>``. ``rerun``:
+    key -> the command that reruns the row and its cost in words, shown under its statistics.
+    ``grouped`` is ignored (the grouped layout is the only one; the report page still passes it)."""
     esc = html.escape
     frame = claims_frame(claims)
     head = ["claim", "source's value", "our value", "verdict", "statistics", "note", "page"]
@@ -374,8 +339,6 @@ def _grouped_claims_table_html(
 
 def _controls_html(papers: Sequence[str], n: int) -> str:
     """The inline source and verdict selects of :func:`claims_table_html`."""
-    import html
-
     esc = html.escape
     options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
     return (

@@ -1,49 +1,22 @@
-"""Statistics behind every run-based verdict: paired or Welch differences, 95 % CIs, TOST, MDE.
+"""Statistics behind every run-based verdict: paired or Welch differences, 95 % CIs, TOST, MDE,
+each computed by :mod:`scipy.stats` (no distribution code is written here).
 
-Why a module of its own: the book compares arms that share seeds (the same seed gives the same
-data order and, for most models, the same initial weights), so a difference must be taken *per
-seed* and its spread is the spread of those differences, not Welch's combination of two arm
-spreads. With 3 seeds a difference has 2 degrees of freedom and the two-sided 95 % t critical
-value is 4.30, not 2: "|z| > 2" over-states significance. This module gives one answer to both,
-computed by :mod:`scipy.stats` (no distribution code is written here):
+Why paired: the book's arms share seeds (the same seed gives the same data order and, for most
+models, the same initial weights), so a difference is taken *per seed* and its spread is the spread
+of those differences, not Welch's combination of two arm spreads (Welch only for arms that do not
+share seeds, or for a source's printed mean ± sd). With 3 seeds a difference has 2 degrees of
+freedom and the two-sided 95 % t critical value is 4.30, not 2: "|z| > 2" over-states significance.
+A margin (TOST, non-inferiority) is part of a claim, so it is an argument, never a default.
 
-* :func:`paired_comparison` -- ``a − b`` matched on seed (``scipy.stats.ttest_rel``), an error
-  when the arms' seeds differ;
-* :func:`welch_comparison` -- ``a − b`` of independent arms (``scipy.stats.ttest_ind`` with
-  ``equal_var=False``, Welch-Satterthwaite degrees of freedom);
-* :func:`welch_from_stats` -- the same from printed ``mean ± sd`` and run counts
-  (``scipy.stats.ttest_ind_from_stats``), for a source's own table;
-* :func:`compare` -- paired when both arms have the same seeds, Welch otherwise;
-* :func:`one_sample` -- the mean of one set of values (``scipy.stats.ttest_1samp``), e.g. a drop
-  measured within each run;
-* :func:`tost` -- the two one-sided tests of equivalence within ``± margin`` (for "matches" and
-  "close to" claims; a margin is part of the claim, so it is an argument, never a default);
-* :func:`non_inferiority` -- the one-sided half of TOST ("matches or improves");
-* :func:`minimal_detectable_effect` -- the smallest true difference the comparison detects with
-  power 0.8 at two-sided α = 0.05, from the noncentral t distribution (``scipy.stats.nct``);
-* :func:`bootstrap_ci` -- a seeded percentile-BCa bootstrap (``scipy.stats.bootstrap``) for
-  statistics without a t interval;
-* :func:`proportion` -- a count of successes with its exact Clopper-Pearson interval
-  (``scipy.stats.binomtest``).
+Degenerate data. When every paired difference is the same number (annealed S-ReLU swapped for ReLU
+on the ResNet: the same accuracy on every seed), the standard error is 0: the CI collapses to that
+number, p is 0 for a nonzero difference and 1 for zero, and the MDE is 0. scipy returns NaN there;
+we state the exact result instead (:attr:`Comparison.exact`, :func:`exact_text`).
 
-Every comparison is a :class:`Comparison` (effect, 95 % CI, n, df, test, p, MDE), whose
-:meth:`Comparison.describe` is the text the claims show. This module imports no method module.
-
-Degenerate data. When every paired difference is the same number (e.g. annealed S-ReLU swapped
-for ReLU on the ResNet, whose accuracy is the same before and after the swap on every seed), the
-standard error is 0: the CI collapses to that number, p is 0 for a nonzero difference and 1 for
-zero, and the MDE is 0. scipy returns NaN there; we state the exact result instead
-(:attr:`Comparison.exact`, and :func:`exact_text` says it as a count of identical seeds).
-
-The unit of a comparison is the seed. Where one seed gives several correlated values (the cells
-of a (t, c) grid all subtract the same GELU run of that seed), :func:`helpers.core.units.seed_means`
-averages them per seed before any test, and :func:`helpers.core.units.by_level` splits them per level for "at every
-level" claims,
-which are then tested level by level (intersection-union: every level must pass).
-
-Displayed intervals carry their level; TOST at 5 % per side rests on the 90 % interval
-(:meth:`Comparison.interval`). :func:`median_comparison` bootstraps the median of timing rounds.
-"""
+The unit of a comparison is the seed: correlated values of one seed are averaged first
+(:func:`helpers.core.units.seed_means`), or split per level for "at every level" claims
+(:func:`helpers.core.units.by_level`, intersection-union). Displayed intervals carry their level;
+TOST at 5 % per side rests on the 90 % interval (:meth:`Comparison.interval`)."""
 
 from __future__ import annotations
 
@@ -67,10 +40,10 @@ from helpers.core.comparison import (
     _need,
     _negligible,
     _p_text,
-    _t_result,
     bootstrap_ci,
     detectable_margin,
     minimal_detectable_effect,
+    t_comparison,
 )
 from helpers.core.display import exact_text, interval_text, number_text
 from helpers.core.pairing import pair_by_seed
@@ -97,15 +70,11 @@ __all__ = [
     "paired_comparison",
     "proportion",
     "seed_values",
+    "t_comparison",
     "tost",
     "welch_comparison",
     "welch_from_stats",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# Input checking
-# --------------------------------------------------------------------------------------------
 
 
 def seed_values(rows: Any, value: str, *, where: Mapping[str, Any], seed: str = "seed") -> dict[Hashable, float]:
@@ -132,16 +101,6 @@ def seed_values(rows: Any, value: str, *, where: Mapping[str, Any], seed: str = 
     return {k: float(v) for k, v in zip(sel[seed], sel[value])}
 
 
-# --------------------------------------------------------------------------------------------
-# Results
-# --------------------------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------------------------
-# Comparisons
-# --------------------------------------------------------------------------------------------
-
-
 def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
     """``a − b`` matched on seed: the mean of the per-seed differences and its t interval.
 
@@ -161,24 +120,8 @@ def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -
     if _negligible(sd, va, vb):
         sd = 0.0
     se = sd / math.sqrt(n)
-    if se == 0:
-        p = math.nan
-    else:
-        p = float(stats.ttest_rel(va, vb).pvalue)
-    return _t_result(
-        float(d.mean()),
-        se,
-        n - 1,
-        p,
-        test="paired t",
-        sd=sd,
-        n=n,
-        n_a=n,
-        n_b=n,
-        confidence=confidence,
-        values_a=va,
-        values_b=vb,
-    )
+    p = float(stats.ttest_rel(va, vb).pvalue) if se > 0 else math.nan
+    return t_comparison(float(d.mean()), se, n - 1, n, p, "paired t", sd, n, n, confidence, va, vb)
 
 
 def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
@@ -199,20 +142,8 @@ def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) ->
     else:
         res = stats.ttest_ind(va, vb, equal_var=False)
         df, p = float(res.df), float(res.pvalue)
-    return _t_result(
-        float(va.mean() - vb.mean()),
-        se,
-        df,
-        p,
-        test="Welch t",
-        sd=math.sqrt(max(s2a, s2b)),
-        n=len(va) + len(vb),
-        n_a=len(va),
-        n_b=len(vb),
-        confidence=confidence,
-        values_a=va,
-        values_b=vb,
-    )
+    effect, sd = float(va.mean() - vb.mean()), math.sqrt(max(s2a, s2b))
+    return t_comparison(effect, se, df, len(va) + len(vb), p, "Welch t", sd, len(va), len(vb), confidence, va, vb)
 
 
 def welch_from_stats(
@@ -224,9 +155,7 @@ def welch_from_stats(
     pairing is possible; the test reads ``"Welch t from printed mean ± sd"``. The result carries no
     per-run values, so :func:`tost` and :func:`non_inferiority` do not apply to it."""
     _check_level(confidence)
-    for name, v in (("n_a", n_a), ("n_b", n_b)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, got {v!r}")
+    _check_ints(n_a=n_a, n_b=n_b)
     for name, v in (("mean_a", mean_a), ("mean_b", mean_b)):
         if not math.isfinite(v):
             raise ValueError(f"{name} must be finite, got {v!r}")
@@ -244,20 +173,8 @@ def welch_from_stats(
     else:
         df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
         p = float(stats.ttest_ind_from_stats(mean_a, sd_a, n_a, mean_b, sd_b, n_b, equal_var=False).pvalue)
-    return _t_result(
-        float(mean_a - mean_b),
-        se,
-        df,
-        p,
-        test="Welch t from printed mean ± sd",
-        sd=max(sd_a, sd_b),
-        n=int(n_a + n_b),
-        n_a=int(n_a),
-        n_b=int(n_b),
-        confidence=confidence,
-        values_a=(),
-        values_b=(),
-    )
+    test, sd = "Welch t from printed mean ± sd", max(sd_a, sd_b)
+    return t_comparison(float(mean_a - mean_b), se, df, int(n_a + n_b), p, test, sd, int(n_a), int(n_b), confidence)
 
 
 def compare(a: Values, b: Values, *, paired: bool | None = None, confidence: float = CONFIDENCE) -> Comparison:
@@ -287,20 +204,7 @@ def one_sample(values: Values, null: float = 0.0, *, confidence: float = CONFIDE
         sd = 0.0
     se = sd / math.sqrt(len(v))
     p = float(stats.ttest_1samp(v, null).pvalue) if se > 0 else math.nan
-    return _t_result(
-        float(v.mean() - null),
-        se,
-        len(v) - 1,
-        p,
-        test="one-sample t",
-        sd=sd,
-        n=len(v),
-        n_a=len(v),
-        n_b=0,
-        confidence=confidence,
-        values_a=v,
-        values_b=(),
-    )
+    return t_comparison(float(v.mean() - null), se, len(v) - 1, len(v), p, "one-sample t", sd, len(v), 0, confidence, v)
 
 
 def median_comparison(
@@ -324,28 +228,11 @@ def median_comparison(
     else:
         se = math.nan
         p = float(stats.wilcoxon(v).pvalue) if np.any(v != 0) else 1.0
+    mde, sd = 0.0 if se == 0 else math.nan, float(np.std(v, ddof=1))
+    test = "bootstrap median (BCa)"
     return Comparison(
-        effect=med,
-        ci_low=lo,
-        ci_high=hi,
-        se=se,
-        df=float(len(v) - 1),
-        n=len(v),
-        p=p,
-        mde=0.0 if se == 0 else math.nan,
-        test="bootstrap median (BCa)",
-        sd=float(np.std(v, ddof=1)),
-        n_a=len(v),
-        n_b=0,
-        confidence=confidence,
-        values_a=tuple(v.tolist()),
-        values_b=(),
+        med, lo, hi, se, float(len(v) - 1), len(v), p, mde, test, sd, len(v), 0, confidence, tuple(v.tolist())
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Equivalence and power
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -376,6 +263,12 @@ class Equivalence:
         if not math.isfinite(self.p):  # decided by the interval alone (a bootstrap): show it
             return f"{self.test} {interval_text(*self.interval)}, margin ±{self.margin:.3g}: {word}"
         return f"{self.test}, margin ±{self.margin:.3g}: {_p_text(self.p)} ({word})"
+
+
+def _check_ints(**values: Any) -> None:
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {v!r}")
 
 
 def _check_margin(margin: float, alpha: float) -> None:
@@ -418,67 +311,29 @@ def tost(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equi
     test (``ttest_rel``, ``ttest_ind`` with ``equal_var=False``, or ``ttest_1samp``) on data shifted
     by the margin, with the comparison's own pairing.
     """
-    _check_margin(margin, alpha)
-    interval = comparison.interval(1 - 2 * alpha)
-    if comparison.bootstrap and not comparison.exact:  # no one-sided test: the interval decides
-        inside = -margin < interval[0] and interval[1] < margin
-        return Equivalence(
-            margin=float(margin),
-            p_lower=math.nan,
-            p_upper=math.nan,
-            p=math.nan,
-            alpha=alpha,
-            equivalent=inside,
-            test=f"equivalence by the {1 - 2 * alpha:.0%} {comparison.test} interval",
-            interval=interval,
-        )
-    p_lo = one_sided_p(comparison, -margin, "greater")
-    p_hi = one_sided_p(comparison, +margin, "less")
-    p = max(p_lo, p_hi)
-    return Equivalence(
-        margin=float(margin),
-        p_lower=p_lo,
-        p_upper=p_hi,
-        p=p,
-        alpha=alpha,
-        equivalent=p < alpha,
-        test=f"TOST ({comparison.test})",
-        interval=interval,
-    )
+    return _one_sided_tests(comparison, margin, alpha, both=True)
 
 
 def non_inferiority(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equivalence:
     """One-sided test that ``effect > −margin`` ("not worse by more than ``margin``"), the half of
     :func:`tost` that a "matches or improves" claim needs."""
+    return _one_sided_tests(comparison, margin, alpha, both=False)
+
+
+def _one_sided_tests(comparison: Comparison, margin: float, alpha: float, *, both: bool) -> Equivalence:
+    """TOST (``both``) or its lower half; a bootstrap interval has no one-sided test, so the
+    ``1 − 2·alpha`` interval decides alone."""
     _check_margin(margin, alpha)
     interval = comparison.interval(1 - 2 * alpha)
     if comparison.bootstrap and not comparison.exact:
-        return Equivalence(
-            margin=float(margin),
-            p_lower=math.nan,
-            p_upper=math.nan,
-            p=math.nan,
-            alpha=alpha,
-            equivalent=interval[0] > -margin,
-            test=f"non-inferiority by the {1 - 2 * alpha:.0%} {comparison.test} interval",
-            interval=interval,
-        )
+        inside = -margin < interval[0] and (not both or interval[1] < margin)
+        test = f"{'equivalence' if both else 'non-inferiority'} by the {1 - 2 * alpha:.0%} {comparison.test} interval"
+        return Equivalence(float(margin), math.nan, math.nan, math.nan, alpha, inside, test, interval)
     p_lo = one_sided_p(comparison, -margin, "greater")
-    return Equivalence(
-        margin=float(margin),
-        p_lower=p_lo,
-        p_upper=math.nan,
-        p=p_lo,
-        alpha=alpha,
-        equivalent=p_lo < alpha,
-        test=f"non-inferiority ({comparison.test})",
-        interval=interval,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Bootstrap and proportions
-# --------------------------------------------------------------------------------------------
+    p_hi = one_sided_p(comparison, +margin, "less") if both else math.nan
+    p = max(p_lo, p_hi) if both else p_lo
+    test = f"{'TOST' if both else 'non-inferiority'} ({comparison.test})"
+    return Equivalence(float(margin), p_lo, p_hi, p, alpha, p < alpha, test, interval)
 
 
 @dataclass(frozen=True)
@@ -506,9 +361,7 @@ class Proportion:
 def proportion(k: int, n: int, *, confidence: float = CONFIDENCE) -> Proportion:
     """``k`` of ``n`` with its Clopper-Pearson interval (``scipy.stats.binomtest``)."""
     _check_level(confidence)
-    for name, v in (("k", k), ("n", n)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, got {v!r}")
+    _check_ints(k=k, n=n)
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
     ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")

@@ -1,33 +1,11 @@
-"""Tables of classification runs beside a paper's: seeds → mean ± std, margins, verdicts.
+"""Tables of classification runs beside a paper's: seeds → mean ± std, margins, rank agreement.
 
-Every image-classification experiment of the book is a list of :class:`helpers.core.runs.TrainConfig`
-results (``history`` rows with ``val_metric`` = accuracy, ``best_val_metric``). This module turns
-such a list into
-
-* one row per run (:func:`accuracy_rows`: the run's grouping keys, its best and final validation
-  accuracy in %),
-* mean ± standard deviation over seeds per group (:func:`summarize`),
-* our table beside the paper's (:func:`side_by_side`) and the rank agreement of the two
-  (:func:`rank_correlation`),
-* the difference of two groups' means (:func:`difference`), the margin of one group over the
-  best of the others (:func:`margin_over_rest`, which picks the runner-up), the same computed from
-  a paper's printed mean ± std (:func:`paper_difference`, with a Welch t interval from those
-  printed numbers: :meth:`Difference.welch`),
-* the comparison every claim and every page sentence about our runs uses: ``a − b`` paired by
-  seed with a 95 % Student-t interval and the MDE (:func:`compare_groups`), and the sentence a page
-  glues, decided by the report's rule (:func:`run_statement`, which calls
-  :func:`helpers.core.report.judge`, so the page and the report's row give the same verdict).
-
-Nothing here knows about a particular paper: the S-ReLU and Flex-Act pages and their claims
-(:mod:`helpers.srelu.paper`, :mod:`helpers.flexact.paper`) call it with their own keys.
-
-Conventions. Accuracies are in percent, like the papers' tables. "Best" is the maximum of the
-per-epoch validation accuracy (the validation images are drawn from CIFAR-10's test split, so it
-is selected on the data it is reported on, as the papers' tables presumably are); "final" is the
-last epoch's. Standard deviations are over seeds with ``ddof = 1`` (``NaN`` for a single seed).
-Our arms share seeds, so our differences are paired by seed (:mod:`helpers.core.statistics`); a paper
-prints only mean ± std, so its differences use Welch's t on those printed numbers.
-"""
+A run's row (:func:`accuracy_rows`) holds its grouping keys and best/final validation accuracy in %
+("best": the maximum over epochs, selected on the data it is reported on, as the papers' tables
+presumably are); :func:`summarize` gives mean ± std (``ddof = 1``) over seeds. Our arms share seeds,
+so :func:`compare_groups` pairs them by seed (:mod:`helpers.core.statistics`); a paper prints only
+mean ± std, so :class:`Difference` (from :func:`difference`, :func:`margin_over_rest`,
+:func:`paper_difference`) uses Welch's t on those printed numbers."""
 
 from __future__ import annotations
 
@@ -39,7 +17,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import RunClaim, Verdict, judge
 from helpers.core.results_cache import MissingResult, load_result, result_path, run_many
 from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import Comparison, InsufficientData, compare, seed_values, welch_from_stats
@@ -57,10 +34,8 @@ __all__ = [
     "sweep_frame",
     "Difference",
     "paper_difference",
-    "run_statement",
     "margin_over_rest",
     "compare_groups",
-    "Statement",
     "training_curves",
     "binomial_se",
 ]
@@ -69,9 +44,20 @@ __all__ = [
 _METRICS = ("best", "final")
 
 
-# --------------------------------------------------------------------------------------------
-# Loading
-# --------------------------------------------------------------------------------------------
+def _column(metric: str, stat: str = "mean") -> str:
+    """The summary column of ``metric`` (``best`` or ``final``) and ``stat``: ``"best_mean"``."""
+    if metric not in _METRICS:
+        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    return f"{metric}_{stat}"
+
+
+def _runner_up(keys: Iterable[Hashable], target: Hashable, exclude: Iterable[Hashable], mean: Callable) -> Hashable:
+    """The key of the largest ``mean(key)`` other than ``target`` and those in ``exclude``."""
+    excluded = set(exclude)
+    others = [k for k in keys if k != target and k not in excluded]
+    if not others:
+        raise ValueError(f"no group besides {target!r} to compare with")
+    return max(others, key=mean)
 
 
 def _check_configs(configs: Sequence[Any]) -> None:
@@ -84,7 +70,6 @@ def _check_configs(configs: Sequence[Any]) -> None:
 
 def load_all(configs: Sequence[Any]) -> list[dict] | None:
     """The stored results of every config, or ``None`` when any is missing or failed (no training)."""
-
     _check_configs(configs)
     results = []
     for cfg in configs:
@@ -98,18 +83,12 @@ def load_all(configs: Sequence[Any]) -> list[dict] | None:
 
 
 def gather_results(configs: Sequence[Any], *, protocol: str | None = None, train: bool | None = None) -> list[dict]:
-    """Results of ``configs`` for a notebook, in order: loaded, and the missing ones trained.
-
-    Like the λ-GELU pages, a page trains what is missing (in parallel worker processes, see
-    :func:`helpers.core.results_cache.run_many`), except under CI, where a missing cpu-profile result
-    raises :class:`helpers.core.results_cache.MissingResult`. ``train=False`` only loads and raises
-    ``MissingResult`` naming ``python -m tools.run <protocol>`` for anything missing.
-    """
-
+    """Results of ``configs`` for a notebook, in order: the missing ones trained
+    (:func:`helpers.core.results_cache.run_many`, which refuses under CI), or with ``train=False``
+    only loaded, :class:`MissingResult` naming ``python -m tools.run <protocol>`` for anything missing."""
     _check_configs(configs)
     if not configs:
         raise ValueError("no configs given")
-    profiles = {cfg.profile for cfg in configs}
     if train is None or train:
         return run_many(configs, desc=protocol or "runs")
     results, missing = [], []
@@ -120,17 +99,16 @@ def gather_results(configs: Sequence[Any], *, protocol: str | None = None, train
         else:
             results.append(result)
     if missing:
-        how = f"python -m tools.run {protocol} --profile {sorted(profiles)[0]}" if protocol else "the protocol's runs"
+        how = (
+            f"python -m tools.run {protocol} --profile {min(cfg.profile for cfg in configs)}"
+            if protocol
+            else "the protocol's runs"
+        )
         raise MissingResult(
             f"{len(missing)} of {len(configs)} results are missing (first: {missing[0]}); produce them "
             f"with `{how}` (or set REPRO_RERUN=1 to train here)"
         )
     return results
-
-
-# --------------------------------------------------------------------------------------------
-# Rows and summaries
-# --------------------------------------------------------------------------------------------
 
 
 def _config(result: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -140,32 +118,18 @@ def _config(result: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 #: The columns :func:`accuracy_rows` builds itself, before any ``extra`` ones.
-_ROW_COLUMNS: tuple[str, ...] = (
-    "experiment",
-    "model",
-    "dataset",
-    "activation",
-    "penultimate",
-    "seed",
-    "best",
-    "final",
-    "best_epoch",
-    "epochs",
-    "n_params",
+_ROW_COLUMNS = tuple(
+    "experiment model dataset activation penultimate seed best final best_epoch epochs n_params".split()
 )
 
 
 def accuracy_rows(
     results: Iterable[Mapping[str, Any]], extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None
 ) -> pd.DataFrame:
-    """One row per run: its grouping keys and its best/final validation accuracy in %.
-
-    Columns: ``experiment, model, dataset, activation``, ``penultimate`` (the extra activation
-    before the classifier, ``"none"`` without), ``seed, best, final, best_epoch, epochs, n_params``,
-    plus one column per entry of ``extra`` (a function of the result dict: a method adds the knobs
-    its tables group by, e.g. a value of the config's ``activation_kwargs``). Only classification
-    results (higher is better) are accepted.
-    """
+    """One row per classification run (higher is better): :data:`_ROW_COLUMNS` (``penultimate``: the
+    extra activation before the classifier, ``"none"`` without; ``best``/``final``: validation
+    accuracy in %) and one column per ``extra`` function of the result dict (the knobs a method's
+    tables group by, e.g. a value of ``activation_kwargs``)."""
     clash = sorted(set(extra or {}) & set(_ROW_COLUMNS))
     if clash:
         raise ValueError(f"extra columns {clash} would replace accuracy_rows' own columns {list(_ROW_COLUMNS)}")
@@ -204,11 +168,8 @@ def accuracy_rows(
 
 
 def summarize(rows: pd.DataFrame, by: str | Sequence[str]) -> pd.DataFrame:
-    """Mean ± std over seeds of ``best`` and ``final`` per group of ``by`` (column name(s)).
-
-    Columns ``n, best_mean, best_std, final_mean, final_std``; index: the ``by`` column(s), in the
-    order the groups first appear in ``rows`` (the protocol's order).
-    """
+    """Columns ``n, best_mean, best_std, final_mean, final_std`` over seeds per group of ``by``
+    (column name(s), the index), in the order the groups first appear in ``rows``."""
     by = [by] if isinstance(by, str) else list(by)
     if not by:
         raise ValueError("by must name at least one column")
@@ -257,11 +218,8 @@ def side_by_side(
     digits: int = 1,
     paper_name: str = "paper",
 ) -> pd.DataFrame:
-    """Our best and final accuracy (mean ± std), the paper's, their difference and the ranks.
-
-    ``summary`` comes from :func:`summarize` with one index level; ``paper`` maps the same keys to
-    the paper's ``(mean, std)`` (keys only one side has get "—"). Ranks are by mean, 1 = highest.
-    """
+    """Our best and final accuracy (mean ± std; a one-level :func:`summarize`), the paper's
+    ``(mean, std)`` by the same keys, their difference and the ranks by mean (1 = highest)."""
     _check_paper(paper)
     if summary.index.nlevels != 1:
         raise ValueError("side_by_side needs a summary with one index level; select one group first")
@@ -296,12 +254,11 @@ def rank_correlation(
     from scipy.stats import spearmanr  # lazy: scipy.stats is slow to import and only this statistic needs it
 
     _check_paper(paper)
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    column = _column(metric)
     shared = [k for k in summary.index if k in paper]
     if len(shared) < 3:
         return math.nan, len(shared)
-    ours = summary.loc[shared, f"{metric}_mean"].to_numpy(float)
+    ours = summary.loc[shared, column].to_numpy(float)
     theirs = np.array([paper[k][0] for k in shared], dtype=float)
     if np.ptp(ours) == 0 or np.ptp(theirs) == 0:
         return math.nan, len(shared)
@@ -313,24 +270,12 @@ def sweep_frame(source: pd.DataFrame | Mapping[float, tuple[float, float]], metr
     :func:`summarize` frame indexed by the swept value (its ``metric``) or from a paper's
     ``{value: (mean, std)}``."""
     if isinstance(source, pd.DataFrame):
-        if metric not in _METRICS:
-            raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
         if source.index.nlevels != 1:
             raise ValueError("sweep_frame needs a summary with one index level (the swept value)")
-        return pd.DataFrame(
-            {
-                "x": source.index.to_numpy(float),
-                "mean": source[f"{metric}_mean"].to_numpy(float),
-                "std": source[f"{metric}_std"].to_numpy(float),
-            }
-        )
+        x, mean, std = source.index, source[_column(metric)], source[_column(metric, "std")]
+        return pd.DataFrame({"x": x.to_numpy(float), "mean": mean.to_numpy(float), "std": std.to_numpy(float)})
     _check_paper(source)
     return pd.DataFrame([(float(k), float(m), float(s)) for k, (m, s) in source.items()], columns=["x", "mean", "std"])
-
-
-# --------------------------------------------------------------------------------------------
-# Differences, margins and verdicts
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -350,26 +295,16 @@ class Difference:
     def diff(self) -> float:
         return self.mean_a - self.mean_b
 
-    @property
-    def se(self) -> float:
-        """Welch's standard error of the difference (NaN with a single seed on either side)."""
-        if self.n_a < 2 or self.n_b < 2 or not (math.isfinite(self.std_a) and math.isfinite(self.std_b)):
-            return math.nan
-        return math.sqrt(self.std_a**2 / self.n_a + self.std_b**2 / self.n_b)
-
     def welch(self) -> Comparison:
-        """``a − b`` with a 95 % Welch t interval from the means, spreads and counts
-        (:func:`helpers.core.statistics.welch_from_stats`): what a paper's printed table supports.
-        Raises :class:`helpers.core.statistics.InsufficientData` without a spread (one seed, or a
-        table that prints none)."""
-
+        """``a − b`` with a 95 % Welch t interval (:func:`welch_from_stats`), what a printed table
+        supports; :class:`InsufficientData` without a spread (one seed, or none printed)."""
         return welch_from_stats(self.mean_a, self.std_a, self.n_a, self.mean_b, self.std_b, self.n_b)
 
     def describe(self, labels: Mapping[Hashable, str] | None = None, digits: int = 1) -> str:
         """``"S-ReLU − GELU = +1.2 points, 95% CI [+0.1, +2.3] (Welch t from printed mean ± sd, df =
         3.9, p = 0.04; 3 vs 3 runs; MDE 1.5)"``, or the difference alone when there is no spread.
-        Meant for a paper's printed table (:func:`paper_difference`); our runs are described
-        paired by seed (:func:`run_statement`)."""
+        Meant for a paper's printed table (:func:`paper_difference`); our runs pair by seed
+        (:func:`compare_groups`)."""
 
         name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
         head = f"{name(self.a)} − {name(self.b)} = "
@@ -381,21 +316,13 @@ class Difference:
 
 def difference(summary: pd.DataFrame, a: Hashable, b: Hashable, metric: str = "best") -> Difference:
     """``a − b`` of the mean ``metric`` in ``summary`` (from :func:`summarize`)."""
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    mean, std = _column(metric), _column(metric, "std")
     for key in (a, b):
         if key not in summary.index:
             raise KeyError(f"{key!r} is not in the summary (have {list(summary.index)})")
     sa, sb = summary.loc[a], summary.loc[b]
     return Difference(
-        a,
-        b,
-        float(sa[f"{metric}_mean"]),
-        float(sb[f"{metric}_mean"]),
-        float(sa[f"{metric}_std"]),
-        float(sb[f"{metric}_std"]),
-        int(sa["n"]),
-        int(sb["n"]),
+        a, b, float(sa[mean]), float(sb[mean]), float(sa[std]), float(sb[std]), int(sa["n"]), int(sb["n"])
     )
 
 
@@ -403,11 +330,7 @@ def margin_over_rest(
     summary: pd.DataFrame, target: Hashable, *, metric: str = "best", exclude: Iterable[Hashable] = ()
 ) -> Difference:
     """``target`` minus the best of the other groups (by mean ``metric``), ``exclude`` left out."""
-    excluded = set(exclude)
-    others = [k for k in summary.index if k != target and k not in excluded]
-    if not others:
-        raise ValueError(f"no group besides {target!r} to compare with")
-    runner_up = max(others, key=lambda k: summary.loc[k, f"{metric}_mean"])
+    runner_up = _runner_up(summary.index, target, exclude, lambda k: summary.loc[k, _column(metric)])
     return difference(summary, target, runner_up, metric)
 
 
@@ -425,12 +348,7 @@ def paper_difference(
     _check_paper(paper)
     if a not in paper:
         raise KeyError(f"{a!r} is not in the paper's table (have {list(paper)})")
-    if b is None:
-        excluded = set(exclude)
-        others = [k for k in paper if k != a and k not in excluded]
-        if not others:
-            raise ValueError(f"no entry besides {a!r} in the paper's table")
-        b = max(others, key=lambda k: paper[k][0])
+    b = _runner_up(paper, a, exclude, lambda k: paper[k][0]) if b is None else b
     if b not in paper:
         raise KeyError(f"{b!r} is not in the paper's table (have {list(paper)})")
     return Difference(a, b, paper[a][0], paper[b][0], paper[a][1], paper[b][1], n_runs, n_runs)
@@ -439,114 +357,10 @@ def paper_difference(
 def compare_groups(
     rows: pd.DataFrame, by: str, a: Hashable, b: Hashable, metric: str = "best", *, paired: bool | None = None
 ) -> Comparison:
-    """``a − b`` of the per-seed ``metric`` of two groups of :func:`accuracy_rows`, with a 95 % CI
-    (:func:`helpers.core.statistics.compare`: paired by seed when both groups ran the same seeds, as
-    every protocol of the book does; Welch otherwise). This is what the claims use; the
-    :class:`Difference` above only describes a summary table."""
-
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}, got {metric!r}")
+    """``a − b`` of the per-seed ``metric`` of two groups of :func:`accuracy_rows` with a 95 % CI
+    (:func:`compare`: paired by seed when both ran the same seeds, Welch otherwise): what claims use."""
+    _column(metric)  # refuses anything but best or final accuracy
     return compare(seed_values(rows, metric, where={by: a}), seed_values(rows, metric, where={by: b}), paired=paired)
-
-
-@dataclass(frozen=True)
-class Statement:
-    """A page's sentence about one comparison of our runs, decided like a claim row."""
-
-    text: str
-    verdict: Verdict
-    comparison: Comparison | None
-
-
-def _tested(
-    claim: RunClaim,
-    a: str,
-    b: str,
-    *,
-    claimed_effect: float | None,
-    margin: float | None,
-    direction: int | None,
-    digits: int,
-) -> str:
-    """What a rule tests, in words (``"S-ReLU ahead of GELU"``)."""
-    if claim == "direction":
-        ahead = (claimed_effect if claimed_effect is not None else direction or 1) > 0
-        size = "" if claimed_effect is None else f" (claimed effect {claimed_effect:+.{digits}f} points)"
-        return f"{a} {'ahead of' if ahead else 'behind'} {b}{size}"
-    if claim == "size":
-        return f"{a} ahead of {b} by {claimed_effect:+.{digits}f} points or more"
-    if claim == "non-inferiority":
-        return f"{a} not worse than {b} by more than {margin:g} point{'' if margin == 1 else 's'}"
-    return f"{a} within ±{margin:g} point{'' if margin == 1 else 's'} of {b}"
-
-
-def run_statement(
-    rows: pd.DataFrame,
-    by: str,
-    a: Hashable,
-    b: Hashable,
-    *,
-    metric: str = "best",
-    labels: Mapping[Hashable, str] | None = None,
-    digits: int = 1,
-    claim: RunClaim = "direction",
-    claimed_effect: float | None = None,
-    margin: float | None = None,
-    direction: int | None = 1,
-    paper: Difference | None = None,
-    paper_size: bool = False,
-) -> Statement:
-    """``a − b`` of our runs as a sentence, with the report's statistics and verdict words.
-
-    The comparison is :func:`compare_groups` (paired by seed, 95 % Student-t CI, MDE) and the
-    verdict :func:`helpers.core.report.judge` with the same ``claim``/``margin``/``direction`` the claim
-    row uses, so a page's sentence and the report's row agree. ``paper`` (from
-    :func:`paper_difference`) appends the paper's difference with its Welch t interval from the
-    printed mean ± std; ``paper_size=True`` also tests whether the paper's difference is reached
-    (the ``"size"`` rule of :func:`helpers.core.report.run_verdict`), and the statement's verdict is then
-    that one. With one seed per group the verdict is ``inconclusive`` (no interval).
-    """
-
-    name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
-    head = f"{name(a)} − {name(b)}"
-
-    def make() -> Comparison:
-        return compare_groups(rows, by, a, b, metric)
-
-    verdict, fields, comp = judge(
-        make,
-        claimed_effect,
-        claim=claim,
-        margin=margin,
-        direction=direction if claimed_effect is None else None,
-        digits=digits,
-        unit="points",
-    )
-    tested = _tested(
-        claim, name(a), name(b), claimed_effect=claimed_effect, margin=margin, direction=direction, digits=digits
-    )
-    if comp is None:
-        ours = f"Ours: {head}: {fields['test']}"
-    else:
-        ours = f"Ours: {head} = {comp.describe(digits, unit='points')}"
-    text = f'{ours}. "{tested}": {verdict}.'
-    if paper is not None:
-        text += (
-            f" Paper, computed from its printed mean ± std by us (taking {paper.n_a} runs per cell): "
-            f"{paper.describe(labels, digits)}."
-        )
-        if paper_size:
-            verdict, _, _ = judge(make, paper.diff, claim="size", digits=digits, unit="points")
-            reached = _tested(
-                "size", name(a), name(b), claimed_effect=paper.diff, margin=None, direction=None, digits=digits
-            )
-            text += f' "{reached}" (the paper\'s margin, at our scale): {verdict}.'
-    return Statement(text=text, verdict=verdict, comparison=comp)
-
-
-# --------------------------------------------------------------------------------------------
-# Curves and Flex-Act selections
-# --------------------------------------------------------------------------------------------
 
 
 def training_curves(
@@ -554,11 +368,8 @@ def training_curves(
     key: Callable[[Mapping[str, Any]], Hashable],
     metrics: Sequence[str] = ("val_metric", "train_loss"),
 ) -> pd.DataFrame:
-    """Per-epoch mean and std over seeds of history ``metrics``, grouped by ``key(config)``.
-
-    Long format: columns ``group, epoch`` and ``<metric>_mean``, ``<metric>_std`` per metric
-    (``val_metric`` is converted to %).
-    """
+    """Per-epoch mean and std over seeds of history ``metrics`` (``val_metric`` in %), grouped by
+    ``key(config)``: columns ``group, epoch, <metric>_mean, <metric>_std``."""
     rows = []
     for result in results:
         cfg = _config(result)
@@ -571,9 +382,7 @@ def training_curves(
             rows.append(entry)
     if not rows:
         raise ValueError("no results given")
-    frame = pd.DataFrame(rows)
-    grouped = frame.groupby(["group", "epoch"], sort=False)
-    out = grouped[list(metrics)].agg(["mean", "std"])
+    out = pd.DataFrame(rows).groupby(["group", "epoch"], sort=False)[list(metrics)].agg(["mean", "std"])
     out.columns = [f"{m}_{s}" for m, s in out.columns]
     return out.reset_index()
 

@@ -2,7 +2,8 @@
 :func:`judge`), claims made of several parts (:func:`intersection_union`, :func:`family_verdict`:
 every part must pass; one part contradicts at the Holm level), counts, numbers printed by a
 source (:func:`numeric_verdict`), and the row fields that show the statistics behind a verdict
-(:func:`comparison_fields`). :data:`INTERVAL_RULES` states each rule once for the report page.
+(:func:`comparison_fields`). The report page states each rule once
+(:data:`helpers.core.report.INTERVAL_RULES`).
 
 :mod:`helpers.core.report` re-exports every name here; callers import from there."""
 
@@ -29,75 +30,8 @@ if TYPE_CHECKING:
     from helpers.core.statistics import Comparison
 
 
-#: Which interval each kind of verdict rests on, stated once; the report page prints
-#: :func:`interval_rules_markdown`. Every row of the report follows one of these.
-INTERVAL_RULES: dict[str, str] = {
-    "direction": '"a beats b": the two-sided 95% Student-t interval of the effect, paired by seed where the '
-    "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
-    "the other side or excludes the claimed effect, inconclusive otherwise",
-    "size": '"an effect as large as X": the same 95% interval; confirmed when it excludes 0 and reaches X, '
-    "contradicted when it lies wholly short of X",
-    "equivalence": '"matches" / "close to" within ±margin: TOST at 5% per side, which is the 90% interval '
-    "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
-    "interval lies wholly outside the margin",
-    "non-inferiority": '"no worse than" by a margin: the one-sided 95% bound, the lower end of the 90% interval, '
-    "above −margin; contradicted when the 95% interval lies wholly below −margin",
-    "count": 'a rate ("selects the ground truth"): the exact binomial (Clopper-Pearson) 95% interval of the rate '
-    "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
-    "contains it",
-    "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
-    '"same speed" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it',
-    "every": '"at every level" / "beats every other": each level or competitor by its own interval as above, '
-    "on seeds as the unit; confirmed only when every part is, each at 95% (intersection-union needs no "
-    "adjustment); contradicted when a part is contradicted with its interval at the Holm level 1 − 0.05/k "
-    "for k parts; the row shows the weakest part in the claim's direction (largest one-sided p) and the "
-    "power figure of the part that limits the family",
-    "negligible": "a direction claim whose quantity has a smallest effect of interest (the table below: the "
-    'margin the book calls a match for that quantity) is "confirmed but negligible", not confirmed, when '
-    "its interval lies on the claimed side of 0 but wholly inside it; a row that uses one names it in its "
-    "test. Every direction claim has one; a threshold claim's (ρ_S above 0.7, a perplexity rise of at least "
-    "10 %) is its threshold",
-    "looks": "sequential looks: a scale whose seed count was chosen after looking at its rows (more seeds "
-    "where an interval was undecided; the scale's looks) tests each of its rows at 0.05/looks (Bonferroni "
-    "over the looks): 95% intervals become 1 − 0.05/looks, TOST's 90% becomes 1 − 0.10/looks; the row's "
-    "test says so",
-    "exact": "identical values on every seed: no interval; the row states the exact count",
-    "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
-    "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
-    "error); for an equivalence or non-inferiority row, the smallest margin that TOST or the one-sided "
-    "test would show with 80% power at a true difference of 0",
-}
-
-
-#: The smallest effect of interest of each quantity a direction claim is about: the margin the book
-#: calls a match for it (quantity -> (value, how it is applied)), so an effect the book would call a
-#: match elsewhere is never a confirmation here. A method adds its own quantities
-#: (:func:`interval_rules_markdown`'s ``more_effects``).
 #: The smallest effect of interest of a test accuracy, in points (a direction claim's ``negligible``).
 NEGLIGIBLE_ACCURACY_POINTS: float = 0.5
-
-SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
-    "accuracy": (
-        f"{NEGLIGIBLE_ACCURACY_POINTS:g} points",
-        "absolute: 50 of 10,000 test images; the book's match margin for accuracy",
-    ),
-    "perplexity": (
-        "2 % of the baseline",
-        "relative to the baseline at the scale run (ReLU from scratch; GELU for λ-GELU), computed per pair",
-    ),
-    "latency": ("5 % of the time", 'the ratio of medians inside 0.95-1.05; the "same speed" margin'),
-}
-
-
-def interval_rules_markdown(more_effects: Mapping[str, tuple[str, str]] | None = None) -> str:
-    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on, then
-    the smallest effect of interest of each quantity (:data:`SMALLEST_EFFECTS` and ``more_effects``)
-    as a table."""
-    rules = "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
-    table = ["| quantity | smallest effect of interest | how |", "| --- | --- | --- |"]
-    effects = {**SMALLEST_EFFECTS, **(more_effects or {})}
-    table += [f"| {q} | {value} | {how} |" for q, (value, how) in effects.items()]
-    return rules + "\n\n" + "\n".join(table)
 
 
 def comparison_fields(
@@ -113,7 +47,7 @@ def comparison_fields(
     (``test_extra``: e.g. the TOST result, appended to the test).
 
     Every interval is shown with its level, and an equivalence or non-inferiority claim shows the
-    90 % interval its test rests on first (:data:`INTERVAL_RULES`). An exact comparison (every
+    90 % interval its test rests on first (the report's INTERVAL_RULES). An exact comparison (every
     difference the same number) shows no interval but the count of identical seeds."""
     u = f" {unit}" if unit else ""
     test = comparison.test_text() + (f"; {test_extra}" if test_extra else "")
@@ -160,15 +94,16 @@ def spent(comparison: Comparison, looks: int) -> Comparison:
     ``1 − (1 − level)/looks``), for a scale whose seed count was chosen after looking at its rows."""
     if not isinstance(looks, int) or isinstance(looks, bool) or looks < 1:
         raise ValueError(f"looks must be a positive int, got {looks!r}")
-    if looks == 1:
-        return comparison
-    level = 1 - (1 - comparison.confidence) / looks
+    return comparison if looks == 1 else _at_level(comparison, 1 - (1 - comparison.confidence) / looks)
+
+
+def _at_level(comparison: Comparison, level: float) -> Comparison:
     low, high = comparison.interval(level)
     return replace(comparison, ci_low=low, ci_high=high, confidence=level)
 
 
 def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: int = 2, unit: str = "") -> str:
-    """The row's power figure for the test its claim uses (:data:`INTERVAL_RULES`, "power"): the
+    """The row's power figure for the test its claim uses (the report's INTERVAL_RULES, "power"): the
     two-sided MDE of a difference, or the margin that TOST or the non-inferiority test would show
     with 80 % power at a true difference of 0 (:func:`detectable_margin`)."""
     u = f" {unit}" if unit else ""
@@ -188,7 +123,7 @@ def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1
     """The verdict of a count claim ("selects the truth in at least ``threshold`` of runs",
     ``direction=1``; "at most", ``-1``) by its exact binomial interval: confirmed when the interval
     lies on the claimed side of ``threshold``, contradicted when it lies on the other side,
-    inconclusive when it contains it (:data:`INTERVAL_RULES`, "count")."""
+    inconclusive when it contains it (the report's INTERVAL_RULES, "count")."""
     if direction not in (1, -1):
         raise ValueError(f"direction must be ±1, got {direction!r}")
     if not 0 <= threshold <= 1:
@@ -225,10 +160,8 @@ def _contradicted_at(design: RunDesign, level: float) -> bool:
     comp = design.comparison
     if comp is None or design.verdict != "contradicted":  # a wider interval contradicts no more
         return False
-    lo, hi = comp.interval(level)
-    wide = replace(comp, ci_low=lo, ci_high=hi, confidence=level)
     rule = {"claim": design.claim, "margin": design.margin, "direction": design.direction}
-    return run_verdict(wide, design.claimed_effect, **rule) == "contradicted"
+    return run_verdict(_at_level(comp, level), design.claimed_effect, **rule) == "contradicted"
 
 
 def holm_level(parts: int) -> float:
@@ -243,10 +176,8 @@ def family_verdict(designs: Sequence[RunDesign]) -> Verdict:
     contradicted when some part is contradicted at the Holm-adjusted level :func:`holm_level`
     (one of k parts at an unadjusted 95 % would contradict a true family far more often than 5 %);
     inconclusive otherwise."""
-    if designs and all(d.verdict == "confirmed" for d in designs):
-        return "confirmed"
-    if designs and all(d.verdict in ("confirmed", "confirmed but negligible") for d in designs):
-        return "confirmed but negligible"
+    if confirmed := _all_confirmed([d.verdict for d in designs]):
+        return confirmed
     level = holm_level(len(designs))
     return "contradicted" if any(_contradicted_at(d, level) for d in designs) else "inconclusive"
 
@@ -315,32 +246,18 @@ def judge(
     looks: int = 1,
     examples: int | None = None,
 ) -> tuple[Verdict, dict[str, Any], Comparison | None]:
-    """``(verdict, claim fields, comparison)`` of a run-based claim: builds the comparison with
-    ``make()``, decides with :func:`run_verdict` and formats with :func:`comparison_fields` (the
-    TOST or non-inferiority result appended to the test). With too few runs for an interval (one
-    seed, e.g. the smoke profile) the verdict is ``inconclusive`` and the fields say why, so a page
-    still renders. ``label`` prefixes the effect (e.g. which arms). The fields also hold ``design``,
-    the :class:`RunDesign` a :class:`Claim` keeps beside its display strings. ``looks``: how many
-    times the seed count of the runs was chosen after looking at them (:attr:`Scale.looks`); every
-    test then runs at ``0.05/looks`` (:func:`spent`, :data:`INTERVAL_RULES` "looks"). ``examples``:
-    the size of the test set an accuracy in points was measured on; a difference claimed in a
-    direction that is fewer than :data:`FEW_EXAMPLES` of its examples says so (its interval covers
-    other seeds, not another test set)."""
-
+    """``(verdict, claim fields, comparison)`` of a run-based claim: the comparison ``make()`` builds,
+    decided by :func:`run_verdict` and shown by :func:`comparison_fields`, the fields holding the
+    :class:`RunDesign` too. Too few runs for an interval (one seed: the smoke profile) give
+    ``inconclusive``, so a page still renders. ``label`` prefixes the effect. ``looks``
+    (:attr:`Scale.looks`): every test runs at ``0.05/looks`` (:func:`spent`). ``examples``: the test
+    set an accuracy in points was measured on; an effect of fewer than :data:`FEW_EXAMPLES` of them
+    says so (its interval covers other seeds, not another test set)."""
     try:
         comp = make()
     except InsufficientData as err:
-        return (
-            "inconclusive",
-            {
-                "n": "too few runs",
-                "test": f"no interval: {err}",
-                "design": (
-                    RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive", label, negligible),
-                ),
-            },
-            None,
-        )
+        design = RunDesign(None, claim, claimed_effect, margin, direction, "inconclusive", label, negligible)
+        return "inconclusive", {"n": "too few runs", "test": f"no interval: {err}", "design": (design,)}, None
     if examples is not None and (not isinstance(examples, int) or isinstance(examples, bool) or examples < 1):
         raise ValueError(f"examples must be a positive int (the test set's size) or None, got {examples!r}")
     alpha = ALPHA / looks
@@ -348,30 +265,23 @@ def judge(
     verdict = run_verdict(
         comp, claimed_effect, claim=claim, margin=margin, direction=direction, negligible=negligible, alpha=alpha
     )
-    extra = ""
+    extra = []
     if claim == "equivalence":
-        extra = tost(comp, margin, alpha=alpha).describe()  # type: ignore[arg-type]
+        extra.append(tost(comp, margin, alpha=alpha).describe())  # type: ignore[arg-type]
     elif claim == "non-inferiority":
-        extra = non_inferiority(comp, margin, alpha=alpha).describe()  # type: ignore[arg-type]
+        extra.append(non_inferiority(comp, margin, alpha=alpha).describe())  # type: ignore[arg-type]
     elif negligible is not None:
-        extra = f"smallest effect of interest {number_text(negligible, digits)}{f' {unit}' if unit else ''}"
+        extra.append(f"smallest effect of interest {number_text(negligible, digits)}{f' {unit}' if unit else ''}")
     count = abs(comp.effect) * (examples or 0) / 100
     if claim in ("direction", "size") and unit == "points" and 0.5 <= count < FEW_EXAMPLES:
-        extra = "; ".join(
-            filter(
-                None,
-                (
-                    extra,
-                    f"the effect is {count:.0f} of the {examples:,} test examples: its interval covers other seeds "
-                    "on this test set, not another test set",
-                ),
-            )
+        extra.append(
+            f"the effect is {count:.0f} of the {examples:,} test examples: its interval covers other seeds "
+            "on this test set, not another test set"
         )
     if looks > 1:
-        extra = "; ".join(
-            filter(None, (extra, f"α spent over {looks} looks at these seeds (Bonferroni): each test at {alpha:.3g}"))
-        )
-    fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=extra, claim=claim, alpha=alpha)
+        extra.append(f"α spent over {looks} looks at these seeds (Bonferroni): each test at {alpha:.3g}")
+    test_extra = "; ".join(extra)
+    fields: dict = comparison_fields(comp, digits=digits, unit=unit, test_extra=test_extra, claim=claim, alpha=alpha)
     if label:
         fields["effect"] = f"{label}: {fields['effect']}"
     fields["design"] = (RunDesign(comp, claim, claimed_effect, margin, direction, verdict, label, negligible),)
@@ -381,11 +291,17 @@ def judge(
 def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
     """A claim made of several run-based parts: confirmed when all are (confirmed but negligible when
     all are confirmed and some only negligibly); contradicted when any is; inconclusive otherwise."""
+    return _all_confirmed(verdicts) or ("contradicted" if "contradicted" in verdicts else "inconclusive")
+
+
+def _all_confirmed(verdicts: Sequence[str]) -> Verdict | None:
+    """``confirmed`` when every part is, ``confirmed but negligible`` when every part is one of the
+    two, else None (and None for no parts)."""
     if verdicts and all(v == "confirmed" for v in verdicts):
         return "confirmed"
     if verdicts and all(v in ("confirmed", "confirmed but negligible") for v in verdicts):
         return "confirmed but negligible"
-    return "contradicted" if "contradicted" in verdicts else "inconclusive"
+    return None
 
 
 def merge_fields(parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -409,31 +325,13 @@ def run_verdict(
     negligible: float | None = None,
     alpha: float = ALPHA,
 ) -> Verdict:
-    """The verdict of a run-based claim from a comparison's 95 % CI, by one rule for the whole book
-    (``alpha``: the level of the equivalence and non-inferiority tests, spent over looks by
-    :func:`judge`; the interval's own level is the comparison's).
-
-    ``claim``:
-
-    * ``"direction"`` -- "a is better than b" (sign of ``claimed_effect``, or ``direction`` = ±1
-      when the claim states no size): confirmed when the CI lies on the claimed side of 0;
-      contradicted when it lies on the other side, or contains 0 but excludes ``claimed_effect``
-      (we can rule out an effect that large); else inconclusive. With ``negligible`` (the smallest
-      effect of interest of its quantity, :data:`SMALLEST_EFFECTS`), a CI on the claimed side that
-      lies wholly inside it is "confirmed but negligible".
-    * ``"size"`` -- "the effect is as large as ``claimed_effect``": confirmed when the CI excludes 0
-      on the claimed side and reaches the claimed size; contradicted when the CI lies entirely
-      short of it; else inconclusive.
-    * ``"equivalence"`` -- "matches" / "close to", within ``± margin`` (stated in the claim):
-      confirmed when TOST shows equivalence; contradicted when the CI lies entirely outside
-      ``(−margin, margin)``; else inconclusive (failing to find a difference is not agreement).
-    * ``"non-inferiority"`` -- "matches or improves": confirmed when the one-sided test shows the
-      effect above ``−margin``; contradicted when the CI lies entirely below ``−margin``; else
-      inconclusive.
-
-    Contradictions decided here are run-based: a :class:`Claim` with ``basis="runs"`` shows them
-    as "contradicted at our scale".
-    """
+    """The verdict of a run-based claim from a comparison's interval, by the one rule of the book that
+    the report page states per ``claim`` (:data:`helpers.core.report.INTERVAL_RULES`): ``direction``
+    (the sign of ``claimed_effect``, or ``direction`` = ±1 when no size is claimed; a CI that contains
+    0 but excludes ``claimed_effect`` contradicts it; ``negligible``: the quantity's smallest effect
+    of interest), ``size``, ``equivalence`` and ``non-inferiority`` (within the ``margin`` the claim
+    states; failing to find a difference is not agreement). ``alpha``: the level of the one-sided
+    tests, spent over looks by :func:`judge`. A contradiction here is one "at our scale"."""
 
     lo, hi = comparison.ci_low, comparison.ci_high
     if claim in ("direction", "size"):
