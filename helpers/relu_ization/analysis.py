@@ -30,8 +30,6 @@ __all__ = [
     "arm_setup_frame",
     "claims_table",
     "arm_means",
-    "side_of",
-    "results_paragraph",
     "arm_rows",
     "summary_table",
     "arm_values",
@@ -45,7 +43,6 @@ __all__ = [
     "preactivation_frame",
     "int8_modules",
     "reproduction_frame",
-    "reproduction_note",
     "scale",
     "unit",
 ]
@@ -336,26 +333,6 @@ def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def reproduction_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """For the arms that are committed Table I/II runs: was the retraining identical to them (or
-    were their own final weights analysed)?"""
-    rows = []
-    for r in _check(list(results)):
-        rep = r["reproduces"]
-        if rep.get("found"):
-            reused = bool(rep.get("reused_weights"))  # analysed the committed run's own weights
-            rows.append(
-                {
-                    "arm": r["config"]["arm"],
-                    "seed": r["config"]["seed"],
-                    "committed run": rep["config_hash"],
-                    "identical": "its weights reused" if reused else rep["identical"],
-                    "max |Δ val metric|": rep["max_abs_diff_val_metric"],
-                }
-            )
-    return pd.DataFrame(rows)
-
-
 def _machine(provenance: Mapping[str, Any] | None) -> str | None:
     """``"Intel(R) Xeon(R) Processor (AVX512)"`` from a result's provenance (None: not recorded)."""
     if not provenance or not provenance.get("cpu_model"):
@@ -363,93 +340,55 @@ def _machine(provenance: Mapping[str, Any] | None) -> str | None:
     return f"{provenance['cpu_model']} ({provenance.get('cpu_capability', '?')})"
 
 
-def reproduction_note(results: Sequence[Mapping[str, Any]], results_dir: Path | None = None) -> str:
-    """One sentence on the arms that retrained a committed Table I/II run: how many came out bit for
-    bit identical, the largest difference of the others (accuracy points or perplexity, in some
-    epoch), and where each side was trained, from the provenance both results record (seeded runs
-    are bit-identical only on the same CPU type, so a different machine explains a difference).
+def reproduction_frame(results: Sequence[Mapping[str, Any]], results_dir: Path | None = None) -> pd.DataFrame:
+    """One row per run that is also a committed Table I/II run: whether it analysed that run's own
+    kept final weights (``reused``) or retrained it bit for bit (``identical``), the largest
+    difference of some epoch's validation metric (in display units), and, for a retraining that
+    differs, the CPU type each side was trained on (None: not recorded, or the committed result is
+    no longer in results/). Seeded runs are bit-identical only on the same CPU type, so a different
+    machine explains a difference.
 
     Each committed result it reads is verified first (checksum, status, config hash: as
     :func:`helpers.core.results_cache.load_result` does), so a damaged file raises
     :class:`helpers.core.result_files.CorruptResult` naming it instead of lending its provenance.
-    They are read where :func:`helpers.core.results_cache.load_result` finds them, the results folder
-    of each arm's profile (``results_dir`` overrides it)."""
-    results = _check(results)
-    found = [r for r in results if r["reproduces"].get("found")]
-    if not found:
-        return "No arm here retrains a committed Table I/II run."
-    hib = bool(found[0]["higher_is_better"])
-    reused = [r for r in found if r["reproduces"].get("reused_weights")]
-    trained = [r for r in found if not r["reproduces"].get("reused_weights")]
-    same = [r for r in trained if r["reproduces"].get("identical")]
-    diffs = [
-        r["reproduces"]["max_abs_diff_val_metric"]
-        for r in trained
-        if not r["reproduces"].get("identical") and r["reproduces"].get("max_abs_diff_val_metric") is not None
-    ]
-    text = (
-        f"Of the {len(found)} runs that are also committed Table I/II runs, "
-        if len(found) > 1
-        else "Of the 1 run that is also a committed Table I/II run, "
-    )
-    if reused:
-        text += f"{len(reused)} analysed that run's own kept final weights, "
-    differing = [r for r in trained if not r["reproduces"].get("identical")]
-    by_at_most = (
-        f", {'each by at most' if len(diffs) > 1 else 'by'} {max(diffs) * scale(hib):.2f} {unit(hib)} "
-        "in some epoch's validation metric"
-        if diffs
-        else ""
-    )
-    if not trained:
-        text = text.rstrip(", ")
-    elif not differing:
-        text += f"{len(same)} retrained bit for bit identically"
-    elif not same:
-        text += f"{len(trained)} retrained and none came out bit for bit identical to the committed run{by_at_most}"
-    else:
-        text += (
-            f"{len(same)} retrained bit for bit identically and {len(differing)} "
-            f"differ{'s' if len(differing) == 1 else ''} from the committed run{by_at_most}"
-        )
-    text += "."
-    if not differing:
-        return text
-    pairs = []  # (where the committed run trained, where this retraining ran), per differing run
-    missing = []
-    for r in differing:
+    They are read from the results folder of each arm's profile (``results_dir`` overrides it)."""
+    rows = []
+    for r in _check(results):
         rep = r["reproduces"]
+        if not rep.get("found"):
+            continue
+        reused, differs = bool(rep.get("reused_weights")), rep.get("identical") is False
+        diff = rep.get("max_abs_diff_val_metric")
+        theirs = None
         folder = results_dir if results_dir is not None else results_root(r["config"].get("profile", "cpu"))
         path = folder / rep["experiment"] / f"{rep['config_hash']}.json"
-        if not path.exists():
-            missing.append(f"{rep['experiment']}/{path.name}")
-            continue
-        theirs = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
-        pairs.append((_machine(theirs.get("provenance")), _machine(r.get("provenance"))))
-    if missing:
-        return text + (
-            f" The committed result{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-            f"{'are' if len(missing) > 1 else 'is'} no longer in results/, so where "
-            f"{'they were' if len(missing) > 1 else 'it was'} trained cannot be checked."
+        if differs and path.exists():
+            committed = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
+            theirs = _machine(committed.get("provenance"))
+        rows.append(
+            {
+                "arm": r["config"]["arm"],
+                "seed": r["config"]["seed"],
+                "committed run": rep["config_hash"],
+                "reused": reused,
+                "identical": rep.get("identical"),
+                "max |Δ val metric|": None if diff is None else diff * scale(bool(r["higher_is_better"])),
+                "trained on": theirs,
+                "retrained on": _machine(r.get("provenance")) if differs else None,
+            }
         )
-    if any(theirs is None for theirs, _ in pairs):
-        return text + (
-            " Some of those committed results predate the provenance record, so where they were trained "
-            "cannot be checked; seeded runs are bit-identical only on the same CPU type, thread count and "
-            "kernels."
-        )
-    if all(theirs != ours for theirs, ours in pairs):
-        committed = ", ".join(sorted({t for t, _ in pairs}))
-        here = ", ".join(sorted({o or "an unrecorded machine" for _, o in pairs}))
-        return text + (
-            f" Each of those was trained on another CPU type ({committed}) than its retraining here "
-            f"({here}): seeded runs are bit-identical only on the same CPU type, thread count and kernels, "
-            "so the retraining follows a different trajectory from the first steps on."
-        )
-    n_same_machine = sum(theirs == ours for theirs, ours in pairs)
-    return text + (
-        f" {n_same_machine} of them were retrained on the CPU type that trained them, so kernels alone do "
-        "not explain every difference."
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "arm",
+            "seed",
+            "committed run",
+            "reused",
+            "identical",
+            "max |Δ val metric|",
+            "trained on",
+            "retrained on",
+        ],
     )
 
 
@@ -521,56 +460,3 @@ def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:
     return {
         arm: float(sum(v.values()) / len(v)) for arm in rows["arm"].unique() for v in [arm_values(rows, arm, column)]
     }
-
-
-def side_of(values: Iterable[float], threshold: float) -> str:
-    """Where ``values`` lie against ``threshold``, in words: "below", "above" or "on both sides of"
-    (for prose that must follow the data)."""
-    v = [float(x) for x in values]
-    if not v:
-        raise ValueError("no values")
-    if all(x < threshold for x in v):
-        return "below"
-    if all(x > threshold for x in v):
-        return "above"
-    return "on both sides of"
-
-
-def _short(arm: str) -> str:
-    """An arm's label without its roman numeral: "(iii) annealed λ-GELU → ReLU" → "annealed λ-GELU → ReLU"."""
-    return ARM_LABELS[arm].split(") ", 1)[1]
-
-
-def results_paragraph(
-    results: Sequence[Mapping[str, Any]] | None, pending: str = "", lambda_target: float = LAMBDA_TARGET
-) -> str:
-    """The prose summary of a pair, in MyST: each arm's metric (mean over seeds) in float32 and
-    int8, and where the per-layer targets lie against ``lambda_target``; it follows the data, so a
-    page can glue it whatever the results say. With no results (a pair whose runs are pending) it
-    says so, with ``pending`` as the reason."""
-    if (
-        isinstance(lambda_target, bool)
-        or not isinstance(lambda_target, (int, float))
-        or not math.isfinite(lambda_target)
-        or lambda_target <= 0
-    ):
-        raise ValueError(f"lambda_target must be a positive finite number, got {lambda_target!r}")
-    if not results:
-        return f"No committed cpu-profile results for this pair yet: {pending or 'not run in this profile'}."
-    rows = arm_rows(results)
-    higher = bool(rows["higher_is_better"].iloc[0])
-    digits = 2 if higher else 3
-    what = "Validation accuracy in % (mean over seeds)" if higher else "Validation perplexity (mean over seeds)"
-    f32, i8 = arm_means(rows), arm_means(rows, "int8")
-    shown = [a for a in ARMS if a in f32]
-    metric = ", ".join(f"{_short(a)} {f32[a]:.{digits}f}" for a in shown)
-    int8 = ", ".join(f"{i8[a]:.{digits}f}" for a in shown)
-    text = f"{what}: {metric}; their int8 models, in the same order: {int8}."
-    targets = layer_lambda_frame(results).groupby("layer")["target"].mean() if "lgelu_layerwise" in shown else None
-    if targets is not None and len(targets):
-        text += (
-            f" The per-layer, distribution-aware targets run from {targets.min():.0f} to {targets.max():.0f} "
-            f"(means per layer over seeds), {side_of(targets, lambda_target)} the global "
-            f"$\\lambda_{{\\text{{target}}}}$ = {lambda_target:.0f}."
-        )
-    return text
