@@ -35,6 +35,8 @@ __all__ = [
     "arm_values",
     "compare_arms",
     "cost_of_swap",
+    "sparsity_values",
+    "region_change",
     "sparsity_frame",
     "sparsity_summary",
     "regions_frame",
@@ -67,10 +69,19 @@ def unit(higher_is_better: bool) -> str:
     return "points" if higher_is_better else "perplexity"
 
 
-def _cost(before: float, after: float, higher_is_better: bool) -> float:
-    """What going from ``before`` to ``after`` costs (positive = worse), in display units."""
-    sign = 1.0 if higher_is_better else -1.0
-    return sign * (before - after) * scale(higher_is_better)
+def _networks(arm: str) -> list[tuple[str, str, str, str]]:
+    """The networks a training arm's result describes, in order: (row of :data:`ARMS`, the result's
+    key, stage, which network it is). A GELU run gives (i) and, swapped, (ii); ReLU has no swap.
+    ``stage`` is ``"deployed"`` for the network an arm ships and ``"before swap"`` for the smooth
+    network of (iii), (iv) and (vi) at the end of its annealing."""
+    if arm == "gelu":
+        return [
+            ("gelu", "before_swap", "deployed", "GELU network"),
+            ("gelu_swap", "after_swap", "deployed", "swapped to ReLU"),
+        ]
+    if arm == "relu":
+        return [("relu", "before_swap", "deployed", "as trained")]
+    return [(arm, "before_swap", "before swap", "before swap"), (arm, "after_swap", "deployed", "swapped to ReLU")]
 
 
 def arm_rows(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -78,48 +89,29 @@ def arm_rows(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     ``before`` (the smooth network before its swap; NaN for GELU and ReLU rows), ``swap_cost``,
     ``int8_cost`` (int8 against its own float32 network) and ``vs_gelu`` (against (i) of the same
     seed), all costs in display units."""
-    rows = []
-    for r in _check(list(results)):
-        cfg, hib = r["config"], r["higher_is_better"]
-        base = {"pair": cfg["pair"], "seed": cfg["seed"], "higher_is_better": hib}
-        if cfg["arm"] == "gelu":
-            rows.append(
-                {**base, "arm": "gelu", "value": r["before_swap"], "int8": r["int8"]["before_swap"], "before": math.nan}
-            )
-            rows.append(
-                {
-                    **base,
-                    "arm": "gelu_swap",
-                    "value": r["after_swap"],
-                    "int8": r["int8"]["after_swap"],
-                    "before": r["before_swap"],
-                }
-            )
-        elif cfg["arm"] == "relu":
-            rows.append(
-                {**base, "arm": "relu", "value": r["before_swap"], "int8": r["int8"]["before_swap"], "before": math.nan}
-            )
-        else:
-            rows.append(
-                {
-                    **base,
-                    "arm": cfg["arm"],
-                    "value": r["after_swap"],
-                    "int8": r["int8"]["after_swap"],
-                    "before": r["before_swap"],
-                }
-            )
-    frame = pd.DataFrame(rows)
-    frame["swap_cost"] = [
-        (_cost(b, v, h) if not math.isnan(b) else math.nan)
-        for b, v, h in zip(frame["before"], frame["value"], frame["higher_is_better"])
+    rows = [
+        (
+            c["pair"],
+            c["seed"],
+            r["higher_is_better"],
+            arm,
+            r[key],
+            r["int8"][key],
+            r["before_swap"] if key == "after_swap" else math.nan,
+        )
+        for r in _check(list(results))
+        for c in [r["config"]]
+        for arm, key, stage, _ in _networks(c["arm"])
+        if stage == "deployed"
     ]
-    frame["int8_cost"] = [_cost(v, q, h) for v, q, h in zip(frame["value"], frame["int8"], frame["higher_is_better"])]
-    gelu = frame[frame["arm"] == "gelu"].set_index(["pair", "seed"])["value"]
-    frame["vs_gelu"] = [
-        (_cost(gelu[(p, s)], v, h) if (p, s) in gelu.index else math.nan)
-        for p, s, v, h in zip(frame["pair"], frame["seed"], frame["value"], frame["higher_is_better"])
-    ]
+    frame = pd.DataFrame(rows, columns=["pair", "seed", "higher_is_better", "arm", "value", "int8", "before"])
+    k = frame["higher_is_better"].map(lambda h: scale(h) if h else -1.0)  # a cost's sign × display factor
+    frame["swap_cost"] = (frame["before"] - frame["value"]) * k
+    frame["int8_cost"] = (frame["value"] - frame["int8"]) * k
+    gelu = frame[frame["arm"] == "gelu"].set_index(["pair", "seed"])["value"].to_dict()
+    frame["vs_gelu"] = (
+        pd.Series([gelu.get(ps, math.nan) for ps in zip(frame["pair"], frame["seed"])]) - frame["value"]
+    ) * k
     frame["label"] = frame["arm"].map(ARM_LABELS)
     order = {a: i for i, a in enumerate(ARMS)}
     return frame.sort_values(
@@ -175,71 +167,49 @@ def cost_of_swap(rows: pd.DataFrame, arm: str) -> Comparison:
     return one_sample(arm_values(rows, arm, "swap_cost"))
 
 
+def sparsity_values(frame: pd.DataFrame, arm: str, stage: str) -> dict[int, float]:
+    """``{seed: exact-zero percentage}`` of one arm at ``stage`` (:func:`sparsity_frame`), the mean over its sites."""
+    g = frame[(frame["arm"] == arm) & (frame["stage"] == stage)]
+    return {int(s): 100.0 * float(v) for s, v in g.groupby("seed")["zero_fraction"].mean().items()}
+
+
+def region_change(frame: pd.DataFrame, arm: str, ref: str = "relu") -> dict[int, float]:
+    """``{seed: % more linear regions per line than ref}`` (:func:`regions_frame`), the seeds both have."""
+    per = regions_per_seed(frame).set_index(["arm", "seed"])["pieces"]
+    seeds = sorted({s for a, s in per.index if a == arm} & {s for a, s in per.index if a == ref})
+    return {s: 100.0 * (per[(arm, s)] / per[(ref, s)] - 1.0) for s in seeds}
+
+
 # ------------------------------------------------------------------------------ sparsity
 def sparsity_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Long frame: arm (of :data:`ARMS`), seed, site, layer (1-based), stage, zero_fraction.
-
-    ``stage`` is ``"deployed"`` for the network an arm ships (GELU itself for (i), the swapped
-    network for (ii)-(vi), the network as trained for (v)) and ``"before swap"`` for the smooth
-    network of (iii), (iv) and (vi) at the end of its annealing.
-    """
-    rows = []
-    for r in _check(list(results)):
-        cfg, sp = r["config"], r["sparsity"]
-        arm = cfg["arm"]
-        if arm == "gelu":
-            stages = [("gelu", "before_swap", "deployed"), ("gelu_swap", "after_swap", "deployed")]
-        elif arm == "relu":
-            stages = [("relu", "before_swap", "deployed")]
-        else:
-            stages = [(arm, "before_swap", "before swap"), (arm, "after_swap", "deployed")]
-        for name, key, stage in stages:
-            for i, (site, z) in enumerate(zip(sp["sites"], sp[key]), 1):
-                rows.append(
-                    {
-                        "pair": cfg["pair"],
-                        "arm": name,
-                        "seed": cfg["seed"],
-                        "site": site,
-                        "layer": i,
-                        "stage": stage,
-                        "zero_fraction": z,
-                    }
-                )
-    return pd.DataFrame(rows)
+    """Long frame: arm (of :data:`ARMS`), seed, site, layer (1-based), stage (:func:`_networks`), zero_fraction."""
+    rows = [
+        (c["pair"], arm, c["seed"], site, i, stage, z)
+        for r in _check(list(results))
+        for c, sp in [(r["config"], r["sparsity"])]
+        for arm, key, stage, _ in _networks(c["arm"])
+        for i, (site, z) in enumerate(zip(sp["sites"], sp[key]), 1)
+    ]
+    return pd.DataFrame(rows, columns=["pair", "arm", "seed", "site", "layer", "stage", "zero_fraction"])
 
 
 def sparsity_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean exact-zero fraction over every site, per arm, stage and seed (the unweighted mean of the sites)."""
-    g = frame.groupby(["arm", "stage", "seed"], sort=False)["zero_fraction"].mean().reset_index()
-    return g
+    return frame.groupby(["arm", "stage", "seed"], sort=False)["zero_fraction"].mean().reset_index()
 
 
 # ----------------------------------------------------------------------------- linear regions
 def regions_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Long frame: arm, seed, line, pieces (regions crossed), distinct patterns, length, density
     (pieces per unit of input-space length). Arms without a region count are left out."""
-    rows = []
-    for r in _check(list(results)):
-        if "regions" not in r:
-            continue
-        cfg = r["config"]
-        arm = "gelu_swap" if cfg["arm"] == "gelu" else cfg["arm"]
-        reg = r["regions"]
-        for i, (p, d, ln) in enumerate(zip(reg["pieces"], reg["distinct"], reg["length"])):
-            rows.append(
-                {
-                    "pair": cfg["pair"],
-                    "arm": arm,
-                    "seed": cfg["seed"],
-                    "line": i,
-                    "pieces": p,
-                    "distinct": d,
-                    "length": ln,
-                    "density": p / ln,
-                }
-            )
-    return pd.DataFrame(rows)
+    rows = [
+        (c["pair"], "gelu_swap" if c["arm"] == "gelu" else c["arm"], c["seed"], i, p, d, ln, p / ln)
+        for r in _check(list(results))
+        if "regions" in r
+        for c, reg in [(r["config"], r["regions"])]
+        for i, (p, d, ln) in enumerate(zip(reg["pieces"], reg["distinct"], reg["length"]))
+    ]
+    return pd.DataFrame(rows, columns=["pair", "arm", "seed", "line", "pieces", "distinct", "length", "density"])
 
 
 def regions_per_seed(frame: pd.DataFrame, column: str = "pieces") -> pd.DataFrame:
@@ -252,52 +222,35 @@ def layer_lambda_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Per seed and λ-GELU layer of the per-layer arm (vi): the target chosen at the switch
     epoch, the final λ, and the global λ_target beside them; plus, for every arm, the λ that meets
     ε on the final network's own pre-activations (``lambda_for_eps``)."""
-    rows = []
+    rows: list[tuple] = []
     for r in _check(list(results)):
-        cfg = r["config"]
-        if cfg["arm"] != "lgelu_layerwise":
+        c = r["config"]
+        if c["arm"] != "lgelu_layerwise":
             continue
         history = r["train"]["history"]
         targets = next((row["lambda_targets"] for row in history if "lambda_targets" in row), None)
         if targets is None:
             raise ValueError(f"run {r['config_hash']} recorded no lambda_targets")
-        final = history[-1]["lambdas"]
-        for i, (t, f) in enumerate(zip(targets, final), 1):
-            rows.append(
-                {
-                    "pair": cfg["pair"],
-                    "seed": cfg["seed"],
-                    "layer": i,
-                    "target": t,
-                    "final_lambda": f,
-                    "global_target": LAMBDA_TARGET,
-                    "lambda_for_eps_final": r["preactivations"]["lambda_for_eps"][i - 1],
-                }
-            )
-    return pd.DataFrame(rows)
+        final, for_eps = history[-1]["lambdas"], r["preactivations"]["lambda_for_eps"]
+        rows += [
+            (c["pair"], c["seed"], i, t, f, LAMBDA_TARGET, for_eps[i - 1])
+            for i, (t, f) in enumerate(zip(targets, final), 1)
+        ]
+    columns = ["pair", "seed", "layer", "target", "final_lambda", "global_target", "lambda_for_eps_final"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def preactivation_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Per arm, seed and site, the final network's pre-activation statistics on the calibration
     images: std, the λ meeting ε, the gate and activation errors of a swap at the global λ_target."""
-    rows = []
-    for r in _check(list(results)):
-        cfg, pre = r["config"], r["preactivations"]
-        for i, site in enumerate(pre["sites"]):
-            rows.append(
-                {
-                    "pair": cfg["pair"],
-                    "arm": cfg["arm"],
-                    "seed": cfg["seed"],
-                    "layer": i + 1,
-                    "site": site,
-                    "std": pre["std"][i],
-                    "lambda_for_eps": pre["lambda_for_eps"][i],
-                    "gate_error_global": pre["gate_error_global"][i],
-                    "activation_error_global": pre["activation_error_global"][i],
-                }
-            )
-    return pd.DataFrame(rows)
+    columns = ["std", "lambda_for_eps", "gate_error_global", "activation_error_global"]
+    rows = [
+        (c["pair"], c["arm"], c["seed"], i + 1, site, *(pre[k][i] for k in columns))
+        for r in _check(list(results))
+        for c, pre in [(r["config"], r["preactivations"])]
+        for i, site in enumerate(pre["sites"])
+    ]
+    return pd.DataFrame(rows, columns=["pair", "arm", "seed", "layer", "site", *columns])
 
 
 # ---------------------------------------------------------------------------------- records
@@ -307,30 +260,16 @@ def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     of :data:`ARMS` (the GELU run gives (i) and, swapped, (ii)); ``network`` says which network of
     the arm was quantised."""
     fmt = lambda d: ", ".join(f"{k} ×{v}" for k, v in d.items()) or "none"  # noqa: E731
-    rows, seen = [], set()
+    first: dict[str, Mapping[str, Any]] = {}  # each training arm's first result
     for r in _check(list(results)):
-        cfg, q = r["config"], r["int8"]
-        if cfg["arm"] in seen:
-            continue
-        seen.add(cfg["arm"])
-        if cfg["arm"] == "gelu":
-            networks = [("gelu", "GELU network", "before_swap"), ("gelu_swap", "swapped to ReLU", "after_swap")]
-        elif cfg["arm"] == "relu":
-            networks = [("relu", "as trained", "before_swap")]
-        else:
-            networks = [(cfg["arm"], "before swap", "before_swap"), (cfg["arm"], "swapped to ReLU", "after_swap")]
-        for arm, network, stage in networks:
-            mods = q[f"modules_{stage}"]
-            rows.append(
-                {
-                    "arm": arm,
-                    "network": network,
-                    "int8 modules": fmt(mods["int8"]),
-                    "float32 modules": fmt(mods["float"]),
-                    "scope": q["scope"],
-                }
-            )
-    return pd.DataFrame(rows)
+        first.setdefault(r["config"]["arm"], r)
+    rows = [
+        (arm, network, fmt(q[f"modules_{key}"]["int8"]), fmt(q[f"modules_{key}"]["float"]), q["scope"])
+        for train_arm, r in first.items()
+        for q in [r["int8"]]
+        for arm, key, _, network in _networks(train_arm)
+    ]
+    return pd.DataFrame(rows, columns=["arm", "network", "int8 modules", "float32 modules", "scope"])
 
 
 def _machine(provenance: Mapping[str, Any] | None) -> str | None:
@@ -357,39 +296,19 @@ def reproduction_frame(results: Sequence[Mapping[str, Any]], results_dir: Path |
         rep = r["reproduces"]
         if not rep.get("found"):
             continue
-        reused, differs = bool(rep.get("reused_weights")), rep.get("identical") is False
-        diff = rep.get("max_abs_diff_val_metric")
-        theirs = None
+        diff, differs, theirs = rep.get("max_abs_diff_val_metric"), rep.get("identical") is False, None
         folder = results_dir if results_dir is not None else results_root(r["config"].get("profile", "cpu"))
         path = folder / rep["experiment"] / f"{rep['config_hash']}.json"
         if differs and path.exists():
             committed = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
             theirs = _machine(committed.get("provenance"))
         rows.append(
-            {
-                "arm": r["config"]["arm"],
-                "seed": r["config"]["seed"],
-                "committed run": rep["config_hash"],
-                "reused": reused,
-                "identical": rep.get("identical"),
-                "max |Δ val metric|": None if diff is None else diff * scale(bool(r["higher_is_better"])),
-                "trained on": theirs,
-                "retrained on": _machine(r.get("provenance")) if differs else None,
-            }
+            (r["config"]["arm"], r["config"]["seed"], rep["config_hash"], bool(rep.get("reused_weights")))
+            + (rep.get("identical"), None if diff is None else diff * scale(bool(r["higher_is_better"])), theirs)
+            + (_machine(r.get("provenance")) if differs else None,)
         )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "arm",
-            "seed",
-            "committed run",
-            "reused",
-            "identical",
-            "max |Δ val metric|",
-            "trained on",
-            "retrained on",
-        ],
-    )
+    columns = ["committed run", "reused", "identical", "max |Δ val metric|", "trained on", "retrained on"]
+    return pd.DataFrame(rows, columns=["arm", "seed", *columns])
 
 
 # ------------------------------------------------------------------------------- page tables
@@ -437,22 +356,9 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
 
 def claims_table(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a page table: claim, our value, verdict as shown in the report, statistics, note."""
-    return pd.DataFrame(
-        [
-            {
-                "claim": c.claim,
-                "ours": c.our_value,
-                "verdict": c.verdict_label,
-                "effect": c.effect,
-                "CI": c.ci,
-                "n": c.n,
-                "test": c.test,
-                "MDE": c.mde,
-                "note": c.note,
-            }
-            for c in claims
-        ]
-    )
+    columns = {"claim": "claim", "ours": "our_value", "verdict": "verdict_label", "effect": "effect", "CI": "ci"}
+    columns |= {"n": "n", "test": "test", "MDE": "mde", "note": "note"}
+    return pd.DataFrame([{col: getattr(c, name) for col, name in columns.items()} for c in claims])
 
 
 def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:

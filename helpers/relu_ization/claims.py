@@ -46,18 +46,7 @@ from helpers.relu_ization.protocol import (
 )
 from helpers.relu_ization.protocol import MARGINS as PAIR_MARGINS
 
-__all__ = [
-    "SMALLEST_EFFECT",
-    "SOURCE",
-    "NOTEBOOKS",
-    "ANCHORS",
-    "matches_margin",
-    "SPARSITY_MARGIN",
-    "REGION_MARGIN_PCT",
-    "MARGINS",
-    "pair_claims",
-    "claims",
-]
+__all__ = ["SMALLEST_EFFECT", "SOURCE", "NOTEBOOKS", "ANCHORS", "MARGINS", "pair_claims", "claims"]
 
 NB_MLP = "notebooks/40_reluization_mlp"
 NB_PAIRS = "notebooks/41_reluization_pairs"
@@ -92,59 +81,39 @@ def _claim(
 
 
 def _judged(
-    d: _PairData,
-    name: str,
-    text: str,
-    make: Callable[[], Comparison],
-    *,
-    ours: Callable[[Comparison], str],
-    note: str = "",
-    digits: int = 2,
-    reading: str = "",
-    **kw: Any,
+    d: _PairData, name: str, text: str, make: Callable, *, ours: Callable, note: str = "", reading: str = "", **kw: Any
 ) -> Claim:
-    """A row decided by :func:`judge`; ``reading``: the book's reading a contradiction rests on (kept
-    only when the row is contradicted)."""
-    verdict, fields, comp = judge(make, digits=digits, looks=pair_scale(d.pair, d.profile).looks, **kw)
+    """A row decided by :func:`judge` (``kw``: its rule); ``ours(comparison)`` shows our value; ``reading``:
+    the book's reading a contradiction rests on (kept only when the row is contradicted)."""
+    verdict, fields, comp = judge(make, looks=pair_scale(d.pair, d.profile).looks, **kw)
     shown = ours(comp) if comp is not None else "one seed: no interval"
     reading = reading if verdict == "contradicted" else ""
     return _claim(d.pair, name, text, verdict, shown, d.profile, note, reading=reading, **fields)
 
 
-def _metric_row(d: _PairData, name: str, text: str, make: Callable[[], Comparison], how: int | str, **kw: Any) -> Claim:
+def _metric_row(
+    d: _PairData, name: str, text: str, how: int | str, arms: str | tuple[str, str], col: str = "value", **kw: Any
+) -> Claim:
     """A row on the pair's metric, judged with its "matches" margin: as the equivalence margin
-    (``how="equivalence"``) or as the smallest effect of interest of a direction (``how=±1``)."""
+    (``how="equivalence"``) or as the smallest effect of interest of a direction (``how=±1``). It
+    compares ``col`` of the two ``arms`` by seed, or tests one arm's swap cost; ``ours`` defaults to
+    the two arms' means."""
     rule = (
         dict(claim="equivalence", margin=d.margin) if how == "equivalence" else dict(direction=how, negligible=d.margin)
     )
+    one = isinstance(arms, str)
+    make = (lambda: A.cost_of_swap(d.rows, arms)) if one else (lambda: A.compare_arms(d.rows, *arms, col))
+    kw.setdefault("ours", lambda c: d.vs(*arms, col))
     return _judged(d, name, text, make, note=d.margin_note, unit=d.unit, examples=d.examples, **rule, **kw)
-
-
-def _sparsity_values(frame: pd.DataFrame, arm: str, stage: str) -> dict[int, float]:
-    g = frame[(frame["arm"] == arm) & (frame["stage"] == stage)]
-    return {int(s): 100.0 * float(v) for s, v in g.groupby("seed")["zero_fraction"].mean().items()}
 
 
 def _sparsity_row(d: _PairData, name: str, text: str, a: tuple[str, str], b: tuple[str, str], **kw: Any) -> Claim:
     """Exact zeros of (arm, stage) ``a`` against ``b``: equivalent within :data:`SPARSITY_MARGIN` points?"""
-    va, vb = _sparsity_values(d.sparsity, *a), _sparsity_values(d.sparsity, *b)
-    return _judged(
-        d,
-        name,
-        text,
-        lambda: paired_comparison(va, vb),
-        claim="equivalence",
-        margin=SPARSITY_MARGIN,
-        unit="points",
-        ours=lambda c: f"{np.mean(list(va.values())):.1f} % vs {np.mean(list(vb.values())):.1f} % zeros",
-        **kw,
-    )
-
-
-def _region_pct(frame: pd.DataFrame, arm: str, ref: str = "relu") -> dict[int, float]:
-    per = A.regions_per_seed(frame).set_index(["arm", "seed"])["pieces"]
-    seeds = sorted({s for a, s in per.index if a == arm} & {s for a, s in per.index if a == ref})
-    return {s: 100.0 * (per[(arm, s)] / per[(ref, s)] - 1.0) for s in seeds}
+    frame = A.sparsity_frame(d.results)
+    va, vb = A.sparsity_values(frame, *a), A.sparsity_values(frame, *b)
+    ours = lambda c: f"{np.mean(list(va.values())):.1f} % vs {np.mean(list(vb.values())):.1f} % zeros"  # noqa: E731
+    rule = dict(claim="equivalence", margin=SPARSITY_MARGIN, unit="points")
+    return _judged(d, name, text, lambda: paired_comparison(va, vb), ours=ours, **rule, **kw)
 
 
 class _PairData:
@@ -185,15 +154,6 @@ class _PairData:
     def targets(self) -> pd.DataFrame:
         return A.layer_lambda_frame(self.results)
 
-    @functools.cached_property
-    def sparsity(self) -> pd.DataFrame:
-        return A.sparsity_frame(self.results)
-
-    @functools.cached_property
-    def regions(self) -> pd.DataFrame | None:
-        """Linear-region counts; None for a pair that does not count them."""
-        return A.regions_frame(self.results) if RELU_PAIRS[self.pair].linear_regions else None
-
     def mean(self, arm: str, col: str = "value") -> float:
         """One arm's column, averaged over seeds."""
         return float(np.mean(list(A.arm_values(self.rows, arm, col).values())))
@@ -211,90 +171,55 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
 
 def _gelu_swap_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """gelu-swap-cost: swapping a trained GELU network's activations for ReLU costs accuracy (raises perplexity)."""
-    effect = "costs accuracy" if d.higher_is_better else "raises perplexity"
-    return _metric_row(
-        d,
-        "gelu-swap-cost",
-        f"swapping a trained GELU network's activations for ReLU {effect}",
-        lambda: A.cost_of_swap(d.rows, "gelu_swap"),
-        1,
-        ours=lambda c: f"cost {c.effect:+.2f} {d.unit} (GELU {d.mean('gelu'):.2f} → {d.mean('gelu_swap'):.2f})",
+    text = "swapping a trained GELU network's activations for ReLU " + (
+        "costs accuracy" if d.higher_is_better else "raises perplexity"
     )
+    ours = lambda c: f"cost {c.effect:+.2f} {d.unit} (GELU {d.mean('gelu'):.2f} → {d.mean('gelu_swap'):.2f})"  # noqa: E731
+    return _metric_row(d, "gelu-swap-cost", text, 1, "gelu_swap", ours=ours)
 
 
 def _lgelu_swap_cheaper_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-swap-cheaper: annealed λ-GELU costs less at its swap to ReLU than GELU does."""
-    return _metric_row(
-        d,
-        "lgelu-swap-cheaper",
-        "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU",
-        lambda: A.compare_arms(d.rows, "lgelu_anneal", "gelu_swap", "swap_cost"),
-        -1,
-        ours=lambda c: f"swap cost {d.vs('lgelu_anneal', 'gelu_swap', 'swap_cost', '+')} {d.unit}",
-    )
+    text = "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU"
+    ours = lambda c: f"swap cost {d.vs('lgelu_anneal', 'gelu_swap', 'swap_cost', '+')} {d.unit}"  # noqa: E731
+    return _metric_row(d, "lgelu-swap-cheaper", text, -1, ("lgelu_anneal", "gelu_swap"), "swap_cost", ours=ours)
 
 
 def _srelu_swap_free_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """srelu-swap-free: annealed S-ReLU's swap to ReLU costs nothing, within the margin."""
-    return _metric_row(
-        d,
-        "srelu-swap-free",
-        f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{d.margin} {d.unit})",
-        lambda: A.cost_of_swap(d.rows, "srelu_anneal"),
-        "equivalence",
-        ours=lambda c: _swap_cost_text(c, d.unit),
-        digits=3,
-    )
+    text = f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{d.margin} {d.unit})"
+    ours = lambda c: _swap_cost_text(c, d.unit)  # noqa: E731
+    return _metric_row(d, "srelu-swap-free", text, "equivalence", "srelu_anneal", ours=ours, digits=3)
 
 
 def _lgelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-matches-relu: annealed λ-GELU → ReLU matches ReLU from scratch in float32."""
-    return _metric_row(
-        d,
-        "lgelu-matches-relu",
-        f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{d.margin} {d.unit})",
-        lambda: A.compare_arms(d.rows, "lgelu_anneal", "relu"),
-        "equivalence",
-        ours=lambda c: d.vs("lgelu_anneal", "relu"),
-    )
+    text = f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{d.margin} {d.unit})"
+    return _metric_row(d, "lgelu-matches-relu", text, "equivalence", ("lgelu_anneal", "relu"))
 
 
 def _srelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """srelu-matches-relu: annealed S-ReLU → ReLU matches ReLU from scratch in float32."""
-    return _metric_row(
-        d,
-        "srelu-matches-relu",
-        f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{d.margin} {d.unit})",
-        lambda: A.compare_arms(d.rows, "srelu_anneal", "relu"),
-        "equivalence",
-        ours=lambda c: d.vs("srelu_anneal", "relu"),
-    )
+    text = f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{d.margin} {d.unit})"
+    return _metric_row(d, "srelu-matches-relu", text, "equivalence", ("srelu_anneal", "relu"))
 
 
 def _lgelu_int8_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-int8-matches-relu: after x86 static int8, annealed λ-GELU → ReLU matches ReLU from scratch."""
     metric = "accuracy" if d.higher_is_better else "perplexity"
+    text = f"annealed λ-GELU → ReLU keeps its int8 {metric} within ±{d.margin} {d.unit} of ReLU from scratch"
+    ours = lambda c: f"int8 {d.vs('lgelu_anneal', 'relu', 'int8')}"  # noqa: E731
+    arms = ("lgelu_anneal", "relu")
     return _metric_row(
-        d,
-        "lgelu-int8-matches-relu",
-        f"annealed λ-GELU → ReLU keeps its int8 {metric} within ±{d.margin} {d.unit} of ReLU from scratch "
-        "(x86 static int8)",
-        lambda: A.compare_arms(d.rows, "lgelu_anneal", "relu", "int8"),
-        "equivalence",
-        ours=lambda c: f"int8 {d.vs('lgelu_anneal', 'relu', 'int8')}",
+        d, "lgelu-int8-matches-relu", text + " (x86 static int8)", "equivalence", arms, "int8", ours=ours
     )
 
 
 def _gelu_int8_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """gelu-int8-cost: int8 costs the GELU network (GELU left in float32) more than ReLU from scratch."""
-    return _metric_row(
-        d,
-        "gelu-int8-cost",
-        "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch",
-        lambda: A.compare_arms(d.rows, "gelu", "relu", "int8_cost"),
-        1,
-        ours=lambda c: f"int8 cost {d.vs('gelu', 'relu', 'int8_cost', '+')} {d.unit}",
-    )
+    text = "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch"
+    ours = lambda c: f"int8 cost {d.vs('gelu', 'relu', 'int8_cost', '+')} {d.unit}"  # noqa: E731
+    return _metric_row(d, "gelu-int8-cost", text, 1, ("gelu", "relu"), "int8_cost", ours=ours)
 
 
 def _layerwise_no_worse_claim(pair: str, d: _PairData, profile: str) -> Claim:
@@ -377,9 +302,9 @@ def _lgelu_sparse_before_swap_claim(pair: str, d: _PairData, profile: str) -> Cl
 
 def _regions_claim(pair: str, d: _PairData, profile: str, arm: str, label: str) -> Claim:
     """regions-<arm>: the annealed arm crosses as many linear regions along a line as ReLU from scratch."""
-    if d.regions is None:
+    if not RELU_PAIRS[pair].linear_regions:
         raise ValueError(f"pair {pair!r} counts no linear regions; expected one with linear_regions=True")
-    pct = _region_pct(d.regions, arm)
+    pct = A.region_change(A.regions_frame(d.results), arm)
     return _judged(
         d,
         f"regions-{arm}",
