@@ -100,15 +100,11 @@ def interleaved_times(
     seed: int = 0,
 ) -> dict[str, list[float]]:
     """Seconds per call of every ``fns[name]``, one timing per round each, the names in a fresh
-    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all)."""
+    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all;
+    :func:`calls_for` counts them). ``rounds`` is checked where it enters, the benchmark's ``--rounds``."""
     if not fns:
         raise ValueError("fns is empty")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive int, got {rounds!r}")
     calls = {k: (number[k] if isinstance(number, Mapping) else number) for k in fns}
-    for k, n in calls.items():
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"number of calls for {k!r} must be a positive int, got {n!r}")
     for fn in fns.values():
         for _ in range(warmup):
             fn()
