@@ -462,7 +462,7 @@ def test_an_arm_reuses_the_final_weights_its_committed_run_kept(require_dataset,
     assert reused["reproduces"]["reused_weights"] is True and reused["reproduces"]["identical"] is None
     for key in ("before_swap", "after_swap", "sparsity", "regions", "int8"):
         assert reused[key] == retrained[key], key
-    assert A.reproduction_frame([reused])["identical"].tolist() == ["its weights reused"]
+    assert A.reproduction_frame([reused])["reused"].tolist() == [True]
 
 
 def _fake_results(values: dict[str, list[float]], swap: dict[str, list[float]]) -> list[dict]:
@@ -523,7 +523,7 @@ def test_layer_targets_row_states_its_reading_only_when_contradicted():
         targets = pd.DataFrame(
             [{"seed": k, "layer": i, "target": P.LAMBDA_TARGET + offset + k + i} for k in range(4) for i in range(3)]
         )
-        d = types.SimpleNamespace(targets=targets)  # the one frame this row reads
+        d = types.SimpleNamespace(pair="fmnist", profile="cpu", targets=targets)  # the one frame this row reads
         return C._layer_targets_smaller_claim("fmnist", d, "cpu")
 
     above, below = row(50.0), row(-80.0)
@@ -677,40 +677,11 @@ def test_tables_from_synthetic_results():
     assert set(sparsity[sparsity["arm"] == "gelu"]["stage"]) == {"deployed"}
     regions = A.regions_frame(results)
     assert set(regions["arm"]) == {"gelu_swap", "lgelu_anneal", "srelu_anneal", "relu", "lgelu_layerwise"}
-    assert (
-        A.side_of([1, 2], 3) == "below"
-        and A.side_of([4, 5], 3) == "above"
-        and A.side_of([1, 5], 3) == "on both sides of"
-    )
     with pytest.raises(ValueError, match="no results"):
         A.arm_rows([])
 
 
-def test_results_paragraph_follows_the_data():
-    values = {
-        "gelu": [0.85, 0.86],
-        "lgelu_anneal": [0.84, 0.84],
-        "srelu_anneal": [0.83, 0.83],
-        "relu": [0.82, 0.82],
-        "lgelu_layerwise": [0.84, 0.85],
-    }
-    text = A.results_paragraph(_fake_results(values, {"gelu": [0.02, 0.04]}))
-    assert text.startswith("Validation accuracy in % (mean over seeds): GELU 85.50, GELU → ReLU 82.50,")
-    assert "ReLU from scratch 82.00" in text and "in the same order: 85.40, 82.40," in text
-    # the fake per-layer targets are 100 and 200: on both sides of 160, above 50, below 250
-    assert "run from 100 to 200" in text and "on both sides of the global" in text
-    assert "above the global" in A.results_paragraph(_fake_results(values, {}), lambda_target=50.0)
-    assert (
-        A.results_paragraph([], "waits for its runs")
-        == "No committed cpu-profile results for this pair yet: waits for its runs."
-    )
-    assert "not run in this profile" in A.results_paragraph(None)
-
-
-def test_results_paragraph_and_latency_record_reject_bad_input(tmp_path):
-    for bad in (0, -1.0, float("nan"), float("inf"), True, "160"):
-        with pytest.raises(ValueError, match="lambda_target"):
-            A.results_paragraph([], lambda_target=bad)
+def test_latency_record_rejects_bad_input(tmp_path):
     assert load_record(tmp_path / "missing.json") is None
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
@@ -725,7 +696,7 @@ def test_results_paragraph_and_latency_record_reject_bad_input(tmp_path):
     assert load_record(broken) == good
 
 
-def test_reproduction_note_says_where_each_side_trained(tmp_path):
+def test_reproduction_frame_says_where_each_side_trained(tmp_path):
     """The arms that retrain a committed Table I/II run: identical, reused, or different, and the
     machines both results record (a different CPU type explains a difference; no record cannot).
     The committed results it reads are verified: a hand-edited one raises instead of testifying."""
@@ -765,45 +736,30 @@ def test_reproduction_note_says_where_each_side_trained(tmp_path):
         keys.append(src.stem)
     amd, intel, unrecorded = keys
 
-    same = A.reproduction_note([result(True, 0.0), result(None, None, reused=True)], results_dir=tmp_path / "results")
-    assert same == (
-        "Of the 2 runs that are also committed Table I/II runs, 1 analysed that run's own kept final "
-        "weights, 1 retrained bit for bit identically."
-    )
-    other_cpu = A.reproduction_note(
-        [result(False, 0.0114, key=amd), result(False, 0.003, key=amd)], results_dir=tmp_path / "results"
-    )
-    assert other_cpu.startswith(
-        "Of the 2 runs that are also committed Table I/II runs, 2 retrained and none came out "
-        "bit for bit identical to the committed run, each by at most 1.14 points"
-    )
-    assert "another CPU type (AMD EPYC (AVX2))" in other_cpu
-    mixed = A.reproduction_note([result(True, 0.0), result(False, 0.01, key=intel)], results_dir=tmp_path / "results")
-    assert "1 retrained bit for bit identically and 1 differs from the committed run, by 1.00 points" in mixed
-    assert "kernels alone do not explain" in mixed
-    assert "predate the provenance record" in A.reproduction_note(
-        [result(False, 0.01, key=unrecorded)], results_dir=tmp_path / "results"
-    )
-    assert "no longer in results/" in A.reproduction_note(
-        [result(False, 0.01, key="0" * 16)], results_dir=tmp_path / "results"
-    )
-    only_reused = A.reproduction_note([result(None, None, reused=True)], results_dir=tmp_path / "results")
-    assert (
-        only_reused
-        == "Of the 1 run that is also a committed Table I/II run, 1 analysed that run's own kept final weights."
-    )
+    def frame(*runs):
+        return A.reproduction_frame(list(runs), results_dir=tmp_path / "results")
+
+    same = frame(result(True, 0.0), result(None, None, reused=True))
+    assert same["reused"].tolist() == [False, True] and same["identical"].tolist() == [True, None]
+    assert same["trained on"].isna().all()  # an identical or reused run needs no machine
+    other_cpu = frame(result(False, 0.0114, key=amd), result(False, 0.003, key=amd))
+    assert other_cpu["max |Δ val metric|"].tolist() == pytest.approx([1.14, 0.3])  # accuracy points
+    assert other_cpu["trained on"].tolist() == ["AMD EPYC (AVX2)"] * 2
+    assert other_cpu["retrained on"].tolist() == ["Intel (AVX512)"] * 2
+    mixed = frame(result(True, 0.0), result(False, 0.01, key=intel))
+    assert mixed["trained on"].tolist()[1] == mixed["retrained on"].tolist()[1] == "Intel (AVX512)"
+    # a committed result without provenance, or no longer in results/, cannot say where it trained
+    assert frame(result(False, 0.01, key=unrecorded))["trained on"].isna().all()
+    assert frame(result(False, 0.01, key="0" * 16))["trained on"].isna().all()
     no_repro = [{**result(True, 0.0), "reproduces": {"found": False}}]
-    assert (
-        A.reproduction_note(no_repro, results_dir=tmp_path / "results")
-        == "No arm here retrains a committed Table I/II run."
-    )
+    assert frame(*no_repro).empty
     with pytest.raises(ValueError, match="no results"):
-        A.reproduction_note([])
-    # A committed file edited after it was written fails its checksum: the note names it.
+        A.reproduction_frame([])
+    # A committed file edited after it was written fails its checksum: the frame names it.
     damaged = committed / f"{amd}.json"
     damaged.write_text(damaged.read_text().replace('"AMD EPYC"', '"Intel"'))
     with pytest.raises(CorruptResult, match=f"{amd}.json.*checksum"):
-        A.reproduction_note([result(False, 0.01, key=amd)], results_dir=tmp_path / "results")
+        frame(result(False, 0.01, key=amd))
 
 
 def test_float32_zero_threshold_finds_where_exact_zeros_start():

@@ -30,13 +30,13 @@ __all__ = [
     "arm_setup_frame",
     "claims_table",
     "arm_means",
-    "side_of",
-    "results_paragraph",
     "arm_rows",
     "summary_table",
     "arm_values",
     "compare_arms",
     "cost_of_swap",
+    "sparsity_values",
+    "region_change",
     "sparsity_frame",
     "sparsity_summary",
     "regions_frame",
@@ -45,7 +45,6 @@ __all__ = [
     "preactivation_frame",
     "int8_modules",
     "reproduction_frame",
-    "reproduction_note",
     "scale",
     "unit",
 ]
@@ -70,10 +69,19 @@ def unit(higher_is_better: bool) -> str:
     return "points" if higher_is_better else "perplexity"
 
 
-def _cost(before: float, after: float, higher_is_better: bool) -> float:
-    """What going from ``before`` to ``after`` costs (positive = worse), in display units."""
-    sign = 1.0 if higher_is_better else -1.0
-    return sign * (before - after) * scale(higher_is_better)
+def _networks(arm: str) -> list[tuple[str, str, str, str]]:
+    """The networks a training arm's result describes, in order: (row of :data:`ARMS`, the result's
+    key, stage, which network it is). A GELU run gives (i) and, swapped, (ii); ReLU has no swap.
+    ``stage`` is ``"deployed"`` for the network an arm ships and ``"before swap"`` for the smooth
+    network of (iii), (iv) and (vi) at the end of its annealing."""
+    if arm == "gelu":
+        return [
+            ("gelu", "before_swap", "deployed", "GELU network"),
+            ("gelu_swap", "after_swap", "deployed", "swapped to ReLU"),
+        ]
+    if arm == "relu":
+        return [("relu", "before_swap", "deployed", "as trained")]
+    return [(arm, "before_swap", "before swap", "before swap"), (arm, "after_swap", "deployed", "swapped to ReLU")]
 
 
 def arm_rows(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -81,48 +89,29 @@ def arm_rows(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     ``before`` (the smooth network before its swap; NaN for GELU and ReLU rows), ``swap_cost``,
     ``int8_cost`` (int8 against its own float32 network) and ``vs_gelu`` (against (i) of the same
     seed), all costs in display units."""
-    rows = []
-    for r in _check(list(results)):
-        cfg, hib = r["config"], r["higher_is_better"]
-        base = {"pair": cfg["pair"], "seed": cfg["seed"], "higher_is_better": hib}
-        if cfg["arm"] == "gelu":
-            rows.append(
-                {**base, "arm": "gelu", "value": r["before_swap"], "int8": r["int8"]["before_swap"], "before": math.nan}
-            )
-            rows.append(
-                {
-                    **base,
-                    "arm": "gelu_swap",
-                    "value": r["after_swap"],
-                    "int8": r["int8"]["after_swap"],
-                    "before": r["before_swap"],
-                }
-            )
-        elif cfg["arm"] == "relu":
-            rows.append(
-                {**base, "arm": "relu", "value": r["before_swap"], "int8": r["int8"]["before_swap"], "before": math.nan}
-            )
-        else:
-            rows.append(
-                {
-                    **base,
-                    "arm": cfg["arm"],
-                    "value": r["after_swap"],
-                    "int8": r["int8"]["after_swap"],
-                    "before": r["before_swap"],
-                }
-            )
-    frame = pd.DataFrame(rows)
-    frame["swap_cost"] = [
-        (_cost(b, v, h) if not math.isnan(b) else math.nan)
-        for b, v, h in zip(frame["before"], frame["value"], frame["higher_is_better"])
+    rows = [
+        (
+            c["pair"],
+            c["seed"],
+            r["higher_is_better"],
+            arm,
+            r[key],
+            r["int8"][key],
+            r["before_swap"] if key == "after_swap" else math.nan,
+        )
+        for r in _check(list(results))
+        for c in [r["config"]]
+        for arm, key, stage, _ in _networks(c["arm"])
+        if stage == "deployed"
     ]
-    frame["int8_cost"] = [_cost(v, q, h) for v, q, h in zip(frame["value"], frame["int8"], frame["higher_is_better"])]
-    gelu = frame[frame["arm"] == "gelu"].set_index(["pair", "seed"])["value"]
-    frame["vs_gelu"] = [
-        (_cost(gelu[(p, s)], v, h) if (p, s) in gelu.index else math.nan)
-        for p, s, v, h in zip(frame["pair"], frame["seed"], frame["value"], frame["higher_is_better"])
-    ]
+    frame = pd.DataFrame(rows, columns=["pair", "seed", "higher_is_better", "arm", "value", "int8", "before"])
+    k = frame["higher_is_better"].map(lambda h: scale(h) if h else -1.0)  # a cost's sign × display factor
+    frame["swap_cost"] = (frame["before"] - frame["value"]) * k
+    frame["int8_cost"] = (frame["value"] - frame["int8"]) * k
+    gelu = frame[frame["arm"] == "gelu"].set_index(["pair", "seed"])["value"].to_dict()
+    frame["vs_gelu"] = (
+        pd.Series([gelu.get(ps, math.nan) for ps in zip(frame["pair"], frame["seed"])]) - frame["value"]
+    ) * k
     frame["label"] = frame["arm"].map(ARM_LABELS)
     order = {a: i for i, a in enumerate(ARMS)}
     return frame.sort_values(
@@ -178,71 +167,49 @@ def cost_of_swap(rows: pd.DataFrame, arm: str) -> Comparison:
     return one_sample(arm_values(rows, arm, "swap_cost"))
 
 
+def sparsity_values(frame: pd.DataFrame, arm: str, stage: str) -> dict[int, float]:
+    """``{seed: exact-zero percentage}`` of one arm at ``stage`` (:func:`sparsity_frame`), the mean over its sites."""
+    g = frame[(frame["arm"] == arm) & (frame["stage"] == stage)]
+    return {int(s): 100.0 * float(v) for s, v in g.groupby("seed")["zero_fraction"].mean().items()}
+
+
+def region_change(frame: pd.DataFrame, arm: str, ref: str = "relu") -> dict[int, float]:
+    """``{seed: % more linear regions per line than ref}`` (:func:`regions_frame`), the seeds both have."""
+    per = regions_per_seed(frame).set_index(["arm", "seed"])["pieces"]
+    seeds = sorted({s for a, s in per.index if a == arm} & {s for a, s in per.index if a == ref})
+    return {s: 100.0 * (per[(arm, s)] / per[(ref, s)] - 1.0) for s in seeds}
+
+
 # ------------------------------------------------------------------------------ sparsity
 def sparsity_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """Long frame: arm (of :data:`ARMS`), seed, site, layer (1-based), stage, zero_fraction.
-
-    ``stage`` is ``"deployed"`` for the network an arm ships (GELU itself for (i), the swapped
-    network for (ii)-(vi), the network as trained for (v)) and ``"before swap"`` for the smooth
-    network of (iii), (iv) and (vi) at the end of its annealing.
-    """
-    rows = []
-    for r in _check(list(results)):
-        cfg, sp = r["config"], r["sparsity"]
-        arm = cfg["arm"]
-        if arm == "gelu":
-            stages = [("gelu", "before_swap", "deployed"), ("gelu_swap", "after_swap", "deployed")]
-        elif arm == "relu":
-            stages = [("relu", "before_swap", "deployed")]
-        else:
-            stages = [(arm, "before_swap", "before swap"), (arm, "after_swap", "deployed")]
-        for name, key, stage in stages:
-            for i, (site, z) in enumerate(zip(sp["sites"], sp[key]), 1):
-                rows.append(
-                    {
-                        "pair": cfg["pair"],
-                        "arm": name,
-                        "seed": cfg["seed"],
-                        "site": site,
-                        "layer": i,
-                        "stage": stage,
-                        "zero_fraction": z,
-                    }
-                )
-    return pd.DataFrame(rows)
+    """Long frame: arm (of :data:`ARMS`), seed, site, layer (1-based), stage (:func:`_networks`), zero_fraction."""
+    rows = [
+        (c["pair"], arm, c["seed"], site, i, stage, z)
+        for r in _check(list(results))
+        for c, sp in [(r["config"], r["sparsity"])]
+        for arm, key, stage, _ in _networks(c["arm"])
+        for i, (site, z) in enumerate(zip(sp["sites"], sp[key]), 1)
+    ]
+    return pd.DataFrame(rows, columns=["pair", "arm", "seed", "site", "layer", "stage", "zero_fraction"])
 
 
 def sparsity_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean exact-zero fraction over every site, per arm, stage and seed (the unweighted mean of the sites)."""
-    g = frame.groupby(["arm", "stage", "seed"], sort=False)["zero_fraction"].mean().reset_index()
-    return g
+    return frame.groupby(["arm", "stage", "seed"], sort=False)["zero_fraction"].mean().reset_index()
 
 
 # ----------------------------------------------------------------------------- linear regions
 def regions_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Long frame: arm, seed, line, pieces (regions crossed), distinct patterns, length, density
     (pieces per unit of input-space length). Arms without a region count are left out."""
-    rows = []
-    for r in _check(list(results)):
-        if "regions" not in r:
-            continue
-        cfg = r["config"]
-        arm = "gelu_swap" if cfg["arm"] == "gelu" else cfg["arm"]
-        reg = r["regions"]
-        for i, (p, d, ln) in enumerate(zip(reg["pieces"], reg["distinct"], reg["length"])):
-            rows.append(
-                {
-                    "pair": cfg["pair"],
-                    "arm": arm,
-                    "seed": cfg["seed"],
-                    "line": i,
-                    "pieces": p,
-                    "distinct": d,
-                    "length": ln,
-                    "density": p / ln,
-                }
-            )
-    return pd.DataFrame(rows)
+    rows = [
+        (c["pair"], "gelu_swap" if c["arm"] == "gelu" else c["arm"], c["seed"], i, p, d, ln, p / ln)
+        for r in _check(list(results))
+        if "regions" in r
+        for c, reg in [(r["config"], r["regions"])]
+        for i, (p, d, ln) in enumerate(zip(reg["pieces"], reg["distinct"], reg["length"]))
+    ]
+    return pd.DataFrame(rows, columns=["pair", "arm", "seed", "line", "pieces", "distinct", "length", "density"])
 
 
 def regions_per_seed(frame: pd.DataFrame, column: str = "pieces") -> pd.DataFrame:
@@ -255,52 +222,35 @@ def layer_lambda_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Per seed and λ-GELU layer of the per-layer arm (vi): the target chosen at the switch
     epoch, the final λ, and the global λ_target beside them; plus, for every arm, the λ that meets
     ε on the final network's own pre-activations (``lambda_for_eps``)."""
-    rows = []
+    rows: list[tuple] = []
     for r in _check(list(results)):
-        cfg = r["config"]
-        if cfg["arm"] != "lgelu_layerwise":
+        c = r["config"]
+        if c["arm"] != "lgelu_layerwise":
             continue
         history = r["train"]["history"]
         targets = next((row["lambda_targets"] for row in history if "lambda_targets" in row), None)
         if targets is None:
             raise ValueError(f"run {r['config_hash']} recorded no lambda_targets")
-        final = history[-1]["lambdas"]
-        for i, (t, f) in enumerate(zip(targets, final), 1):
-            rows.append(
-                {
-                    "pair": cfg["pair"],
-                    "seed": cfg["seed"],
-                    "layer": i,
-                    "target": t,
-                    "final_lambda": f,
-                    "global_target": LAMBDA_TARGET,
-                    "lambda_for_eps_final": r["preactivations"]["lambda_for_eps"][i - 1],
-                }
-            )
-    return pd.DataFrame(rows)
+        final, for_eps = history[-1]["lambdas"], r["preactivations"]["lambda_for_eps"]
+        rows += [
+            (c["pair"], c["seed"], i, t, f, LAMBDA_TARGET, for_eps[i - 1])
+            for i, (t, f) in enumerate(zip(targets, final), 1)
+        ]
+    columns = ["pair", "seed", "layer", "target", "final_lambda", "global_target", "lambda_for_eps_final"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def preactivation_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Per arm, seed and site, the final network's pre-activation statistics on the calibration
     images: std, the λ meeting ε, the gate and activation errors of a swap at the global λ_target."""
-    rows = []
-    for r in _check(list(results)):
-        cfg, pre = r["config"], r["preactivations"]
-        for i, site in enumerate(pre["sites"]):
-            rows.append(
-                {
-                    "pair": cfg["pair"],
-                    "arm": cfg["arm"],
-                    "seed": cfg["seed"],
-                    "layer": i + 1,
-                    "site": site,
-                    "std": pre["std"][i],
-                    "lambda_for_eps": pre["lambda_for_eps"][i],
-                    "gate_error_global": pre["gate_error_global"][i],
-                    "activation_error_global": pre["activation_error_global"][i],
-                }
-            )
-    return pd.DataFrame(rows)
+    columns = ["std", "lambda_for_eps", "gate_error_global", "activation_error_global"]
+    rows = [
+        (c["pair"], c["arm"], c["seed"], i + 1, site, *(pre[k][i] for k in columns))
+        for r in _check(list(results))
+        for c, pre in [(r["config"], r["preactivations"])]
+        for i, site in enumerate(pre["sites"])
+    ]
+    return pd.DataFrame(rows, columns=["pair", "arm", "seed", "layer", "site", *columns])
 
 
 # ---------------------------------------------------------------------------------- records
@@ -310,50 +260,16 @@ def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     of :data:`ARMS` (the GELU run gives (i) and, swapped, (ii)); ``network`` says which network of
     the arm was quantised."""
     fmt = lambda d: ", ".join(f"{k} ×{v}" for k, v in d.items()) or "none"  # noqa: E731
-    rows, seen = [], set()
+    first: dict[str, Mapping[str, Any]] = {}  # each training arm's first result
     for r in _check(list(results)):
-        cfg, q = r["config"], r["int8"]
-        if cfg["arm"] in seen:
-            continue
-        seen.add(cfg["arm"])
-        if cfg["arm"] == "gelu":
-            networks = [("gelu", "GELU network", "before_swap"), ("gelu_swap", "swapped to ReLU", "after_swap")]
-        elif cfg["arm"] == "relu":
-            networks = [("relu", "as trained", "before_swap")]
-        else:
-            networks = [(cfg["arm"], "before swap", "before_swap"), (cfg["arm"], "swapped to ReLU", "after_swap")]
-        for arm, network, stage in networks:
-            mods = q[f"modules_{stage}"]
-            rows.append(
-                {
-                    "arm": arm,
-                    "network": network,
-                    "int8 modules": fmt(mods["int8"]),
-                    "float32 modules": fmt(mods["float"]),
-                    "scope": q["scope"],
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def reproduction_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """For the arms that are committed Table I/II runs: was the retraining identical to them (or
-    were their own final weights analysed)?"""
-    rows = []
-    for r in _check(list(results)):
-        rep = r["reproduces"]
-        if rep.get("found"):
-            reused = bool(rep.get("reused_weights"))  # analysed the committed run's own weights
-            rows.append(
-                {
-                    "arm": r["config"]["arm"],
-                    "seed": r["config"]["seed"],
-                    "committed run": rep["config_hash"],
-                    "identical": "its weights reused" if reused else rep["identical"],
-                    "max |Δ val metric|": rep["max_abs_diff_val_metric"],
-                }
-            )
-    return pd.DataFrame(rows)
+        first.setdefault(r["config"]["arm"], r)
+    rows = [
+        (arm, network, fmt(q[f"modules_{key}"]["int8"]), fmt(q[f"modules_{key}"]["float"]), q["scope"])
+        for train_arm, r in first.items()
+        for q in [r["int8"]]
+        for arm, key, _, network in _networks(train_arm)
+    ]
+    return pd.DataFrame(rows, columns=["arm", "network", "int8 modules", "float32 modules", "scope"])
 
 
 def _machine(provenance: Mapping[str, Any] | None) -> str | None:
@@ -363,94 +279,36 @@ def _machine(provenance: Mapping[str, Any] | None) -> str | None:
     return f"{provenance['cpu_model']} ({provenance.get('cpu_capability', '?')})"
 
 
-def reproduction_note(results: Sequence[Mapping[str, Any]], results_dir: Path | None = None) -> str:
-    """One sentence on the arms that retrained a committed Table I/II run: how many came out bit for
-    bit identical, the largest difference of the others (accuracy points or perplexity, in some
-    epoch), and where each side was trained, from the provenance both results record (seeded runs
-    are bit-identical only on the same CPU type, so a different machine explains a difference).
+def reproduction_frame(results: Sequence[Mapping[str, Any]], results_dir: Path | None = None) -> pd.DataFrame:
+    """One row per run that is also a committed Table I/II run: whether it analysed that run's own
+    kept final weights (``reused``) or retrained it bit for bit (``identical``), the largest
+    difference of some epoch's validation metric (in display units), and, for a retraining that
+    differs, the CPU type each side was trained on (None: not recorded, or the committed result is
+    no longer in results/). Seeded runs are bit-identical only on the same CPU type, so a different
+    machine explains a difference.
 
     Each committed result it reads is verified first (checksum, status, config hash: as
     :func:`helpers.core.results_cache.load_result` does), so a damaged file raises
     :class:`helpers.core.result_files.CorruptResult` naming it instead of lending its provenance.
-    They are read where :func:`helpers.core.results_cache.load_result` finds them, the results folder
-    of each arm's profile (``results_dir`` overrides it)."""
-    results = _check(results)
-    found = [r for r in results if r["reproduces"].get("found")]
-    if not found:
-        return "No arm here retrains a committed Table I/II run."
-    hib = bool(found[0]["higher_is_better"])
-    reused = [r for r in found if r["reproduces"].get("reused_weights")]
-    trained = [r for r in found if not r["reproduces"].get("reused_weights")]
-    same = [r for r in trained if r["reproduces"].get("identical")]
-    diffs = [
-        r["reproduces"]["max_abs_diff_val_metric"]
-        for r in trained
-        if not r["reproduces"].get("identical") and r["reproduces"].get("max_abs_diff_val_metric") is not None
-    ]
-    text = (
-        f"Of the {len(found)} runs that are also committed Table I/II runs, "
-        if len(found) > 1
-        else "Of the 1 run that is also a committed Table I/II run, "
-    )
-    if reused:
-        text += f"{len(reused)} analysed that run's own kept final weights, "
-    differing = [r for r in trained if not r["reproduces"].get("identical")]
-    by_at_most = (
-        f", {'each by at most' if len(diffs) > 1 else 'by'} {max(diffs) * scale(hib):.2f} {unit(hib)} "
-        "in some epoch's validation metric"
-        if diffs
-        else ""
-    )
-    if not trained:
-        text = text.rstrip(", ")
-    elif not differing:
-        text += f"{len(same)} retrained bit for bit identically"
-    elif not same:
-        text += f"{len(trained)} retrained and none came out bit for bit identical to the committed run{by_at_most}"
-    else:
-        text += (
-            f"{len(same)} retrained bit for bit identically and {len(differing)} "
-            f"differ{'s' if len(differing) == 1 else ''} from the committed run{by_at_most}"
-        )
-    text += "."
-    if not differing:
-        return text
-    pairs = []  # (where the committed run trained, where this retraining ran), per differing run
-    missing = []
-    for r in differing:
+    They are read from the results folder of each arm's profile (``results_dir`` overrides it)."""
+    rows = []
+    for r in _check(results):
         rep = r["reproduces"]
+        if not rep.get("found"):
+            continue
+        diff, differs, theirs = rep.get("max_abs_diff_val_metric"), rep.get("identical") is False, None
         folder = results_dir if results_dir is not None else results_root(r["config"].get("profile", "cpu"))
         path = folder / rep["experiment"] / f"{rep['config_hash']}.json"
-        if not path.exists():
-            missing.append(f"{rep['experiment']}/{path.name}")
-            continue
-        theirs = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
-        pairs.append((_machine(theirs.get("provenance")), _machine(r.get("provenance"))))
-    if missing:
-        return text + (
-            f" The committed result{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
-            f"{'are' if len(missing) > 1 else 'is'} no longer in results/, so where "
-            f"{'they were' if len(missing) > 1 else 'it was'} trained cannot be checked."
+        if differs and path.exists():
+            committed = read_verified(path, field_defaults(TrainConfig), CODE_VERSION, expected_hash=rep["config_hash"])
+            theirs = _machine(committed.get("provenance"))
+        rows.append(
+            (r["config"]["arm"], r["config"]["seed"], rep["config_hash"], bool(rep.get("reused_weights")))
+            + (rep.get("identical"), None if diff is None else diff * scale(bool(r["higher_is_better"])), theirs)
+            + (_machine(r.get("provenance")) if differs else None,)
         )
-    if any(theirs is None for theirs, _ in pairs):
-        return text + (
-            " Some of those committed results predate the provenance record, so where they were trained "
-            "cannot be checked; seeded runs are bit-identical only on the same CPU type, thread count and "
-            "kernels."
-        )
-    if all(theirs != ours for theirs, ours in pairs):
-        committed = ", ".join(sorted({t for t, _ in pairs}))
-        here = ", ".join(sorted({o or "an unrecorded machine" for _, o in pairs}))
-        return text + (
-            f" Each of those was trained on another CPU type ({committed}) than its retraining here "
-            f"({here}): seeded runs are bit-identical only on the same CPU type, thread count and kernels, "
-            "so the retraining follows a different trajectory from the first steps on."
-        )
-    n_same_machine = sum(theirs == ours for theirs, ours in pairs)
-    return text + (
-        f" {n_same_machine} of them were retrained on the CPU type that trained them, so kernels alone do "
-        "not explain every difference."
-    )
+    columns = ["committed run", "reused", "identical", "max |Δ val metric|", "trained on", "retrained on"]
+    return pd.DataFrame(rows, columns=["arm", "seed", *columns])
 
 
 # ------------------------------------------------------------------------------- page tables
@@ -498,22 +356,9 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
 
 def claims_table(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a page table: claim, our value, verdict as shown in the report, statistics, note."""
-    return pd.DataFrame(
-        [
-            {
-                "claim": c.claim,
-                "ours": c.our_value,
-                "verdict": c.verdict_label,
-                "effect": c.effect,
-                "CI": c.ci,
-                "n": c.n,
-                "test": c.test,
-                "MDE": c.mde,
-                "note": c.note,
-            }
-            for c in claims
-        ]
-    )
+    columns = {"claim": "claim", "ours": "our_value", "verdict": "verdict_label", "effect": "effect", "CI": "ci"}
+    columns |= {"n": "n", "test": "test", "MDE": "mde", "note": "note"}
+    return pd.DataFrame([{col: getattr(c, name) for col, name in columns.items()} for c in claims])
 
 
 def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:
@@ -521,56 +366,3 @@ def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:
     return {
         arm: float(sum(v.values()) / len(v)) for arm in rows["arm"].unique() for v in [arm_values(rows, arm, column)]
     }
-
-
-def side_of(values: Iterable[float], threshold: float) -> str:
-    """Where ``values`` lie against ``threshold``, in words: "below", "above" or "on both sides of"
-    (for prose that must follow the data)."""
-    v = [float(x) for x in values]
-    if not v:
-        raise ValueError("no values")
-    if all(x < threshold for x in v):
-        return "below"
-    if all(x > threshold for x in v):
-        return "above"
-    return "on both sides of"
-
-
-def _short(arm: str) -> str:
-    """An arm's label without its roman numeral: "(iii) annealed λ-GELU → ReLU" → "annealed λ-GELU → ReLU"."""
-    return ARM_LABELS[arm].split(") ", 1)[1]
-
-
-def results_paragraph(
-    results: Sequence[Mapping[str, Any]] | None, pending: str = "", lambda_target: float = LAMBDA_TARGET
-) -> str:
-    """The prose summary of a pair, in MyST: each arm's metric (mean over seeds) in float32 and
-    int8, and where the per-layer targets lie against ``lambda_target``; it follows the data, so a
-    page can glue it whatever the results say. With no results (a pair whose runs are pending) it
-    says so, with ``pending`` as the reason."""
-    if (
-        isinstance(lambda_target, bool)
-        or not isinstance(lambda_target, (int, float))
-        or not math.isfinite(lambda_target)
-        or lambda_target <= 0
-    ):
-        raise ValueError(f"lambda_target must be a positive finite number, got {lambda_target!r}")
-    if not results:
-        return f"No committed cpu-profile results for this pair yet: {pending or 'not run in this profile'}."
-    rows = arm_rows(results)
-    higher = bool(rows["higher_is_better"].iloc[0])
-    digits = 2 if higher else 3
-    what = "Validation accuracy in % (mean over seeds)" if higher else "Validation perplexity (mean over seeds)"
-    f32, i8 = arm_means(rows), arm_means(rows, "int8")
-    shown = [a for a in ARMS if a in f32]
-    metric = ", ".join(f"{_short(a)} {f32[a]:.{digits}f}" for a in shown)
-    int8 = ", ".join(f"{i8[a]:.{digits}f}" for a in shown)
-    text = f"{what}: {metric}; their int8 models, in the same order: {int8}."
-    targets = layer_lambda_frame(results).groupby("layer")["target"].mean() if "lgelu_layerwise" in shown else None
-    if targets is not None and len(targets):
-        text += (
-            f" The per-layer, distribution-aware targets run from {targets.min():.0f} to {targets.max():.0f} "
-            f"(means per layer over seeds), {side_of(targets, lambda_target)} the global "
-            f"$\\lambda_{{\\text{{target}}}}$ = {lambda_target:.0f}."
-        )
-    return text

@@ -1,17 +1,16 @@
 """The ReLU-ization chapter's findings as claims: the book's own hypotheses, not a paper's.
 
 No source measures what ReLU-ization buys, so every row states a hypothesis of this book
-(``source = "This book (beyond the papers), ReLU-ization"``) and decides it with the book's one
-verdict rule (:func:`helpers.core.report.judge`): paired by seed, Student-t 95 % intervals, TOST
-for "matches" with the margin in the claim, the power shown. Margins (:func:`matches_margin`):
-half a point of accuracy (the book's "matches" tolerance, as for Table II), 2 % of ReLU from
-scratch's perplexity at the scale run (derived when the row is decided, and stated in its note),
-5 points of exact-zero fraction, 20 % of a region count.
+(:data:`SOURCE`) and decides it with the book's one verdict rule (:func:`helpers.core.report.judge`):
+paired by seed, Student-t 95 % intervals, TOST for "matches" with the margin in the claim, the power
+shown. Margins (:func:`matches_margin`): half a point of accuracy (the book's "matches" tolerance, as
+for Table II), 2 % of ReLU from scratch's perplexity at the scale run (derived when the row is
+decided, and stated in its note), 5 points of exact-zero fraction, 20 % of a region count.
 
 :func:`pair_claims` builds the rows of one pair from its results, each by its own ``_<name>_claim``
-function over the data they share (:class:`_PairData`); :func:`claims` loads the
-committed results (never trains) for the report, each pair's from the cpu profile until all its
-paper-profile runs are committed, and says "not run here" for what is missing.
+function over the data they share (:class:`_PairData`); :func:`claims` loads the committed results
+(never trains) for the report, each pair's from the cpu profile until all its paper-profile runs are
+committed, and says "not run here" for what is missing.
 """
 
 from __future__ import annotations
@@ -33,11 +32,9 @@ from helpers.lambda_gelu.paper import SWITCH_FRACTION
 from helpers.relu_ization import analysis as A
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.latency import MARGINS as LATENCY_MARGINS
-from helpers.relu_ization.latency import latency_claims
+from helpers.relu_ization.latency import SOURCE, hypothesis_row, latency_claims
 from helpers.relu_ization.protocol import (
-    ACCURACY_MARGIN,
     LAMBDA_TARGET,
-    PERPLEXITY_MARGIN_REL,
     REGION_MARGIN_PCT,
     RELU_PAIRS,
     SMALLEST_EFFECT,
@@ -49,29 +46,14 @@ from helpers.relu_ization.protocol import (
 )
 from helpers.relu_ization.protocol import MARGINS as PAIR_MARGINS
 
-__all__ = [
-    "SMALLEST_EFFECT",
-    "SOURCE",
-    "NOTEBOOKS",
-    "ANCHORS",
-    "ACCURACY_MARGIN",
-    "PERPLEXITY_MARGIN_REL",
-    "matches_margin",
-    "SPARSITY_MARGIN",
-    "REGION_MARGIN_PCT",
-    "MARGINS",
-    "pair_claims",
-    "claims",
-]
+__all__ = ["SMALLEST_EFFECT", "SOURCE", "NOTEBOOKS", "ANCHORS", "MARGINS", "pair_claims", "claims"]
 
-SOURCE = "This book (beyond the papers), ReLU-ization"
 NB_MLP = "notebooks/40_reluization_mlp"
 NB_PAIRS = "notebooks/41_reluization_pairs"
 NOTEBOOKS = {"fmnist": NB_MLP}
 ANCHORS = {NB_MLP: "reluization-mlp-claims", NB_PAIRS: "reluization-pairs-claims"}
 #: Every "matches" margin of this chapter's rows, for the rules page (:func:`helpers.claims.margin_rules`).
 MARGINS = PAIR_MARGINS + LATENCY_MARGINS
-HYPOTHESIS = "hypothesis of this book (no source measures it)"
 #: The arms whose linear regions a pair with ``linear_regions`` compares with ReLU from scratch.
 REGION_ARMS = (("lgelu_anneal", "annealed λ-GELU → ReLU"), ("srelu_anneal", "annealed S-ReLU → ReLU"))
 
@@ -81,70 +63,57 @@ def _notebook(pair: str) -> str:
 
 
 def _claim(
-    pair: str,
-    name: str,
-    text: str,
-    verdict: str,
-    ours: str,
-    fields: Mapping[str, str],
-    profile: str,
-    note: str = "",
-    *,
-    reading: str = "",
+    pair: str, name: str, text: str, verdict: str, ours: str, profile: str, note: str = "", **fields: Any
 ) -> Claim:
     nb = _notebook(pair)
-    scale = pair_scale(pair, profile).note
-    return Claim(
-        key=claim_key("reluization", pair, name),
-        claim=f"{RELU_PAIRS[pair].label}: {text}",
-        source=SOURCE,
-        paper_value=HYPOTHESIS,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
+    return hypothesis_row(
+        claim_key("reluization", pair, name),
+        f"{RELU_PAIRS[pair].label}: {text}",
+        ours=ours,
         verdict=verdict,
+        note=note,
+        scale=pair_scale(pair, profile).note,
+        profile=profile,
         notebook=nb,
-        note=note,  # type: ignore[arg-type]
         anchor=ANCHORS[nb],
-        reading=reading,
-        **dict(fields),
+        **fields,
     )
 
 
 def _judged(
-    pair: str,
-    name: str,
-    text: str,
-    make: Callable[[], Comparison],
-    profile: str,
-    *,
-    ours: Callable[[Comparison], str],
-    note: str = "",
-    digits: int = 2,
-    unit: str = "",
-    reading: str = "",
-    margin_note: str = "",
-    **kw: Any,
+    d: _PairData, name: str, text: str, make: Callable, *, ours: Callable, note: str = "", reading: str = "", **kw: Any
 ) -> Claim:
-    """A row decided by :func:`judge`; ``reading``: the book's reading a contradiction rests on (kept
-    only when the row is contradicted); ``margin_note``: how its margin was derived (appended)."""
-    verdict, fields, comp = judge(make, digits=digits, unit=unit, looks=pair_scale(pair, profile).looks, **kw)
-    note = " ".join(part for part in (note, margin_note) if part)
+    """A row decided by :func:`judge` (``kw``: its rule); ``ours(comparison)`` shows our value; ``reading``:
+    the book's reading a contradiction rests on (kept only when the row is contradicted)."""
+    verdict, fields, comp = judge(make, looks=pair_scale(d.pair, d.profile).looks, **kw)
     shown = ours(comp) if comp is not None else "one seed: no interval"
-    return _claim(
-        pair, name, text, verdict, shown, fields, profile, note, reading=reading if verdict == "contradicted" else ""
+    reading = reading if verdict == "contradicted" else ""
+    return _claim(d.pair, name, text, verdict, shown, d.profile, note, reading=reading, **fields)
+
+
+def _metric_row(
+    d: _PairData, name: str, text: str, how: int | str, arms: str | tuple[str, str], col: str = "value", **kw: Any
+) -> Claim:
+    """A row on the pair's metric, judged with its "matches" margin: as the equivalence margin
+    (``how="equivalence"``) or as the smallest effect of interest of a direction (``how=±1``). It
+    compares ``col`` of the two ``arms`` by seed, or tests one arm's swap cost; ``ours`` defaults to
+    the two arms' means."""
+    rule = (
+        dict(claim="equivalence", margin=d.margin) if how == "equivalence" else dict(direction=how, negligible=d.margin)
     )
+    one = isinstance(arms, str)
+    make = (lambda: A.cost_of_swap(d.rows, arms)) if one else (lambda: A.compare_arms(d.rows, *arms, col))
+    kw.setdefault("ours", lambda c: d.vs(*arms, col))
+    return _judged(d, name, text, make, note=d.margin_note, unit=d.unit, examples=d.examples, **rule, **kw)
 
 
-def _sparsity_values(frame: pd.DataFrame, arm: str, stage: str) -> dict[int, float]:
-    g = frame[(frame["arm"] == arm) & (frame["stage"] == stage)]
-    return {int(s): 100.0 * float(v) for s, v in g.groupby("seed")["zero_fraction"].mean().items()}
-
-
-def _region_pct(frame: pd.DataFrame, arm: str, ref: str = "relu") -> dict[int, float]:
-    per = A.regions_per_seed(frame).set_index(["arm", "seed"])["pieces"]
-    seeds = sorted({s for a, s in per.index if a == arm} & {s for a, s in per.index if a == ref})
-    return {s: 100.0 * (per[(arm, s)] / per[(ref, s)] - 1.0) for s in seeds}
+def _sparsity_row(d: _PairData, name: str, text: str, a: tuple[str, str], b: tuple[str, str], **kw: Any) -> Claim:
+    """Exact zeros of (arm, stage) ``a`` against ``b``: equivalent within :data:`SPARSITY_MARGIN` points?"""
+    frame = A.sparsity_frame(d.results)
+    va, vb = A.sparsity_values(frame, *a), A.sparsity_values(frame, *b)
+    ours = lambda c: f"{np.mean(list(va.values())):.1f} % vs {np.mean(list(vb.values())):.1f} % zeros"  # noqa: E731
+    rule = dict(claim="equivalence", margin=SPARSITY_MARGIN, unit="points")
+    return _judged(d, name, text, lambda: paired_comparison(va, vb), ours=ours, **rule, **kw)
 
 
 class _PairData:
@@ -156,7 +125,6 @@ class _PairData:
 
     @functools.cached_property
     def rows(self) -> pd.DataFrame:
-        """One row per arm and seed (:func:`analysis.arm_rows`)."""
         return A.arm_rows(self.results)
 
     @functools.cached_property
@@ -165,12 +133,7 @@ class _PairData:
 
     @property
     def unit(self) -> str:
-        """The metric's display unit (accuracy points; perplexity)."""
         return A.unit(self.higher_is_better)
-
-    @functools.cached_property
-    def _margin(self) -> tuple[float, str]:
-        return matches_margin(self.rows, self.higher_is_better)
 
     @property
     def examples(self) -> int | None:
@@ -181,27 +144,23 @@ class _PairData:
     @property
     def margin(self) -> float:
         """The "matches" margin in the metric's unit (:func:`matches_margin`)."""
-        return self._margin[0]
+        return matches_margin(self.rows, self.higher_is_better)[0]
 
     @property
     def margin_note(self) -> str:
-        """How the margin was derived, for the rows that use it."""
-        return "Margin " + self._margin[1] + "."
+        return f"Margin {matches_margin(self.rows, self.higher_is_better)[1]}."
 
     @functools.cached_property
     def targets(self) -> pd.DataFrame:
-        """Per-layer λ targets (:func:`analysis.layer_lambda_frame`)."""
         return A.layer_lambda_frame(self.results)
 
-    @functools.cached_property
-    def sparsity(self) -> pd.DataFrame:
-        """Exact-zero fractions (:func:`analysis.sparsity_frame`)."""
-        return A.sparsity_frame(self.results)
+    def mean(self, arm: str, col: str = "value") -> float:
+        """One arm's column, averaged over seeds."""
+        return float(np.mean(list(A.arm_values(self.rows, arm, col).values())))
 
-    @functools.cached_property
-    def regions(self) -> pd.DataFrame | None:
-        """Linear-region counts; None for a pair that does not count them."""
-        return A.regions_frame(self.results) if RELU_PAIRS[self.pair].linear_regions else None
+    def vs(self, a: str, b: str, col: str = "value", sign: str = "") -> str:
+        """``"<mean of a> vs <mean of b>"``, two decimals (``sign="+"``: signed)."""
+        return f"{self.mean(a, col):{sign}.2f} vs {self.mean(b, col):{sign}.2f}"
 
 
 def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -> list[Claim]:
@@ -210,187 +169,105 @@ def pair_claims(pair: str, results: Sequence[Mapping[str, Any]], profile: str) -
     return [build(pair, d, profile) for build, _, _ in _rows_of(pair)]
 
 
-def _mean(rows: pd.DataFrame, arm: str, col: str = "value") -> float:
-    """One arm's column, averaged over seeds."""
-    return float(np.mean(list(A.arm_values(rows, arm, col).values())))
-
-
-def _mean_sparsity(frame: pd.DataFrame, arm: str, stage: str) -> float:
-    """One arm's exact-zero percentage at ``stage``, averaged over seeds."""
-    return float(np.mean(list(_sparsity_values(frame, arm, stage).values())))
-
-
 def _gelu_swap_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """gelu-swap-cost: swapping a trained GELU network's activations for ReLU costs accuracy (raises perplexity)."""
-    rows, u = d.rows, d.unit
-    return _judged(
-        pair,
-        "gelu-swap-cost",
-        "swapping a trained GELU network's activations for ReLU "
-        f"{'costs accuracy' if d.higher_is_better else 'raises perplexity'}",
-        lambda: A.cost_of_swap(rows, "gelu_swap"),
-        profile,
-        direction=1,
-        negligible=d.margin,  # the smallest effect of interest: the pair's match margin
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: f"cost {c.effect:+.2f} {u} (GELU {_mean(rows, 'gelu'):.2f} → {_mean(rows, 'gelu_swap'):.2f})",
+    text = "swapping a trained GELU network's activations for ReLU " + (
+        "costs accuracy" if d.higher_is_better else "raises perplexity"
     )
+    ours = lambda c: f"cost {c.effect:+.2f} {d.unit} (GELU {d.mean('gelu'):.2f} → {d.mean('gelu_swap'):.2f})"  # noqa: E731
+    return _metric_row(d, "gelu-swap-cost", text, 1, "gelu_swap", ours=ours)
 
 
 def _lgelu_swap_cheaper_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-swap-cheaper: annealed λ-GELU costs less at its swap to ReLU than GELU does."""
-    rows, u = d.rows, d.unit
-    return _judged(
-        pair,
-        "lgelu-swap-cheaper",
-        "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU",
-        lambda: A.compare_arms(rows, "lgelu_anneal", "gelu_swap", "swap_cost"),
-        profile,
-        direction=-1,
-        negligible=d.margin,  # the smallest effect of interest: the pair's match margin
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: (
-            f"swap cost {_mean(rows, 'lgelu_anneal', 'swap_cost'):+.2f} vs "
-            f"{_mean(rows, 'gelu_swap', 'swap_cost'):+.2f} {u}"
-        ),
-    )
+    text = "annealed λ-GELU → ReLU costs less at its swap than GELU → ReLU"
+    ours = lambda c: f"swap cost {d.vs('lgelu_anneal', 'gelu_swap', 'swap_cost', '+')} {d.unit}"  # noqa: E731
+    return _metric_row(d, "lgelu-swap-cheaper", text, -1, ("lgelu_anneal", "gelu_swap"), "swap_cost", ours=ours)
 
 
 def _srelu_swap_free_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """srelu-swap-free: annealed S-ReLU's swap to ReLU costs nothing, within the margin."""
-    rows, u, m = d.rows, d.unit, d.margin
-    return _judged(
-        pair,
-        "srelu-swap-free",
-        f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{m} {u})",
-        lambda: A.cost_of_swap(rows, "srelu_anneal"),
-        profile,
-        claim="equivalence",
-        margin=m,
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: _swap_cost_text(c, u),
-        digits=3,
-    )
+    text = f"annealed S-ReLU (δ → 0) → ReLU: the swap costs nothing (within ±{d.margin} {d.unit})"
+    ours = lambda c: _swap_cost_text(c, d.unit)  # noqa: E731
+    return _metric_row(d, "srelu-swap-free", text, "equivalence", "srelu_anneal", ours=ours, digits=3)
 
 
 def _lgelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-matches-relu: annealed λ-GELU → ReLU matches ReLU from scratch in float32."""
-    rows, u, m = d.rows, d.unit, d.margin
-    return _judged(
-        pair,
-        "lgelu-matches-relu",
-        f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
-        lambda: A.compare_arms(rows, "lgelu_anneal", "relu"),
-        profile,
-        claim="equivalence",
-        margin=m,
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: f"{_mean(rows, 'lgelu_anneal'):.2f} vs {_mean(rows, 'relu'):.2f}",
-    )
+    text = f"annealed λ-GELU → ReLU matches ReLU trained from scratch, float32 (within ±{d.margin} {d.unit})"
+    return _metric_row(d, "lgelu-matches-relu", text, "equivalence", ("lgelu_anneal", "relu"))
 
 
 def _srelu_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """srelu-matches-relu: annealed S-ReLU → ReLU matches ReLU from scratch in float32."""
-    rows, u, m = d.rows, d.unit, d.margin
-    return _judged(
-        pair,
-        "srelu-matches-relu",
-        f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{m} {u})",
-        lambda: A.compare_arms(rows, "srelu_anneal", "relu"),
-        profile,
-        claim="equivalence",
-        margin=m,
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: f"{_mean(rows, 'srelu_anneal'):.2f} vs {_mean(rows, 'relu'):.2f}",
-    )
+    text = f"annealed S-ReLU → ReLU matches ReLU trained from scratch, float32 (within ±{d.margin} {d.unit})"
+    return _metric_row(d, "srelu-matches-relu", text, "equivalence", ("srelu_anneal", "relu"))
 
 
 def _lgelu_int8_matches_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-int8-matches-relu: after x86 static int8, annealed λ-GELU → ReLU matches ReLU from scratch."""
-    rows, u, m = d.rows, d.unit, d.margin
-    return _judged(
-        pair,
-        "lgelu-int8-matches-relu",
-        f"annealed λ-GELU → ReLU keeps its int8 {'accuracy' if d.higher_is_better else 'perplexity'} "
-        f"within ±{m} {u} of ReLU from scratch (x86 static int8)",
-        lambda: A.compare_arms(rows, "lgelu_anneal", "relu", "int8"),
-        profile,
-        claim="equivalence",
-        margin=m,
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: f"int8 {_mean(rows, 'lgelu_anneal', 'int8'):.2f} vs {_mean(rows, 'relu', 'int8'):.2f}",
+    metric = "accuracy" if d.higher_is_better else "perplexity"
+    text = f"annealed λ-GELU → ReLU keeps its int8 {metric} within ±{d.margin} {d.unit} of ReLU from scratch"
+    ours = lambda c: f"int8 {d.vs('lgelu_anneal', 'relu', 'int8')}"  # noqa: E731
+    arms = ("lgelu_anneal", "relu")
+    return _metric_row(
+        d, "lgelu-int8-matches-relu", text + " (x86 static int8)", "equivalence", arms, "int8", ours=ours
     )
 
 
 def _gelu_int8_cost_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """gelu-int8-cost: int8 costs the GELU network (GELU left in float32) more than ReLU from scratch."""
-    rows, u = d.rows, d.unit
-    return _judged(
-        pair,
-        "gelu-int8-cost",
-        "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch",
-        lambda: A.compare_arms(rows, "gelu", "relu", "int8_cost"),
-        profile,
-        direction=1,
-        negligible=d.margin,  # the smallest effect of interest: the pair's match margin
-        margin_note=d.margin_note,
-        unit=u,
-        examples=d.examples,
-        ours=lambda c: (
-            f"int8 cost {_mean(rows, 'gelu', 'int8_cost'):+.2f} vs {_mean(rows, 'relu', 'int8_cost'):+.2f} {u}"
-        ),
-    )
+    text = "int8 quantisation costs the GELU network (GELU left in float32) more than ReLU from scratch"
+    ours = lambda c: f"int8 cost {d.vs('gelu', 'relu', 'int8_cost', '+')} {d.unit}"  # noqa: E731
+    return _metric_row(d, "gelu-int8-cost", text, 1, ("gelu", "relu"), "int8_cost", ours=ours)
 
 
 def _layerwise_no_worse_claim(pair: str, d: _PairData, profile: str) -> Claim:
-    """layerwise-no-worse: per-layer λ targets give a ReLU network no worse than the global target."""
-    rows, u, m = d.rows, d.unit, d.margin
-    return _non_worse_row(
-        pair,
-        "layerwise-no-worse",
-        rows,
-        "per-layer, distribution-aware λ targets give a ReLU network no worse than the "
-        f"global λ_target does (non-inferiority, margin {m} {u})",
-        "lgelu_layerwise",
-        "lgelu_anneal",
-        d.higher_is_better,
-        profile,
+    """layerwise-no-worse: per-layer λ targets give a ReLU network no worse than the global target.
+
+    Tested on ``arm − ref`` oriented so that positive is better, but shown as ``arm − ref`` in the
+    metric's own units like its neighbours (for perplexity, positive = worse), with the intervals of
+    that same difference."""
+    arm, ref, m, u = "lgelu_layerwise", "lgelu_anneal", d.margin, d.unit
+    looks = pair_scale(pair, profile).looks
+    better = (arm, ref) if d.higher_is_better else (ref, arm)
+    verdict, fields, comp = judge(
+        lambda: paired_comparison(*(A.arm_values(d.rows, x) for x in better)),
+        claim="non-inferiority",
         margin=m,
-        margin_note=d.margin_note,
         unit=u,
-        ours=f"{_mean(rows, 'lgelu_layerwise'):.2f} vs {_mean(rows, 'lgelu_anneal'):.2f}",
+        looks=looks,
     )
+    if comp is not None and not d.higher_is_better:
+        same_difference = spent(A.compare_arms(d.rows, arm, ref), looks)
+        shown = comparison_fields(same_difference, unit=u, claim="non-inferiority", alpha=ALPHA / looks)
+        fields.update(effect=shown["effect"], ci=shown["ci"])
+        fields["test"] += (
+            f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{m:g}, "
+            "the upper end of the shown 90% interval below +margin"
+        )
+    text = (
+        "per-layer, distribution-aware λ targets give a ReLU network no worse than the "
+        f"global λ_target does (non-inferiority, margin {m} {u})"
+    )
+    ours = d.vs(arm, ref) if comp is not None else "one seed: no interval"
+    return _claim(pair, "layerwise-no-worse", text, verdict, ours, profile, d.margin_note, **fields)
 
 
 def _layer_targets_smaller_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """layer-targets-smaller: the per-layer targets are, on average, below the global λ_target."""
     per_seed = {int(k): float(v) - LAMBDA_TARGET for k, v in d.targets.groupby("seed")["target"].mean().items()}
-    layer_means = d.targets.groupby("layer")["target"].mean()
+    layers = d.targets.groupby("layer")["target"].mean()
     return _judged(
-        pair,
+        d,
         "layer-targets-smaller",
         f"the per-layer, distribution-aware targets are smaller than the global λ_target ≈ {LAMBDA_TARGET:.0f} "
         "(mean over layers)",
         lambda: one_sample(per_seed),
-        profile,
         direction=-1,
         negligible=TARGET_SMALLEST_EFFECT * LAMBDA_TARGET,
         digits=1,
-        ours=lambda c: (
-            f"mean target {LAMBDA_TARGET + c.effect:.1f} (layers {layer_means.min():.0f} to {layer_means.max():.0f})"
-        ),
+        ours=lambda c: f"mean target {LAMBDA_TARGET + c.effect:.1f} (layers {layers.min():.0f} to {layers.max():.0f})",
         note="Each target: the smallest λ whose expected gate error E|H(x) − Φ(λx)| on the layer's inputs "
         "during the last learning epoch is at most ε = 0.005 (the paper's ε). Motivation: the λ-GELU paper, "
         f"{LGELU_QUOTES['layer_targets'].where}: “{LGELU_QUOTES['layer_targets'].text}”",
@@ -400,44 +277,24 @@ def _layer_targets_smaller_claim(pair: str, d: _PairData, profile: str) -> Claim
 
 def _lgelu_sparse_as_relu_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-sparse-as-relu: deployed λ-GELU → ReLU has as many exact zeros as ReLU from scratch."""
-    sp = d.sparsity
-    return _judged(
-        pair,
+    return _sparsity_row(
+        d,
         "lgelu-sparse-as-relu",
         f"annealed λ-GELU → ReLU is as sparse as ReLU from scratch (exact zeros, within ±{SPARSITY_MARGIN:g} points)",
-        lambda: paired_comparison(
-            _sparsity_values(sp, "lgelu_anneal", "deployed"), _sparsity_values(sp, "relu", "deployed")
-        ),
-        profile,
-        claim="equivalence",
-        margin=SPARSITY_MARGIN,
-        unit="points",
-        ours=lambda c: (
-            f"{_mean_sparsity(sp, 'lgelu_anneal', 'deployed'):.1f} % vs "
-            f"{_mean_sparsity(sp, 'relu', 'deployed'):.1f} % zeros"
-        ),
+        ("lgelu_anneal", "deployed"),
+        ("relu", "deployed"),
     )
 
 
 def _lgelu_sparse_before_swap_claim(pair: str, d: _PairData, profile: str) -> Claim:
     """lgelu-sparse-before-swap: λ-GELU at λ_target has as many exact zeros before its swap as after."""
-    sp = d.sparsity
-    return _judged(
-        pair,
+    return _sparsity_row(
+        d,
         "lgelu-sparse-before-swap",
         f"λ-GELU at λ_target ≈ {LAMBDA_TARGET:.0f} is already as sparse before its swap as after it "
         f"(within ±{SPARSITY_MARGIN:g} points)",
-        lambda: paired_comparison(
-            _sparsity_values(sp, "lgelu_anneal", "before swap"), _sparsity_values(sp, "lgelu_anneal", "deployed")
-        ),
-        profile,
-        claim="equivalence",
-        margin=SPARSITY_MARGIN,
-        unit="points",
-        ours=lambda c: (
-            f"{_mean_sparsity(sp, 'lgelu_anneal', 'before swap'):.1f} % vs "
-            f"{_mean_sparsity(sp, 'lgelu_anneal', 'deployed'):.1f} % zeros"
-        ),
+        ("lgelu_anneal", "before swap"),
+        ("lgelu_anneal", "deployed"),
         note="1 + erf(λx/√2) rounds to exactly 0 in float32 once λx is below about −5.5 "
         "(sparsity.float32_zero_threshold), so a hard λ-GELU writes exact zeros too.",
     )
@@ -445,15 +302,14 @@ def _lgelu_sparse_before_swap_claim(pair: str, d: _PairData, profile: str) -> Cl
 
 def _regions_claim(pair: str, d: _PairData, profile: str, arm: str, label: str) -> Claim:
     """regions-<arm>: the annealed arm crosses as many linear regions along a line as ReLU from scratch."""
-    if d.regions is None:
+    if not RELU_PAIRS[pair].linear_regions:
         raise ValueError(f"pair {pair!r} counts no linear regions; expected one with linear_regions=True")
-    pct = _region_pct(d.regions, arm)
+    pct = A.region_change(A.regions_frame(d.results), arm)
     return _judged(
-        pair,
+        d,
         f"regions-{arm}",
         f"{label} crosses as many linear regions along a line as ReLU from scratch (within ±{REGION_MARGIN_PCT:g} %)",
         lambda: one_sample(pct),
-        profile,
         claim="equivalence",
         margin=REGION_MARGIN_PCT,
         unit="%",
@@ -500,62 +356,9 @@ def _swap_cost_text(comp: Comparison, unit: str) -> str:
     return f"swap cost {comp.effect:+.3f} {unit}"
 
 
-def _non_worse_row(
-    pair: str,
-    name: str,
-    rows: pd.DataFrame,
-    text: str,
-    arm: str,
-    ref: str,
-    higher_is_better: bool,
-    profile: str,
-    *,
-    margin: float,
-    unit: str,
-    ours: str,
-    margin_note: str = "",
-) -> Claim:
-    """A non-inferiority row: tested on ``arm − ref`` oriented so that positive is better, but
-    shown as ``arm − ref`` in the metric's own units like its neighbours (for perplexity,
-    positive = worse), with the intervals of that same difference."""
-    looks = pair_scale(pair, profile).looks
-    verdict, fields, comp = judge(
-        lambda: _non_worse(rows, arm, ref, higher_is_better),
-        claim="non-inferiority",
-        margin=margin,
-        unit=unit,
-        looks=looks,
-    )
-    if comp is not None and not higher_is_better:
-        same_difference = spent(A.compare_arms(rows, arm, ref), looks)
-        shown = comparison_fields(same_difference, unit=unit, claim="non-inferiority", alpha=ALPHA / looks)
-        fields.update(effect=shown["effect"], ci=shown["ci"])
-        fields["test"] += (
-            f"; shown as {arm} − {ref} (positive = worse); tested as {ref} − {arm} > −{margin:g}, "
-            "the upper end of the shown 90% interval below +margin"
-        )
-    shown_ours = ours if comp is not None else "one seed: no interval"
-    return _claim(pair, name, text, verdict, shown_ours, fields, profile, margin_note)
-
-
-def _non_worse(rows: pd.DataFrame, arm: str, ref: str, higher_is_better: bool) -> Comparison:
-    """``arm − ref`` oriented so that positive is better (for non-inferiority)."""
-    comp = A.compare_arms(rows, arm, ref)
-    if higher_is_better:
-        return comp
-    return paired_comparison(A.arm_values(rows, ref), A.arm_values(rows, arm))
-
-
 def _not_run(pair: str, profile: str, why: str) -> Claim:
     return _claim(
-        pair,
-        "not-run",
-        "what ReLU-ization buys (swap, sparsity, int8, latency)",
-        "not run here",
-        "–",
-        {},
-        profile,
-        note=why,
+        pair, "not-run", "what ReLU-ization buys (swap, sparsity, int8, latency)", "not run here", "–", profile, why
     )
 
 
@@ -590,11 +393,8 @@ def claims(profile: str | None = None) -> list[Claim]:
     the pair's paper-profile runs are committed). The latency claims time the cpu runs' weights."""
     out: list[Claim] = []
     for pair, spec in RELU_PAIRS.items():
-        pair_profile = (
-            decided_profile(f"reluization_{pair}", functools.partial(reluization_configs, pair))
-            if profile is None
-            else profile
-        )
+        decide = functools.partial(reluization_configs, pair)
+        pair_profile = decided_profile(f"reluization_{pair}", decide) if profile is None else profile
         out.extend(_pair_rows(pair, spec, pair_profile))
     out.extend(latency_claims("cpu" if profile is None else profile))
     return out

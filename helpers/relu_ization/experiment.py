@@ -1,6 +1,6 @@
 """The chapter's runner: train one arm, swap it to ReLU, and measure what the swap buys.
 
-:func:`run_reluization` (the runner of :class:`~helpers.relu_ization.protocol.ReluizationConfig`)
+:func:`run_reluization` (the runner of :class:`ReluizationConfig`)
 trains the arm's :class:`~helpers.core.runs.TrainConfig` with the book's own training code
 (:func:`helpers.core.runs.train_model`) and analyses **the model at the end of training** (the
 end of an annealing schedule, where λ = λ_target or δ = δ_T; no checkpoint is picked on the
@@ -15,26 +15,22 @@ validation set). For the model before and after every activation is replaced by 
   and the swap errors at the global λ_target;
 * for MLP pairs, the exact count of linear regions along lines between validation images (:mod:`.regions`).
 
-Configs. :class:`ReluizationConfig` (one training arm of one pair and seed) is defined here, beside
-its runner, so that building the configs registers the runner; :func:`reluization_configs` lists
-a pair's runs.
+Configs. :class:`ReluizationConfig` (one training arm of one pair and seed) lives beside its
+runner, so that building the configs registers the runner.
 
 Weights. The results hold every number the book shows; the trained weights are not committed.
-Each run stores its final state dict beside its result as ``<hash>.weights.ckpt`` (ignored by
-git, with its config hash inside and a ``.sha256`` beside it: :mod:`helpers.core.weights`) for the
-latency benchmark; :func:`trained_models` retrains a run when the file is missing
-(seeded CPU training is deterministic), and every run records whether retraining reproduced the
-committed Table I/II result of the same TrainConfig (``reproduces``).
-
-Arms that are committed Table I/II runs (GELU, ReLU, annealed λ-GELU) are not trained twice when
-that run kept its final weights on this machine (the retrain keeps them:
-:data:`helpers.core.runs.KEEP_FINAL_WEIGHTS_ENV`): the analyses then load them, and ``reproduces``
-says ``reused_weights`` instead of comparing a retraining. For the bf16 ResNet-18 pair this
-saves 35-40 core-minutes a run.
+Each run keeps its final state dict beside its result (``<hash>.weights.ckpt``, ignored by git:
+:mod:`helpers.core.weights`) for the latency benchmark; :func:`trained_models` retrains a run whose
+file is missing (seeded CPU training is deterministic). An arm that is a committed Table I/II run
+(GELU, ReLU, annealed λ-GELU) is not trained twice when that run kept its final weights on this
+machine (:data:`helpers.core.runs.KEEP_FINAL_WEIGHTS_ENV`; 35-40 core-minutes a run for the bf16
+ResNet-18 pair): the analyses load them, and ``reproduces`` says ``reused_weights`` instead of
+whether the retraining reproduced that run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,14 +210,8 @@ def _preactivation_samples(model: nn.Module, batches: list[torch.Tensor]) -> tup
 def _preactivation_stats(model: nn.Module, batches: list[torch.Tensor]) -> dict[str, list]:
     sites, samples = _preactivation_samples(model, batches)
     lams = {s: float(m.lam.detach().double().mean()) for s, m in model.named_modules() if isinstance(m, LambdaGELU)}
-    out: dict[str, list] = {
-        "sites": sites,
-        "std": [],
-        "lambda_for_eps": [],
-        "gate_error_global": [],
-        "activation_error_global": [],
-        "activation_error_own": [],
-    }
+    keys = ("std", "lambda_for_eps", "gate_error_global", "activation_error_global", "activation_error_own")
+    out: dict[str, list] = {"sites": sites, **{k: [] for k in keys}}
     for site, x in zip(sites, samples):
         out["std"].append(float(x.double().std()))
         out["lambda_for_eps"].append(layer_lambda_target(x, EPSILON))
@@ -234,10 +224,8 @@ def _preactivation_stats(model: nn.Module, batches: list[torch.Tensor]) -> dict[
 
 
 def _metric(model: nn.Module, loader, task: str, int8: bool = False) -> float:
-    if int8:
-        with quantized_engine():
-            return float(evaluate(model, loader, task)["val_metric"])
-    return float(evaluate(model, loader, task)["val_metric"])
+    with quantized_engine() if int8 else contextlib.nullcontext():
+        return float(evaluate(model, loader, task)["val_metric"])
 
 
 def analyse(
@@ -250,7 +238,7 @@ def analyse(
     model.eval()
     swapped = swap_to_relu(model)
     is_relu = swapped is model
-    before, after = _metric(model, val_loader, task), None
+    before = _metric(model, val_loader, task)
     after = before if is_relu else _metric(swapped, val_loader, task)
     q_before = quantize_int8(model, calibration, scope=spec.quant_scope)
     q_after = q_before if is_relu else quantize_int8(swapped, calibration, scope=spec.quant_scope)
@@ -405,8 +393,6 @@ def trained_models(cfg: ReluizationConfig) -> tuple[nn.Module, nn.Module, dict[s
             parts, _, _ = train_to_completion(tcfg, workdir)
             model = parts["model"]
             save_weights(path, model.state_dict(), key)
-        for hook in parts["hooks"]:
-            if isinstance(hook, DeltaAnnealing):
-                set_srelu_delta(model, hook.delta_at(tcfg.epochs))
+        _final_hardness(model, parts["hooks"], tcfg)
     model.eval()
     return model, swap_to_relu(model), parts

@@ -11,6 +11,7 @@ The interval of a median ratio is a seeded bootstrap over the rounds
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from helpers.core.report import Claim, claim_key, judge
+from helpers.core.report import Claim, claim_key, judge, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import bootstrap_ci, median_comparison
@@ -50,7 +51,13 @@ __all__ = [
 #: The committed benchmark record, relative to the checkout.
 RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
 SOURCE = "This book (beyond the papers), ReLU-ization"
-HYPOTHESIS = "hypothesis of this book (no source measures it)"
+#: A row of this chapter: a hypothesis of this book, which no source measures.
+hypothesis_row = functools.partial(
+    source_row,
+    where="ReLU-ization",
+    paper="hypothesis of this book (no source measures it)",
+    source="This book (beyond the papers)",
+)
 SAME_SPEED_MARGIN_PCT = 5.0
 #: The latency rows' margin, for the rules page (:data:`helpers.relu_ization.claims.MARGINS`).
 MARGINS: tuple[tuple[str, str, str, str], ...] = (
@@ -93,15 +100,11 @@ def interleaved_times(
     seed: int = 0,
 ) -> dict[str, list[float]]:
     """Seconds per call of every ``fns[name]``, one timing per round each, the names in a fresh
-    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all)."""
+    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all;
+    :func:`calls_for` counts them). ``rounds`` is checked where it enters, the benchmark's ``--rounds``."""
     if not fns:
         raise ValueError("fns is empty")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive int, got {rounds!r}")
     calls = {k: (number[k] if isinstance(number, Mapping) else number) for k in fns}
-    for k, n in calls.items():
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"number of calls for {k!r} must be a positive int, got {n!r}")
     for fn in fns.values():
         for _ in range(warmup):
             fn()
@@ -292,12 +295,14 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
         big = max(row["batch"] for row in rec["rows"])
         small = min(row["batch"] for row in rec["rows"])
         # each case's key names what it compares (arm, precision, batch), not its sentence
+        lgelu = lambda precision, batch: ("lgelu_anneal", precision, batch)  # noqa: E731
+        faster = dict(direction=-1, negligible=SAME_SPEED_MARGIN_PCT)  # faster by more than 'same speed'
         cases = [
             (
                 "same-speed-float32",
                 f"the ReLU-ized networks run at one float32 speed: annealed λ-GELU → ReLU within "
                 f"±{SAME_SPEED_MARGIN_PCT:g} % of ReLU from scratch (batch {big})",
-                ("lgelu_anneal", "float32", big),
+                lgelu("float32", big),
                 ("relu", "float32", big),
                 dict(claim="equivalence", margin=SAME_SPEED_MARGIN_PCT),
                 "Same graph (Linear/Conv → ReLU), different weights: a difference would have to come from the values.",
@@ -305,34 +310,20 @@ def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None
             (
                 "float32-faster-than-gelu",
                 f"ReLU-ization makes float32 inference faster than GELU (batch {big})",
-                ("lgelu_anneal", "float32", big),
-                ("gelu", "float32", big),
-                dict(direction=-1, negligible=SAME_SPEED_MARGIN_PCT),  # faster by more than 'same speed'
-                "",
+                *(lgelu("float32", big), ("gelu", "float32", big), faster, ""),
             ),
-            (
-                f"int8-faster-than-float32-batch-{big}",
-                f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {big})",
-                ("lgelu_anneal", "int8", big),
-                ("lgelu_anneal", "float32", big),
-                dict(direction=-1, negligible=SAME_SPEED_MARGIN_PCT),  # faster by more than 'same speed'
-                "",
-            ),
-            (
-                f"int8-faster-than-float32-batch-{small}",
-                f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {small})",
-                ("lgelu_anneal", "int8", small),
-                ("lgelu_anneal", "float32", small),
-                dict(direction=-1, negligible=SAME_SPEED_MARGIN_PCT),  # faster by more than 'same speed'
-                "",
+            *(
+                (
+                    f"int8-faster-than-float32-batch-{batch}",
+                    f"int8 (x86, static) runs the ReLU-ized network faster than float32 (batch {batch})",
+                    *(lgelu("int8", batch), lgelu("float32", batch), faster, ""),
+                )
+                for batch in (big, small)
             ),
             (
                 "int8-faster-than-int8-gelu",
                 f"int8 runs the ReLU-ized network faster than int8 GELU, whose GELU stays float32 (batch {big})",
-                ("lgelu_anneal", "int8", big),
-                ("gelu", "int8", big),
-                dict(direction=-1, negligible=SAME_SPEED_MARGIN_PCT),  # faster by more than 'same speed'
-                "",
+                *(lgelu("int8", big), ("gelu", "int8", big), faster, ""),
             ),
         ]
         for case in cases:
@@ -360,19 +351,17 @@ def _latency_row(record: Mapping[str, Any], pair: str, case: tuple, profile: str
         if comp is not None
         else "–"
     )
-    return Claim(
-        key=claim_key(LATENCY_KEYS.rstrip("-"), pair, name),
-        claim=f"{rec['label']}: {text}",
-        source=SOURCE,
-        paper_value=HYPOTHESIS,
-        our_value=ours,
+    return hypothesis_row(
+        claim_key(LATENCY_KEYS.rstrip("-"), pair, name),
+        f"{rec['label']}: {text}",
+        ours=ours,
+        verdict=verdict,
         profile=profile,
         scale=(
             f"seed-{rec['seed']} weights; {rec['rounds']} interleaved rounds on {rec['cpu']}, "
             f"{rec['threads']} thread, torch {rec['torch']}, measured {rec['date']}"
         ),
-        verdict=verdict,
-        notebook=rec["notebook"],  # type: ignore[arg-type]
+        notebook=rec["notebook"],
         note=(note + " " if note else "") + f"Each arm is a single network (seed {rec['seed']}); "
         "the rounds are timing rounds, not seeds, so the interval covers timing noise on this "
         "machine, not training variation, and another seed's network was not timed. The verdict "
