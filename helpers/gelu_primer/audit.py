@@ -167,16 +167,14 @@ def float_zero_threshold(
     x = torch.linspace(lo, 0.0, points, dtype=torch.float64).to(dtype).requires_grad_(quantity == "gradient")
     y = torch.nn.functional.gelu(x, approximate=approximate)
     if quantity == "gradient":
-        y.sum().backward()
-        values = x.grad
-    else:
-        values = y.detach()
-    nonzero = (values != 0).numpy()
-    if nonzero[0]:
-        below = float("nan")  # no zero run at the left end of the grid
-    else:
-        below = float(x.detach().double()[int(np.argmax(nonzero)) - 1])
+        (y,) = torch.autograd.grad(y.sum(), x)
+    below = _zero_run_end(x.detach().double().numpy(), (y != 0).numpy())
     return FloatZero("tanh" if approximate == "tanh" else "exact", str(dtype).replace("torch.", ""), quantity, below)
+
+
+def _zero_run_end(grid: np.ndarray, nonzero: np.ndarray) -> float:
+    """The last point of ``grid`` in the run of exact zeros at its left end (NaN: no such run)."""
+    return float("nan") if nonzero[0] else float(grid[int(np.argmax(nonzero)) - 1])
 
 
 def post_code_zero_threshold(lo: float = -40.0, points: int = 400_001) -> float:
@@ -184,9 +182,7 @@ def post_code_zero_threshold(lo: float = -40.0, points: int = 400_001) -> float:
     namespace: dict[str, object] = {}
     exec(compile(POST_CODE.split("z_vals")[0], "<gelu-blog code>", "exec"), namespace)  # noqa: S102
     zz = np.linspace(lo, 0.0, points)
-    values = namespace["gelu_approx"](zz)  # type: ignore[operator]
-    nonzero = values != 0
-    return float("nan") if nonzero[0] else float(zz[int(np.argmax(nonzero)) - 1])
+    return _zero_run_end(zz, namespace["gelu_approx"](zz) != 0)  # type: ignore[operator]
 
 
 def _float_claim() -> Claim:
