@@ -267,14 +267,3 @@ def cost_estimate(models: Iterable[str] = tuple(MODELS), root: Path | None = Non
             total += hours
             runs += 1
     return {"core_hours": total, "runs": runs, "budget": BUDGET_CORE_HOURS, "by_model_arm": table}
-
-
-def cost_text(estimate: dict[str, Any] | None = None) -> str:
-    """The estimate as lines of text (after ``import helpers.methods``, which registers SmeLU and S-ReLU)."""
-    est = cost_estimate() if estimate is None else estimate
-    lines = []
-    for model, arms in est["by_model_arm"].items():
-        lines.append(f"{MODELS[model].label}: {sum(arms.values()):.2f} core-hours ({len(retrain_configs(model))} runs)")
-        lines += [f"  {ARM_BY_KEY[a].label}: {h:.2f}" for a, h in arms.items()]
-    lines.append(f"total: {est['core_hours']:.2f} core-hours for {est['runs']} runs (budget {est['budget']:g})")
-    return "\n".join(lines)
