@@ -27,11 +27,10 @@ from helpers.core.statistics import Comparison, paired_comparison
 
 __all__ = ["SOURCE", "NOTEBOOK", "ANCHOR", "MARGIN", "replica_predictions", "churn_matrix", "claims", "report_claims"]
 
-SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers), churn"
+SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers)"
 NOTEBOOK = "notebooks/42_churn"
 ANCHOR = "churn-claims"
-#: A row of this chapter (``where``: "churn", the end of :data:`SOURCE`).
-_row = partial(source_row, source=SOURCE.removesuffix(", churn"), notebook=NOTEBOOK, anchor=ANCHOR)
+_row = partial(source_row, source=SOURCE, notebook=NOTEBOOK, anchor=ANCHOR)
 #: "Matches" margin of churn, in percentage points.
 MARGIN = 0.5
 #: This chapter's "matches" margin, for the rules page (:func:`helpers.claims.margin_rules`).
