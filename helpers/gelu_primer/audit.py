@@ -266,19 +266,13 @@ def output_moments() -> dict[str, dict[str, sp.Expr]]:
     u = sp.Symbol("u", real=True)
     density = sp.exp(-(u**2) / 2) / sp.sqrt(2 * sp.pi)
     neg = sp.Rational(1, 2)  # ELU and GELU are negative exactly on z < 0
-    return {
-        "ReLU": {"mean": sp.simplify(sp.integrate(u * density, (u, 0, sp.oo))), "p_negative": sp.Integer(0)},
-        "ELU": {
-            "mean": sp.simplify(
-                sp.integrate(u * density, (u, 0, sp.oo)) + sp.integrate((sp.exp(u) - 1) * density, (u, -sp.oo, 0))
-            ),
-            "p_negative": neg,
-        },
-        "GELU": {
-            "mean": sp.simplify(sp.integrate(u * (1 + sp.erf(u / sp.sqrt(2))) / 2 * density, (u, -sp.oo, sp.oo))),
-            "p_negative": neg,
-        },
+    positive = sp.integrate(u * density, (u, 0, sp.oo))  # ReLU's mean, and ELU's on z > 0
+    means = {
+        "ReLU": positive,
+        "ELU": positive + sp.integrate((sp.exp(u) - 1) * density, (u, -sp.oo, 0)),
+        "GELU": sp.integrate(u * (1 + sp.erf(u / sp.sqrt(2))) / 2 * density, (u, -sp.oo, sp.oo)),
     }
+    return {k: {"mean": sp.simplify(m), "p_negative": sp.Integer(0) if k == "ReLU" else neg} for k, m in means.items()}
 
 
 def _centring_claim() -> Claim:

@@ -180,13 +180,10 @@ def gelu_minimum(digits: int = DIGITS) -> tuple[sp.Float, sp.Float]:
 def gelu_prime_extrema(digits: int = DIGITS) -> dict[str, tuple[sp.Float, sp.Float]]:
     """GELU's extreme slopes, from GELU'' = φ(z)(2 - z²): ``{"min": (-√2, ≈ -0.1289), "max": (√2, ≈ 1.1289)}``."""
     _check_int("digits", digits, 5)
-    out = {}
-    for key, at in (("min", -sp.sqrt(2)), ("max", sp.sqrt(2))):
-        out[key] = (
-            sp.Float(sp.N(at, digits), digits),
-            sp.Float(sp.N(gelu_prime_closed_form().subs(z, at), digits), digits),
-        )
-    return out
+    return {
+        key: (sp.Float(sp.N(at, digits), digits), sp.Float(sp.N(gelu_prime_closed_form().subs(z, at), digits), digits))
+        for key, at in (("min", -sp.sqrt(2)), ("max", sp.sqrt(2)))
+    }
 
 
 @dataclass(frozen=True)
