@@ -105,11 +105,8 @@ def tanh_error_quartic_coefficient() -> sp.Expr:
 
 
 def tanh_error_series(order: int = 8) -> sp.Expr:
-    """Taylor series of the tanh-form error at 0 (without the O-term).
-
-    The ``z²`` terms cancel exactly and the first surviving term is ``c₄ z⁴`` with
-    ``c₄ ≈ 3.2e-4``: near 0 the error is tiny, not of order 1e-4.
-    """
+    """Taylor series of the tanh-form error at 0 (without the O-term): the ``z²`` terms cancel
+    exactly, so it starts at ``c₄ z⁴`` (:func:`tanh_error_quartic_coefficient`), tiny near 0."""
     _check_int("order", order, 2)
     return sp.series(tanh_error_expr(), z, 0, order).removeO()
 
