@@ -182,25 +182,6 @@ def test_u_jackknife_tracks_the_sampling_spread_of_pairwise_churn():
     assert np.mean(ses) == pytest.approx(np.std(us), rel=0.3)
 
 
-def test_the_bootstrap_resamples_models_not_pairs():
-    m = np.zeros((6, 6))
-    m[0, 1:] = m[1:, 0] = 1.0  # model 0 disagrees with every other
-    np.fill_diagonal(m, np.nan)
-    boot = M.model_bootstrap(m, n_boot=300)
-    # With c copies of model 0 among 6 draws whose distinct others number d, a replicate is
-    # c·d / (pairs of distinct models): values that only resampling whole models produces.
-    possible = set()
-    rng = np.random.default_rng(0)
-    for _ in range(3000):
-        idx = rng.integers(0, 6, size=6)
-        a, b = np.triu_indices(6, 1)
-        keep = idx[a] != idx[b]
-        if keep.any():
-            possible.add(round(float(m[idx[a][keep], idx[b][keep]].mean()), 12))
-    assert {round(float(v), 12) for v in boot} <= possible
-    assert 0.0 in possible and len(set(np.round(boot, 12))) < 20
-
-
 def test_paired_u_comparison_finds_a_real_difference_and_not_a_null_one():
     rng = np.random.default_rng(3)
     truth = rng.integers(0, 10, size=2000)

@@ -14,21 +14,23 @@ margin: half a point of churn (the book's half-point tolerance for accuracy).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 
 import numpy as np
 
 from helpers.churn import measures as M
 from helpers.churn.predictions import N_CLASSES, Predictions, decode_predictions
 from helpers.churn.protocol import ARM_BY_KEY, MODELS, REPLICAS, churn_configs
-from helpers.core.report import Claim, RunDesign, intersection_union, judge
+from helpers.core.report import Claim, RunDesign, intersection_union, judge, source_row
 from helpers.core.results_cache import load_result, result_path
 from helpers.core.statistics import Comparison, paired_comparison
 
 __all__ = ["SOURCE", "NOTEBOOK", "ANCHOR", "MARGIN", "replica_predictions", "churn_matrix", "claims", "report_claims"]
 
-SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers), churn"
+SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers)"
 NOTEBOOK = "notebooks/42_churn"
 ANCHOR = "churn-claims"
+_row = partial(source_row, source=SOURCE, notebook=NOTEBOOK, anchor=ANCHOR)
 #: "Matches" margin of churn, in percentage points.
 MARGIN = 0.5
 #: This chapter's "matches" margin, for the rules page (:func:`helpers.claims.margin_rules`).
@@ -48,11 +50,10 @@ CLAIM_SOURCE = "both"  # the source of nondeterminism the claims use
 HYPOTHESIS = "hypothesis of this book (no source measures it)"
 
 
-def replica_predictions(
-    model: str, arm: str, source: str = CLAIM_SOURCE, key: str = "predictions"
-) -> dict[int, Predictions]:
-    """The decoded predictions of the committed replicas of ``arm`` (replica -> predictions);
-    ``key="predictions_relu"``: the annealed arm's ReLU swap."""
+def replica_predictions(model: str, arm: str, source: str = CLAIM_SOURCE) -> dict[int, Predictions]:
+    """The decoded predictions of the committed replicas of ``arm`` (replica -> predictions); the
+    annealed arm is judged by the network it deploys, its ReLU swap (``predictions_relu``)."""
+    key = "predictions_relu" if ARM_BY_KEY[arm].anneal else "predictions"
     out = {}
     for k, cfg in enumerate(churn_configs(model, arm, source)):
         result = load_result(cfg)  # verified: a damaged file raises, naming it
@@ -77,30 +78,6 @@ def churn_matrix(preds: Mapping[int, Predictions], replicas: list[int], measure:
     return M.pair_matrix(items, kernels[measure])
 
 
-def _pending(
-    key: str, text: str, model_arms: dict[str, tuple[str, ...]], counts: dict[tuple[str, str], int], scale: str
-) -> Claim:
-    have = sum(counts.values())
-    need = sum(len(a) for a in model_arms.values()) * REPLICAS
-    note = (
-        f'The runs are listed in the retrain protocol (issue "Churn", claims n and o) and pending: '
-        f'{have} of the {need} replicas this claim compares are committed (source "{CLAIM_SOURCE}").'
-    )
-    return Claim(
-        key=key,
-        claim=text,
-        source=SOURCE,
-        paper_value=HYPOTHESIS,
-        our_value="pending",
-        profile="cpu",
-        scale=scale,
-        verdict="not run here",
-        notebook=NOTEBOOK,
-        anchor=ANCHOR,
-        note=note,
-    )
-
-
 def _scale(models: tuple[str, ...] = tuple(MODELS)) -> str:
     return "; ".join(f"{MODELS[m].label}: {MODELS[m].scale.note}" for m in models)
 
@@ -110,11 +87,7 @@ def _loaded(
 ) -> tuple[dict[tuple[str, str], dict[int, Predictions]], tuple[str, ...]]:
     """The predictions of every (model, arm) the claim needs, and the models whose every replica
     of every arm is there."""
-    preds = {}
-    for model, arms in model_arms.items():
-        for arm in arms:
-            key = "predictions_relu" if ARM_BY_KEY[arm].anneal else "predictions"
-            preds[(model, arm)] = replica_predictions(model, arm, key=key)
+    preds = {(m, a): replica_predictions(m, a) for m, arms in model_arms.items() for a in arms}
     complete = tuple(m for m, arms in model_arms.items() if all(len(preds[(m, a)]) == REPLICAS for a in arms))
     return preds, complete
 
@@ -145,15 +118,17 @@ def _claim(
     the predictions, the models and the parts' designs (it may answer "" when the parts that
     contradict do not rest on it)."""
     preds, complete = _loaded(model_arms)
-    counts = {k: len(v) for k, v in preds.items()}
-    if not complete:
-        return _pending(key, text, model_arms, counts, _scale())
-    verdict, fields = intersection_union(parts(preds, complete), what="parts")
     missing = [m for m in model_arms if m not in complete]
-    note = ""
+    have = sum(len(preds[(m, a)]) for m in missing for a in model_arms[m])
+    need = sum(len(model_arms[m]) for m in missing) * REPLICAS
+    if not complete:
+        note = (
+            f'The runs are listed in the retrain protocol (issue "Churn", claims n and o) and pending: '
+            f'{have} of the {need} replicas this claim compares are committed (source "{CLAIM_SOURCE}").'
+        )
+        return _row(key, text, "churn", HYPOTHESIS, "pending", "not run here", note, _scale())
+    verdict, fields = intersection_union(parts(preds, complete), what="parts")
     if missing:
-        have = sum(counts[(m, a)] for m in missing for a in model_arms[m])
-        need = sum(len(model_arms[m]) for m in missing) * REPLICAS
         labels = ", ".join(MODELS[m].label for m in missing)
         note = (
             f"Decided on {', '.join(MODELS[m].label for m in complete)} only: the replicas of {labels} are still "
@@ -164,20 +139,17 @@ def _claim(
     shown_reading = (
         reading(preds, complete, tuple(fields.get("design", ()))) if reading and verdict == "contradicted" else ""
     )
-    return Claim(
-        key=key,
-        claim=text,
-        source=SOURCE,
-        paper_value=HYPOTHESIS,
-        our_value=ours(preds, complete),
-        profile="cpu",
+    return _row(
+        key,
+        text,
+        "churn",
+        HYPOTHESIS,
+        ours(preds, complete),
+        verdict,
         scale=_scale(complete),
-        verdict=verdict,
-        notebook=NOTEBOOK,
-        anchor=ANCHOR,
         reading=shown_reading,
         **fields,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _mean_churn(preds, model: str, arm: str) -> float:
@@ -223,19 +195,18 @@ def churn_falls_with_width() -> Claim:
     """Churn falls from ReLU (β = 0) to SmeLU β = 0.5 to β = 2, and β = 2 costs accuracy against ReLU."""
     arms = {m: ("relu", "smelu_0.5", "smelu_2") for m in MODELS}
 
+    steps = (
+        ("β 0.5 vs 0", _churn_diff, "smelu_0.5", "relu"),
+        ("β 2 vs 0.5", _churn_diff, "smelu_2", "smelu_0.5"),
+        ("accuracy β 2 vs 0", _accuracy_cost, "smelu_2", "relu"),
+    )
+
     def parts(p, ms):
-        out = {}
-        for m in ms:
-            out[f"{m} β 0.5 vs 0"] = judge(
-                _churn_diff(p, m, "smelu_0.5", "relu"), direction=-1, unit="points", negligible=MARGIN
-            )
-            out[f"{m} β 2 vs 0.5"] = judge(
-                _churn_diff(p, m, "smelu_2", "smelu_0.5"), direction=-1, unit="points", negligible=MARGIN
-            )
-            out[f"{m} accuracy β 2 vs 0"] = judge(
-                _accuracy_cost(p, m, "smelu_2", "relu"), direction=-1, unit="points", negligible=MARGIN
-            )
-        return out
+        return {
+            f"{m} {label}": judge(diff(p, m, a, b), direction=-1, unit="points", negligible=MARGIN)
+            for m in ms
+            for label, diff, a, b in steps
+        }
 
     return _claim(
         "churn-falls-with-width",
@@ -253,41 +224,32 @@ def churn_falls_with_width() -> Claim:
     )
 
 
-def srelu_keeps_relu_churn() -> Claim:
-    """S-ReLU at the paper's δ = 0.001 has ReLU's churn, within ±MARGIN points."""
-    arms = {m: ("relu", "srelu_0.001") for m in MODELS}
+def _keeps(key: str, text: str, arm: str, reference: str, reading: Callable | None = None) -> Claim:
+    """``arm`` has the churn of ``reference``, within ±MARGIN points (an equivalence test per model)."""
     return _claim(
-        "churn-srelu-keeps-relu",
-        f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)",
-        arms,
+        key,
+        text,
+        {m: (reference, arm) for m in MODELS},
         lambda p, ms: {
-            m: judge(_churn_diff(p, m, "srelu_0.001", "relu"), claim="equivalence", margin=MARGIN, unit="points")
-            for m in ms
+            m: judge(_churn_diff(p, m, arm, reference), claim="equivalence", margin=MARGIN, unit="points") for m in ms
         },
         lambda p, ms: "; ".join(
-            f"{MODELS[m].label}: {_mean_churn(p, m, 'srelu_0.001'):.2f} vs {_mean_churn(p, m, 'relu'):.2f} %"
-            for m in ms
+            f"{MODELS[m].label}: {_mean_churn(p, m, arm):.2f} vs {_mean_churn(p, m, reference):.2f} %" for m in ms
         ),
+        reading=reading,
     )
+
+
+def srelu_keeps_relu_churn() -> Claim:
+    """S-ReLU at the paper's δ = 0.001 has ReLU's churn."""
+    text = f"S-ReLU at δ = 0.001 has ReLU's churn (within ±{MARGIN} points)"
+    return _keeps("churn-srelu-keeps-relu", text, "srelu_0.001", "relu")
 
 
 def annealed_keeps_smooth_churn() -> Claim:
     """The annealed λ-GELU network swapped to ReLU keeps the churn of λ-GELU trained without annealing."""
-    arms = {m: ("lgelu", "lgelu_anneal") for m in MODELS}
-    return _claim(
-        "churn-annealed-keeps-smooth",
-        f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)",
-        arms,
-        lambda p, ms: {
-            m: judge(_churn_diff(p, m, "lgelu_anneal", "lgelu"), claim="equivalence", margin=MARGIN, unit="points")
-            for m in ms
-        },
-        lambda p, ms: "; ".join(
-            f"{MODELS[m].label}: {_mean_churn(p, m, 'lgelu_anneal'):.2f} vs {_mean_churn(p, m, 'lgelu'):.2f} %"
-            for m in ms
-        ),
-        reading=_margin_miss_reading,
-    )
+    text = f"annealed λ-GELU → ReLU keeps the smooth (λ-GELU) network's churn (within ±{MARGIN} points)"
+    return _keeps("churn-annealed-keeps-smooth", text, "lgelu_anneal", "lgelu", _margin_miss_reading)
 
 
 def _reading_if_only(
@@ -321,7 +283,5 @@ def claims() -> list[Claim]:
     return [smooth_reduces_churn(), churn_falls_with_width(), srelu_keeps_relu_churn(), annealed_keeps_smooth_churn()]
 
 
-def report_claims() -> list[Claim]:
-    """The rows the report lists: the chapter's claims (decided over the models whose replicas are
-    committed, pending while there are none)."""
-    return claims()
+#: The rows the report lists: the chapter's claims.
+report_claims = claims

@@ -22,14 +22,13 @@ Statistics over N replicas of an arm (:func:`pair_matrix`: every pair's measure)
 the N(N−1)/2 pairs is a U-statistic of degree 2 (:func:`u_statistic`). Its pairs are not
 independent (every pair shares a model with 2(N−2) others), so its uncertainty comes from the
 models: the leave-one-model-out jackknife (:func:`u_jackknife`, Arvesen's jackknife for
-U-statistics), or a bootstrap that resamples models, not pairs (:func:`model_bootstrap`). Two arms
-whose replica k share their seeds are compared by the jackknife of the difference of their
-U-statistics, leaving out replica k of both arms together (:func:`paired_u_comparison`), which
-gives a Student-t interval with N − 1 degrees of freedom, as the rest of the report's paired
-comparisons have. That interval holds the test set fixed: it covers what another set of seeds would
-give on these test examples. The report's churn rows use :func:`two_way_u_comparison`, whose
-standard error also covers another draw of test examples (a bootstrap over replicas and examples
-together), the question "would another test set show it too".
+U-statistics). Two arms whose replica k share their seeds are compared by the jackknife of the
+difference of their U-statistics, leaving out replica k of both arms together
+(:func:`paired_u_comparison`), which gives a Student-t interval with N − 1 degrees of freedom, as
+the rest of the report's paired comparisons have. That interval holds the test set fixed: it
+covers what another set of seeds would give on these test examples. The report's churn rows use
+:func:`two_way_u_comparison`, whose standard error also covers another draw of test examples (a
+bootstrap over replicas and examples together), the question "would another test set show it too".
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ __all__ = [
     "pair_matrix",
     "u_statistic",
     "u_jackknife",
-    "model_bootstrap",
     "paired_u_comparison",
     "pair_disagreements",
     "two_way_u_comparison",
@@ -137,34 +135,17 @@ def _leave_one_out(m: np.ndarray) -> np.ndarray:
 
 
 def u_jackknife(matrix: np.ndarray) -> tuple[float, float]:
-    """``(U, se)``: the U-statistic and its leave-one-model-out jackknife standard error,
-    ``se² = (N−1)/N Σ_i (U₋ᵢ − mean U₋)²``. Needs N ≥ 3."""
+    """``(U, se)``: the U-statistic and its leave-one-model-out jackknife standard error. Needs N ≥ 3."""
     m = _check_matrix(matrix)
     if len(m) < 3:
         raise InsufficientData(f"the jackknife of a U-statistic needs at least 3 replicas, got {len(m)}")
-    loo = _leave_one_out(m)
-    n = len(m)
-    return u_statistic(m), float(math.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2)))
+    return u_statistic(m), _jackknife_se(_leave_one_out(m))
 
 
-def model_bootstrap(matrix: np.ndarray, n_boot: int = 2000, seed: int = 0) -> np.ndarray:
-    """Bootstrap replicates of the U-statistic that resample the N **models** with replacement:
-    each replicate averages the pairs of the resample whose two models are distinct originals (a
-    model drawn twice is not a pair of replicas). Replicates with no such pair are dropped."""
-    m = _check_matrix(matrix)
-    if not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive int, got {n_boot!r}")
-    n = len(m)
-    rng = np.random.default_rng(seed)
-    out = []
-    iu = np.triu_indices(n, 1)
-    for _ in range(n_boot):
-        idx = rng.integers(0, n, size=n)
-        a, b = idx[iu[0]], idx[iu[1]]
-        keep = a != b
-        if keep.any():
-            out.append(m[a[keep], b[keep]].mean())
-    return np.asarray(out)
+def _jackknife_se(loo: np.ndarray) -> float:
+    """``se² = (N−1)/N Σ_i (U₋ᵢ − mean U₋)²`` of the N leave-one-out values ``loo``."""
+    n = len(loo)
+    return float(math.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2)))
 
 
 def paired_u_comparison(
@@ -182,8 +163,7 @@ def paired_u_comparison(
         raise InsufficientData(f"a paired comparison of U-statistics needs at least 3 matched replicas, got {n}")
     loo = scale * (_leave_one_out(a) - _leave_one_out(b))
     effect = scale * (u_statistic(a) - u_statistic(b))
-    se = float(math.sqrt((n - 1) / n * np.sum((loo - loo.mean()) ** 2)))
-    return _replica_t(effect, se, n, confidence, "paired jackknife t over replicas (U-statistics)")
+    return _replica_t(effect, _jackknife_se(loo), n, confidence, "paired jackknife t over replicas (U-statistics)")
 
 
 def _replica_t(effect: float, se: float, n: int, confidence: float, test: str) -> Comparison:

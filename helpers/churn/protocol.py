@@ -207,6 +207,8 @@ def _committed_rates(model: str, root: Path | None = None) -> dict[str, list[flo
     scaled to these sizes."""
     spec = MODELS[model]
     ref = arm_config(model, "relu", "both", 0)
+    full_train, full_val = {"fashion_mnist": (60_000, 10_000), "cifar10": (50_000, 10_000)}[ref.dataset]
+    ours = (ref.n_train or full_train) + (ref.n_val or full_val) / 3
     exact_rates: dict[str, list[float]] = {}
     scaled_rates: dict[str, list[float]] = {}
     pattern = str((root or results_root("cpu")) / "*" / "*.json")
@@ -222,9 +224,7 @@ def _committed_rates(model: str, root: Path | None = None) -> dict[str, list[flo
             continue
         # Per training-and-evaluation epoch, scaled to this model's sizes (training images, plus a
         # third of the test images: a forward pass only).
-        n_train = c.get("n_train") or _full(ref.dataset)[0]
-        n_val = c.get("n_val") or _full(ref.dataset)[1]
-        ours = (ref.n_train or _full(ref.dataset)[0]) + (ref.n_val or _full(ref.dataset)[1]) / 3
+        n_train, n_val = c.get("n_train") or full_train, c.get("n_val") or full_val
         per_epoch = float(record["train_seconds"]) / int(c["epochs"]) * ours / (n_train + n_val / 3)
         kind = c["activation"] + ("+anneal" if c.get("anneal_target") is not None else "")
         exact = (c.get("n_train"), c.get("n_val")) == (ref.n_train, ref.n_val)
@@ -234,11 +234,6 @@ def _committed_rates(model: str, root: Path | None = None) -> dict[str, list[flo
     if not rates:
         raise ValueError(f"no committed float32 run of {spec.label} to price the churn runs from")
     return rates
-
-
-def _full(dataset: str) -> tuple[int, int]:
-    sizes = {"fashion_mnist": (60_000, 10_000), "cifar10": (50_000, 10_000)}
-    return sizes[dataset]
 
 
 def _mean_rate(rates: dict[str, list[float]], kind: str) -> float:
@@ -267,14 +262,3 @@ def cost_estimate(models: Iterable[str] = tuple(MODELS), root: Path | None = Non
             total += hours
             runs += 1
     return {"core_hours": total, "runs": runs, "budget": BUDGET_CORE_HOURS, "by_model_arm": table}
-
-
-def cost_text(estimate: dict[str, Any] | None = None) -> str:
-    """The estimate as lines of text (after ``import helpers.methods``, which registers SmeLU and S-ReLU)."""
-    est = cost_estimate() if estimate is None else estimate
-    lines = []
-    for model, arms in est["by_model_arm"].items():
-        lines.append(f"{MODELS[model].label}: {sum(arms.values()):.2f} core-hours ({len(retrain_configs(model))} runs)")
-        lines += [f"  {ARM_BY_KEY[a].label}: {h:.2f}" for a, h in arms.items()]
-    lines.append(f"total: {est['core_hours']:.2f} core-hours for {est['runs']} runs (budget {est['budget']:g})")
-    return "\n".join(lines)

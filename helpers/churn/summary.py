@@ -14,7 +14,6 @@ import pandas as pd
 from helpers.churn import measures as M
 from helpers.churn.claims import churn_matrix, replica_predictions
 from helpers.churn.protocol import (
-    ARM_BY_KEY,
     ARMS,
     CONV_FLOOR,
     MODELS,
@@ -31,11 +30,6 @@ __all__ = ["REPLICAS", "MODELS", "arm_table", "committed_runs", "floor_frame", "
 _MIN_REPLICAS = 3
 
 
-def _key(arm: str) -> str:
-    """The stored predictions an arm is judged by: the annealed arm's deployed ReLU network."""
-    return "predictions_relu" if ARM_BY_KEY[arm].anneal else "predictions"
-
-
 def committed_runs(model: str) -> tuple[int, int, float]:
     """``(committed, listed, core-hours)``: the distinct runs of ``model`` in results/ and their
     recorded training time."""
@@ -50,7 +44,7 @@ def arm_table(model: str) -> pd.DataFrame:
     rows = []
     for arm in ARMS:
         for source in SOURCES:
-            preds = replica_predictions(model, arm.key, source, key=_key(arm.key))
+            preds = replica_predictions(model, arm.key, source)
             row = {"arm": arm.label, "source": source, "n": len(preds)}
             if len(preds) >= _MIN_REPLICAS:
                 reps = sorted(preds)

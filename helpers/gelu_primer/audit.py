@@ -167,16 +167,14 @@ def float_zero_threshold(
     x = torch.linspace(lo, 0.0, points, dtype=torch.float64).to(dtype).requires_grad_(quantity == "gradient")
     y = torch.nn.functional.gelu(x, approximate=approximate)
     if quantity == "gradient":
-        y.sum().backward()
-        values = x.grad
-    else:
-        values = y.detach()
-    nonzero = (values != 0).numpy()
-    if nonzero[0]:
-        below = float("nan")  # no zero run at the left end of the grid
-    else:
-        below = float(x.detach().double()[int(np.argmax(nonzero)) - 1])
+        (y,) = torch.autograd.grad(y.sum(), x)
+    below = _zero_run_end(x.detach().double().numpy(), (y != 0).numpy())
     return FloatZero("tanh" if approximate == "tanh" else "exact", str(dtype).replace("torch.", ""), quantity, below)
+
+
+def _zero_run_end(grid: np.ndarray, nonzero: np.ndarray) -> float:
+    """The last point of ``grid`` in the run of exact zeros at its left end (NaN: no such run)."""
+    return float("nan") if nonzero[0] else float(grid[int(np.argmax(nonzero)) - 1])
 
 
 def post_code_zero_threshold(lo: float = -40.0, points: int = 400_001) -> float:
@@ -184,9 +182,7 @@ def post_code_zero_threshold(lo: float = -40.0, points: int = 400_001) -> float:
     namespace: dict[str, object] = {}
     exec(compile(POST_CODE.split("z_vals")[0], "<gelu-blog code>", "exec"), namespace)  # noqa: S102
     zz = np.linspace(lo, 0.0, points)
-    values = namespace["gelu_approx"](zz)  # type: ignore[operator]
-    nonzero = values != 0
-    return float("nan") if nonzero[0] else float(zz[int(np.argmax(nonzero)) - 1])
+    return _zero_run_end(zz, namespace["gelu_approx"](zz) != 0)  # type: ignore[operator]
 
 
 def _float_claim() -> Claim:
@@ -270,19 +266,13 @@ def output_moments() -> dict[str, dict[str, sp.Expr]]:
     u = sp.Symbol("u", real=True)
     density = sp.exp(-(u**2) / 2) / sp.sqrt(2 * sp.pi)
     neg = sp.Rational(1, 2)  # ELU and GELU are negative exactly on z < 0
-    return {
-        "ReLU": {"mean": sp.simplify(sp.integrate(u * density, (u, 0, sp.oo))), "p_negative": sp.Integer(0)},
-        "ELU": {
-            "mean": sp.simplify(
-                sp.integrate(u * density, (u, 0, sp.oo)) + sp.integrate((sp.exp(u) - 1) * density, (u, -sp.oo, 0))
-            ),
-            "p_negative": neg,
-        },
-        "GELU": {
-            "mean": sp.simplify(sp.integrate(u * (1 + sp.erf(u / sp.sqrt(2))) / 2 * density, (u, -sp.oo, sp.oo))),
-            "p_negative": neg,
-        },
+    positive = sp.integrate(u * density, (u, 0, sp.oo))  # ReLU's mean, and ELU's on z > 0
+    means = {
+        "ReLU": positive,
+        "ELU": positive + sp.integrate((sp.exp(u) - 1) * density, (u, -sp.oo, 0)),
+        "GELU": sp.integrate(u * (1 + sp.erf(u / sp.sqrt(2))) / 2 * density, (u, -sp.oo, sp.oo)),
     }
+    return {k: {"mean": sp.simplify(m), "p_negative": sp.Integer(0) if k == "ReLU" else neg} for k, m in means.items()}
 
 
 def _centring_claim() -> Claim:

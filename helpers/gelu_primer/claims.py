@@ -53,15 +53,18 @@ def _relu_prime(at: sp.Expr) -> sp.Expr:
     return sp.Integer(1) if at > 0 else sp.Integer(0)
 
 
+_EXPRS = {
+    "Phi": g.Phi(g.z),
+    "gelu": g.gelu_expr(),
+    "gelu_tanh": g.gelu_tanh_expr(),
+    "gelu_prime": g.gelu_prime_closed_form(),
+    "relu": g.relu_expr(),
+    "elu": g.elu_expr(),
+}
 #: Quantity name -> (label, function of an exact z returning a high-precision value).
 QUANTITIES: dict[str, tuple[str, Callable[[sp.Expr], sp.Expr]]] = {
-    "Phi": (QUANTITY_LABELS["Phi"], lambda at: g.evaluate(g.Phi(g.z), at)),
-    "gelu": (QUANTITY_LABELS["gelu"], lambda at: g.evaluate(g.gelu_expr(g.z), at)),
-    "gelu_tanh": (QUANTITY_LABELS["gelu_tanh"], lambda at: g.evaluate(g.gelu_tanh_expr(g.z), at)),
-    "gelu_prime": (QUANTITY_LABELS["gelu_prime"], lambda at: g.evaluate(g.gelu_prime_closed_form(), at)),
-    "relu": (QUANTITY_LABELS["relu"], lambda at: g.evaluate(g.relu_expr(g.z), at)),
-    "relu_prime": (QUANTITY_LABELS["relu_prime"], _relu_prime),
-    "elu": (QUANTITY_LABELS["elu"], lambda at: g.evaluate(g.elu_expr(g.z), at)),
+    q: (label, _relu_prime if q == "relu_prime" else partial(g.evaluate, _EXPRS[q]))
+    for q, label in QUANTITY_LABELS.items()
 }
 
 
@@ -83,7 +86,6 @@ def _fmt(value: sp.Expr, decimals: int) -> str:
 
 def _matches(printed: str, ours: sp.Expr) -> bool:
     """The printed string equals our value rounded to the printed number of decimals."""
-
     return Decimal(printed) == g.round_half_even(ours, _decimals(printed))
 
 
@@ -130,12 +132,11 @@ def side_by_side_styled(key: str) -> pd.io.formats.style.Styler:
 
 def mismatches() -> pd.DataFrame:
     """Every printed table value that our computation does not confirm, across all tables."""
-    frames = []
-    for spec in TABLES:
-        long = comparison(spec.key)
-        long.insert(0, "table", spec.title)
-        frames.append(long[~long["match"]])
-    return pd.concat(frames, ignore_index=True)
+    long = pd.concat([comparison(spec.key).assign(table=spec.title) for spec in TABLES], ignore_index=True)
+    return long.loc[~long["match"], ["table", *long.columns.drop("table")]].reset_index(drop=True)
+
+
+_claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK, anchor=ANCHOR_PROSE, profile=PROFILE, scale=SCALE)
 
 
 def _column_claim(spec: PrintedTable, quantity: str) -> Claim:
@@ -143,25 +144,32 @@ def _column_claim(spec: PrintedTable, quantity: str) -> Claim:
     label = QUANTITIES[quantity][0]
     col = long[long["quantity"] == label]
     bad = col[~col["match"]]
-    note = ""
-    if quantity == "relu_prime":
-        note = "ReLU'(0) is undefined; the post uses 0, as PyTorch does. "
+    note = "ReLU'(0) is undefined; the post uses 0, as PyTorch does. " if quantity == "relu_prime" else ""
     if len(bad):
         note += f"{len(bad)} of {len(col)} values differ: " + "; ".join(
             f"z={r.z}: post {r.post}, ours {r.ours}" for r in bad.itertuples()
         )
-    return Claim(
-        key=claim_key("gelu-primer-table", spec.key, quantity),
-        claim=f"{label} at z = {', '.join(col['z'])}",
-        source=f"{SOURCE}, {spec.title}, column {label}",
-        paper_value=table_quote(spec.key, quantity),
-        our_value=", ".join(col["ours"]),
-        profile=PROFILE,
-        scale=SCALE,
-        verdict="confirmed" if bad.empty else "contradicted",
-        notebook=NOTEBOOK,
-        note=note.strip(),
+    return _claim(
+        claim_key("gelu-primer-table", spec.key, quantity),
+        f"{label} at z = {', '.join(col['z'])}",
+        f"{spec.title}, column {label}",
+        table_quote(spec.key, quantity),
+        ", ".join(col["ours"]),
+        "confirmed" if bad.empty else "contradicted",
+        note.strip(),
         anchor=ANCHOR_TABLES,
+    )
+
+
+def _verdict(holds: bool) -> str:
+    return "confirmed" if holds else "contradicted"
+
+
+def _labelled(expr: sp.Expr, labels: dict[str, str]) -> tuple[str, str]:
+    """Our values of ``expr`` at the labelled z, to the labels' decimals, and whether each label is ours rounded."""
+    ours = {at: g.evaluate(expr, at) for at in labels}
+    return ", ".join(_fmt(v, _decimals(labels[at])) for at, v in ours.items()), _verdict(
+        all(_matches(labels[at], ours[at]) for at in labels)
     )
 
 
@@ -175,19 +183,16 @@ def _exp(value: sp.Expr | float, digits: int = 0) -> str:
     return f"{float(value):.{digits}e}".replace("e-0", "e-")
 
 
-_claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK, anchor=ANCHOR_PROSE, profile=PROFILE, scale=SCALE)
-
-
 def prose_claims() -> list[Claim]:
     """The claims made in the post's prose and figure labels, each checked."""
     ev = g.evaluate
-    out: list[Claim] = []
-
     phi_m1 = ev(g.Phi(g.z), -1)
     # "≈ 0.158": exact when it is Φ(-1) rounded; within one unit of its last digit, a truncation
     off_by = abs(phi_m1 - sp.Rational("0.158"))
     within_unit = off_by < sp.Rational("0.001")
-    out.append(
+    phi3, gelu3 = ev(g.Phi(g.z), 3), ev(g.gelu_expr(g.z), 3)
+    prime_m05, phi_m05, density_m05 = (ev(e, "-0.5") for e in (g.gelu_prime_closed_form(), g.Phi(g.z), g.phi(g.z)))
+    out = [
         _claim(
             "gelu-primer-phi-minus-1",
             "Φ(-1) ≈ 0.158, so GELU(-1) = -0.158 ('gate 15.8% open')",
@@ -199,65 +204,48 @@ def prose_claims() -> list[Claim]:
             f"Caveat: the post truncates (0.158, 15.8%) instead of rounding ({_fmt(phi_m1, 3)}, "
             f"{_fmt(100 * phi_m1, 1)}%); it writes '≈' and the error is under one unit of the last "
             "digit. Its own tables print 0.1587.",
-        )
-    )
-
-    phi3, gelu3 = ev(g.Phi(g.z), 3), ev(g.gelu_expr(g.z), 3)
-    ok = _matches("0.999", phi3) and abs(float(gelu3) - 3) < 0.005
-    out.append(
+        ),
         _claim(
             "gelu-primer-phi-3",
             "Φ(3) ≈ 0.999 and GELU(3) ≈ 3",
             "section 'The Soft Gate Idea'",
             QUOTES["phi_3"],
             f"{_fmt(phi3, 3)}; {_fmt(gelu3, 4)}",
-            "confirmed" if ok else "contradicted",
-        )
-    )
-
-    prime_m1 = ev(g.gelu_prime_closed_form(), -1)
-    out.append(
+            _verdict(_matches("0.999", phi3) and abs(float(gelu3) - 3) < 0.005),
+        ),
         _claim(
             "gelu-primer-slope-at-minus-1",
             "gradient of GELU at z = -1 is ≈ 0.13",
             "first figure (hard vs soft gate at z = -1)",
             QUOTES["gate_figure"],
-            _fmt(prime_m1, 2),
-            "confirmed" if _matches("0.13", prime_m1) else "contradicted",
+            *_labelled(g.gelu_prime_closed_form(), {"-1": "0.13"}),
             "0.13 is GELU'(-0.5); at z = -1 the slope is negative.",
-        )
-    )
-
-    prime_m05 = ev(g.gelu_prime_closed_form(), "-0.5")
-    parts_ok = _matches("0.3085", ev(g.Phi(g.z), "-0.5")) and _matches("0.3521", ev(g.phi(g.z), "-0.5"))
-    out.append(
+        ),
         _claim(
             "gelu-primer-slope-at-minus-half",
             "GELU'(-0.5) = 0.3085 + (-0.5)(0.3521) ≈ 0.133",
             "section 'Why the Gradient Matters'",
             QUOTES["slope_minus_half"],
-            f"{_fmt(prime_m05, 3)} (Φ={_fmt(ev(g.Phi(g.z), '-0.5'), 4)}, φ={_fmt(ev(g.phi(g.z), '-0.5'), 4)})",
-            "confirmed" if parts_ok and _matches("0.133", prime_m05) else "contradicted",
-        )
-    )
+            f"{_fmt(prime_m05, 3)} (Φ={_fmt(phi_m05, 4)}, φ={_fmt(density_m05, 4)})",
+            _verdict(_matches("0.3085", phi_m05) and _matches("0.3521", density_m05) and _matches("0.133", prime_m05)),
+        ),
+    ]
 
     root = g.gelu_prime_root()
-    steepest_down = g.gelu_prime_extrema()["min"]
-    out.append(
+    # No dead zone: GELU' is zero on no interval (its one zero is simple, GELU''(z₀) ≠ 0); the
+    # strict "non-zero for all z" fails at that single point.
+    simple_zero = ev(g.gelu_second_derivative_expr(), str(root)) != 0
+    z_min, gelu_min = g.gelu_minimum()
+    out += [
         _claim(
             "gelu-primer-positive-slope-above",
             "GELU'(z) > 0 for z > -0.75 'or so'",
             "section 'Why the Gradient Matters'",
             QUOTES["positive_above"],
             f"{_fmt(root, 6)} (root of GELU')",
-            "confirmed" if abs(float(root) + 0.75) < 0.005 else "contradicted",
+            _verdict(abs(float(root) + 0.75) < 0.005),
             "GELU' > 0 exactly for z > z₀; the post's -0.75 is z₀ rounded to 2 decimals.",
-        )
-    )
-    # No dead zone: GELU' is zero on no interval (its one zero is simple, GELU''(z₀) ≠ 0); the
-    # strict "non-zero for all z" fails at that single point.
-    simple_zero = ev(g.gelu_second_derivative_expr(), str(root)) != 0
-    out.append(
+        ),
         _claim(
             "gelu-primer-no-dead-zone",
             "GELU'(z) is non-zero for all z (no dead zone)",
@@ -266,46 +254,39 @@ def prose_claims() -> list[Claim]:
             f"no dead interval; GELU'(z₀) = 0 at the single point z₀ = {_fmt(root, 6)}, GELU' < 0 below z₀",
             "confirmed with a caveat" if simple_zero else "contradicted",
             "Caveat: the gradient vanishes at one point and is negative to its left (down to "
-            f"{_fmt(steepest_down[1], 4)} at z = -√2), which the same sentence half-concedes "
+            f"{_fmt(g.gelu_prime_extrema()['min'][1], 4)} at z = -√2), which the same sentence half-concedes "
             "('always positive for z > −0.75 or so').",
-        )
-    )
-
-    z_min, gelu_min = g.gelu_minimum()
-    out.append(
+        ),
         _claim(
             "gelu-primer-minimum",
             "GELU outputs are never less than about -0.17",
             "section 'Honest Limitations'",
             QUOTES["never_below"],
             f"{_fmt(gelu_min, 6)} at z = {_fmt(z_min, 6)}",
-            "confirmed" if _matches("-0.17", gelu_min) else "contradicted",
-        )
-    )
+            _verdict(_matches("-0.17", gelu_min)),
+        ),
+    ]
 
-    worst = g.tanh_error_max(-10.0, 10.0)
+    worst, near0 = g.tanh_error_max(-10.0, 10.0), g.tanh_error_max(-0.1, 0.1)
     # "to four decimal places", read as: the two forms agree to within half a unit of the 4th decimal
     four_places = 0.5e-4
     lenient = 1e-4  # the most lenient reading: within one unit of the 4th decimal
-    forms = table("forms")
-    exact_col, tanh_col = forms.columns.index("gelu"), forms.columns.index("gelu_tanh")
+    forms = [dict(zip(("z", *table("forms").columns), (at, *row))) for at, row in table("forms").rows.items()]
     own_table = "; ".join(
-        f"z = {at}: {row[exact_col]} vs {row[tanh_col]}"
-        for at, row in forms.rows.items()
-        if row[exact_col] != row[tanh_col]
+        f"z = {r['z']}: {r['gelu']} vs {r['gelu_tanh']}" for r in forms if r["gelu"] != r["gelu_tanh"]
     )
-    out.append(
+    out += [
         _claim(
             "gelu-primer-tanh-four-decimals",
             "the tanh form matches the exact form to four decimal places across the entire range",
             "section 'Exact and Approximate Forms'",
             Derived(
-                f"|error| < {four_places:.0e}".replace("e-0", "e-"),
+                f"|error| < {_exp(four_places)}",
                 "our reading of 'to four decimal places': within half a unit of the 4th decimal",
                 (QUOTES["tanh_accuracy"],),
             ),
             f"max |error| = {_sig(worst.abs_error)} at z = ±{_fmt(worst.z, 5)}",
-            "confirmed" if float(worst.abs_error) < four_places else "contradicted",
+            _verdict(float(worst.abs_error) < four_places),
             (
                 f"It fails even under the most lenient reading (within one unit of the 4th decimal, "
                 f"{_exp(lenient)}; max error {_exp(worst.abs_error, 1)}). "
@@ -314,10 +295,7 @@ def prose_claims() -> list[Claim]:
             )
             + f"The post's own table differs in the 4th decimal ({own_table}); at z = ±3 the forms "
             "differ too, which its table hides (it prints the exact value in the approx column).",
-        )
-    )
-    near0 = g.tanh_error_max(-0.1, 0.1)
-    out.append(
+        ),
         _claim(
             "gelu-primer-tanh-error-near-zero",
             "the tanh form's error is near z = 0, of order 1e-4",
@@ -328,76 +306,59 @@ def prose_claims() -> list[Claim]:
             f"max {_sig(worst.abs_error)} at |z| = {_fmt(worst.z, 5)}",
             "contradicted",
             "The z² terms of the two forms cancel exactly, so the error starts at z⁴; it peaks far from 0.",
-        )
-    )
+        ),
+    ]
 
     code_prints = run_post_code()
-    out.append(
+    out += [
         _claim(
             "gelu-primer-code-prints-table",
             "the listed code prints the table shown below it",
             "section 'Code'",
             table_quote("code", "gelu_prime"),
             "GELU_grad column " + ", ".join(line.split("|")[-1].strip() for line in code_prints.splitlines()[1:]),
-            "confirmed" if code_prints == POST_CODE_PRINTED else "contradicted",
+            _verdict(code_prints == POST_CODE_PRINTED),
             "Running the post's code verbatim prints different GELU_grad values (and GELU_approx "
             "at ±3) than the output shown.",
-        )
-    )
-
-    prime_m3 = ev(g.gelu_prime_closed_form(), -3)
-    out.append(
+        ),
         _claim(
             "gelu-primer-slope-at-minus-3",
             "at z = -3, GELU' = 0.004: tiny but non-zero",
             "section 'Code' (closing remark)",
             QUOTES["gradient_column"],
-            _fmt(prime_m3, 3),
-            "confirmed" if _matches("0.004", prime_m3) else "contradicted",
-        )
-    )
-
-    labels = {"-3": "-0.004", "-1": "-0.159", "0": "0.000", "0.5": "0.346", "1": "0.841", "3": "2.996"}
-    ours = {at: ev(g.gelu_expr(g.z), at) for at in labels}
-    out.append(
+            *_labelled(g.gelu_prime_closed_form(), {"-3": "0.004"}),
+        ),
         _claim(
             "gelu-primer-anchor-figure",
             "GELU values labelled on the anchor-points figure",
             "figure 'GELU vs ReLU — Anchor Points'",
             QUOTES["anchor_figure"],
-            ", ".join(_fmt(v, 3) for v in ours.values()),
-            "confirmed" if all(_matches(labels[a], ours[a]) for a in labels) else "contradicted",
-        )
-    )
-    grad_labels = {"-1": "0.083", "0": "0.500"}
-    ours_grad = {at: ev(g.gelu_prime_closed_form(), at) for at in grad_labels}
-    out.append(
+            *_labelled(
+                g.gelu_expr(g.z),
+                {"-3": "-0.004", "-1": "-0.159", "0": "0.000", "0.5": "0.346", "1": "0.841", "3": "2.996"},
+            ),
+        ),
         _claim(
             "gelu-primer-gradient-figure",
             "GELU' labelled at z = -1 and z = 0 on the gradient figure",
             "figure 'Gradient: GELU'(z) vs ReLU'(z)'",
             QUOTES["gradient_figure"],
-            ", ".join(_fmt(v, 3) for v in ours_grad.values()),
-            "confirmed" if all(_matches(grad_labels[a], ours_grad[a]) for a in grad_labels) else "contradicted",
+            *_labelled(g.gelu_prime_closed_form(), {"-1": "0.083", "0": "0.500"}),
             "GELU'(-1) is negative; the figure drops the sign.",
-        )
-    )
-
+        ),
+    ]
     elu_limit = g.limit_at_minus_infinity(g.elu_expr(g.z))
     gelu_limit = g.limit_at_minus_infinity(g.gelu_expr(g.z))
-    out.append(
+    cross = g.library_cross_check(tuple(float(at) for at in ANCHORS))
+    return out + [
         _claim(
             "gelu-primer-limits-at-minus-infinity",
             "as z → -∞, ELU(α=1) → -α and GELU → 0",
             "section 'Comparison: ReLU vs ELU vs GELU'",
             QUOTES["limits"],
             f"{elu_limit}; {gelu_limit}",
-            "confirmed" if (elu_limit, gelu_limit) == (-1, 0) else "contradicted",
-        )
-    )
-
-    cross = g.library_cross_check(tuple(float(at) for at in ANCHORS))
-    out.append(
+            _verdict((elu_limit, gelu_limit) == (-1, 0)),
+        ),
         _claim(
             "gelu-primer-torch-tanh",
             "PyTorch computes the tanh form",
@@ -409,9 +370,7 @@ def prose_claims() -> list[Claim]:
             "tanh form only with approximate='tanh'",
             "contradicted" if cross["torch_default_vs_tanh"] > 1e-6 else "confirmed",
             "TensorFlow is not installed here and was not tested.",
-        )
-    )
-    out.append(
+        ),
         _claim(
             "gelu-primer-flops",
             "GELU costs roughly 3-4× the FLOPs of max(0, z)",
@@ -420,9 +379,7 @@ def prose_claims() -> list[Claim]:
             "—",
             "not run here",
             "FLOPs depend on how erf/tanh are implemented; the book does not count them.",
-        )
-    )
-    out.append(
+        ),
         _claim(
             "gelu-primer-bert-blocks",
             "GELU sits in 24 FFN blocks of BERT-base (24 layers)",
@@ -431,9 +388,8 @@ def prose_claims() -> list[Claim]:
             "12",
             "contradicted",
             "Not computed: BERT-base has L = 12 layers (Devlin et al., 2019); 24 is BERT-large.",
-        )
-    )
-    return out
+        ),
+    ]
 
 
 def claims() -> list[Claim]:

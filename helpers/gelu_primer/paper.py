@@ -26,7 +26,6 @@ __all__ = [
     "POST_CODE",
     "POST_CODE_PRINTED",
     "QUOTES",
-    "TABLE_HEADERS",
     "table_quote",
 ]
 
@@ -58,75 +57,85 @@ QUANTITY_LABELS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class PrintedTable:
-    """One table of the post: the quantities of its columns and the printed strings per z."""
+    """One table of the post, typed as it shows it (``text``: a header row with ``z`` first, then one
+    row per z, cells separated by ``|``), and the quantity of each column after ``z``."""
 
     key: str
     title: str
     columns: tuple[str, ...]
-    rows: dict[str, tuple[str, ...]]
+    text: str
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.columns if c not in QUANTITY_LABELS]
         if unknown:
             raise ValueError(f"unknown quantities {unknown}; known: {sorted(QUANTITY_LABELS)}")
-        for at, values in self.rows.items():
-            if len(values) != len(self.columns):
-                raise ValueError(f"row z={at} has {len(values)} values for {len(self.columns)} columns")
+        for row in self.quote.cells():
+            if len(row) != len(self.columns) + 1:
+                raise ValueError(f"table {self.key!r}: row {row} has not z and {len(self.columns)} values")
 
+    @property
+    def quote(self) -> Quoted:
+        """The table, quoted whole (each claim shows one column: :func:`table_quote`)."""
+        return Quoted(self.text, self.title, table=True)
+
+    @property
+    def rows(self) -> dict[str, tuple[str, ...]]:
+        """The printed strings per z (``-3.0`` in the code's output is z = ``-3``)."""
+        return {f"{float(row[0]):g}": tuple(row[1:]) for row in self.quote.cells()[1:]}
+
+
+#: What the post shows as its code's output (:data:`POST_CODE`).
+POST_CODE_PRINTED = """\
+    z | GELU_exact | GELU_approx | GELU_grad
+ -3.0 |    -0.0040 |     -0.0040 |    0.0040
+ -1.0 |    -0.1587 |     -0.1588 |    0.0833
+  0.0 |     0.0000 |      0.0000 |    0.5000
+  0.5 |     0.3457 |      0.3457 |    0.8832
+  1.0 |     0.8413 |      0.8412 |    1.0833
+  3.0 |     2.9960 |      2.9960 |    1.0040
+"""
 
 TABLES: tuple[PrintedTable, ...] = (
     PrintedTable(
-        key="forms",
-        title="table 'Exact and Approximate Forms'",
-        columns=("Phi", "gelu", "gelu_tanh"),
-        rows={
-            "-3": ("0.0013", "-0.0040", "-0.0040"),
-            "-1": ("0.1587", "-0.1587", "-0.1588"),
-            "0": ("0.5000", "0.0000", "0.0000"),
-            "0.5": ("0.6915", "0.3457", "0.3457"),
-            "1": ("0.8413", "0.8413", "0.8412"),
-            "3": ("0.9987", "2.9960", "2.9960"),
-        },
+        "forms",
+        "table 'Exact and Approximate Forms'",
+        ("Phi", "gelu", "gelu_tanh"),
+        """\
+z | Φ(z) | GELU exact | GELU approx
+-3 | 0.0013 | -0.0040 | -0.0040
+-1 | 0.1587 | -0.1587 | -0.1588
+0 | 0.5000 | 0.0000 | 0.0000
+0.5 | 0.6915 | 0.3457 | 0.3457
+1 | 0.8413 | 0.8413 | 0.8412
+3 | 0.9987 | 2.9960 | 2.9960""",
     ),
     PrintedTable(
-        key="gradient",
-        title="table 'Why the Gradient Matters'",
-        columns=("gelu", "gelu_tanh", "gelu_prime", "relu", "relu_prime"),
-        rows={
-            "-3": ("-0.0040", "-0.0040", "0.0040", "0", "0"),
-            "-1": ("-0.1587", "-0.1588", "0.0833", "0", "0"),
-            "0": ("0.0000", "0.0000", "0.5000", "0", "0"),
-            "0.5": ("0.3457", "0.3457", "0.8832", "0.5", "1"),
-            "1": ("0.8413", "0.8412", "1.0833", "1", "1"),
-            "3": ("2.9960", "2.9960", "1.0040", "3", "1"),
-        },
+        "gradient",
+        "table 'Why the Gradient Matters'",
+        ("gelu", "gelu_tanh", "gelu_prime", "relu", "relu_prime"),
+        """\
+z | GELU exact | GELU approx | GELU'(z) | ReLU | ReLU'
+-3 | -0.0040 | -0.0040 | 0.0040 | 0 | 0
+-1 | -0.1587 | -0.1588 | 0.0833 | 0 | 0
+0 | 0.0000 | 0.0000 | 0.5000 | 0 | 0
+0.5 | 0.3457 | 0.3457 | 0.8832 | 0.5 | 1
+1 | 0.8413 | 0.8412 | 1.0833 | 1 | 1
+3 | 2.9960 | 2.9960 | 1.0040 | 3 | 1""",
     ),
     PrintedTable(
-        key="elu",
-        title="table 'Comparison: ReLU vs ELU vs GELU'",
-        columns=("relu", "elu", "gelu"),
-        rows={
-            "-3": ("0", "-0.9502", "-0.0040"),
-            "-1": ("0", "-0.6321", "-0.1587"),
-            "0": ("0", "0.0000", "0.0000"),
-            "0.5": ("0.5", "0.5000", "0.3457"),
-            "1": ("1", "1.0000", "0.8413"),
-            "3": ("3", "3.0000", "2.9960"),
-        },
+        "elu",
+        "table 'Comparison: ReLU vs ELU vs GELU'",
+        ("relu", "elu", "gelu"),
+        """\
+z | ReLU | ELU (α=1) | GELU
+-3 | 0 | -0.9502 | -0.0040
+-1 | 0 | -0.6321 | -0.1587
+0 | 0 | 0.0000 | 0.0000
+0.5 | 0.5 | 0.5000 | 0.3457
+1 | 1 | 1.0000 | 0.8413
+3 | 3 | 3.0000 | 2.9960""",
     ),
-    PrintedTable(
-        key="code",
-        title="printed output of the post's code",
-        columns=("gelu", "gelu_tanh", "gelu_prime"),
-        rows={
-            "-3": ("-0.0040", "-0.0040", "0.0040"),
-            "-1": ("-0.1587", "-0.1588", "0.0833"),
-            "0": ("0.0000", "0.0000", "0.5000"),
-            "0.5": ("0.3457", "0.3457", "0.8832"),
-            "1": ("0.8413", "0.8412", "1.0833"),
-            "3": ("2.9960", "2.9960", "1.0040"),
-        },
-    ),
+    PrintedTable("code", "printed output of the post's code", ("gelu", "gelu_tanh", "gelu_prime"), POST_CODE_PRINTED),
 )
 
 #: The post's code, verbatim, so that we can run it and read what it really prints.
@@ -143,17 +152,6 @@ z_vals = np.array([-3., -1., 0., 0.5, 1., 3.])
 print(f"{'z':>5} | {'GELU_exact':>10} | {'GELU_approx':>11} | {'GELU_grad':>9}")
 for z in z_vals:
     print(f"{z:5.1f} | {gelu_exact(z):10.4f} | {gelu_approx(z):11.4f} | {gelu_grad(z):9.4f}")
-"""
-
-#: What the post shows as that code's output.
-POST_CODE_PRINTED = """\
-    z | GELU_exact | GELU_approx | GELU_grad
- -3.0 |    -0.0040 |     -0.0040 |    0.0040
- -1.0 |    -0.1587 |     -0.1588 |    0.0833
-  0.0 |     0.0000 |      0.0000 |    0.5000
-  0.5 |     0.3457 |      0.3457 |    0.8832
-  1.0 |     0.8413 |      0.8412 |    1.0833
-  3.0 |     2.9960 |      2.9960 |    1.0040
 """
 
 
@@ -190,26 +188,7 @@ QUOTES: dict[str, Quoted] = {
 }
 
 
-#: The post's column headers of each table, in the order of its :attr:`PrintedTable.columns`.
-TABLE_HEADERS: dict[str, tuple[str, ...]] = {
-    "forms": ("Φ(z)", "GELU exact", "GELU approx"),
-    "gradient": ("GELU exact", "GELU approx", "GELU'(z)", "ReLU", "ReLU'"),
-    "elu": ("ReLU", "ELU (α=1)", "GELU"),
-    "code": ("GELU_exact", "GELU_approx", "GELU_grad"),
-}
-
-
-def _table_text(spec: PrintedTable) -> str:
-    """The table as the post shows it: a header row (``z`` first), then one row per z."""
-    if spec.key == "code":
-        return POST_CODE_PRINTED
-    rows = [" | ".join(("z",) + TABLE_HEADERS[spec.key])]
-    rows += [" | ".join((at,) + values) for at, values in spec.rows.items()]
-    return "\n".join(rows)
-
-
-#: The post's tables, quoted whole (each claim shows one column: :func:`table_quote`).
-QUOTES.update({f"table_{spec.key}": Quoted(_table_text(spec), spec.title, table=True) for spec in TABLES})
+QUOTES.update({f"table_{spec.key}": spec.quote for spec in TABLES})
 
 
 def table_quote(key: str, quantity: str) -> Quoted:
@@ -217,7 +196,7 @@ def table_quote(key: str, quantity: str) -> Quoted:
     spec = table(key)
     if quantity not in spec.columns:
         raise ValueError(f"table {key!r} has no column {quantity!r}; its columns: {spec.columns}")
-    return QUOTES[f"table_{key}"].of_column(TABLE_HEADERS[key][spec.columns.index(quantity)])
+    return spec.quote.of_column(spec.quote.cells()[0][1 + spec.columns.index(quantity)])
 
 
 #: The post's prose and figure labels that the claims show.

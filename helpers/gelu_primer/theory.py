@@ -38,6 +38,11 @@ def _check_real(name: str, value: object) -> None:
         raise ValueError(f"{name} must be finite, got {value!r}")
 
 
+def _check_int(name: str, value: object, low: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+
+
 def gelu_expr(x: sp.Expr = z) -> sp.Expr:
     """Exact GELU ``x Φ(x)``."""
     return x * Phi(x)
@@ -100,13 +105,9 @@ def tanh_error_quartic_coefficient() -> sp.Expr:
 
 
 def tanh_error_series(order: int = 8) -> sp.Expr:
-    """Taylor series of the tanh-form error at 0 (without the O-term).
-
-    The ``z²`` terms cancel exactly and the first surviving term is ``c₄ z⁴`` with
-    ``c₄ ≈ 3.2e-4``: near 0 the error is tiny, not of order 1e-4.
-    """
-    if not isinstance(order, int) or isinstance(order, bool) or order < 2:
-        raise ValueError(f"order must be an int >= 2, got {order!r}")
+    """Taylor series of the tanh-form error at 0 (without the O-term): the ``z²`` terms cancel
+    exactly, so it starts at ``c₄ z⁴`` (:func:`tanh_error_quartic_coefficient`), tiny near 0."""
+    _check_int("order", order, 2)
     return sp.series(tanh_error_expr(), z, 0, order).removeO()
 
 
@@ -127,8 +128,7 @@ def evaluate(expr: sp.Expr, at: Real | str, digits: int = DIGITS) -> sp.Float:
     """``expr`` at ``z = at`` to ``digits`` significant digits (``at`` is taken exactly)."""
     if not isinstance(expr, sp.Expr):
         raise TypeError(f"expr must be a sympy expression, got {type(expr).__name__}")
-    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 5:
-        raise ValueError(f"digits must be an int >= 5, got {digits!r}")
+    _check_int("digits", digits, 5)
     free = expr.free_symbols - {z}
     if free:
         raise ValueError(f"expr has free symbols other than z: {sorted(map(str, free))}")
@@ -143,8 +143,7 @@ def round_half_even(value: sp.Float | float, decimals: int) -> Decimal:
 
     A negative result that rounds to zero is returned as ``0`` (the post prints ``0.0000``).
     """
-    if not isinstance(decimals, int) or isinstance(decimals, bool) or decimals < 0:
-        raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
+    _check_int("decimals", decimals, 0)
     text = str(sp.Float(value, DIGITS)) if not isinstance(value, float) else repr(value)
     rounded = Decimal(text).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_EVEN)
     return rounded if rounded != 0 else abs(rounded)
@@ -162,8 +161,7 @@ def gelu_prime_root(digits: int = DIGITS) -> sp.Float:
     z → -∞ and GELU'(0) = 1/2, so GELU' is negative on (-∞, z₀), zero at z₀ and positive after
     (and stays ≥ 1/2 > 0 for z ≥ 0 since GELU'(z) = 1 - GELU'(-z)).
     """
-    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 5:
-        raise ValueError(f"digits must be an int >= 5, got {digits!r}")
+    _check_int("digits", digits, 5)
     with mpmath.workdps(digits + 10):
         # Bracketing solver on [-√2, 0]: GELU' is increasing there, negative at -√2, 1/2 at 0.
         root = mpmath.findroot(_prime_mp(), (-mpmath.sqrt(2), mpmath.mpf(0)), solver="anderson")
@@ -178,15 +176,11 @@ def gelu_minimum(digits: int = DIGITS) -> tuple[sp.Float, sp.Float]:
 
 def gelu_prime_extrema(digits: int = DIGITS) -> dict[str, tuple[sp.Float, sp.Float]]:
     """GELU's extreme slopes, from GELU'' = φ(z)(2 - z²): ``{"min": (-√2, ≈ -0.1289), "max": (√2, ≈ 1.1289)}``."""
-    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 5:
-        raise ValueError(f"digits must be an int >= 5, got {digits!r}")
-    out = {}
-    for key, at in (("min", -sp.sqrt(2)), ("max", sp.sqrt(2))):
-        out[key] = (
-            sp.Float(sp.N(at, digits), digits),
-            sp.Float(sp.N(gelu_prime_closed_form().subs(z, at), digits), digits),
-        )
-    return out
+    _check_int("digits", digits, 5)
+    return {
+        key: (sp.Float(sp.N(at, digits), digits), sp.Float(sp.N(gelu_prime_closed_form().subs(z, at), digits), digits))
+        for key, at in (("min", -sp.sqrt(2)), ("max", sp.sqrt(2)))
+    }
 
 
 @dataclass(frozen=True)
@@ -230,8 +224,7 @@ def tanh_error_max(lo: float = -10.0, hi: float = 10.0, grid_points: int = 20_00
         _check_real(name, value)
     if not lo < hi:
         raise ValueError(f"need lo < hi, got lo={lo!r}, hi={hi!r}")
-    if not isinstance(grid_points, int) or isinstance(grid_points, bool) or grid_points < 3:
-        raise ValueError(f"grid_points must be an int >= 3, got {grid_points!r}")
+    _check_int("grid_points", grid_points, 3)
     grid = np.linspace(float(lo), float(hi), grid_points)
     errors = np.abs(tanh_error_numpy(grid))
     best = int(np.argmax(errors))
@@ -267,8 +260,7 @@ def tanh_error_crossings(threshold: float, hi: float = 10.0, grid_points: int = 
     _check_real("hi", hi)
     if threshold <= 0 or hi <= 0:
         raise ValueError(f"threshold and hi must be > 0, got threshold={threshold!r}, hi={hi!r}")
-    if not isinstance(grid_points, int) or isinstance(grid_points, bool) or grid_points < 3:
-        raise ValueError(f"grid_points must be an int >= 3, got {grid_points!r}")
+    _check_int("grid_points", grid_points, 3)
     grid = np.linspace(0.0, float(hi), grid_points)
     excess = np.abs(tanh_error_numpy(grid)) - threshold
     error_mp, _ = _error_mp()
