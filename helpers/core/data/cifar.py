@@ -16,15 +16,14 @@ validation split. Decoding 60,000 JPEGs takes a while the first time; the arrays
 from __future__ import annotations
 
 import io
-import os
 import pickle
 from pathlib import PurePosixPath
 from typing import ClassVar
 
 import numpy as np
 
-from helpers.core.data.core import DataSplits
-from helpers.core.data.images import ImageDataset, ImageFormat, decode_jpeg, iter_members, load_image_dataset
+from helpers.core.data.core import DataSplits, Request, dataset_loader
+from helpers.core.data.images import decode_jpeg, image_splits, iter_members
 from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error
 
 CIFAR10_CLASSES: tuple[str, ...] = (
@@ -223,45 +222,26 @@ def _decode_cifar10_jpeg(found: Found) -> dict[str, np.ndarray]:
     return arrays
 
 
-#: CIFAR-10 in the loader table of :func:`helpers.core.data.images.load_image_dataset`: the official
-#: python batches, or the JPEG mirror (re-encoded by a third party, so its pixels differ slightly).
-CIFAR10 = ImageDataset(
-    key="cifar10",
-    spec=lambda: CIFAR10_SPEC,
-    formats={
-        "jpeg-tar": ImageFormat(
-            "cifar10-jpeg",
-            lambda found: _decode_cifar10_jpeg(found),
-            "CIFAR-10 (JPEG mirror)",
-            "CIFAR-10 (JPEG mirror): images re-encoded as JPEG by a third party, pixels differ "
-            "slightly from the official release ({found})",
-        ),
-        None: ImageFormat(
-            "cifar10-python",
-            lambda found: _decode_cifar10_python(found),
-            "CIFAR-10",
-            "CIFAR-10, official python batches ({found})",
-        ),
-    },
-    val_split="official test split (10,000 images)",
-    class_names=CIFAR10_CLASSES,
-)
+_TEST = "official test split (10,000 images)"
 
 
-def load_cifar10(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: CIFAR10_SPEC)
+def load_cifar10(request: Request) -> DataSplits:
     """CIFAR-10 as ``3×32×32`` float images; validation = the official test split.
 
     Normalised per channel with the mean/std of all 50,000 training images of the copy read.
-    ``name`` is "CIFAR-10" for the official files and "CIFAR-10 (JPEG mirror)" for the JPEG mirror.
+    ``name`` is "CIFAR-10" for the official files and "CIFAR-10 (JPEG mirror)" for the JPEG mirror
+    (re-encoded by a third party, so its pixels differ slightly).
     """
-    return load_image_dataset(CIFAR10, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+    if request.found.format == "jpeg-tar":
+        cache_name, decode, name = "cifar10-jpeg", _decode_cifar10_jpeg, "CIFAR-10 (JPEG mirror)"
+        source = f"{name}: images re-encoded as JPEG by a third party, pixels differ slightly from the official release"
+    else:
+        cache_name, decode, name = "cifar10-python", _decode_cifar10_python, "CIFAR-10"
+        source = "CIFAR-10, official python batches"
+    return image_splits(
+        request, cache_name, decode, class_names=CIFAR10_CLASSES, name=name, source=source, val_split=_TEST
+    )
 
 
 def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
@@ -281,34 +261,13 @@ def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
     }
 
 
-#: CIFAR-100 (fine labels) in the loader table of :func:`helpers.core.data.images.load_image_dataset`.
-CIFAR100 = ImageDataset(
-    key="cifar100",
-    spec=lambda: CIFAR100_SPEC,
-    formats={
-        None: ImageFormat(
-            "cifar100-python",
-            lambda found: _decode_cifar100_python(found),
-            "CIFAR-100",
-            "CIFAR-100, official python batches ({found})",
-        )
-    },
-    val_split="official test split (10,000 images)",
-)
-
-
-def load_cifar100(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: CIFAR100_SPEC)
+def load_cifar100(request: Request) -> DataSplits:
     """CIFAR-100 (fine labels, 100 classes) as ``3×32×32`` float images.
 
     Validation = the official test split; normalised with the mean/std of the 50,000 train images.
 
     Not available offline on the project's machines: the cpu profile uses CIFAR-10 instead.
     """
-    return load_image_dataset(CIFAR100, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+    source = "CIFAR-100, official python batches"
+    return image_splits(request, "cifar100-python", _decode_cifar100_python, source=source, val_split=_TEST)
