@@ -7,11 +7,10 @@ refusing a table that misses a field, so a new field cannot go unchecked; cross-
 activations, the models, the training hooks) use the same rules through :func:`checked_arguments`,
 which keeps the table on the function as ``argument_rules`` so that tests can generate bad inputs.
 
-A rule refuses, for a number, a ``bool`` (``epochs=True`` is not 1), a string, NaN, ±inf, an int
-too large for a float and a value out of range; for an integer also a float (``epochs=2.0``); for
-a name that becomes a folder, ``/``, ``..``, a leading ``.`` and control characters. The rules never
-convert a value (a config's key is built from the values as given) except that a config's number
-field stores the Python float (one run, one key). A leaf of the core: imports nothing from ``helpers``.
+A number rule refuses a ``bool`` (``epochs=True`` is not 1), a string, NaN, ±inf, an int too large
+for a float, a value out of range (an integer rule, a float too); a folder name, ``/``, ``..``, a
+leading ``.``. Rules never convert a value (keys are built from the values as given) except that a
+config's number field stores the Python float (one run, one key). Imports nothing from ``helpers``.
 """
 
 from __future__ import annotations
@@ -93,8 +92,7 @@ class Rule:
     non_empty: bool = False
     #: Other types accepted as they are, because the owner checks them itself (a tensor λ).
     also: tuple[type, ...] = ()
-    #: ``int``/``ints``: a technical ceiling (the largest size torch holds), refused but left out
-    #: of :func:`describe`, which states the field's meaningful range.
+    #: ``int``/``ints``: a technical ceiling (the largest size torch holds), refused but not described.
     limit: int | None = None
 
     def __post_init__(self) -> None:
@@ -149,9 +147,9 @@ def number_tuple(low: float | None = None, high: float | None = None, **options:
     return Rule("numbers", low, high, **options)
 
 
-def integer_tuple(low: int | None = None, high: int | None = None, *, limit: int | None = None) -> Rule:
-    """A non-empty tuple or list of ints, each as :func:`integer` accepts it."""
-    return Rule("ints", low, high, limit=limit)
+def integer_tuple(low: int | None = None, high: int | None = None, **options: Any) -> Rule:
+    """A non-empty tuple or list of ints, each as :func:`integer` (same arguments) accepts it."""
+    return Rule("ints", low, high, **options)
 
 
 def instance_of(*types: type, optional: bool = False) -> Rule:
@@ -176,8 +174,7 @@ def _is_number(value: object) -> bool:
 
 
 def _finite(value: Any) -> bool:
-    """Whether the number ``value`` is a finite float: an int too large for a float (``10**400``)
-    is not (``math.isfinite`` would raise ``OverflowError`` on it)."""
+    """Whether the number ``value`` is a finite float (not an int too large for one, ``10**400``)."""
     try:
         return math.isfinite(value)
     except OverflowError:
@@ -266,9 +263,8 @@ def describe(rule: Rule) -> str:
         fields.update(types=" or ".join(_type_name(t) for t in rule.choices), cls=rule.choices[0].__name__)
     words = _KINDS[rule.kind][1].format(**fields)
     if rule.kind in ("number", "int", "numbers", "ints"):
-        bounds = [f"{'>' if rule.low_open else '>='} {_bound(rule.low)}"] if rule.low is not None else []
-        if rule.high is not None:
-            bounds.append(f"{'<' if rule.high_open else '<='} {_bound(rule.high)}")
+        ends = ((rule.low, ">" if rule.low_open else ">="), (rule.high, "<" if rule.high_open else "<="))
+        bounds = [f"{op} {_bound(end)}" for end, op in ends if end is not None]
         words += " " + " and ".join(bounds) if bounds else ""
     if rule.also:
         words += ", or " + " or ".join(_type_name(t) for t in rule.also)
@@ -292,11 +288,6 @@ def _accepts(value: Any, rule: Rule) -> bool:
     return bool(rule.also and isinstance(value, rule.also)) or _KINDS[rule.kind][0](value, rule)
 
 
-def _over_limit(value: Any, limit: int) -> bool:
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    return any(_is_number(v) and v > limit for v in values)
-
-
 def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
     """Raise a ``ValueError`` naming ``owner.name``, the value and what is expected, unless
     ``value`` satisfies ``rule``."""
@@ -309,7 +300,9 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
         why = " (a string is not a number)"
     elif isinstance(value, float) and rule.kind == "int":
         why = " (a float is not an int)"
-    elif rule.limit is not None and _over_limit(value, rule.limit):
+    elif rule.limit is not None and any(
+        _is_number(v) and v > rule.limit for v in (value if isinstance(value, (tuple, list)) else (value,))
+    ):
         why = f" (above {rule.limit}, the largest size torch holds)"
     elif _is_number(value) and not _finite(value):
         why = " (not finite)" if isinstance(value, (float, np.floating)) else " (too large for a float)"
@@ -331,18 +324,12 @@ def canonical_arguments(cls: type, kwargs: Mapping[str, Any], keyed: Sequence[st
             value = float(value)  # t=1 and t=1.0 are one activation
         # a None default that stands for a value (``IMPLIED_DEFAULTS``) is that value
         default = getattr(cls, "IMPLIED_DEFAULTS", {}).get(key, default) if default is None else default
-        is_default = (
-            default is not inspect.Parameter.empty
-            and type(value) in (bool, int, float, str, type(None))
-            and isinstance(value, bool) == isinstance(default, bool)
-            and value == default
+        plain = type(value) in (bool, int, float, str, type(None)) and isinstance(value, bool) == isinstance(
+            default, bool
         )
-        if key in keyed or not is_default:
+        if key in keyed or default is inspect.Parameter.empty or not plain or value != default:
             out[key] = value
-    for key in keyed:
-        if key not in out:
-            out[key] = params[key].default
-    return out
+    return out | {key: params[key].default for key in keyed if key not in out}
 
 
 def _require_rules(names: Sequence[str], rules: Mapping[str, Rule], problem: str, what: str) -> None:
@@ -353,12 +340,8 @@ def _require_rules(names: Sequence[str], rules: Mapping[str, Rule], problem: str
 
 
 def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
-    """Check every field of the dataclass instance ``config`` against ``rules``.
-
-    ``rules`` must name exactly the dataclass's fields: a field without a rule (or a rule without
-    a field) is a ``TypeError``, so the table cannot fall behind the class. A number is stored in
-    one spelling (a NumPy float or an integer as a float, -0.0 as 0.0), so that one run has one key.
-    """
+    """Check every field of the dataclass instance ``config`` against ``rules``, which must name
+    exactly its fields (else a ``TypeError``), so that the table cannot fall behind the class."""
     owner = type(config).__name__
     names = [f.name for f in dataclasses.fields(config)]
     _require_rules(names, rules, f"the validation table of {owner} does not match its fields", "fields")
@@ -374,18 +357,11 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def checked_arguments(rules: Mapping[str, Rule]) -> Callable[[_F], _F]:
-    """Decorate a function or an ``__init__`` so that its arguments are checked against
-    ``rules`` (one per parameter) before its body runs.
-
-    The table must name exactly the parameters (``self`` and ``*args``/``**kwargs`` aside), and
-    every default must satisfy its rule: both are checked when the decorator runs, at import, so
-    a table cannot fall behind its signature. The error names the owner (the class of the
-    instance being built, or the function), the argument, the value and what is expected. The
-    table is kept on the wrapper as ``argument_rules``.
-
-    Applied to a class (above ``@dataclass``, whose ``__init__`` is generated), it checks that
-    class's ``__init__`` and returns the class.
-    """
+    """Check the arguments of a function or an ``__init__`` against ``rules`` (one per parameter,
+    ``self`` and ``*args``/``**kwargs`` aside) before its body runs; the error names the owner (the
+    class of the instance being built, or the function). The table must match the signature and
+    every default its rule, checked at import, so a table cannot fall behind its signature. Applied
+    to a class (above ``@dataclass``), it checks that class's generated ``__init__``."""
     table = MappingProxyType(dict(rules))
 
     def decorate(fn: _F) -> _F:
