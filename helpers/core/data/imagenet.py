@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers.core.data.sources import DataError, Found, Layout, SourceSpec, locate
+from helpers.core.data.sources import DataError, Found, Layout, SourceSpec, file_digest, locate
 from helpers.core.runtime import cache_root
 
 SPEC = SourceSpec(
@@ -133,14 +133,6 @@ def _sample(root: Path, counts: dict[str, dict[str, int]]) -> list[str]:
     return sorted(random.Random(0).sample(files, min(SAMPLE_SIZE, len(files))))
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def manifest_path(root: Path) -> Path:
     """Where the first verification of the copy at ``root`` is remembered (one file per copy)."""
     key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
@@ -160,7 +152,7 @@ def verify_imagenet(root: Path, expected: ImageNetCounts = OFFICIAL) -> dict[str
                 "per class differ. Fix: restore the copy, or delete the manifest to accept it"
             )
         for rel, digest in manifest["sample"].items():
-            if not (root / rel).is_file() or _sha256(root / rel) != digest:
+            if not (root / rel).is_file() or file_digest(root / rel) != digest:
                 raise DataError(
                     f"{root / rel} differs from the copy verified on first use ({path}). "
                     "Fix: restore the file, or delete the manifest to accept the new copy"
@@ -169,7 +161,7 @@ def verify_imagenet(root: Path, expected: ImageNetCounts = OFFICIAL) -> dict[str
     manifest = {
         "root": str(root.resolve()),
         "counts": counts,
-        "sample": {rel: _sha256(root / rel) for rel in _sample(root, counts)},
+        "sample": {rel: file_digest(root / rel) for rel in _sample(root, counts)},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, sort_keys=True))
