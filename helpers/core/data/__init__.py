@@ -30,7 +30,6 @@ from helpers.core.data import adult, cifar, fashion_mnist, imagenet, text, tinyi
 from helpers.core.data.adult import adult_table, load_adult
 from helpers.core.data.cifar import CIFAR10_CLASSES, load_cifar10, load_cifar100
 from helpers.core.data.core import DataSplits, TextSplits, examples_per_class, make_loader
-from helpers.core.data.fashion_mnist import CLASSES as FASHION_MNIST_CLASSES
 from helpers.core.data.fashion_mnist import load_fashion_mnist
 from helpers.core.data.imagenet import FolderSplits, load_imagenet
 from helpers.core.data.sources import DatasetNotFound, SourceSpec, locate
@@ -75,10 +74,6 @@ _ALIASES = {
 }
 
 TEXT_DATASETS: tuple[str, ...] = ("tinyshakespeare", "wikitext2")
-IMAGE_DATASETS: tuple[str, ...] = ("fashion_mnist", "cifar10", "cifar100", "tinyimagenet")
-#: Image datasets read lazily from image folders (too large to decode into memory).
-FOLDER_DATASETS: tuple[str, ...] = ("imagenet",)
-TABULAR_DATASETS: tuple[str, ...] = ("adult",)
 
 #: Datasets the project's machines cannot read offline, and what the cpu profile uses instead.
 OFFLINE_STAND_INS: dict[str, str] = {
@@ -135,12 +130,9 @@ __all__ = [
     "TEST_EXAMPLES",
     "CIFAR10_CLASSES",
     "DATASET_NAMES",
-    "IMAGE_DATASETS",
-    "TABULAR_DATASETS",
     "TEXT_DATASETS",
     "DataSplits",
     "DatasetNotFound",
-    "FASHION_MNIST_CLASSES",
     "LOADERS",
     "SPECS",
     "available",
@@ -156,7 +148,6 @@ __all__ = [
     "load_tinyimagenet",
     "load_imagenet",
     "FolderSplits",
-    "FOLDER_DATASETS",
     "load_tinyshakespeare",
     "load_wikitext2",
     "make_loader",
