@@ -36,31 +36,25 @@ def iter_members(
     A truncated or corrupt archive raises :class:`~helpers.core.data.sources.DataError` naming ``path``.
     """
     with reading(path, "archive"):
-        yield from _iter_members(path, select, desc, total)
-
-
-def _iter_members(
-    path: Path, select: Callable[[str], bool], desc: str = "", total: int | None = None
-) -> Iterator[tuple[str, bytes]]:
-    if path.is_dir():
-        names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
-        names = [n for n in names if select(n)]
-        for name in progress(names, desc=desc, total=len(names)):
-            yield name, (path / name).read_bytes()
-    elif zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            names = [n for n in archive.namelist() if not n.endswith("/") and select(n)]
+        if path.is_dir():
+            names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+            names = [n for n in names if select(n)]
             for name in progress(names, desc=desc, total=len(names)):
-                yield name, archive.read(name)
-    elif tarfile.is_tarfile(path):
-        with tarfile.open(path, mode="r|*") as archive:
-            for member in progress(archive, desc=desc, total=total):
-                if member.isfile() and select(member.name):
-                    handle = archive.extractfile(member)
-                    assert handle is not None  # regular files always have data
-                    yield member.name.removeprefix("./"), handle.read()
-    else:
-        raise data_error(path, "neither a folder nor a readable tar/zip archive")
+                yield name, (path / name).read_bytes()
+        elif zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/") and select(n)]
+                for name in progress(names, desc=desc, total=len(names)):
+                    yield name, archive.read(name)
+        elif tarfile.is_tarfile(path):
+            with tarfile.open(path, mode="r|*") as archive:
+                for member in progress(archive, desc=desc, total=total):
+                    if member.isfile() and select(member.name):
+                        handle = archive.extractfile(member)
+                        assert handle is not None  # regular files always have data
+                        yield member.name.removeprefix("./"), handle.read()
+        else:
+            raise data_error(path, "neither a folder nor a readable tar/zip archive")
 
 
 def decode_jpeg(data: bytes, size: tuple[int, int], name: str) -> np.ndarray:
