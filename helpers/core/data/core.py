@@ -7,6 +7,7 @@ and validation subsets are drawn independently of each other.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from torch.utils.data import DataLoader, Dataset, RandomSampler, SequentialSampl
 from helpers.core.data.sources import Found, SourceSpec, locate
 from helpers.core.distributed import ShardedBatchSampler
 from helpers.core.runtime import positive_int_env
+from helpers.core.validation import Rule, check_value
 
 #: DataLoader worker processes when the batches go to a GPU (on the CPU the loader has none).
 LOADER_WORKERS_ENV = "REPRO_LOADER_WORKERS"
@@ -200,13 +202,18 @@ class Request:
     seed: int
 
 
-def dataset_loader(spec: Callable[[], SourceSpec]) -> Callable[[Callable[..., _Splits]], Callable[..., _Splits]]:
+def dataset_loader(
+    spec: Callable[[], SourceSpec], **rules: Rule
+) -> Callable[[Callable[..., _Splits]], Callable[..., _Splits]]:
     """Turn ``build(request, **options)`` into a loader
     ``load_x(*, root=None, n_train=None, n_val=None, seed=0, download=True, **options)`` that checks
-    ``seed``, finds and verifies the files of ``spec()`` (:func:`locate`) and builds the splits.
-    ``spec`` is looked up at each call, so that a test can swap a module's ``SPEC``."""
+    ``seed`` and the ``options`` that have ``rules``, finds and verifies the files of ``spec()``
+    (:func:`locate`) and builds the splits. ``spec`` is looked up at each call, so that a test can
+    swap a module's ``SPEC``."""
 
     def decorate(build: Callable[..., _Splits]) -> Callable[..., _Splits]:
+        own = set(inspect.signature(build).parameters) - {"request"}
+
         def load(
             *,
             root: str | os.PathLike[str] | None = None,
@@ -216,7 +223,11 @@ def dataset_loader(spec: Callable[[], SourceSpec]) -> Callable[[Callable[..., _S
             download: bool = True,
             **options: Any,
         ) -> _Splits:
+            if unknown := sorted(options.keys() - own):  # refused before any file is looked for
+                raise TypeError(f"{build.__name__}() got unexpected keyword arguments {unknown}")
             seed, where = check_seed(seed), spec()
+            for name in rules.keys() & options.keys():
+                check_value(build.__name__, name, options[name], rules[name])
             return build(Request(where, locate(where, root, download=download), n_train, n_val, seed), **options)
 
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):

@@ -13,6 +13,7 @@ import torch
 
 from helpers.core.data.core import Request, TextSplits, check_count, dataset_loader, words_of
 from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, reading
+from helpers.core.validation import choice
 
 SHAKESPEARE_SPEC = SourceSpec(
     key="tinyshakespeare",
@@ -122,7 +123,7 @@ def _wikitext_texts(found: Found) -> tuple[str, str]:
         return archive.read(by_name[wanted[0]]).decode("utf-8"), archive.read(by_name[wanted[1]]).decode("utf-8")
 
 
-@dataset_loader(lambda: WIKITEXT2_SPEC)
+@dataset_loader(lambda: WIKITEXT2_SPEC, level=choice(("word", "char")))
 def load_wikitext2(request: Request, level: str = "word") -> TextSplits:
     """WikiText-2 (Merity et al., 2016); validation = the official ``wiki.valid`` split.
 
@@ -132,8 +133,6 @@ def load_wikitext2(request: Request, level: str = "word") -> TextSplits:
     ``level="char"``: characters of the training split (``<unk>`` for others).
     Not available offline on the project's machines: the cpu profile uses Tiny Shakespeare instead.
     """
-    if level not in ("word", "char"):
-        raise ValueError(f"level must be 'word' or 'char', got {level!r}")
     train_text, val_text = _wikitext_texts(request.found)
     split = words_of if level == "word" else list
     train_units, val_units = split(train_text), split(val_text)
