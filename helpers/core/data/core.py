@@ -203,13 +203,13 @@ class Request:
 
 
 def dataset_loader(
-    spec: Callable[[], SourceSpec], **rules: Rule
+    spec: Callable[[], SourceSpec], *, subsets: bool = True, **rules: Rule
 ) -> Callable[[Callable[..., _Splits]], Callable[..., _Splits]]:
     """Turn ``build(request, **options)`` into a loader
     ``load_x(*, root=None, n_train=None, n_val=None, seed=0, download=True, **options)`` that checks
-    ``seed`` and the ``options`` that have ``rules``, finds and verifies the files of ``spec()``
-    (:func:`locate`) and builds the splits. ``spec`` is looked up at each call, so that a test can
-    swap a module's ``SPEC``."""
+    ``seed``, the ``options`` that have ``rules`` and (``subsets=False``) that no subset is asked for,
+    finds and verifies the files of ``spec()`` (:func:`locate`) and builds the splits. ``spec`` is
+    looked up at each call, so that a test can swap a module's ``SPEC``."""
 
     def decorate(build: Callable[..., _Splits]) -> Callable[..., _Splits]:
         own = set(inspect.signature(build).parameters) - {"request"}
@@ -226,6 +226,8 @@ def dataset_loader(
             if unknown := sorted(options.keys() - own):  # refused before any file is looked for
                 raise TypeError(f"{build.__name__}() got unexpected keyword arguments {unknown}")
             seed, where = check_seed(seed), spec()
+            if not subsets and (n_train is not None or n_val is not None):
+                raise ValueError(f"{where.title} is loaded whole; got n_train={n_train!r}, n_val={n_val!r} (use None)")
             for name in rules.keys() & options.keys():
                 check_value(build.__name__, name, options[name], rules[name])
             return build(Request(where, locate(where, root, download=download), n_train, n_val, seed), **options)
