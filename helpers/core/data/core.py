@@ -1,4 +1,4 @@
-"""Return types shared by all loaders, deterministic subsetting and a seeded DataLoader.
+"""What all loaders share: return types, one front (:func:`dataset_loader`), seeded subsets, a DataLoader.
 
 Subsets are drawn with a NumPy generator seeded locally from ``(seed, split)``, never from the
 global RNG, so ``n_train``/``n_val``/``seed`` give the same indices in every process and the train
