@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from helpers.core.data import adult, cifar, fashion_mnist, imagenet, text, tinyimagenet
 from helpers.core.data.adult import adult_table, load_adult
 from helpers.core.data.cifar import CIFAR10_CLASSES, load_cifar10, load_cifar100
 from helpers.core.data.core import DataSplits, TextSplits, examples_per_class, make_loader
@@ -51,16 +50,7 @@ DATASET_NAMES: tuple[str, ...] = tuple(LOADERS)
 #: measured on (``tests/test_data.py`` checks each against its loader), so that a row can say how
 #: many test images an accuracy difference is.
 TEST_EXAMPLES: dict[str, int] = {"fashion_mnist": 10_000, "cifar10": 10_000}
-SPECS: dict[str, SourceSpec] = {
-    "adult": adult.SPEC,
-    "fashion_mnist": fashion_mnist.SPEC,
-    "cifar10": cifar.CIFAR10_SPEC,
-    "cifar100": cifar.CIFAR100_SPEC,
-    "tinyimagenet": tinyimagenet.SPEC,
-    "tinyshakespeare": text.SHAKESPEARE_SPEC,
-    "wikitext2": text.WIKITEXT2_SPEC,
-    "imagenet": imagenet.SPEC,
-}
+SPECS: dict[str, SourceSpec] = {key: load.spec() for key, load in LOADERS.items()}  # type: ignore[attr-defined]
 _ALIASES = {
     "fmnist": "fashion_mnist",
     "cifar_10": "cifar10",

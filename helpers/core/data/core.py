@@ -209,7 +209,7 @@ def dataset_loader(
     ``load_x(*, root=None, n_train=None, n_val=None, seed=0, download=True, **options)`` that checks
     ``seed``, the ``options`` that have ``rules`` and (``subsets=False``) that no subset is asked for,
     finds and verifies the files of ``spec()`` (:func:`locate`) and builds the splits. ``spec`` is
-    looked up at each call, so that a test can swap a module's ``SPEC``."""
+    looked up at each call, so that a test can swap a module's ``SPEC``; the loader keeps it as ``spec``."""
 
     def decorate(build: Callable[..., _Splits]) -> Callable[..., _Splits]:
         own = set(inspect.signature(build).parameters) - {"request"}
@@ -234,6 +234,7 @@ def dataset_loader(
 
         for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
             setattr(load, attr, getattr(build, attr))
+        load.spec = spec  # type: ignore[attr-defined]
         return load
 
     return decorate
