@@ -1,28 +1,16 @@
-"""Table-driven checks of config fields: one :class:`Rule` per field, one :func:`check_fields`.
+"""Table-driven checks of values: one :class:`Rule` per config field or function argument.
 
 Every run-config class (``TrainConfig``, ``FlexActSyntheticConfig``, ``DPOConfig``,
-``ReluizationConfig``) lists a rule for each of its fields; :func:`check_fields` checks them all
-and refuses a table that misses a field, so a new field cannot go unchecked. The rules never
-convert a value: a config's cache key is built from the values as given, and changing them here
-would change committed keys. The one exception: a NumPy floating scalar in a number field of a
-config (``np.float32(0.1)``) is stored as the Python float of the same value, which is how an
-``np.float64`` (a ``float`` subclass) was always keyed.
+``ReluizationConfig``) lists a rule for each of its fields and :func:`check_fields` checks them all,
+refusing a table that misses a field, so a new field cannot go unchecked; cross-field rules
+(``min_lr <= lr``...) stay in each class's ``__post_init__``. Constructors and functions (the
+activations, the models, the training hooks) use the same rules through :func:`checked_arguments`,
+which keeps the table on the function as ``argument_rules`` so that tests can generate bad inputs.
 
-What the rules refuse, for every field of a kind:
-
-* numbers: a ``bool`` (``epochs=True`` is not 1), a string (``lr="0.1"``), NaN and ±inf, an int
-  too large for a float (``10**400``), and values outside the field's range;
-* integers: the above, and a float (``epochs=2.0``);
-* names that become paths (``experiment`` is a results sub-folder): empty names, ``/``, ``\\``,
-  ``..``, a leading ``.``, control characters;
-* choices: anything not listed.
-
-Cross-field rules (``min_lr <= lr``...) stay in each class's ``__post_init__``.
-
-Constructors and functions (the activations, the models, the training hooks and schedules) use
-the same rules through :func:`checked_arguments`: one table line per argument, checked before the
-body runs; the table is kept on the function as ``argument_rules`` so tests can generate bad inputs from it.
-A leaf of the core: imports nothing from ``helpers``.
+A number rule refuses a ``bool`` (``epochs=True`` is not 1), a string, NaN, ±inf, an int too large
+for a float, a value out of range (an integer rule, a float too); a folder name, ``/``, ``..``, a
+leading ``.``. Rules never convert a value (keys are built from the values as given) except that a
+config's number field stores the Python float (one run, one key). Imports nothing from ``helpers``.
 """
 
 from __future__ import annotations
@@ -40,30 +28,6 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 import numpy as np
-
-__all__ = [
-    "ArgumentParser",
-    "positive_int_arg",
-    "Rule",
-    "integer",
-    "number",
-    "boolean",
-    "text",
-    "choice",
-    "path_name",
-    "mapping",
-    "number_tuple",
-    "choice_tuple",
-    "instances",
-    "check_fields",
-    "check_value",
-    "describe",
-    "instance_of",
-    "integer_tuple",
-    "InvalidValue",
-    "checked_arguments",
-    "argument_rules",
-]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -114,16 +78,9 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_+=\-][A-Za-z0-9_.+=\-]*")
 
 @dataclass(frozen=True)
 class Rule:
-    """What one field accepts.
-
-    ``kind``: ``int``, ``number``, ``bool``, ``str``, ``name`` (a path component), ``choice``,
-    ``dict`` (str keys; numbers inside must be finite), ``numbers`` (a non-empty tuple or list
-    of numbers, each in range), ``ints`` (the same, of ints), ``choices`` (a non-empty tuple or
-    list of ``choices``), ``instances`` (a tuple of instances of ``choices[0]``) or ``instance``
-    (an instance of one of ``choices``). ``low``/``high``: the range of numbers (``None``:
-    unbounded), ``low_open``/``high_open``: whether the bound itself is excluded. ``optional``:
-    ``None`` is accepted.
-    """
+    """What one field accepts: a ``kind`` of :data:`_KINDS`, made by the functions below, whose
+    docstrings say what each accepts. ``low``/``high``: the range of numbers (``None``: unbounded),
+    ``low_open``/``high_open``: whether the bound itself is excluded; ``optional``: ``None`` too."""
 
     kind: str
     low: float | None = None
@@ -135,36 +92,24 @@ class Rule:
     non_empty: bool = False
     #: Other types accepted as they are, because the owner checks them itself (a tensor λ).
     also: tuple[type, ...] = ()
-    #: ``int``/``ints``: a technical ceiling (the largest size torch holds), refused but left out
-    #: of :func:`describe`, which states the field's meaningful range.
+    #: ``int``/``ints``: a technical ceiling (the largest size torch holds), refused but not described.
     limit: int | None = None
 
-
-def integer(
-    low: int | None = None,
-    high: int | None = None,
-    *,
-    optional: bool = False,
-    also: tuple[type, ...] = (),
-    limit: int | None = None,
-) -> Rule:
-    """An ``int`` (not a bool, not a float) in ``[low, high]`` (or one of the types ``also``), and
-    not above ``limit`` (a technical ceiling, see :class:`Rule`)."""
-    return Rule("int", low, high, optional=optional, also=also, limit=limit)
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:  # a rule of an unknown kind is a programming error
+            raise ValueError(f"unknown rule kind {self.kind!r}")
 
 
-def number(
-    low: float | None = None,
-    high: float | None = None,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-    optional: bool = False,
-    also: tuple[type, ...] = (),
-) -> Rule:
-    """A finite ``int`` or ``float`` (not a bool, not a string) in the given range (or one of the
-    types ``also``, checked by the owner)."""
-    return Rule("number", low, high, low_open, high_open, optional, also=also)
+def integer(low: int | None = None, high: int | None = None, **options: Any) -> Rule:
+    """An ``int`` (not a bool, not a float) in ``[low, high]``; ``options``: the :class:`Rule`
+    fields ``optional``, ``also`` (other types, checked by the owner) and ``limit``."""
+    return Rule("int", low, high, **options)
+
+
+def number(low: float | None = None, high: float | None = None, **options: Any) -> Rule:
+    """A finite ``int`` or ``float`` (not a bool, not a string) in the range; ``options``: the
+    :class:`Rule` fields ``low_open``, ``high_open``, ``optional`` and ``also``."""
+    return Rule("number", low, high, **options)
 
 
 def boolean() -> Rule:
@@ -197,23 +142,14 @@ def mapping() -> Rule:
     return Rule("dict")
 
 
-def number_tuple(
-    low: float | None = None,
-    high: float | None = None,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-    optional: bool = False,
-    also: tuple[type, ...] = (),
-) -> Rule:
-    """A non-empty tuple or list of numbers, each finite and in the given range."""
-    return Rule("numbers", low, high, low_open, high_open, optional, also=also)
+def number_tuple(low: float | None = None, high: float | None = None, **options: Any) -> Rule:
+    """A non-empty tuple or list of numbers, each as :func:`number` (same arguments) accepts it."""
+    return Rule("numbers", low, high, **options)
 
 
-def integer_tuple(low: int | None = None, high: int | None = None, *, limit: int | None = None) -> Rule:
-    """A non-empty tuple or list of ints (not bools, not floats), each in ``[low, high]`` and not
-    above ``limit``."""
-    return Rule("ints", low, high, limit=limit)
+def integer_tuple(low: int | None = None, high: int | None = None, **options: Any) -> Rule:
+    """A non-empty tuple or list of ints, each as :func:`integer` (same arguments) accepts it."""
+    return Rule("ints", low, high, **options)
 
 
 def instance_of(*types: type, optional: bool = False) -> Rule:
@@ -238,12 +174,82 @@ def _is_number(value: object) -> bool:
 
 
 def _finite(value: Any) -> bool:
-    """Whether the number ``value`` is a finite float: an int too large for a float (``10**400``)
-    is not (``math.isfinite`` would raise ``OverflowError`` on it)."""
+    """Whether the number ``value`` is a finite float (not an int too large for one, ``10**400``)."""
     try:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+def _in_range(value: float, rule: Rule) -> bool:
+    return not (
+        (rule.limit is not None and value > rule.limit)
+        or (rule.low is not None and (value <= rule.low if rule.low_open else value < rule.low))
+        or (rule.high is not None and (value >= rule.high if rule.high_open else value > rule.high))
+    )
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether a float anywhere inside ``value`` (dicts, lists, tuples) is NaN or infinite."""
+    if _is_number(value):
+        return not _finite(value)
+    if isinstance(value, Mapping):
+        return any(_non_finite(v) for v in value.values())
+    return isinstance(value, (list, tuple)) and any(_non_finite(v) for v in value)
+
+
+def _int(value: Any, rule: Rule) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and _in_range(value, rule)
+
+
+def _number(value: Any, rule: Rule) -> bool:
+    return _is_number(value) and _finite(value) and _in_range(value, rule)
+
+
+def _each(value: Any, accepts: Callable[[Any], bool]) -> bool:
+    """A non-empty tuple or list whose every item ``accepts``."""
+    return isinstance(value, (tuple, list)) and len(value) > 0 and all(accepts(v) for v in value)
+
+
+def _listed(value: Any, options: tuple[Any, ...]) -> bool:
+    return any(type(value) is type(c) and value == c for c in options)  # by type too: True is not 1
+
+
+def _name(value: Any, rule: Rule) -> bool:
+    return (
+        isinstance(value, str)
+        and _SAFE_NAME.fullmatch(value) is not None
+        and ".." not in value
+        and len(value) <= MAX_NAME_LENGTH
+    )
+
+
+#: Each kind of rule: what it accepts (``None`` and the rule's ``also`` types aside), and that in
+#: words (a template :func:`describe` fills in; numbers are followed by their range).
+_KINDS: dict[str, tuple[Callable[[Any, Rule], bool], str]] = {
+    "int": (_int, "an int"),
+    "number": (_number, "a finite number"),
+    "numbers": (lambda v, r: _each(v, lambda x: _number(x, r)), "a non-empty sequence of finite numbers"),
+    "ints": (lambda v, r: _each(v, lambda x: _int(x, r)), "a non-empty sequence of ints"),
+    "instance": (lambda v, r: isinstance(v, r.choices), "{types}"),
+    "bool": (lambda v, r: isinstance(v, bool), "True or False"),
+    "str": (lambda v, r: isinstance(v, str) and (bool(v.strip()) or not r.non_empty), "a {non_empty}str"),
+    "name": (
+        _name,
+        "a folder name: letters, digits, '_', '-', '.', '+', '=', not empty, not starting with '.', no '/', "
+        f"at most {MAX_NAME_LENGTH} characters",
+    ),
+    "choice": (lambda v, r: _listed(v, r.choices), "one of {listed}"),
+    "choices": (lambda v, r: _each(v, lambda x: _listed(x, r.choices)), "a non-empty sequence of {listed}"),
+    "dict": (
+        lambda v, r: isinstance(v, dict) and all(isinstance(k, str) for k in v) and not _non_finite(v),
+        "a dict with str keys and finite numbers",
+    ),
+    "instances": (
+        lambda v, r: isinstance(v, tuple) and all(isinstance(x, r.choices[0]) for x in v),
+        "a tuple of {cls} instances",
+    ),
+}
 
 
 def _bound(value: float) -> str:
@@ -252,43 +258,17 @@ def _bound(value: float) -> str:
 
 def describe(rule: Rule) -> str:
     """What ``rule`` expects, in words (used in the error messages)."""
+    fields = {"non_empty": "non-empty " if rule.non_empty else "", "listed": ", ".join(repr(c) for c in rule.choices)}
+    if rule.kind in ("instance", "instances"):
+        fields.update(types=" or ".join(_type_name(t) for t in rule.choices), cls=rule.choices[0].__name__)
+    words = _KINDS[rule.kind][1].format(**fields)
     if rule.kind in ("number", "int", "numbers", "ints"):
-        what = {
-            "int": "an int",
-            "number": "a finite number",
-            "numbers": "a non-empty sequence of finite numbers",
-            "ints": "a non-empty sequence of ints",
-        }[rule.kind]
-        bounds = []
-        if rule.low is not None:
-            bounds.append(f"{'>' if rule.low_open else '>='} {_bound(rule.low)}")
-        if rule.high is not None:
-            bounds.append(f"{'<' if rule.high_open else '<='} {_bound(rule.high)}")
-        text_ = what + (" " + " and ".join(bounds) if bounds else "")
-    elif rule.kind == "bool":
-        text_ = "True or False"
-    elif rule.kind == "str":
-        text_ = "a non-empty str" if rule.non_empty else "a str"
-    elif rule.kind == "name":
-        text_ = (
-            "a folder name: letters, digits, '_', '-', '.', '+', '=', not empty, not starting with '.', no '/', "
-            f"at most {MAX_NAME_LENGTH} characters"
-        )
-    elif rule.kind == "choice":
-        text_ = "one of " + ", ".join(repr(c) for c in rule.choices)
-    elif rule.kind == "choices":
-        text_ = "a non-empty sequence of " + ", ".join(repr(c) for c in rule.choices)
-    elif rule.kind == "dict":
-        text_ = "a dict with str keys and finite numbers"
-    elif rule.kind == "instances":
-        text_ = f"a tuple of {rule.choices[0].__name__} instances"
-    elif rule.kind == "instance":
-        text_ = " or ".join(_type_name(t) for t in rule.choices)
-    else:  # pragma: no cover - a rule of an unknown kind is a programming error
-        raise ValueError(f"unknown rule kind {rule.kind!r}")
+        ends = ((rule.low, ">" if rule.low_open else ">="), (rule.high, "<" if rule.high_open else "<="))
+        bounds = [f"{op} {_bound(end)}" for end, op in ends if end is not None]
+        words += " " + " and ".join(bounds) if bounds else ""
     if rule.also:
-        text_ += ", or " + " or ".join(_type_name(t) for t in rule.also)
-    return text_ + (", or None" if rule.optional else "")
+        words += ", or " + " or ".join(_type_name(t) for t in rule.also)
+    return words + (", or None" if rule.optional else "")
 
 
 def _type_name(kind: type) -> str:
@@ -302,80 +282,10 @@ def _type_name(kind: type) -> str:
     return f"{'an' if name[0] in 'AEIOUaeiou' else 'a'} {name}"
 
 
-def _in_range(value: float, rule: Rule) -> bool:
-    if rule.limit is not None and value > rule.limit:
-        return False
-    if rule.low is not None and (value <= rule.low if rule.low_open else value < rule.low):
-        return False
-    if rule.high is not None and (value >= rule.high if rule.high_open else value > rule.high):
-        return False
-    return True
-
-
-def _non_finite(value: Any) -> bool:
-    """Whether a float anywhere inside ``value`` (dicts, lists, tuples) is NaN or infinite."""
-    if isinstance(value, (float, np.floating)) or (isinstance(value, int) and not isinstance(value, bool)):
-        return not _finite(value)
-    if isinstance(value, Mapping):
-        return any(_non_finite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_non_finite(v) for v in value)
-    return False
-
-
 def _accepts(value: Any, rule: Rule) -> bool:
     if value is None:
         return rule.optional
-    if rule.also and isinstance(value, rule.also):
-        return True
-    kind = rule.kind
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool) and _in_range(value, rule)
-    if kind == "number":
-        return _is_number(value) and _finite(value) and _in_range(value, rule)
-    if kind == "numbers":
-        return (
-            isinstance(value, (tuple, list))
-            and len(value) > 0
-            and all(_is_number(v) and _finite(v) and _in_range(v, rule) for v in value)
-        )
-    if kind == "ints":
-        return (
-            isinstance(value, (tuple, list))
-            and len(value) > 0
-            and all(isinstance(v, int) and not isinstance(v, bool) and _in_range(v, rule) for v in value)
-        )
-    if kind == "instance":
-        return isinstance(value, rule.choices)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind == "str":
-        return isinstance(value, str) and (bool(value.strip()) or not rule.non_empty)
-    if kind == "name":
-        return (
-            isinstance(value, str)
-            and _SAFE_NAME.fullmatch(value) is not None
-            and ".." not in value
-            and len(value) <= MAX_NAME_LENGTH
-        )
-    if kind == "choice":
-        return any(type(value) is type(c) and value == c for c in rule.choices)
-    if kind == "choices":
-        return (
-            isinstance(value, (tuple, list))
-            and len(value) > 0
-            and all(any(type(x) is type(c) and x == c for c in rule.choices) for x in value)
-        )
-    if kind == "dict":
-        return isinstance(value, dict) and all(isinstance(k, str) for k in value) and not _non_finite(value)
-    if kind == "instances":
-        return isinstance(value, tuple) and all(isinstance(x, rule.choices[0]) for x in value)
-    raise ValueError(f"unknown rule kind {kind!r}")
-
-
-def _over_limit(value: Any, limit: int) -> bool:
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    return any(_is_number(v) and v > limit for v in values)
+    return bool(rule.also and isinstance(value, rule.also)) or _KINDS[rule.kind][0](value, rule)
 
 
 def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
@@ -390,7 +300,9 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
         why = " (a string is not a number)"
     elif isinstance(value, float) and rule.kind == "int":
         why = " (a float is not an int)"
-    elif rule.limit is not None and _over_limit(value, rule.limit):
+    elif rule.limit is not None and any(
+        _is_number(v) and v > rule.limit for v in (value if isinstance(value, (tuple, list)) else (value,))
+    ):
         why = f" (above {rule.limit}, the largest size torch holds)"
     elif _is_number(value) and not _finite(value):
         why = " (not finite)" if isinstance(value, (float, np.floating)) else " (too large for a float)"
@@ -412,65 +324,44 @@ def canonical_arguments(cls: type, kwargs: Mapping[str, Any], keyed: Sequence[st
             value = float(value)  # t=1 and t=1.0 are one activation
         # a None default that stands for a value (``IMPLIED_DEFAULTS``) is that value
         default = getattr(cls, "IMPLIED_DEFAULTS", {}).get(key, default) if default is None else default
-        is_default = (
-            default is not inspect.Parameter.empty
-            and type(value) in (bool, int, float, str, type(None))
-            and isinstance(value, bool) == isinstance(default, bool)
-            and value == default
+        plain = type(value) in (bool, int, float, str, type(None)) and isinstance(value, bool) == isinstance(
+            default, bool
         )
-        if key in keyed or not is_default:
+        if key in keyed or default is inspect.Parameter.empty or not plain or value != default:
             out[key] = value
-    for key in keyed:
-        if key not in out:
-            out[key] = params[key].default
-    return out
+    return out | {key: params[key].default for key in keyed if key not in out}
+
+
+def _require_rules(names: Sequence[str], rules: Mapping[str, Rule], problem: str, what: str) -> None:
+    """A ``TypeError`` saying ``problem`` unless ``rules`` name exactly ``names``."""
+    missing, extra = [n for n in names if n not in rules], [n for n in rules if n not in names]
+    if missing or extra:
+        raise TypeError(f"{problem}: no rule for {missing}, rules for unknown {what} {extra}")
 
 
 def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
-    """Check every field of the dataclass instance ``config`` against ``rules``.
-
-    ``rules`` must name exactly the dataclass's fields: a field without a rule (or a rule without
-    a field) is a ``TypeError``, so the table cannot fall behind the class. A number is stored in
-    one spelling (a NumPy float or an integer as a float, -0.0 as 0.0), so that one run has one key.
-    """
+    """Check every field of the dataclass instance ``config`` against ``rules``, which must name
+    exactly its fields (else a ``TypeError``), so that the table cannot fall behind the class."""
     owner = type(config).__name__
     names = [f.name for f in dataclasses.fields(config)]
-    missing = [n for n in names if n not in rules]
-    extra = [n for n in rules if n not in names]
-    if missing or extra:
-        raise TypeError(
-            f"the validation table of {owner} does not match its fields: "
-            f"no rule for {missing}, rules for unknown fields {extra}"
-        )
+    _require_rules(names, rules, f"the validation table of {owner} does not match its fields", "fields")
     for name in names:
         value = getattr(config, name)
         check_value(owner, name, value, rules[name])
-        if rules[name].kind == "number" and isinstance(value, np.floating):
-            # a NumPy scalar is stored (and keyed) as the Python float of the same value
-            object.__setattr__(config, name, float(value))
-        elif rules[name].kind == "number" and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            # lr=1 and lr=1.0 are one run, so one key: a number field stores the float
-            object.__setattr__(config, name, float(value))
-        if rules[name].kind == "number" and isinstance(getattr(config, name), float) and getattr(config, name) == 0:
-            object.__setattr__(config, name, 0.0)  # -0.0 and 0.0: one run, one key
+        if rules[name].kind == "number" and _is_number(value):
+            # lr=1, lr=1.0, np.float32(1.0): one run, one key, so the Python float (+ 0.0: -0.0 is 0.0)
+            object.__setattr__(config, name, float(value) + 0.0)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def checked_arguments(rules: Mapping[str, Rule]) -> Callable[[_F], _F]:
-    """Decorate a function or an ``__init__`` so that its arguments are checked against
-    ``rules`` (one per parameter) before its body runs.
-
-    The table must name exactly the parameters (``self`` and ``*args``/``**kwargs`` aside), and
-    every default must satisfy its rule: both are checked when the decorator runs, at import, so
-    a table cannot fall behind its signature. The error names the owner (the class of the
-    instance being built, or the function), the argument, the value and what is expected. The
-    table is kept on the wrapper as ``argument_rules``.
-
-    Applied to a class (above ``@dataclass``, whose ``__init__`` is generated), it checks that
-    class's ``__init__`` and returns the class.
-    """
+    """Check the arguments of a function or an ``__init__`` against ``rules`` (one per parameter,
+    ``self`` and ``*args``/``**kwargs`` aside) before its body runs; the error names the owner (the
+    class of the instance being built, or the function). The table must match the signature and
+    every default its rule, checked at import, so a table cannot fall behind its signature. Applied
+    to a class (above ``@dataclass``), it checks that class's generated ``__init__``."""
     table = MappingProxyType(dict(rules))
 
     def decorate(fn: _F) -> _F:
@@ -482,13 +373,7 @@ def checked_arguments(rules: Mapping[str, Rule]) -> Callable[[_F], _F]:
         method = fn.__name__ == "__init__"
         variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         params = [n for n, p in signature.parameters.items() if n != "self" and p.kind not in variadic]
-        missing = [n for n in params if n not in table]
-        extra = [n for n in table if n not in params]
-        if missing or extra:
-            raise TypeError(
-                f"the argument table of {owner} does not match its signature: "
-                f"no rule for {missing}, rules for unknown arguments {extra}"
-            )
+        _require_rules(params, table, f"the argument table of {owner} does not match its signature", "arguments")
         for name in params:
             default = signature.parameters[name].default
             if default is not inspect.Parameter.empty:

@@ -26,11 +26,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from helpers.core.data import adult, cifar, fashion_mnist, imagenet, text, tinyimagenet
 from helpers.core.data.adult import adult_table, load_adult
 from helpers.core.data.cifar import CIFAR10_CLASSES, load_cifar10, load_cifar100
 from helpers.core.data.core import DataSplits, TextSplits, examples_per_class, make_loader
-from helpers.core.data.fashion_mnist import CLASSES as FASHION_MNIST_CLASSES
 from helpers.core.data.fashion_mnist import load_fashion_mnist
 from helpers.core.data.imagenet import FolderSplits, load_imagenet
 from helpers.core.data.sources import DatasetNotFound, SourceSpec, locate
@@ -52,16 +50,7 @@ DATASET_NAMES: tuple[str, ...] = tuple(LOADERS)
 #: measured on (``tests/test_data.py`` checks each against its loader), so that a row can say how
 #: many test images an accuracy difference is.
 TEST_EXAMPLES: dict[str, int] = {"fashion_mnist": 10_000, "cifar10": 10_000}
-SPECS: dict[str, SourceSpec] = {
-    "adult": adult.SPEC,
-    "fashion_mnist": fashion_mnist.SPEC,
-    "cifar10": cifar.CIFAR10_SPEC,
-    "cifar100": cifar.CIFAR100_SPEC,
-    "tinyimagenet": tinyimagenet.SPEC,
-    "tinyshakespeare": text.SHAKESPEARE_SPEC,
-    "wikitext2": text.WIKITEXT2_SPEC,
-    "imagenet": imagenet.SPEC,
-}
+SPECS: dict[str, SourceSpec] = {key: load.spec() for key, load in LOADERS.items()}  # type: ignore[attr-defined]
 _ALIASES = {
     "fmnist": "fashion_mnist",
     "cifar_10": "cifar10",
@@ -75,10 +64,6 @@ _ALIASES = {
 }
 
 TEXT_DATASETS: tuple[str, ...] = ("tinyshakespeare", "wikitext2")
-IMAGE_DATASETS: tuple[str, ...] = ("fashion_mnist", "cifar10", "cifar100", "tinyimagenet")
-#: Image datasets read lazily from image folders (too large to decode into memory).
-FOLDER_DATASETS: tuple[str, ...] = ("imagenet",)
-TABULAR_DATASETS: tuple[str, ...] = ("adult",)
 
 #: Datasets the project's machines cannot read offline, and what the cpu profile uses instead.
 OFFLINE_STAND_INS: dict[str, str] = {
@@ -135,12 +120,9 @@ __all__ = [
     "TEST_EXAMPLES",
     "CIFAR10_CLASSES",
     "DATASET_NAMES",
-    "IMAGE_DATASETS",
-    "TABULAR_DATASETS",
     "TEXT_DATASETS",
     "DataSplits",
     "DatasetNotFound",
-    "FASHION_MNIST_CLASSES",
     "LOADERS",
     "SPECS",
     "available",
@@ -156,7 +138,6 @@ __all__ = [
     "load_tinyimagenet",
     "load_imagenet",
     "FolderSplits",
-    "FOLDER_DATASETS",
     "load_tinyshakespeare",
     "load_wikitext2",
     "make_loader",

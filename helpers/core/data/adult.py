@@ -22,9 +22,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import torch
-from torch.utils.data import TensorDataset
 
-from helpers.core.data.core import DataSplits, check_count, check_seed, subset_indices
+from helpers.core.data.core import DataSplits, Request, data_splits, dataset_loader
 from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error, locate, reading
 
 NUMERIC: tuple[str, ...] = (
@@ -181,55 +180,35 @@ def encode(frame: pd.DataFrame, train_rows: np.ndarray) -> tuple[np.ndarray, lis
     return np.hstack(blocks).astype(np.float32), names, mean, std
 
 
-def load_adult(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: SPEC)
+def load_adult(request: Request) -> DataSplits:
     """Adult as float feature vectors (numeric standardised, categorical one-hot) and 0/1 labels.
 
     Validation = the fixed 20 % of the 48,842 rows (see the module docstring); ``n_train`` and
     ``n_val`` draw seeded subsets of the two parts. ``mean``/``std`` of the result are the
     training statistics of the numeric columns (raw units), ``feature_names`` name every column.
     """
-    seed = check_seed(seed)
-    found = locate(SPEC, root, download=download)
-    frame = read_adult(found)
-    train_rows, val_rows = split_rows(len(frame))
-    n_train = check_count(n_train, len(train_rows), "n_train", "Adult")
-    n_val = check_count(n_val, len(val_rows), "n_val", "Adult")
-    features, names, mean, std = encode(frame, train_rows)
+    frame = read_adult(request.found)
+    rows = dict(zip(("train", "val"), split_rows(len(frame))))
+    features, names, mean, std = encode(frame, rows["train"])
     labels = (frame["income"] == ">50K").to_numpy().astype(np.int64)
 
-    def split(rows: np.ndarray, n: int | None, name: str) -> tuple[TensorDataset, torch.Tensor]:
-        idx = subset_indices(len(rows), n, seed, name)
-        chosen = rows[idx]
-        return (
-            TensorDataset(torch.from_numpy(features[chosen]), torch.from_numpy(labels[chosen])),
-            torch.from_numpy(idx),
-        )
+    def take(split: str, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.from_numpy(features[rows[split][idx]]), torch.from_numpy(labels[rows[split][idx]])
 
-    train, train_idx = split(train_rows, n_train, "train")
-    val, val_idx = split(val_rows, n_val, "val")
-    return DataSplits(
-        key="adult",
-        name="Adult",
-        source=f"UCI Adult, {len(frame):,} rows ({found.describe()})",
-        train=train,
-        val=val,
-        num_classes=2,
-        input_shape=(features.shape[1],),
+    sizes = (len(rows["train"]), len(rows["val"]))
+    val_split = f"fixed seeded 20 % of all rows ({sizes[1]:,} rows; seed {SPLIT_SEED})"
+    source = f"UCI Adult, {len(frame):,} rows"
+    return data_splits(
+        request,
+        take,
+        sizes,
+        source=source,
+        val_split=val_split,
         class_names=CLASSES,
-        train_indices=train_idx,
-        val_indices=val_idx,
-        val_split=f"fixed seeded 20 % of all rows ({len(val_rows):,} rows; seed {SPLIT_SEED})",
-        mean=tuple(float(m) for m in mean),
-        std=tuple(float(s) for s in std),
+        mean=mean,
+        std=std,
         feature_names=tuple(names),
-        location=str(found.directory),
     )
 
 

@@ -16,15 +16,14 @@ validation split. Decoding 60,000 JPEGs takes a while the first time; the arrays
 from __future__ import annotations
 
 import io
-import os
 import pickle
 from pathlib import PurePosixPath
 from typing import ClassVar
 
 import numpy as np
 
-from helpers.core.data.core import DataSplits
-from helpers.core.data.images import ImageDataset, ImageFormat, decode_jpeg, iter_members, load_image_dataset
+from helpers.core.data.core import DataSplits, Request, dataset_loader
+from helpers.core.data.images import decode_jpeg, image_splits, iter_members
 from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error
 
 CIFAR10_CLASSES: tuple[str, ...] = (
@@ -41,7 +40,6 @@ CIFAR10_CLASSES: tuple[str, ...] = (
 )
 
 _KRIZ = "https://www.cs.toronto.edu/~kriz/"
-_C10_BATCHES = tuple(f"cifar-10-batches-py/data_batch_{i}" for i in range(1, 6)) + ("cifar-10-batches-py/test_batch",)
 
 #: md5 of each file of the official python release, as torchvision checks them (no sha256 of the
 #: single batch files is published): a folder of batches with the right names and other content
@@ -60,52 +58,50 @@ _C100_MD5 = {
     "meta": "7973b15100ade9c7d40fb424638fde48",
 }
 
-CIFAR10_SPEC = SourceSpec(
-    key="cifar10",
-    title="CIFAR-10",
-    folders=("cifar10", "cifar-10"),
-    layouts=(
-        Layout("python-tar", ("cifar-10-python.tar.gz",)),
-        Layout("python-dir", _C10_BATCHES),
-        Layout("jpeg-tar", ("cifar10-jpeg.tar.gz",)),
-    ),
-    # sha256 as listed in tensorflow/datasets' url_checksums/cifar10.csv.
-    remotes=(
-        Remote(
-            "cifar-10-python.tar.gz",
-            (_KRIZ + "cifar-10-python.tar.gz",),
-            "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
-        ),
-    ),
-    download_layout="python-tar",
-    # The offline mirror's JPEG archive (layout in book/rerun.md).
-    known=(
-        KnownFile("cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)),
-        *(KnownFile(name, md5=md5) for name, md5 in _C10_MD5.items()),
-    ),
-)
 
-CIFAR100_SPEC = SourceSpec(
-    key="cifar100",
-    title="CIFAR-100",
-    folders=("cifar100", "cifar-100"),
-    layouts=(
-        Layout("python-tar", ("cifar-100-python.tar.gz",)),
-        Layout(
-            "python-dir",
-            ("cifar-100-python/train", "cifar-100-python/test", "cifar-100-python/meta"),
+def _spec(
+    title: str,
+    stem: str,
+    folder: str,
+    sha256: str,
+    md5: dict[str, str],
+    layouts: tuple[Layout, ...] = (),
+    known: tuple[KnownFile, ...] = (),
+) -> SourceSpec:
+    """The official python release ``{stem}-python.tar.gz`` (sha256 as listed in tensorflow/datasets'
+    url_checksums) or its batches extracted in ``folder``, each checked by its md5, then ``layouts``;
+    ``known`` files before the batches."""
+    return SourceSpec(
+        key=stem.replace("-", ""),
+        title=title,
+        folders=(stem.replace("-", ""), stem),
+        layouts=(
+            Layout("python-tar", (f"{stem}-python.tar.gz",)),
+            Layout("python-dir", tuple(f"{folder}/{name}" for name in md5)),
+            *layouts,
         ),
-    ),
-    # sha256 as listed in tensorflow/datasets' url_checksums/cifar100.csv.
-    remotes=(
-        Remote(
-            "cifar-100-python.tar.gz",
-            (_KRIZ + "cifar-100-python.tar.gz",),
-            "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
-        ),
-    ),
-    download_layout="python-tar",
-    known=tuple(KnownFile(name, md5=md5) for name, md5 in _C100_MD5.items()),
+        remotes=(Remote(f"{stem}-python.tar.gz", (f"{_KRIZ}{stem}-python.tar.gz",), sha256),),
+        download_layout="python-tar",
+        known=(*known, *(KnownFile(name, md5=digest) for name, digest in md5.items())),
+    )
+
+
+CIFAR10_SPEC = _spec(
+    "CIFAR-10",
+    "cifar-10",
+    "cifar-10-batches-py",
+    "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
+    _C10_MD5,
+    # and the offline mirror's JPEG archive (layout in book/rerun.md)
+    layouts=(Layout("jpeg-tar", ("cifar10-jpeg.tar.gz",)),),
+    known=(KnownFile("cifar10-jpeg.tar.gz", ("0bfcb68717a0ecb0d51ed61034906a773d48d424d94b766a46d7d1c55702a4d9",)),),
+)
+CIFAR100_SPEC = _spec(
+    "CIFAR-100",
+    "cifar-100",
+    "cifar-100-python",
+    "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
+    _C100_MD5,
 )
 
 
@@ -160,29 +156,20 @@ def _read_pickles(found: Found, wanted: tuple[str, ...]) -> dict[str, dict]:
     return batches
 
 
-def _pixels(batch: dict) -> np.ndarray:
-    """The batch's ``data`` as N images of 3×32×32 uint8 pixels (anything else is refused)."""
-    data = np.asarray(batch.get("data"))
+def _images_and_labels(batch: dict, key: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's ``data`` as N images of 3×32×32 uint8 pixels and its labels under ``key``, one
+    integer in ``[0, n_classes)`` per image (anything else is refused, naming the batch)."""
+    data, labels = np.asarray(batch.get("data")), np.asarray(batch.get(key, []))
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
         raise data_error(batch["_where"], f"expected 'data' as N×3072 uint8 pixel rows, got {data.dtype} {data.shape}")
-    return data.reshape(-1, 3, 32, 32)
-
-
-def _labels(batch: dict, key: str, n_rows: int, n_classes: int) -> np.ndarray:
-    """The batch's labels under ``key``: one integer in ``[0, n_classes)`` per pixel row."""
-    labels = np.asarray(batch.get(key, []))
+    n_rows = len(data)
     if labels.shape != (n_rows,) or (n_rows and not np.issubdtype(labels.dtype, np.integer)):
         raise data_error(
             batch["_where"], f"expected {n_rows} integer labels under {key!r}, got {labels.dtype} {labels.shape}"
         )
     if n_rows and (labels.min() < 0 or labels.max() >= n_classes):
         raise data_error(batch["_where"], f"labels under {key!r} outside 0..{n_classes - 1}")
-    return labels.astype(np.int64)
-
-
-def _images_and_labels(batch: dict, key: str, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    x = _pixels(batch)
-    return x, _labels(batch, key, len(x), n_classes)
+    return data.reshape(-1, 3, 32, 32), labels.astype(np.int64)
 
 
 def _decode_cifar10_python(found: Found) -> dict[str, np.ndarray]:
@@ -223,45 +210,26 @@ def _decode_cifar10_jpeg(found: Found) -> dict[str, np.ndarray]:
     return arrays
 
 
-#: CIFAR-10 in the loader table of :func:`helpers.core.data.images.load_image_dataset`: the official
-#: python batches, or the JPEG mirror (re-encoded by a third party, so its pixels differ slightly).
-CIFAR10 = ImageDataset(
-    key="cifar10",
-    spec=lambda: CIFAR10_SPEC,
-    formats={
-        "jpeg-tar": ImageFormat(
-            "cifar10-jpeg",
-            lambda found: _decode_cifar10_jpeg(found),
-            "CIFAR-10 (JPEG mirror)",
-            "CIFAR-10 (JPEG mirror): images re-encoded as JPEG by a third party, pixels differ "
-            "slightly from the official release ({found})",
-        ),
-        None: ImageFormat(
-            "cifar10-python",
-            lambda found: _decode_cifar10_python(found),
-            "CIFAR-10",
-            "CIFAR-10, official python batches ({found})",
-        ),
-    },
-    val_split="official test split (10,000 images)",
-    class_names=CIFAR10_CLASSES,
-)
+_TEST = "official test split (10,000 images)"
 
 
-def load_cifar10(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: CIFAR10_SPEC)
+def load_cifar10(request: Request) -> DataSplits:
     """CIFAR-10 as ``3×32×32`` float images; validation = the official test split.
 
     Normalised per channel with the mean/std of all 50,000 training images of the copy read.
-    ``name`` is "CIFAR-10" for the official files and "CIFAR-10 (JPEG mirror)" for the JPEG mirror.
+    ``name`` is "CIFAR-10" for the official files and "CIFAR-10 (JPEG mirror)" for the JPEG mirror
+    (re-encoded by a third party, so its pixels differ slightly).
     """
-    return load_image_dataset(CIFAR10, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+    if request.found.format == "jpeg-tar":
+        cache_name, decode, name = "cifar10-jpeg", _decode_cifar10_jpeg, "CIFAR-10 (JPEG mirror)"
+        source = f"{name}: images re-encoded as JPEG by a third party, pixels differ slightly from the official release"
+    else:
+        cache_name, decode, name = "cifar10-python", _decode_cifar10_python, "CIFAR-10"
+        source = "CIFAR-10, official python batches"
+    return image_splits(
+        request, cache_name, decode, class_names=CIFAR10_CLASSES, name=name, source=source, val_split=_TEST
+    )
 
 
 def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
@@ -281,34 +249,13 @@ def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
     }
 
 
-#: CIFAR-100 (fine labels) in the loader table of :func:`helpers.core.data.images.load_image_dataset`.
-CIFAR100 = ImageDataset(
-    key="cifar100",
-    spec=lambda: CIFAR100_SPEC,
-    formats={
-        None: ImageFormat(
-            "cifar100-python",
-            lambda found: _decode_cifar100_python(found),
-            "CIFAR-100",
-            "CIFAR-100, official python batches ({found})",
-        )
-    },
-    val_split="official test split (10,000 images)",
-)
-
-
-def load_cifar100(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: CIFAR100_SPEC)
+def load_cifar100(request: Request) -> DataSplits:
     """CIFAR-100 (fine labels, 100 classes) as ``3×32×32`` float images.
 
     Validation = the official test split; normalised with the mean/std of the 50,000 train images.
 
     Not available offline on the project's machines: the cpu profile uses CIFAR-10 instead.
     """
-    return load_image_dataset(CIFAR100, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+    source = "CIFAR-100, official python batches"
+    return image_splits(request, "cifar100-python", _decode_cifar100_python, source=source, val_split=_TEST)

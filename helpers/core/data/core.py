@@ -1,4 +1,4 @@
-"""Return types shared by all loaders, deterministic subsetting and a seeded DataLoader.
+"""What all loaders share: return types, one front (:func:`dataset_loader`), seeded subsets, a DataLoader.
 
 Subsets are drawn with a NumPy generator seeded locally from ``(seed, split)``, never from the
 global RNG, so ``n_train``/``n_val``/``seed`` give the same indices in every process and the train
@@ -7,14 +7,20 @@ and validation subsets are drawn independently of each other.
 
 from __future__ import annotations
 
+import inspect
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, RandomSampler, SequentialSampler, TensorDataset
 
+from helpers.core.data.sources import Found, SourceSpec, locate
 from helpers.core.distributed import ShardedBatchSampler
 from helpers.core.runtime import positive_int_env
+from helpers.core.validation import Rule, check_value
 
 #: DataLoader worker processes when the batches go to a GPU (on the CPU the loader has none).
 LOADER_WORKERS_ENV = "REPRO_LOADER_WORKERS"
@@ -180,6 +186,99 @@ def subset_indices(available: int, n: int | None, seed: int, split: str) -> np.n
         return np.arange(available, dtype=np.int64)
     rng = np.random.default_rng([seed, _STREAMS[split]])
     return np.sort(rng.permutation(available)[:n]).astype(np.int64)
+
+
+_Splits = TypeVar("_Splits")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a loader was asked for: the files found for ``spec``, the subset sizes and the seed."""
+
+    spec: SourceSpec
+    found: Found
+    n_train: int | None
+    n_val: int | None
+    seed: int
+
+
+def dataset_loader(
+    spec: Callable[[], SourceSpec], *, subsets: bool = True, **rules: Rule
+) -> Callable[[Callable[..., _Splits]], Callable[..., _Splits]]:
+    """Turn ``build(request, **options)`` into a loader
+    ``load_x(*, root=None, n_train=None, n_val=None, seed=0, download=True, **options)`` that checks
+    ``seed``, the ``options`` that have ``rules`` and (``subsets=False``) that no subset is asked for,
+    finds and verifies the files of ``spec()`` (:func:`locate`) and builds the splits. ``spec`` is
+    looked up at each call, so that a test can swap a module's ``SPEC``; the loader keeps it as ``spec``."""
+
+    def decorate(build: Callable[..., _Splits]) -> Callable[..., _Splits]:
+        own = set(inspect.signature(build).parameters) - {"request"}
+
+        def load(
+            *,
+            root: str | os.PathLike[str] | None = None,
+            n_train: int | None = None,
+            n_val: int | None = None,
+            seed: int = 0,
+            download: bool = True,
+            **options: Any,
+        ) -> _Splits:
+            if unknown := sorted(options.keys() - own):  # refused before any file is looked for
+                raise TypeError(f"{build.__name__}() got unexpected keyword arguments {unknown}")
+            seed, where = check_seed(seed), spec()
+            if not subsets and (n_train is not None or n_val is not None):
+                raise ValueError(f"{where.title} is loaded whole; got n_train={n_train!r}, n_val={n_val!r} (use None)")
+            for name in rules.keys() & options.keys():
+                check_value(build.__name__, name, options[name], rules[name])
+            return build(Request(where, locate(where, root, download=download), n_train, n_val, seed), **options)
+
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(load, attr, getattr(build, attr))
+        load.spec = spec  # type: ignore[attr-defined]
+        return load
+
+    return decorate
+
+
+def data_splits(
+    request: Request,
+    take: Callable[[str, np.ndarray], tuple[torch.Tensor, torch.Tensor]],
+    sizes: tuple[int, int],
+    *,
+    source: str,
+    class_names: tuple[str, ...],
+    name: str = "",
+    mean: Sequence[float] = (),
+    std: Sequence[float] = (),
+    **fields: Any,
+) -> DataSplits:
+    """Check ``n_train``/``n_val`` against the full splits' ``sizes``, draw the seeded subsets
+    (:func:`subset_indices`), ``take(split, indices)`` the inputs and labels of each and wrap them
+    with ``fields`` (``val_split``, ``feature_names``). ``name`` defaults to the spec's title, and
+    ``source`` is followed by the files read."""
+    name = name or request.spec.title
+    counts = [
+        check_count(n, size, f"n_{split}", name)
+        for n, size, split in zip((request.n_train, request.n_val), sizes, _STREAMS)
+    ]
+    indices = [subset_indices(size, n, request.seed, split) for size, n, split in zip(sizes, counts, _STREAMS)]
+    train, val = (TensorDataset(*take(split, idx)) for split, idx in zip(_STREAMS, indices))
+    return DataSplits(
+        key=request.spec.key,
+        name=name,
+        source=f"{source} ({request.found.describe()})",
+        train=train,
+        val=val,
+        num_classes=len(class_names),
+        input_shape=tuple(train.tensors[0].shape[1:]),
+        class_names=class_names,
+        train_indices=torch.from_numpy(indices[0]),
+        val_indices=torch.from_numpy(indices[1]),
+        mean=tuple(float(m) for m in mean),
+        std=tuple(float(s) for s in std),
+        location=str(request.found.directory),
+        **fields,
+    )
 
 
 def examples_per_class(labels: torch.Tensor, per_class: int, num_classes: int) -> torch.Tensor:

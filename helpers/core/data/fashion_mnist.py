@@ -7,13 +7,12 @@ Read from the four official IDX files (``.gz`` or uncompressed). The official te
 from __future__ import annotations
 
 import gzip
-import os
 from pathlib import Path
 
 import numpy as np
 
-from helpers.core.data.core import DataSplits
-from helpers.core.data.images import ImageDataset, ImageFormat, load_image_dataset
+from helpers.core.data.core import DataSplits, Request, dataset_loader
+from helpers.core.data.images import image_splits
 from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, data_error, reading
 
 CLASSES: tuple[str, ...] = (
@@ -119,34 +118,12 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
     }
 
 
-#: Fashion-MNIST in the loader table of :func:`helpers.core.data.images.load_image_dataset`.
-DATASET = ImageDataset(
-    key="fashion_mnist",
-    spec=lambda: SPEC,
-    formats={
-        None: ImageFormat(
-            "fashion_mnist",
-            lambda found: _decode(found),
-            "Fashion-MNIST",
-            "Fashion-MNIST, official IDX files ({found})",
-        )
-    },
-    val_split="official test split (10,000 images)",
-    class_names=CLASSES,
-)
-
-
-def load_fashion_mnist(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: SPEC)
+def load_fashion_mnist(request: Request) -> DataSplits:
     """Fashion-MNIST as ``1×28×28`` float images; validation = the official test split.
 
     Images are normalised with the mean/std of all 60,000 training images. ``n_train``/``n_val``
     draw seeded random subsets (see :func:`helpers.core.data.load_dataset`).
     """
-    return load_image_dataset(DATASET, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+    source, val_split = "Fashion-MNIST, official IDX files", "official test split (10,000 images)"
+    return image_splits(request, "fashion_mnist", _decode, class_names=CLASSES, source=source, val_split=val_split)

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers.core.data.sources import DataError, Found, Layout, SourceSpec, locate
+from helpers.core.data.core import Request, dataset_loader
+from helpers.core.data.sources import DataError, Layout, SourceSpec, file_digest
 from helpers.core.runtime import cache_root
+from helpers.core.validation import instance_of, integer
 
 SPEC = SourceSpec(
     key="imagenet",
@@ -133,14 +135,6 @@ def _sample(root: Path, counts: dict[str, dict[str, int]]) -> list[str]:
     return sorted(random.Random(0).sample(files, min(SAMPLE_SIZE, len(files))))
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def manifest_path(root: Path) -> Path:
     """Where the first verification of the copy at ``root`` is remembered (one file per copy)."""
     key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
@@ -160,7 +154,7 @@ def verify_imagenet(root: Path, expected: ImageNetCounts = OFFICIAL) -> dict[str
                 "per class differ. Fix: restore the copy, or delete the manifest to accept it"
             )
         for rel, digest in manifest["sample"].items():
-            if not (root / rel).is_file() or _sha256(root / rel) != digest:
+            if not (root / rel).is_file() or file_digest(root / rel) != digest:
                 raise DataError(
                     f"{root / rel} differs from the copy verified on first use ({path}). "
                     "Fix: restore the file, or delete the manifest to accept the new copy"
@@ -169,7 +163,7 @@ def verify_imagenet(root: Path, expected: ImageNetCounts = OFFICIAL) -> dict[str
     manifest = {
         "root": str(root.resolve()),
         "counts": counts,
-        "sample": {rel: _sha256(root / rel) for rel in _sample(root, counts)},
+        "sample": {rel: file_digest(root / rel) for rel in _sample(root, counts)},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest, sort_keys=True))
@@ -206,26 +200,14 @@ def _transforms(image_size: int) -> tuple[Any, Any]:
     return train, val
 
 
-def load_imagenet(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-    image_size: int = 224,
-    expected: ImageNetCounts = OFFICIAL,
-) -> FolderSplits:
+@dataset_loader(lambda: SPEC, subsets=False, image_size=integer(16), expected=instance_of(ImageNetCounts))
+def load_imagenet(request: Request, image_size: int = 224, expected: ImageNetCounts = OFFICIAL) -> FolderSplits:
     """ImageNet-1K as lazy ``ImageFolder`` datasets (classes in sorted-wnid order), verified on
     first use; the usual training transforms (random resized crop + flip) and evaluation ones
     (resize to 256/224 of ``image_size``, centre crop). ``n_train``/``n_val`` must be ``None``
-    (a subset of ImageNet is not a paper's run); ``download`` is accepted for the loader table's
-    signature and never downloads."""
-    if n_train is not None or n_val is not None:
-        raise ValueError(f"ImageNet is loaded whole; got n_train={n_train!r}, n_val={n_val!r} (use None)")
-    if not isinstance(image_size, int) or isinstance(image_size, bool) or image_size < 16:
-        raise ValueError(f"image_size must be an integer >= 16, got {image_size!r}")
-    found: Found = locate(SPEC, root, download=False)
+    (a subset of ImageNet is not a paper's run); nothing is ever downloaded (:data:`SPEC` has no
+    remote)."""
+    found = request.found
     verify_imagenet(found.directory, expected)
     from torchvision.datasets import ImageFolder  # lazy: see _transforms
 

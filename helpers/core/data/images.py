@@ -12,20 +12,17 @@ whatever subset a profile trains on.
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import TensorDataset
 
 from helpers.core.data.cache import cached_arrays, fingerprint
-from helpers.core.data.core import DataSplits, check_count, check_seed, subset_indices
-from helpers.core.data.sources import Found, SourceSpec, data_error, locate, reading
+from helpers.core.data.core import DataSplits, Request, data_splits
+from helpers.core.data.sources import Found, data_error, reading
 from helpers.core.runtime import progress
 
 
@@ -39,31 +36,25 @@ def iter_members(
     A truncated or corrupt archive raises :class:`~helpers.core.data.sources.DataError` naming ``path``.
     """
     with reading(path, "archive"):
-        yield from _iter_members(path, select, desc, total)
-
-
-def _iter_members(
-    path: Path, select: Callable[[str], bool], desc: str = "", total: int | None = None
-) -> Iterator[tuple[str, bytes]]:
-    if path.is_dir():
-        names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
-        names = [n for n in names if select(n)]
-        for name in progress(names, desc=desc, total=len(names)):
-            yield name, (path / name).read_bytes()
-    elif zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            names = [n for n in archive.namelist() if not n.endswith("/") and select(n)]
+        if path.is_dir():
+            names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+            names = [n for n in names if select(n)]
             for name in progress(names, desc=desc, total=len(names)):
-                yield name, archive.read(name)
-    elif tarfile.is_tarfile(path):
-        with tarfile.open(path, mode="r|*") as archive:
-            for member in progress(archive, desc=desc, total=total):
-                if member.isfile() and select(member.name):
-                    handle = archive.extractfile(member)
-                    assert handle is not None  # regular files always have data
-                    yield member.name.removeprefix("./"), handle.read()
-    else:
-        raise data_error(path, "neither a folder nor a readable tar/zip archive")
+                yield name, (path / name).read_bytes()
+        elif zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/") and select(n)]
+                for name in progress(names, desc=desc, total=len(names)):
+                    yield name, archive.read(name)
+        elif tarfile.is_tarfile(path):
+            with tarfile.open(path, mode="r|*") as archive:
+                for member in progress(archive, desc=desc, total=total):
+                    if member.isfile() and select(member.name):
+                        handle = archive.extractfile(member)
+                        assert handle is not None  # regular files always have data
+                        yield member.name.removeprefix("./"), handle.read()
+        else:
+            raise data_error(path, "neither a folder nor a readable tar/zip archive")
 
 
 def decode_jpeg(data: bytes, size: tuple[int, int], name: str) -> np.ndarray:
@@ -130,121 +121,38 @@ def _normalise(images: np.ndarray, mean: np.ndarray, std: np.ndarray, chunk: int
 
 
 def image_splits(
-    arrays: dict[str, np.ndarray],
+    request: Request,
+    cache_name: str,
+    decode: Callable[[Found], dict[str, np.ndarray]],
     *,
-    key: str,
-    name: str,
-    source: str,
-    class_names: tuple[str, ...],
-    val_split: str,
-    n_train: int | None,
-    n_val: int | None,
-    seed: int,
-    location: str = "",
+    class_names: tuple[str, ...] | None = None,
+    **fields: str,
 ) -> DataSplits:
-    """Subset, normalise and wrap decoded arrays (see the module docstring)."""
-    seed = check_seed(seed)
+    """Decode the files found (through the array cache), check the arrays, subset and normalise
+    them (see the module docstring); ``class_names=None``: the decoder returns them."""
+    arrays = decoded(cache_name, request.found, decode)
+    if class_names is None:
+        class_names = tuple(str(c) for c in arrays["class_names"])
+    name, location = fields.get("name") or request.spec.title, str(request.found.directory)
     for split_name in ("train", "val"):
         x, y = arrays[f"x_{split_name}"], arrays[f"y_{split_name}"]
         if x.ndim != 4 or y.ndim != 1 or len(x) != len(y):
             raise data_error(
-                location or name, f"{name} {split_name}: {x.shape} images vs {y.shape} labels (want N×C×H×W and N)"
+                location, f"{name} {split_name}: {x.shape} images vs {y.shape} labels (want N×C×H×W and N)"
             )
         if len(y) and (int(y.min()) < 0 or int(y.max()) >= len(class_names)):
             raise data_error(
-                location or name,
+                location,
                 f"{name} {split_name} labels span {int(y.min())}..{int(y.max())}, "
                 f"outside 0..{len(class_names) - 1} ({len(class_names)} classes)",
             )
-    n_train = check_count(n_train, len(arrays["y_train"]), "n_train", name)
-    n_val = check_count(n_val, len(arrays["y_val"]), "n_val", name)
     mean, std = arrays["mean"], arrays["std"]
 
-    def split(split_name: str, n: int | None) -> tuple[TensorDataset, torch.Tensor]:
+    def take(split_name: str, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         x, y = arrays[f"x_{split_name}"], arrays[f"y_{split_name}"]
-        idx = subset_indices(len(y), n, seed, split_name)
-        xs = x if n is None else x[idx]
-        images = _normalise(np.ascontiguousarray(xs), mean, std)
-        labels = torch.from_numpy(np.asarray(y[idx] if n is not None else y, dtype=np.int64))
-        return TensorDataset(images, labels), torch.from_numpy(idx)
+        if len(idx) < len(y):  # a subset: only its images are converted to float
+            x, y = x[idx], y[idx]
+        return _normalise(np.ascontiguousarray(x), mean, std), torch.from_numpy(np.asarray(y, dtype=np.int64))
 
-    train, train_idx = split("train", n_train)
-    val, val_idx = split("val", n_val)
-    return DataSplits(
-        key=key,
-        name=name,
-        source=source,
-        train=train,
-        val=val,
-        num_classes=len(class_names),
-        input_shape=tuple(arrays["x_train"].shape[1:]),
-        class_names=class_names,
-        train_indices=train_idx,
-        val_indices=val_idx,
-        val_split=val_split,
-        mean=tuple(float(m) for m in mean),
-        std=tuple(float(s) for s in std),
-        location=location,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# One table entry per image dataset, one function that loads any of them
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ImageFormat:
-    """How one on-disk format of an image dataset is decoded and described.
-
-    ``source`` is a template with ``{found}`` (the files read, :meth:`Found.describe`).
-    """
-
-    cache_name: str
-    decode: Callable[[Found], dict[str, np.ndarray]]
-    name: str
-    source: str
-
-
-@dataclass(frozen=True)
-class ImageDataset:
-    """An image dataset: where its files are (``spec``), how each format decodes (``formats``, by
-    :attr:`Found.format`; the ``None`` entry serves every other format), and its classes
-    (``None``: the decoder returns them as ``class_names``). ``spec`` and the decoders are looked
-    up when a load runs (zero-argument ``spec``, decoders calling the module's function), so a
-    test or a user can swap the module's ``SPEC`` or decoder."""
-
-    key: str
-    spec: Callable[[], SourceSpec]
-    formats: Mapping[str | None, ImageFormat]
-    val_split: str
-    class_names: tuple[str, ...] | None = None
-
-
-def load_image_dataset(
-    dataset: ImageDataset,
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
-    """Resolve -> verify -> decode (through the array cache) -> subset and normalise, for any
-    :class:`ImageDataset` (the loaders ``load_fashion_mnist``, ``load_cifar10``... are this)."""
-    found = locate(dataset.spec(), root, download=download)
-    fmt = dataset.formats.get(found.format) or dataset.formats[None]
-    arrays = decoded(fmt.cache_name, found, fmt.decode)
-    classes = dataset.class_names
-    if classes is None:
-        classes = tuple(str(c) for c in arrays["class_names"])
-    return image_splits(
-        arrays,
-        key=dataset.key,
-        name=fmt.name,
-        source=fmt.source.format(found=found.describe()),
-        class_names=classes,
-        val_split=dataset.val_split,
-        n_train=n_train,
-        n_val=n_val,
-        seed=seed,
-        location=str(found.directory),
-    )
+    sizes = (len(arrays["y_train"]), len(arrays["y_val"]))
+    return data_splits(request, take, sizes, class_names=class_names, mean=mean, std=std, **fields)

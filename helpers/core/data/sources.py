@@ -1,20 +1,17 @@
 """Finding a dataset's files: explicit ``root`` → ``REPRO_DATA_DIR`` → system paths → download.
 
 Every loader describes what it can read as a :class:`SourceSpec` (the file layouts it accepts,
-the system folders a package installs, the official downloads with their sha256) and calls
-:func:`locate`. When nothing works, :class:`DatasetNotFound` names the dataset, every place
-tried (folders and URLs, with why each failed) and how to supply the data, in one message.
+the system folders a package installs, the official downloads with their digests) and calls
+:func:`locate`. When nothing works, :class:`DatasetNotFound` names every place tried (folders and
+URLs, with why each failed) and how to supply the data, in one message.
 
 Files found on disk are checked before first use against every digest known for that file
-(:class:`KnownFile`: the official download's, the offline mirror's, and for a ``.gz`` the digest
-of its decompressed content, which re-compressed copies such as Debian's Fashion-MNIST keep).
-The check is remembered per file, keyed on its path, size, modification and change times and
-inode (the change time moves with every write, and cannot be set back as the modification time
-can), with the digest stored, so it costs a ``stat`` after the first load; a file whose name has no known digest is
-not checked (the loaders' shape and label
-checks still apply). ``REPRO_VERIFY_DATA=0`` skips the checksum check for deliberately different
-copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError` names
-the file and how to fix it.
+(:class:`KnownFile`), and the check is remembered per file identity (path, size, modification and
+change times, inode: the change time moves with every write and cannot be set back), so it costs a
+``stat`` after the first load. A file whose name has no known digest is not checked (the loaders'
+shape and label checks still apply); ``REPRO_VERIFY_DATA=0`` skips the check for deliberately
+different copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError`
+names the file and how to fix it.
 """
 
 from __future__ import annotations
@@ -44,11 +41,8 @@ class DatasetNotFound(FileNotFoundError):
 
 
 class DataError(ValueError):
-    """A dataset file exists but is wrong: checksum, truncation, format, shapes or labels.
-
-    The message names the file and says how to fix it. A ``ValueError``, so callers that caught
-    the loaders' format errors before still catch it.
-    """
+    """A dataset file exists but is wrong (checksum, truncation, format, shapes or labels); the
+    message names the file and how to fix it."""
 
 
 #: What every :class:`DataError` suggests.
@@ -69,9 +63,7 @@ def reading(path: os.PathLike[str] | str, what: str = "dataset file") -> Iterato
     :class:`DataError` that names the path; gzip's own ``EOFError`` names none."""
     try:
         yield
-    except DataError:
-        raise
-    except FileNotFoundError:
+    except (DataError, FileNotFoundError):
         raise
     except (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
         raise data_error(path, f"unreadable {what}, truncated or corrupt ({type(exc).__name__}: {exc})") from exc
@@ -79,12 +71,9 @@ def reading(path: os.PathLike[str] | str, what: str = "dataset file") -> Iterato
 
 @dataclass(frozen=True)
 class KnownFile:
-    """Digests a dataset file of this name may have.
-
-    ``sha256``: digests of the file's bytes (official download, known mirrors and packages).
-    ``content_sha256``: for a ``.gz`` file, the digest of its decompressed bytes, which every
-    faithful re-compression keeps. ``md5``: only where no sha256 of the official file is known.
-    """
+    """Digests a dataset file of this name may have: ``sha256`` of its bytes (official download,
+    known mirrors and packages); for a ``.gz``, ``content_sha256`` of its decompressed bytes, which
+    every faithful re-compression keeps; ``md5`` only where no sha256 of the official file is known."""
 
     filename: str
     sha256: tuple[str, ...] = ()
@@ -94,12 +83,8 @@ class KnownFile:
 
 @dataclass(frozen=True)
 class Remote:
-    """One official file: where to fetch it and the digest it must have.
-
-    ``urls`` are tried in order (canonical source first, then mirrors of the same bytes).
-    The download is verified against ``sha256``; only where no sha256 of the official file is
-    published anywhere we could check is the widely cited ``md5`` used instead.
-    """
+    """One official file: its ``urls`` (canonical source first, then mirrors of the same bytes) and
+    the digest it must have (``md5`` only where no sha256 of the official file is published)."""
 
     filename: str
     urls: tuple[str, ...]
@@ -128,12 +113,9 @@ class Layout:
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """What a loader can read and where to look for it.
-
-    ``folders`` are the sub-folder names looked for under a data directory (``root`` or
-    ``REPRO_DATA_DIR``), which is itself also searched. ``download_layout`` is the layout the
-    ``remotes`` form once downloaded into the cache.
-    """
+    """What a loader can read and where: ``folders`` are the sub-folders looked in under a data
+    folder (``root`` or ``REPRO_DATA_DIR``, itself searched too); ``download_layout`` is the layout
+    the ``remotes`` form once downloaded into the cache."""
 
     key: str
     title: str
@@ -147,25 +129,20 @@ class SourceSpec:
 
     def known_file(self, filename: str) -> KnownFile | None:
         """Every digest known for ``filename`` (from :attr:`known` and the remotes), or None."""
-        sha = [d for k in self.known if k.filename == filename for d in k.sha256]
-        content = next((k.content_sha256 for k in self.known if k.filename == filename and k.content_sha256), "")
-        md5 = next((k.md5 for k in self.known if k.filename == filename and k.md5), "")
-        for remote in self.remotes:
-            if remote.filename == filename:
-                if remote.sha256:
-                    sha.append(remote.sha256)
-                elif not md5:
-                    md5 = remote.md5
-        if not (sha or content or md5):
-            return None
-        return KnownFile(filename, tuple(dict.fromkeys(sha)), content, md5)
+        remotes = (
+            KnownFile(r.filename, (r.sha256,)) if r.sha256 else KnownFile(r.filename, md5=r.md5) for r in self.remotes
+        )
+        mine = [k for k in (*self.known, *remotes) if k.filename == filename]
+        sha = tuple(dict.fromkeys(d for k in mine for d in k.sha256))
+        content = next((k.content_sha256 for k in mine if k.content_sha256), "")
+        md5 = next((k.md5 for k in mine if k.md5), "")
+        return KnownFile(filename, sha, content, md5) if sha or content or md5 else None
 
 
 @dataclass(frozen=True)
 class Found:
-    """Where a dataset was found: its format, the folder, the layout's files in it, and ``via``
-    which step of the search order (``root``, ``REPRO_DATA_DIR``, ``system path``,
-    ``download cache``, ``download``)."""
+    """Where a dataset was found: its format, the folder, the layout's files in it, and ``via`` which
+    step of the search (``root``, ``REPRO_DATA_DIR``, ``system path``, ``download cache``, ``download``)."""
 
     format: str
     directory: Path
@@ -187,8 +164,7 @@ def verification_enabled() -> bool:
     return bool_env("REPRO_VERIFY_DATA", True)
 
 
-#: What :func:`_not_regular` calls each kind of file that is not a regular one.
-_KINDS = (
+_KINDS = (  # what each kind of file that is not a regular one is called
     (stat.S_ISDIR, "a folder"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISCHR, "a character device"),
@@ -198,10 +174,8 @@ _KINDS = (
 
 
 def _not_regular(path: Path) -> str | None:
-    """What ``path`` is when it is not a regular file (``"a FIFO (named pipe)"``, ``"a symlink to
-    /dev/zero, a character device"``), or None for a regular file; found with ``os.stat``, which
-    follows symlinks to what an ``open`` would reach, without opening anything. A missing file
-    raises ``FileNotFoundError`` as an ``open`` would."""
+    """What ``path`` is when not a regular file (``"a symlink to /dev/zero, a character device"``),
+    or None; ``os.stat`` follows symlinks to what an ``open`` would reach, without opening it."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -225,7 +199,8 @@ def require_regular_file(path: Path, *, folder_ok: bool = False) -> None:
     raise data_error(path, f"is {kind}, not a regular file, so it was not opened")
 
 
-def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
+def file_digest(path: Path, algorithm: str = "sha256", gunzip: bool = False) -> str:
+    """The hex digest of ``path`` (of its decompressed bytes with ``gunzip``); errors name it."""
     require_regular_file(path)  # only regular files are opened: a FIFO or a device would hang here
     digest = hashlib.new(algorithm)
     with reading(path), gzip.open(path, "rb") if gunzip else open(path, "rb") as handle:
@@ -235,8 +210,7 @@ def _digest_file(path: Path, algorithm: str, gunzip: bool = False) -> str:
 
 
 def _verified_marker(path: Path, known: KnownFile) -> Path | None:
-    """Where the check of this exact file is remembered: keyed on its identity
-    (:func:`helpers.core.result_files.file_identity`) and the expected digests."""
+    """Where the check of this exact file (its :func:`file_identity`, the digests) is remembered."""
     identity = file_identity(path)
     if identity is None:
         return None
@@ -251,12 +225,12 @@ def verify_file(path: Path, known: KnownFile, title: str) -> None:
     marker = _verified_marker(path, known)
     if marker is not None and marker.exists():
         return
-    got = _digest_file(path, "sha256")
+    got = file_digest(path, "sha256")
     ok = got in known.sha256
     if not ok and known.md5:
-        ok = _digest_file(path, "md5") == known.md5
+        ok = file_digest(path, "md5") == known.md5
     if not ok and known.content_sha256 and path.suffix == ".gz":
-        ok = _digest_file(path, "sha256", gunzip=True) == known.content_sha256
+        ok = file_digest(path, "sha256", gunzip=True) == known.content_sha256
     if not ok:
         expected = ", ".join(known.sha256) or "-"
         extra = f"; or decompressed content sha256 {known.content_sha256}" if known.content_sha256 else ""
@@ -275,14 +249,10 @@ def verify_file(path: Path, known: KnownFile, title: str) -> None:
 
 
 def verify_found(spec: SourceSpec, found: Found) -> None:
-    """Check that no path of ``found`` is a FIFO, device or socket, then every file of ``found``
-    that has known digests (see the module docstring).
-
-    The first check runs even with ``REPRO_VERIFY_DATA=0``: a loader reading such a path would
-    hang, not fail. Folders pass it, since a layout may name folders (ImageNet's ``train`` and
-    ``val``); a folder where a file with known digests belongs fails :func:`verify_file`, and one
-    a loader opens fails there with the path named (:func:`reading`).
-    """
+    """Check that no path of ``found`` is a FIFO, device or socket (even with ``REPRO_VERIFY_DATA=0``:
+    a loader reading one would hang, not fail), then every file with known digests. Folders pass
+    the first check (ImageNet's layout names ``train`` and ``val``); one where a file with known
+    digests belongs fails :func:`verify_file`, and one a loader opens fails in :func:`reading`."""
     for path in found.paths:
         require_regular_file(path, folder_ok=True)
     if not verification_enabled():
@@ -298,16 +268,12 @@ def download_dir(key: str) -> Path:
     return cache_root() / "downloads" / key
 
 
-def _match(spec: SourceSpec, directory: Path) -> Found | None:
+def _match(spec: SourceSpec, directory: Path, via: str) -> Found | None:
     for layout in spec.layouts:
         paths = tuple(directory / rel for rel in layout.files)
         if all(p.exists() for p in paths):
-            return Found(layout.format, directory, paths)
+            return Found(layout.format, directory, paths, via)
     return None
-
-
-def _candidates(spec: SourceSpec, base: Path) -> list[Path]:
-    return [base / sub for sub in spec.folders] + [base]
 
 
 def _looked_for(spec: SourceSpec) -> str:
@@ -315,23 +281,19 @@ def _looked_for(spec: SourceSpec) -> str:
 
 
 def _search(spec: SourceSpec, base: Path, label: str, tried: list[str]) -> Found | None:
-    dirs = _candidates(spec, base)
-    for directory in dirs:
-        found = _match(spec, directory)
-        if found is not None:
-            return Found(found.format, found.directory, found.paths, label.rstrip("="))
-    tried.append(f"{label}: {', '.join(str(d) for d in dirs)} (none holds {_looked_for(spec)})")
-    return None
+    """The first of ``base``'s sub-folders named in ``spec.folders``, then ``base``, that holds a layout."""
+    dirs = [base / sub for sub in spec.folders] + [base]
+    found = next((f for f in (_match(spec, d, label.rstrip("=")) for d in dirs) if f is not None), None)
+    if found is None:
+        tried.append(f"{label}: {', '.join(str(d) for d in dirs)} (none holds {_looked_for(spec)})")
+    return found
 
 
 def fetch(remote: Remote, dest_dir: Path, timeout: float = DOWNLOAD_TIMEOUT_S) -> Path:
-    """Download ``remote`` into ``dest_dir`` (first URL that works), verifying its digest.
-
-    The file is written under a temporary name and renamed only once its checksum matches,
-    so an interrupted or corrupted download never looks like a good one.
-    Raises ``OSError`` naming each URL and why it failed.
+    """Download ``remote`` into ``dest_dir`` (first URL that works), verifying its digest; it is
+    written under a temporary name, renamed only once its checksum matches, so an interrupted or
+    corrupted download never looks like a good one. An ``OSError`` names each URL and why it failed.
     """
-
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest = dest_dir / remote.filename
     errors = []
@@ -371,15 +333,10 @@ def _how_to(spec: SourceSpec) -> str:
 
 
 def locate(
-    spec: SourceSpec,
-    root: str | os.PathLike[str] | None = None,
-    *,
-    download: bool = True,
-    verify: bool = True,
+    spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True, verify: bool = True
 ) -> Found:
-    """Find ``spec``'s files (see :func:`_locate`) and, with ``verify``, check them before first
-    use (:func:`verify_found`: no FIFO or device, then the known checksums). The loaders all
-    verify; ``verify=False`` only asks whether the files are there."""
+    """Find ``spec``'s files (:func:`_locate`) and, with ``verify`` (every loader), check them before
+    first use (:func:`verify_found`); ``verify=False`` only asks whether the files are there."""
     found = _locate(spec, root, download=download)
     if verify:
         verify_found(spec, found)
@@ -387,12 +344,9 @@ def locate(
 
 
 def _locate(spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True) -> Found:
-    """Find ``spec``'s files, in the documented order, or raise :class:`DatasetNotFound`.
-
-    An explicit ``root`` is the only place searched: a caller who names a folder means that
-    folder, and silently reading another copy would hide a mistake. ``download=False`` stops
-    before the network (as ``REPRO_OFFLINE=1`` does).
-    """
+    """Find ``spec``'s files, in the documented order, or raise :class:`DatasetNotFound`. An explicit
+    ``root`` is the only place searched: a caller who names a folder means that folder, and reading
+    another copy would hide a mistake. ``download=False`` stops before the network."""
     tried: list[str] = []
     if root is not None:
         if not isinstance(root, (str, os.PathLike)):
@@ -400,22 +354,19 @@ def _locate(spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, dow
         found = _search(spec, Path(root).expanduser(), "root=", tried)
         if found is not None:
             return found
-        _raise(spec, tried)
+        raise _not_found(spec, tried)
 
     env = dir_env("REPRO_DATA_DIR") if os.environ.get("REPRO_DATA_DIR") else None
-    if env is not None and not env.is_dir():
-        tried.append(f"REPRO_DATA_DIR: {env} (no such folder)")
-    elif env is not None:
-        found = _search(spec, env, "REPRO_DATA_DIR", tried)
-        if found is not None:
-            return found
-    else:
+    if env is None:
         tried.append("REPRO_DATA_DIR: not set")
+    elif not env.is_dir():
+        tried.append(f"REPRO_DATA_DIR: {env} (no such folder)")
+    elif found := _search(spec, env, "REPRO_DATA_DIR", tried):
+        return found
 
     for system_dir in spec.system_dirs:
-        found = _match(spec, system_dir)
-        if found is not None:
-            return Found(found.format, found.directory, found.paths, "system path")
+        if found := _match(spec, system_dir, "system path"):
+            return found
         tried.append(f"system path {system_dir} (no {_looked_for(spec)})")
 
     if spec.remotes:
@@ -427,8 +378,7 @@ def _locate(spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, dow
         tried.append(f"download cache {cache} (no {layout.describe()})")
         if offline() or not download:
             why = "REPRO_OFFLINE=1" if offline() else "download=False"
-            for remote in spec.remotes:
-                tried.append(f"download {', '.join(remote.urls)}: skipped, {why}")
+            tried.extend(f"download {', '.join(remote.urls)}: skipped, {why}" for remote in spec.remotes)
         else:
             for remote in spec.remotes:
                 if (cache / remote.filename).exists():
@@ -440,10 +390,9 @@ def _locate(spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, dow
                     break
             else:
                 return Found(layout.format, cache, paths, "download")
-    _raise(spec, tried)
-    raise AssertionError("unreachable")
+    raise _not_found(spec, tried)
 
 
-def _raise(spec: SourceSpec, tried: list[str]) -> None:
+def _not_found(spec: SourceSpec, tried: list[str]) -> DatasetNotFound:
     places = "\n".join(f"  {i}. {line}" for i, line in enumerate(tried, 1))
-    raise DatasetNotFound(f"dataset {spec.title!r} not found. Places tried, in order:\n{places}\n{_how_to(spec)}")
+    return DatasetNotFound(f"dataset {spec.title!r} not found. Places tried, in order:\n{places}\n{_how_to(spec)}")

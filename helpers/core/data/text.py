@@ -7,13 +7,13 @@ a uniform signature and checked, but a prefix does not depend on it.
 
 from __future__ import annotations
 
-import os
 import zipfile
 
 import torch
 
-from helpers.core.data.core import TextSplits, check_count, check_seed, words_of
-from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, locate, reading
+from helpers.core.data.core import Request, TextSplits, check_count, dataset_loader, words_of
+from helpers.core.data.sources import Found, KnownFile, Layout, Remote, SourceSpec, reading
+from helpers.core.validation import choice
 
 SHAKESPEARE_SPEC = SourceSpec(
     key="tinyshakespeare",
@@ -61,51 +61,49 @@ WIKITEXT2_SPEC = SourceSpec(
 SHAKESPEARE_TRAIN_FRACTION = 0.9
 
 
-def _prefixes(
-    train: torch.Tensor, val: torch.Tensor, n_train: int | None, n_val: int | None, name: str
-) -> tuple[torch.Tensor, torch.Tensor]:
-    n_train = check_count(n_train, len(train), "n_train", name)
-    n_val = check_count(n_val, len(val), "n_val", name)
-    return (
-        train if n_train is None else train[:n_train].clone(),
-        val if n_val is None else val[:n_val].clone(),
+def _text_splits(
+    request: Request, train: torch.Tensor, val: torch.Tensor, vocab: tuple[str, ...], level: str, **fields: str
+) -> TextSplits:
+    """The prefixes of ``n_train``/``n_val`` tokens (see the module docstring) and the rest."""
+    title = request.spec.title
+    n_train = check_count(request.n_train, len(train), "n_train", title)
+    n_val = check_count(request.n_val, len(val), "n_val", title)
+    return TextSplits(
+        key=request.spec.key,
+        name=title,
+        train_tokens=train if n_train is None else train[:n_train].clone(),
+        val_tokens=val if n_val is None else val[:n_val].clone(),
+        vocab=vocab,
+        level=level,
+        location=str(request.found.directory),
+        **fields,
     )
 
 
-def load_tinyshakespeare(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> TextSplits:
+@dataset_loader(lambda: SHAKESPEARE_SPEC)
+def load_tinyshakespeare(request: Request) -> TextSplits:
     """Tiny Shakespeare at character level: first 90 % of the stream trains, last 10 % validates.
 
     The vocabulary is every distinct character of the whole text, sorted (as in nanoGPT's
     ``shakespeare_char``), so validation text never holds an unknown character.
     """
-    check_seed(seed)
-    found = locate(SHAKESPEARE_SPEC, root, download=download)
-    with reading(found.paths[0], "UTF-8 text file"):
-        text = found.paths[0].read_text(encoding="utf-8")
+    path = request.found.paths[0]
+    with reading(path, "UTF-8 text file"):
+        text = path.read_text(encoding="utf-8")
     if not text:
-        raise ValueError(f"{found.paths[0]} is empty")
+        raise ValueError(f"{path} is empty")
     vocab = tuple(sorted(set(text)))
     index = {c: i for i, c in enumerate(vocab)}
     tokens = torch.tensor([index[c] for c in text], dtype=torch.long)
     cut = int(SHAKESPEARE_TRAIN_FRACTION * len(tokens))
-    train, val = _prefixes(tokens[:cut], tokens[cut:], n_train, n_val, "Tiny Shakespeare")
-    return TextSplits(
-        key="tinyshakespeare",
-        name="Tiny Shakespeare",
-        source=f"Tiny Shakespeare, {len(text):,} characters ({found.describe()})",
-        train_tokens=train,
-        val_tokens=val,
-        vocab=vocab,
-        level="char",
+    return _text_splits(
+        request,
+        tokens[:cut],
+        tokens[cut:],
+        vocab,
+        "char",
+        source=f"Tiny Shakespeare, {len(text):,} characters ({request.found.describe()})",
         val_split=f"last 10 % of the character stream ({len(tokens) - cut:,} characters)",
-        location=str(found.directory),
     )
 
 
@@ -113,28 +111,20 @@ def _wikitext_texts(found: Found) -> tuple[str, str]:
     suffix = "raw" if found.format.startswith("raw") else "tokens"
     wanted = (f"wiki.train.{suffix}", f"wiki.valid.{suffix}")
     if found.format.endswith("dir"):
-        texts = []
-        for p in found.paths:
-            with reading(p, "UTF-8 text file"):
-                texts.append(p.read_text(encoding="utf-8"))
-        return tuple(texts)  # type: ignore[return-value]
+        with reading(found.paths[0], "UTF-8 text file"):
+            train = found.paths[0].read_text(encoding="utf-8")
+        with reading(found.paths[1], "UTF-8 text file"):
+            return train, found.paths[1].read_text(encoding="utf-8")
     with reading(found.paths[0], "zip archive"), zipfile.ZipFile(found.paths[0]) as archive:
         by_name = {n.rsplit("/", 1)[-1]: n for n in archive.namelist()}
         missing = [w for w in wanted if w not in by_name]
         if missing:
             raise ValueError(f"{found.paths[0]}: missing {missing}")
-        return tuple(archive.read(by_name[w]).decode("utf-8") for w in wanted)  # type: ignore[return-value]
+        return archive.read(by_name[wanted[0]]).decode("utf-8"), archive.read(by_name[wanted[1]]).decode("utf-8")
 
 
-def load_wikitext2(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-    level: str = "word",
-) -> TextSplits:
+@dataset_loader(lambda: WIKITEXT2_SPEC, level=choice(("word", "char")))
+def load_wikitext2(request: Request, level: str = "word") -> TextSplits:
     """WikiText-2 (Merity et al., 2016); validation = the official ``wiki.valid`` split.
 
     ``level="word"``: whitespace-separated words with ``<eos>`` at each line end (the classic
@@ -143,32 +133,21 @@ def load_wikitext2(
     ``level="char"``: characters of the training split (``<unk>`` for others).
     Not available offline on the project's machines: the cpu profile uses Tiny Shakespeare instead.
     """
-    if level not in ("word", "char"):
-        raise ValueError(f"level must be 'word' or 'char', got {level!r}")
-    check_seed(seed)
-    found = locate(WIKITEXT2_SPEC, root, download=download)
-    train_text, val_text = _wikitext_texts(found)
-    if level == "word":
-        train_units, val_units = words_of(train_text), words_of(val_text)
-        specials = ("<eos>", "<unk>")
-    else:
-        train_units, val_units = list(train_text), list(val_text)
-        specials = ("<unk>",)
+    train_text, val_text = _wikitext_texts(request.found)
+    split = words_of if level == "word" else list
+    train_units, val_units = split(train_text), split(val_text)
+    specials = ("<eos>", "<unk>") if level == "word" else ("<unk>",)
     vocab = specials + tuple(sorted(set(train_units) - set(specials)))
     index = {t: i for i, t in enumerate(vocab)}
-    unk = index["<unk>"]
-    train_all = torch.tensor([index[t] for t in train_units], dtype=torch.long)
-    val_all = torch.tensor([index.get(t, unk) for t in val_units], dtype=torch.long)
-    train, val = _prefixes(train_all, val_all, n_train, n_val, "WikiText-2")
-    kind = "raw" if found.format.startswith("raw") else "tokenized"
-    return TextSplits(
-        key="wikitext2",
-        name="WikiText-2",
-        source=f"WikiText-2 ({kind} v1, {level} level; {found.describe()})",
-        train_tokens=train,
-        val_tokens=val,
-        vocab=vocab,
-        level=level,
-        val_split=f"official validation split ({len(val_all):,} tokens)",
-        location=str(found.directory),
+    train = torch.tensor([index[t] for t in train_units], dtype=torch.long)
+    val = torch.tensor([index.get(t, index["<unk>"]) for t in val_units], dtype=torch.long)
+    kind = "raw" if request.found.format.startswith("raw") else "tokenized"
+    return _text_splits(
+        request,
+        train,
+        val,
+        vocab,
+        level,
+        source=f"WikiText-2 ({kind} v1, {level} level; {request.found.describe()})",
+        val_split=f"official validation split ({len(val):,} tokens)",
     )

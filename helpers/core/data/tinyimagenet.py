@@ -10,13 +10,12 @@ set are converted to RGB.
 
 from __future__ import annotations
 
-import os
 from pathlib import PurePosixPath
 
 import numpy as np
 
-from helpers.core.data.core import DataSplits
-from helpers.core.data.images import ImageDataset, ImageFormat, decode_jpeg, iter_members, load_image_dataset
+from helpers.core.data.core import DataSplits, Request, dataset_loader
+from helpers.core.data.images import decode_jpeg, image_splits, iter_members
 from helpers.core.data.sources import Found, Layout, Remote, SourceSpec
 
 SPEC = SourceSpec(
@@ -84,29 +83,11 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
     }
 
 
-#: TinyImageNet in the loader table of :func:`helpers.core.data.images.load_image_dataset`.
-DATASET = ImageDataset(
-    key="tinyimagenet",
-    spec=lambda: SPEC,
-    formats={
-        None: ImageFormat(
-            "tinyimagenet", lambda found: _decode(found), "TinyImageNet", "TinyImageNet, official release ({found})"
-        )
-    },
-    val_split="official val split (10,000 images; the test split is unlabelled)",
-)
-
-
-def load_tinyimagenet(
-    *,
-    root: str | os.PathLike[str] | None = None,
-    n_train: int | None = None,
-    n_val: int | None = None,
-    seed: int = 0,
-    download: bool = True,
-) -> DataSplits:
+@dataset_loader(lambda: SPEC)
+def load_tinyimagenet(request: Request) -> DataSplits:
     """TinyImageNet as ``3×64×64`` float images; validation = the official val split.
 
     Not available offline on the project's machines: the cpu profile uses CIFAR-10 instead.
     """
-    return load_image_dataset(DATASET, root=root, n_train=n_train, n_val=n_val, seed=seed, download=download)
+    val_split = "official val split (10,000 images; the test split is unlabelled)"
+    return image_splits(request, "tinyimagenet", _decode, source="TinyImageNet, official release", val_split=val_split)
