@@ -1,14 +1,11 @@
-"""λ-GELU: ``a(x; λ) = x Φ(λx)`` with a learnable hardness ``λ = 1 + softplus(s/t) ≥ 1``.
+"""λ-GELU ``x Φ(λx)``, ``λ = 1 + softplus(s/t) ≥ 1``: GELU at λ = 1, ReLU as λ → ∞ (arXiv 2603.21991, III).
 
-λ = 1 is GELU; λ → ∞ is ReLU (Section III of the λ-GELU paper, arXiv 2603.21991). Numbers are
-checked by the ``@checked_arguments`` tables; tensors (dtype, device, shape, values) by
-:mod:`helpers.lambda_gelu.kernels`, which also holds the forward and closed-form backward and picks
-the fused TorchInductor path (``REPRO_KERNELS``).
+Numbers are checked by the ``@checked_arguments`` tables, tensors (dtype, device, shape, values) by
+:mod:`helpers.lambda_gelu.kernels`, which also computes (and picks the fused path, ``REPRO_KERNELS``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -16,13 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from helpers.core import validation as V
 from helpers.core.provenance import note_backend
 from helpers.core.registry import register_activation_type, relu_limits
 from helpers.core.validation import boolean, checked_arguments, choice, instance_of, integer, number
 from helpers.lambda_gelu import kernels as K
-from helpers.lambda_gelu.kernels import apply_lambda_gelu, host_readable
+from helpers.lambda_gelu.kernels import apply_lambda_gelu, host_readable, lambda_gelu_reference
 
 __all__ = ["lambda_gelu", "lambda_gelu_reference", "LambdaGELU", "softplus_inverse", "lambda_from_s", "s_from_lambda"]
+__all__ += ["LAMBDA_NEAR_ONE"]
 
 #: The paper's "λ ≈ 1" (λ = 1 is s = −∞). ∂λ/∂s ≈ (λ − 1)/t near 1, so starting closer slows λ's first
 #: updates in proportion; 1.01 is GELU to 0.2% in the gate slope and still lets s move.
@@ -47,11 +46,6 @@ def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     return apply_lambda_gelu(x, torch.tensor(float(lam), dtype=x.dtype, device=x.device), ())
 
 
-def lambda_gelu_reference(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
-    """The naive form ``x · ½(1 + erf(λx/√2))`` differentiated by autograd (tests, benchmarks)."""
-    return x * (0.5 * (1.0 + torch.erf(lam * x * (1.0 / math.sqrt(2.0)))))
-
-
 def softplus_inverse(y: torch.Tensor) -> torch.Tensor:
     """``log(e^y − 1)`` for ``y > 0``, written to stay accurate for small and large ``y``."""
     return y + torch.log(-torch.expm1(-y))
@@ -74,14 +68,11 @@ def s_from_lambda(lam: float | torch.Tensor, t: float) -> torch.Tensor:
 
 @register_activation_type
 class LambdaGELU(nn.Module):
-    """λ-GELU activation ``x Φ(λx)`` with ``λ = 1 + softplus(s/t)``; ``t`` the softplus temperature
-    (the paper's 0.1). λ starts from ``s_init`` (a number or a tensor of λ's shape), from ``lam_init``
-    (> 1; neither: :data:`LAMBDA_NEAR_ONE`), or is the constant ``fixed_lambda`` with no learnable ``s``
-    (``1.0`` is ``nn.GELU()`` exactly). ``granularity``: ``"layer"`` (one λ, the paper's setting),
-    ``"channel"`` (one per channel of dim ``channel_dim``: 1 for ``N×C×…``, -1 for channels-last
-    tokens; needs ``num_channels``) or ``"neuron"`` (one per element of the trailing dims
-    ``neuron_shape``). ``s`` is the ``nn.Parameter`` (parameter groups find it by name); ``lam`` the λ
-    in use."""
+    """``x Φ(λx)``, ``λ = 1 + softplus(s/t)`` (the paper's t = 0.1), from ``s_init``, ``lam_init`` (> 1;
+    default :data:`LAMBDA_NEAR_ONE`), or the constant ``fixed_lambda`` with no ``s`` (1.0: ``nn.GELU()``).
+    ``granularity``: one λ per ``"layer"`` (the paper's), per ``"channel"`` (``num_channels`` along
+    ``channel_dim``: 1 for ``N×C×…``, -1 for channels-last) or per ``"neuron"`` (the trailing dims
+    ``neuron_shape``). ``s`` is the ``nn.Parameter`` (found by name); ``lam`` the λ in use."""
 
     KEYED_DEFAULTS = ("t",)  # spelled out in a run's key even at its default (canonical_kwargs)
     IMPLIED_DEFAULTS = {"lam_init": LAMBDA_NEAR_ONE}  # lam_init=None keys as this value
@@ -116,11 +107,9 @@ class LambdaGELU(nn.Module):
         if given != wanted:
             what = "".join(wanted) or "neither num_channels nor neuron_shape"
             raise ValueError(f"granularity={granularity!r} needs {what}, got {sorted(given)}")
-        listed = isinstance(neuron_shape, (tuple, list))
-        dims = list(neuron_shape) if listed else [d for d in (num_channels, neuron_shape) if d is not None]
-        if listed and (not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims)):
-            raise ValueError(f"neuron_shape must be a positive int or a tuple of them, got {neuron_shape!r}")
-        shape = self.param_shape = tuple(dims)
+        if listed := isinstance(neuron_shape, (tuple, list)):  # (an int was checked by the table)
+            V.check_value("LambdaGELU", "neuron_shape", neuron_shape, V.integer_tuple(1))
+        shape = self.param_shape = tuple(neuron_shape if listed else (d for d in (num_channels, neuron_shape) if d))
         if sum(v is not None for v in (s_init, lam_init, fixed_lambda)) > 1:
             raise ValueError("give at most one of s_init, lam_init and fixed_lambda (not both)")
         self.register_parameter("s", None)
@@ -128,14 +117,13 @@ class LambdaGELU(nn.Module):
         if fixed_lambda is not None:
             self.fixed_lam = K.checked_lambda(fixed_lambda, shape, "fixed_lambda")
         else:  # s from s_init, or from lam_init (default LAMBDA_NEAR_ONE)
-            name, given = ("s_init", s_init) if s_init is not None else ("lam_init", lam_init)
+            name, value = ("s_init", s_init) if s_init is not None else ("lam_init", lam_init)
             K.real_tensor(s_init, name)  # (lam_init: in s_from_lambda)
-            s0 = s_init if s_init is not None else s_from_lambda(LAMBDA_NEAR_ONE if given is None else given, self.t)
+            s0 = s_init if s_init is not None else s_from_lambda(LAMBDA_NEAR_ONE if value is None else value, self.t)
             s0 = K.fit_shape(torch.as_tensor(s0).float(), shape, name)
-            self.s = nn.Parameter(K.checked_s(s0, self.t, f"{name}={given!r}"))
-        # The annealing override lives in buffers so that checkpoints restore it; _override_flag is
-        # its value in Python (reading the buffer at every forward waits for a GPU's queue and breaks
-        # a torch.compile graph), kept in step by the setters and by loading a state.
+            self.s = nn.Parameter(K.checked_s(s0, self.t, f"{name}={value!r}"))
+        # The annealing override lives in buffers, which checkpoints restore; _override_flag mirrors it in Python
+        # (reading a buffer at each forward waits for a GPU's queue and breaks a compiled graph).
         self.register_buffer("lam_override", torch.ones(shape))
         self.register_buffer("override_active", torch.tensor(False))
         self._override_flag = False
@@ -184,21 +172,12 @@ class LambdaGELU(nn.Module):
         if self.s is not None and unfreeze:
             self.s.requires_grad_(True)
 
-    def _view(self, x: torch.Tensor) -> tuple[int, ...]:
-        """The shape λ takes to broadcast against ``x`` (and a clear error for a wrong input)."""
-        n, k = x.dim(), len(self.param_shape)
-        dim = self.channel_dim + n if self.channel_dim < 0 else self.channel_dim
-        if self.granularity == "channel" and 0 <= dim < n and x.shape[dim] == self.param_shape[0]:
-            return self.param_shape + (1,) * (n - dim - 1)
-        if self.granularity == "layer" or (self.granularity == "neuron" and x.shape[n - k :] == self.param_shape):
-            return self.param_shape
-        raise ValueError(f"LambdaGELU({self._args()}) got input of shape {tuple(x.shape)}")
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         K.check_x(x, "LambdaGELU")
         if x.dtype not in (torch.float32, torch.float64):  # never cast s or λ to half precision
             return self.forward(x.to(torch.float32)).to(x.dtype)
-        view, learnable = self._view(x), self.s is not None and not self._override_flag
+        view = K.lambda_view(x, self.granularity, self.param_shape, self.channel_dim, f"LambdaGELU({self._args()})")
+        learnable = self.s is not None and not self._override_flag
         K.same_device(self.s if learnable else self.lam, x, "LambdaGELU")
         if learnable:  # the softplus map runs inside the autograd function (fewer graph nodes)
             return apply_lambda_gelu(x, self.s if self.s.dtype == x.dtype else self.s.to(x.dtype), view, self.t)

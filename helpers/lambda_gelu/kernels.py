@@ -49,6 +49,8 @@ __all__ = [
     "real_tensor",
     "same_device",
     "fit_shape",
+    "lambda_view",
+    "lambda_gelu_reference",
     "host_readable",
     "GATE_SATURATED",
     "ERF_SATURATED",
@@ -328,6 +330,24 @@ def check_lambda_tensor(lam: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
             f"{bad:.6g}; beyond that maximum λ-GELU is ReLU to {x.dtype} precision: use relu"
         )
     return lam_x
+
+
+def lambda_view(
+    x: torch.Tensor, granularity: str, shape: tuple[int, ...], channel_dim: int, who: str
+) -> tuple[int, ...]:
+    """The shape λ (of parameter shape ``shape``) takes to broadcast against ``x``, or a clear error."""
+    n, k = x.dim(), len(shape)
+    dim = channel_dim + n if channel_dim < 0 else channel_dim
+    if granularity == "channel" and 0 <= dim < n and x.shape[dim] == shape[0]:
+        return shape + (1,) * (n - dim - 1)
+    if granularity == "layer" or (granularity == "neuron" and x.shape[n - k :] == shape):
+        return shape
+    raise ValueError(f"{who} got input of shape {tuple(x.shape)}")
+
+
+def lambda_gelu_reference(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
+    """The naive form ``x · ½(1 + erf(λx/√2))`` differentiated by autograd (tests, benchmarks)."""
+    return x * (0.5 * (1.0 + torch.erf(lam * x * (1.0 / math.sqrt(2.0)))))
 
 
 def fit_shape(value: torch.Tensor, shape: tuple[int, ...], name: str) -> torch.Tensor:
