@@ -29,7 +29,10 @@ _LGELU_MODE_STYLE = {"uni": ("C0", "-"), "inc": ("C1", "--"), "dec": ("C2", "-."
 _LGELU_ACT_COLOR = {"GELU": "k", "ReLU": "C3"}
 
 
-def _lgelu_axes(n: int, ncols: int, size: tuple[float, float]) -> tuple[plt.Figure, np.ndarray]:
+def _pair_panels(pairs: Sequence[str], ncols: int, size: tuple[float, float]) -> tuple[plt.Figure, np.ndarray]:
+    """One panel per pair (the spare ones switched off); no pair is an error."""
+    if not (n := len(pairs)):
+        raise ValueError("no pair to plot")
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
@@ -183,10 +186,8 @@ def lgelu_layer_profiles(
 ) -> plt.Figure:
     """Final λ per layer for each init mode (mean ± std over seeds; dashed: the initial λ),
     one panel per pair. ``profiles``: :func:`helpers.lambda_gelu.analysis.layer_profiles`."""
-    if not pairs:
-        raise ValueError("no pair to plot")
     labels = labels or {}
-    fig, axes = _lgelu_axes(len(pairs), ncols, (3.8, 2.9))
+    fig, axes = _pair_panels(pairs, ncols, (3.8, 2.9))
     for ax, pair in zip(axes.flat, pairs):
         sub = profiles[profiles["pair"] == pair]
         for mode, g in sub.groupby("mode", sort=False):
@@ -223,10 +224,8 @@ def lgelu_annealing_lambdas(
     """λ per layer and epoch under Algorithm 1 (mean over seeds; log scale), one panel per pair,
     with the switch epoch ⌊0.25T⌋ and λ_target marked. ``trajectories``:
     :func:`helpers.lambda_gelu.analysis.lambda_trajectories`."""
-    if not pairs:
-        raise ValueError("no pair to plot")
     labels = labels or {}
-    fig, axes = _lgelu_axes(len(pairs), ncols, (3.8, 2.9))
+    fig, axes = _pair_panels(pairs, ncols, (3.8, 2.9))
     for ax, pair in zip(axes.flat, pairs):
         sub = trajectories[trajectories["pair"] == pair]
         layers = sorted(sub["layer"].unique())
@@ -263,28 +262,13 @@ def lgelu_substitution_drop(
     x = np.arange(len(pairs))
     fig, ax = plt.subplots(figsize=(1.6 * len(pairs) + 2.5, 3.4))
     width = 0.2
-    ax.bar(x - 1.5 * width, ours["gelu_degradation"], width, color="0.4", label="GELU → ReLU (ours)")
-    ax.bar(x - 0.5 * width, ours["lambda_degradation"], width, color="C0", label="annealed λ-GELU → ReLU (ours)")
+    sources = [(ours, -1.5, {}, "ours")]
     if paper is not None:
-        p = paper.set_index("pair").reindex(pairs)
-        ax.bar(
-            x + 0.5 * width,
-            p["gelu_degradation"],
-            width,
-            color="0.4",
-            alpha=0.4,
-            hatch="//",
-            label="GELU → ReLU (paper)",
-        )
-        ax.bar(
-            x + 1.5 * width,
-            p["lambda_degradation"],
-            width,
-            color="C0",
-            alpha=0.4,
-            hatch="//",
-            label="annealed λ-GELU → ReLU (paper)",
-        )
+        sources.append((paper.set_index("pair").reindex(pairs), 0.5, {"alpha": 0.4, "hatch": "//"}, "paper"))
+    for frame, offset, style, who in sources:
+        for i, (column, color, what) in enumerate((("gelu", "0.4", "GELU"), ("lambda", "C0", "annealed λ-GELU"))):
+            bar = frame[f"{column}_degradation"]
+            ax.bar(x + (offset + i) * width, bar, width, color=color, label=f"{what} → ReLU ({who})", **style)
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xticks(x, [labels.get(p, p) for p in pairs], fontsize=8)
     ax.set_ylabel("drop of the validation metric")
