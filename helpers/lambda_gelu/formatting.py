@@ -182,20 +182,6 @@ def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a table for a notebook: claim, the paper's value, ours, verdict (as shown in the
     report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
     MDE) and the note."""
-    return pd.DataFrame(
-        [
-            {
-                "claim": c.claim,
-                "paper": c.paper_value,
-                "ours": c.our_value,
-                "verdict": c.verdict_label,
-                "effect": c.effect,
-                "CI": c.ci,
-                "n": c.n,
-                "test": c.test,
-                "MDE": c.mde,
-                "note": c.note,
-            }
-            for c in claims
-        ]
-    )
+    shown = {"claim": "claim", "paper_value": "paper", "our_value": "ours", "verdict_label": "verdict"}
+    shown |= {"effect": "effect", "ci": "CI", "n": "n", "test": "test", "mde": "MDE", "note": "note"}
+    return pd.DataFrame([c.as_row() for c in claims], columns=list(shown)).rename(columns=shown)
