@@ -11,14 +11,8 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import MaxNLocator
 
-__all__ = [
-    "lgelu_tc_heatmap",
-    "lgelu_drift_vs_rate",
-    "lgelu_trajectories_and_spearman",
-    "lgelu_layer_profiles",
-    "lgelu_annealing_lambdas",
-    "lgelu_substitution_drop",
-]
+__all__ = ["lgelu_tc_heatmap", "lgelu_drift_vs_rate", "lgelu_trajectories_and_spearman", "lgelu_layer_profiles"]
+__all__ += ["lgelu_annealing_lambdas", "lgelu_substitution_drop"]
 
 
 # ------------------------------------------------------------------------ λ-GELU experiments
