@@ -17,7 +17,7 @@ __all__ += ["lgelu_annealing_lambdas", "lgelu_substitution_drop"]
 
 # ------------------------------------------------------------------------ λ-GELU experiments
 # Figures of notebooks 10-12 (λ-GELU paper, Section IV). Inputs are the DataFrames of
-# helpers.lambda_gelu.analysis; every function returns the figure and leaves showing it to the caller.
+# helpers.lambda_gelu.grid, .profiles and .substitution; each function returns the figure (the caller shows it).
 
 _LGELU_MODE_STYLE = {"uni": ("C0", "-"), "inc": ("C1", "--"), "dec": ("C2", "-."), "-": ("k", "-")}
 _LGELU_ACT_COLOR = {"GELU": "k", "ReLU": "C3"}
@@ -48,7 +48,7 @@ def lgelu_tc_heatmap(
 
     The colour scale is logarithmic when the drifts are positive and span more than a factor 50.
 
-    ``drift`` and ``delta_bvs`` are ``t × c`` tables (:func:`helpers.lambda_gelu.analysis.grid_pivot`)
+    ``drift`` and ``delta_bvs`` are ``t × c`` tables (:func:`helpers.lambda_gelu.grid.grid_pivot`)
     with the same index and columns; NaN cells stay blank.
     """
     if not isinstance(drift, pd.DataFrame) or not isinstance(delta_bvs, pd.DataFrame):
@@ -132,7 +132,7 @@ def lgelu_trajectories_and_spearman(
     seeds, one line per activation/mode, dotted vertical line at each mean BVS epoch) on the
     left, and ``ρ_S`` per pair of init modes on the right.
 
-    ``curves``: :func:`helpers.lambda_gelu.analysis.validation_curves`; ``rho``: ``spearman_curves``;
+    ``curves``: :func:`helpers.lambda_gelu.profiles.validation_curves`; ``rho``: ``spearman_curves``;
     ``bvs_epochs``: rows with ``pair, act, mode, epoch`` (e.g. ``table1``).
     """
     if not pairs:
@@ -179,7 +179,7 @@ def lgelu_layer_profiles(
     profiles: pd.DataFrame, pairs: Sequence[str], labels: dict[str, str] | None = None, *, ncols: int = 3
 ) -> plt.Figure:
     """Final λ per layer for each init mode (mean ± std over seeds; dashed: the initial λ),
-    one panel per pair. ``profiles``: :func:`helpers.lambda_gelu.analysis.layer_profiles`."""
+    one panel per pair. ``profiles``: :func:`helpers.lambda_gelu.profiles.layer_profiles`."""
     labels = labels or {}
     fig, axes = _pair_panels(pairs, ncols, (3.8, 2.9))
     for ax, pair in zip(axes.flat, pairs):
@@ -217,7 +217,7 @@ def lgelu_annealing_lambdas(
 ) -> plt.Figure:
     """λ per layer and epoch under Algorithm 1 (mean over seeds; log scale), one panel per pair,
     with the switch epoch ⌊0.25T⌋ and λ_target marked. ``trajectories``:
-    :func:`helpers.lambda_gelu.analysis.lambda_trajectories`."""
+    :func:`helpers.lambda_gelu.substitution.lambda_trajectories`."""
     labels = labels or {}
     fig, axes = _pair_panels(pairs, ncols, (3.8, 2.9))
     for ax, pair in zip(axes.flat, pairs):
@@ -246,7 +246,7 @@ def lgelu_substitution_drop(
 ) -> plt.Figure:
     """Drop of the validation metric when every activation is swapped for ReLU: direct GELU swap
     vs annealed λ-GELU, ours (filled) beside the paper's (hatched). Inputs:
-    :func:`helpers.lambda_gelu.analysis.annealing_effect` of our table and of the paper's. Perplexity
+    :func:`helpers.lambda_gelu.substitution.annealing_effect` of our table and of the paper's. Perplexity
     drops (positive = worse) are on a separate axis scale, so pass accuracy pairs only or read
     the table."""
     if ours.empty:
