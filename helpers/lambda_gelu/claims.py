@@ -29,14 +29,7 @@ from helpers.lambda_gelu.run_claims import ANCHORS
 from helpers.lambda_gelu.run_claims import experiment_claims as claims_from_results
 from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT
 
-__all__ = [
-    "MARGINS",
-    "SMALLEST_EFFECT",
-    "theory_claims",
-    "claims",
-    "experiment_claims",
-    "coverage_claims",
-]
+__all__ = ["MARGINS", "SMALLEST_EFFECT", "theory_claims", "claims", "experiment_claims", "coverage_claims"]
 
 #: λ-GELU's lines of the rules page's table of smallest effects (:func:`helpers.claims.smallest_effects`).
 SMALLEST_EFFECT: dict[str, tuple[str, str]] = {

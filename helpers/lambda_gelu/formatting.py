@@ -15,16 +15,8 @@ from helpers.core.scale import arm_seeds_of
 from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
-__all__ = [
-    "baseline_floors",
-    "decisive_scale_status",
-    "format_pm",
-    "table1_display",
-    "table2_display",
-    "scale_notes",
-    "stand_ins",
-    "claims_frame",
-]
+__all__ = ["baseline_floors", "decisive_scale_status", "format_pm", "table1_display", "table2_display", "scale_notes"]
+__all__ += ["stand_ins", "claims_frame"]
 
 
 # ------------------------------------------------------------------------------------ display
@@ -182,20 +174,6 @@ def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
     """Claims as a table for a notebook: claim, the paper's value, ours, verdict (as shown in the
     report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
     MDE) and the note."""
-    return pd.DataFrame(
-        [
-            {
-                "claim": c.claim,
-                "paper": c.paper_value,
-                "ours": c.our_value,
-                "verdict": c.verdict_label,
-                "effect": c.effect,
-                "CI": c.ci,
-                "n": c.n,
-                "test": c.test,
-                "MDE": c.mde,
-                "note": c.note,
-            }
-            for c in claims
-        ]
-    )
+    shown = {"claim": "claim", "paper_value": "paper", "our_value": "ours", "verdict_label": "verdict"}
+    shown |= {"effect": "effect", "ci": "CI", "n": "n", "test": "test", "mde": "MDE", "note": "note"}
+    return pd.DataFrame([c.as_row() for c in claims], columns=list(shown)).rename(columns=shown)

@@ -40,21 +40,12 @@ import torch.nn.functional as F
 
 from helpers.core.kernels import FusedKernel
 
-__all__ = [
-    "apply_lambda_gelu",
-    "host_readable",
-    "OVERFLOW_CHECK_LAMBDA",
-    "GATE_SATURATED",
-    "ERF_SATURATED",
-    "PHI_FLUSH_U2",
-]
+__all__ = ["apply_lambda_gelu", "check_x", "check_lambda_tensor", "checked_lambda", "checked_s", "real_tensor"]
+__all__ += ["same_device", "fit_shape", "lambda_view", "lambda_gelu_reference", "host_readable", "GATE_SATURATED"]
+__all__ += ["ERF_SATURATED", "PHI_FLUSH_U2"]
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-#: Kept for compatibility, no longer used: the eager path once skipped its overflow check below
-#: this λ, which left ``|x|`` ≳ 1e38 (λ = 5) with an infinite or NaN output and NaN gradients.
-OVERFLOW_CHECK_LAMBDA: float = 1e6
 
 #: Beyond ``|z|`` = 5, float32 ``erf(z)`` is exactly ±1 (it is from 3.83 on, checked for every float32
 #: in [2, 24) and both signs, eager and TorchInductor), so clamping there leaves the gate unchanged.
@@ -277,3 +268,98 @@ class _LambdaGELUFunction(torch.autograd.Function):
 def apply_lambda_gelu(x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t: float | None = None) -> torch.Tensor:
     """``x Φ(λx)`` through the autograd function (inputs already checked by the caller)."""
     return _LambdaGELUFunction.apply(x, p, view, t)
+
+
+# ------------------------------------------------- the tensor arguments the activation accepts
+# (numbers are checked by the activation's @checked_arguments tables; these are what a table cannot
+# check: a tensor's dtype, device, shape and values)
+def check_x(x: object, where: str) -> None:
+    """``x`` is a floating-point tensor."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(
+            f"{where}: x must be a floating-point torch.Tensor, got {got} (like torch.nn.functional.gelu, "
+            "λ-GELU is not defined for integer or complex tensors; convert with x.float())"
+        )
+
+
+def real_tensor(value: object, name: str, meta_ok: bool = False) -> None:
+    """A clear error for a bool, complex or (unless ``meta_ok``) meta tensor λ or s."""
+    if isinstance(value, torch.Tensor) and value.device.type == "meta" and not meta_ok:
+        raise ValueError(f"{name} is a meta tensor, which holds no values; give a tensor on a real device")
+    if isinstance(value, torch.Tensor) and (value.dtype == torch.bool or value.is_complex()):
+        raise TypeError(f"{name} must be a real number or a real tensor, got a {value.dtype} tensor")
+
+
+def same_device(lam: torch.Tensor, x: torch.Tensor, name: str) -> None:
+    """λ on ``x``'s device (or one value on the CPU, which is read as a number)."""
+    if lam.device != x.device and not (lam.device.type == "cpu" and lam.numel() == 1):
+        raise ValueError(f"λ ({name}) is on {lam.device} but x on {x.device}; move them to one device")
+
+
+def check_lambda_tensor(lam: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """A tensor λ of :func:`lambda_gelu`: real, on x's device, broadcasting to ``x`` without enlarging
+    it, finite and ``>= 1`` everywhere (one pass); returned in x's dtype."""
+    real_tensor(lam, "lambda_gelu: lam", meta_ok=True)  # a meta λ with a meta x: shapes only
+    same_device(lam, x, "lam")
+    try:
+        fits = torch.broadcast_shapes(x.shape, lam.shape) == x.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"lam of shape {tuple(lam.shape)} does not broadcast to x of shape {tuple(x.shape)}")
+    lam_x, top = lam.to(x.dtype), torch.finfo(x.dtype).max
+    d = lam_x.detach()
+    if d.device.type != "meta" and d.numel() and not bool(torch.all((d >= 1) & (d <= top))):  # also NaN
+        bad = float("nan") if torch.isnan(d).any() else (d.min().item() if d.min() < 1 else d.max().item())
+        raise ValueError(
+            f"λ-GELU needs a finite lam >= 1 everywhere (at most {top:.4g}, the largest {x.dtype}), got "
+            f"{bad:.6g}; beyond that maximum λ-GELU is ReLU to {x.dtype} precision: use relu"
+        )
+    return lam_x
+
+
+def lambda_view(
+    x: torch.Tensor, granularity: str, shape: tuple[int, ...], channel_dim: int, who: str
+) -> tuple[int, ...]:
+    """The shape λ (of parameter shape ``shape``) takes to broadcast against ``x``, or a clear error."""
+    n, k = x.dim(), len(shape)
+    dim = channel_dim + n if channel_dim < 0 else channel_dim
+    if granularity == "channel" and 0 <= dim < n and x.shape[dim] == shape[0]:
+        return shape + (1,) * (n - dim - 1)
+    if granularity == "layer" or (granularity == "neuron" and x.shape[n - k :] == shape):
+        return shape
+    raise ValueError(f"{who} got input of shape {tuple(x.shape)}")
+
+
+def lambda_gelu_reference(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
+    """The naive form ``x · ½(1 + erf(λx/√2))`` differentiated by autograd (tests, benchmarks)."""
+    return x * (0.5 * (1.0 + torch.erf(lam * x * (1.0 / math.sqrt(2.0)))))
+
+
+def fit_shape(value: torch.Tensor, shape: tuple[int, ...], name: str) -> torch.Tensor:
+    """``value`` broadcast to λ's parameter shape (a copy), or a clear ``ValueError``."""
+    try:
+        return torch.broadcast_to(value, shape).clone()
+    except RuntimeError as err:
+        raise ValueError(f"{name} of shape {tuple(value.shape)} does not fit λ's shape {shape}") from err
+
+
+def checked_lambda(value: float | torch.Tensor, shape: tuple[int, ...], name: str) -> torch.Tensor:
+    """A constant λ (a fixed λ, an override) as float32 of λ's parameter shape: finite and ``>= 1``."""
+    real_tensor(value, name)
+    lam = torch.as_tensor(value, dtype=torch.float32).detach()
+    if not bool(torch.all(lam >= 1)) or not bool(torch.all(torch.isfinite(lam))):
+        top = torch.finfo(torch.float32).max
+        raise ValueError(f"{name} must be finite and >= 1 (at most {top:.4g}, the largest float32), got {value!r}")
+    return fit_shape(lam, shape, name)
+
+
+def checked_s(s: torch.Tensor, t: float, given: str) -> torch.Tensor:
+    """``s`` if it and ``λ = 1 + softplus(s/t)`` are finite in its dtype."""
+    if not bool(torch.all(torch.isfinite(s))) or not bool(torch.all(torch.isfinite(1.0 + F.softplus(s / t)))):
+        raise ValueError(
+            f"{given} is too large for t={t} (or not finite): s/t or λ = 1 + softplus(s/t) overflows "
+            f"{str(s.dtype).removeprefix('torch.')}; use fixed_lambda (set_fixed_lambda) for a huge constant λ"
+        )
+    return s

@@ -15,34 +15,10 @@ import pandas as pd
 
 from helpers.core.attribution import Quoted
 
-__all__ = [
-    "SOURCE",
-    "THEORY_NOTEBOOK",
-    "THEORY_ANCHOR",
-    "THEORY_PROFILE",
-    "THEORY_SCALE",
-    "E_INF_PAPER_TEXT",
-    "EPS_PAPER",
-    "LAMBDA_TARGET_PAPER",
-    "SWITCH_FRACTION",
-    "GRID_T",
-    "GRID_C",
-    "FIG2_T",
-    "CHOSEN_T",
-    "CHOSEN_C",
-    "INIT_MODES_PAPER",
-    "INIT_RANGE_PAPER",
-    "SEEDS_PAPER",
-    "TrainingSetup",
-    "TRAINING",
-    "METRIC",
-    "table_i",
-    "table_ii",
-    "e_inf_value",
-    "QUOTES",
-    "ADULT_UNI_BVS_STD_READING",
-    "EQUATION_LABELS",
-]
+__all__ = ["SOURCE", "THEORY_NOTEBOOK", "THEORY_ANCHOR", "THEORY_PROFILE", "THEORY_SCALE", "E_INF_PAPER_TEXT"]
+__all__ += ["EPS_PAPER", "LAMBDA_TARGET_PAPER", "SWITCH_FRACTION", "GRID_T", "GRID_C", "FIG2_T", "CHOSEN_T", "CHOSEN_C"]
+__all__ += ["INIT_MODES_PAPER", "INIT_RANGE_PAPER", "SEEDS_PAPER", "TrainingSetup", "TRAINING", "METRIC", "table_i"]
+__all__ += ["table_ii", "e_inf_value", "QUOTES", "ADULT_UNI_BVS_STD_READING", "EQUATION_LABELS"]
 
 
 SOURCE = "λ-GELU paper"

@@ -11,25 +11,22 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import MaxNLocator
 
-__all__ = [
-    "lgelu_tc_heatmap",
-    "lgelu_drift_vs_rate",
-    "lgelu_trajectories_and_spearman",
-    "lgelu_layer_profiles",
-    "lgelu_annealing_lambdas",
-    "lgelu_substitution_drop",
-]
+__all__ = ["lgelu_tc_heatmap", "lgelu_drift_vs_rate", "lgelu_trajectories_and_spearman", "lgelu_layer_profiles"]
+__all__ += ["lgelu_annealing_lambdas", "lgelu_substitution_drop"]
 
 
 # ------------------------------------------------------------------------ λ-GELU experiments
 # Figures of notebooks 10-12 (λ-GELU paper, Section IV). Inputs are the DataFrames of
-# helpers.lambda_gelu.analysis; every function returns the figure and leaves showing it to the caller.
+# helpers.lambda_gelu.grid, .profiles and .substitution; each function returns the figure (the caller shows it).
 
 _LGELU_MODE_STYLE = {"uni": ("C0", "-"), "inc": ("C1", "--"), "dec": ("C2", "-."), "-": ("k", "-")}
 _LGELU_ACT_COLOR = {"GELU": "k", "ReLU": "C3"}
 
 
-def _lgelu_axes(n: int, ncols: int, size: tuple[float, float]) -> tuple[plt.Figure, np.ndarray]:
+def _pair_panels(pairs: Sequence[str], ncols: int, size: tuple[float, float]) -> tuple[plt.Figure, np.ndarray]:
+    """One panel per pair (the spare ones switched off); no pair is an error."""
+    if not (n := len(pairs)):
+        raise ValueError("no pair to plot")
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
@@ -51,7 +48,7 @@ def lgelu_tc_heatmap(
 
     The colour scale is logarithmic when the drifts are positive and span more than a factor 50.
 
-    ``drift`` and ``delta_bvs`` are ``t × c`` tables (:func:`helpers.lambda_gelu.analysis.grid_pivot`)
+    ``drift`` and ``delta_bvs`` are ``t × c`` tables (:func:`helpers.lambda_gelu.grid.grid_pivot`)
     with the same index and columns; NaN cells stay blank.
     """
     if not isinstance(drift, pd.DataFrame) or not isinstance(delta_bvs, pd.DataFrame):
@@ -135,7 +132,7 @@ def lgelu_trajectories_and_spearman(
     seeds, one line per activation/mode, dotted vertical line at each mean BVS epoch) on the
     left, and ``ρ_S`` per pair of init modes on the right.
 
-    ``curves``: :func:`helpers.lambda_gelu.analysis.validation_curves`; ``rho``: ``spearman_curves``;
+    ``curves``: :func:`helpers.lambda_gelu.profiles.validation_curves`; ``rho``: ``spearman_curves``;
     ``bvs_epochs``: rows with ``pair, act, mode, epoch`` (e.g. ``table1``).
     """
     if not pairs:
@@ -182,11 +179,9 @@ def lgelu_layer_profiles(
     profiles: pd.DataFrame, pairs: Sequence[str], labels: dict[str, str] | None = None, *, ncols: int = 3
 ) -> plt.Figure:
     """Final λ per layer for each init mode (mean ± std over seeds; dashed: the initial λ),
-    one panel per pair. ``profiles``: :func:`helpers.lambda_gelu.analysis.layer_profiles`."""
-    if not pairs:
-        raise ValueError("no pair to plot")
+    one panel per pair. ``profiles``: :func:`helpers.lambda_gelu.profiles.layer_profiles`."""
     labels = labels or {}
-    fig, axes = _lgelu_axes(len(pairs), ncols, (3.8, 2.9))
+    fig, axes = _pair_panels(pairs, ncols, (3.8, 2.9))
     for ax, pair in zip(axes.flat, pairs):
         sub = profiles[profiles["pair"] == pair]
         for mode, g in sub.groupby("mode", sort=False):
@@ -222,11 +217,9 @@ def lgelu_annealing_lambdas(
 ) -> plt.Figure:
     """λ per layer and epoch under Algorithm 1 (mean over seeds; log scale), one panel per pair,
     with the switch epoch ⌊0.25T⌋ and λ_target marked. ``trajectories``:
-    :func:`helpers.lambda_gelu.analysis.lambda_trajectories`."""
-    if not pairs:
-        raise ValueError("no pair to plot")
+    :func:`helpers.lambda_gelu.substitution.lambda_trajectories`."""
     labels = labels or {}
-    fig, axes = _lgelu_axes(len(pairs), ncols, (3.8, 2.9))
+    fig, axes = _pair_panels(pairs, ncols, (3.8, 2.9))
     for ax, pair in zip(axes.flat, pairs):
         sub = trajectories[trajectories["pair"] == pair]
         layers = sorted(sub["layer"].unique())
@@ -253,7 +246,7 @@ def lgelu_substitution_drop(
 ) -> plt.Figure:
     """Drop of the validation metric when every activation is swapped for ReLU: direct GELU swap
     vs annealed λ-GELU, ours (filled) beside the paper's (hatched). Inputs:
-    :func:`helpers.lambda_gelu.analysis.annealing_effect` of our table and of the paper's. Perplexity
+    :func:`helpers.lambda_gelu.substitution.annealing_effect` of our table and of the paper's. Perplexity
     drops (positive = worse) are on a separate axis scale, so pass accuracy pairs only or read
     the table."""
     if ours.empty:
@@ -263,28 +256,13 @@ def lgelu_substitution_drop(
     x = np.arange(len(pairs))
     fig, ax = plt.subplots(figsize=(1.6 * len(pairs) + 2.5, 3.4))
     width = 0.2
-    ax.bar(x - 1.5 * width, ours["gelu_degradation"], width, color="0.4", label="GELU → ReLU (ours)")
-    ax.bar(x - 0.5 * width, ours["lambda_degradation"], width, color="C0", label="annealed λ-GELU → ReLU (ours)")
+    sources = [(ours, -1.5, {}, "ours")]
     if paper is not None:
-        p = paper.set_index("pair").reindex(pairs)
-        ax.bar(
-            x + 0.5 * width,
-            p["gelu_degradation"],
-            width,
-            color="0.4",
-            alpha=0.4,
-            hatch="//",
-            label="GELU → ReLU (paper)",
-        )
-        ax.bar(
-            x + 1.5 * width,
-            p["lambda_degradation"],
-            width,
-            color="C0",
-            alpha=0.4,
-            hatch="//",
-            label="annealed λ-GELU → ReLU (paper)",
-        )
+        sources.append((paper.set_index("pair").reindex(pairs), 0.5, {"alpha": 0.4, "hatch": "//"}, "paper"))
+    for frame, offset, style, who in sources:
+        for i, (column, color, what) in enumerate((("gelu", "0.4", "GELU"), ("lambda", "C0", "annealed λ-GELU"))):
+            bar = frame[f"{column}_degradation"]
+            ax.bar(x + (offset + i) * width, bar, width, color=color, label=f"{what} → ReLU ({who})", **style)
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xticks(x, [labels.get(p, p) for p in pairs], fontsize=8)
     ax.set_ylabel("drop of the validation metric")

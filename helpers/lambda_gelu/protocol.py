@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale, arm_seeds_of
-from helpers.lambda_gelu.hardness import lambda_target
+from helpers.lambda_gelu.hardness import INIT_MODES, lambda_target
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
-INIT_MODES: tuple[str, ...] = ("uniform", "increasing", "decreasing")
 MODE_ABBREVIATIONS = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
 GRID_T: tuple[float, ...] = (0.1, 0.3, 0.6, 0.9)
 GRID_C: tuple[float, ...] = (1.0, 3.0, 6.0, 9.0)
@@ -48,65 +47,32 @@ class PairSpec:
 
 SEEDS3 = (0, 1, 2)
 
+#: Table I's pairs with the paper's recipe (Section IV) and what the paper leaves open (``paper_gaps``).
+# fmt: off
 PAIRS: dict[str, PairSpec] = {
-    "adult": PairSpec(
-        key="adult",
-        paper_dataset="Adult",
-        model="mlp",
-        optimizer="sgd",
-        lr=5e-2,
-        weight_decay=1e-4,
-        paper_gaps="epochs (50 inferred from Table I's BVS epochs 32-46), batch size (128), "
-        'SGD momentum (0.9; the paper says only "SGD")',
-    ),
-    "fmnist": PairSpec(
-        key="fmnist",
-        paper_dataset="FMNIST",
-        model="mlp",
-        optimizer="sgd",
-        lr=5e-2,
-        weight_decay=1e-4,
-        paper_gaps='epochs (50 inferred from Table I), batch size (128), SGD momentum (0.9; the paper says only "SGD")',
-    ),
-    "cifar10_resnet": PairSpec(
-        key="cifar10_resnet",
-        paper_dataset="CIFAR10",
-        model="resnet18",
-        optimizer="adamw",
-        lr=5e-4,
-        weight_decay=1e-4,
-        paper_gaps="epochs (100 inferred from Table I's BVS epochs 70-75), batch size (128), augmentation (none)",
-    ),
-    "cifar100_resnet": PairSpec(
-        key="cifar100_resnet",
-        paper_dataset="CIFAR100",
-        model="resnet18",
-        optimizer="adamw",
-        lr=5e-4,
-        weight_decay=1e-4,
-        paper_gaps="epochs (100 inferred), batch size (128)",
-    ),
-    "tinyimagenet_deit": PairSpec(
-        key="tinyimagenet_deit",
-        paper_dataset="TinyImageNet",
-        model="vit",
-        optimizer="adamw",
-        lr=5e-4,
-        weight_decay=7e-2,
-        paper_gaps="epochs (100 inferred from Table I's BVS epochs 85-90), batch size (128), "
-        "patch size for 64x64 inputs (8), no distillation token or augmentation",
-    ),
-    "wikitext_gpt": PairSpec(
-        key="wikitext_gpt",
-        paper_dataset="WikiText-2",
-        model="gpt",
-        optimizer="adamw",
-        lr=5e-5,
-        weight_decay=1e-2,
-        paper_gaps="epochs (10, Table I's BVS epoch is 7), batch size, whether GPT-2 was pretrained "
-        "(the reported perplexity ~28 suggests it was), tokenizer",
-    ),
+    key: PairSpec(key=key, paper_dataset=ds, model=model, optimizer=opt, lr=lr, weight_decay=wd, paper_gaps=gaps)
+    for key, ds, model, opt, lr, wd, gaps in (
+        ("adult", "Adult", "mlp", "sgd", 5e-2, 1e-4, "epochs (50 inferred from Table I's BVS epochs 32-46), "
+         'batch size (128), SGD momentum (0.9; the paper says only "SGD")'),
+        ("fmnist", "FMNIST", "mlp", "sgd", 5e-2, 1e-4, "epochs (50 inferred from Table I), batch size (128), "
+         'SGD momentum (0.9; the paper says only "SGD")'),
+        ("cifar10_resnet", "CIFAR10", "resnet18", "adamw", 5e-4, 1e-4, "epochs (100 inferred from Table I's BVS "
+         "epochs 70-75), batch size (128), augmentation (none)"),
+        ("cifar100_resnet", "CIFAR100", "resnet18", "adamw", 5e-4, 1e-4, "epochs (100 inferred), batch size (128)"),
+        ("tinyimagenet_deit", "TinyImageNet", "vit", "adamw", 5e-4, 7e-2, "epochs (100 inferred from Table I's BVS "
+         "epochs 85-90), batch size (128), patch size for 64x64 inputs (8), no distillation token or augmentation"),
+        ("wikitext_gpt", "WikiText-2", "gpt", "adamw", 5e-5, 1e-2, "epochs (10, Table I's BVS epoch is 7), batch "
+         "size, whether GPT-2 was pretrained (the reported perplexity ~28 suggests it was), tokenizer"),
+    )
 }
+# fmt: on
+
+
+def _smoke(dataset: str, model_kwargs: dict, epochs: int, n_train: int, n_val: int, note: str, **kw: object) -> Scale:
+    """A smoke scale: one seed, a few rows, only the code path exercised."""
+    return Scale(dataset=dataset, model_kwargs=model_kwargs, epochs=epochs, n_train=n_train, n_val=n_val,
+                 seeds=(0,), note=f"smoke: {note}", **kw)  # fmt: skip
+
 
 #: Every pair's scale per profile. Every scale names its data set (a stand-in's where the paper's
 #: is not available offline). ``lr`` of ``None`` is the paper's learning rate (the pair's),
@@ -114,169 +80,75 @@ PAIRS: dict[str, PairSpec] = {
 #: arms when fewer (the GELU and annealed runs of Table II always have every seed; the issue asks
 #: ≥ 5 for Table II, ≥ 3 for Table I). The cpu scales of :data:`DECISIVE_PAIRS` are the retrain's
 #: (:mod:`tools.batches`): full training and test sets, more epochs, more seeds.
+# fmt: off
 SCALES: dict[str, dict[str, Scale]] = {
     "adult": {
         "paper": Scale(dataset="adult", model_kwargs={"depth": 4, "width": 256}, epochs=50, seeds=SEEDS3),
-        "cpu": Scale(
-            dataset="adult",
-            model_kwargs={"depth": 4, "width": 256},
-            epochs=20,
-            seeds=SEEDS3,
-            note="full data and width; 20 epochs instead of 50",
-        ),
-        "smoke": Scale(
-            dataset="adult",
-            model_kwargs={"depth": 4, "width": 32},
-            epochs=2,
-            n_train=512,
-            n_val=256,
-            seeds=(0,),
-            note="smoke: width 32, 512 rows, 2 epochs",
-        ),
+        "cpu": Scale(dataset="adult", model_kwargs={"depth": 4, "width": 256}, epochs=20, seeds=SEEDS3,
+                     note="full data and width; 20 epochs instead of 50"),
+        "smoke": _smoke("adult", {"depth": 4, "width": 32}, 2, 512, 256, "width 32, 512 rows, 2 epochs"),
     },
     "fmnist": {
         "paper": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=50, seeds=SEEDS3),
-        "cpu": Scale(
-            dataset="fashion_mnist",
-            model_kwargs={"depth": 4, "width": 256},
-            epochs=20,
-            seeds=(0, 1, 2, 3, 4),
-            note="full width; all 60,000 training and 10,000 test images; 20 epochs instead of 50; "
-            "float32, one thread per run",
-        ),
-        "smoke": Scale(
-            dataset="fashion_mnist",
-            model_kwargs={"depth": 4, "width": 32},
-            epochs=2,
-            n_train=512,
-            n_val=256,
-            seeds=(0,),
-            note="smoke: width 32, 512 images, 2 epochs",
-        ),
+        "cpu": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=20, seeds=(0, 1, 2, 3, 4),
+                     note="full width; all 60,000 training and 10,000 test images; 20 epochs instead of 50; "
+                     "float32, one thread per run"),
+        "smoke": _smoke("fashion_mnist", {"depth": 4, "width": 32}, 2, 512, 256, "width 32, 512 images, 2 epochs"),
     },
     "cifar10_resnet": {
         "paper": Scale(dataset="cifar10", model_kwargs={"width_mult": 1.0}, epochs=100, seeds=SEEDS3),
         # bf16 autocast + channels_last: 2.2-2.5x the float32 speed on CPUs with native bf16 (AMX, or
         # AVX512-BF16), and 10-17x slower where it is emulated (AVX2), where the retrain skips these
         # runs. Five seeds for Table II (GELU, annealed λ-GELU), three for Table I.
-        "cpu": Scale(
-            dataset="cifar10",
-            model_kwargs={"width_mult": 0.25},
-            epochs=20,
-            seeds=(0, 1, 2, 3, 4),
-            arm_seeds=(0, 1, 2),
-            lr=1e-3,
-            schedule="cosine",
-            augment="crop_flip",
-            precision="bf16",
-            channels_last=True,
-            note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of "
-            "CIFAR-10 (JPEG mirror), random crop + flip; 20 epochs instead of ~100, "
-            "AdamW at peak learning rate 1e-3 (paper 5e-4) with a cosine decay; "
-            "bf16 autocast, channels_last, one thread per run",
-        ),
-        "smoke": Scale(
-            dataset="cifar10",
-            model_kwargs={"width_mult": 0.0625},
-            epochs=1,
-            n_train=256,
-            n_val=128,
-            seeds=(0,),
-            note="smoke: 1/16 width, 256 images, 1 epoch",
-        ),
+        "cpu": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.25}, epochs=20, seeds=(0, 1, 2, 3, 4),
+                     arm_seeds=(0, 1, 2), lr=1e-3, schedule="cosine", augment="crop_flip", precision="bf16",
+                     channels_last=True,
+                     note="ResNet-18 at 1/4 width; all 50,000 training and 10,000 test images of "
+                     "CIFAR-10 (JPEG mirror), random crop + flip; 20 epochs instead of ~100, "
+                     "AdamW at peak learning rate 1e-3 (paper 5e-4) with a cosine decay; "
+                     "bf16 autocast, channels_last, one thread per run"),
+        "smoke": _smoke("cifar10", {"width_mult": 0.0625}, 1, 256, 128, "1/16 width, 256 images, 1 epoch"),
     },
     "cifar100_resnet": {
         "paper": Scale(dataset="cifar100", model_kwargs={"width_mult": 1.0}, epochs=100, seeds=SEEDS3),
-        "cpu": Scale(
-            dataset="cifar10",
-            model_kwargs={"width_mult": 0.125},
-            epochs=6,
-            n_train=4000,
-            n_val=2000,
-            seeds=SEEDS3,
-            note="CIFAR-100 is not available offline: CIFAR-10 (JPEG mirror) stands in; "
-            "ResNet-18 at 1/8 width; 4,000/2,000 images; 6 epochs",
-        ),
-        "smoke": Scale(
-            dataset="cifar10",
-            model_kwargs={"width_mult": 0.0625},
-            epochs=1,
-            n_train=256,
-            n_val=128,
-            seeds=(0,),
-            note="smoke: CIFAR-10 stand-in, 1/16 width, 256 images, 1 epoch",
-        ),
+        "cpu": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.125}, epochs=6, n_train=4000, n_val=2000,
+                     seeds=SEEDS3, note="CIFAR-100 is not available offline: CIFAR-10 (JPEG mirror) stands in; "
+                     "ResNet-18 at 1/8 width; 4,000/2,000 images; 6 epochs"),
+        "smoke": _smoke("cifar10", {"width_mult": 0.0625}, 1, 256, 128,
+                        "CIFAR-10 stand-in, 1/16 width, 256 images, 1 epoch"),
     },
     "tinyimagenet_deit": {
-        "paper": Scale(
-            dataset="tinyimagenet",
-            model_kwargs={"dim": 192, "depth": 12, "heads": 3, "patch": 8},
-            epochs=100,
-            seeds=SEEDS3,
-        ),
+        "paper": Scale(dataset="tinyimagenet", model_kwargs={"dim": 192, "depth": 12, "heads": 3, "patch": 8},
+                       epochs=100, seeds=SEEDS3),
         # Eleven seeds for Table II (GELU, annealed λ-GELU), where the seed plan said its row
         # decides (batch (r) of the retrain); three for Table I's other arms.
-        "cpu": Scale(
-            dataset="cifar10",
-            model_kwargs={"dim": 64, "depth": 6, "heads": 2, "patch": 4},
-            epochs=6,
-            n_train=4000,
-            n_val=2000,
-            seeds=tuple(range(11)),
-            arm_seeds=SEEDS3,
-            looks=2,  # Table II's GELU and annealed arms: 3 seeds, then 11 after the seed plan looked
-            note="TinyImageNet is not available offline: CIFAR-10 (JPEG mirror) stands in; "
-            "DeiT-tiny shrunk to width 64, depth 6; 4,000/2,000 images; 6 epochs",
-        ),
-        "smoke": Scale(
-            dataset="cifar10",
-            model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8},
-            epochs=1,
-            n_train=256,
-            n_val=128,
-            seeds=(0,),
-            note="smoke: CIFAR-10 stand-in, tiny ViT, 1 epoch",
-        ),
+        "cpu": Scale(dataset="cifar10", model_kwargs={"dim": 64, "depth": 6, "heads": 2, "patch": 4}, epochs=6,
+                     n_train=4000, n_val=2000, seeds=tuple(range(11)), arm_seeds=SEEDS3,
+                     looks=2,  # Table II's GELU and annealed arms: 3 seeds, then 11 after the seed plan looked
+                     note="TinyImageNet is not available offline: CIFAR-10 (JPEG mirror) stands in; "
+                     "DeiT-tiny shrunk to width 64, depth 6; 4,000/2,000 images; 6 epochs"),
+        "smoke": _smoke("cifar10", {"dim": 16, "depth": 2, "heads": 2, "patch": 8}, 1, 256, 128,
+                        "CIFAR-10 stand-in, tiny ViT, 1 epoch"),
     },
     "wikitext_gpt": {
-        "paper": Scale(
-            dataset="wikitext2",
-            model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
-            epochs=10,
-            seeds=SEEDS3,
-            batch_size=8,
-        ),
+        "paper": Scale(dataset="wikitext2", model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
+                       epochs=10, seeds=SEEDS3, batch_size=8),
         # The character-level decoder at the floor of the issue (≤ 1.8 nats/char): the earlier scale
         # (width 64, 2,000 blocks of 64, 5 epochs) stopped at 2.44. Calibrated with GELU, seed 0,
         # outside results/: width 128, context 128, every training block, 6 epochs with a cosine
         # decay reach 1.72 nats/char (1.97 after 3 epochs); ~150 s an epoch on one Sapphire Rapids core.
-        "cpu": Scale(
-            dataset="tinyshakespeare",
-            model_kwargs={"layers": 6, "dim": 128, "heads": 4, "block_size": 128},
-            epochs=6,
-            seeds=SEEDS3,
-            batch_size=32,
-            lr=1e-3,
-            schedule="cosine",
-            note="WikiText-2 is not available offline: Tiny Shakespeare (characters) stands in; "
-            "a 6-layer, width-128 decoder with a 128-character context trained from "
-            "scratch on all 1.0 M training characters for 6 epochs, AdamW at 1e-3 with a "
-            "cosine decay (paper: 5e-5, which barely moves a from-scratch model); float32, "
-            "one thread per run",
-        ),
-        "smoke": Scale(
-            dataset="tinyshakespeare",
-            model_kwargs={"layers": 2, "dim": 16, "heads": 2, "block_size": 32},
-            epochs=1,
-            n_train=64,
-            n_val=16,
-            seeds=(0,),
-            batch_size=16,
-            lr=1e-3,
-            note="smoke: tiny decoder, 64 blocks",
-        ),
+        "cpu": Scale(dataset="tinyshakespeare", model_kwargs={"layers": 6, "dim": 128, "heads": 4, "block_size": 128},
+                     epochs=6, seeds=SEEDS3, batch_size=32, lr=1e-3, schedule="cosine",
+                     note="WikiText-2 is not available offline: Tiny Shakespeare (characters) stands in; "
+                     "a 6-layer, width-128 decoder with a 128-character context trained from "
+                     "scratch on all 1.0 M training characters for 6 epochs, AdamW at 1e-3 with a "
+                     "cosine decay (paper: 5e-5, which barely moves a from-scratch model); float32, "
+                     "one thread per run"),
+        "smoke": _smoke("tinyshakespeare", {"layers": 2, "dim": 16, "heads": 2, "block_size": 32}, 1, 64, 16,
+                        "tiny decoder, 64 blocks", batch_size=16, lr=1e-3),
     },
 }
+# fmt: on
 
 TABLE1_PAIRS: tuple[str, ...] = tuple(PAIRS)
 
@@ -290,26 +162,16 @@ DECISIVE_VISION_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet")
 
 #: Fig. 1 (MLP/FMNIST) and Fig. 2 (ResNet-18/CIFAR-10) in the cpu profile: the pairs' cpu scales
 #: before the retrain, which the figures' committed runs (and their GELU baselines) keep.
+# fmt: off
 FIGURE_CPU: dict[str, Scale] = {
-    "fmnist": Scale(
-        dataset="fashion_mnist",
-        model_kwargs={"depth": 4, "width": 256},
-        epochs=12,
-        n_train=8000,
-        seeds=SEEDS3,
-        note="full width; 8,000 of 60,000 training images; 12 epochs instead of 50",
-    ),
-    "cifar10_resnet": Scale(
-        dataset="cifar10",
-        model_kwargs={"width_mult": 0.125},
-        epochs=6,
-        n_train=4000,
-        n_val=2000,
-        seeds=SEEDS3,
-        note="ResNet-18 at 1/8 width; 4,000 training / 2,000 validation images; "
-        "6 epochs instead of ~100; CIFAR-10 (JPEG mirror)",
-    ),
+    "fmnist": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=12, n_train=8000,
+                    seeds=SEEDS3, note="full width; 8,000 of 60,000 training images; 12 epochs instead of 50"),
+    "cifar10_resnet": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.125}, epochs=6, n_train=4000, n_val=2000,
+                            seeds=SEEDS3,
+                            note="ResNet-18 at 1/8 width; 4,000 training / 2,000 validation images; "
+                            "6 epochs instead of ~100; CIFAR-10 (JPEG mirror)"),
 }
+# fmt: on
 
 
 def figure_scale(pair: str, profile: str) -> Scale | None:

@@ -13,18 +13,8 @@ import pandas as pd
 from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
 from helpers.lambda_gelu.protocol import PAIRS
 
-__all__ = [
-    "ACT_LABELS",
-    "MODE_ABBREVIATIONS",
-    "MODE_PAIRS",
-    "BVS_TOL_ACCURACY",
-    "BVS_TOL_PERPLEXITY_REL",
-    "RHO_HIGH",
-    "RunInfo",
-    "run_info",
-    "run_table",
-    "pair_label",
-]
+__all__ = ["ACT_LABELS", "MODE_ABBREVIATIONS", "MODE_PAIRS", "BVS_TOL_ACCURACY", "BVS_TOL_PERPLEXITY_REL", "RHO_HIGH"]
+__all__ += ["RunInfo", "run_info", "run_table", "pair_label"]
 
 
 ACT_LABELS: dict[str, str] = {"gelu": "GELU", "relu": "ReLU", "lambda_gelu": "λ-GELU"}

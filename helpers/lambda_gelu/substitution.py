@@ -15,17 +15,8 @@ from helpers.lambda_gelu.paper import table_i, table_ii
 from helpers.lambda_gelu.profiles import paper_table1
 from helpers.lambda_gelu.records import _ACT_ORDER, _pair_order, _pairs, _side_by_side, _with_init, run_info, run_table
 
-__all__ = [
-    "table2",
-    "paper_table2",
-    "table2_side_by_side",
-    "annealing_effect",
-    "annealing_side_by_side",
-    "lambda_trajectories",
-    "paper_table_consistency",
-    "our_table_consistency",
-    "table_ii_consistency",
-]
+__all__ = ["table2", "paper_table2", "table2_side_by_side", "annealing_effect", "annealing_side_by_side"]
+__all__ += ["lambda_trajectories", "paper_table_consistency", "our_table_consistency", "table_ii_consistency"]
 
 
 # ----------------------------------------------------------------------------------- Table II

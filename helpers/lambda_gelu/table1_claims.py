@@ -139,11 +139,8 @@ def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.Da
     (:func:`helpers.lambda_gelu.profiles.table1`), ``runs``: its run table; ``None``: not run."""
 
     p = bvs_parity(paper_table1()).set_index("pair").loc[pair]
-    tol = (
-        f"±{BVS_TOL_ACCURACY} accuracy"
-        if p["higher_is_better"]
-        else f"±{BVS_TOL_PERPLEXITY_REL:.0%} of GELU's perplexity"
-    )
+    accuracy = p["higher_is_better"]
+    tol = f"±{BVS_TOL_ACCURACY} accuracy" if accuracy else f"±{BVS_TOL_PERPLEXITY_REL:.0%} of GELU's perplexity"
     note = (
         f"Margin {tol}, tested per init mode by TOST on the seed-paired difference (λ-GELU and GELU "
         "runs of one seed share data order); confirmed when every mode is shown equivalent."
@@ -201,12 +198,8 @@ def _parity_miss_note(
     difference to GELU on the seeds they share), and whether GELU was still improving at its last
     epoch (its best epoch is the last in every run)."""
     text = ""
-    outside = {}
-    for mode, arm in arms.items():
-        shared = sorted(common_seeds(gelu, arm))
-        diff = float(np.mean([arm[k] - gelu[k] for k in shared]))
-        if abs(diff) > margin:
-            outside[mode] = diff
+    diffs = {m: float(np.mean([a[k] - gelu[k] for k in sorted(common_seeds(gelu, a))])) for m, a in arms.items()}
+    outside = {mode: d for mode, d in diffs.items() if abs(d) > margin}
     if outside and all((d > 0) == higher_is_better for d in outside.values()):
         better = "higher accuracy" if higher_is_better else "lower perplexity"
         text += (
