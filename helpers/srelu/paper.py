@@ -18,44 +18,13 @@ from helpers.core.attribution import Quoted
 #: Table 4), assumed for Tables 1-2 too.
 PAPER_RUNS = 3
 
-__all__ = [
-    "SOURCE",
-    "PAPER_RUNS",
-    "NB_DERIVATION",
-    "NB_LIPSCHITZ",
-    "LIPSCHITZ",
-    "NB_DELTA",
-    "NB_BENCH",
-    "ANCHORS",
-    "DELTA_BEST_MARGIN",
-    "CRITICAL_POINTS",
-    "CRITICAL_POINT_DECIMALS",
-    "DERIVATIVE_RANGE",
-    "SRELU_MIDDLE",
-    "SRELU_D1_MIDDLE",
-    "SRELU_D2_MIDDLE",
-    "UNIFORM_ERROR",
-    "GELU_D1",
-    "GELU_D2",
-    "SILU_D1",
-    "SILU_D2",
-    "MISH",
-    "MISH_D1",
-    "MISH_D2",
-    "SRELU_SMOOTHNESS_ABSTRACT",
-    "BUMP_MOLLIFIED_SMOOTHNESS",
-    "APPENDIX_D_DELTA",
-    "APPENDIX_H_DELTA",
-    "ACTIVATIONS",
-    "TABLE1_AVERAGE",
-    "TABLE1_CELU_PER_MODEL",
-    "TABLE1_UNLABELLED_ROW_VALUES",
-    "TABLE2",
-    "TABLE4",
-    "TABLE4_DELTAS",
-    "QUOTES",
-    "TABLE3_ROWS",
-]
+__all__ = (
+    "SOURCE PAPER_RUNS NB_DERIVATION NB_LIPSCHITZ LIPSCHITZ NB_DELTA NB_BENCH ANCHORS DELTA_BEST_MARGIN "
+    "CRITICAL_POINTS CRITICAL_POINT_DECIMALS DERIVATIVE_RANGE SRELU_MIDDLE SRELU_D1_MIDDLE SRELU_D2_MIDDLE "
+    "UNIFORM_ERROR GELU_D1 GELU_D2 SILU_D1 SILU_D2 MISH MISH_D1 MISH_D2 SRELU_SMOOTHNESS_ABSTRACT "
+    "BUMP_MOLLIFIED_SMOOTHNESS APPENDIX_D_DELTA APPENDIX_H_DELTA ACTIVATIONS TABLE1_AVERAGE TABLE1_CELU_PER_MODEL "
+    "TABLE1_UNLABELLED_ROW_VALUES TABLE2 TABLE4 TABLE4_DELTAS QUOTES TABLE3_ROWS"
+).split()
 
 
 SOURCE = "S-ReLU paper"
@@ -125,73 +94,43 @@ APPENDIX_H_DELTA = 0.001
 # --------------------------------------------------------------------------------------------
 ACTIVATIONS = ("GELU", "ELU", "PReLU", "CELU", "SiLU", "Mish", "S-ReLU")
 
+
+def _cells(columns: tuple, printed: str) -> dict:
+    """A table row as the paper prints it (``mean±std`` per column) as ``{column: (mean, std)}``."""
+    return {c: tuple(float(v) for v in cell.split("±")) for c, cell in zip(columns, printed.split(), strict=True)}
+
+
 #: Table 1 (ViT-Tiny, DeiT-Tiny, TNT-Small, 100 epochs): the "Average" rows, which the text
 #: renders unambiguously.
 TABLE1_AVERAGE = {
-    "CIFAR-10": dict(
-        zip(ACTIVATIONS, [(72.2, 0.5), (67.8, 0.6), (76.4, 0.3), (67.6, 0.5), (69.9, 0.5), (70.2, 0.6), (82.3, 0.4)])
-    ),
-    "CIFAR-100": dict(
-        zip(ACTIVATIONS, [(42.2, 0.8), (43.1, 0.1), (47.4, 0.7), (37.5, 0.4), (39.9, 0.7), (40.0, 0.9), (56.6, 0.3)])
-    ),
-    "ImageNet-1K": dict(
-        zip(ACTIVATIONS, [(57.8, 0.4), (43.2, 0.7), (58.8, 0.4), (43.3, 0.7), (52.3, 0.7), (52.9, 0.7), (60.8, 0.4)])
-    ),
+    "CIFAR-10": _cells(ACTIVATIONS, "72.2±0.5 67.8±0.6 76.4±0.3 67.6±0.5 69.9±0.5 70.2±0.6 82.3±0.4"),
+    "CIFAR-100": _cells(ACTIVATIONS, "42.2±0.8 43.1±0.1 47.4±0.7 37.5±0.4 39.9±0.7 40.0±0.9 56.6±0.3"),
+    "ImageNet-1K": _cells(ACTIVATIONS, "57.8±0.4 43.2±0.7 58.8±0.4 43.3±0.7 52.3±0.7 52.9±0.7 60.8±0.4"),
 }
 #: Table 1 per-model rows: only the CELU column survives the text extraction with its model
 #: labels (three values for three models, two for ImageNet-1K).
 TABLE1_CELU_PER_MODEL = {
-    "CIFAR-10": {"ViT-Tiny": (66.5, 0.6), "DeiT-Tiny": (67.7, 0.8), "TNT-Small": (68.7, 0.2)},
-    "CIFAR-100": {"ViT-Tiny": (28.9, 0.2), "DeiT-Tiny": (40.5, 0.5), "TNT-Small": (43.0, 0.5)},
-    "ImageNet-1K": {"ViT-Tiny": (37.6, 0.5), "DeiT-Tiny": (48.9, 0.8)},
+    "CIFAR-10": _cells(("ViT-Tiny", "DeiT-Tiny", "TNT-Small"), "66.5±0.6 67.7±0.8 68.7±0.2"),
+    "CIFAR-100": _cells(("ViT-Tiny", "DeiT-Tiny", "TNT-Small"), "28.9±0.2 40.5±0.5 43.0±0.5"),
+    "ImageNet-1K": _cells(("ViT-Tiny", "DeiT-Tiny"), "37.6±0.5 48.9±0.8"),
 }
 #: Table 1 per-model rows, other columns: one value each survives and the extraction lost
 #: which model it belongs to. Kept for reference only; do not compare them to a given model.
 TABLE1_UNLABELLED_ROW_VALUES = {
-    "CIFAR-10": {
-        "GELU": (72.4, 0.7),
-        "ELU": (67.6, 0.6),
-        "PReLU": (75.4, 0.1),
-        "SiLU": (69.9, 0.5),
-        "Mish": (70.2, 0.6),
-        "S-ReLU": (81.1, 0.3),
-    },
-    "CIFAR-100": {
-        "GELU": (46.6, 0.9),
-        "ELU": (56.9, 0.0),
-        "PReLU": (50.0, 0.5),
-        "SiLU": (43.5, 0.6),
-        "Mish": (43.8, 1.0),
-        "S-ReLU": (57.1, 0.2),
-    },
+    "CIFAR-10": _cells(ACTIVATIONS[:3] + ACTIVATIONS[4:], "72.4±0.7 67.6±0.6 75.4±0.1 69.9±0.5 70.2±0.6 81.1±0.3"),
+    "CIFAR-100": _cells(ACTIVATIONS[:3] + ACTIVATIONS[4:], "46.6±0.9 56.9±0.0 50.0±0.5 43.5±0.6 43.8±1.0 57.1±0.2"),
 }
 #: Table 2 (ConvNeXt-tiny, 100 epochs).
 TABLE2 = {
-    "CIFAR-10": dict(
-        zip(ACTIVATIONS, [(64.9, 0.4), (59.8, 0.5), (64.6, 1.4), (59.8, 0.5), (60.6, 0.2), (61.4, 0.4), (89.9, 0.1)])
-    ),
-    "CIFAR-100": dict(
-        zip(ACTIVATIONS, [(36.6, 0.3), (30.3, 0.4), (35.2, 0.5), (30.5, 0.2), (35.0, 0.9), (35.3, 0.7), (66.8, 0.1)])
-    ),
-    "ImageNet-1K": dict(
-        zip(ACTIVATIONS, [(72.9, 0.3), (71.7, 0.5), (72.9, 0.5), (71.8, 0.9), (72.3, 0.7), (72.8, 0.6), (73.1, 0.2)])
-    ),
+    "CIFAR-10": _cells(ACTIVATIONS, "64.9±0.4 59.8±0.5 64.6±1.4 59.8±0.5 60.6±0.2 61.4±0.4 89.9±0.1"),
+    "CIFAR-100": _cells(ACTIVATIONS, "36.6±0.3 30.3±0.4 35.2±0.5 30.5±0.2 35.0±0.9 35.3±0.7 66.8±0.1"),
+    "ImageNet-1K": _cells(ACTIVATIONS, "72.9±0.3 71.7±0.5 72.9±0.5 71.8±0.9 72.3±0.7 72.8±0.6 73.1±0.2"),
 }
 #: Table 4 (Appendix G): ViT-Tiny test accuracy for each δ.
 TABLE4_DELTAS = (0.001, 0.01, 0.1, 0.2, 0.5, 1.0, 5.0, 10.0)
 TABLE4 = {
-    "CIFAR-10": dict(
-        zip(
-            TABLE4_DELTAS,
-            [(81.0, 0.6), (80.1, 0.2), (80.4, 0.3), (78.2, 0.2), (80.4, 0.2), (73.9, 0.3), (63.4, 0.5), (58.5, 0.3)],
-        )
-    ),
-    "CIFAR-100": dict(
-        zip(
-            TABLE4_DELTAS,
-            [(51.2, 0.6), (48.7, 0.3), (48.7, 0.5), (48.5, 0.5), (45.5, 0.3), (41.4, 0.6), (43.8, 1.0), (25.7, 0.2)],
-        )
-    ),
+    "CIFAR-10": _cells(TABLE4_DELTAS, "81.0±0.6 80.1±0.2 80.4±0.3 78.2±0.2 80.4±0.2 73.9±0.3 63.4±0.5 58.5±0.3"),
+    "CIFAR-100": _cells(TABLE4_DELTAS, "51.2±0.6 48.7±0.3 48.7±0.5 48.5±0.5 45.5±0.3 41.4±0.6 43.8±1.0 25.7±0.2"),
 }
 
 
