@@ -19,6 +19,7 @@ Epanechnikov radius (> 0), ``SIGMA`` a Gaussian standard deviation (> 0).
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 
 import mpmath
@@ -32,45 +33,14 @@ ALPHA = sp.Symbol("alpha", positive=True)  # LeakyReLU negative slope
 LAM = sp.Symbol("lambda", positive=True)  # λ-GELU hardness
 T = sp.Symbol("t", real=True)  # scaled, clamped input x/δ ∈ [-1, 1]
 
-__all__ = [
-    "X",
-    "Y",
-    "DELTA",
-    "SIGMA",
-    "ALPHA",
-    "LAM",
-    "T",
-    "std_normal_pdf",
-    "std_normal_cdf",
-    "bump_integral",
-    "bump_normaliser",
-    "bump_mass",
-    "bump_derivative_l1",
-    "epanechnikov_density",
-    "epanechnikov_mass",
-    "epanechnikov_variance",
-    "epanechnikov_derivative_l1",
-    "SReLUPieces",
-    "srelu_by_convolution",
-    "srelu_direct_convolution",
-    "srelu_piecewise",
-    "clamp_form_piece",
-    "srelu_branch_free",
-    "one_sided_jumps",
-    "smoothness_order",
-    "UniformError",
-    "srelu_uniform_error",
-    "activation_expr",
-    "LipschitzResult",
-    "lipschitz_constant",
-    "srelu_lipschitz",
-    "leaky_relu_by_convolution",
-    "relu_gaussian_convolution",
-    "gaussian_vs_lambda_gelu",
-    "same_variance_gaussian_sup_error",
-    "expressions_equal",
-    "gate_l1_gap",
-]
+__all__ = (
+    "X Y DELTA SIGMA ALPHA LAM T std_normal_pdf std_normal_cdf bump_integral bump_normaliser bump_mass "
+    "bump_derivative_l1 epanechnikov_density epanechnikov_mass epanechnikov_variance epanechnikov_derivative_l1 "
+    "SReLUPieces srelu_by_convolution srelu_direct_convolution srelu_piecewise clamp_form_piece srelu_branch_free "
+    "one_sided_jumps smoothness_order UniformError srelu_uniform_error activation_expr LipschitzResult "
+    "lipschitz_constant srelu_lipschitz leaky_relu_by_convolution relu_gaussian_convolution gaussian_vs_lambda_gelu "
+    "same_variance_gaussian_sup_error expressions_equal gate_l1_gap"
+).split()
 
 
 def std_normal_pdf(z: sp.Expr) -> sp.Expr:
@@ -100,9 +70,7 @@ def expressions_equal(a: sp.Expr, b: sp.Expr) -> bool:
     return False
 
 
-# ------------------------------------------------------------------------------------------
 # Kernels (Definition 1 / Proposition 1; the Epanechnikov kernel of Sec. 4.6)
-# ------------------------------------------------------------------------------------------
 def _bump_integrand(u: mpmath.mpf) -> mpmath.mpf:
     return mpmath.exp(1 / (u * u - 1)) if abs(u) < 1 else mpmath.mpf(0)
 
@@ -140,12 +108,7 @@ def bump_derivative_l1(dps: int = 30) -> mpmath.mpf:
     ``C_φ = 2φ(0) = 2A/e``; computed here by integrating ``|φ'|`` numerically."""
     with mpmath.workdps(dps + 10):
         a = bump_normaliser(dps)
-
-        def dphi(u):
-            if abs(u) >= 1:
-                return mpmath.mpf(0)
-            return a * mpmath.exp(1 / (u * u - 1)) * (-2 * u / (u * u - 1) ** 2)
-
+        dphi = lambda u: a * _bump_integrand(u) * (-2 * u / (u * u - 1) ** 2) if abs(u) < 1 else mpmath.mpf(0)  # noqa: E731
         return mpmath.quad(lambda u: abs(dphi(u)), [-1, 0, 1])
 
 
@@ -172,9 +135,7 @@ def epanechnikov_derivative_l1() -> sp.Expr:
     return sp.integrate(dphi, (v, -1, 0)) - sp.integrate(dphi, (v, 0, 1))
 
 
-# ------------------------------------------------------------------------------------------
 # S-ReLU as a convolution (Sec. 4.6, Appendix C)
-# ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SReLUPieces:
     """The three pieces of ``(ReLU * φ_δ)(x)``: x ≤ -δ, |x| < δ, x ≥ δ."""
@@ -267,13 +228,7 @@ def one_sided_jumps(pieces: SReLUPieces | None = None, max_order: int = 3) -> di
 def smoothness_order(jumps: dict[int, tuple[sp.Expr, sp.Expr]]) -> int:
     """Largest ``k`` with every derivative up to order ``k`` continuous (the pieces are smooth
     inside their regions, so only the joins matter); -1 if the function itself jumps."""
-    order = -1
-    for k in sorted(jumps):
-        if all(j == 0 for j in jumps[k]):
-            order = k
-        else:
-            break
-    return order
+    return max(itertools.takewhile(lambda k: all(j == 0 for j in jumps[k]), sorted(jumps)), default=-1)
 
 
 @dataclass(frozen=True)
@@ -302,9 +257,7 @@ def srelu_uniform_error(pieces: SReLUPieces | None = None) -> UniformError:
     return UniformError(best[1], sp.simplify(best[1] / DELTA), best[0], tuple(candidates))
 
 
-# ------------------------------------------------------------------------------------------
 # Lipschitz constants (Fact 1, Appendix F)
-# ------------------------------------------------------------------------------------------
 def activation_expr(name: str) -> sp.Expr:
     """Sympy expression in ``X`` of ``gelu`` (x·Φ(x)), ``silu`` (x·σ(x)), ``mish``
     (x·tanh(softplus x)) or ``srelu`` (piecewise, radius ``DELTA``)."""
@@ -367,20 +320,17 @@ def lipschitz_constant(
             elif mpmath.sign(fa) != mpmath.sign(fb):
                 roots.append(mpmath.findroot(g2, (a, b), solver="anderson"))
         slopes = [(r, g1(r)) for r in roots]
-    candidates = [(float(r), float(s)) for r, s in slopes]
-    top = max(candidates + [(float("inf"), limits[1]), (float("-inf"), limits[0])], key=lambda c: c[1])
-    bottom = min(candidates + [(float("inf"), limits[1]), (float("-inf"), limits[0])], key=lambda c: c[1])
+    candidates = [(float(r), float(s)) for r, s in slopes] + [(float("inf"), limits[1]), (float("-inf"), limits[0])]
+    return _lipschitz_result(name, candidates, tuple(float(r) for r, _ in slopes), limits)
+
+
+def _lipschitz_result(
+    name: str, candidates: list[tuple[float, float]], critical: tuple[float, ...], limits: tuple[float, float]
+) -> LipschitzResult:
+    """The result from the (position, slope) pairs where ``f'`` can peak or bottom out."""
+    top, bottom = max(candidates, key=lambda c: c[1]), min(candidates, key=lambda c: c[1])
     constant = max(abs(top[1]), abs(bottom[1]))
-    return LipschitzResult(
-        name=name,
-        constant=constant,
-        argmax=top[0],
-        max_slope=top[1],
-        min_slope=bottom[1],
-        argmin=bottom[0],
-        critical_points=tuple(float(r) for r, _ in slopes),
-        limits=limits,
-    )
+    return LipschitzResult(name, constant, top[0], top[1], bottom[1], bottom[0], critical, limits)
 
 
 @functools.lru_cache(maxsize=1)
@@ -392,24 +342,12 @@ def srelu_lipschitz() -> LipschitzResult:
     d2_mid = sp.diff(p.middle, X, 2)
     roots = sp.solve(sp.Eq(d2_mid, 0), X)  # ±δ
     slopes = [(r, d1[1].subs(X, r)) for r in roots] + [(-DELTA, d1[0]), (DELTA, d1[2])]
-    slopes = [(sp.simplify(r / DELTA), sp.simplify(s)) for r, s in slopes]
-    top = max(slopes, key=lambda c: float(c[1]))
-    bottom = min(slopes, key=lambda c: float(c[1]))
-    return LipschitzResult(
-        name="srelu",
-        constant=float(max(abs(top[1]), abs(bottom[1]))),
-        argmax=float(top[0]),
-        max_slope=float(top[1]),
-        min_slope=float(bottom[1]),
-        argmin=float(bottom[0]),
-        critical_points=tuple(sorted(float(r / DELTA) for r in roots)),
-        limits=(float(d1[0]), float(d1[2])),
-    )
+    candidates = [(float(sp.simplify(r / DELTA)), float(sp.simplify(s))) for r, s in slopes]
+    critical = tuple(sorted(float(r / DELTA) for r in roots))
+    return _lipschitz_result("srelu", candidates, critical, (float(d1[0]), float(d1[2])))
 
 
-# ------------------------------------------------------------------------------------------
 # Beyond the paper: other activations and kernels
-# ------------------------------------------------------------------------------------------
 def leaky_relu_by_convolution() -> dict[str, sp.Expr]:
     """``(LeakyReLU_α * φ_δ)(x)`` computed directly by sympy, and the identity it satisfies:
     ``αx + (1 - α)·S-ReLU(x)`` (LeakyReLU = αx + (1-α)ReLU and ``∫(x - y)φ_δ = x``).
@@ -473,9 +411,7 @@ def same_variance_gaussian_sup_error() -> dict[str, sp.Expr]:
     }
 
 
-# ------------------------------------------------------------------------------------------
 # Beyond the paper: S-ReLU's gate gap, the counterpart of λ-GELU's E∞ (notebooks 40-41)
-# ------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def gate_l1_gap() -> sp.Expr:
     """``∫|H(x) − S-ReLU'(x)| dx`` over ℝ, S-ReLU's counterpart of λ-GELU's ``E∞(λ) = ∫|H(x) − Φ(λx)| dx``.
