@@ -73,6 +73,12 @@ CONVNEXT_FLOOR = replace(
 CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 
 
+def _paper_scale(model_kwargs: dict) -> Scale:
+    """The paper's setup of ``model_kwargs`` (App. H: 100 epochs, 20 of warmup, batch 256)."""
+    paper = {"epochs": 100, "warmup_epochs": 20, "seeds": (0, 1, 2), "batch_size": 256, "note": "the paper's setup"}
+    return Scale(model_kwargs=model_kwargs, activations=ACTIVATIONS, **paper)
+
+
 #: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
 #: the retrain (:mod:`tools.batches`, batches (b), (g) for the ViT; for ConvNeXt the
 #: pilot's floor scale, batch (p), which replaced batch (a)'s): full CIFAR-10 (50,000 /
@@ -81,15 +87,7 @@ CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 #: from a tenth of it (from 1e-6, as in the paper, the whole first epoch would train at ~1e-6).
 SCALES: dict[str, dict[str, Scale]] = {
     "vit": {
-        "paper": Scale(
-            model_kwargs=VIT_PAPER,
-            epochs=100,
-            warmup_epochs=20,
-            seeds=(0, 1, 2),
-            batch_size=256,
-            activations=ACTIVATIONS,
-            note="the paper's setup",
-        ),
+        "paper": _paper_scale(VIT_PAPER),
         "cpu": Scale(
             model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
             epochs=10,
@@ -117,15 +115,7 @@ SCALES: dict[str, dict[str, Scale]] = {
         ),
     },
     "convnext": {
-        "paper": Scale(
-            model_kwargs=CONVNEXT_PAPER,
-            epochs=100,
-            warmup_epochs=20,
-            seeds=(0, 1, 2),
-            batch_size=256,
-            activations=ACTIVATIONS,
-            note="the paper's setup",
-        ),
+        "paper": _paper_scale(CONVNEXT_PAPER),
         "cpu": replace(CONVNEXT_FLOOR, seeds=CONVNEXT_FLOOR_SEEDS_ON_PAGE),
         "smoke": Scale(
             model_kwargs={"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)},
