@@ -2,7 +2,7 @@
 
 Each finding is one small function returning a :class:`~helpers.core.report.Claim` whose verdict rests
 on an exact computation or on the source's own printed numbers (``basis="source"``); the source's
-values and words come from :mod:`helpers.srelu.paper`, ours are computed here. The page
+values and words come from :mod:`helpers.srelu.paper`, ours from :mod:`helpers.srelu.audit_computations`. The page
 ``notebooks/93_audit_srelu`` shows each one. Findings already in :mod:`helpers.srelu.claims` (C² not
 C^∞, the Lipschitz constants, the minimum that is a maximum, Table 4's margins, Table 3's rejected
 rewards...) are not repeated.
