@@ -15,13 +15,11 @@ import math
 import re
 
 import sympy as sp
-import torch
 
 from helpers.core.attribution import Derived
 from helpers.core.report import Claim, Verdict, audit_claim
 from helpers.srelu import paper
 from helpers.srelu import protocol as P
-from helpers.srelu.activation import srelu_derivative
 from helpers.srelu.audit_computations import (
     BASELINES,
     _arxiv_month,
@@ -34,6 +32,7 @@ from helpers.srelu.audit_computations import (
     relu_correlation_depths,
     relu_kernel_smoothing,
     smelu_match,
+    srelu_negative_slopes,
 )
 from helpers.srelu.paper import APPENDIX_H_DELTA, QUOTES, SOURCE
 from helpers.srelu.smelu import SMELU_REFERENCE
@@ -166,10 +165,7 @@ def _claim_lipschitz_advantage() -> Claim:
 def _claim_dead_relu() -> Claim:
     delta = APPENDIX_H_DELTA
     table = negative_axis_table(delta)
-    x = torch.linspace(-30.0, -delta, 100_001, dtype=torch.float64)
-    largest = float(srelu_derivative(x, delta).abs().max())
-    inside = torch.linspace(-delta, 0.0, 10_001, dtype=torch.float64)[1:-1]
-    least_inside = float(srelu_derivative(inside, delta).min())
+    largest, least_inside = srelu_negative_slopes(delta)
     share = table["srelu"]["zero_gradient_share"]
     exact = 1 - math.erf(delta / math.sqrt(2))
     alive = [BASELINES[n] for n in BASELINES if table[n]["zero_gradient_share"] < 1e-3]
