@@ -216,245 +216,233 @@ ARXIV_REFERENCES: tuple[Quoted, ...] = tuple(
     )
 )
 
-QUOTES.update(
-    {
-        "under_review": Quoted("Paper under double-blind review", "title page"),
-        "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
-        "framework_abstract": Quoted(
-            "we propose a general activation smoothing framework grounded in mollification theory", "abstract"
-        ),
-        "methodology_absent": Quoted(
-            "Yet, a general methodology for systematically smoothing non-smooth activations remains absent.", "Sec. 6"
-        ),
-        "smu_reference": Quoted(
-            "Smooth maximum unit: Smooth activation function for deep networks using smoothing maximum technique",
-            "References, Biswas et al. (2022), cited in Sec. 3",
-        ),
-        "baselines_sec5": Quoted(
-            "We compare against representative ReLU variants, including GELU, ELU, PReLU, CELU, SiLU, and Mish.",
-            "Sec. 5, experimental setup",
-        ),
-        "celu_sec2": Quoted(
-            "the Continuously Differentiable Exponential Linear Unit (CELU) (Barron, 2017) simplifies the ELU "
-            "parameterization for easier adjustment",
-            "Sec. 2",
-        ),
-        "lipschitz_advantage": Quoted(
-            "S-ReLU's Lipschitz constant of 1 ensures that its output never changes more rapidly than its input. "
-            "This property acts as a vital safeguard for stabilizing gradient flow in the network, which helps "
-            "prevent the problem of exploding gradients and makes the model more robust to small input "
-            "perturbations—a clear advantage over other activation functions.",
-            "Sec. 4.6, after Fact 1",
-            (1,),
-        ),
-        "dead_relu_app_e": Quoted(
-            "Within the interval (−δ,0), the S-ReLU function value varies, while its gradient persists and is "
-            "non-zero. This directly addresses the drawback of the standard ReLU, where the gradient is always zero "
-            'on the negative half-axis, effectively avoiding the "dead ReLU problem"',
-            "App. E",
-            (0,),
-        ),
-        "relu_drawbacks_sec2": Quoted(
-            'neurons can become permanently inactive ("dying ReLU"), and the absence of negative outputs '
-            "introduces distributional bias in subsequent layers",
-            "Sec. 2",
-        ),
-        "relu_drawbacks_sec3": Quoted(
-            "they suffer from intrinsic drawbacks that hinder further progress in deep neural networks. These "
-            "include gradient instability arising from non-differentiability (Biswas et al., 2022; Lee, 2023), "
-            "inefficient information propagation that accelerates signal degradation in deep layers (Hayou et al., "
-            "2019), and limited theoretical guarantees for regularization.",
-            "Sec. 3",
-        ),
-        "nondifferentiability_app_e": Quoted(
-            "completely eliminating the non-differentiability of the ReLU at the origin", "App. E"
-        ),
-        "mitigating_abstract": Quoted(
-            "derived from ReLU that inherits its favorable properties while mitigating inherent drawbacks", "abstract"
-        ),
-        "epanechnikov_optimal": Quoted(
-            "adopting the Epanechnikov kernel, which is theoretically optimal for minimizing the Mean Integrated "
-            "Squared Error. Moreover, among the class of non-negative polynomials satisfying the fundamental "
-            "smoothness conditions, it exhibits the lowest degree and the simplest closed form.",
-            "Sec. 4.6",
-        ),
-        "statistical_optimality": Quoted(
-            "Leveraging the Epanechnikov kernel, the framework achieves statistical optimality and computational "
-            "tractability",
-            "abstract",
-        ),
-        "hayou_relu_rate": Quoted(
-            r"for non-smooth functions like ReLU, this correlation converges at a rate of $O(1/l^2)$ , with the "
-            r"specific relationship being $1-c^l \sim 9\pi^2/2l^2$",
-            "Sec. 4.1, after Hayou et al. (2019)",
-            (9, 2),
-        ),
-        "hayou_smooth_rate": Quoted(
-            "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
-            "a rate of O(1/l)",
-            "Sec. 4.1, after Hayou et al. (2019)",
-            (1,),
-        ),
-        "smooth_better_sec_4_6": Quoted(
-            "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
-            "both the efficiency of the training process and the final performance of the model.",
-            "Sec. 4.6",
-        ),
-        "table4_setup": Quoted("conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
-    }
-)
+QUOTES |= {
+    "under_review": Quoted("Paper under double-blind review", "title page"),
+    "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
+    "framework_abstract": Quoted(
+        "we propose a general activation smoothing framework grounded in mollification theory", "abstract"
+    ),
+    "methodology_absent": Quoted(
+        "Yet, a general methodology for systematically smoothing non-smooth activations remains absent.", "Sec. 6"
+    ),
+    "smu_reference": Quoted(
+        "Smooth maximum unit: Smooth activation function for deep networks using smoothing maximum technique",
+        "References, Biswas et al. (2022), cited in Sec. 3",
+    ),
+    "baselines_sec5": Quoted(
+        "We compare against representative ReLU variants, including GELU, ELU, PReLU, CELU, SiLU, and Mish.",
+        "Sec. 5, experimental setup",
+    ),
+    "celu_sec2": Quoted(
+        "the Continuously Differentiable Exponential Linear Unit (CELU) (Barron, 2017) simplifies the ELU "
+        "parameterization for easier adjustment",
+        "Sec. 2",
+    ),
+    "lipschitz_advantage": Quoted(
+        "S-ReLU's Lipschitz constant of 1 ensures that its output never changes more rapidly than its input. "
+        "This property acts as a vital safeguard for stabilizing gradient flow in the network, which helps "
+        "prevent the problem of exploding gradients and makes the model more robust to small input "
+        "perturbations—a clear advantage over other activation functions.",
+        "Sec. 4.6, after Fact 1",
+        (1,),
+    ),
+    "dead_relu_app_e": Quoted(
+        "Within the interval (−δ,0), the S-ReLU function value varies, while its gradient persists and is "
+        "non-zero. This directly addresses the drawback of the standard ReLU, where the gradient is always zero "
+        'on the negative half-axis, effectively avoiding the "dead ReLU problem"',
+        "App. E",
+        (0,),
+    ),
+    "relu_drawbacks_sec2": Quoted(
+        'neurons can become permanently inactive ("dying ReLU"), and the absence of negative outputs '
+        "introduces distributional bias in subsequent layers",
+        "Sec. 2",
+    ),
+    "relu_drawbacks_sec3": Quoted(
+        "they suffer from intrinsic drawbacks that hinder further progress in deep neural networks. These "
+        "include gradient instability arising from non-differentiability (Biswas et al., 2022; Lee, 2023), "
+        "inefficient information propagation that accelerates signal degradation in deep layers (Hayou et al., "
+        "2019), and limited theoretical guarantees for regularization.",
+        "Sec. 3",
+    ),
+    "nondifferentiability_app_e": Quoted(
+        "completely eliminating the non-differentiability of the ReLU at the origin", "App. E"
+    ),
+    "mitigating_abstract": Quoted(
+        "derived from ReLU that inherits its favorable properties while mitigating inherent drawbacks", "abstract"
+    ),
+    "epanechnikov_optimal": Quoted(
+        "adopting the Epanechnikov kernel, which is theoretically optimal for minimizing the Mean Integrated "
+        "Squared Error. Moreover, among the class of non-negative polynomials satisfying the fundamental "
+        "smoothness conditions, it exhibits the lowest degree and the simplest closed form.",
+        "Sec. 4.6",
+    ),
+    "statistical_optimality": Quoted(
+        "Leveraging the Epanechnikov kernel, the framework achieves statistical optimality and computational "
+        "tractability",
+        "abstract",
+    ),
+    "hayou_relu_rate": Quoted(
+        r"for non-smooth functions like ReLU, this correlation converges at a rate of $O(1/l^2)$ , with the "
+        r"specific relationship being $1-c^l \sim 9\pi^2/2l^2$",
+        "Sec. 4.1, after Hayou et al. (2019)",
+        (9, 2),
+    ),
+    "hayou_smooth_rate": Quoted(
+        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
+        "a rate of O(1/l)",
+        "Sec. 4.1, after Hayou et al. (2019)",
+        (1,),
+    ),
+    "smooth_better_sec_4_6": Quoted(
+        "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
+        "both the efficiency of the training process and the final performance of the model.",
+        "Sec. 4.6",
+    ),
+    "table4_setup": Quoted("conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
+}
 
 #: The paper's formulas, statements and table rows that the theory and Table 1/3 claims show.
-QUOTES.update(
-    {
-        "proposition1": Quoted(
-            r"**Proposition 1.** The smoothing kernel  $\phi(x)$  is normalized, i.e.,  "
-            r"$\int_{\mathbb{R}} \phi(u) du = 1$",
-            "Sec. 4.2, Proposition 1 (proof in App. B)",
-            (1,),
-        ),
-        "proposition2": Quoted(
-            r"**Proposition 2.**  $\phi(x) \in C^{\infty}(\mathbb{R})$ , i.e.,  $\phi(x)$  is infinitely "
-            r"differentiable on  $\mathbb{R}$ , and  $\phi^{(k)}(x) = 0, |x| \ge 1$ . Furthermore, for each natural "
-            r"number k,  $\phi^{(k)}(x)$  is bounded on  $\mathbb{R}$ .",
-            "Sec. 4.2, Proposition 2",
-        ),
-        "epanechnikov": Quoted(
-            r"We select the Epanechnikov kernel function, denoted as  $\phi_{\delta}(x)$ , parameterized by the "
-            r"smoothing radius  $\delta$ . This kernel acts as a weighting function with compact support on the "
-            r"interval  $[-\delta, \delta]$ . Its normalized form is:",
-            "Sec. 4.6",
-        ),
-        "srelu_middle": Quoted(
-            r"\frac{x}{2} + \frac{3x^2}{8\delta} + \frac{3\delta}{16} - \frac{x^4}{16\delta^3} & \text{,if } "
-            r"-\delta < x < \delta",
-            "Sec. 4.6, the S-ReLU closed form (again in App. C)",
-        ),
-        "srelu_d1_middle": Quoted(
-            r"\frac{1}{2} + \frac{3x}{4\delta} - \frac{x^3}{4\delta^3} & , \text{if } -\delta < x < \delta",
-            "App. F, Remark 4, the first derivative",
-        ),
-        "srelu_d2_middle": Quoted(
-            r"\frac{3}{4\delta} - \frac{3x^2}{4\delta^3} & , \text{if } -\delta \le x \le \delta",
-            "App. F, Remark 4, the second derivative",
-        ),
-        "uniform_error": Quoted(
-            r"\sup_{x \in \mathbb{R}} |\mathbf{S}-\mathbf{ReLU}(x) - \mathbf{ReLU}(x)| = \frac{3\delta}{16}",
-            "Sec. 4.6 (again in App. C)",
-        ),
-        "appendix_d_a": Quoted("a = 0.01", "App. D, the pseudocode", (0.01,)),
-        "appendix_d_where": Quoted(
-            "output = torch.where(condition1, p1,torch.where(condition2, p2,p3))", "App. D, the pseudocode"
-        ),
-        "gelu_d1": Quoted(
-            r"\frac{d\text{GELU}(x)}{dx} = \Phi(x) + x\phi(x) = \Phi(x) + x\frac{1}{\sqrt{2\pi}}e^{-\frac{x^2}{2}}",
-            "App. F, Remark 1",
-        ),
-        "gelu_d2": Quoted(
-            r"\frac{d^2 \text{GELU}(x)}{dx^2} = \phi(x)(2 - x^2) = \frac{1}{\sqrt{2\pi}} e^{-\frac{x^2}{2}} (2 - x^2)",
-            "App. F, Remark 1",
-        ),
-        "silu_d1": Quoted(r"\frac{d\text{SiLU}(x)}{dx} = \frac{(x+1)e^{-x} + 1}{(1+e^{-x})^2}", "App. F, Remark 2"),
-        "silu_d2": Quoted(
-            r"\frac{d^2\text{SiLU}(x)}{dx^2} = \frac{e^x(-e^x(x-2) + x + 2)}{(1+e^x)^3}", "App. F, Remark 2"
-        ),
-        "mish_d1": Quoted(
-            r"\frac{d\mathrm{Mish}(x)}{dx} = \frac{e^x[4(x+1) + 4e^{2x} + e^{3x} + e^x(4x+6)]}{(e^{2x} + 2e^x + 2)^2}",
-            "App. F, Remark 3",
-        ),
-        "mish_d2": Quoted(
-            r"\frac{d^2\mathrm{Mish}(x)}{dx^2} = \frac{4e^x(3e^{2x}(x-2) + 2e^{3x}(x-1) - 2(x+2) - 2e^x(x+4))}"
-            r"{(e^{2x} + 2e^x + 2)^3}",
-            "App. F, Remark 3",
-        ),
-        "lipschitz_gelu": Quoted(
-            "Lipschitz constant of GELU is 1.084", "Fact 1 (Sec. 4.6); App. F, Remark 1", (1.084,)
-        ),
-        "lipschitz_silu": Quoted("Lipschitz constant of SiLU is 1.100", "Fact 1 (Sec. 4.6); App. F, Remark 2", (1.1,)),
-        "lipschitz_mish": Quoted(
-            "Lipschitz constant of Mish is 1.089", "Fact 1 (Sec. 4.6); App. F, Remark 3", (1.089,)
-        ),
-        "lipschitz_srelu": Quoted(
-            "Lipschitz constant of S-ReLU is 1.000", "Fact 1 (Sec. 4.6); App. F, Remark 4", (1.0,)
-        ),
-        "critical_points_gelu": Quoted(r"This yields the critical points  $x = \pm \sqrt{2}$", "App. F, Remark 1"),
-        "critical_points_silu": Quoted(
-            r"we solve for the critical points, which are found to be  $x \approx \pm 2.3994$",
-            "App. F, Remark 2",
-            (2.3994,),
-        ),
-        "critical_points_mish": Quoted(
-            r"$x_1 \approx -2.2564$  and  $x_2 \approx 1.4906$", "App. F, Remark 3", (-2.2564, 1.4906)
-        ),
-        "derivative_range_silu": Quoted(
-            "its value is bounded within the interval [-0.100, 1.100]", "App. F, Remark 2", (-0.1, 1.1)
-        ),
-        "derivative_range_mish": Quoted(
-            "its values are bounded within the interval [-0.113, 1.089]", "App. F, Remark 3", (-0.113, 1.089)
-        ),
-        "lipschitz_bound_delta": Quoted(
-            r"Additionally, increasing the value of  $\delta$  lowers the Lipschitz upper bound of the enhanced "
-            "activation function, thereby promoting a more stable training gradient.",
-            r"Sec. 4.5, after the bound $L_{\delta} \leq M \cdot C_{\phi} / \delta$",
-        ),
-        "correlation_rate": Quoted(
-            "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
-            "a rate of O(1/l)",
-            "Sec. 4.1, citing Hayou et al. (2019)",
-            (1,),
-        ),
-        "table1_caption": Quoted(
-            "Table 1: Test accuracy on CIFAR-10, CIFAR-100, and ImageNet-1K over 100 epochs.", "Table 1", (1, 100)
-        ),
-        "table2_caption": Quoted(
-            "Table 2: Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.", "Table 2", (2, 100)
-        ),
-        "table1_average_cifar10": Quoted(
-            r"CIFAR-10 Average 72.2±0.5 $67.8 \pm 0.6$ $76.4 \pm 0.3$ $67.6 \pm 0.5$",
-            "Table 1, row CIFAR-10 Average (columns GELU, ELU, PReLU, CELU)",
-            (67.6,),
-        ),
-        "table1_average_cifar100": Quoted(
-            r"CIFAR-100 Average 42.2±0.8 $43.1 \pm 0.1$ $47.4 \pm 0.7$ 37.5±0.4",
-            "Table 1, row CIFAR-100 Average (columns GELU, ELU, PReLU, CELU)",
-            (37.5,),
-        ),
-        "table1_average_imagenet": Quoted(
-            "ImageNet-1K Average 57.8±0.4 43.2±0.7 58.8±0.4 43.3±0.7",
-            "Table 1, row ImageNet-1K Average (columns GELU, ELU, PReLU, CELU)",
-            (43.3,),
-        ),
-        "table3_text": Quoted(
-            "Compared with GELU, S-ReLU consistently achieves higher chosen rewards, lower rejected rewards, larger "
-            "reward margins, and improved preference accuracy.",
-            "Sec. 5.2, on Table 3",
-        ),
-        "table3_beta0.1_srelu": Quoted(
-            r"$\beta = 0.1$   S-RELU   0.1501±		0.0984±0.0008	<b>0.5938</b> ± <b>0.0000</b>",
-            "Table 3, β = 0.1, S-ReLU row (columns chosen reward, an unlabelled column, preference accuracy)",
-            (0.1501, 0.5938),
-        ),
-        "table3_beta0.1_gelu": Quoted(
-            "GELU   -0.2037=		0.0659±0.0019	0.5313±0.0012", "Table 3, β = 0.1, GELU row", (-0.2037, 0.5313)
-        ),
-        "table3_beta2_srelu": Quoted(
-            r"$\beta = 2$   S-RELU   0.3861±		0.0532±0.0030	<b>0.5156±0.0005</b>",
-            "Table 3, β = 2, S-ReLU row",
-            (0.3861, 0.5156),
-        ),
-        "table3_beta2_gelu": Quoted(
-            "GELU   -1.6600=		0.0460±0.0055	0.5080±0.0022", "Table 3, β = 2, GELU row", (-1.66, 0.508)
-        ),
-        "table3_beta5_srelu": Quoted(
-            r"$\beta = 5$   S-RELU   1.1062±		1.8664±0.0041	<b>0.5103</b> ± <b>0.0017</b>",
-            "Table 3, β = 5, S-ReLU row",
-            (1.1062, 0.5103),
-        ),
-        "table3_beta5_gelu": Quoted(
-            "GELU   -3.6484=		1.1815±0.0034	0.5012±0.0001", "Table 3, β = 5, GELU row", (-3.6484, 0.5012)
-        ),
-    }
-)
+QUOTES |= {
+    "proposition1": Quoted(
+        r"**Proposition 1.** The smoothing kernel  $\phi(x)$  is normalized, i.e.,  "
+        r"$\int_{\mathbb{R}} \phi(u) du = 1$",
+        "Sec. 4.2, Proposition 1 (proof in App. B)",
+        (1,),
+    ),
+    "proposition2": Quoted(
+        r"**Proposition 2.**  $\phi(x) \in C^{\infty}(\mathbb{R})$ , i.e.,  $\phi(x)$  is infinitely "
+        r"differentiable on  $\mathbb{R}$ , and  $\phi^{(k)}(x) = 0, |x| \ge 1$ . Furthermore, for each natural "
+        r"number k,  $\phi^{(k)}(x)$  is bounded on  $\mathbb{R}$ .",
+        "Sec. 4.2, Proposition 2",
+    ),
+    "epanechnikov": Quoted(
+        r"We select the Epanechnikov kernel function, denoted as  $\phi_{\delta}(x)$ , parameterized by the "
+        r"smoothing radius  $\delta$ . This kernel acts as a weighting function with compact support on the "
+        r"interval  $[-\delta, \delta]$ . Its normalized form is:",
+        "Sec. 4.6",
+    ),
+    "srelu_middle": Quoted(
+        r"\frac{x}{2} + \frac{3x^2}{8\delta} + \frac{3\delta}{16} - \frac{x^4}{16\delta^3} & \text{,if } "
+        r"-\delta < x < \delta",
+        "Sec. 4.6, the S-ReLU closed form (again in App. C)",
+    ),
+    "srelu_d1_middle": Quoted(
+        r"\frac{1}{2} + \frac{3x}{4\delta} - \frac{x^3}{4\delta^3} & , \text{if } -\delta < x < \delta",
+        "App. F, Remark 4, the first derivative",
+    ),
+    "srelu_d2_middle": Quoted(
+        r"\frac{3}{4\delta} - \frac{3x^2}{4\delta^3} & , \text{if } -\delta \le x \le \delta",
+        "App. F, Remark 4, the second derivative",
+    ),
+    "uniform_error": Quoted(
+        r"\sup_{x \in \mathbb{R}} |\mathbf{S}-\mathbf{ReLU}(x) - \mathbf{ReLU}(x)| = \frac{3\delta}{16}",
+        "Sec. 4.6 (again in App. C)",
+    ),
+    "appendix_d_a": Quoted("a = 0.01", "App. D, the pseudocode", (0.01,)),
+    "appendix_d_where": Quoted(
+        "output = torch.where(condition1, p1,torch.where(condition2, p2,p3))", "App. D, the pseudocode"
+    ),
+    "gelu_d1": Quoted(
+        r"\frac{d\text{GELU}(x)}{dx} = \Phi(x) + x\phi(x) = \Phi(x) + x\frac{1}{\sqrt{2\pi}}e^{-\frac{x^2}{2}}",
+        "App. F, Remark 1",
+    ),
+    "gelu_d2": Quoted(
+        r"\frac{d^2 \text{GELU}(x)}{dx^2} = \phi(x)(2 - x^2) = \frac{1}{\sqrt{2\pi}} e^{-\frac{x^2}{2}} (2 - x^2)",
+        "App. F, Remark 1",
+    ),
+    "silu_d1": Quoted(r"\frac{d\text{SiLU}(x)}{dx} = \frac{(x+1)e^{-x} + 1}{(1+e^{-x})^2}", "App. F, Remark 2"),
+    "silu_d2": Quoted(r"\frac{d^2\text{SiLU}(x)}{dx^2} = \frac{e^x(-e^x(x-2) + x + 2)}{(1+e^x)^3}", "App. F, Remark 2"),
+    "mish_d1": Quoted(
+        r"\frac{d\mathrm{Mish}(x)}{dx} = \frac{e^x[4(x+1) + 4e^{2x} + e^{3x} + e^x(4x+6)]}{(e^{2x} + 2e^x + 2)^2}",
+        "App. F, Remark 3",
+    ),
+    "mish_d2": Quoted(
+        r"\frac{d^2\mathrm{Mish}(x)}{dx^2} = \frac{4e^x(3e^{2x}(x-2) + 2e^{3x}(x-1) - 2(x+2) - 2e^x(x+4))}"
+        r"{(e^{2x} + 2e^x + 2)^3}",
+        "App. F, Remark 3",
+    ),
+    "lipschitz_gelu": Quoted("Lipschitz constant of GELU is 1.084", "Fact 1 (Sec. 4.6); App. F, Remark 1", (1.084,)),
+    "lipschitz_silu": Quoted("Lipschitz constant of SiLU is 1.100", "Fact 1 (Sec. 4.6); App. F, Remark 2", (1.1,)),
+    "lipschitz_mish": Quoted("Lipschitz constant of Mish is 1.089", "Fact 1 (Sec. 4.6); App. F, Remark 3", (1.089,)),
+    "lipschitz_srelu": Quoted("Lipschitz constant of S-ReLU is 1.000", "Fact 1 (Sec. 4.6); App. F, Remark 4", (1.0,)),
+    "critical_points_gelu": Quoted(r"This yields the critical points  $x = \pm \sqrt{2}$", "App. F, Remark 1"),
+    "critical_points_silu": Quoted(
+        r"we solve for the critical points, which are found to be  $x \approx \pm 2.3994$",
+        "App. F, Remark 2",
+        (2.3994,),
+    ),
+    "critical_points_mish": Quoted(
+        r"$x_1 \approx -2.2564$  and  $x_2 \approx 1.4906$", "App. F, Remark 3", (-2.2564, 1.4906)
+    ),
+    "derivative_range_silu": Quoted(
+        "its value is bounded within the interval [-0.100, 1.100]", "App. F, Remark 2", (-0.1, 1.1)
+    ),
+    "derivative_range_mish": Quoted(
+        "its values are bounded within the interval [-0.113, 1.089]", "App. F, Remark 3", (-0.113, 1.089)
+    ),
+    "lipschitz_bound_delta": Quoted(
+        r"Additionally, increasing the value of  $\delta$  lowers the Lipschitz upper bound of the enhanced "
+        "activation function, thereby promoting a more stable training gradient.",
+        r"Sec. 4.5, after the bound $L_{\delta} \leq M \cdot C_{\phi} / \delta$",
+    ),
+    "correlation_rate": Quoted(
+        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
+        "a rate of O(1/l)",
+        "Sec. 4.1, citing Hayou et al. (2019)",
+        (1,),
+    ),
+    "table1_caption": Quoted(
+        "Table 1: Test accuracy on CIFAR-10, CIFAR-100, and ImageNet-1K over 100 epochs.", "Table 1", (1, 100)
+    ),
+    "table2_caption": Quoted(
+        "Table 2: Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.", "Table 2", (2, 100)
+    ),
+    "table1_average_cifar10": Quoted(
+        r"CIFAR-10 Average 72.2±0.5 $67.8 \pm 0.6$ $76.4 \pm 0.3$ $67.6 \pm 0.5$",
+        "Table 1, row CIFAR-10 Average (columns GELU, ELU, PReLU, CELU)",
+        (67.6,),
+    ),
+    "table1_average_cifar100": Quoted(
+        r"CIFAR-100 Average 42.2±0.8 $43.1 \pm 0.1$ $47.4 \pm 0.7$ 37.5±0.4",
+        "Table 1, row CIFAR-100 Average (columns GELU, ELU, PReLU, CELU)",
+        (37.5,),
+    ),
+    "table1_average_imagenet": Quoted(
+        "ImageNet-1K Average 57.8±0.4 43.2±0.7 58.8±0.4 43.3±0.7",
+        "Table 1, row ImageNet-1K Average (columns GELU, ELU, PReLU, CELU)",
+        (43.3,),
+    ),
+    "table3_text": Quoted(
+        "Compared with GELU, S-ReLU consistently achieves higher chosen rewards, lower rejected rewards, larger "
+        "reward margins, and improved preference accuracy.",
+        "Sec. 5.2, on Table 3",
+    ),
+    "table3_beta0.1_srelu": Quoted(
+        r"$\beta = 0.1$   S-RELU   0.1501±		0.0984±0.0008	<b>0.5938</b> ± <b>0.0000</b>",
+        "Table 3, β = 0.1, S-ReLU row (columns chosen reward, an unlabelled column, preference accuracy)",
+        (0.1501, 0.5938),
+    ),
+    "table3_beta0.1_gelu": Quoted(
+        "GELU   -0.2037=		0.0659±0.0019	0.5313±0.0012", "Table 3, β = 0.1, GELU row", (-0.2037, 0.5313)
+    ),
+    "table3_beta2_srelu": Quoted(
+        r"$\beta = 2$   S-RELU   0.3861±		0.0532±0.0030	<b>0.5156±0.0005</b>",
+        "Table 3, β = 2, S-ReLU row",
+        (0.3861, 0.5156),
+    ),
+    "table3_beta2_gelu": Quoted(
+        "GELU   -1.6600=		0.0460±0.0055	0.5080±0.0022", "Table 3, β = 2, GELU row", (-1.66, 0.508)
+    ),
+    "table3_beta5_srelu": Quoted(
+        r"$\beta = 5$   S-RELU   1.1062±		1.8664±0.0041	<b>0.5103</b> ± <b>0.0017</b>",
+        "Table 3, β = 5, S-ReLU row",
+        (1.1062, 0.5103),
+    ),
+    "table3_beta5_gelu": Quoted(
+        "GELU   -3.6484=		1.1815±0.0034	0.5012±0.0001", "Table 3, β = 5, GELU row", (-3.6484, 0.5012)
+    ),
+}
 #: Table 3's six rows, in the order of the table.
 TABLE3_ROWS: tuple[Quoted, ...] = tuple(
     QUOTES[f"table3_beta{b}_{a}"] for b in ("0.1", "2", "5") for a in ("srelu", "gelu")
