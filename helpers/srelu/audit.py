@@ -2,7 +2,7 @@
 
 Each finding is one small function returning a :class:`~helpers.core.report.Claim` whose verdict rests
 on an exact computation or on the source's own printed numbers (``basis="source"``); the source's
-values and words come from :mod:`helpers.srelu.paper`, ours are computed here. The page
+values and words come from :mod:`helpers.srelu.paper`, ours from :mod:`helpers.srelu.audit_computations`. The page
 ``notebooks/93_audit_srelu`` shows each one. Findings already in :mod:`helpers.srelu.claims` (C² not
 C^∞, the Lipschitz constants, the minimum that is a maximum, Table 4's margins, Table 3's rejected
 rewards...) are not repeated.
@@ -15,12 +15,11 @@ import math
 import re
 
 import sympy as sp
-import torch
 
 from helpers.core.attribution import Derived
 from helpers.core.report import Claim, Verdict, audit_claim
+from helpers.srelu import paper
 from helpers.srelu import protocol as P
-from helpers.srelu.activation import srelu_derivative
 from helpers.srelu.audit_computations import (
     BASELINES,
     _arxiv_month,
@@ -33,34 +32,14 @@ from helpers.srelu.audit_computations import (
     relu_correlation_depths,
     relu_kernel_smoothing,
     smelu_match,
+    srelu_negative_slopes,
 )
-from helpers.srelu.paper import (
-    APPENDIX_H_DELTA,
-    HAYOU_RELU_CONSTANT,
-    PAPER_RUNS,
-    QUOTES,
-    SOURCE,
-    TABLE1_CELU_PER_MODEL,
-    TABLE1_UNLABELLED_ROW_VALUES,
-    TABLE4,
-)
+from helpers.srelu.paper import APPENDIX_H_DELTA, QUOTES, SOURCE
 from helpers.srelu.smelu import SMELU_REFERENCE
 
-__all__ = [
-    "NB_AUDIT",
-    "ANCHORS",
-    "BASELINES",
-    "elu_celu_gap",
-    "elu_celu_cells",
-    "smelu_match",
-    "lipschitz_table",
-    "negative_axis_table",
-    "relu_kernel_smoothing",
-    "relu_correlation_depths",
-    "newest_arxiv_reference",
-    "lost_table_cells",
-    "claims",
-]
+__all__ = ["NB_AUDIT", "ANCHORS", "BASELINES", "elu_celu_gap", "elu_celu_cells", "smelu_match", "lipschitz_table"]
+__all__ += ["negative_axis_table", "relu_kernel_smoothing", "relu_correlation_depths", "newest_arxiv_reference"]
+__all__ += ["lost_table_cells", "claims"]
 
 NB_AUDIT = "notebooks/93_audit_srelu"
 #: MyST label of the page section that shows each finding.
@@ -78,15 +57,17 @@ ANCHORS: dict[str, str] = {
 #: One finding of this audit: an exact computation unless a row says otherwise.
 _claim = functools.partial(audit_claim, source=SOURCE, notebook=NB_AUDIT, profile="theory", scale="exact")
 
+
+def _verdict(holds: bool, *, caveat: bool) -> Verdict:
+    """A claim that holds (with a caveat, or not) or is contradicted."""
+    return ("confirmed with a caveat" if caveat else "confirmed") if holds else "contradicted"
+
+
 #: The ELU/CELU rows' reading: the paper states no α for either baseline.
 _ELU_CELU_READING = "ELU and CELU both at α = 1 (the library defaults; the paper states no α)"
 
 
-# --------------------------------------------------------------------------------------------
 # Baselines: ELU and CELU
-# --------------------------------------------------------------------------------------------
-
-
 def _claim_elu_celu_distinct() -> Claim:
     gap, dgap, a_e, a_c = elu_celu_gap()
     return _claim(
@@ -116,14 +97,14 @@ def _claim_elu_celu_printed() -> Claim:
         f"{len(outside)} of {len(cells)} cells differ beyond their printed spread; {worst}: ELU − CELU = "
         f"{d.diff:+.1f} points, 95% CI {d.welch().ci_text(1)} (Welch t from the printed mean ± std)"
     )
-    c100 = TABLE1_UNLABELLED_ROW_VALUES["CIFAR-100"]["ELU"][0]
-    celu_max = max(m for m, _ in TABLE1_CELU_PER_MODEL["CIFAR-100"].values())
-    paper = Derived(
+    c100 = paper.TABLE1_UNLABELLED_ROW_VALUES["CIFAR-100"]["ELU"][0]
+    celu_max = max(m for m, _ in paper.TABLE1_CELU_PER_MODEL["CIFAR-100"].values())
+    printed = Derived(
         "; ".join(
             f"{k}: ELU {cells[k].mean_a:.1f} ± {cells[k].std_a:.1f}, CELU {cells[k].mean_b:.1f} ± {cells[k].std_b:.1f}"
             for k in cells
         ),
-        f"the ELU and CELU cells of Tables 1-2 side by side; {PAPER_RUNS} runs per cell is our assumption "
+        f"the ELU and CELU cells of Tables 1-2 side by side; {paper.PAPER_RUNS} runs per cell is our assumption "
         "(Tables 1-2 state no run count)",
     )
     return _claim(
@@ -132,7 +113,7 @@ def _claim_elu_celu_printed() -> Claim:
         claim="The printed ELU and CELU results can be results of the same function (they agree within their "
         "printed spread in every cell)",
         where="Tables 1-2",
-        paper_value=paper,
+        paper_value=printed,
         our_value=ours,
         verdict="contradicted" if outside else "confirmed",
         note="ELU and CELU are the same function at the default α = 1 (row above). Run with the same seeds "
@@ -147,11 +128,7 @@ def _claim_elu_celu_printed() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Advantages: Lipschitz constant and the negative half-axis, against each baseline
-# --------------------------------------------------------------------------------------------
-
-
 def _claim_lipschitz_advantage() -> Claim:
     table = lipschitz_table()
     mine = table["srelu"]
@@ -166,10 +143,7 @@ def _claim_lipschitz_advantage() -> Claim:
         "too (ELU, CELU at α = 1; PReLU at its initial slope 0.25, 1-Lipschitz for any |a| ≤ 1), so it is no "
         "advantage over those"
     )
-    if len(above) < len(fact1):
-        verdict: Verdict = "contradicted"
-    else:
-        verdict = "confirmed with a caveat" if equal else "confirmed"
+    verdict = _verdict(len(above) == len(fact1), caveat=bool(equal))
     return _claim(
         key="srelu-audit-lipschitz-advantage",
         anchor=ANCHORS["lipschitz"],
@@ -191,10 +165,7 @@ def _claim_lipschitz_advantage() -> Claim:
 def _claim_dead_relu() -> Claim:
     delta = APPENDIX_H_DELTA
     table = negative_axis_table(delta)
-    x = torch.linspace(-30.0, -delta, 100_001, dtype=torch.float64)
-    largest = float(srelu_derivative(x, delta).abs().max())
-    inside = torch.linspace(-delta, 0.0, 10_001, dtype=torch.float64)[1:-1]
-    least_inside = float(srelu_derivative(inside, delta).min())
+    largest, least_inside = srelu_negative_slopes(delta)
     share = table["srelu"]["zero_gradient_share"]
     exact = 1 - math.erf(delta / math.sqrt(2))
     alive = [BASELINES[n] for n in BASELINES if table[n]["zero_gradient_share"] < 1e-3]
@@ -252,11 +223,7 @@ def _claim_drawbacks() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Mechanisms: the kernel
-# --------------------------------------------------------------------------------------------
-
-
 def _claim_lowest_degree() -> Claim:
     rows = {r.name: r for r in relu_kernel_smoothing()}
     epa, tri = rows["Epanechnikov (S-ReLU)"], rows["triangle"]
@@ -302,10 +269,7 @@ def _claim_optimal_kernel() -> Claim:
         + ", ".join(f"{r.name} {r.error_per_sd:.4f}" for r in rows.values())
         + f", Gaussian {gauss:.4f}"
     )
-    if not mise_best:
-        verdict: Verdict = "contradicted"
-    else:
-        verdict = "confirmed with a caveat" if better else "confirmed"
+    verdict = _verdict(mise_best, caveat=bool(better))
     return _claim(
         key="srelu-audit-epanechnikov-optimal",
         anchor=ANCHORS["kernel"],
@@ -326,15 +290,11 @@ def _claim_optimal_kernel() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Cited theory: Hayou et al.'s correlation rates
-# --------------------------------------------------------------------------------------------
-
-
 def _claim_hayou_constant() -> Claim:
     rescaled, _ = relu_correlation_depths()
     deepest = max(rescaled)
-    gap = abs(rescaled[deepest] / HAYOU_RELU_CONSTANT - 1)
+    gap = abs(rescaled[deepest] / paper.HAYOU_RELU_CONSTANT - 1)
     return _claim(
         key="srelu-audit-relu-propagation-rate",
         anchor=ANCHORS["propagation"],
@@ -343,7 +303,7 @@ def _claim_hayou_constant() -> Claim:
         paper_value=QUOTES["hayou_relu_rate"],
         our_value="l²(1 − c_l) = "
         + ", ".join(f"{v:.2f} (l = {k:,})" for k, v in rescaled.items())
-        + f"; 9π²/2 = {HAYOU_RELU_CONSTANT:.2f}",
+        + f"; 9π²/2 = {paper.HAYOU_RELU_CONSTANT:.2f}",
         verdict="confirmed" if gap < 0.01 else "contradicted",
         note="Iterating the correlation map of ReLU (the arc-cosine kernel) from c₀ = 0 at 40 digits: "
         "l²(1 − c_l) tends to 9π²/2 (within 1% at the deepest checkpoint). The source prints "
@@ -378,11 +338,7 @@ def _claim_smooth_regime() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Prior work: SmeLU
-# --------------------------------------------------------------------------------------------
-
-
 def _claim_smelu_first() -> Claim:
     newest, when = newest_arxiv_reference()
     gap = smelu_match()
@@ -413,16 +369,12 @@ def _claim_smelu_first() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Damaged tables
-# --------------------------------------------------------------------------------------------
-
-
 def _claim_table4_vs_table1() -> Claim:
     lost = lost_table_cells()
     n_cells = sum(len(v["cells"]) for v in lost.values())
     n_label = sum(len(v["label lost"]) for v in lost.values())
-    c10, c100 = TABLE4["CIFAR-10"][APPENDIX_H_DELTA], TABLE4["CIFAR-100"][APPENDIX_H_DELTA]
+    c10, c100 = paper.TABLE4["CIFAR-10"][APPENDIX_H_DELTA], paper.TABLE4["CIFAR-100"][APPENDIX_H_DELTA]
     return _claim(
         key="srelu-audit-table4-table1-agree",
         anchor=ANCHORS["damaged"],

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from helpers.core import tables as T
 from helpers.core.registry import get_activation
-from helpers.srelu.activation import srelu
+from helpers.srelu.activation import srelu, srelu_derivative
 from helpers.srelu.mollify import BoxKernel, mollify
 from helpers.srelu.paper import (
     APPENDIX_H_DELTA,
@@ -107,6 +107,13 @@ def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> 
             "min_value": float(y.detach().min()),
         }
     return out
+
+
+def srelu_negative_slopes(delta: float = APPENDIX_H_DELTA) -> tuple[float, float]:
+    """``(largest |S-ReLU′| on [−30, −δ], least S-ReLU′ inside (−δ, 0))`` on float64 grids."""
+    x = torch.linspace(-30.0, -delta, 100_001, dtype=torch.float64)
+    inside = torch.linspace(-delta, 0.0, 10_001, dtype=torch.float64)[1:-1]
+    return float(srelu_derivative(x, delta).abs().max()), float(srelu_derivative(inside, delta).min())
 
 
 _X, _Y = sp.symbols("x y", real=True)

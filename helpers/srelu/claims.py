@@ -2,8 +2,9 @@
 
 Our values are computed in :func:`theory_claims` by :mod:`helpers.srelu.theory` and
 :mod:`helpers.srelu.activation`, and in :func:`experiment_claims` from the committed results of the
-δ-sensitivity, benchmark and DPO protocols (one function per claim in
-:mod:`helpers.srelu.table_claims`, the DPO rows in :mod:`helpers.srelu.dpo_analysis`);
+δ-sensitivity, benchmark and DPO protocols (one function per claim: Table 4 in
+:mod:`helpers.srelu.table4_claims`, Tables 1-2 in :mod:`helpers.srelu.table_claims`, Table 3's DPO
+stand-in in :mod:`helpers.srelu.dpo_analysis`);
 :func:`claims` returns both lists."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from helpers.srelu.dpo_analysis import claims as dpo_claims
 from helpers.srelu.dpo_experiment import dpo_configs
 from helpers.srelu.paper import DELTA_BEST_MARGIN
 from helpers.srelu.run_tables import StoredRuns, load_runs
+from helpers.srelu.table4_claims import table4_best_delta_claim, table4_large_delta_drop_claim
 from helpers.srelu.table_claims import (
     BENCHMARKS,
     advantage_from_smoothing_claim,
@@ -28,8 +30,6 @@ from helpers.srelu.table_claims import (
     imagenet_convnext_claim,
     margin_size_claim,
     table1_average_row_claim,
-    table4_best_delta_claim,
-    table4_large_delta_drop_claim,
 )
 from helpers.srelu.theory_claims import paper_expr, theory_claims, untested_theory_claims
 

@@ -9,7 +9,8 @@ pairs and DPO batch order), with the book's statistics (:mod:`helpers.core.stati
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,21 +22,9 @@ from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, Claim, claim_key, fa
 from helpers.core.statistics import InsufficientData, paired_comparison
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
-__all__ = [
-    "METRICS",
-    "PAPER_TABLE3",
-    "claims",
-    "gpt2_small_parameters",
-    "grad_norm_frame",
-    "grad_norm_table",
-    "metrics_frame",
-    "paired_table",
-    "paper_accuracy_fractions",
-    "pretrain_losses",
-    "paper_rejected_reward_readings",
-    "plot_grad_norms",
-    "summary_table",
-]
+__all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table"]
+__all__ += ["metrics_frame", "paired_table", "paper_accuracy_fractions", "pretrain_losses"]
+__all__ += ["paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
 
 #: Table 3's four metrics on the validation pairs (names as in the result files).
 METRICS: tuple[str, ...] = ("chosen_reward", "rejected_reward", "reward_margin", "preference_accuracy")
@@ -70,26 +59,38 @@ NOTEBOOK = "notebooks/22_srelu_dpo"
 SOURCE = "S-ReLU paper"  # as in helpers.srelu.paper, so the report groups the rows with that paper
 
 
+def _settings(results: Sequence[dict]) -> Iterator[tuple[dict, str, float, dict]]:
+    """``(result, family, β, run)`` for each DPO setting of each result (keys ``family/beta=β``)."""
+    for r in results:
+        for key, run in r["dpo"].items():
+            family, beta = key.split("/beta=")
+            yield r, family, float(beta), run
+
+
+def _row(r: dict, family: str, beta: float, **values: object) -> dict:
+    return {
+        "activation": r["config"]["activation"],
+        "seed": r["config"]["seed"],
+        "family": family,
+        "beta": beta,
+        **values,
+    }
+
+
 def metrics_frame(results: Sequence[dict]) -> pd.DataFrame:
     """One row per (activation, seed, family, β): Table 3's metrics on the validation pairs and
     the pre-training validation loss."""
-    rows = []
-    for r in results:
-        cfg = r["config"]
-        for key, run in r["dpo"].items():
-            family, beta = key.split("/beta=")
-            rows.append(
-                {
-                    "activation": cfg["activation"],
-                    "seed": cfg["seed"],
-                    "family": family,
-                    "beta": float(beta),
-                    **{m: run["val"][m] for m in METRICS},
-                    "n_pairs": run["val"]["n_pairs"],
-                    "pretrain_val_loss": r["pretrain_val_loss"],
-                }
-            )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        _row(
+            r,
+            family,
+            beta,
+            **{m: run["val"][m] for m in METRICS},
+            n_pairs=run["val"]["n_pairs"],
+            pretrain_val_loss=r["pretrain_val_loss"],
+        )
+        for r, family, beta, run in _settings(results)
+    )
 
 
 def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -151,22 +152,11 @@ def paired_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def grad_norm_frame(results: Sequence[dict]) -> pd.DataFrame:
     """Long frame of the DPO gradient norm (before clipping) per step, run and setting."""
-    rows = []
-    for r in results:
-        cfg = r["config"]
-        for key, run in r["dpo"].items():
-            family, beta = key.split("/beta=")
-            rows += [
-                {
-                    "activation": cfg["activation"],
-                    "seed": cfg["seed"],
-                    "family": family,
-                    "beta": float(beta),
-                    "step": i + 1,
-                    "grad_norm": g,
-                }
-                for i, g in enumerate(run["grad_norm"])
-            ]
+    rows = [
+        _row(r, family, beta, step=i + 1, grad_norm=g)
+        for r, family, beta, run in _settings(results)
+        for i, g in enumerate(run["grad_norm"])
+    ]
     return pd.DataFrame(rows)
 
 
@@ -213,13 +203,8 @@ def plot_grad_norms(results: Sequence[dict]):
             for act, colour in colours.items():
                 sel = frame[(frame.family == family) & (frame.beta == beta) & (frame.activation == act)]
                 g = sel.groupby("step").grad_norm
-                ax.plot(
-                    g.mean().index,
-                    g.mean().values,
-                    color=colour,
-                    lw=1.2,
-                    label={"gelu": "GELU", "srelu": "S-ReLU"}[act],
-                )
+                label = {"gelu": "GELU", "srelu": "S-ReLU"}[act]
+                ax.plot(g.mean().index, g.mean().values, color=colour, lw=1.2, label=label)
                 ax.fill_between(g.mean().index, g.min().values, g.max().values, color=colour, alpha=0.2, lw=0)
             ax.set_title(f"{family}, β = {beta:g}", fontsize=9)
             ax.set_yscale("log")
@@ -319,14 +304,14 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
         "stand-in: character-level GPT pre-trained on Tiny Shakespeare (for GPT-2 + SFT), "
         "preference pairs from unseen Shakespeare text (for SHP/HH)"
     )
+    row = functools.partial(Claim, source=f"{SOURCE}, Sec. 5.2 / Table 3", notebook=NOTEBOOK, anchor="srelu-dpo-claims")
     out: list = []
     readings = paper_rejected_reward_readings()
     srelu_higher = all((readings.loc[(b, "srelu")] > readings.loc[(b, "gelu")]).all() for b in PAPER_TABLE3)
     out.append(
-        Claim(
+        row(
             key="srelu-dpo-paper-rejected-reward",
             claim="Table 3 (GPT-2 on SHP/HH): S-ReLU has lower rejected rewards than GELU (the paper's own numbers)",
-            source=f"{SOURCE}, Sec. 5.2 / Table 3",
             paper_value=QUOTES["table3_text"],
             our_value=(
                 "the table's own values give S-ReLU the higher rejected reward at every β, under both "
@@ -337,27 +322,22 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
             profile="any",
             scale="the paper's Table 3",
             verdict="contradicted" if srelu_higher else "inconclusive",
-            notebook=NOTEBOOK,
             basis="source",
-            anchor="srelu-dpo-claims",
             note="the text extraction of Table 3 lost one column; both readings are computed on the page",
         )
     )
     if not results:
         out.append(
-            Claim(
+            row(
                 key="srelu-dpo-stand-in",
                 claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
                 "on the four DPO metrics",
-                source=f"{SOURCE}, Sec. 5.2 / Table 3",
                 paper_value=QUOTES["table3_text"],
                 our_value="no results",
                 profile=profile,
                 scale=scale,
                 verdict="not run here",
-                notebook=NOTEBOOK,
                 note="results missing for this profile",
-                anchor="srelu-dpo-claims",
             )
         )
         return out
@@ -382,20 +362,17 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
                 f"β={b:g}: {means[(b, 'srelu')]:+.3f} vs {means[(b, 'gelu')]:+.3f}" for b in sorted(frame.beta.unique())
             )
             out.append(
-                Claim(
+                row(
                     key=claim_key("srelu-dpo", family, m),
                     claim=(
                         f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
                         f"{word} {METRIC_LABELS[m]} than GELU at every β"
                     ),
-                    source=f"{SOURCE}, Sec. 5.2 / Table 3",
                     paper_value=paper,
                     our_value=ours,
                     profile=profile,
                     scale=scale,
                     verdict=family_verdict(merge_fields(parts)["design"]),
-                    notebook=NOTEBOOK,
-                    anchor="srelu-dpo-claims",
                     **merge_fields(parts),
                 )
             )

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from helpers.core.registry import register_activation_type
-from helpers.core.validation import checked_arguments, instance_of, integer, number, text
+from helpers.core.validation import check_value, checked_arguments, instance_of, integer, number, text
 from helpers.srelu.theory import bump_normaliser
 
 __all__ = [
@@ -54,15 +54,6 @@ __all__ = [
 ]
 
 ArrayLike = np.ndarray | torch.Tensor | float
-
-
-def _positive_scale(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what} must be a positive real number, got {type(value).__name__}")
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{what} must be finite and > 0, got {value!r}")
-    return value
 
 
 #: The scales a kernel accepts: within them ``s²`` (the second derivative divides by it), ``1/s``
@@ -93,16 +84,20 @@ class MollifierKernel(ABC):
         self.scale = float(scale)
 
     @abstractmethod
-    def pdf(self, v: np.ndarray) -> np.ndarray:
+    def derivative(self, v: np.ndarray, k: int) -> np.ndarray:
+        """``φ^(k)(v)`` for float64 ``v`` (``k`` = 0, 1, 2; 0 outside the support)."""
+
+    def pdf(self, v: ArrayLike) -> np.ndarray:
         """Unit kernel ``φ(v)`` (float64; 0 outside the support)."""
+        return self.derivative(np.asarray(v, dtype=np.float64), 0)
 
-    @abstractmethod
-    def dpdf(self, v: np.ndarray) -> np.ndarray:
+    def dpdf(self, v: ArrayLike) -> np.ndarray:
         """``φ'(v)`` inside the support (0 outside)."""
+        return self.derivative(np.asarray(v, dtype=np.float64), 1)
 
-    @abstractmethod
-    def d2pdf(self, v: np.ndarray) -> np.ndarray:
+    def d2pdf(self, v: ArrayLike) -> np.ndarray:
         """``φ''(v)`` inside the support (0 outside)."""
+        return self.derivative(np.asarray(v, dtype=np.float64), 2)
 
     def edge_values(self, order: int) -> tuple[float, float]:
         """``(φ^(order)(-R⁺), φ^(order)(R⁻))`` at the support ends ``±R`` (0 for the Gaussian)."""
@@ -131,17 +126,10 @@ class EpanechnikovKernel(MollifierKernel):
 
     name = "epanechnikov"
 
-    def pdf(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=np.float64)
-        return np.where(np.abs(v) <= 1, 0.75 * (1 - v * v), 0.0)
-
-    def dpdf(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=np.float64)
-        return np.where(np.abs(v) < 1, -1.5 * v, 0.0)
-
-    def d2pdf(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=np.float64)
-        return np.where(np.abs(v) < 1, -1.5, 0.0)
+    def derivative(self, v: np.ndarray, k: int) -> np.ndarray:
+        if k == 0:
+            return np.where(np.abs(v) <= 1, 0.75 * (1 - v * v), 0.0)
+        return np.where(np.abs(v) < 1, -1.5 * v if k == 1 else -1.5, 0.0)
 
     def edge_values(self, order: int) -> tuple[float, float]:
         return {0: (0.0, 0.0), 1: (1.5, -1.5)}[order]
@@ -157,24 +145,13 @@ class BumpKernel(MollifierKernel):
 
     name = "bump"
 
-    @staticmethod
-    def _parts(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        v = np.asarray(v, dtype=np.float64)
+    def derivative(self, v: np.ndarray, k: int) -> np.ndarray:
         inside = np.abs(v) < 1
         q = np.where(inside, v * v - 1, -1.0)  # safe denominator outside
         phi = np.where(inside, _bump_normaliser() * np.exp(1 / q), 0.0)
-        return v, q, phi
-
-    def pdf(self, v: np.ndarray) -> np.ndarray:
-        return self._parts(v)[2]
-
-    def dpdf(self, v: np.ndarray) -> np.ndarray:
-        v, q, phi = self._parts(v)
-        return phi * (-2 * v / q**2)
-
-    def d2pdf(self, v: np.ndarray) -> np.ndarray:
-        v, q, phi = self._parts(v)
-        return phi * (4 * v * v / q**4 - 2 / q**2 + 8 * v * v / q**3)
+        if k == 0:
+            return phi
+        return phi * (-2 * v / q**2 if k == 1 else 4 * v * v / q**4 - 2 / q**2 + 8 * v * v / q**3)
 
 
 class GaussianKernel(MollifierKernel):
@@ -183,16 +160,9 @@ class GaussianKernel(MollifierKernel):
     name = "gaussian"
     radius = math.inf
 
-    def pdf(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=np.float64)
-        return np.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
-
-    def dpdf(self, v: np.ndarray) -> np.ndarray:
-        return -np.asarray(v, dtype=np.float64) * self.pdf(v)
-
-    def d2pdf(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=np.float64)
-        return (v * v - 1) * self.pdf(v)
+    def derivative(self, v: np.ndarray, k: int) -> np.ndarray:
+        pdf = np.exp(-0.5 * v * v) / math.sqrt(2 * math.pi)
+        return pdf if k == 0 else (-v if k == 1 else v * v - 1) * pdf
 
 
 class BoxKernel(MollifierKernel):
@@ -203,27 +173,16 @@ class BoxKernel(MollifierKernel):
 
     name = "box"
 
-    def pdf(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=np.float64)
-        return np.where(np.abs(v) <= 1, 0.5, 0.0)
-
-    def dpdf(self, v: np.ndarray) -> np.ndarray:
-        return np.zeros_like(np.asarray(v, dtype=np.float64))
-
-    def d2pdf(self, v: np.ndarray) -> np.ndarray:
-        return np.zeros_like(np.asarray(v, dtype=np.float64))
+    def derivative(self, v: np.ndarray, k: int) -> np.ndarray:
+        return np.where(np.abs(v) <= 1, 0.5, 0.0) if k == 0 else np.zeros_like(v)
 
     def edge_values(self, order: int) -> tuple[float, float]:
         return {0: (0.5, 0.5), 1: (0.0, 0.0)}[order]
 
 
 _KERNELS: dict[str, type[MollifierKernel]] = {
-    "epanechnikov": EpanechnikovKernel,
-    "bump": BumpKernel,
-    "gaussian": GaussianKernel,
-    "box": BoxKernel,
-    "uniform": BoxKernel,
-}
+    k.name: k for k in (EpanechnikovKernel, BumpKernel, GaussianKernel, BoxKernel)
+} | {"uniform": BoxKernel}
 KERNEL_NAMES: tuple[str, ...] = tuple(_KERNELS)
 
 
@@ -257,7 +216,6 @@ def _nodes_and_weights(
     tail: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Unit-variable nodes ``v`` and weights (kernel factor included), shape ``x.shape + (m,)``."""
-    profile = (kernel.pdf, kernel.dpdf, kernel.d2pdf)[derivative]
     if not kernel.compact and not breakpoints:
         v, w = _hermite(order)
         factor = (np.ones_like(v), -v, v * v - 1)[derivative]  # φ^(k)/φ for the Gaussian
@@ -270,9 +228,18 @@ def _nodes_and_weights(
     lo, hi = ends[..., :-1, None], ends[..., 1:, None]  # pieces, shape x.shape + (K+1, 1)
     half, mid = (hi - lo) / 2, (hi + lo) / 2
     v = mid + half * xi
-    w = half * omega * profile(v)
+    w = half * omega * kernel.derivative(v, derivative)
     m = (len(breakpoints) + 1) * order
     return v.reshape(x.shape + (m,)), w.reshape(x.shape + (m,))
+
+
+def _breakpoints(breakpoints: object) -> tuple[float, ...]:
+    if isinstance(breakpoints, (str, bytes)) or not isinstance(breakpoints, Sequence):
+        raise TypeError("breakpoints must be a sequence of real numbers, e.g. (0.0,)")
+    for b in breakpoints:
+        if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(b):
+            raise ValueError(f"breakpoints must be finite real numbers, got {b!r}")
+    return tuple(float(b) for b in breakpoints)
 
 
 def _check_args(
@@ -291,15 +258,8 @@ def _check_args(
         )
     if isinstance(order, bool) or not isinstance(order, int) or order < 2:
         raise ValueError(f"order must be an int >= 2, got {order!r}")
-    _positive_scale(tail, "tail")
-    if isinstance(breakpoints, (str, bytes)) or not isinstance(breakpoints, Sequence):
-        raise TypeError("breakpoints must be a sequence of real numbers, e.g. (0.0,)")
-    points = []
-    for b in breakpoints:
-        if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(b):
-            raise ValueError(f"breakpoints must be finite real numbers, got {b!r}")
-        points.append(float(b))
-    return tuple(points)
+    check_value("mollify", "tail", tail, number(0, low_open=True))
+    return _breakpoints(breakpoints)
 
 
 def _check_reach(kernel: MollifierKernel, v: np.ndarray, dtype: torch.dtype) -> None:
@@ -318,13 +278,9 @@ def _check_reach(kernel: MollifierKernel, v: np.ndarray, dtype: torch.dtype) -> 
 def _edge_terms(f: Callable, kernel: MollifierKernel, x: ArrayLike, derivative: int):
     """Jump terms of the kernel's (derivative-1)-th derivative at its support ends."""
     left, right = kernel.edge_values(derivative - 1)
-    s, r = kernel.scale, kernel.radius
-    out = 0.0
-    if left:
-        out = out + left * f(x + s * r)
-    if right:
-        out = out - right * f(x - s * r)
-    return out
+    reach = kernel.scale * kernel.radius
+    out = 0.0 + left * f(x + reach) if left else 0.0
+    return out - right * f(x - reach) if right else out
 
 
 def mollify(
@@ -371,7 +327,7 @@ class MollifiedActivation(nn.Module):
     """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
     processes large inputs in chunks). Use it to try a smoothing before deriving its closed form."""
 
-    # f and breakpoints are checked further by _check_args (callable, each breakpoint finite)
+    # each breakpoint is checked by _breakpoints (a real number, finite)
     @checked_arguments(
         {
             "f": instance_of(Callable),
@@ -393,7 +349,7 @@ class MollifiedActivation(nn.Module):
         name: str | None = None,
     ) -> None:
         super().__init__()
-        self.breakpoints = _check_args(f, kernel, 0, breakpoints, order, 12.0)
+        self.breakpoints = _breakpoints(breakpoints)
         self.f, self.kernel, self.order, self.chunk = f, kernel, order, chunk
         self.label = name or f"{getattr(f, '__name__', 'f')}*{kernel.name}"
 

@@ -73,6 +73,11 @@ CONVNEXT_FLOOR = replace(
 CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 
 
+#: What the paper and the smoke scales of every model share: App. H's setup, and a run of the code path only.
+_PAPER_SETUP = {"epochs": 100, "warmup_epochs": 20, "seeds": (0, 1, 2), "batch_size": 256, "note": "the paper's setup"}
+_SMOKE_SETUP = {"epochs": 2, "warmup_epochs": 1, "n_train": 256, "n_val": 128, "seeds": (0,), "batch_size": 64}
+_SMOKE_SETUP |= {"note": "smoke"}
+
 #: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
 #: the retrain (:mod:`tools.batches`, batches (b), (g) for the ViT; for ConvNeXt the
 #: pilot's floor scale, batch (p), which replaced batch (a)'s): full CIFAR-10 (50,000 /
@@ -81,15 +86,7 @@ CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 #: from a tenth of it (from 1e-6, as in the paper, the whole first epoch would train at ~1e-6).
 SCALES: dict[str, dict[str, Scale]] = {
     "vit": {
-        "paper": Scale(
-            model_kwargs=VIT_PAPER,
-            epochs=100,
-            warmup_epochs=20,
-            seeds=(0, 1, 2),
-            batch_size=256,
-            activations=ACTIVATIONS,
-            note="the paper's setup",
-        ),
+        "paper": Scale(model_kwargs=VIT_PAPER, activations=ACTIVATIONS, **_PAPER_SETUP),
         "cpu": Scale(
             model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
             epochs=10,
@@ -105,38 +102,14 @@ SCALES: dict[str, dict[str, Scale]] = {
             "peak learning rate 1e-3 instead of 2.5e-4; batch 128 instead of 256; float32, one thread per run",
         ),
         "smoke": Scale(
-            model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8},
-            epochs=2,
-            warmup_epochs=1,
-            n_train=256,
-            n_val=128,
-            seeds=(0,),
-            batch_size=64,
-            activations=ACTIVATIONS,
-            note="smoke",
+            model_kwargs={"dim": 16, "depth": 2, "heads": 2, "patch": 8}, activations=ACTIVATIONS, **_SMOKE_SETUP
         ),
     },
     "convnext": {
-        "paper": Scale(
-            model_kwargs=CONVNEXT_PAPER,
-            epochs=100,
-            warmup_epochs=20,
-            seeds=(0, 1, 2),
-            batch_size=256,
-            activations=ACTIVATIONS,
-            note="the paper's setup",
-        ),
+        "paper": Scale(model_kwargs=CONVNEXT_PAPER, activations=ACTIVATIONS, **_PAPER_SETUP),
         "cpu": replace(CONVNEXT_FLOOR, seeds=CONVNEXT_FLOOR_SEEDS_ON_PAGE),
         "smoke": Scale(
-            model_kwargs={"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)},
-            epochs=2,
-            warmup_epochs=1,
-            n_train=256,
-            n_val=128,
-            seeds=(0,),
-            batch_size=64,
-            activations=ACTIVATIONS,
-            note="smoke",
+            model_kwargs={"depths": (1, 1, 1, 1), "dims": (8, 8, 16, 16)}, activations=ACTIVATIONS, **_SMOKE_SETUP
         ),
     },
 }

@@ -1,5 +1,6 @@
-"""The S-ReLU claims about the paper's Tables 1, 2 and 4: one function per claim (or per claim and
-model), each taking the runs :func:`helpers.srelu.claims.experiment_claims` loaded once.
+"""The S-ReLU claims about the paper's Tables 1 and 2 (``notebooks/21_srelu_benchmarks``): one function
+per claim (or per claim and model), each taking the runs :func:`helpers.srelu.claims.experiment_claims`
+loaded once; Table 4's are in :mod:`helpers.srelu.table4_claims`.
 
 Our runs are ViT-tiny and ConvNeXt-tiny on CIFAR-10 at the scale of
 :data:`helpers.srelu.protocol.SCALES`; every arm runs the same seeds, so differences are paired by
@@ -38,31 +39,22 @@ from helpers.srelu import protocol as P
 from helpers.srelu.paper import (
     ANCHORS,
     APPENDIX_H_DELTA,
-    DELTA_BEST_MARGIN,
     NB_BENCH,
-    NB_DELTA,
     PAPER_RUNS,
     QUOTES,
     SOURCE,
     TABLE1_AVERAGE,
     TABLE1_CELU_PER_MODEL,
     TABLE2,
-    TABLE4,
-    TABLE4_DELTAS,
 )
 from helpers.srelu.run_tables import StoredRuns
 
-__all__ = [
-    "BENCHMARKS",
-    "Benchmark",
-    "advantage_from_smoothing_claim",
-    "beats_every_other_claim",
+__all__ = ["BENCHMARKS", "Benchmark", "advantage_from_smoothing_claim", "beats_every_other_claim"]
+__all__ += [
     "cifar100_imagenet_tables_claim",
     "imagenet_convnext_claim",
     "margin_size_claim",
     "table1_average_row_claim",
-    "table4_best_delta_claim",
-    "table4_large_delta_drop_claim",
 ]
 
 
@@ -95,18 +87,8 @@ def _not_run(
 ) -> Claim:
     """The "not run here" row of a run-based claim (no value, no scale); ``note`` defaults to
     :func:`_not_stored`."""
-    return _claim(
-        key,
-        claim,
-        where,
-        paper,
-        "—",
-        "not run here",
-        notebook,
-        profile,
-        "",
-        _not_stored(profile) if note is None else note,
-    )
+    note = _not_stored(profile) if note is None else note
+    return _claim(key, claim, where, paper, "—", "not run here", notebook, profile, "", note)
 
 
 def _mean_gap(summary: pd.DataFrame, a: object, b: object) -> float:
@@ -117,102 +99,17 @@ def _mean_gap(summary: pd.DataFrame, a: object, b: object) -> float:
 def _sign_only_verdict(designs: tuple[RunDesign, ...]) -> Verdict:
     """The verdict the row's own paired intervals give when the claim is read by sign only (S-ReLU
     above, whatever the size): each part as a direction claim, then :func:`family_verdict`."""
-    return family_verdict(
-        tuple(
-            replace(
-                d,
-                claim="direction",
-                claimed_effect=None,
-                margin=None,
-                direction=1,
-                verdict="inconclusive" if d.comparison is None else run_verdict(d.comparison, direction=1),
-            )
-            for d in designs
-        )
-    )
+
+    def by_sign(d: RunDesign) -> RunDesign:
+        verdict = "inconclusive" if d.comparison is None else run_verdict(d.comparison, direction=1)
+        return replace(d, claim="direction", claimed_effect=None, margin=None, direction=1, verdict=verdict)
+
+    return family_verdict(tuple(by_sign(d) for d in designs))
 
 
 def _display_names() -> dict[str, str]:
     """The name each activation of the protocol is printed under (the paper's column names)."""
     return {a: display_name(a) for a in P.ACTIVATIONS}
-
-
-# ------------------------------------------------------- Table 4: δ sensitivity (ViT-tiny, CIFAR-10)
-_PAPER4 = TABLE4["CIFAR-10"]
-_TABLE4_FROM_PRINTED = "our difference and Welch t interval from Table 4's printed mean ± std"
-_LARGEST_DELTA = max(TABLE4_DELTAS)
-_DELTA_LABELS = {d: f"δ={d:g}" for d in TABLE4_DELTAS}
-
-
-def table4_best_delta_claim(runs: StoredRuns) -> Claim:
-    """``srelu-table4-best-delta``: δ = 0.001 is (one of) the best δ of Table 4, non-inferior to the
-    best other δ by :data:`helpers.srelu.paper.DELTA_BEST_MARGIN` point, paired by seed."""
-    profile, rows, summary = runs.profile, runs.rows, runs.summary
-    p_best = T.paper_difference(_PAPER4, APPENDIX_H_DELTA, n_runs=PAPER_RUNS)
-    scale = P.scale_display("vit", P.table4_scale(profile))
-    key, where = "srelu-table4-best-delta", "Table 4 / App. H"
-    claim = (
-        f"δ = 0.001 is (one of) the best δ for ViT-tiny on CIFAR-10 (no δ better by more than "
-        f"{DELTA_BEST_MARGIN:g} point), the reason App. H uses it"
-    )
-    paper = Derived(
-        f"{format(_PAPER4[APPENDIX_H_DELTA][0], '.1f')} at δ = 0.001; " + p_best.describe(_DELTA_LABELS),
-        _TABLE4_FROM_PRINTED,
-        (QUOTES["table4_runs"],),
-    )
-    if summary is None or rows is None or APPENDIX_H_DELTA not in summary.index:
-        return _not_run(key, claim, where, paper, NB_DELTA, profile)
-    others = [d for d in summary.index if d != APPENDIX_H_DELTA]
-    rival = max(others, key=lambda d: summary.loc[d, "best_mean"])
-    verdict, fields, _ = judge(
-        partial(T.compare_groups, rows, "delta", APPENDIX_H_DELTA, rival),
-        claim="non-inferiority",
-        margin=DELTA_BEST_MARGIN,
-        digits=1,
-        unit="points",
-        label=f"δ=0.001 − δ={rival:g}",
-    )
-    top = summary["best_mean"].idxmax()
-    ours = (
-        f"highest mean: δ = {top:g}; δ = 0.001 − δ = {rival:g} (best other) = "
-        f"{_mean_gap(summary, APPENDIX_H_DELTA, rival):+.1f} points"
-    )
-    note = (
-        f"The paper's own margin is {p_best.diff:+.1f} points, 95% CI {p_best.welch().ci_text(1)} by Welch's "
-        f"t on its printed mean ± std with {PAPER_RUNS} runs: Table 4 alone does not single δ = 0.001 "
-        "out. Rule: non-inferiority "
-        f"of δ = 0.001 against the best other δ (by mean) with margin {DELTA_BEST_MARGIN:g} point, paired by "
-        "seed."
-    )
-    return _claim(key, claim, where, paper, ours, verdict, NB_DELTA, profile, scale, note, **fields)
-
-
-def table4_large_delta_drop_claim(runs: StoredRuns) -> Claim:
-    """``srelu-table4-large-delta-drop``: the largest δ of Table 4 (10) is below δ = 0.001, paired
-    by seed; the note gives the rank agreement of our means with Table 4's."""
-    profile, rows, summary = runs.profile, runs.rows, runs.summary
-    p_drop = T.paper_difference(_PAPER4, APPENDIX_H_DELTA, _LARGEST_DELTA, n_runs=PAPER_RUNS)
-    scale = P.scale_display("vit", P.table4_scale(profile))
-    key, where = "srelu-table4-large-delta-drop", "Table 4 / App. G"
-    claim = "Large δ lowers accuracy (Table 4: δ = 10 far below δ = 0.001), ViT-tiny on CIFAR-10"
-    paper = Derived(p_drop.describe(_DELTA_LABELS), _TABLE4_FROM_PRINTED, (QUOTES["table4_runs"],))
-    if summary is None or rows is None or not {APPENDIX_H_DELTA, _LARGEST_DELTA} <= set(summary.index):
-        return _not_run(key, claim, where, paper, NB_DELTA, profile)
-    verdict, fields, _ = judge(
-        partial(T.compare_groups, rows, "delta", APPENDIX_H_DELTA, _LARGEST_DELTA),
-        direction=1,
-        digits=1,
-        unit="points",
-        negligible=NEGLIGIBLE_ACCURACY_POINTS,
-    )
-    rho, n_rho = T.rank_correlation(summary, _PAPER4)
-    note = (
-        f"Spearman correlation of our mean accuracies with Table 4's over the {n_rho} values of δ: "
-        f"{rho:.2f}. Rule: confirmed when the paired 95% CI of the drop is above 0 (its size depends on "
-        "training length, so the paper's size is not the claimed effect)."
-    )
-    ours = f"δ=0.001 − δ=10 = {_mean_gap(summary, APPENDIX_H_DELTA, _LARGEST_DELTA):+.1f} points"
-    return _claim(key, claim, where, paper, ours, verdict, NB_DELTA, profile, scale, note, **fields)
 
 
 # ------------------------------------- Tables 1 and 2: activations on ViT-tiny and ConvNeXt-tiny
@@ -430,35 +327,18 @@ def imagenet_convnext_claim() -> Claim:
         "runs per cell (our assumption; Table 2 states no run count): the table itself does not separate S-ReLU "
         "from the runner-up."
     )
-    return _claim(
-        "srelu-imagenet-convnext",
-        "On ImageNet-1K, ConvNeXt with S-ReLU surpasses GELU, SiLU, Mish and the other baselines",
-        "Sec. 5.1 / Table 2",
-        paper,
-        "—",
-        "not run here",
-        NB_BENCH,
-        "paper",
-        "",
-        note,
-    )
+    claim = "On ImageNet-1K, ConvNeXt with S-ReLU surpasses GELU, SiLU, Mish and the other baselines"
+    return _not_run("srelu-imagenet-convnext", claim, "Sec. 5.1 / Table 2", paper, NB_BENCH, "paper", note)
 
 
 def cifar100_imagenet_tables_claim() -> Claim:
     """``srelu-cifar100-imagenet-tables``: the tables' CIFAR-100 and ImageNet-1K columns and Table 1's
     other models, which the book cannot run."""
-    return _claim(
-        "srelu-cifar100-imagenet-tables",
-        "Tables 1, 2 and 4 on CIFAR-100 and ImageNet-1K; Table 1's DeiT-Tiny and TNT-Small",
-        "Tables 1, 2, 4",
-        (QUOTES["table1_caption"], QUOTES["table2_caption"], QUOTES["table4_setup"]),
-        "—",
-        "not run here",
-        NB_BENCH,
-        "paper",
-        "",
-        "CIFAR-100 and ImageNet-1K are not available offline; the cpu profile runs ViT-tiny and "
-        "ConvNeXt-tiny on CIFAR-10 only.",
+    claim = "Tables 1, 2 and 4 on CIFAR-100 and ImageNet-1K; Table 1's DeiT-Tiny and TNT-Small"
+    quotes = (QUOTES["table1_caption"], QUOTES["table2_caption"], QUOTES["table4_setup"])
+    note = "CIFAR-100 and ImageNet-1K are not available offline; the cpu profile runs ViT-tiny and ConvNeXt-tiny on"
+    return _not_run(
+        "srelu-cifar100-imagenet-tables", claim, "Tables 1, 2, 4", quotes, NB_BENCH, "paper", note + " CIFAR-10 only."
     )
 
 

@@ -1,24 +1,22 @@
-"""Sympy derivations of the mollification framework and of S-ReLU (paper ``s-relu``).
+"""Sympy derivations of the mollification framework and of S-ReLU (paper ``s-relu``): everything the
+theory notebooks (03, 04) and :mod:`helpers.srelu.paper` state about the paper's Secs. 4-5 and Apps. B-F.
 
-Everything the theory notebooks (03, 04) and :mod:`helpers.srelu.paper` state about the paper's
-Sections 4-5 and Appendices B-F is computed here:
-
-* kernels: the bump kernel of Definition 1 (normaliser ``A`` by high-precision quadrature, since
-  ``∫exp(1/(u²-1))`` has no closed form), the Epanechnikov kernel (mass, variance, ``∫|φ'|``);
-* S-ReLU as an actual convolution ``(ReLU * φ_δ)(x) = ∫ ReLU(x - y) φ_δ(y) dy``: piece by piece
-  (the paper's route, Appendix C) *and* in one go (sympy returns a clamp form);
-* its derivatives, one-sided jumps at ``±δ`` (C² but not C³), and the uniform error;
+* kernels: the bump of Definition 1 (normaliser ``A`` by high-precision quadrature: ``∫exp(1/(u²-1))``
+  has no closed form) and the Epanechnikov kernel (mass, variance, ``∫|φ'|``);
+* S-ReLU as an actual convolution ``∫ ReLU(x - y) φ_δ(y) dy``, piece by piece (the paper's route,
+  App. C) and in one go (sympy returns a clamp form); its derivatives, one-sided jumps at ``±δ``
+  (C² but not C³) and uniform error;
 * Lipschitz constants ``sup|f'|`` of GELU, SiLU, Mish and S-ReLU from the roots of ``f''``;
-* beyond the paper: LeakyReLU mollified by Epanechnikov, ReLU mollified by a Gaussian and its
-  relation to GELU / λ-GELU.
+* beyond the paper: LeakyReLU mollified by Epanechnikov, ReLU by a Gaussian and its relation to GELU / λ-GELU.
 
-Conventions: ``X`` is the activation input, ``Y`` the integration variable, ``DELTA`` the
-Epanechnikov radius (> 0), ``SIGMA`` a Gaussian standard deviation (> 0).
+``X`` is the activation input, ``Y`` the integration variable, ``DELTA`` the Epanechnikov radius (> 0),
+``SIGMA`` a Gaussian standard deviation (> 0).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 
 import mpmath
@@ -32,45 +30,14 @@ ALPHA = sp.Symbol("alpha", positive=True)  # LeakyReLU negative slope
 LAM = sp.Symbol("lambda", positive=True)  # λ-GELU hardness
 T = sp.Symbol("t", real=True)  # scaled, clamped input x/δ ∈ [-1, 1]
 
-__all__ = [
-    "X",
-    "Y",
-    "DELTA",
-    "SIGMA",
-    "ALPHA",
-    "LAM",
-    "T",
-    "std_normal_pdf",
-    "std_normal_cdf",
-    "bump_integral",
-    "bump_normaliser",
-    "bump_mass",
-    "bump_derivative_l1",
-    "epanechnikov_density",
-    "epanechnikov_mass",
-    "epanechnikov_variance",
-    "epanechnikov_derivative_l1",
-    "SReLUPieces",
-    "srelu_by_convolution",
-    "srelu_direct_convolution",
-    "srelu_piecewise",
-    "clamp_form_piece",
-    "srelu_branch_free",
-    "one_sided_jumps",
-    "smoothness_order",
-    "UniformError",
-    "srelu_uniform_error",
-    "activation_expr",
-    "LipschitzResult",
-    "lipschitz_constant",
-    "srelu_lipschitz",
-    "leaky_relu_by_convolution",
-    "relu_gaussian_convolution",
-    "gaussian_vs_lambda_gelu",
-    "same_variance_gaussian_sup_error",
-    "expressions_equal",
-    "gate_l1_gap",
-]
+__all__ = (
+    "X Y DELTA SIGMA ALPHA LAM T std_normal_pdf std_normal_cdf bump_integral bump_normaliser bump_mass "
+    "bump_derivative_l1 epanechnikov_density epanechnikov_mass epanechnikov_variance epanechnikov_derivative_l1 "
+    "SReLUPieces srelu_by_convolution srelu_direct_convolution srelu_piecewise clamp_form_piece srelu_branch_free "
+    "one_sided_jumps smoothness_order UniformError srelu_uniform_error activation_expr LipschitzResult "
+    "lipschitz_constant srelu_lipschitz leaky_relu_by_convolution relu_gaussian_convolution gaussian_vs_lambda_gelu "
+    "same_variance_gaussian_sup_error expressions_equal gate_l1_gap"
+).split()
 
 
 def std_normal_pdf(z: sp.Expr) -> sp.Expr:
@@ -100,20 +67,15 @@ def expressions_equal(a: sp.Expr, b: sp.Expr) -> bool:
     return False
 
 
-# ------------------------------------------------------------------------------------------
 # Kernels (Definition 1 / Proposition 1; the Epanechnikov kernel of Sec. 4.6)
-# ------------------------------------------------------------------------------------------
 def _bump_integrand(u: mpmath.mpf) -> mpmath.mpf:
     return mpmath.exp(1 / (u * u - 1)) if abs(u) < 1 else mpmath.mpf(0)
 
 
 @functools.lru_cache(maxsize=8)
 def bump_integral(dps: int = 30) -> mpmath.mpf:
-    """``∫_{-1}^{1} exp(1/(u²-1)) du`` by tanh-sinh quadrature at ``dps`` digits.
-
-    No closed form exists; tanh-sinh is the right rule for an integrand that is flat (all
-    derivatives zero) at both ends.
-    """
+    """``∫_{-1}^{1} exp(1/(u²-1)) du`` (no closed form) by tanh-sinh quadrature at ``dps`` digits:
+    the right rule for an integrand that is flat (all derivatives zero) at both ends."""
     if not isinstance(dps, int) or dps < 15:
         raise ValueError(f"dps must be an int >= 15, got {dps!r}")
     with mpmath.workdps(dps + 10):
@@ -140,12 +102,7 @@ def bump_derivative_l1(dps: int = 30) -> mpmath.mpf:
     ``C_φ = 2φ(0) = 2A/e``; computed here by integrating ``|φ'|`` numerically."""
     with mpmath.workdps(dps + 10):
         a = bump_normaliser(dps)
-
-        def dphi(u):
-            if abs(u) >= 1:
-                return mpmath.mpf(0)
-            return a * mpmath.exp(1 / (u * u - 1)) * (-2 * u / (u * u - 1) ** 2)
-
+        dphi = lambda u: a * _bump_integrand(u) * (-2 * u / (u * u - 1) ** 2) if abs(u) < 1 else mpmath.mpf(0)  # noqa: E731
         return mpmath.quad(lambda u: abs(dphi(u)), [-1, 0, 1])
 
 
@@ -172,9 +129,7 @@ def epanechnikov_derivative_l1() -> sp.Expr:
     return sp.integrate(dphi, (v, -1, 0)) - sp.integrate(dphi, (v, 0, 1))
 
 
-# ------------------------------------------------------------------------------------------
 # S-ReLU as a convolution (Sec. 4.6, Appendix C)
-# ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SReLUPieces:
     """The three pieces of ``(ReLU * φ_δ)(x)``: x ≤ -δ, |x| < δ, x ≥ δ."""
@@ -207,10 +162,8 @@ def srelu_by_convolution() -> SReLUPieces:
 
 @functools.lru_cache(maxsize=1)
 def srelu_direct_convolution() -> sp.Expr:
-    """``∫_{-δ}^{δ} max(0, x - y) φ_δ(y) dy`` in one call, with no case split by hand.
-
-    sympy answers in terms of ``Min(δ, Max(-δ, x)) = clamp(x, -δ, δ)``: a branch-free form.
-    """
+    """``∫_{-δ}^{δ} max(0, x - y) φ_δ(y) dy`` in one call, with no case split by hand: sympy answers
+    in terms of ``Min(δ, Max(-δ, x)) = clamp(x, -δ, δ)``, a branch-free form."""
     return sp.integrate(sp.Max(0, X - Y) * epanechnikov_density(), (Y, -DELTA, DELTA))
 
 
@@ -230,12 +183,9 @@ def srelu_piecewise(pieces: SReLUPieces | None = None) -> sp.Piecewise:
 
 
 def srelu_branch_free() -> dict[str, sp.Expr]:
-    """The implementation's form in ``t = clamp(x/δ, -1, 1)`` (see :mod:`helpers.srelu.activation`).
-
-    Returns ``g(t)`` (the middle piece divided by δ, factorised), the value
-    ``ReLU(x) - δ(ReLU(t) - g(t))`` on each region, the derivative ``g'(t)`` and
-    ``∂f/∂δ = g(t) - t g'(t)``, all derived, not typed.
-    """
+    """The implementation's form in ``t = clamp(x/δ, -1, 1)`` (:mod:`helpers.srelu.activation`), all
+    derived, not typed: ``g(t)`` (the middle piece divided by δ, factorised), the value
+    ``ReLU(x) - δ(ReLU(t) - g(t))`` on each region, ``g'(t)`` and ``∂f/∂δ = g(t) - t g'(t)``."""
     middle = srelu_by_convolution().middle
     g = sp.factor(sp.expand(middle.subs(X, T * DELTA) / DELTA))
     dg = sp.factor(sp.diff(g, T))
@@ -267,13 +217,7 @@ def one_sided_jumps(pieces: SReLUPieces | None = None, max_order: int = 3) -> di
 def smoothness_order(jumps: dict[int, tuple[sp.Expr, sp.Expr]]) -> int:
     """Largest ``k`` with every derivative up to order ``k`` continuous (the pieces are smooth
     inside their regions, so only the joins matter); -1 if the function itself jumps."""
-    order = -1
-    for k in sorted(jumps):
-        if all(j == 0 for j in jumps[k]):
-            order = k
-        else:
-            break
-    return order
+    return max(itertools.takewhile(lambda k: all(j == 0 for j in jumps[k]), sorted(jumps)), default=-1)
 
 
 @dataclass(frozen=True)
@@ -296,15 +240,12 @@ def srelu_uniform_error(pieces: SReLUPieces | None = None) -> UniformError:
     for err, lo, hi in parts:
         ts = sp.solve(sp.diff(err.subs(X, T * DELTA), T), T)  # roots in units of δ
         points = [lo, hi] + [r * DELTA for r in ts if r.is_real and lo / DELTA <= r <= hi / DELTA]
-        for pt in points:
-            candidates.append((sp.simplify(pt), sp.simplify(sp.Abs(err.subs(X, pt)))))
+        candidates += [(sp.simplify(pt), sp.simplify(sp.Abs(err.subs(X, pt)))) for pt in points]
     best = max(candidates, key=lambda c: float(c[1].subs(DELTA, 1)))
     return UniformError(best[1], sp.simplify(best[1] / DELTA), best[0], tuple(candidates))
 
 
-# ------------------------------------------------------------------------------------------
 # Lipschitz constants (Fact 1, Appendix F)
-# ------------------------------------------------------------------------------------------
 def activation_expr(name: str) -> sp.Expr:
     """Sympy expression in ``X`` of ``gelu`` (x·Φ(x)), ``silu`` (x·σ(x)), ``mish``
     (x·tanh(softplus x)) or ``srelu`` (piecewise, radius ``DELTA``)."""
@@ -321,12 +262,9 @@ def activation_expr(name: str) -> sp.Expr:
 
 @dataclass(frozen=True)
 class LipschitzResult:
-    """``L = sup_x |f'(x)|`` with where f' peaks (``argmax``) and bottoms out (``argmin``).
-
-    ``critical_points`` are the roots of ``f''`` (numeric, ``dps`` digits); ``limits`` are
-    ``f'(-∞)`` and ``f'(+∞)``. For S-ReLU the values are in units of δ (``argmax = 1`` means
-    ``x = δ``; the maximum is then attained on all of ``[δ, ∞)``).
-    """
+    """``L = sup_x |f'(x)|`` with where f' peaks (``argmax``) and bottoms out (``argmin``);
+    ``critical_points``: the roots of ``f''``; ``limits``: ``f'(-∞)`` and ``f'(+∞)``. For S-ReLU the
+    positions are in units of δ (``argmax = 1``: ``x = δ``, and the maximum holds on all of ``[δ, ∞)``)."""
 
     name: str
     constant: float
@@ -355,8 +293,7 @@ def lipschitz_constant(
     d1, d2 = sp.diff(f, X), sp.diff(f, X, 2)
     limits = (float(sp.limit(d1, X, -sp.oo)), float(sp.limit(d1, X, sp.oo)))
     with mpmath.workdps(dps):
-        g1 = sp.lambdify(X, d1, "mpmath")
-        g2 = sp.lambdify(X, d2, "mpmath")
+        g1, g2 = sp.lambdify(X, d1, "mpmath"), sp.lambdify(X, d2, "mpmath")
         n = int(round((hi - lo) / step))
         grid = [mpmath.mpf(lo) + i * mpmath.mpf(step) for i in range(n + 1)]
         values = [g2(v) for v in grid]
@@ -367,20 +304,17 @@ def lipschitz_constant(
             elif mpmath.sign(fa) != mpmath.sign(fb):
                 roots.append(mpmath.findroot(g2, (a, b), solver="anderson"))
         slopes = [(r, g1(r)) for r in roots]
-    candidates = [(float(r), float(s)) for r, s in slopes]
-    top = max(candidates + [(float("inf"), limits[1]), (float("-inf"), limits[0])], key=lambda c: c[1])
-    bottom = min(candidates + [(float("inf"), limits[1]), (float("-inf"), limits[0])], key=lambda c: c[1])
+    candidates = [(float(r), float(s)) for r, s in slopes] + [(float("inf"), limits[1]), (float("-inf"), limits[0])]
+    return _lipschitz_result(name, candidates, tuple(float(r) for r, _ in slopes), limits)
+
+
+def _lipschitz_result(
+    name: str, candidates: list[tuple[float, float]], critical: tuple[float, ...], limits: tuple[float, float]
+) -> LipschitzResult:
+    """The result from the (position, slope) pairs where ``f'`` can peak or bottom out."""
+    top, bottom = max(candidates, key=lambda c: c[1]), min(candidates, key=lambda c: c[1])
     constant = max(abs(top[1]), abs(bottom[1]))
-    return LipschitzResult(
-        name=name,
-        constant=constant,
-        argmax=top[0],
-        max_slope=top[1],
-        min_slope=bottom[1],
-        argmin=bottom[0],
-        critical_points=tuple(float(r) for r, _ in slopes),
-        limits=limits,
-    )
+    return LipschitzResult(name, constant, top[0], top[1], bottom[1], bottom[0], critical, limits)
 
 
 @functools.lru_cache(maxsize=1)
@@ -389,33 +323,18 @@ def srelu_lipschitz() -> LipschitzResult:
     ends), f' there and on the outer pieces. Independent of δ; positions in units of δ."""
     p = srelu_by_convolution()
     d1 = [sp.diff(e, X) for e in p.as_tuple()]
-    d2_mid = sp.diff(p.middle, X, 2)
-    roots = sp.solve(sp.Eq(d2_mid, 0), X)  # ±δ
+    roots = sp.solve(sp.Eq(sp.diff(p.middle, X, 2), 0), X)  # ±δ
     slopes = [(r, d1[1].subs(X, r)) for r in roots] + [(-DELTA, d1[0]), (DELTA, d1[2])]
-    slopes = [(sp.simplify(r / DELTA), sp.simplify(s)) for r, s in slopes]
-    top = max(slopes, key=lambda c: float(c[1]))
-    bottom = min(slopes, key=lambda c: float(c[1]))
-    return LipschitzResult(
-        name="srelu",
-        constant=float(max(abs(top[1]), abs(bottom[1]))),
-        argmax=float(top[0]),
-        max_slope=float(top[1]),
-        min_slope=float(bottom[1]),
-        argmin=float(bottom[0]),
-        critical_points=tuple(sorted(float(r / DELTA) for r in roots)),
-        limits=(float(d1[0]), float(d1[2])),
-    )
+    candidates = [(float(sp.simplify(r / DELTA)), float(sp.simplify(s))) for r, s in slopes]
+    critical = tuple(sorted(float(r / DELTA) for r in roots))
+    return _lipschitz_result("srelu", candidates, critical, (float(d1[0]), float(d1[2])))
 
 
-# ------------------------------------------------------------------------------------------
 # Beyond the paper: other activations and kernels
-# ------------------------------------------------------------------------------------------
 def leaky_relu_by_convolution() -> dict[str, sp.Expr]:
-    """``(LeakyReLU_α * φ_δ)(x)`` computed directly by sympy, and the identity it satisfies:
-    ``αx + (1 - α)·S-ReLU(x)`` (LeakyReLU = αx + (1-α)ReLU and ``∫(x - y)φ_δ = x``).
-
-    Returns the three region pieces of the direct integral and of the identity.
-    """
+    """``(LeakyReLU_α * φ_δ)(x)`` computed directly by sympy (``direct`` and its three region pieces)
+    and the identity it satisfies, ``αx + (1 - α)·S-ReLU(x)`` (LeakyReLU = αx + (1-α)ReLU and
+    ``∫(x - y)φ_δ = x``), piece by piece."""
     leaky = sp.Piecewise((X - Y, X - Y > 0), (ALPHA * (X - Y), True))
     direct = sp.integrate(leaky * epanechnikov_density(), (Y, -DELTA, DELTA))
     s = srelu_by_convolution()
@@ -451,8 +370,7 @@ def gaussian_vs_lambda_gelu() -> dict[str, sp.Expr]:
     smooth = relu_gaussian_convolution()["closed_form"].subs(SIGMA, 1 / LAM)
     lam_gelu = X * std_normal_cdf(LAM * X)
     diff = sp.simplify(smooth - lam_gelu)
-    d_diff = sp.diff(diff, X)
-    crit = sp.solve(sp.Eq(d_diff, 0), X)
+    crit = sp.solve(sp.Eq(sp.diff(diff, X), 0), X)
     return {
         "difference": diff,
         "critical_points": crit,
@@ -466,20 +384,13 @@ def same_variance_gaussian_sup_error() -> dict[str, sp.Expr]:
     (σ² = δ²/5), next to S-ReLU's: both attained at x = 0."""
     sigma = sp.sqrt(epanechnikov_variance())
     gauss = relu_gaussian_convolution()["sup_error"].subs(SIGMA, sigma)
-    return {
-        "sigma": sigma,
-        "gaussian": sp.simplify(gauss),
-        "epanechnikov": srelu_uniform_error().value,
-    }
+    return {"sigma": sigma, "gaussian": sp.simplify(gauss), "epanechnikov": srelu_uniform_error().value}
 
 
-# ------------------------------------------------------------------------------------------
 # Beyond the paper: S-ReLU's gate gap, the counterpart of λ-GELU's E∞ (notebooks 40-41)
-# ------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def gate_l1_gap() -> sp.Expr:
-    """``∫|H(x) − S-ReLU'(x)| dx`` over ℝ, S-ReLU's counterpart of λ-GELU's ``E∞(λ) = ∫|H(x) − Φ(λx)| dx``.
-
+    """``∫|H(x) − S-ReLU'(x)| dx`` over ℝ, S-ReLU's counterpart of λ-GELU's ``E∞(λ) = ∫|H(x) − Φ(λx)| dx``:
     S-ReLU' is the "gate" of S-ReLU (``S-ReLU(x) = x·g(x)`` does not hold, but its slope plays
     the gate's part in a ReLU swap): 0 left of ``−δ``, 1 right of ``δ`` and rising in between, so
     the integrand is ``S-ReLU'`` on ``(−δ, 0)`` and ``1 − S-ReLU'`` on ``(0, δ)``. The answer,

@@ -12,13 +12,8 @@ import numpy as np
 import sympy as sp
 import torch
 
-from helpers.core.attribution import Quoted, SourceValue
-from helpers.core.report import (
-    Claim,
-    claim_key,
-    numeric_verdict,
-    rounds_to,
-)
+from helpers.core.attribution import SourceValue
+from helpers.core.report import Claim, claim_key, numeric_verdict, rounds_to
 from helpers.srelu import activation as S
 from helpers.srelu import theory as M
 from helpers.srelu.paper import (
@@ -60,129 +55,74 @@ def paper_expr(text: str) -> sp.Expr:
     return sp.sympify(text, locals=local)
 
 
-def _fmt(value: float, digits: int = 4) -> str:
-    return f"{value:.{digits}f}"
-
-
-def _formula_claim(
-    key: str,
-    claim: str,
-    where: str,
-    paper: str,
-    ours: sp.Expr,
-    notebook: str,
-    note_if_wrong: str = "",
-    *,
-    quote: Quoted,
-) -> Claim:
-    """``paper``: the source's formula as we transcribe it for sympy; ``quote``: the source's own."""
-
-    paper_e = paper_expr(paper)
-    same = expressions_equal(paper_e, ours)
+def _formula_claim(key: str, claim: str, where: str, paper: str, ours: sp.Expr, notebook: str, note: str = "") -> Claim:
+    """``paper``: the source's formula as we transcribe it for sympy; the row quotes the source's own
+    (``QUOTES`` under the key's last part: ``srelu-formula-gelu-d1`` quotes ``gelu_d1``)."""
+    same = expressions_equal(paper_expr(paper), ours)
     return Claim(
         key=key,
         claim=claim,
         source=f"{SOURCE}, {where}",
-        paper_value=quote,
+        paper_value=QUOTES[key.removeprefix("srelu-formula-").replace("-", "_")],
         our_value=sp.sstr(sp.simplify(ours)),
         profile="theory",
         scale="exact (sympy)",
         verdict="confirmed" if same else "contradicted",
         notebook=notebook,
         anchor=ANCHORS[notebook],
-        note="" if same else note_if_wrong,
+        note="" if same else note,
     )
+
+
+def _theory_row(notebook: str) -> functools.partial[Claim]:
+    """A theory row of ``notebook`` (a partial of Claim, so the row is still decided by its caller)."""
+    return functools.partial(Claim, profile="theory", notebook=notebook, anchor=ANCHORS[notebook])
 
 
 @functools.lru_cache(maxsize=1)
 def _theory_claims() -> tuple[Claim, ...]:
-
-    out: list[Claim] = []
-    x = M.X
-
-    # --- kernels -----------------------------------------------------------------------
-    a = M.bump_normaliser()
-    mass = M.bump_mass()
-    out.append(
-        Claim(
+    x, derivation, lipschitz = M.X, _theory_row(NB_DERIVATION), _theory_row(NB_LIPSCHITZ)
+    a, mass, pieces = M.bump_normaliser(), M.bump_mass(), M.srelu_by_convolution()
+    out = [
+        derivation(
             key="srelu-bump-kernel-mass",
             claim="The bump kernel of Definition 1 integrates to 1 (Proposition 1)",
             source=f"{SOURCE}, Sec. 4.2 / App. B",
             paper_value=QUOTES["proposition1"],
             our_value=f"{float(mass):.15f} (A = {float(a):.10f})",
-            profile="theory",
             scale="numeric, 30 digits",
             verdict=numeric_verdict(1.0, float(mass), abs_tol=1e-12),
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
             note="A has no closed form; computed by tanh-sinh quadrature.",
-        )
-    )
-    out.append(
-        Claim(
+        ),
+        derivation(
             key="srelu-epanechnikov-mass",
             claim="The Epanechnikov kernel 3/(4δ)(1 - x²/δ²) is normalised",
             source=f"{SOURCE}, Sec. 4.6",
             paper_value=QUOTES["epanechnikov"],
             our_value=sp.sstr(M.epanechnikov_mass()),
-            profile="theory",
             scale="exact (sympy)",
             verdict="confirmed" if M.epanechnikov_mass() == 1 else "contradicted",
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
-        )
-    )
-
-    # --- S-ReLU closed form, derivatives, smoothness -------------------------------------
-    pieces = M.srelu_by_convolution()
-    out.append(
-        _formula_claim(
-            "srelu-formula-srelu-middle",
-            "S-ReLU on -δ < x < δ (ReLU convolved with the Epanechnikov kernel)",
-            "Sec. 4.6 / App. C",
-            SRELU_MIDDLE,
-            pieces.middle,
-            NB_DERIVATION,
-            quote=QUOTES["srelu_middle"],
-        )
-    )
-    out.append(
-        _formula_claim(
-            "srelu-formula-srelu-d1-middle",
-            "S-ReLU' on -δ < x < δ",
-            "App. F (Remark 4)",
-            SRELU_D1_MIDDLE,
-            sp.diff(pieces.middle, x),
-            NB_DERIVATION,
-            quote=QUOTES["srelu_d1_middle"],
-        )
-    )
-    out.append(
-        _formula_claim(
-            "srelu-formula-srelu-d2-middle",
-            "S-ReLU'' on -δ < x < δ",
-            "Sec. 4.6 / App. F",
-            SRELU_D2_MIDDLE,
-            sp.diff(pieces.middle, x, 2),
-            NB_DERIVATION,
-            quote=QUOTES["srelu_d2_middle"],
-        )
-    )
+        ),
+    ]
+    # S-ReLU's closed form and derivatives on the band (Sec. 4.6, Apps. C and F)
+    middle = "S-ReLU on -δ < x < δ (ReLU convolved with the Epanechnikov kernel)"
+    for key, claim, where, paper, order in (
+        ("srelu-formula-srelu-middle", middle, "Sec. 4.6 / App. C", SRELU_MIDDLE, 0),
+        ("srelu-formula-srelu-d1-middle", "S-ReLU' on -δ < x < δ", "App. F (Remark 4)", SRELU_D1_MIDDLE, 1),
+        ("srelu-formula-srelu-d2-middle", "S-ReLU'' on -δ < x < δ", "Sec. 4.6 / App. F", SRELU_D2_MIDDLE, 2),
+    ):
+        out.append(_formula_claim(key, claim, where, paper, sp.diff(pieces.middle, x, order), NB_DERIVATION))
     jumps = M.one_sided_jumps(pieces)
     order = M.smoothness_order(jumps)
-    jump3 = sp.sstr(jumps[3][1])
     out.append(
-        Claim(
+        derivation(
             key="srelu-c2",
             claim="S-ReLU is C² (second derivative continuous)",
             source=f"{SOURCE}, abstract / Sec. 4.6",
             paper_value=(QUOTES["srelu_c2_abstract"], QUOTES["srelu_c2_sec_4_6"]),
-            our_value=f"C^{order}; f''' jumps by {jump3} at ±δ",
-            profile="theory",
+            our_value=f"C^{order}; f''' jumps by {sp.sstr(jumps[3][1])} at ±δ",
             scale="exact (sympy)",
             verdict="confirmed" if order == SRELU_SMOOTHNESS_ABSTRACT else "contradicted",
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
             note="C² and no more. Sec. 4.6 recalls that activations mollified as in Secs. 4.3-4.4 'are infinitely "
             "differentiable'; that holds for the C^∞ bump kernel of Sec. 4.2, which S-ReLU does not use. "
             "The Epanechnikov kernel has a kink at ±δ, so only two derivatives of S-ReLU are continuous, as "
@@ -190,36 +130,29 @@ def _theory_claims() -> tuple[Claim, ...]:
         )
     )
     out.append(
-        Claim(
+        derivation(
             key="srelu-bump-mollified-cinf",
             claim="Activations mollified with the bump kernel of Sec. 4.2 are C^∞ (Sec. 4.3, recalled in Sec. 4.6)",
             source=f"{SOURCE}, Secs. 4.3 and 4.6",
             paper_value=(QUOTES["mollified_cinf_sec_4_3"], QUOTES["mollified_cinf_sec_4_6"]),
             our_value="—",
-            profile="theory",
             scale="",
             verdict="not run here",
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
             note="A standard property of convolution with a C^∞ kernel of compact support; the book does not "
             f"compute it. It is not a statement about S-ReLU, whose Epanechnikov kernel gives C^{order} only "
             "(row above).",
         )
     )
     err = M.srelu_uniform_error(pieces)
-    paper_err = paper_expr(UNIFORM_ERROR)
     out.append(
-        Claim(
+        derivation(
             key="srelu-uniform-error",
             claim="Uniform error sup|S-ReLU - ReLU|",
             source=f"{SOURCE}, Sec. 4.6 / App. C",
             paper_value=QUOTES["uniform_error"],
             our_value=f"{sp.sstr(err.value)} at x = {sp.sstr(err.argmax)}",
-            profile="theory",
             scale="exact (sympy)",
-            verdict="confirmed" if M.expressions_equal(paper_err, err.value) else "contradicted",
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
+            verdict="confirmed" if M.expressions_equal(paper_expr(UNIFORM_ERROR), err.value) else "contradicted",
             note="App. C calls E(0) the *minimum* of a decreasing function on [0, δ] (and writes "
             "3a/16); it is the maximum, 3δ/16, the value the paper then uses.",
         )
@@ -227,104 +160,42 @@ def _theory_claims() -> tuple[Claim, ...]:
     xs = torch.linspace(-0.03, 0.03, 60001, dtype=torch.float64)
     gap = float((S.srelu(xs, 0.01) - S.srelu_paper_reference(xs, 0.01)).abs().max())
     out.append(
-        Claim(
+        derivation(
             key="srelu-appendix-d-code",
             claim="Appendix D pseudocode computes the S-ReLU closed form",
             source=f"{SOURCE}, App. D",
             paper_value=(QUOTES["appendix_d_a"], QUOTES["appendix_d_where"]),
             our_value=f"max |ours - App. D| = {gap:.1e} (float64, δ = {APPENDIX_D_DELTA})",
-            profile="theory",
             scale="60001-point grid",
             verdict="confirmed" if gap < 1e-15 else "contradicted",
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
             note=f"The pseudocode hard-codes a = {APPENDIX_D_DELTA}, while App. H says every "
             f"experiment used δ = {APPENDIX_H_DELTA}.",
         )
     )
+    # the derivative formulas of Appendix F (Remarks 1-3)
+    gelu, silu, mish = M.activation_expr("gelu"), M.activation_expr("silu"), paper_expr(MISH)
+    ratio = sp.simplify(paper_expr(MISH_D2) / sp.diff(mish, x, 2))
+    wrong = f"The printed formula is {sp.sstr(ratio)} times the true Mish''; its roots (the critical points) are"
+    wrong += " unaffected."
+    for name, label, remark, f, d1, d2, note in (
+        ("gelu", "GELU", 1, gelu, GELU_D1, GELU_D2, ""),
+        ("silu", "SiLU", 2, silu, SILU_D1, SILU_D2, ""),
+        ("mish", "Mish", 3, mish, MISH_D1, MISH_D2, wrong),
+    ):
+        for order, paper, if_wrong in ((1, d1, ""), (2, d2, note)):
+            where, key = f"App. F (Remark {remark})", f"srelu-formula-{name}-d{order}"
+            out.append(
+                _formula_claim(key, label + "'" * order, where, paper, sp.diff(f, x, order), NB_LIPSCHITZ, if_wrong)
+            )
 
-    # --- derivative formulas of Appendix F ------------------------------------------------
-    gelu, silu, mish = (M.activation_expr(n) for n in ("gelu", "silu", "mish"))
-    out.append(
-        _formula_claim(
-            "srelu-formula-gelu-d1",
-            "GELU'",
-            "App. F (Remark 1)",
-            GELU_D1,
-            sp.diff(gelu, x),
-            NB_LIPSCHITZ,
-            quote=QUOTES["gelu_d1"],
-        )
-    )
-    out.append(
-        _formula_claim(
-            "srelu-formula-gelu-d2",
-            "GELU''",
-            "App. F (Remark 1)",
-            GELU_D2,
-            sp.diff(gelu, x, 2),
-            NB_LIPSCHITZ,
-            quote=QUOTES["gelu_d2"],
-        )
-    )
-    out.append(
-        _formula_claim(
-            "srelu-formula-silu-d1",
-            "SiLU'",
-            "App. F (Remark 2)",
-            SILU_D1,
-            sp.diff(silu, x),
-            NB_LIPSCHITZ,
-            quote=QUOTES["silu_d1"],
-        )
-    )
-    out.append(
-        _formula_claim(
-            "srelu-formula-silu-d2",
-            "SiLU''",
-            "App. F (Remark 2)",
-            SILU_D2,
-            sp.diff(silu, x, 2),
-            NB_LIPSCHITZ,
-            quote=QUOTES["silu_d2"],
-        )
-    )
-    mish_paper = paper_expr(MISH)
-    out.append(
-        _formula_claim(
-            "srelu-formula-mish-d1",
-            "Mish'",
-            "App. F (Remark 3)",
-            MISH_D1,
-            sp.diff(mish_paper, x),
-            NB_LIPSCHITZ,
-            quote=QUOTES["mish_d1"],
-        )
-    )
-    ratio = sp.simplify(paper_expr(MISH_D2) / sp.diff(mish_paper, x, 2))
-    out.append(
-        _formula_claim(
-            "srelu-formula-mish-d2",
-            "Mish''",
-            "App. F (Remark 3)",
-            MISH_D2,
-            sp.diff(mish_paper, x, 2),
-            NB_LIPSCHITZ,
-            quote=QUOTES["mish_d2"],
-            note_if_wrong=f"The printed formula is {sp.sstr(ratio)} times the true Mish''; its roots "
-            "(the critical points) are unaffected.",
-        )
-    )
-
-    # --- Lipschitz constants (Fact 1) ------------------------------------------------------
+    # Lipschitz constants, critical points and derivative ranges (Fact 1, App. F)
     for name, label in (("gelu", "GELU"), ("silu", "SiLU"), ("mish", "Mish"), ("srelu", "S-ReLU")):
         res = M.lipschitz_constant(name)
         paper = LIPSCHITZ[name]
         where = "x = δ (and all x ≥ δ)" if name == "srelu" else f"x = {res.argmax:.4f}"
-        correct = rounds_to(res.constant, paper, 3)
         verdict = numeric_verdict(paper, res.constant, abs_tol=1e-3)  # one unit in the last place
         note = ""
-        if verdict == "confirmed" and not correct:
+        if verdict == "confirmed" and not rounds_to(res.constant, paper, 3):
             note = (
                 f"{res.constant:.6f} rounds to {res.constant:.3f}, not {paper:.3f} (as if "
                 f"rounded twice, via {res.constant:.4f}); within one unit of the last printed "
@@ -335,75 +206,60 @@ def _theory_claims() -> tuple[Claim, ...]:
                 f"The paper's own expression at its own critical point gives {res.constant:.4f};"
                 f" {paper:.3f} is off by {res.constant - paper:+.4f}."
             )
+        numeric = {"source": f"{SOURCE}, App. F", "scale": "numeric, 30 digits"}  # the rows of App. F
         out.append(
-            Claim(
+            lipschitz(
                 key=claim_key("srelu-lipschitz", name),
                 claim=f"Lipschitz constant of {label}",
-                source=f"{SOURCE}, Fact 1 / App. F",
                 paper_value=QUOTES[f"lipschitz_{name}"],
                 our_value=f"{res.constant:.5f} at {where}",
-                profile="theory",
-                scale="numeric, 30 digits",
                 verdict=verdict,
-                notebook=NB_LIPSCHITZ,
-                anchor=ANCHORS[NB_LIPSCHITZ],
                 note=note,
+                source=f"{SOURCE}, Fact 1 / App. F",
+                scale="numeric, 30 digits",
             )
         )
         if name in CRITICAL_POINT_DECIMALS or name == "gelu":
             dec = CRITICAL_POINT_DECIMALS.get(name, 10)
             ok = all(rounds_to(o, p, dec) for o, p in zip(res.critical_points, CRITICAL_POINTS[name]))
             out.append(
-                Claim(
+                lipschitz(
                     key=claim_key("srelu-critical-points", name),
                     claim=f"Roots of {label}'' (critical points of {label}')",
-                    source=f"{SOURCE}, App. F",
                     paper_value=QUOTES[f"critical_points_{name}"],
-                    our_value=", ".join(_fmt(c, 6) for c in res.critical_points),
-                    profile="theory",
-                    scale="numeric, 30 digits",
+                    our_value=", ".join(f"{c:.6f}" for c in res.critical_points),
                     verdict="confirmed" if ok else "contradicted",
-                    notebook=NB_LIPSCHITZ,
-                    anchor=ANCHORS[NB_LIPSCHITZ],
+                    **numeric,
                 )
             )
         if name in DERIVATIVE_RANGE and name != "srelu":
             lo, hi = DERIVATIVE_RANGE[name]
             ok = rounds_to(res.min_slope, lo, 3) and abs(res.max_slope - hi) <= 1e-3
             out.append(
-                Claim(
+                lipschitz(
                     key=claim_key("srelu-derivative-range", name),
                     claim=f"Range of {label}'",
-                    source=f"{SOURCE}, App. F",
                     paper_value=QUOTES[f"derivative_range_{name}"],
                     our_value=f"[{res.min_slope:.5f}, {res.max_slope:.5f}]",
-                    profile="theory",
-                    scale="numeric, 30 digits",
                     verdict="confirmed" if ok else "contradicted",
-                    notebook=NB_LIPSCHITZ,
-                    anchor=ANCHORS[NB_LIPSCHITZ],
+                    **numeric,
                 )
             )
 
-    # --- Sec. 4.5: larger δ, smaller Lipschitz constant ------------------------------------
+    # Sec. 4.5: larger δ, smaller Lipschitz constant
     deltas = (1e-3, 1e-1, 1.0, 10.0)
-    consts = []
-    for d in deltas:
-        grid = torch.linspace(-3 * d, 3 * d, 20001, dtype=torch.float64)
-        consts.append(float(S.srelu_derivative(grid, d).abs().max()))
+    grids = (torch.linspace(-3 * d, 3 * d, 20001, dtype=torch.float64) for d in deltas)
+    consts = [float(S.srelu_derivative(grid, d).abs().max()) for grid, d in zip(grids, deltas)]
     c_bump, c_epa = float(M.bump_derivative_l1()), float(M.epanechnikov_derivative_l1())
     out.append(
-        Claim(
+        lipschitz(
             key="srelu-lipschitz-decreases-with-delta",
             claim="Increasing δ lowers the Lipschitz constant of the mollified activation (L_δ ≤ M·C_φ/δ)",
             source=f"{SOURCE}, Sec. 4.5",
             paper_value=QUOTES["lipschitz_bound_delta"],
             our_value="S-ReLU: L = " + ", ".join(f"{c:.4f} (δ={d:g})" for c, d in zip(consts, deltas)),
-            profile="theory",
             scale="grid, float64",
             verdict="contradicted" if np.ptp(consts) < 1e-12 else "confirmed",
-            notebook=NB_LIPSCHITZ,
-            anchor=ANCHORS[NB_LIPSCHITZ],
             note=f"The bound holds but is loose: M grows with |x| for ReLU, and mollifying with any "
             f"probability kernel never raises the Lipschitz constant (Lip(f*φ) ≤ Lip(f)), so "
             f"S-ReLU's is exactly 1 for every δ. C_φ = {c_bump:.4f} (bump), {c_epa:.4f} "
@@ -417,17 +273,14 @@ def untested_theory_claims() -> list[Claim]:
     """Statements of Secs. 4.1-4.2 that no page checks yet ("not run here", with the reason)."""
 
     def row(key: str, claim: str, where: str, paper: SourceValue, note: str) -> Claim:
-        return Claim(
+        return _theory_row(NB_DERIVATION)(
             key=key,
             claim=claim,
             source=f"{SOURCE}, {where}",
             paper_value=paper,
             our_value="—",
-            profile="theory",
             scale="",
             verdict="not run here",
-            notebook=NB_DERIVATION,
-            anchor=ANCHORS[NB_DERIVATION],
             note=note,
         )
 
