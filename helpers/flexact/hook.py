@@ -15,15 +15,14 @@ from helpers.core.extensions import RunExtension
 from helpers.core.runs import TrainConfig
 from helpers.core.train import TrainHook
 from helpers.core.validation import boolean, checked_arguments, choice, instance_of, integer, number
-from helpers.flexact.activation import (
-    FlexAct,
-    flexact_modules,
+from helpers.flexact.activation import FlexAct, flexact_modules
+from helpers.flexact.options import FlexActOptions
+from helpers.flexact.regulariser import (
+    RULES,
     kl_to_pseudo_probabilities,
     mean_gradient_norms,
     pseudo_probabilities,
 )
-from helpers.flexact.options import FlexActOptions
-from helpers.flexact.regulariser import KL_DIRECTIONS
 
 __all__ = [
     "ALPHA_SCHEDULES",
@@ -148,12 +147,12 @@ class FlexActHook(TrainHook):
 
     @checked_arguments(
         {
-            "alpha": number(0),
-            "lam": number(0, low_open=True),
+            "alpha": RULES["alpha"],
+            "lam": RULES["lam"],
             "temperature_schedule": instance_of(TemperatureSchedule, optional=True),
             "unit": choice(("step", "epoch")),
             "detach": boolean(),
-            "kl_direction": choice(KL_DIRECTIONS),
+            "kl_direction": RULES["kl_direction"],
             "alpha_schedule": instance_of(AlphaSchedule, optional=True),
         }
     )
