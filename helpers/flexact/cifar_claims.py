@@ -9,21 +9,11 @@ from __future__ import annotations
 from helpers.core import tables as T
 from helpers.core.attribution import SourceValue
 from helpers.core.profiles import decided_profile
-from helpers.core.report import (
-    Claim,
-    judge,
-)
+from helpers.core.report import Claim, judge
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import proportion
 from helpers.flexact import protocol as P
-from helpers.flexact.paper import (
-    ANCHOR_CIFAR,
-    MATCH_MARGIN,
-    NOTEBOOK_CIFAR,
-    QUOTES,
-    SOURCE,
-    TABLE2,
-)
+from helpers.flexact.paper import ANCHOR_CIFAR, MATCH_MARGIN, NOTEBOOK_CIFAR, QUOTES, SOURCE, TABLE2
 from helpers.flexact.selections import flexact_selections
 
 #: Test text of a count claim: a binomial interval has no minimal detectable effect.

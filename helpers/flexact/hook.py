@@ -17,12 +17,7 @@ from helpers.core.train import TrainHook
 from helpers.core.validation import boolean, checked_arguments, choice, instance_of, integer, number
 from helpers.flexact.activation import FlexAct, flexact_modules
 from helpers.flexact.options import FlexActOptions
-from helpers.flexact.regulariser import (
-    RULES,
-    kl_to_pseudo_probabilities,
-    mean_gradient_norms,
-    pseudo_probabilities,
-)
+from helpers.flexact.regulariser import RULES, kl_to_pseudo_probabilities, mean_gradient_norms, pseudo_probabilities
 
 __all__ = [
     "ALPHA_SCHEDULES",
