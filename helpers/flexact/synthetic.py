@@ -28,7 +28,6 @@ The runner is registered with :func:`helpers.core.results_cache.register_runner`
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.core import validation as v
 from helpers.core.registry import get_activation
@@ -46,6 +44,14 @@ from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
 from helpers.flexact.hook import ALPHA_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
 from helpers.flexact.regulariser import KL_DIRECTIONS
+from helpers.flexact.synthetic_task import (
+    GROUND_TRUTHS,
+    INFORMATIVE_DISTRIBUTIONS,
+    SyntheticNet,
+    _target_function,
+    batch_loader,
+    synthetic_data,
+)
 
 __all__ = [
     "GROUND_TRUTHS",
@@ -71,110 +77,10 @@ __all__ = [
 ]
 
 
-GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
 METHODS: tuple[str, ...] = ("flexact", *FIXED_METHODS)
-DISPLAY: dict[str, str] = {
-    "relu": "ReLU",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "leaky_relu": "LeakyReLU",
-    "identity": "Identity",
-}
+DISPLAY: dict[str, str] = dict(zip(DEFAULT_CANDIDATES, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity")))
 PAPER_ALPHAS: tuple[float, ...] = (0.3, 0.0)  # Table 1's row order
-INFORMATIVE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal")
-
-
-# --------------------------------------------------------------------------------------------
-# Data and model
-# --------------------------------------------------------------------------------------------
-
-
-def _target_function(name: str) -> nn.Module:
-    if name not in GROUND_TRUTHS:
-        raise ValueError(f"unknown ground truth {name!r}; choose one of {GROUND_TRUTHS}")
-    return get_activation(name)
-
-
-def synthetic_data(
-    ground_truth: str,
-    n: int,
-    generator: torch.Generator,
-    *,
-    k: float = 5.0,
-    n_features: int = 4,
-    informative: str = "uniform",
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(x, y)`` with ``x₁ ~ U(−1, 1)`` (or ``N(0, 1)``), distractors ``N(0, 1)``, ``y = a(k·x₁)``.
-
-    ``y`` has shape ``(n, 1)``. Draws come from ``generator`` only (not the global RNG), so the
-    data of a seed are the same whatever ran before.
-    """
-    target = _target_function(ground_truth)
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not isinstance(n_features, int) or n_features < 1:
-        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
-    if informative not in INFORMATIVE_DISTRIBUTIONS:
-        raise ValueError(f"informative must be one of {INFORMATIVE_DISTRIBUTIONS}, got {informative!r}")
-    if not math.isfinite(k):
-        raise ValueError(f"k must be finite, got {k!r}")
-    x = torch.empty(n, n_features)
-    if informative == "uniform":
-        x[:, 0] = torch.rand(n, generator=generator) * 2 - 1
-    else:
-        x[:, 0] = torch.randn(n, generator=generator)
-    if n_features > 1:
-        x[:, 1:] = torch.randn(n, n_features - 1, generator=generator)
-    with torch.no_grad():
-        y = target(k * x[:, :1])
-    return x, y
-
-
-class SyntheticNet(nn.Module):
-    """``hidden == 0``: one neuron ``φ(w·x + b)`` (what the paper's numbers imply); otherwise
-    ``Linear(d, hidden) → φ → Linear(hidden, 1)``. The activation module is ``self.act``."""
-
-    @v.checked_arguments({"n_features": v.integer(1), "hidden": v.integer(0), "act": v.instance_of(nn.Module)})
-    def __init__(self, n_features: int, hidden: int, act: nn.Module) -> None:
-        super().__init__()
-        self.linear = nn.Linear(n_features, hidden if hidden else 1)
-        self.act = act
-        self.head = nn.Linear(hidden, 1) if hidden else None
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.act(self.linear(x))
-        return self.head(out) if self.head is not None else out
-
-
-class _BatchIndexSampler(torch.utils.data.Sampler):
-    """Yields whole batches of indices as tensors (a new random permutation per epoch when
-    ``shuffle``), so a ``TensorDataset`` is indexed once per batch with a tensor: per-sample
-    indexing and collation would cost more than a training step of these tiny models."""
-
-    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator) -> None:
-        self.n, self.batch_size, self.shuffle, self.generator = n, batch_size, shuffle, generator
-
-    def __len__(self) -> int:
-        return -(-self.n // self.batch_size)
-
-    def __iter__(self):
-        order = torch.randperm(self.n, generator=self.generator) if self.shuffle else torch.arange(self.n)
-        yield from order.split(self.batch_size)
-
-
-def batch_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int, *, shuffle: bool, seed: int) -> DataLoader:
-    """A ``DataLoader`` over ``(x, y)`` that fetches each batch with one tensor index; its order
-    depends only on ``seed`` (its own generator, exposed as ``loader.generator`` so that
-    :func:`helpers.core.train.fit` checkpoints it)."""
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    if x.shape[0] != y.shape[0]:
-        raise ValueError(f"x and y have different lengths: {x.shape[0]} vs {y.shape[0]}")
-    generator = torch.Generator()
-    generator.manual_seed(seed)
-    sampler = _BatchIndexSampler(x.shape[0], batch_size, shuffle, generator)
-    return DataLoader(TensorDataset(x, y), sampler=sampler, batch_size=None, generator=generator)
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,38 +202,24 @@ SYNTHETIC_CONFIG_RULES: dict[str, v.Rule] = {
 }
 
 
-# Profiles: what each one changes. The paper gives none of these numbers.
-_PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": dict(
-        n_train=128,
-        n_val=256,
-        epochs=2,
-        batch_size=32,
-        seeds=(0,),
-        note="smoke: 128 samples, 2 epochs, 1 seed (code path only)",
-    ),
-    "cpu": dict(
-        n_train=1024,
-        n_val=4096,
-        epochs=60,
-        batch_size=32,
-        seeds=(0, 1, 2, 3, 4),
-        note="1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)",
-    ),
-    "paper": dict(
-        n_train=10_000,
-        n_val=10_000,
-        epochs=100,
-        batch_size=64,
-        seeds=(0, 1, 2, 3, 4),
-        note="paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu",
-    ),
+# Profiles: what each one changes (the paper gives none of these numbers).
+_PROFILES: dict[str, tuple[int, int, int, int, tuple[int, ...]]] = {  # n_train, n_val, epochs, batch_size, seeds
+    "smoke": (128, 256, 2, 32, (0,)),
+    "cpu": (1024, 4096, 60, 32, (0, 1, 2, 3, 4)),
+    "paper": (10_000, 10_000, 100, 64, (0, 1, 2, 3, 4)),
+}
+_NOTES: dict[str, str] = {
+    "smoke": "smoke: 128 samples, 2 epochs, 1 seed (code path only)",
+    "cpu": "1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)",
+    "paper": "paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu",
 }
 
 
 def profile_settings(profile: str) -> dict[str, Any]:
     """The scaled settings of ``profile`` (sizes, epochs, seeds, note)."""
-    return dict(_PROFILES[current_profile(profile)])
+    profile = current_profile(profile)
+    sizes = dict(zip(("n_train", "n_val", "epochs", "batch_size", "seeds"), _PROFILES[profile]))
+    return {**sizes, "note": _NOTES[profile]}
 
 
 def synthetic_config(
