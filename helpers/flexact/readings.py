@@ -52,29 +52,10 @@ from helpers.flexact.reading_specs import (  # the pages and scripts find them h
 )
 from helpers.flexact.synthetic import DISPLAY, GROUND_TRUTHS
 
-__all__ = [
-    "readings_configs",
-    "run_readings",
-    "readings_frame",
-    "mse_comparisons",
-    "pooled_log_ratio",
-    "selection_accuracy",
-    "selection_difference",
-    "mcnemar_p",
-    "majority_targets",
-    "alpha_effect",
-    "readings_table",
-    "per_target_table",
-    "readings_overview",
-    "readings_display",
-    "per_target_display",
-    "readings_summary",
-]
-
-
-# --------------------------------------------------------------------------------------------
-# Analysis (nothing here trains)
-# --------------------------------------------------------------------------------------------
+__all__ = ["readings_configs", "run_readings", "readings_frame", "mse_comparisons", "pooled_log_ratio"]
+__all__ += ["selection_accuracy", "selection_difference", "mcnemar_p", "majority_targets", "alpha_effect"]
+__all__ += ["readings_table", "per_target_table", "readings_overview", "readings_display", "per_target_display"]
+__all__ += ["readings_summary"]
 
 
 def _right_up_to_twin(chosen: str, truth: str) -> bool:
@@ -84,26 +65,17 @@ def _right_up_to_twin(chosen: str, truth: str) -> bool:
 def readings_frame(runs: Mapping[str, Mapping[float, list[dict]]]) -> pd.DataFrame:
     """One row per run: reading, α, ground truth, seed, held-out MSE, chosen candidate, picked truth
     (``picked``) and picked it up to the twin (``picked_twin``)."""
-    rows = []
-    for key, arms in runs.items():
-        for alpha, results in arms.items():
-            for r in results:
-                c = r["config"]
-                rows.append(
-                    {
-                        "reading": key,
-                        "alpha": float(alpha),
-                        "ground_truth": c["ground_truth"],
-                        "seed": int(c["seed"]),
-                        "mse": float(r["val_mse"]),
-                        "chosen": r["chosen_activation"],
-                        "picked": r["chosen_activation"] == c["ground_truth"],
-                        "picked_twin": _right_up_to_twin(r["chosen_activation"], c["ground_truth"]),
-                    }
-                )
-    if not rows:
+    runs_ = [(key, alpha, r, r["config"]) for key, arms in runs.items() for alpha, rs in arms.items() for r in rs]
+    if not runs_:
         raise ValueError("no results given")
-    return pd.DataFrame(rows)
+    rows = [
+        (key, float(alpha), c["ground_truth"], int(c["seed"]), float(r["val_mse"]), r["chosen_activation"])
+        for key, alpha, r, c in runs_
+    ]
+    frame = pd.DataFrame(rows, columns=["reading", "alpha", "ground_truth", "seed", "mse", "chosen"])
+    frame["picked"] = [c == g for c, g in zip(frame["chosen"], frame["ground_truth"])]
+    frame["picked_twin"] = [_right_up_to_twin(c, g) for c, g in zip(frame["chosen"], frame["ground_truth"])]
+    return frame
 
 
 def _arm(frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str | None = None) -> pd.DataFrame:
@@ -172,23 +144,22 @@ def pooled_log_ratio(
     return _safe(lambda: one_sample(ratios))
 
 
-def _column(twins: bool) -> str:
-    return "picked_twin" if twins else "picked"
-
-
 def selection_accuracy(
     frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False
 ) -> Proportion:
     """Share of runs of ``(reading, α)`` whose argmax is the ground truth (``twins``: or its twin),
     with its exact interval."""
     sel = _arm(frame, reading, alpha)
-    return proportion(int(sel[_column(twins)].sum()), len(sel))
+    return proportion(int(sel["picked_twin" if twins else "picked"].sum()), len(sel))
 
 
 def _run_picks(frame: pd.DataFrame, reading: str, alpha: float, twins: bool) -> dict[tuple[str, int], float]:
     """Per run (target, seed): 100 when its argmax is right, else 0."""
     sel = _arm(frame, reading, alpha)
-    return {(str(g), int(s)): 100.0 * bool(v) for g, s, v in zip(sel["ground_truth"], sel["seed"], sel[_column(twins)])}
+    return {
+        (str(g), int(s)): 100.0 * bool(v)
+        for g, s, v in zip(sel["ground_truth"], sel["seed"], sel["picked_twin" if twins else "picked"])
+    }
 
 
 def selection_difference(
@@ -201,21 +172,16 @@ def selection_difference(
 ) -> Comparison | None:
     """Selection accuracy of ``reading`` − baseline in percentage points, paired over the runs
     (target, seed) of the reading; None with fewer than two runs."""
-    return _paired(
-        _run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
-        _run_picks(frame, BASELINE.key, alpha, twins),
-        confidence,
-    )  # type: ignore[arg-type]
+    picks = _run_picks(frame, reading, alpha, twins), _run_picks(frame, BASELINE.key, alpha, twins)
+    return _paired(*picks, confidence)  # type: ignore[arg-type]
 
 
 def mcnemar_p(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False) -> float:
     """Exact McNemar test of the selection difference: two-sided binomial test of the discordant
     pairs of runs (right under one reading only); 1 when there is none."""
-    a, b = pair_by_seed(
-        _run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
-        _run_picks(frame, BASELINE.key, alpha, twins),
-        policy="subset",  # keys are (target, seed) runs: the reading's runs pair with the baseline's
-    )  # type: ignore[arg-type]
+    picks = _run_picks(frame, reading, alpha, twins), _run_picks(frame, BASELINE.key, alpha, twins)
+    # keys are (target, seed) runs: the reading's runs pair with the baseline's
+    a, b = pair_by_seed(*picks, policy="subset")  # type: ignore[arg-type]
     gained = sum(a[k] > b[k] for k in a)
     lost = sum(a[k] < b[k] for k in a)
     return float(stats.binomtest(gained, gained + lost).pvalue) if gained + lost else 1.0
@@ -237,14 +203,16 @@ def majority_targets(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_
     return {gt: out[gt] for gt in GROUND_TRUTHS if gt in out}
 
 
-def _stats(comp: Comparison | None, scale: float = 1.0) -> tuple[float, float, float, float]:
-    """``(effect, CI low, CI high, MDE)`` × ``scale``; NaNs without an interval."""
-    if comp is None:
-        return (math.nan,) * 4  # type: ignore[return-value]
-    return comp.effect * scale, comp.ci_low * scale, comp.ci_high * scale, comp.mde * scale
+def _stats(comp: Comparison | None) -> tuple[float, float, float, float]:
+    """``(effect, CI low, CI high, MDE)``; NaNs without an interval."""
+    return (math.nan,) * 4 if comp is None else (comp.effect, comp.ci_low, comp.ci_high, comp.mde)  # type: ignore[return-value]
 
 
 _BASELINE_STATS = (0.0, 0.0, 0.0, math.nan)  # the baseline against itself: no difference, no MDE
+
+
+def _columns(effect: str, prefix: str, values: tuple[float, float, float, float]) -> dict[str, float]:
+    return dict(zip((effect, f"{prefix}_low", f"{prefix}_high", f"{prefix}_mde"), values))
 
 
 def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -282,22 +250,21 @@ def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
             row["n_runs"] = acc.n
             row[f"{name}_low"], row[f"{name}_high"] = acc.ci_low, acc.ci_high
             d = f"d_{name}"
-            names = (d, f"{d}_low", f"{d}_high", f"{d}_mde")
             if reading is BASELINE:
-                row.update({**dict(zip(names, _BASELINE_STATS)), f"{d}_p": 1.0})
+                row.update({**_columns(d, d, _BASELINE_STATS), f"{d}_p": 1.0})
             else:
-                row.update(zip(names, _stats(selection_difference(frame, reading.key, twins=twins))))
+                row.update(_columns(d, d, _stats(selection_difference(frame, reading.key, twins=twins))))
                 row[f"{d}_p"] = mcnemar_p(frame, reading.key, twins=twins)
-        names = ("log_ratio", "log_low", "log_high", "log_mde")
-        row.update(zip(names, _BASELINE_STATS if reading is BASELINE else _stats(pooled_log_ratio(frame, reading.key))))
+        base = reading is BASELINE
+        row.update(
+            _columns("log_ratio", "log", _BASELINE_STATS if base else _stats(pooled_log_ratio(frame, reading.key)))
+        )
         row["ratio"] = math.exp(row["log_ratio"]) if math.isfinite(row["log_ratio"]) else math.nan
         for gt in ALPHA_TARGETS:
             key = f"a0_minus_a3_{gt}"
-            row.update(
-                zip((key, f"{key}_low", f"{key}_high", f"{key}_mde"), _stats(alpha_effect(frame, reading.key, gt)))
-            )
+            row.update(_columns(key, key, _stats(alpha_effect(frame, reading.key, gt))))
         pooled = pooled_log_ratio(frame, reading.key, against=(reading.key, 0.0), targets=ALPHA_TARGETS)
-        row.update(zip(("alpha_log_ratio", "alpha_log_low", "alpha_log_high", "alpha_log_mde"), _stats(pooled)))
+        row.update(_columns("alpha_log_ratio", "alpha_log", _stats(pooled)))
         rows.append(row)
     return pd.DataFrame(rows).set_index("reading")
 
@@ -313,9 +280,7 @@ def per_target_table(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.D
         row = {}
         for gt in GROUND_TRUTHS:
             row[(DISPLAY[gt], "MSE")] = float(np.mean(list(_by_seed(frame, reading.key, alpha, gt).values())))
-            eff, lo, hi, mde = _stats(comps.get(gt))
-            row[(DISPLAY[gt], "Δ")], row[(DISPLAY[gt], "low")], row[(DISPLAY[gt], "high")] = eff, lo, hi
-            row[(DISPLAY[gt], "MDE")] = mde
+            row.update({(DISPLAY[gt], c): v for c, v in zip(("Δ", "low", "high", "MDE"), _stats(comps.get(gt)))})
         rows[reading.label] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
@@ -323,9 +288,7 @@ def per_target_table(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.D
     return table
 
 
-# --------------------------------------------------------------------------------------------
-# Display
-# --------------------------------------------------------------------------------------------
+# Display: the tables above as text for the pages, and the numbers they quote
 
 
 def _interval(mid: float, lo: float, hi: float, fmt: str, mde: float = math.nan) -> str:
@@ -408,11 +371,8 @@ def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, floa
     difference up to the twin), plus the page-level counts."""
     out: dict[str, float] = {}
     for key, row in table.iterrows():
-        sig = frame[
-            (frame["reading"] == key) & (frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == "sigmoid")
-        ]
         out.update({f"{key}_{name}": float(row[column]) for name, column in _SUMMARY_COLUMNS.items()})
-        out[f"{key}_sig"] = float(sig["picked"].sum())
+        out[f"{key}_sig"] = float(_arm(frame, str(key), BASELINE_ALPHA, "sigmoid")["picked"].sum())
         for name, column in _SUMMARY_RATIOS.items():
             out[f"{key}_{name}"] = float(math.exp(row[column]))
     readings = table.drop(index=BASELINE.key)
@@ -425,6 +385,5 @@ def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, floa
     for gt in ALPHA_TARGETS:
         sel = frame[(frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
         out[f"best_a3_{gt}"] = float(sel.groupby("reading")["mse"].mean().min())
-        zero = frame[(frame["alpha"] == 0.0) & (frame["ground_truth"] == gt) & (frame["reading"] == BASELINE.key)]
-        out[f"base_a0_{gt}"] = float(zero["mse"].mean())
+        out[f"base_a0_{gt}"] = float(_arm(frame, BASELINE.key, 0.0, gt)["mse"].mean())
     return out
