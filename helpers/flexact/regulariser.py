@@ -37,13 +37,8 @@ from helpers.flexact.mixture import _fused
 #: Directions of the KL of Eq. (4): ``"forward"`` = ``KL(p̃ ‖ p)`` as written, ``"reverse"`` = ``KL(p ‖ p̃)``.
 KL_DIRECTIONS: tuple[str, ...] = ("forward", "reverse")
 
-__all__ = [
-    "KL_DIRECTIONS",
-    "mean_gradient_norms",
-    "pseudo_probabilities",
-    "kl_to_pseudo_probabilities",
-    "gradient_norm_regularizer",
-]
+__all__ = ["KL_DIRECTIONS", "mean_gradient_norms", "pseudo_probabilities", "kl_to_pseudo_probabilities"]
+__all__ += ["gradient_norm_regularizer"]
 
 
 #: The regulariser's hyperparameters, checked where they enter (:class:`~helpers.flexact.hook.FlexActHook`

@@ -53,28 +53,10 @@ from helpers.flexact.synthetic_task import (
     synthetic_data,
 )
 
-__all__ = [
-    "GROUND_TRUTHS",
-    "FIXED_METHODS",
-    "METHODS",
-    "DISPLAY",
-    "PAPER_ALPHAS",
-    "INFORMATIVE_DISTRIBUTIONS",
-    "synthetic_data",
-    "SyntheticNet",
-    "batch_loader",
-    "FlexActSyntheticConfig",
-    "profile_settings",
-    "synthetic_config",
-    "synthetic_configs",
-    "SENSITIVITY_ALPHAS",
-    "SENSITIVITY_LAMBDAS",
-    "SENSITIVITY_SEEDS",
-    "sensitivity_configs",
-    "run_all",
-    "build_model",
-    "run_synthetic",
-]
+__all__ = ["GROUND_TRUTHS", "FIXED_METHODS", "METHODS", "DISPLAY", "PAPER_ALPHAS", "INFORMATIVE_DISTRIBUTIONS"]
+__all__ += ["synthetic_data", "SyntheticNet", "batch_loader", "FlexActSyntheticConfig", "profile_settings"]
+__all__ += ["synthetic_config", "synthetic_configs", "SENSITIVITY_ALPHAS", "SENSITIVITY_LAMBDAS", "SENSITIVITY_SEEDS"]
+__all__ += ["sensitivity_configs", "run_all", "build_model", "run_synthetic"]
 
 
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES

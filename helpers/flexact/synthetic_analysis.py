@@ -24,25 +24,10 @@ from helpers.flexact.synthetic import (
     _target_function,
 )
 
-__all__ = [
-    "label_of",
-    "results_frame",
-    "row_order",
-    "table1_stats",
-    "table1",
-    "mark_ranks",
-    "format_table",
-    "selection_summary",
-    "picks_ground_truth",
-    "majority_picks",
-    "sensitivity_table",
-    "trajectories",
-    "prediction_panels",
-    "final_probability_of_choice",
-    "single_neuron_optimum",
-    "optimum_table",
-    "table1_display",
-]
+__all__ = ["label_of", "results_frame", "row_order", "table1_stats", "table1", "mark_ranks", "format_table"]
+__all__ += ["selection_summary", "picks_ground_truth", "majority_picks", "sensitivity_table", "trajectories"]
+__all__ += ["prediction_panels", "final_probability_of_choice", "single_neuron_optimum", "optimum_table"]
+__all__ += ["table1_display"]
 
 
 # --------------------------------------------------------------------------------------------
