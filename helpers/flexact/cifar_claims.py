@@ -6,8 +6,9 @@ gives the report fields of a count of runs (shared with the synthetic rows)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from helpers.core import tables as T
-from helpers.core.attribution import SourceValue
 from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim, judge, source_row
 from helpers.core.runtime import current_profile
@@ -46,17 +47,9 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
 
     place = {"source": SOURCE, "notebook": NOTEBOOK_CIFAR, "anchor": ANCHOR_CIFAR}
 
-    def add(
-        key: str,
-        claim: str,
-        paper: SourceValue,
-        ours: str,
-        verdict: str,
-        note: str,
-        run_profile: str | None = None,
-        where: str = "Section 4.2 / Table 2",
-        **fields: str,
-    ) -> None:
+    def add(*row: Any, run_profile: str | None = None, where: str = "Section 4.2 / Table 2", **fields: str) -> None:
+        """Add the row ``key, claim, paper, ours, verdict, note`` (its scale only when it was run)."""
+        key, claim, paper, ours, verdict, note = row
         shown = scale if verdict != "not run here" else ""
         out.append(
             source_row(key, claim, where, paper, ours, verdict, note, shown, run_profile or profile, **place, **fields)

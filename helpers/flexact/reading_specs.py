@@ -132,15 +132,6 @@ READINGS: tuple[Reading, ...] = (
 )
 
 
-#: Readings considered and not swept, with the reason (the page lists them).
-NOT_SWEPT: dict[str, str] = {
-    "α switched on at mid-training (AlphaSchedule 'late')": "implemented; left out to keep the sweep "
-    "within its compute budget (warm-up and decay bracket it)",
-    "τ exponential 1 → 0.5, or other end values": "left out for compute; constant τ = 1 is the far end",
-    "λ at 5 seeds": "the λ readings reuse the sensitivity study's 3 seeds",
-}
-
-
 def reading_by_key(key: str) -> Reading:
     """The reading called ``key`` (``"baseline"`` included)."""
     for reading in (BASELINE, *READINGS):
