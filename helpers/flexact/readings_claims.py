@@ -50,7 +50,7 @@ def _readings_runs(profile: str) -> list:
 def readings_claims(profile: str | None = None) -> list[Claim]:
     """Does Table 1's conclusion survive the readings the paper leaves open? Two claims: the
     selection of the ground truth, and "α = 0.3 beats α = 0 on Sigmoid and Tanh", each judged
-    under every reading of :data:`helpers.flexact.readings.READINGS` against the baseline reading
+    under every reading of :data:`helpers.flexact.reading_specs.READINGS` against the baseline reading
     (Table 1's runs), from committed results of ``profile`` (without one: the cpu profile's, until
     every paper-profile run of the sweep and of Table 1 is committed)."""
     key_selection, key_alpha = "flexact-readings-selection", "flexact-readings-alpha-effect"
@@ -107,20 +107,9 @@ def _readings_claim(
     profile: str = "cpu",
     reading: str = "",
 ) -> Claim:
-    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS}
+    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS, "reading": reading}
     return source_row(
-        key,
-        claim,
-        _READINGS_WHERE,
-        paper,
-        ours,
-        verdict,
-        note,
-        scale,
-        profile,
-        reading=reading,
-        **place,
-        **(fields or {}),
+        key, claim, _READINGS_WHERE, paper, ours, verdict, note, scale, profile, **place, **(fields or {})
     )
 
 

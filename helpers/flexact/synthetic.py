@@ -1,9 +1,9 @@
 """Flex-Act's synthetic regression study (paper Section 4.1, Table 1, Figs. 1-3, Appendix A).
 
-Task: ``x ∈ R⁴``, target ``y = a(k·x₁)`` with ``k = 5`` and the other three features distractors;
-ground truths ``a ∈ {ReLU, Sigmoid, Tanh, LeakyReLU, Identity}``. Models: five fixed-activation
-networks and Flex-Act with ``α = 0`` and ``α = 0.3`` over the same five candidates; MSE over five
-seeds.
+Task (:mod:`helpers.flexact.synthetic_task`): ``x ∈ R⁴``, target ``y = a(k·x₁)`` with ``k = 5`` and the
+other three features distractors; ground truths ``a ∈ {ReLU, Sigmoid, Tanh, LeakyReLU, Identity}``.
+Models: five fixed-activation networks and Flex-Act with ``α = 0`` and ``α = 0.3`` over the same five
+candidates; MSE over five seeds.
 
 What the paper states, and what we had to choose (the notebook repeats this list):
 
