@@ -132,27 +132,26 @@ def _sparse_basis(
     return by_row, by_col
 
 
-def _coefficients(basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], w: Sequence[float]) -> dict[str, float]:
-    """Basis coefficients ``c_r = Σ_j basis[r][j]·w_j`` as Python floats (float64 arithmetic)."""
-    out = {}
-    for r, nonzero in zip(rows, _sparse_basis(basis)[0]):
+def _sparse_sums(entries: Sequence[Sequence[tuple[int, float]]], values: Sequence[float]) -> list[float]:
+    """Per list of entries ``(i, b)``: ``Σ b·values[i]`` in Python floats (float64), skipping the zero
+    entries (so an infinite value that an entry does not use cannot turn its sum into ``0·∞``)."""
+    out = []
+    for nonzero in entries:
         acc = 0.0
-        for j, b in nonzero:
-            acc += b * w[j]
-        out[r] = acc
+        for i, b in nonzero:
+            acc += b * values[i]
+        out.append(acc)
     return out
+
+
+def _coefficients(basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], w: Sequence[float]) -> dict[str, float]:
+    """Basis coefficients ``c_r = Σ_j basis[r][j]·w_j``."""
+    return dict(zip(rows, _sparse_sums(_sparse_basis(basis)[0], w)))
 
 
 def _weight_gradient(basis: tuple[tuple[float, ...], ...], sums: Sequence[float]) -> list[float]:
-    """``∂L/∂w_j = Σ_r basis[r][j]·Σ g·b_r(h)``, skipping zero entries (so an infinite sum of
-    a basis function that candidate ``j`` does not use cannot turn its gradient into ``0·∞``)."""
-    out = []
-    for nonzero in _sparse_basis(basis)[1]:
-        acc = 0.0
-        for r, b in nonzero:
-            acc += b * sums[r]
-        out.append(acc)
-    return out
+    """``∂L/∂w_j = Σ_r basis[r][j]·Σ g·b_r(h)``."""
+    return _sparse_sums(_sparse_basis(basis)[1], sums)
 
 
 def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor:
