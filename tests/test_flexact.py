@@ -15,16 +15,14 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.activations import get_activation
 from helpers.core.runtime import seed_everything
-from helpers.flexact.activation import (
-    DEFAULT_CANDIDATES,
-    FlexAct,
-    flexact_modules,
+from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct, flexact_modules
+from helpers.flexact.hook import FlexActHook, TemperatureSchedule
+from helpers.flexact.regulariser import (
     gradient_norm_regularizer,
     kl_to_pseudo_probabilities,
     mean_gradient_norms,
     pseudo_probabilities,
 )
-from helpers.flexact.hook import FlexActHook, TemperatureSchedule
 
 
 def _reference_mix(module: FlexAct, h: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:

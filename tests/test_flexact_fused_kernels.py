@@ -10,7 +10,9 @@ from torch import nn
 from helpers.core import kernels
 from helpers.flexact import activation as fx
 from helpers.flexact import kernels as fk
+from helpers.flexact import mixture
 from helpers.flexact.activation import FlexAct
+from helpers.flexact.regulariser import mean_gradient_norms
 
 INF, NAN = float("inf"), float("nan")
 ULP = 2.0**-23
@@ -237,7 +239,7 @@ def test_sampled_mixture_gradcheck_float64():
 
     def f(x, lg):
         torch.manual_seed(0)  # the same Gumbel noise on every evaluation
-        return fx._SampledMixture.apply(x, lg, 0.8, False, m._basis, m._rows, [])
+        return mixture._SampledMixture.apply(x, lg, 0.8, False, m._basis, m._rows, [])
 
     assert torch.autograd.gradcheck(f, (h, logits))
 
@@ -256,15 +258,15 @@ def test_fused_gradient_norms_match_eager(shape, backend):
     cands = FlexAct(("relu", "sigmoid", "tanh", nn.LeakyReLU(0.2), "identity")).candidates
     h = torch.randn(shape, generator=torch.Generator().manual_seed(4)) * 3
     backend("compiled")
-    fused = fx.mean_gradient_norms(h, cands)
+    fused = mean_gradient_norms(h, cands)
     backend("eager")
-    eager = fx.mean_gradient_norms(h, cands)
-    ref = fx.mean_gradient_norms(h.double(), cands)  # float64, eager
+    eager = mean_gradient_norms(h, cands)
+    ref = mean_gradient_norms(h.double(), cands)  # float64, eager
     assert fused.dtype == torch.float32
     torch.testing.assert_close(fused.double(), ref, rtol=2e-6, atol=0)
     torch.testing.assert_close(fused, eager, rtol=1e-5, atol=0)
     backend("compiled")
-    assert torch.equal(fx.mean_gradient_norms(h, cands), fused)  # deterministic
+    assert torch.equal(mean_gradient_norms(h, cands), fused)  # deterministic
 
 
 def test_gradient_norms_with_other_candidates_or_graph_use_autograd(backend, monkeypatch):
@@ -272,8 +274,8 @@ def test_gradient_norms_with_other_candidates_or_graph_use_autograd(backend, mon
     monkeypatch.setattr(kernels, "_compile_errors", {})
     backend("compiled")
     h = torch.randn(8, 5, requires_grad=True)
-    fx.mean_gradient_norms(h, FlexAct(("relu", "gelu")).candidates)  # gelu: not a basis candidate
-    g = fx.mean_gradient_norms(h * 1.0, FlexAct(("sigmoid",)).candidates, detach=False)  # needs a graph
+    mean_gradient_norms(h, FlexAct(("relu", "gelu")).candidates)  # gelu: not a basis candidate
+    g = mean_gradient_norms(h * 1.0, FlexAct(("sigmoid",)).candidates, detach=False)  # needs a graph
     assert g.requires_grad
     with pytest.raises(AssertionError, match="fused"):
-        fx.mean_gradient_norms(h, FlexAct(("sigmoid",)).candidates)
+        mean_gradient_norms(h, FlexAct(("sigmoid",)).candidates)

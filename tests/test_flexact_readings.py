@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 from refusals import refusal_fault  # noqa: E402
 
 from helpers.core.results_cache import config_hash  # noqa: E402
+from helpers.flexact import reading_specs as RS  # noqa: E402
 from helpers.flexact import readings as RD  # noqa: E402
 from helpers.flexact.activation import FlexAct  # noqa: E402
 from helpers.flexact.hook import AlphaSchedule, FlexActHook  # noqa: E402
@@ -270,15 +271,15 @@ def test_readings_change_one_choice_at_a_time():
     assert families["hard"] == {0, 1, 2, 3, 4} and families["lam"] == {0, 1, 2}
     # α = 0.3 on every target; α = 0 only where the reading changes the unregularised model
     zero = [c for c in configs if c.alpha == 0]
-    assert {c.ground_truth for c in zero} == set(RD.ALPHA_TARGETS)
+    assert {c.ground_truth for c in zero} == set(RS.ALPHA_TARGETS)
     assert all(c.hard or c.tau_schedule != "exponential" for c in zero)
     per_reading = len(GROUND_TRUTHS) * 5
-    assert len(configs) == 6 * per_reading + 2 * len(GROUND_TRUTHS) * 3 + 3 * len(RD.ALPHA_TARGETS) * 5
+    assert len(configs) == 6 * per_reading + 2 * len(GROUND_TRUTHS) * 3 + 3 * len(RS.ALPHA_TARGETS) * 5
 
 
 def test_baseline_is_table1():
     table1 = set(synthetic_configs("cpu"))
-    base = RD.baseline_configs("cpu")
+    base = RS.baseline_configs("cpu")
     assert set(base[0.3]) <= table1 and set(base[0.0]) <= table1
     assert len(base[0.3]) == len(base[0.0]) == 25
     # the λ readings are the sensitivity study's runs
@@ -307,7 +308,7 @@ def test_pooled_log_ratio_and_selection_difference():
         for gt in GROUND_TRUTHS:
             mse[("baseline", 0.3, gt, seed)] = 0.01
             # the reading halves (MSE + ε) on every target: a pooled log ratio of exactly ln 0.5
-            mse[("x", 0.3, gt, seed)] = 0.5 * (0.01 + RD.EPSILON) - RD.EPSILON
+            mse[("x", 0.3, gt, seed)] = 0.5 * (0.01 + RS.EPSILON) - RS.EPSILON
         chosen[("x", 0.3, "sigmoid", seed)] = "relu"  # a real miss on every seed
         chosen[("x", 0.3, "relu", seed)] = "leaky_relu"  # a miss, but right up to the twin
     chosen[("x", 0.3, "tanh", 0)] = "identity"  # one more real miss
@@ -349,14 +350,14 @@ def test_readings_claims_without_results_are_not_run_here():
 
 def test_readings_smoke_sweep_analysis_and_plot():
     runs = RD.run_readings("smoke", workers=1)
-    assert set(runs) == {"baseline", *(r.key for r in RD.READINGS)}
+    assert set(runs) == {"baseline", *(r.key for r in RS.READINGS)}
     frame = RD.readings_frame(runs)
     table = RD.readings_table(frame)
-    assert list(table.index) == ["baseline", *(r.key for r in RD.READINGS)]
+    assert list(table.index) == ["baseline", *(r.key for r in RS.READINGS)]
     assert table.loc["baseline", "n_runs"] == len(GROUND_TRUTHS)
     assert math.isnan(table.loc["hard", "log_low"])  # one seed: no interval over seeds, no crash
     per_target = RD.per_target_table(frame)
-    assert per_target.shape[0] == len(RD.READINGS) + 1
+    assert per_target.shape[0] == len(RS.READINGS) + 1
     from helpers.flexact.plots import plot_reading_effects
 
     fig = plot_reading_effects(table)

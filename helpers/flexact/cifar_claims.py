@@ -6,24 +6,15 @@ gives the report fields of a count of runs (shared with the synthetic rows)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from helpers.core import tables as T
-from helpers.core.attribution import SourceValue
 from helpers.core.profiles import decided_profile
-from helpers.core.report import (
-    Claim,
-    judge,
-)
+from helpers.core.report import Claim, judge, source_row
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import proportion
 from helpers.flexact import protocol as P
-from helpers.flexact.paper import (
-    ANCHOR_CIFAR,
-    MATCH_MARGIN,
-    NOTEBOOK_CIFAR,
-    QUOTES,
-    SOURCE,
-    TABLE2,
-)
+from helpers.flexact.paper import ANCHOR_CIFAR, MATCH_MARGIN, NOTEBOOK_CIFAR, QUOTES, SOURCE, TABLE2
 from helpers.flexact.selections import flexact_selections
 
 #: Test text of a count claim: a binomial interval has no minimal detectable effect.
@@ -50,37 +41,18 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
     with the rules of :mod:`helpers.core.tables`."""
 
     profile = decided_profile("flexact_cifar", P.table2_configs) if profile is None else current_profile(profile)
-    notebook = NOTEBOOK_CIFAR
     not_run = f"{profile}-profile results are not stored"
     scale = P.scale_note(profile) + "; " + P.paper_gaps_text(profile)
     out: list[Claim] = []
 
-    def add(
-        key: str,
-        claim: str,
-        paper: SourceValue,
-        ours: str,
-        verdict: str,
-        note: str,
-        run_profile: str | None = None,
-        where: str = "Section 4.2 / Table 2",
-        **fields: str,
-    ) -> None:
+    place = {"source": SOURCE, "notebook": NOTEBOOK_CIFAR, "anchor": ANCHOR_CIFAR}
+
+    def add(*row: Any, run_profile: str | None = None, where: str = "Section 4.2 / Table 2", **fields: str) -> None:
+        """Add the row ``key, claim, paper, ours, verdict, note`` (its scale only when it was run)."""
+        key, claim, paper, ours, verdict, note = row
+        shown = scale if verdict != "not run here" else ""
         out.append(
-            Claim(
-                key=key,
-                claim=claim,
-                source=f"{SOURCE}, {where}",
-                paper_value=paper,
-                our_value=ours,
-                profile=run_profile or profile,
-                scale=scale if verdict != "not run here" else "",
-                verdict=verdict,
-                notebook=notebook,
-                note=note,
-                anchor=ANCHOR_CIFAR,  # type: ignore[arg-type]
-                **fields,
-            )
+            source_row(key, claim, where, paper, ours, verdict, note, shown, run_profile or profile, **place, **fields)
         )
 
     gains = {m: (TABLE2[f"{m} + Flex-Act"], TABLE2[m]) for m in ("ResNet18", "ResNet34")}

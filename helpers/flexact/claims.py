@@ -14,14 +14,7 @@ from typing import Any
 
 from helpers.core.attribution import Derived, SourceValue
 from helpers.core.profiles import decided_profile
-from helpers.core.report import (
-    Claim,
-    family_verdict,
-    judge,
-    merge_fields,
-    proportion_verdict,
-    source_row,
-)
+from helpers.core.report import Claim, family_verdict, judge, merge_fields, proportion_verdict, source_row
 from helpers.core.results_cache import has_result, load_results
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, proportion
@@ -49,20 +42,8 @@ from helpers.flexact.synthetic_analysis import (
     table1_stats,
 )
 
-__all__ = [
-    "READINGS_TRIED",
-    "fixed_cells_within",
-    "proportion_fields",
-    "synthetic_claims",
-    "readings_claims",
-    "claims",
-    "cifar_claims",
-]
-
-
-# --------------------------------------------------------------------------------------------
-# Claims
-# --------------------------------------------------------------------------------------------
+__all__ = ["READINGS_TRIED", "fixed_cells_within", "proportion_fields", "synthetic_claims", "readings_claims"]
+__all__ += ["claims", "cifar_claims"]
 
 
 _claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK_SYNTHETIC, anchor=ANCHOR_SYNTHETIC)
@@ -93,19 +74,7 @@ MARGINS: tuple[tuple[str, str, str, str], ...] = (
 #: The paper's Table 1 mean below which a cell's ± cannot tell the two std readings apart.
 STD_CELL_FLOOR = 1e-3
 
-#: Which runs of Table 1's grid decide each synthetic row (a config -> bool); the rank row reads them all.
 _FIXED = frozenset(_FIXED_LABELS)
-_RUNS: dict[str, Callable[[Any], bool]] = {
-    "flexact-matched-fixed-best": lambda c: c.method in _FIXED,
-    "flexact-table1-fixed-cells": lambda c: c.method in _FIXED,
-    "flexact-table1-std-meaning": lambda c: (
-        c.method in _FIXED and TABLE1[_FIXED_LABELS[c.method]][c.ground_truth][0] >= STD_CELL_FLOOR
-    ),
-    "flexact-selects-ground-truth": lambda c: c.method == "flexact" and c.alpha == 0.3,
-    "flexact-alpha0-bias": lambda c: c.method == "flexact" and c.alpha == 0.0 and c.ground_truth == "sigmoid",
-    "flexact-alpha-effect": lambda c: c.method == "flexact" and c.ground_truth in ("sigmoid", "tanh"),
-    "flexact-rank": lambda c: True,
-}
 
 
 def fixed_cells_within(ours: float, paper: float) -> bool:
@@ -142,12 +111,14 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
     """Claims of Section 4.1 / Table 1 / Figs. 1-2 / Appendix A, checked on our runs of ``profile``
     (without one: the cpu profile's, until every paper-profile run of Table 1's grid is committed)."""
     profile = decided_profile("flexact_synthetic", synthetic_configs) if profile is None else current_profile(profile)
-    builders: list[tuple[str, str, str, SourceValue, Callable]] = [
+    # key, claim, where, the paper's words, the runs of Table 1's grid that decide the row (a config -> bool), builder
+    builders: list[tuple[str, str, str, SourceValue, Callable, Callable]] = [
         (
             "flexact-matched-fixed-best",
             "The matched fixed-activation model is the best fixed model of its column and reaches ~0 MSE",
             "Table 1 / Section 4.1.1",
             (QUOTES["matched_fixed"],),
+            lambda c: c.method in _FIXED,
             _claim_matched_fixed,
         ),
         (
@@ -155,6 +126,7 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
             "Fixed-model entries of Table 1 (25 cells, MSE)",
             "Table 1",
             (QUOTES["table1_fixed_rows"],),
+            lambda c: c.method in _FIXED,
             _claim_fixed_cells,
         ),
         (
@@ -162,6 +134,7 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
             "Table 1's ± is the standard deviation over the 5 seeds",
             "Table 1 caption / Section 4.1",
             (QUOTES["table1_mean_std"], QUOTES["five_seeds"]),
+            lambda c: c.method in _FIXED and TABLE1[_FIXED_LABELS[c.method]][c.ground_truth][0] >= STD_CELL_FLOOR,
             _claim_std_meaning,
         ),
         (
@@ -169,6 +142,7 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
             "Flex-Act (α=0.3) selects the ground-truth activation",
             "Abstract / Section 4.1.1 / Fig. 2",
             (QUOTES["selects_abstract"], QUOTES["fig2_caption"]),
+            lambda c: c.method == "flexact" and c.alpha == 0.3,
             _claim_picks,
         ),
         (
@@ -176,6 +150,7 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
             "Without the regulariser (α=0) selection is biased towards ReLU/LeakyReLU on the Sigmoid task",
             "Section 4.1.1 / Fig. 1",
             (QUOTES["fig1_lingers"],),
+            lambda c: c.method == "flexact" and c.alpha == 0.0 and c.ground_truth == "sigmoid",
             _claim_bias,
         ),
         (
@@ -183,6 +158,7 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
             "Flex-Act (α=0) has a higher MSE than α=0.3 on Sigmoid and Tanh",
             "Section 4.1.1 / Table 1",
             _PAPER_ALPHA,
+            lambda c: c.method == "flexact" and c.ground_truth in ("sigmoid", "tanh"),
             _claim_alpha_effect,
         ),
         (
@@ -194,6 +170,7 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
                 "our count of the † and lowest entries of Table 1's printed means (its bold "
                 "marks did not survive the extraction)",
             ),
+            lambda c: True,  # every run of the grid
             _claim_rank,
         ),
     ]
@@ -202,15 +179,14 @@ def synthetic_claims(profile: str | None = None) -> list[Claim]:
     return [_row(*builder, configs, complete, profile) for builder in builders]
 
 
-def _row(
-    key: str, claim: str, where: str, paper: SourceValue, build: Callable, configs: list, complete: bool, profile: str
-) -> Claim:
-    """One synthetic row from the runs :data:`_RUNS` gives it, loaded here, so that the runs
-    :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly those."""
+def _row(key: str, claim: str, where: str, paper: SourceValue, runs: Callable, build: Callable, *grid: Any) -> Claim:
+    """One synthetic row from the runs ``runs`` accepts of ``grid = (configs, complete, profile)``, loaded
+    here, so that the runs :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly those."""
+    configs, complete, profile = grid
     if not complete:
         not_run = f"{profile}-profile results not committed"
         return _claim(key, claim, where, paper, "—", "not run here", note=not_run, profile=profile)
-    results = load_results(cfg for cfg in configs if _RUNS[key](cfg))
+    results = load_results(cfg for cfg in configs if runs(cfg))
     built = build(results)
     ours, verdict, note = built[:3]
     fields = {**(built[3] if len(built) > 3 else {}), "reading": _READINGS.get(key, "")}
@@ -219,26 +195,19 @@ def _row(
 
 def _claim_matched_fixed(results: list[dict]) -> tuple[str, str, str]:
     means = table1_stats(results)["mean"]
-    ok = 0
-    worst = 0.0
+    ok, worst, fixed_cols = 0, 0.0, list(_FIXED_LABELS.values())
     for gt in GROUND_TRUTHS:
-        fixed = means.loc[list(_FIXED_LABELS.values()), gt]
+        fixed = means.loc[fixed_cols, gt]
         matched = fixed[_FIXED_LABELS[gt]]
         worst = max(worst, matched)
         ok += int(fixed.idxmin() == _FIXED_LABELS[gt] and matched < 1e-3)
     per_seed = _per_seed_means(results)
-    fixed_cols = list(_FIXED_LABELS.values())
     k = sum(
         int(row[fixed_cols].astype(float).idxmin() == _FIXED_LABELS[gt] and row[_FIXED_LABELS[gt]] < 1e-3)
         for (gt, _seed), row in per_seed.iterrows()
     )
-    fields = proportion_fields(
-        k,
-        len(per_seed),
-        "seed-columns",
-        test="per seed and column: the matched model has the lowest fixed-model MSE and "
-        "< 0.001 (exact optimum 0); " + _BINOMIAL_TEST,
-    )
+    test = "per seed and column: the matched model has the lowest fixed-model MSE and < 0.001 (exact optimum 0); "
+    fields = proportion_fields(k, len(per_seed), "seed-columns", test=test + _BINOMIAL_TEST)
     return (
         f"{ok}/5 columns (largest matched MSE {worst:.1e}); {k}/{len(per_seed)} seed-columns",
         "confirmed" if ok == 5 and k == len(per_seed) else "contradicted",
@@ -261,19 +230,14 @@ def _claim_fixed_cells(results: list[dict]) -> tuple[str, str, str]:
         "(see the page), reached on every seed, so a tolerance is a comparison with an exact value, not a "
         "test of a seed effect. " + ("; ".join(misses) if misses else "")
     )
-    fields = proportion_fields(
-        n_ok,
-        25,
-        "cells",
-        test=f"per-cell tolerance against the paper's printed mean (means of {N_SEEDS} seeds); " + _BINOMIAL_TEST,
-    )
+    test = f"per-cell tolerance against the paper's printed mean (means of {N_SEEDS} seeds); "
+    fields = proportion_fields(n_ok, 25, "cells", test=test + _BINOMIAL_TEST)
     return (f"{n_ok}/25 cells agree", "confirmed" if not misses else "contradicted", note.strip(), fields)
 
 
 def _claim_std_meaning(results: list[dict]) -> tuple[str, str, str]:
     """Compare the paper's ± with our seed std and our per-sample std on the fixed-model cells
     whose MSE is not ~0 (where both readings differ)."""
-
     stats = table1_stats(results)
     near_sample, near_seed, n = 0, 0, 0
     for gt in GROUND_TRUTHS:
@@ -282,14 +246,12 @@ def _claim_std_meaning(results: list[dict]) -> tuple[str, str, str]:
             if paper_mean < STD_CELL_FLOOR:
                 continue
             n += 1
-            sample = float(stats["sample_std"].loc[label, gt])
-            seed = float(stats["std"].loc[label, gt])
-            near_sample += int(abs(sample - paper_std) <= max(5e-4, 0.05 * paper_std))
-            near_seed += int(abs(seed - paper_std) <= max(5e-4, 0.05 * paper_std))
-    ours = (
-        f"per-sample std of the squared error matches {near_sample}/{n} cells; std over seeds matches {near_seed}/{n}"
-    )
-
+            near_sample += int(
+                abs(float(stats["sample_std"].loc[label, gt]) - paper_std) <= max(5e-4, 0.05 * paper_std)
+            )
+            near_seed += int(abs(float(stats["std"].loc[label, gt]) - paper_std) <= max(5e-4, 0.05 * paper_std))
+    ours = f"per-sample std of the squared error matches {near_sample}/{n} cells; "
+    ours += f"std over seeds matches {near_seed}/{n}"
     seed_rate, sample_rate = proportion(near_seed, n), proportion(near_sample, n)
     if near_sample > near_seed and seed_rate.ci_high < 0.5:
         verdict = "contradicted"
@@ -300,16 +262,9 @@ def _claim_std_meaning(results: list[dict]) -> tuple[str, str, str]:
     fields = proportion_fields(near_seed, n, "cells matched by the std over seeds")
     fields["n"] = f"{n} cells"
     fields["effect"] += f" (per-sample std: {near_sample}/{n}, 95% CI {sample_rate.ci_text()})"
-    return (
-        ours,
-        verdict,
-        (
-            "cells with paper MSE ≥ 0.001; match: within 5 % (or 0.0005). Contradicted when the "
-            "per-sample reading matches more cells and the 95% CI of the seed-std reading's match rate "
-            "lies below 50 %; confirmed in the mirror case."
-        ),
-        fields,
-    )
+    note = "cells with paper MSE ≥ 0.001; match: within 5 % (or 0.0005). Contradicted when the per-sample reading "
+    note += "matches more cells and the 95% CI of the seed-std reading's match rate lies below 50 %; confirmed in the "
+    return ours, verdict, note + "mirror case.", fields
 
 
 def _claim_picks(results: list[dict]) -> tuple[str, str, str]:
@@ -320,13 +275,11 @@ def _claim_picks(results: list[dict]) -> tuple[str, str, str]:
 
     detail = ", ".join(f"{gt} {n}" for gt, n in per_gt.items())
     rate = proportion(runs, total)
-    fields = {
-        "effect": f"{runs}/{total} runs = {rate.rate:.0%}",
-        "ci": f"95% {rate.ci_text()}",
-        "n": f"{total} runs ({N_SEEDS} seeds × 5 ground truths)",
-        "test": f"exact binomial (Clopper-Pearson) 95% CI of the rate against {SELECTION_THRESHOLD:.0%}, and per "
-        "ground truth (a target whose own CI lies below it contradicts)",
-    }
+    test = f"exact binomial (Clopper-Pearson) 95% CI of the rate against {SELECTION_THRESHOLD:.0%}, and per "
+    fields = proportion_fields(
+        runs, total, "runs", test=test + "ground truth (a target whose own CI lies below it contradicts)"
+    )
+    fields["n"] = f"{total} runs ({N_SEEDS} seeds × 5 ground truths)"
     per_target = {gt: proportion(int(n), N_SEEDS) for gt, n in per_gt.items()}
     below = [gt for gt, r in per_target.items() if proportion_verdict(r, SELECTION_THRESHOLD) == "contradicted"]
 
@@ -388,7 +341,6 @@ def _claim_bias(results: list[dict]) -> tuple[str, str, str]:
 
 
 def _claim_alpha_effect(results: list[dict]) -> tuple[str, str, str]:
-
     means = table1_stats(results)["mean"]
     df = results_frame(results)
     df = df[(df["method"] == "flexact") & (df["lam"] == 1.0)] if "lam" in df.columns else df[df["method"] == "flexact"]
@@ -406,16 +358,11 @@ def _claim_alpha_effect(results: list[dict]) -> tuple[str, str, str]:
         )  # same seeds: paired; a difference below Table 1's printed unit is not the table's claim
     fields = merge_fields(per)
     verdict = family_verdict(fields["design"])
-    note = (
-        "held-out MSE, α=0 − α=0.3 paired by seed; confirmed when both 95% CIs are above 0, contradicted when "
-        "one lies below 0 at the Holm level of 97.5% (α = 0.3 the worse setting), inconclusive otherwise. "
-        + (
-            ""
-            if verdict == "confirmed"
-            else "The outcome may depend on choices the paper leaves open (the "
-            "page's sensitivity table shows α and λ). " + READINGS_TRIED
-        )
-    )
+    note = "held-out MSE, α=0 − α=0.3 paired by seed; confirmed when both 95% CIs are above 0, contradicted when "
+    note += "one lies below 0 at the Holm level of 97.5% (α = 0.3 the worse setting), inconclusive otherwise. "
+    if verdict != "confirmed":
+        note += "The outcome may depend on choices the paper leaves open (the page's sensitivity table shows α and λ). "
+        note += READINGS_TRIED
     return "; ".join(parts), verdict, note, fields
 
 
@@ -427,21 +374,12 @@ def _claim_rank(results: list[dict]) -> tuple[str, str, str]:
     per_seed = _per_seed_means(results)
     seed_marks = mark_ranks(per_seed.T).T  # rank each (ground truth, seed) row across the models
     k = int(seed_marks["Flex-Act (α=0.3)"].isin(["best", "second"]).sum())
-    fields = proportion_fields(
-        k,
-        len(per_seed),
-        "seed-columns",
-        test="per seed and column: Flex-Act (α=0.3) ranks best or second of the 7 models "
-        "(competition ranking at 4 decimals); " + _BINOMIAL_TEST,
-    )
+    test = "per seed and column: Flex-Act (α=0.3) ranks best or second of the 7 models "
+    test += "(competition ranking at 4 decimals); "
+    fields = proportion_fields(k, len(per_seed), "seed-columns", test=test + _BINOMIAL_TEST)
     rate = proportion_verdict(proportion(k, len(per_seed)), SELECTION_THRESHOLD)
-    verdict = (
-        "confirmed"
-        if rate == "confirmed" and len(good) == 5
-        else "contradicted"
-        if rate == "contradicted"
-        else "inconclusive"
-    )
+    verdict = "confirmed" if rate == "confirmed" and len(good) == 5 else "inconclusive"
+    verdict = "contradicted" if rate == "contradicted" else verdict
     return (
         f"{len(good)}/5 columns (on the seed means); {k}/{len(per_seed)} seed-columns",
         verdict,
@@ -457,8 +395,3 @@ def claims() -> list[Claim]:
     """All Flex-Act claims: synthetic study, the readings it leaves open, then CIFAR-10 (each from
     the profile its committed runs decide)."""
     return synthetic_claims() + readings_claims() + cifar_claims()
-
-
-# --------------------------------------------------------------------------------------------
-# The readings the paper leaves open (helpers.flexact.readings)
-# --------------------------------------------------------------------------------------------

@@ -14,27 +14,13 @@ from torch import nn
 from helpers.core.extensions import RunExtension
 from helpers.core.runs import TrainConfig
 from helpers.core.train import TrainHook
-from helpers.core.validation import boolean, checked_arguments, choice, instance_of, integer, number
-from helpers.flexact.activation import (
-    FlexAct,
-    flexact_modules,
-    kl_to_pseudo_probabilities,
-    mean_gradient_norms,
-    pseudo_probabilities,
-)
+from helpers.core.validation import boolean, check_value, checked_arguments, choice, instance_of, integer, number
+from helpers.flexact.activation import FlexAct, flexact_modules
 from helpers.flexact.options import FlexActOptions
-from helpers.flexact.regulariser import KL_DIRECTIONS
+from helpers.flexact.regulariser import RULES, kl_to_pseudo_probabilities, mean_gradient_norms, pseudo_probabilities
 
-__all__ = [
-    "ALPHA_SCHEDULES",
-    "TEMPERATURE_SCHEDULES",
-    "CHECKED_CONSTRUCTORS",
-    "AlphaSchedule",
-    "TemperatureSchedule",
-    "FlexActHook",
-    "FlexActRun",
-    "RUN_EXTENSION",
-]
+__all__ = ["ALPHA_SCHEDULES", "TEMPERATURE_SCHEDULES", "CHECKED_CONSTRUCTORS", "AlphaSchedule", "TemperatureSchedule"]
+__all__ += ["FlexActHook", "FlexActRun", "RUN_EXTENSION"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,8 +59,7 @@ class TemperatureSchedule:
             raise ValueError(f"tau_min ({self.tau_min}) must not exceed tau_start ({self.tau_start})")
 
     def __call__(self, t: int) -> float:
-        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
-            raise ValueError(f"schedule position must be an int >= 0, got {t!r}")
+        check_value(type(self).__name__, "position", t, integer(0))  # the step or epoch, from 0
         frac = min(t / self.total, 1.0)
         if self.kind == "constant":
             return self.tau_start
@@ -117,8 +102,7 @@ class AlphaSchedule:
     fraction: float = 0.5
 
     def __call__(self, t: int) -> float:
-        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
-            raise ValueError(f"schedule position must be an int >= 0, got {t!r}")
+        check_value(type(self).__name__, "position", t, integer(0))  # the step or epoch, from 0
         alpha = float(self.alpha)
         if self.kind == "constant":
             return alpha
@@ -148,12 +132,12 @@ class FlexActHook(TrainHook):
 
     @checked_arguments(
         {
-            "alpha": number(0),
-            "lam": number(0, low_open=True),
+            "alpha": RULES["alpha"],
+            "lam": RULES["lam"],
             "temperature_schedule": instance_of(TemperatureSchedule, optional=True),
             "unit": choice(("step", "epoch")),
             "detach": boolean(),
-            "kl_direction": choice(KL_DIRECTIONS),
+            "kl_direction": RULES["kl_direction"],
             "alpha_schedule": instance_of(AlphaSchedule, optional=True),
         }
     )

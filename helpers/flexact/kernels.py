@@ -1,11 +1,11 @@
 """Flex-Act's basis mixture and its regulariser's derivative norms as fused kernels.
 
 Every built-in candidate is a combination of the basis ``{relu, sigmoid, tanh, identity}``
-(:func:`helpers.flexact.activation._basis_coordinates`), so a layer's output is
+(:func:`helpers.flexact.mixture.basis_split`), so a layer's output is
 ``c_relu·relu(h) + c_sig·σ(h) + c_tanh·tanh(h) + c_id·h`` with four coefficients ``c`` (a float32
 tensor, so that a new Gumbel sample does not recompile). The formulas below run through
 :class:`helpers.core.kernels.FusedKernel`: TorchInductor fuses each into one loop for large float32
-tensors (``auto``), and the eager ATen version of :mod:`helpers.flexact.activation` runs otherwise.
+tensors (``auto``), and the eager ATen version of :mod:`helpers.flexact.mixture` runs otherwise.
 The four sums ``Σ g·b_r(h)`` that the logits' gradient needs are accumulated in float64.
 """
 

@@ -1,4 +1,4 @@
-"""Flex-Act's mixture ``Σ_j w_j φ_j(h)`` of basis candidates as one autograd node.
+"""Flex-Act's candidates (:func:`resolve_candidates`) and their mixture ``Σ_j w_j φ_j(h)`` as one autograd node.
 
 Every built-in candidate is a combination of the basis ``{relu, sigmoid, tanh, identity}``
 (``leaky_relu_k = (1-k)·relu + k·identity``), so the mixture needs the four basis coefficients
@@ -7,27 +7,101 @@ only, whatever the number of candidates. :class:`_BasisMixture` mixes with given
 ``F.gumbel_softmax``, the softmax over the few candidates in Python floats), which saves a dozen
 tiny tensor ops per call. Large float32 CPU tensors run the fused kernels of
 :mod:`helpers.flexact.kernels` (one pass forward, one backward, only ``h`` saved), everything else
-the eager ATen code below; the two agree to float32 rounding.
+the eager ATen code below; the two agree to float32 rounding, not bit for bit (float64, e.g. for
+``gradcheck``, other devices, small tensors and ``REPRO_KERNELS=eager`` run eager). Other candidates
+(``lambda_gelu``, ``srelu``, any ``nn.Module``) are added by :meth:`FlexAct.mix` the ordinary way;
+``benchmarks/activations.py`` measures the cost.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 from torch.autograd.function import once_differentiable
 
 from helpers.core.provenance import note_backend
+from helpers.core.registry import get_activation
 from helpers.flexact.kernels import MIX_FORWARD, MIX_GRAD_H, MIX_GRAD_H_SUMS
 
-__all__ = ["BASIS_ROWS"]
+__all__ = ["BASIS_ROWS", "basis_split", "resolve_candidates"]
 
 # Basis of the fused path: every built-in candidate is a linear combination of these.
 BASIS_ROWS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "identity")
+
+
+def resolve_candidates(
+    candidates: Sequence[str | nn.Module] | Mapping[str, str | nn.Module],
+) -> tuple[tuple[str, ...], list[nn.Module]]:
+    """Names and modules of the candidate set (names resolved by the activation registry)."""
+    if isinstance(candidates, (str, nn.Module)):
+        raise TypeError(
+            "candidates must be a sequence (or name->activation mapping) of activation names or "
+            f"modules, got a single {type(candidates).__name__}; wrap it in a tuple"
+        )
+    items = list(candidates.items()) if isinstance(candidates, Mapping) else [(None, c) for c in candidates]
+    if not items:
+        raise ValueError("FlexAct needs at least one candidate activation, got an empty set")
+    names: list[str] = []
+    modules: list[nn.Module] = []
+    for key, cand in items:
+        if isinstance(cand, str):
+            module = get_activation(cand)  # ValueError naming the registered ones if unknown
+            if cand != cand.lower():  # "RELU" builds ReLU too, but would key another run
+                raise ValueError(f"FlexAct candidate {cand!r} is not a registered name; use {cand.lower()!r}")
+            name = cand
+        elif isinstance(cand, nn.Module):
+            module, name = cand, type(cand).__name__.lower()
+        else:
+            raise TypeError(f"a candidate must be an activation name or an nn.Module, got {type(cand).__name__}")
+        if key is not None:
+            if not isinstance(key, str) or not key:
+                raise TypeError(f"candidate names must be non-empty strings, got {key!r}")
+            name = key
+        if getattr(module, "inplace", False):  # the candidates share one input tensor
+            raise ValueError(f"candidate {name!r} is in-place; build it with inplace=False")
+        names.append(name)
+        modules.append(module)
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(
+            f"duplicate candidate names {duplicates}; pass a mapping such as "
+            "{'srelu_0.1': SReLU(0.1), 'srelu_0.01': SReLU(0.01)} to name them apart"
+        )
+    return tuple(names), modules
+
+
+def _basis_coordinates(module: nn.Module) -> dict[str, float] | None:
+    """Coordinates of a candidate in :data:`BASIS_ROWS`, or None (exact types only: a subclass may
+    change the function)."""
+    kind = type(module)
+    if kind is nn.LeakyReLU:
+        k = float(module.negative_slope)
+        return {"relu": 1.0 - k, "identity": k}  # max(h,0) + k·min(h,0) = (1-k)·relu(h) + k·h
+    return {
+        nn.ReLU: {"relu": 1.0},
+        nn.Sigmoid: {"sigmoid": 1.0},
+        nn.Tanh: {"tanh": 1.0},
+        nn.Identity: {"identity": 1.0},
+    }.get(kind)
+
+
+def basis_split(
+    modules: Sequence[nn.Module],
+) -> tuple[tuple[int, ...], tuple[str, ...], tuple[tuple[float, ...], ...]]:
+    """The indices of the candidates mixed the ordinary way, the basis rows the others use, and the
+    ``(rows, K)`` map from selection weights to basis coefficients as exact Python floats (the
+    mixture forms the coefficients on the host: fewer tiny tensor ops per call)."""
+    coords = [_basis_coordinates(m) for m in modules]
+    generic = tuple(i for i, c in enumerate(coords) if c is None)
+    rows = tuple(r for r in BASIS_ROWS if any(c is not None and r in c for c in coords))
+    basis = tuple(tuple(0.0 if c is None else c.get(r, 0.0) for c in coords) for r in rows)
+    return generic, rows, basis
 
 
 # --------------------------------------------------------------------------------------------
@@ -58,27 +132,26 @@ def _sparse_basis(
     return by_row, by_col
 
 
-def _coefficients(basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], w: Sequence[float]) -> dict[str, float]:
-    """Basis coefficients ``c_r = Σ_j basis[r][j]·w_j`` as Python floats (float64 arithmetic)."""
-    out = {}
-    for r, nonzero in zip(rows, _sparse_basis(basis)[0]):
+def _sparse_sums(entries: Sequence[Sequence[tuple[int, float]]], values: Sequence[float]) -> list[float]:
+    """Per list of entries ``(i, b)``: ``Σ b·values[i]`` in Python floats (float64), skipping the zero
+    entries (so an infinite value that an entry does not use cannot turn its sum into ``0·∞``)."""
+    out = []
+    for nonzero in entries:
         acc = 0.0
-        for j, b in nonzero:
-            acc += b * w[j]
-        out[r] = acc
+        for i, b in nonzero:
+            acc += b * values[i]
+        out.append(acc)
     return out
+
+
+def _coefficients(basis: tuple[tuple[float, ...], ...], rows: tuple[str, ...], w: Sequence[float]) -> dict[str, float]:
+    """Basis coefficients ``c_r = Σ_j basis[r][j]·w_j``."""
+    return dict(zip(rows, _sparse_sums(_sparse_basis(basis)[0], w)))
 
 
 def _weight_gradient(basis: tuple[tuple[float, ...], ...], sums: Sequence[float]) -> list[float]:
-    """``∂L/∂w_j = Σ_r basis[r][j]·Σ g·b_r(h)``, skipping zero entries (so an infinite sum of
-    a basis function that candidate ``j`` does not use cannot turn its gradient into ``0·∞``)."""
-    out = []
-    for nonzero in _sparse_basis(basis)[1]:
-        acc = 0.0
-        for r, b in nonzero:
-            acc += b * sums[r]
-        out.append(acc)
-    return out
+    """``∂L/∂w_j = Σ_r basis[r][j]·Σ g·b_r(h)``."""
+    return _sparse_sums(_sparse_basis(basis)[1], sums)
 
 
 def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor:
@@ -122,19 +195,19 @@ def _mix_forward(ctx: Any, h: torch.Tensor, c: dict[str, float]) -> torch.Tensor
     return out
 
 
-def _mix_backward(
-    ctx: Any, g: torch.Tensor, rows: tuple[str, ...], need_h: bool, need_sums: bool
-) -> tuple[torch.Tensor | None, list[float] | list[torch.Tensor] | None]:
-    """``∂L/∂h`` and the sums ``Σ g·b_r(h)`` in ``rows`` order (floats from the fused kernel,
-    0-dim tensors from the eager path)."""
+def _mix_backward(ctx: Any, g: torch.Tensor) -> tuple[torch.Tensor | None, list[float] | list[torch.Tensor] | None]:
+    """``∂L/∂h`` and the sums ``Σ g·b_r(h)`` in ``ctx.rows`` order (floats from the fused kernel,
+    0-dim tensors from the eager path), each None where the node's first two inputs need none."""
+    need_h, need_sums = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     c: dict[str, float] = ctx.coeffs
+    rows: tuple[str, ...] = ctx.rows
     if ctx.native is not None:
         (h,) = ctx.saved_tensors
         if not need_sums:
-            return MIX_GRAD_H(g, h, ctx.native), None
+            return (MIX_GRAD_H(g, h, ctx.native) if need_h else None), None
         grad_h, sums = MIX_GRAD_H_SUMS(g, h, ctx.native)
         by_row = dict(zip(BASIS_ROWS, sums.tolist()))
-        return grad_h, [by_row[r] for r in rows]
+        return (grad_h if need_h else None), [by_row[r] for r in rows]
     h, s, t = ctx.saved_tensors
     aten = torch.ops.aten
     grad_h: torch.Tensor | None = None
@@ -167,7 +240,7 @@ def _mix_backward(
             grad_h = g * c["identity"] if grad_h is None else grad_h.add_(g, alpha=c["identity"])
     if need_h and grad_h is None:
         grad_h = torch.zeros_like(h)
-    return grad_h, ([sums[r] for r in rows] if need_sums else None)
+    return (grad_h if need_h else None), ([sums[r] for r in rows] if need_sums else None)
 
 
 def _weight_gradient_tensor(
@@ -206,10 +279,9 @@ class _BasisMixture(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
-        need_h, need_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        grad_h, sums = _mix_backward(ctx, grad_out, ctx.rows, need_h, need_w)
-        grad_w = _weight_gradient_tensor(ctx.basis, sums, ctx.w_dtype, ctx.w_device) if need_w else None
-        return (grad_h if need_h else None), grad_w, None, None
+        grad_h, sums = _mix_backward(ctx, grad_out)
+        grad_w = None if sums is None else _weight_gradient_tensor(ctx.basis, sums, ctx.w_dtype, ctx.w_device)
+        return grad_h, grad_w, None, None
 
 
 class _SampledMixture(torch.autograd.Function):
@@ -254,10 +326,9 @@ class _SampledMixture(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
-        need_h, need_l = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        grad_h, sums = _mix_backward(ctx, grad_out, ctx.rows, need_h, need_l)
+        grad_h, sums = _mix_backward(ctx, grad_out)
         grad_l = None
-        if need_l:
+        if sums is not None:
             y, tau = ctx.y, ctx.tau
             if isinstance(sums[0], torch.Tensor):
                 gw = _weight_gradient_tensor(ctx.basis, sums, ctx.l_dtype, ctx.l_device)
@@ -269,4 +340,4 @@ class _SampledMixture(torch.autograd.Function):
                 grad_l = torch.tensor(
                     [a * (b - mean) / tau for a, b in zip(y, gw)], dtype=ctx.l_dtype, device=ctx.l_device
                 )
-        return (grad_h if need_h else None), grad_l, None, None, None, None, None
+        return grad_h, grad_l, None, None, None, None, None

@@ -11,26 +11,9 @@ import pandas as pd
 
 from helpers.core.attribution import Quoted
 
-__all__ = [
-    "NOTEBOOK_SYNTHETIC",
-    "NOTEBOOK_CIFAR",
-    "ANCHOR_SYNTHETIC",
-    "ANCHOR_READINGS",
-    "READINGS_MARGIN_PP",
-    "PRINT_UNIT",
-    "ANCHOR_CIFAR",
-    "MATCH_MARGIN",
-    "SOURCE",
-    "GROUND_TRUTHS",
-    "K_SCALE",
-    "N_FEATURES",
-    "N_SEEDS",
-    "ALPHAS",
-    "TABLE1",
-    "TABLE2",
-    "table1_frame",
-    "QUOTES",
-]
+__all__ = ["NOTEBOOK_SYNTHETIC", "NOTEBOOK_CIFAR", "ANCHOR_SYNTHETIC", "ANCHOR_READINGS", "READINGS_MARGIN_PP"]
+__all__ += ["PRINT_UNIT", "ANCHOR_CIFAR", "MATCH_MARGIN", "SOURCE", "GROUND_TRUTHS", "K_SCALE", "N_FEATURES"]
+__all__ += ["N_SEEDS", "ALPHAS", "TABLE1", "TABLE2", "table1_frame", "QUOTES"]
 
 
 NOTEBOOK_SYNTHETIC = "notebooks/30_flexact_synthetic"
@@ -56,57 +39,27 @@ N_FEATURES = 4
 N_SEEDS = 5
 ALPHAS: tuple[float, ...] = (0.3, 0.0)
 
-#: Table 1 as printed: row label -> ground truth -> (mean, std, paper's † mark).
+#: Table 1 as printed, one row per model, one column per ground truth (GROUND_TRUTHS' order): mean ± std, † as marked.
+_TABLE1_PRINTED = """
+Flex-Act (α=0.3) | 0.0001 ± 0.0002 † | 0.0011 ± 0.0006 † | 0.0001 ± 0.0002 † | 0.0001 ± 0.0002 † | 0.0000 ± 0.0000
+Flex-Act (α=0)   | 0.0001 ± 0.0001 † | 0.0059 ± 0.0073   | 0.0021 ± 0.0028   | 0.0001 ± 0.0002 † | 0.0000 ± 0.0000
+ReLU Model       | 0.0000 ± 0.0000   | 0.0059 ± 0.0072   | 0.4328 ± 0.4287   | 0.0004 ± 0.0007   | 4.1675 ± 6.7199
+Sigmoid Model    | 2.1360 ± 3.9912   | 0.0000 ± 0.0000   | 0.4020 ± 0.4536   | 2.1365 ± 3.9910   | 6.3056 ± 6.5772
+Tanh Model       | 2.2941 ± 3.9616   | 0.0141 ± 0.0119   | 0.0000 ± 0.0000   | 2.2909 ± 3.9623   | 4.2737 ± 4.7666
+LeakyReLU Model  | 0.0004 ± 0.0007   | 0.0059 ± 0.0072   | 0.4286 ± 0.4227   | 0.0000 ± 0.0000   | 4.0787 ± 6.5640
+Identity Model   | 0.5209 ± 0.4659   | 0.0078 ± 0.0061   | 0.0985 ± 0.0798   | 0.5105 ± 0.4566   | 0.0000 ± 0.0000
+"""
+
+
+def _cell(text: str) -> tuple[float, float, bool]:
+    mean, std = text.strip(" †").split(" ± ")
+    return float(mean), float(std), text.strip().endswith("†")
+
+
+#: Table 1: row label -> ground truth -> (mean, std, paper's † mark).
 TABLE1: dict[str, dict[str, tuple[float, float, bool]]] = {
-    "Flex-Act (α=0.3)": {
-        "relu": (0.0001, 0.0002, True),
-        "sigmoid": (0.0011, 0.0006, True),
-        "tanh": (0.0001, 0.0002, True),
-        "leaky_relu": (0.0001, 0.0002, True),
-        "identity": (0.0000, 0.0000, False),
-    },
-    "Flex-Act (α=0)": {
-        "relu": (0.0001, 0.0001, True),
-        "sigmoid": (0.0059, 0.0073, False),
-        "tanh": (0.0021, 0.0028, False),
-        "leaky_relu": (0.0001, 0.0002, True),
-        "identity": (0.0000, 0.0000, False),
-    },
-    "ReLU Model": {
-        "relu": (0.0000, 0.0000, False),
-        "sigmoid": (0.0059, 0.0072, False),
-        "tanh": (0.4328, 0.4287, False),
-        "leaky_relu": (0.0004, 0.0007, False),
-        "identity": (4.1675, 6.7199, False),
-    },
-    "Sigmoid Model": {
-        "relu": (2.1360, 3.9912, False),
-        "sigmoid": (0.0000, 0.0000, False),
-        "tanh": (0.4020, 0.4536, False),
-        "leaky_relu": (2.1365, 3.9910, False),
-        "identity": (6.3056, 6.5772, False),
-    },
-    "Tanh Model": {
-        "relu": (2.2941, 3.9616, False),
-        "sigmoid": (0.0141, 0.0119, False),
-        "tanh": (0.0000, 0.0000, False),
-        "leaky_relu": (2.2909, 3.9623, False),
-        "identity": (4.2737, 4.7666, False),
-    },
-    "LeakyReLU Model": {
-        "relu": (0.0004, 0.0007, False),
-        "sigmoid": (0.0059, 0.0072, False),
-        "tanh": (0.4286, 0.4227, False),
-        "leaky_relu": (0.0000, 0.0000, False),
-        "identity": (4.0787, 6.5640, False),
-    },
-    "Identity Model": {
-        "relu": (0.5209, 0.4659, False),
-        "sigmoid": (0.0078, 0.0061, False),
-        "tanh": (0.0985, 0.0798, False),
-        "leaky_relu": (0.5105, 0.4566, False),
-        "identity": (0.0000, 0.0000, False),
-    },
+    label.strip(): dict(zip(GROUND_TRUTHS, map(_cell, cells)))
+    for label, *cells in (line.split(" | ") for line in _TABLE1_PRINTED.strip().splitlines())
 }
 
 #: Table 2 as printed: CIFAR-10 test accuracy (%).
@@ -118,11 +71,7 @@ TABLE2: dict[str, float] = {
 }
 
 _FIXED_LABELS = {
-    "relu": "ReLU Model",
-    "sigmoid": "Sigmoid Model",
-    "tanh": "Tanh Model",
-    "leaky_relu": "LeakyReLU Model",
-    "identity": "Identity Model",
+    gt: f"{name} Model" for gt, name in zip(GROUND_TRUTHS, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity"))
 }
 
 

@@ -7,12 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-__all__ = [
-    "plot_selection_trajectories",
-    "plot_function_fits",
-    "plot_selection_with_target",
-    "plot_reading_effects",
-]
+__all__ = ["plot_selection_trajectories", "plot_function_fits", "plot_selection_with_target", "plot_reading_effects"]
 
 
 # ------------------------------------------------------------------------------ Flex-Act

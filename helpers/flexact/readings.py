@@ -1,35 +1,22 @@
-"""The readings of Flex-Act that the paper leaves open, swept on the synthetic task (one at a time).
-
-The paper fixes ``α ∈ {0, 0.3}`` and the candidate set, and leaves open how the method is run:
-hard or soft Gumbel samples, the temperature schedule ("as τ is annealed"), the direction of the
-KL in Eq. (4) (written ``KL(p̃ ‖ p)``; a reader may take the usual ``KL(p ‖ target)``), whether
-``α`` is constant, and the ``λ`` of Eq. (2). Table 1 (:mod:`helpers.flexact.synthetic`) runs one
-reading of each, the *baseline reading*: soft samples, ``τ`` exponential 1 → 0.1 per step,
-``KL(p̃ ‖ p)``, constant ``α = 0.3``, ``λ = 1``. Here each of :data:`READINGS` changes one of them,
-on every ground truth and the same seeds, so every run pairs by seed with Table 1's run.
-
-For a reading that changes the unregularised model too (hard samples, the τ schedule), the
-``α = 0`` arm is re-run under it, so that "α = 0.3 beats α = 0" is judged within one reading; the
-regulariser's readings (KL direction, α schedule, λ) leave ``α = 0`` unchanged, and Table 1's
-``α = 0`` runs are its arm.
-
-Measures per reading, paired with the baseline reading by seed (:mod:`helpers.core.statistics`):
+"""The readings of Flex-Act that the paper leaves open, swept on the synthetic task one at a time
+(:mod:`helpers.flexact.reading_specs`: what each changes), compared with the *baseline reading*
+(Table 1's runs: soft samples, ``τ`` exponential 1 → 0.1 per step, ``KL(p̃ ‖ p)``, constant
+``α = 0.3``, ``λ = 1``) on every ground truth, paired by seed (:mod:`helpers.core.statistics`):
 
 * held-out MSE per ground truth (difference, paired t);
-* pooled over the ground truths: the mean over targets of ``ln((MSE + ε)/(MSE_base + ε))`` per
-  seed, then a t interval over seeds. Log, because the targets' MSEs span four orders of
-  magnitude (a plain difference would be the Sigmoid and ReLU targets' alone), so each target
-  counts equally and ``exp(effect)`` reads as a factor; ``ε = 10⁻⁴``, the precision Table 1 prints,
-  so that differences between two near-zero errors (1e-7 vs 1e-9) do not dominate. The five
-  targets are a fixed design, so the unit of replication is the seed (df = seeds − 1);
-* selection accuracy: the share of runs whose argmax candidate is the ground truth, with its
-  exact (Clopper-Pearson) interval, and its paired difference from the baseline over the pairs of
-  runs (target, seed), with the exact McNemar test beside the t interval. Per seed the difference
-  is nearly constant (a reading loses or keeps a whole target), which would give a t interval of
-  zero width; over runs the targets' differences count as spread, which is conservative. Also
-  *up to the twin*: ReLU and LeakyReLU (slope 0.01) differ by 1 % on negative inputs, and the
-  paper's Fig. 2 caption concedes they are confused, so a pick of one for the other counts as
-  right there (Table 1's selection claim reads the misses the same way).
+* pooled over the ground truths: per seed the mean over targets of ``ln((MSE + ε)/(MSE_base + ε))``,
+  then a t interval over seeds. Log, because the targets' MSEs span four orders of magnitude (a
+  plain difference would be the Sigmoid and ReLU targets' alone), so each target counts equally and
+  ``exp(effect)`` reads as a factor; ``ε = 10⁻⁴``, the precision Table 1 prints, so that two near-zero
+  errors (1e-7 vs 1e-9) do not dominate. The five targets are a fixed design: the unit of
+  replication is the seed (df = seeds − 1);
+* selection accuracy: the share of runs whose argmax is the ground truth (exact Clopper-Pearson
+  interval), and its paired difference from the baseline over the runs (target, seed), with the
+  exact McNemar test beside the t interval. Per seed the difference is nearly constant (a reading
+  loses or keeps a whole target), which would give a t interval of zero width; over runs the
+  targets' differences count as spread, which is conservative. Also *up to the twin*: ReLU and
+  LeakyReLU (slope 0.01) differ by 1 % on negative inputs and the paper's Fig. 2 caption concedes
+  they are confused, so a pick of one for the other counts as right there (as in Table 1's claim).
 """
 
 from __future__ import annotations
@@ -52,62 +39,23 @@ from helpers.core.statistics import (
     paired_comparison,
     proportion,
 )
-from helpers.flexact.reading_specs import (
+from helpers.flexact.reading_specs import (  # the pages and scripts find them here
     ALPHA_TARGETS,
     BASELINE,
     BASELINE_ALPHA,
     EPSILON,
-    NOT_SWEPT,
     READINGS,
     TWINS,
-    Reading,
-    baseline_configs,
-    load_readings,
-    reading_by_key,
-    readings_committed,
     readings_configs,
+    readings_overview,
     run_readings,
 )
-from helpers.flexact.synthetic import (
-    DISPLAY,
-    GROUND_TRUTHS,
-)
+from helpers.flexact.synthetic import DISPLAY, GROUND_TRUTHS
 
-__all__ = [
-    "BASELINE",
-    "ALPHA_TARGETS",
-    "BASELINE_ALPHA",
-    "EPSILON",
-    "TWINS",
-    "NOT_SWEPT",
-    "READINGS",
-    "Reading",
-    "reading_by_key",
-    "readings_configs",
-    "baseline_configs",
-    "run_readings",
-    "load_readings",
-    "readings_committed",
-    "readings_frame",
-    "mse_comparisons",
-    "pooled_log_ratio",
-    "selection_accuracy",
-    "selection_difference",
-    "mcnemar_p",
-    "majority_targets",
-    "alpha_effect",
-    "readings_table",
-    "per_target_table",
-    "readings_overview",
-    "readings_display",
-    "per_target_display",
-    "readings_summary",
-]
-
-
-# --------------------------------------------------------------------------------------------
-# Analysis (nothing here trains)
-# --------------------------------------------------------------------------------------------
+__all__ = ["readings_configs", "run_readings", "readings_frame", "mse_comparisons", "pooled_log_ratio"]
+__all__ += ["selection_accuracy", "selection_difference", "mcnemar_p", "majority_targets", "alpha_effect"]
+__all__ += ["readings_table", "per_target_table", "readings_overview", "readings_display", "per_target_display"]
+__all__ += ["readings_summary"]
 
 
 def _right_up_to_twin(chosen: str, truth: str) -> bool:
@@ -117,31 +65,21 @@ def _right_up_to_twin(chosen: str, truth: str) -> bool:
 def readings_frame(runs: Mapping[str, Mapping[float, list[dict]]]) -> pd.DataFrame:
     """One row per run: reading, α, ground truth, seed, held-out MSE, chosen candidate, picked truth
     (``picked``) and picked it up to the twin (``picked_twin``)."""
-    rows = []
-    for key, arms in runs.items():
-        for alpha, results in arms.items():
-            for r in results:
-                c = r["config"]
-                rows.append(
-                    {
-                        "reading": key,
-                        "alpha": float(alpha),
-                        "ground_truth": c["ground_truth"],
-                        "seed": int(c["seed"]),
-                        "mse": float(r["val_mse"]),
-                        "chosen": r["chosen_activation"],
-                        "picked": r["chosen_activation"] == c["ground_truth"],
-                        "picked_twin": _right_up_to_twin(r["chosen_activation"], c["ground_truth"]),
-                    }
-                )
-    if not rows:
+    runs_ = [(key, alpha, r, r["config"]) for key, arms in runs.items() for alpha, rs in arms.items() for r in rs]
+    if not runs_:
         raise ValueError("no results given")
-    return pd.DataFrame(rows)
+    rows = [
+        (key, float(alpha), c["ground_truth"], int(c["seed"]), float(r["val_mse"]), r["chosen_activation"])
+        for key, alpha, r, c in runs_
+    ]
+    frame = pd.DataFrame(rows, columns=["reading", "alpha", "ground_truth", "seed", "mse", "chosen"])
+    frame["picked"] = [c == g for c, g in zip(frame["chosen"], frame["ground_truth"])]
+    frame["picked_twin"] = [_right_up_to_twin(c, g) for c, g in zip(frame["chosen"], frame["ground_truth"])]
+    return frame
 
 
-def _by_seed(
-    frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str | None = None, value: str = "mse"
-) -> dict[int, float]:
+def _arm(frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str | None = None) -> pd.DataFrame:
+    """The runs of ``(reading, α)`` (on one target when given); an error when there is none."""
     sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
     if ground_truth is not None:
         sel = sel[sel["ground_truth"] == ground_truth]
@@ -149,7 +87,12 @@ def _by_seed(
         raise ValueError(
             f"no runs of reading {reading!r} at alpha={alpha}" + (f" for {ground_truth}" if ground_truth else "")
         )
-    return {int(s): float(v) for s, v in zip(sel["seed"], sel[value])}
+    return sel
+
+
+def _by_seed(frame: pd.DataFrame, reading: str, alpha: float, ground_truth: str) -> dict[int, float]:
+    sel = _arm(frame, reading, alpha, ground_truth)
+    return {int(s): float(v) for s, v in zip(sel["seed"], sel["mse"])}
 
 
 def _safe(make: Callable[[], Comparison]) -> Comparison | None:
@@ -201,27 +144,22 @@ def pooled_log_ratio(
     return _safe(lambda: one_sample(ratios))
 
 
-def _column(twins: bool) -> str:
-    return "picked_twin" if twins else "picked"
-
-
 def selection_accuracy(
     frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False
 ) -> Proportion:
     """Share of runs of ``(reading, α)`` whose argmax is the ground truth (``twins``: or its twin),
     with its exact interval."""
-    sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
-    if sel.empty:
-        raise ValueError(f"no runs of reading {reading!r} at alpha={alpha}")
-    return proportion(int(sel[_column(twins)].sum()), len(sel))
+    sel = _arm(frame, reading, alpha)
+    return proportion(int(sel["picked_twin" if twins else "picked"].sum()), len(sel))
 
 
 def _run_picks(frame: pd.DataFrame, reading: str, alpha: float, twins: bool) -> dict[tuple[str, int], float]:
     """Per run (target, seed): 100 when its argmax is right, else 0."""
-    sel = frame[(frame["reading"] == reading) & (frame["alpha"] == alpha)]
-    if sel.empty:
-        raise ValueError(f"no runs of reading {reading!r} at alpha={alpha}")
-    return {(str(g), int(s)): 100.0 * bool(v) for g, s, v in zip(sel["ground_truth"], sel["seed"], sel[_column(twins)])}
+    sel = _arm(frame, reading, alpha)
+    return {
+        (str(g), int(s)): 100.0 * bool(v)
+        for g, s, v in zip(sel["ground_truth"], sel["seed"], sel["picked_twin" if twins else "picked"])
+    }
 
 
 def selection_difference(
@@ -234,21 +172,16 @@ def selection_difference(
 ) -> Comparison | None:
     """Selection accuracy of ``reading`` − baseline in percentage points, paired over the runs
     (target, seed) of the reading; None with fewer than two runs."""
-    return _paired(
-        _run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
-        _run_picks(frame, BASELINE.key, alpha, twins),
-        confidence,
-    )  # type: ignore[arg-type]
+    picks = _run_picks(frame, reading, alpha, twins), _run_picks(frame, BASELINE.key, alpha, twins)
+    return _paired(*picks, confidence)  # type: ignore[arg-type]
 
 
 def mcnemar_p(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_ALPHA, *, twins: bool = False) -> float:
     """Exact McNemar test of the selection difference: two-sided binomial test of the discordant
     pairs of runs (right under one reading only); 1 when there is none."""
-    a, b = pair_by_seed(
-        _run_picks(frame, reading, alpha, twins),  # type: ignore[arg-type]
-        _run_picks(frame, BASELINE.key, alpha, twins),
-        policy="subset",  # keys are (target, seed) runs: the reading's runs pair with the baseline's
-    )  # type: ignore[arg-type]
+    picks = _run_picks(frame, reading, alpha, twins), _run_picks(frame, BASELINE.key, alpha, twins)
+    # keys are (target, seed) runs: the reading's runs pair with the baseline's
+    a, b = pair_by_seed(*picks, policy="subset")  # type: ignore[arg-type]
     gained = sum(a[k] > b[k] for k in a)
     lost = sum(a[k] < b[k] for k in a)
     return float(stats.binomtest(gained, gained + lost).pvalue) if gained + lost else 1.0
@@ -270,11 +203,16 @@ def majority_targets(frame: pd.DataFrame, reading: str, alpha: float = BASELINE_
     return {gt: out[gt] for gt in GROUND_TRUTHS if gt in out}
 
 
-def _stats(comp: Comparison | None, scale: float = 1.0) -> tuple[float, float, float, float]:
-    """``(effect, CI low, CI high, MDE)`` × ``scale``; NaNs without an interval."""
-    if comp is None:
-        return (math.nan,) * 4  # type: ignore[return-value]
-    return comp.effect * scale, comp.ci_low * scale, comp.ci_high * scale, comp.mde * scale
+def _stats(comp: Comparison | None) -> tuple[float, float, float, float]:
+    """``(effect, CI low, CI high, MDE)``; NaNs without an interval."""
+    return (math.nan,) * 4 if comp is None else (comp.effect, comp.ci_low, comp.ci_high, comp.mde)  # type: ignore[return-value]
+
+
+_BASELINE_STATS = (0.0, 0.0, 0.0, math.nan)  # the baseline against itself: no difference, no MDE
+
+
+def _columns(effect: str, prefix: str, values: tuple[float, float, float, float]) -> dict[str, float]:
+    return dict(zip((effect, f"{prefix}_low", f"{prefix}_high", f"{prefix}_mde"), values))
 
 
 def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -313,27 +251,20 @@ def readings_table(frame: pd.DataFrame) -> pd.DataFrame:
             row[f"{name}_low"], row[f"{name}_high"] = acc.ci_low, acc.ci_high
             d = f"d_{name}"
             if reading is BASELINE:
-                row.update({d: 0.0, f"{d}_low": 0.0, f"{d}_high": 0.0, f"{d}_mde": math.nan, f"{d}_p": 1.0})
+                row.update({**_columns(d, d, _BASELINE_STATS), f"{d}_p": 1.0})
             else:
-                row[d], row[f"{d}_low"], row[f"{d}_high"], row[f"{d}_mde"] = _stats(
-                    selection_difference(frame, reading.key, twins=twins)
-                )
+                row.update(_columns(d, d, _stats(selection_difference(frame, reading.key, twins=twins))))
                 row[f"{d}_p"] = mcnemar_p(frame, reading.key, twins=twins)
-        if reading is BASELINE:
-            row.update(log_ratio=0.0, log_low=0.0, log_high=0.0, log_mde=math.nan)
-        else:
-            row["log_ratio"], row["log_low"], row["log_high"], row["log_mde"] = _stats(
-                pooled_log_ratio(frame, reading.key)
-            )
+        base = reading is BASELINE
+        row.update(
+            _columns("log_ratio", "log", _BASELINE_STATS if base else _stats(pooled_log_ratio(frame, reading.key)))
+        )
         row["ratio"] = math.exp(row["log_ratio"]) if math.isfinite(row["log_ratio"]) else math.nan
         for gt in ALPHA_TARGETS:
             key = f"a0_minus_a3_{gt}"
-            row[key], row[f"{key}_low"], row[f"{key}_high"], row[f"{key}_mde"] = _stats(
-                alpha_effect(frame, reading.key, gt)
-            )
-        row["alpha_log_ratio"], row["alpha_log_low"], row["alpha_log_high"], row["alpha_log_mde"] = _stats(
-            pooled_log_ratio(frame, reading.key, BASELINE_ALPHA, against=(reading.key, 0.0), targets=ALPHA_TARGETS)
-        )
+            row.update(_columns(key, key, _stats(alpha_effect(frame, reading.key, gt))))
+        pooled = pooled_log_ratio(frame, reading.key, against=(reading.key, 0.0), targets=ALPHA_TARGETS)
+        row.update(_columns("alpha_log_ratio", "alpha_log", _stats(pooled)))
         rows.append(row)
     return pd.DataFrame(rows).set_index("reading")
 
@@ -349,9 +280,7 @@ def per_target_table(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.D
         row = {}
         for gt in GROUND_TRUTHS:
             row[(DISPLAY[gt], "MSE")] = float(np.mean(list(_by_seed(frame, reading.key, alpha, gt).values())))
-            eff, lo, hi, mde = _stats(comps.get(gt))
-            row[(DISPLAY[gt], "Δ")], row[(DISPLAY[gt], "low")], row[(DISPLAY[gt], "high")] = eff, lo, hi
-            row[(DISPLAY[gt], "MDE")] = mde
+            row.update({(DISPLAY[gt], c): v for c, v in zip(("Δ", "low", "high", "MDE"), _stats(comps.get(gt)))})
         rows[reading.label] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
@@ -359,18 +288,7 @@ def per_target_table(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.D
     return table
 
 
-# --------------------------------------------------------------------------------------------
-# Display
-# --------------------------------------------------------------------------------------------
-
-
-def readings_overview() -> pd.DataFrame:
-    """What each reading changes and why it is a fair reading of the paper."""
-    rows = [(BASELINE.family, BASELINE.label, BASELINE.why, "Table 1's runs")]
-    for r in READINGS:
-        zero = "re-run under the reading" if r.changes_zero_arm else "Table 1's α = 0 runs"
-        rows.append((r.family, r.label, r.why, zero))
-    return pd.DataFrame(rows, columns=["open choice", "reading", "why", "α = 0 arm"]).set_index("reading")
+# Display: the tables above as text for the pages, and the numbers they quote
 
 
 def _interval(mid: float, lo: float, hi: float, fmt: str, mde: float = math.nan) -> str:
@@ -396,22 +314,20 @@ def readings_display(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`readings_table` as text: estimate [95 % CI] (MDE) per measure."""
     out = pd.DataFrame(index=table["label"])
     out["seeds"] = table["seeds"].to_numpy()
-    out["picked truth"] = [
-        f"{int(r.picked)}/{int(r.n_runs)} [{r.acc_low:.0%}, {r.acc_high:.0%}]" for r in table.itertuples()
-    ]
-    out["Δ (points)"] = [
-        _interval(r.d_acc, r.d_acc_low, r.d_acc_high, "+.0f", r.d_acc_mde)
-        + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_acc_p:.2f}")
-        for r in table.itertuples()
-    ]
-    out["truth or twin"] = [
-        f"{int(r.picked_twin)}/{int(r.n_runs)} [{r.twin_low:.0%}, {r.twin_high:.0%}]" for r in table.itertuples()
-    ]
-    out["Δ up to twin (points)"] = [
-        _interval(r.d_twin, r.d_twin_low, r.d_twin_high, "+.0f", r.d_twin_mde)
-        + ("" if r.Index == BASELINE.key else f", McNemar p = {r.d_twin_p:.2f}")
-        for r in table.itertuples()
-    ]
+    rows = table.reset_index().to_dict("records")
+    for name, picked, title, delta in (
+        ("acc", "picked", "picked truth", "Δ (points)"),
+        ("twin", "picked_twin", "truth or twin", "Δ up to twin (points)"),
+    ):
+        out[title] = [
+            f"{int(r[picked])}/{int(r['n_runs'])} [{r[f'{name}_low']:.0%}, {r[f'{name}_high']:.0%}]" for r in rows
+        ]
+        d = f"d_{name}"
+        out[delta] = [
+            _interval(r[d], r[f"{d}_low"], r[f"{d}_high"], "+.0f", r[f"{d}_mde"])
+            + ("" if r["reading"] == BASELINE.key else f", McNemar p = {r[f'{d}_p']:.2f}")
+            for r in rows
+        ]
     out["targets by majority (up to twin)"] = [f"{int(r.majority_twin)}/5" for r in table.itertuples()]
     out["MSE ÷ baseline"] = [
         _factor(r.log_ratio, r.log_low, r.log_high, r.log_mde) if r.Index != BASELINE.key else "1"
@@ -441,6 +357,12 @@ def per_target_display(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd
     return out
 
 
+#: ``readings_summary``'s keys per reading: the table's columns as they are, and the log ratios as factors.
+_SUMMARY_COLUMNS = {"twin": "picked_twin", "n": "n_runs", "seeds": "seeds", "d": "d_twin", "d_low": "d_twin_low"}
+_SUMMARY_COLUMNS |= {"d_high": "d_twin_high", "d_mde": "d_twin_mde", "d_p": "d_twin_p"}
+_SUMMARY_RATIOS = {"ratio": "log_ratio", "ratio_low": "log_low", "ratio_high": "log_high", "aratio": "alpha_log_ratio"}
+
+
 def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, float]:
     """The numbers the page quotes, as plain floats keyed for ``glue`` (no dots in the keys):
     per reading ``<key>_<what>`` (``twin``/``n`` picks up to the twin, ``sig`` Sigmoid picks,
@@ -449,26 +371,10 @@ def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, floa
     difference up to the twin), plus the page-level counts."""
     out: dict[str, float] = {}
     for key, row in table.iterrows():
-        sig = frame[
-            (frame["reading"] == key) & (frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == "sigmoid")
-        ]
-        out.update(
-            {
-                f"{key}_twin": float(row["picked_twin"]),
-                f"{key}_n": float(row["n_runs"]),
-                f"{key}_sig": float(sig["picked"].sum()),
-                f"{key}_seeds": float(row["seeds"]),
-                f"{key}_ratio": float(math.exp(row["log_ratio"])),
-                f"{key}_ratio_low": float(math.exp(row["log_low"])),
-                f"{key}_ratio_high": float(math.exp(row["log_high"])),
-                f"{key}_aratio": float(math.exp(row["alpha_log_ratio"])),
-                f"{key}_d": float(row["d_twin"]),
-                f"{key}_d_low": float(row["d_twin_low"]),
-                f"{key}_d_high": float(row["d_twin_high"]),
-                f"{key}_d_mde": float(row["d_twin_mde"]),
-                f"{key}_d_p": float(row["d_twin_p"]),
-            }
-        )
+        out.update({f"{key}_{name}": float(row[column]) for name, column in _SUMMARY_COLUMNS.items()})
+        out[f"{key}_sig"] = float(_arm(frame, str(key), BASELINE_ALPHA, "sigmoid")["picked"].sum())
+        for name, column in _SUMMARY_RATIOS.items():
+            out[f"{key}_{name}"] = float(math.exp(row[column]))
     readings = table.drop(index=BASELINE.key)
     out["n_readings"] = float(len(readings))
     out["n_keep"] = float((readings["majority_twin"] == 5).sum())
@@ -479,6 +385,5 @@ def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, floa
     for gt in ALPHA_TARGETS:
         sel = frame[(frame["alpha"] == BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
         out[f"best_a3_{gt}"] = float(sel.groupby("reading")["mse"].mean().min())
-        zero = frame[(frame["alpha"] == 0.0) & (frame["ground_truth"] == gt) & (frame["reading"] == BASELINE.key)]
-        out[f"base_a0_{gt}"] = float(zero["mse"].mean())
+        out[f"base_a0_{gt}"] = float(_arm(frame, BASELINE.key, 0.0, gt)["mse"].mean())
     return out

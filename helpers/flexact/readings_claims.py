@@ -12,24 +12,12 @@ from collections.abc import Callable
 
 from helpers.core.attribution import SourceValue
 from helpers.core.profiles import decided_profile
-from helpers.core.report import (
-    Claim,
-    comparison_fields,
-    merge_fields,
-    run_verdict,
-    source_row,
-)
+from helpers.core.report import Claim, comparison_fields, merge_fields, run_verdict, source_row
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import ALPHA, tost
+from helpers.flexact import reading_specs as RS
 from helpers.flexact import readings as RD
-from helpers.flexact.paper import (
-    ANCHOR_READINGS,
-    NOTEBOOK_SYNTHETIC,
-    QUOTES,
-    READINGS_MARGIN_PP,
-    SOURCE,
-    TABLE1,
-)
+from helpers.flexact.paper import ANCHOR_READINGS, NOTEBOOK_SYNTHETIC, QUOTES, READINGS_MARGIN_PP, SOURCE, TABLE1
 from helpers.flexact.synthetic import profile_settings, synthetic_configs
 
 #: The readings of Section 4.1 the paper leaves open, which decide the α comparisons: what we
@@ -62,7 +50,7 @@ def _readings_runs(profile: str) -> list:
 def readings_claims(profile: str | None = None) -> list[Claim]:
     """Does Table 1's conclusion survive the readings the paper leaves open? Two claims: the
     selection of the ground truth, and "α = 0.3 beats α = 0 on Sigmoid and Tanh", each judged
-    under every reading of :data:`helpers.flexact.readings.READINGS` against the baseline reading
+    under every reading of :data:`helpers.flexact.reading_specs.READINGS` against the baseline reading
     (Table 1's runs), from committed results of ``profile`` (without one: the cpu profile's, until
     every paper-profile run of the sweep and of Table 1 is committed)."""
     key_selection, key_alpha = "flexact-readings-selection", "flexact-readings-alpha-effect"
@@ -77,7 +65,7 @@ def readings_claims(profile: str | None = None) -> list[Claim]:
     paper_sel = (QUOTES["selects_abstract"], QUOTES["no_sweeps_conclusion"])  # the readings are unstated
     paper_alpha = _PAPER_ALPHA  # under one unstated reading
     profile = decided_profile("flexact_readings", _readings_runs) if profile is None else current_profile(profile)
-    if not RD.readings_committed(profile):
+    if not RS.readings_committed(profile):
         return [
             _readings_claim(key, claim, paper, "—", "not run here", _not_run_readings(profile), profile=profile)
             for key, claim, paper in ((key_selection, selection, paper_sel), (key_alpha, alpha, paper_alpha))
@@ -90,11 +78,11 @@ def readings_claims(profile: str | None = None) -> list[Claim]:
 
 
 def _at_baseline_alpha(alpha: float, config: object) -> bool:
-    return alpha == RD.BASELINE_ALPHA  # selection is judged at α = 0.3
+    return alpha == RS.BASELINE_ALPHA  # selection is judged at α = 0.3
 
 
 def _on_alpha_targets(alpha: float, config: object) -> bool:
-    return config.ground_truth in RD.ALPHA_TARGETS  # type: ignore[attr-defined]
+    return config.ground_truth in RS.ALPHA_TARGETS  # type: ignore[attr-defined]
 
 
 def _readings_row(
@@ -102,7 +90,7 @@ def _readings_row(
 ) -> Claim:
     """One readings row from the runs ``keep`` accepts, loaded here, so that the runs
     :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly those."""
-    frame = RD.readings_frame(RD.load_readings(profile, keep))  # type: ignore[arg-type]
+    frame = RD.readings_frame(RS.load_readings(profile, keep))  # type: ignore[arg-type]
     scale = profile_settings(profile)["note"]
     return _readings_claim(key, claim, paper, *build(frame), scale=scale, profile=profile, reading=reading)
 
@@ -119,20 +107,9 @@ def _readings_claim(
     profile: str = "cpu",
     reading: str = "",
 ) -> Claim:
-    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS}
+    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS, "reading": reading}
     return source_row(
-        key,
-        claim,
-        _READINGS_WHERE,
-        paper,
-        ours,
-        verdict,
-        note,
-        scale,
-        profile,
-        reading=reading,
-        **place,
-        **(fields or {}),
+        key, claim, _READINGS_WHERE, paper, ours, verdict, note, scale, profile, **place, **(fields or {})
     )
 
 
@@ -143,21 +120,21 @@ def _claim_selection_readings(frame) -> tuple[str, str, str, dict]:
     readings); confirmed when every reading is equivalent to the baseline within
     ± :data:`READINGS_MARGIN_PP` points (TOST each; all must pass, so no adjustment); inconclusive
     otherwise."""
-    k = len(RD.READINGS)
+    k = len(RS.READINGS)
     level = 1 - ALPHA / k
     parts, comps, lower, equivalent, fails = [], {}, [], [], []
-    for reading in (RD.BASELINE, *RD.READINGS):
+    for reading in (RS.BASELINE, *RS.READINGS):
         acc = RD.selection_accuracy(frame, reading.key, twins=True)
         majority = RD.majority_targets(frame, reading.key)
         missed = [
             f"{gt.capitalize()} → {choice or 'no majority'}"
             for gt, choice in majority.items()
-            if not (choice and (choice == gt or {choice, gt} <= RD.TWINS))
+            if not (choice and (choice == gt or {choice, gt} <= RS.TWINS))
         ]
         parts.append(f"{reading.label} {acc.k}/{acc.n}" + (f" ({', '.join(missed)})" if missed else ""))
         if missed:
             fails.append(reading.label)
-        if reading is RD.BASELINE:
+        if reading is RS.BASELINE:
             continue
         comp = RD.selection_difference(frame, reading.key, twins=True)
         adj = RD.selection_difference(frame, reading.key, twins=True, confidence=level)
@@ -179,7 +156,7 @@ def _claim_selection_readings(frame) -> tuple[str, str, str, dict]:
         verdict = "inconclusive"
     key = min(comps, key=lambda r: comps[r][0].effect)  # the reading that lowers the accuracy most
     comp, adj = comps[key]
-    label = RD.reading_by_key(key).label
+    label = RS.reading_by_key(key).label
     fields = comparison_fields(
         comp,
         digits=0,
@@ -210,8 +187,8 @@ def _claim_alpha_readings(frame) -> tuple[str, str, str, dict]:
     each reading, the baseline included. Holds under a reading when both 95 % CIs lie above 0
     (the rule of the Table 1 claim); reversed when a CI lies below 0."""
     holds, reversed_, per_reading = [], [], {}
-    for reading in (RD.BASELINE, *RD.READINGS):
-        per = {gt: RD.alpha_effect(frame, reading.key, gt) for gt in RD.ALPHA_TARGETS}
+    for reading in (RS.BASELINE, *RS.READINGS):
+        per = {gt: RD.alpha_effect(frame, reading.key, gt) for gt in RS.ALPHA_TARGETS}
         if any(c is None for c in per.values()):
             continue
         verdicts = [run_verdict(c, direction=1) for c in per.values()]  # type: ignore[arg-type]
@@ -220,7 +197,7 @@ def _claim_alpha_readings(frame) -> tuple[str, str, str, dict]:
             holds.append(reading.label)
         elif any(c.ci_high < 0 for c in per.values()):  # type: ignore[union-attr]
             reversed_.append(reading.label)
-    n_readings = len(RD.READINGS) + 1
+    n_readings = len(RS.READINGS) + 1
     if not per_reading:
         return "—", "inconclusive", "one seed per reading: no interval", {"n": "too few runs"}
     # "under every reading": intersection-union over the readings, by the same CI rule as any row
@@ -232,7 +209,7 @@ def _claim_alpha_readings(frame) -> tuple[str, str, str, dict]:
         verdict = "inconclusive"
     # The statistics shown: the reading most favourable to the paper (largest smaller effect).
     key = max(per_reading, key=lambda r: min(c.effect for c in per_reading[r].values()))  # type: ignore[union-attr]
-    label = RD.reading_by_key(key).label
+    label = RS.reading_by_key(key).label
     fields = merge_fields(
         {
             gt.capitalize(): comparison_fields(c, digits=4)  # type: ignore[arg-type]
@@ -241,11 +218,11 @@ def _claim_alpha_readings(frame) -> tuple[str, str, str, dict]:
     )
     fields["effect"] = f"{label}: {fields['effect']}"
     best = []  # the lowest α=0.3 MSE any reading reaches, against the paper's
-    for gt in RD.ALPHA_TARGETS:
-        sel = frame[(frame["alpha"] == RD.BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
+    for gt in RS.ALPHA_TARGETS:
+        sel = frame[(frame["alpha"] == RS.BASELINE_ALPHA) & (frame["ground_truth"] == gt)]
         means = sel.groupby("reading")["mse"].mean()
         best.append(
-            f"{gt.capitalize()} {means.min():.4f} ({RD.reading_by_key(means.idxmin()).label}; paper "
+            f"{gt.capitalize()} {means.min():.4f} ({RS.reading_by_key(means.idxmin()).label}; paper "
             f"{TABLE1['Flex-Act (α=0.3)'][gt][0]:.4f})"
         )
     ours = (

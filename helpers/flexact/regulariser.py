@@ -1,48 +1,54 @@
-"""Flex-Act's gradient-norm regulariser (Eqs. 1-4 of the paper) and the checks it shares with the layer."""
+"""Flex-Act's gradient-norm regulariser (Eqs. 1-4 of the paper). Readings we chose where the paper is
+ambiguous or inconsistent (the notebook lists them too):
+
+1. ``p`` in Eq. (4) is ``softmax(θ)``, the distribution the Gumbel sample is drawn from, not the noisy
+   sample itself: a hard sample would make ``log p = -inf`` and the KL infinite, and a soft sample
+   would make the target of the regulariser random.
+2. The KL direction is the one written, ``KL(p̃ ‖ p) = Σ_k p̃_k log(p̃_k / p_k)`` (p̃ is the target), so
+   ``∂(α KL)/∂θ = α (softmax(θ) − p̃)``; ``direction="reverse"`` gives ``KL(p ‖ p̃)`` for the synthetic
+   study's readings sweep.
+3. "Gradient norm" (Eq. 1): the text says "with respect to the input" of the activation and writes
+   ``∇_x φ_i(h)``; we differentiate w.r.t. the pre-activation ``h`` (not the network input ``x``). As
+   ``φ_i`` acts elementwise, ``g_{i,n} = ‖φ_i'(h_n)‖₂`` over the features of sample ``n`` and ``ḡ_i`` is
+   its batch mean (Eq. 2). The L2 norm grows like ``sqrt(width)``, so a good ``λ`` depends on the layer
+   width; the paper gives no value of ``λ``.
+4. ``ḡ`` is detached by default (``p̃`` is called a *pseudo-label*, a target): the regulariser then
+   trains only the logits; ``detach=False`` lets it act on the weights that produce ``h`` (through ``φ''``).
+5. The outer sum of Eq. (4) runs over the ``N`` Flex-Act layers (``i`` is the candidate index in
+   Eqs. 1-2 and the layer index in Eq. 4): :class:`~helpers.flexact.hook.FlexActHook` sums ``α·KL``
+   over every Flex-Act module of a model.
+
+For basis candidates on large float32 CPU tensors, :func:`mean_gradient_norms` runs one fused pass
+(:mod:`helpers.flexact.kernels`) instead of one derivative and one norm per candidate.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from helpers.core.validation import check_value, choice, number
 from helpers.flexact.kernels import GRAD_NORM_SUMS
 from helpers.flexact.mixture import _fused
 
 #: Directions of the KL of Eq. (4): ``"forward"`` = ``KL(p̃ ‖ p)`` as written, ``"reverse"`` = ``KL(p ‖ p̃)``.
 KL_DIRECTIONS: tuple[str, ...] = ("forward", "reverse")
 
-__all__ = [
-    "KL_DIRECTIONS",
-    "mean_gradient_norms",
-    "pseudo_probabilities",
-    "kl_to_pseudo_probabilities",
-    "gradient_norm_regularizer",
-]
+__all__ = ["KL_DIRECTIONS", "mean_gradient_norms", "pseudo_probabilities", "kl_to_pseudo_probabilities"]
+__all__ += ["gradient_norm_regularizer"]
 
 
-# --------------------------------------------------------------------------------------------
-# Input validation shared by the module, the functional regulariser and the hook
-# --------------------------------------------------------------------------------------------
+#: The regulariser's hyperparameters, checked where they enter (:class:`~helpers.flexact.hook.FlexActHook`
+#: checks the same rules once for a whole training run).
+RULES = {"alpha": number(0), "lam": number(0, low_open=True), "kl_direction": choice(KL_DIRECTIONS)}
 
 
-def _check_positive(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _check_alpha(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-        raise TypeError(f"alpha must be a real number, got {type(alpha).__name__}")
-    if not math.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha (weight of the KL term) must be finite and >= 0, got {alpha!r}")
-    return float(alpha)
+def _check(owner: str, **values: object) -> None:
+    for name, value in values.items():
+        check_value(owner, name, value, RULES[name])
 
 
 # --------------------------------------------------------------------------------------------
@@ -146,14 +152,8 @@ def mean_gradient_norms(
 
 def pseudo_probabilities(mean_grad_norms: torch.Tensor, lam: float) -> torch.Tensor:
     """Eq. (2): ``p̃ = softmax(−ḡ/λ)``; larger gradients get smaller pseudo-probabilities."""
-    lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
-    return torch.softmax(-mean_grad_norms / lam, dim=-1)
-
-
-def _check_direction(direction: object) -> str:
-    if direction not in KL_DIRECTIONS:
-        raise ValueError(f"kl_direction must be one of {KL_DIRECTIONS}, got {direction!r}")
-    return str(direction)
+    _check("pseudo_probabilities", lam=lam)
+    return torch.softmax(-mean_grad_norms / float(lam), dim=-1)
 
 
 def kl_to_pseudo_probabilities(
@@ -170,8 +170,8 @@ def kl_to_pseudo_probabilities(
     Computed from log-probabilities (``log_target``), so it stays finite when some ``p̃_k`` or
     ``p_k`` underflow to zero.
     """
-    lam = _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
-    direction = _check_direction(direction)
+    _check("kl_to_pseudo_probabilities", lam=lam, kl_direction=direction)
+    lam = float(lam)
     if mean_grad_norms.shape != logits.shape or logits.dim() != 1:
         raise ValueError(
             f"need one gradient norm per logit (1-D, same length); got {tuple(mean_grad_norms.shape)} "
@@ -199,9 +199,8 @@ def gradient_norm_regularizer(
 
     ``alpha == 0`` returns an exact zero without evaluating anything (the regulariser is off).
     """
-    alpha = _check_alpha(alpha)
-    _check_positive("lam (λ, the softmax scale of Eq. 2)", lam)
-    _check_direction(direction)
+    _check("gradient_norm_regularizer", alpha=alpha, lam=lam, kl_direction=direction)
+    alpha = float(alpha)
     if not isinstance(logits, torch.Tensor) or logits.dim() != 1 or logits.numel() != len(candidates):
         raise ValueError(f"logits must be a 1-D tensor with one entry per candidate ({len(candidates)})")
     if alpha == 0.0:

@@ -13,10 +13,7 @@ import pandas as pd
 from helpers.core.tables import _config
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 
-__all__ = [
-    "flexact_selections",
-    "flexact_trajectory",
-]
+__all__ = ["flexact_selections", "flexact_trajectory"]
 
 
 def _flexact_layer(result: Mapping[str, Any], layer: str | None) -> tuple[str, list[dict]]:

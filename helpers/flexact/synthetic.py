@@ -1,9 +1,9 @@
 """Flex-Act's synthetic regression study (paper Section 4.1, Table 1, Figs. 1-3, Appendix A).
 
-Task: ``x ∈ R⁴``, target ``y = a(k·x₁)`` with ``k = 5`` and the other three features distractors;
-ground truths ``a ∈ {ReLU, Sigmoid, Tanh, LeakyReLU, Identity}``. Models: five fixed-activation
-networks and Flex-Act with ``α = 0`` and ``α = 0.3`` over the same five candidates; MSE over five
-seeds.
+Task (:mod:`helpers.flexact.synthetic_task`): ``x ∈ R⁴``, target ``y = a(k·x₁)`` with ``k = 5`` and the
+other three features distractors; ground truths ``a ∈ {ReLU, Sigmoid, Tanh, LeakyReLU, Identity}``.
+Models: five fixed-activation networks and Flex-Act with ``α = 0`` and ``α = 0.3`` over the same five
+candidates; MSE over five seeds.
 
 What the paper states, and what we had to choose (the notebook repeats this list):
 
@@ -28,7 +28,6 @@ The runner is registered with :func:`helpers.core.results_cache.register_runner`
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.core import validation as v
 from helpers.core.registry import get_activation
@@ -46,135 +44,25 @@ from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
 from helpers.flexact.hook import ALPHA_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
 from helpers.flexact.regulariser import KL_DIRECTIONS
+from helpers.flexact.synthetic_task import (
+    GROUND_TRUTHS,
+    INFORMATIVE_DISTRIBUTIONS,
+    SyntheticNet,
+    _target_function,
+    batch_loader,
+    synthetic_data,
+)
 
-__all__ = [
-    "GROUND_TRUTHS",
-    "FIXED_METHODS",
-    "METHODS",
-    "DISPLAY",
-    "PAPER_ALPHAS",
-    "INFORMATIVE_DISTRIBUTIONS",
-    "synthetic_data",
-    "SyntheticNet",
-    "batch_loader",
-    "FlexActSyntheticConfig",
-    "profile_settings",
-    "synthetic_config",
-    "synthetic_configs",
-    "SENSITIVITY_ALPHAS",
-    "SENSITIVITY_LAMBDAS",
-    "SENSITIVITY_SEEDS",
-    "sensitivity_configs",
-    "run_all",
-    "build_model",
-    "run_synthetic",
-]
+__all__ = ["GROUND_TRUTHS", "FIXED_METHODS", "METHODS", "DISPLAY", "PAPER_ALPHAS", "INFORMATIVE_DISTRIBUTIONS"]
+__all__ += ["synthetic_data", "SyntheticNet", "batch_loader", "FlexActSyntheticConfig", "profile_settings"]
+__all__ += ["synthetic_config", "synthetic_configs", "SENSITIVITY_ALPHAS", "SENSITIVITY_LAMBDAS", "SENSITIVITY_SEEDS"]
+__all__ += ["sensitivity_configs", "run_all", "build_model", "run_synthetic"]
 
 
-GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
 METHODS: tuple[str, ...] = ("flexact", *FIXED_METHODS)
-DISPLAY: dict[str, str] = {
-    "relu": "ReLU",
-    "sigmoid": "Sigmoid",
-    "tanh": "Tanh",
-    "leaky_relu": "LeakyReLU",
-    "identity": "Identity",
-}
+DISPLAY: dict[str, str] = dict(zip(DEFAULT_CANDIDATES, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity")))
 PAPER_ALPHAS: tuple[float, ...] = (0.3, 0.0)  # Table 1's row order
-INFORMATIVE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal")
-
-
-# --------------------------------------------------------------------------------------------
-# Data and model
-# --------------------------------------------------------------------------------------------
-
-
-def _target_function(name: str) -> nn.Module:
-    if name not in GROUND_TRUTHS:
-        raise ValueError(f"unknown ground truth {name!r}; choose one of {GROUND_TRUTHS}")
-    return get_activation(name)
-
-
-def synthetic_data(
-    ground_truth: str,
-    n: int,
-    generator: torch.Generator,
-    *,
-    k: float = 5.0,
-    n_features: int = 4,
-    informative: str = "uniform",
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(x, y)`` with ``x₁ ~ U(−1, 1)`` (or ``N(0, 1)``), distractors ``N(0, 1)``, ``y = a(k·x₁)``.
-
-    ``y`` has shape ``(n, 1)``. Draws come from ``generator`` only (not the global RNG), so the
-    data of a seed are the same whatever ran before.
-    """
-    target = _target_function(ground_truth)
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not isinstance(n_features, int) or n_features < 1:
-        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
-    if informative not in INFORMATIVE_DISTRIBUTIONS:
-        raise ValueError(f"informative must be one of {INFORMATIVE_DISTRIBUTIONS}, got {informative!r}")
-    if not math.isfinite(k):
-        raise ValueError(f"k must be finite, got {k!r}")
-    x = torch.empty(n, n_features)
-    if informative == "uniform":
-        x[:, 0] = torch.rand(n, generator=generator) * 2 - 1
-    else:
-        x[:, 0] = torch.randn(n, generator=generator)
-    if n_features > 1:
-        x[:, 1:] = torch.randn(n, n_features - 1, generator=generator)
-    with torch.no_grad():
-        y = target(k * x[:, :1])
-    return x, y
-
-
-class SyntheticNet(nn.Module):
-    """``hidden == 0``: one neuron ``φ(w·x + b)`` (what the paper's numbers imply); otherwise
-    ``Linear(d, hidden) → φ → Linear(hidden, 1)``. The activation module is ``self.act``."""
-
-    @v.checked_arguments({"n_features": v.integer(1), "hidden": v.integer(0), "act": v.instance_of(nn.Module)})
-    def __init__(self, n_features: int, hidden: int, act: nn.Module) -> None:
-        super().__init__()
-        self.linear = nn.Linear(n_features, hidden if hidden else 1)
-        self.act = act
-        self.head = nn.Linear(hidden, 1) if hidden else None
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.act(self.linear(x))
-        return self.head(out) if self.head is not None else out
-
-
-class _BatchIndexSampler(torch.utils.data.Sampler):
-    """Yields whole batches of indices as tensors (a new random permutation per epoch when
-    ``shuffle``), so a ``TensorDataset`` is indexed once per batch with a tensor: per-sample
-    indexing and collation would cost more than a training step of these tiny models."""
-
-    def __init__(self, n: int, batch_size: int, shuffle: bool, generator: torch.Generator) -> None:
-        self.n, self.batch_size, self.shuffle, self.generator = n, batch_size, shuffle, generator
-
-    def __len__(self) -> int:
-        return -(-self.n // self.batch_size)
-
-    def __iter__(self):
-        order = torch.randperm(self.n, generator=self.generator) if self.shuffle else torch.arange(self.n)
-        yield from order.split(self.batch_size)
-
-
-def batch_loader(x: torch.Tensor, y: torch.Tensor, batch_size: int, *, shuffle: bool, seed: int) -> DataLoader:
-    """A ``DataLoader`` over ``(x, y)`` that fetches each batch with one tensor index; its order
-    depends only on ``seed`` (its own generator, exposed as ``loader.generator`` so that
-    :func:`helpers.core.train.fit` checkpoints it)."""
-    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    if x.shape[0] != y.shape[0]:
-        raise ValueError(f"x and y have different lengths: {x.shape[0]} vs {y.shape[0]}")
-    generator = torch.Generator()
-    generator.manual_seed(seed)
-    sampler = _BatchIndexSampler(x.shape[0], batch_size, shuffle, generator)
-    return DataLoader(TensorDataset(x, y), sampler=sampler, batch_size=None, generator=generator)
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,53 +102,15 @@ class FlexActSyntheticConfig:
 
     def __post_init__(self) -> None:
         current_profile(self.profile)
-        v.check_fields(self, SYNTHETIC_CONFIG_RULES)
-        if self.ground_truth not in GROUND_TRUTHS:
-            raise ValueError(f"ground_truth must be one of {GROUND_TRUTHS}, got {self.ground_truth!r}")
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        v.check_fields(self, SYNTHETIC_CONFIG_RULES)  # each field; the rules spanning fields follow
         if self.method != "flexact" and self.alpha != 0:
             raise ValueError("alpha applies to method='flexact' only; fixed models need alpha=0")
-        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha >= 0):
-            raise ValueError(f"alpha must be finite and >= 0, got {self.alpha!r}")
-        if not (isinstance(self.lam, (int, float)) and math.isfinite(self.lam) and self.lam > 0):
-            raise ValueError(f"lam must be finite and > 0, got {self.lam!r}")
-        for name in ("n_train", "n_val", "epochs", "batch_size", "n_features"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be an int >= 0, got {self.seed!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be positive and finite, got {self.lr!r}")
-        if self.lr_schedule not in ("cosine", "none"):
-            raise ValueError(f"lr_schedule must be 'cosine' or 'none', got {self.lr_schedule!r}")
-        if self.informative not in INFORMATIVE_DISTRIBUTIONS:
-            raise ValueError(f"informative must be one of {INFORMATIVE_DISTRIBUTIONS}, got {self.informative!r}")
         try:
             TemperatureSchedule(self.tau_start, self.tau_min, 1, self.tau_schedule)  # validates
         except (TypeError, ValueError) as err:
             raise ValueError(f"tau_start / tau_min / tau_schedule: {err}") from None
-        self._check_readings()
-        if self.hidden < 0:
-            raise ValueError(f"hidden must be >= 0, got {self.hidden!r}")
-
-    def _check_readings(self) -> None:
-        """The readings of the method the paper leaves open (see :mod:`helpers.flexact.readings`)."""
-        if not isinstance(self.hard, bool):
-            raise ValueError(f"hard must be a bool (straight-through samples or not), got {self.hard!r}")
-        if self.kl_direction not in KL_DIRECTIONS:
-            raise ValueError(f"kl_direction must be one of {KL_DIRECTIONS}, got {self.kl_direction!r}")
-        if self.alpha_schedule not in ALPHA_SCHEDULES:
-            raise ValueError(f"alpha_schedule must be one of {ALPHA_SCHEDULES}, got {self.alpha_schedule!r}")
-        if (
-            isinstance(self.alpha_fraction, bool)
-            or not isinstance(self.alpha_fraction, (int, float))
-            or not 0 < self.alpha_fraction <= 1
-        ):
-            raise ValueError(f"alpha_fraction must be a number in (0, 1], got {self.alpha_fraction!r}")
         # A reading of the regulariser changes nothing when the regulariser is off: refuse it, so
-        # that one run is not stored twice under two keys.
+        # that one run is not stored twice under two keys (see :mod:`helpers.flexact.readings`).
         for name, default in (("kl_direction", "forward"), ("alpha_schedule", "constant"), ("alpha_fraction", 0.5)):
             if getattr(self, name) != default and (self.method != "flexact" or self.alpha == 0):
                 raise ValueError(
@@ -334,38 +184,24 @@ SYNTHETIC_CONFIG_RULES: dict[str, v.Rule] = {
 }
 
 
-# Profiles: what each one changes. The paper gives none of these numbers.
-_PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": dict(
-        n_train=128,
-        n_val=256,
-        epochs=2,
-        batch_size=32,
-        seeds=(0,),
-        note="smoke: 128 samples, 2 epochs, 1 seed (code path only)",
-    ),
-    "cpu": dict(
-        n_train=1024,
-        n_val=4096,
-        epochs=60,
-        batch_size=32,
-        seeds=(0, 1, 2, 3, 4),
-        note="1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)",
-    ),
-    "paper": dict(
-        n_train=10_000,
-        n_val=10_000,
-        epochs=100,
-        batch_size=64,
-        seeds=(0, 1, 2, 3, 4),
-        note="paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu",
-    ),
+# Profiles: what each one changes (the paper gives none of these numbers).
+_PROFILES: dict[str, tuple[int, int, int, int, tuple[int, ...]]] = {  # n_train, n_val, epochs, batch_size, seeds
+    "smoke": (128, 256, 2, 32, (0,)),
+    "cpu": (1024, 4096, 60, 32, (0, 1, 2, 3, 4)),
+    "paper": (10_000, 10_000, 100, 64, (0, 1, 2, 3, 4)),
+}
+_NOTES: dict[str, str] = {
+    "smoke": "smoke: 128 samples, 2 epochs, 1 seed (code path only)",
+    "cpu": "1,024 training / 4,096 held-out samples, 60 epochs of batch 32 (paper: unstated)",
+    "paper": "paper protocol; sizes and epochs unstated in the paper, ours are larger than cpu",
 }
 
 
 def profile_settings(profile: str) -> dict[str, Any]:
     """The scaled settings of ``profile`` (sizes, epochs, seeds, note)."""
-    return dict(_PROFILES[current_profile(profile)])
+    profile = current_profile(profile)
+    sizes = dict(zip(("n_train", "n_val", "epochs", "batch_size", "seeds"), _PROFILES[profile]))
+    return {**sizes, "note": _NOTES[profile]}
 
 
 def synthetic_config(
@@ -373,6 +209,7 @@ def synthetic_config(
 ) -> FlexActSyntheticConfig:
     """The config of one cell of Table 1 for one seed."""
     s = profile_settings(profile)
+    sizes = {name: s[name] for name in ("n_train", "n_val", "epochs", "batch_size")}
     return FlexActSyntheticConfig(
         profile=profile,
         ground_truth=ground_truth,
@@ -380,11 +217,8 @@ def synthetic_config(
         alpha=float(alpha),
         lam=float(lam),
         seed=seed,
-        n_train=s["n_train"],
-        n_val=s["n_val"],
-        epochs=s["epochs"],
-        batch_size=s["batch_size"],
         scale_note=s["note"],
+        **sizes,
     )
 
 
@@ -458,11 +292,9 @@ def run_synthetic(cfg: FlexActSyntheticConfig, workdir: Path) -> dict[str, Any]:
 def _train_and_evaluate(cfg: FlexActSyntheticConfig) -> dict[str, Any]:
     seed_everything(cfg.seed)
     data_gen = torch.Generator().manual_seed(10_000 + cfg.seed)  # same data for every method
-    x_train, y_train = synthetic_data(
-        cfg.ground_truth, cfg.n_train, data_gen, k=cfg.k, n_features=cfg.n_features, informative=cfg.informative
-    )
-    x_val, y_val = synthetic_data(
-        cfg.ground_truth, cfg.n_val, data_gen, k=cfg.k, n_features=cfg.n_features, informative=cfg.informative
+    (x_train, y_train), (x_val, y_val) = (
+        synthetic_data(cfg.ground_truth, n, data_gen, k=cfg.k, n_features=cfg.n_features, informative=cfg.informative)
+        for n in (cfg.n_train, cfg.n_val)
     )
     model = build_model(cfg)
     train_loader = batch_loader(x_train, y_train, cfg.batch_size, shuffle=True, seed=cfg.seed)

@@ -14,35 +14,13 @@ import torch
 from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import table1_frame
-from helpers.flexact.synthetic import (
-    DISPLAY,
-    FIXED_METHODS,
-    GROUND_TRUTHS,
-    INFORMATIVE_DISTRIBUTIONS,
-    PAPER_ALPHAS,
-    FlexActSyntheticConfig,
-    _target_function,
-)
+from helpers.flexact.synthetic import DISPLAY, FIXED_METHODS, PAPER_ALPHAS, FlexActSyntheticConfig
+from helpers.flexact.synthetic_task import GROUND_TRUTHS, INFORMATIVE_DISTRIBUTIONS, _target_function
 
-__all__ = [
-    "label_of",
-    "results_frame",
-    "row_order",
-    "table1_stats",
-    "table1",
-    "mark_ranks",
-    "format_table",
-    "selection_summary",
-    "picks_ground_truth",
-    "majority_picks",
-    "sensitivity_table",
-    "trajectories",
-    "prediction_panels",
-    "final_probability_of_choice",
-    "single_neuron_optimum",
-    "optimum_table",
-    "table1_display",
-]
+__all__ = ["label_of", "results_frame", "row_order", "table1_stats", "table1", "mark_ranks", "format_table"]
+__all__ += ["selection_summary", "picks_ground_truth", "majority_picks", "sensitivity_table", "trajectories"]
+__all__ += ["prediction_panels", "final_probability_of_choice", "single_neuron_optimum", "optimum_table"]
+__all__ += ["table1_display"]
 
 
 # --------------------------------------------------------------------------------------------
