@@ -103,11 +103,13 @@ def test_readable_values_and_setup_frame():
     assert frame.loc["training samples", "paper"] == "—"
 
 
-def test_headline_and_tally():
+def test_headline_values_and_tally():
     claims = _claims()
-    assert F.headline(F.find_claim_by_key(claims, "findings-claim-1"), "GELU's constant") == (
-        "GELU's constant: the paper 1.084, ours 1.12890 (contradicted)"
-    )
+    assert F.headline_values(F.find_claim_by_key(claims, "findings-claim-1")) == {
+        "paper": "the paper 1.084",
+        "ours": "1.12890",
+        "verdict": "contradicted",
+    }
     assert F.tally(claims) == "1 confirmed, 1 contradicted, 1 contradicted at our scale, 1 not run here"
 
 

@@ -139,7 +139,7 @@ def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path) -> No
 #: What a page may call to get claims: the report's rows (helpers.claims), never a claims function
 #: of a method, which would decide the verdict a second time beside the report.
 READS_THE_REPORT = {"section_claims", "report_claims", "page_claims", "claims_frame"}
-DECIDES = ("judge(", "intersection_union(", "run_statement(", "proportion_verdict(")
+DECIDES = ("judge(", "intersection_union(", "proportion_verdict(")
 
 
 def test_a_page_reads_its_claims_from_the_report_and_decides_no_verdict():

@@ -1,12 +1,11 @@
 /* Filters for the reproducibility report's claims table (notebooks/90_report.ipynb).
  *
- * helpers.report.claims_table_html(..., grouped=True, controls=False) renders table#claims-table:
+ * helpers.core.report.claims_table_html renders table#claims-table:
  * one <tbody class="claims-group" data-source="..."> per source, whose first row names the source,
  * then one <tr class="claim-row" data-source="..." data-verdict="..."> per claim; the table's
  * data-verdicts attribute lists the verdict vocabulary in report order ("|"-separated).
  * This script puts two <select>s (source, verdict) and a row count above the table and shows only
- * the rows that match. Self-contained: no library, no network. It does nothing on other pages, or
- * when the table brought its own inline filter (#claims-filter-paper).
+ * the rows that match. Self-contained: no library, no network. It does nothing on other pages.
  */
 (function () {
   "use strict";
@@ -32,12 +31,12 @@
 
   function init() {
     var table = document.getElementById("claims-table");
-    if (!table || table.getAttribute("data-filter-ready") || document.getElementById("claims-filter-paper")) {
+    if (!table || table.getAttribute("data-filter-ready")) {
       return;
     }
     table.setAttribute("data-filter-ready", "1");
     var rows = Array.prototype.slice.call(table.querySelectorAll("tbody tr[data-verdict]"));
-    var sourceOf = function (row) { return row.getAttribute("data-source") || row.getAttribute("data-paper") || ""; };
+    var sourceOf = function (row) { return row.getAttribute("data-source") || ""; };
     var sources = [], sourceCounts = {}, verdictCounts = {};
     rows.forEach(function (row) {
       var s = sourceOf(row), v = row.getAttribute("data-verdict");

@@ -34,30 +34,6 @@ Verdict = Literal[
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
-#: What each verdict means; the intro and the report print this dict.
-VERDICT_DESCRIPTIONS: dict[str, str] = {
-    "confirmed": "exact agreement (within the rounding of the printed digits), or a run-based "
-    'confidence interval that supports the claim (95%; for a "matches" or "close to" claim: an '
-    "equivalence test within the margin the claim states, i.e. its 90% interval inside the margin)",
-    "confirmed with a caveat": "the claim holds for what the source means (the mathematical function, "
-    "the contrast it draws), and the row names a limitation or an edge case the source does not deny "
-    "(a floating-point underflow, one point where a strict wording fails, a scope it does not state)",
-    "confirmed but negligible": "the run-based 95% interval lies on the claimed side of 0, but wholly inside "
-    "the smallest effect of interest of its quantity (the rules above): the effect is real at our scale and "
-    "too small to matter",
-    "contradicted": "an exact computation or the source's own numbers disagree with the claim, or a "
-    "run-based 95% confidence interval excludes the claimed effect; run-based contradictions "
-    'are labelled "at our scale", because our runs are scaled down, and a contradiction that rests on '
-    'a reading the source leaves open (a threshold, an evaluation rule, a scope) "under our reading", '
-    "with the reading stated in the row",
-    "inconclusive": "the run-based 95% confidence interval contains both no effect and the claimed effect; "
-    "the row shows the minimal detectable effect our seeds could see",
-    "not reproduced under our reading": "the source leaves choices open that decide the outcome; the row "
-    "lists the readings we tried, none of which gives the claimed result",
-    "not run here": "the claim needs a run the book does not do; the row says why",
-}
-
-
 #: How a verdict was reached: an exact computation, the source's own printed numbers, or our runs.
 Basis = Literal["exact", "source", "runs"]
 

@@ -290,16 +290,20 @@ def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas
 
 
 # --------------------------------------------------------------------------------------------
-# Headlines for the introduction (plain text, glued by the report page)
+# Headlines for the introduction (book/intro.md writes the sentences; the report page glues these)
 # --------------------------------------------------------------------------------------------
 
 
-def headline(claim: Claim, label: str | None = None, *, limit: int = 90) -> str:
-    """One claim as plain text: ``label: the paper Y, ours X (verdict)``."""
+def headline_values(claim: Claim, *, limit: int = 90) -> dict[str, str]:
+    """A headline's parts as plain text: ``paper`` (whose value, then the value: ``the paper “…”``),
+    ``ours`` and ``verdict`` (its label)."""
     # a derived value is introduced as "our reading of the paper", so its derivation need not follow it
     value = claim.paper_value.split(DERIVED_MARK, 1)[0] if claim.paper_kind == "derived" else claim.paper_value
-    ours, theirs = shorten(claim.our_value or "—", limit), shorten(value or "—", limit)
-    return f"{label or claim.claim}: {_source_word(claim)} {theirs}, ours {ours} ({claim.verdict_label})"
+    return {
+        "paper": f"{_source_word(claim)} {shorten(value or '—', limit)}",
+        "ours": shorten(claim.our_value or "—", limit),
+        "verdict": claim.verdict_label,
+    }
 
 
 def tally(claims: Sequence[Claim]) -> str:

@@ -11,13 +11,12 @@ reproducibility report page renders :func:`helpers.claims.collect_claims` as one
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 
 from helpers.core.claim import (  # re-exported: callers import the claim type and keys from here
     ANCHOR_PATTERN,
     BASES,
     KEY_PATTERN,
-    VERDICT_DESCRIPTIONS,
     VERDICTS,
     Basis,
     Claim,
@@ -53,7 +52,6 @@ __all__ = [
     "ANCHOR_PATTERN",
     "BASES",
     "KEY_PATTERN",
-    "VERDICT_DESCRIPTIONS",
     "VERDICTS",
     "Basis",
     "Claim",
@@ -64,8 +62,7 @@ __all__ = [
     "source_row",
     "claim_key",
     "key_part",
-    "INTERVAL_RULES",
-    "interval_rules_markdown",
+    "smallest_effects_markdown",
     "comparison_fields",
     "proportion_verdict",
     "intersection_union",
@@ -84,55 +81,14 @@ __all__ = [
     "paper_of",
     "claims_frame",
     "verdict_counts",
-    "verdicts_markdown",
     "page_link",
     "claims_table_html",
 ]
 
-#: Which interval each kind of verdict rests on, stated once; the report page prints
-#: :func:`interval_rules_markdown`. Every row of the report follows one of these.
-INTERVAL_RULES: dict[str, str] = {
-    "direction": '"a beats b": the two-sided 95% Student-t interval of the effect, paired by seed where the '
-    "arms share seeds; confirmed when it lies on the claimed side of 0, contradicted when it lies on "
-    "the other side or excludes the claimed effect, inconclusive otherwise",
-    "size": '"an effect as large as X": the same 95% interval; confirmed when it excludes 0 and reaches X, '
-    "contradicted when it lies wholly short of X",
-    "equivalence": '"matches" / "close to" within ±margin: TOST at 5% per side, which is the 90% interval '
-    "lying inside the margin (shown, labelled, beside the 95% one); contradicted when the 95% "
-    "interval lies wholly outside the margin",
-    "non-inferiority": '"no worse than" by a margin: the one-sided 95% bound, the lower end of the 90% interval, '
-    "above −margin; contradicted when the 95% interval lies wholly below −margin",
-    "count": 'a rate ("selects the ground truth"): the exact binomial (Clopper-Pearson) 95% interval of the rate '
-    "against the claim's threshold; confirmed above it, contradicted below it, inconclusive when it "
-    "contains it",
-    "timing": "latency: the seeded BCa bootstrap 95% interval of the median per-round time ratio (90% for a "
-    '"same speed" claim), the statistic the latency tables show; a Wilcoxon signed-rank p beside it',
-    "every": '"at every level" / "beats every other": each level or competitor by its own interval as above, '
-    "on seeds as the unit; confirmed only when every part is, each at 95% (intersection-union needs no "
-    "adjustment); contradicted when a part is contradicted with its interval at the Holm level 1 − 0.05/k "
-    "for k parts; the row shows the weakest part in the claim's direction (largest one-sided p) and the "
-    "power figure of the part that limits the family",
-    "negligible": "a direction claim whose quantity has a smallest effect of interest (the table below: the "
-    'margin the book calls a match for that quantity) is "confirmed but negligible", not confirmed, when '
-    "its interval lies on the claimed side of 0 but wholly inside it; a row that uses one names it in its "
-    "test. Every direction claim has one; a threshold claim's (ρ_S above 0.7, a perplexity rise of at least "
-    "10 %) is its threshold",
-    "looks": "sequential looks: a scale whose seed count was chosen after looking at its rows (more seeds "
-    "where an interval was undecided; the scale's looks) tests each of its rows at 0.05/looks (Bonferroni "
-    "over the looks): 95% intervals become 1 − 0.05/looks, TOST's 90% becomes 1 − 0.10/looks; the row's "
-    "test says so",
-    "exact": "identical values on every seed: no interval; the row states the exact count",
-    "power": "the MDE column is the power figure of the row's own test: for a difference, the smallest true "
-    "effect the two-sided t test at 5% detects with 80% power (noncentral t at the observed standard "
-    "error); for an equivalence or non-inferiority row, the smallest margin that TOST or the one-sided "
-    "test would show with 80% power at a true difference of 0",
-}
-
-
 #: The smallest effect of interest of each quantity a direction claim is about: the margin the book
 #: calls a match for it (quantity -> (value, how it is applied)), so an effect the book would call a
 #: match elsewhere is never a confirmation here. A method adds its own quantities
-#: (:func:`interval_rules_markdown`'s ``more_effects``).
+#: (:func:`smallest_effects_markdown`'s ``more_effects``).
 SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
     "accuracy": (
         f"{NEGLIGIBLE_ACCURACY_POINTS:g} points",
@@ -146,15 +102,12 @@ SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
 }
 
 
-def interval_rules_markdown(more_effects: Mapping[str, tuple[str, str]] | None = None) -> str:
-    """:data:`INTERVAL_RULES` as a markdown list: which interval each kind of verdict rests on, then
-    the smallest effect of interest of each quantity (:data:`SMALLEST_EFFECTS` and ``more_effects``)
-    as a table."""
-    rules = "\n".join(f"- **{kind}**: {rule}." for kind, rule in INTERVAL_RULES.items())
+def smallest_effects_markdown(more_effects: Mapping[str, tuple[str, str]] | None = None) -> str:
+    """The rules page's table of the smallest effect of interest of each quantity
+    (:data:`SMALLEST_EFFECTS`, then ``more_effects``)."""
     table = ["| quantity | smallest effect of interest | how |", "| --- | --- | --- |"]
     effects = {**SMALLEST_EFFECTS, **(more_effects or {})}
-    table += [f"| {q} | {value} | {how} |" for q, (value, how) in effects.items()]
-    return rules + "\n\n" + "\n".join(table)
+    return "\n".join(table + [f"| {q} | {value} | {how} |" for q, (value, how) in effects.items()])
 
 
 #: Columns of :func:`claims_frame`, in display order.
@@ -188,29 +141,6 @@ def verdict_counts(claims: list[Claim]):
     table["total"] = table.sum(axis=1)
     table.index.name, table.columns.name = "source", "verdict"
     return table
-
-
-def verdicts_markdown() -> str:
-    """:data:`VERDICT_DESCRIPTIONS` as a markdown list (what the intro and the report show)."""
-    return "\n".join(f"- **{v}**: {VERDICT_DESCRIPTIONS[v]}." for v in VERDICTS)
-
-
-_FILTER_SCRIPT = """
-<script>
-function reproFilterClaims() {
-  var paper = document.getElementById('claims-filter-paper').value;
-  var verdict = document.getElementById('claims-filter-verdict').value;
-  var rows = document.querySelectorAll('#claims-table tbody tr[data-verdict]');
-  var shown = 0;
-  rows.forEach(function (row) {
-    var ok = (!paper || row.dataset.paper === paper) && (!verdict || row.dataset.verdict === verdict);
-    row.style.display = ok ? '' : 'none';
-    if (ok) { shown += 1; }
-  });
-  document.getElementById('claims-filter-count').textContent = shown + ' of ' + rows.length + ' claims shown';
-}
-</script>
-"""
 
 
 def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None = None, prefix: str = "../") -> str:
@@ -253,22 +183,19 @@ def claims_table_html(
     claims: list[Claim],
     link: Callable[[str, str], str] | None = None,
     *,
-    grouped: bool = True,
-    controls: bool = True,
     collapse_at: int = 0,
     rerun: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
     """The report's table: a ``<tbody class="claims-group" data-source=...>`` per source whose first
     row names the source and counts its verdicts, then one ``<tr class="claim-row">`` per claim
-    (``data-paper``/``data-source``, ``data-verdict``) in seven columns: claim (with where in the
-    source and the profile), the source's value, ours, verdict, the run statistics, note, page.
+    (``data-source``, ``data-verdict``) in seven columns: claim (with where in the source and the
+    profile), the source's value, ours, verdict, the run statistics, note, page. The source and
+    verdict filters above it are the book's ``_static/claims-filter.js``.
 
     ``link(docname, anchor)``: the HTML of the link to the page section that computes a claim, e.g.
-    :func:`page_link` (default: the docname as text). ``controls=False`` leaves out the inline
-    source and verdict selects and their script (the book's ``_static/claims-filter.js`` adds them).
-    ``collapse_at`` > 0: notes and tests longer than that are folded into ``<details>``. ``rerun``:
-    key -> the command that reruns the row and its cost in words, shown under its statistics.
-    ``grouped`` is ignored (the grouped layout is the only one; the report page still passes it)."""
+    :func:`page_link` (default: the docname as text). ``collapse_at`` > 0: notes and tests longer
+    than that are folded into ``<details>``. ``rerun``: key -> the command that reruns the row and
+    its cost in words, shown under its statistics."""
     esc = html.escape
     frame = claims_frame(claims)
     head = ["claim", "source's value", "our value", "verdict", "statistics", "note", "page"]
@@ -312,14 +239,14 @@ def claims_table_html(
             # the source's value cell says whose value it is (printed, quoted, or derived by us)
             classes = [f"claim-value claim-value-{r.paper_kind}", "claim-value", "", "claim-stats", "claim-note", ""]
             rows.append(
-                f'<tr id="{row_id(claims[r.Index].key)}" data-paper="{esc(r.paper)}" data-source="{esc(r.paper)}" '
+                f'<tr id="{row_id(claims[r.Index].key)}" data-source="{esc(r.paper)}" '
                 f'data-verdict="{esc(r.verdict)}" class="claim-row">'
                 + f"<td>{cells[0]}</td>"
                 + "".join(f'<td class="{c}">{v}</td>' if c else f"<td>{v}</td>" for c, v in zip(classes, cells[1:]))
                 + "</tr>"
             )
         bodies.append(f'<tbody class="claims-group" data-source="{esc(paper)}">' + "".join(rows) + "</tbody>")
-    table = (
+    return (
         f'<div class="claims-table-wrapper"><table id="claims-table" class="claims-table claims-grouped" '
         f'data-verdicts="{esc("|".join(VERDICTS))}">'
         + "<colgroup>"
@@ -330,22 +257,4 @@ def claims_table_html(
         + "</tr></thead>"
         + "".join(bodies)
         + "</table></div>"
-    )
-    if not controls:
-        return table
-    papers = list(dict.fromkeys(frame["paper"]))
-    return _FILTER_SCRIPT + _controls_html(papers, len(frame)) + table
-
-
-def _controls_html(papers: Sequence[str], n: int) -> str:
-    """The inline source and verdict selects of :func:`claims_table_html`."""
-    esc = html.escape
-    options = lambda values: "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)  # noqa: E731
-    return (
-        '<div class="claims-filter">'
-        '<label>source <select id="claims-filter-paper" onchange="reproFilterClaims()">'
-        f'<option value="">all</option>{options(papers)}</select></label> '
-        '<label>verdict <select id="claims-filter-verdict" onchange="reproFilterClaims()">'
-        f'<option value="">all</option>{options(VERDICTS)}</select></label> '
-        f'<span id="claims-filter-count">{n} of {n} claims shown</span></div>'
     )

@@ -2,8 +2,8 @@
 :func:`judge`), claims made of several parts (:func:`intersection_union`, :func:`family_verdict`:
 every part must pass; one part contradicts at the Holm level), counts, numbers printed by a
 source (:func:`numeric_verdict`), and the row fields that show the statistics behind a verdict
-(:func:`comparison_fields`). The report page states each rule once
-(:data:`helpers.core.report.INTERVAL_RULES`).
+(:func:`comparison_fields`). The report page
+(``notebooks/90_report.ipynb``) states each rule once.
 
 :mod:`helpers.core.report` re-exports every name here; callers import from there."""
 
@@ -47,7 +47,7 @@ def comparison_fields(
     (``test_extra``: e.g. the TOST result, appended to the test).
 
     Every interval is shown with its level, and an equivalence or non-inferiority claim shows the
-    90 % interval its test rests on first (the report's INTERVAL_RULES). An exact comparison (every
+    90 % interval its test rests on first (the report page's interval rules). An exact comparison (every
     difference the same number) shows no interval but the count of identical seeds."""
     u = f" {unit}" if unit else ""
     test = comparison.test_text() + (f"; {test_extra}" if test_extra else "")
@@ -103,7 +103,7 @@ def _at_level(comparison: Comparison, level: float) -> Comparison:
 
 
 def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: int = 2, unit: str = "") -> str:
-    """The row's power figure for the test its claim uses (the report's INTERVAL_RULES, "power"): the
+    """The row's power figure for the test its claim uses (the report page's rule "power"): the
     two-sided MDE of a difference, or the margin that TOST or the non-inferiority test would show
     with 80 % power at a true difference of 0 (:func:`detectable_margin`)."""
     u = f" {unit}" if unit else ""
@@ -123,7 +123,7 @@ def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1
     """The verdict of a count claim ("selects the truth in at least ``threshold`` of runs",
     ``direction=1``; "at most", ``-1``) by its exact binomial interval: confirmed when the interval
     lies on the claimed side of ``threshold``, contradicted when it lies on the other side,
-    inconclusive when it contains it (the report's INTERVAL_RULES, "count")."""
+    inconclusive when it contains it (the report page's rule "count")."""
     if direction not in (1, -1):
         raise ValueError(f"direction must be ±1, got {direction!r}")
     if not 0 <= threshold <= 1:
@@ -326,7 +326,7 @@ def run_verdict(
     alpha: float = ALPHA,
 ) -> Verdict:
     """The verdict of a run-based claim from a comparison's interval, by the one rule of the book that
-    the report page states per ``claim`` (:data:`helpers.core.report.INTERVAL_RULES`): ``direction``
+    the report page states per ``claim`` (``notebooks/90_report.ipynb``): ``direction``
     (the sign of ``claimed_effect``, or ``direction`` = ±1 when no size is claimed; a CI that contains
     0 but excludes ``claimed_effect`` contradicts it; ``negligible``: the quantity's smallest effect
     of interest), ``size``, ``equivalence`` and ``non-inferiority`` (within the ``margin`` the claim
