@@ -48,6 +48,7 @@ case "${1:-}" in
     preflight
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
+    "$VENV/bin/ruff" check --isolated --select F401,F811 notebooks  # a page imports what it uses, nothing else
     # the report, computed once for these inputs and stored (.cache/report/): pytest, nbval and
     # the book read it; computing it here keeps one pytest worker from waiting on it alone
     tr=$(date +%s)
