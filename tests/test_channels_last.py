@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from helpers.core.augment import batch_transform
 from helpers.core.results_cache import config_hash
-from helpers.core.runs import TrainConfig, _training_transform
+from helpers.core.runs import TrainConfig
 from helpers.core.train import fit
 from helpers.models import build_model
 
@@ -35,10 +36,10 @@ def test_training_batches_are_channels_last_after_the_augmentation():
     x = torch.randn(4, 3, 8, 8)
     for augment in ("none", "crop_flip"):
         cfg = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", augment=augment, channels_last=True)
-        out = _training_transform(cfg)(x)
+        out = batch_transform(cfg.augment, cfg.channels_last)(x)
         assert out.shape == x.shape and out.is_contiguous(memory_format=torch.channels_last)
     plain = TrainConfig(experiment="t", dataset="cifar10", model="resnet18")
-    assert _training_transform(plain) is None
+    assert batch_transform(plain.augment, plain.channels_last) is None
 
 
 def _history(channels_last: bool) -> list[dict]:

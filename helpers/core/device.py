@@ -210,10 +210,11 @@ def check_device_precision(precision: str, device: torch.device) -> str:
     return precision
 
 
-def autocast_context(precision: str, device: torch.device | str = "cpu") -> contextlib.AbstractContextManager:
-    """The autocast of ``precision`` on ``device``'s type (a no-op for float32)."""
+def autocast_context(precision: str, device: torch.device | str | None = None) -> contextlib.AbstractContextManager:
+    """The autocast of ``precision`` (a no-op for float32) on ``device``'s type (default: the device
+    ``REPRO_DEVICE`` picks, where the run trains)."""
     if precision == "bf16":
-        device_type = torch.device(device).type
+        device_type = (resolve_device() if device is None else torch.device(device)).type
         return torch.autocast(device_type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
