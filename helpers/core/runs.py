@@ -22,10 +22,10 @@ from torch.utils.data import TensorDataset
 
 from helpers.core import distributed
 from helpers.core.augment import batch_transform
-from helpers.core.cpu_kernel_bugs import check_channels_last_convolutions
 from helpers.core.data import load_dataset, make_loader
 from helpers.core.device import (  # autocast_context: re-exported for the methods
     autocast_context,  # noqa: F401
+    check_channels_last_convolutions,
     check_device_precision,
     compile_model_requested,
     compiled_training_module,
