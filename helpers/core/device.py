@@ -82,28 +82,6 @@ from helpers.core.env import bool_env
 from helpers.core.provenance import PRECISIONS, check_precision
 from helpers.core.validation import check_value, integer
 
-__all__ = [
-    "DEVICE_ENV",
-    "DEVICE_WORDS",
-    "DeviceUnavailable",
-    "COMPILE_MODEL_ENV",
-    "AVX2_1X1_MIN_CHANNELS",
-    "autocast_context",
-    "bf16_is_native_on",
-    "check_channels_last_convolutions",
-    "check_device_precision",
-    "compile_model_requested",
-    "compiled_training_module",
-    "device_provenance",
-    "device_scope",
-    "local_gpus",
-    "move_to",
-    "preferred_precision",
-    "resolve_device",
-    "set_determinism",
-    "worker_devices",
-]
-
 #: The variable that picks the device.
 DEVICE_ENV = "REPRO_DEVICE"
 #: The words it accepts (``cuda:N`` too, with N an index below the GPU count).

@@ -36,7 +36,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import BatchSampler, Sampler
 
-from helpers.core.process_group import (
+from helpers.core.process_group import (  # noqa: F401 (re-exported: distributed.world() etc.)
     World,
     all_reduce_sum,
     barrier,
@@ -51,27 +51,6 @@ from helpers.core.process_group import (
     world_from_env,
 )
 from helpers.core.validation import boolean, checked_arguments, instance_of, integer
-
-__all__ = [
-    "GlobalBatchNorm",
-    "ShardedBatchSampler",
-    "World",
-    "all_reduce_sum",
-    "barrier",
-    "broadcast_object",
-    "check_global_batch",
-    "check_same_state",
-    "convert_batchnorm",
-    "init_from_env",
-    "is_distributed",
-    "join_timeout",
-    "is_main",
-    "process_device",
-    "shutdown",
-    "world",
-    "world_from_env",
-    "wrap_model",
-]
 
 
 def check_global_batch(batch_size: int, world_size: int) -> int:
