@@ -214,18 +214,12 @@ def load_checkpoint(
     run_key: Mapping[str, str] | None = None,
     epochs: int | None = None,
 ) -> dict[str, Any] | None:
-    """Restore a checkpoint into the objects given; return its payload, or ``None``.
-
-    Its progress must be one this run can reach (:func:`_check_progress`); a checkpoint of the
-    same run in an impossible state is refused like a foreign one.
-
-    ``None`` means the file was unusable (truncated, not a checkpoint, refused by
-    ``weights_only``, or written for another model, optimiser or set of hooks) or, when
-    ``run_key`` is given, written by another run (its stored ``run_key``, e.g. config hash and
-    code version, differs or is absent): a ``RuntimeWarning`` names the path and why (both keys
-    for another run's file), the file is moved aside (``.corrupt`` or ``.foreign``, never
-    deleted) and every object is left exactly as it was, so the caller trains from scratch.
-    """
+    """Restore a checkpoint into the objects given; return its payload, or ``None`` when the file
+    is unusable (truncated, refused by ``weights_only``, for another model, optimiser or set of
+    hooks, in a state this run cannot reach: :func:`_check_progress`) or, with ``run_key``, another
+    run's (its stored key differs or is absent). Then a ``RuntimeWarning`` names the path and why,
+    the file is moved aside (``.corrupt`` or ``.foreign``) and every object is left exactly as it
+    was, so the caller trains from scratch."""
     path = Path(path)
     try:
         saved = _read_checkpoint(path)

@@ -34,24 +34,6 @@ from helpers.core.options import flat_defaults
 from helpers.core.result_files import CorruptResult, read_result_json, read_verified
 from helpers.core.runtime import results_root
 
-__all__ = [
-    "RunRead",
-    "RunReads",
-    "Elsewhere",
-    "HIDDEN",
-    "watching_runs",
-    "redirecting_reads",
-    "note_read",
-    "note_claim",
-    "redirect",
-    "is_hidden",
-    "result_path",
-    "has_result",
-    "load_result",
-    "load_results",
-    "UnregisteredOptions",
-]
-
 
 @dataclass(frozen=True)
 class RunRead:
