@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from helpers.core.augment import batch_transform
 from helpers.core.results_cache import config_hash
-from helpers.core.runs import TrainConfig, _training_transform
+from helpers.core.runs import TrainConfig
 from helpers.core.train import fit
 from helpers.models import build_model
 
@@ -35,10 +36,10 @@ def test_training_batches_are_channels_last_after_the_augmentation():
     x = torch.randn(4, 3, 8, 8)
     for augment in ("none", "crop_flip"):
         cfg = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", augment=augment, channels_last=True)
-        out = _training_transform(cfg)(x)
+        out = batch_transform(cfg.augment, cfg.channels_last)(x)
         assert out.shape == x.shape and out.is_contiguous(memory_format=torch.channels_last)
     plain = TrainConfig(experiment="t", dataset="cifar10", model="resnet18")
-    assert _training_transform(plain) is None
+    assert batch_transform(plain.augment, plain.channels_last) is None
 
 
 def _history(channels_last: bool) -> list[dict]:
@@ -46,7 +47,7 @@ def _history(channels_last: bool) -> list[dict]:
     x, y = torch.randn(32, 3, 16, 16), torch.randint(0, 4, (32,))
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=8)
     # width 1/8: 8 channels at the shortcuts; at 1/16 (4) oneDNN's AVX2 kernel corrupts memory
-    # (helpers.core.cpu_kernel_bugs), which the book refuses and this comparison must not measure
+    # (helpers.core.device), which the book refuses and this comparison must not measure
     model = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.125)
     cast = None
     if channels_last:
@@ -64,7 +65,7 @@ def test_channels_last_trains_the_same_model_up_to_rounding():
 
 
 def test_channels_last_with_a_narrow_strided_1x1_convolution_is_refused_where_avx2_corrupts_it():
-    from helpers.core.cpu_kernel_bugs import check_channels_last_convolutions
+    from helpers.core.device import check_channels_last_convolutions
 
     cpu = torch.device("cpu")
     narrow = build_model("resnet18", input_shape=(3, 16, 16), num_classes=4, width_mult=0.0625)
@@ -79,10 +80,10 @@ def test_channels_last_with_a_narrow_strided_1x1_convolution_is_refused_where_av
 def test_a_run_configured_so_stops_before_training(monkeypatch, require_dataset):
     from dataclasses import replace
 
-    from helpers.core import cpu_kernel_bugs, runs
+    from helpers.core import device, runs
 
     require_dataset("cifar10")
-    monkeypatch.setattr(cpu_kernel_bugs.torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    monkeypatch.setattr(device.torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
     # CIFAR-10's shapes without decoding its 60,000 images: the check comes before any data is used
     images = torch.utils.data.TensorDataset(torch.zeros(4, 3, 32, 32), torch.zeros(4, dtype=torch.long))
     shape = {"input_shape": (3, 32, 32), "num_classes": 10}

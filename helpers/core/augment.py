@@ -52,9 +52,17 @@ def _is_channels_last(x: torch.Tensor) -> bool:
     return x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
 
 
-def batch_transform(augment: str = "none") -> BatchTransform | None:
+def _to_channels_last(x: torch.Tensor) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def batch_transform(augment: str = "none", channels_last: bool = False) -> BatchTransform | None:
     """The transform :func:`helpers.core.train.fit` applies to every training batch (``None``:
-    nothing to do)."""
+    nothing to do): the augmentation, then channels_last order if asked (validation batches stay
+    contiguous; channels_last weights make oneDNN convert them)."""
     if augment not in AUGMENTATIONS:
         raise ValueError(f"augment must be one of {', '.join(AUGMENTATIONS)}, got {augment!r}")
-    return random_crop_flip if augment == "crop_flip" else None
+    augmented = random_crop_flip if augment == "crop_flip" else None
+    if not channels_last or augmented is None:
+        return _to_channels_last if channels_last else augmented
+    return lambda x: _to_channels_last(augmented(x))

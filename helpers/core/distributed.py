@@ -1,9 +1,5 @@
-"""One training loop in several processes: ``torch.distributed`` under ``torchrun``.
-
-``torchrun --nproc_per_node K -m tools.train_distributed ...`` starts K processes with
-``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` set;
-:func:`init_from_env` joins them into one process group (``nccl`` on CUDA, ``gloo`` on the CPU).
-The loop itself is :func:`helpers.core.train.fit`; what changes with several processes is here:
+"""One training loop (:func:`helpers.core.train.fit`) in the several processes ``torchrun`` starts
+(:mod:`helpers.core.process_group`, re-exported here). What changes with several processes:
 
 * **Data order.** A distributed run sees the one-process run's batches: every rank draws the
   same permutation from the same seeded generator (the one-process ``DataLoader``'s), cuts it
@@ -31,12 +27,8 @@ gradients in another order than one process's reduction over the batch.
 from __future__ import annotations
 
 import hashlib
-import math
-import os
 import pickle
 from collections.abc import Iterator, Sequence, Sized
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import torch
@@ -44,187 +36,21 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import BatchSampler, Sampler
 
-from helpers.core.device import resolve_device
+from helpers.core.process_group import (  # noqa: F401 (re-exported: distributed.world() etc.)
+    World,
+    all_reduce_sum,
+    barrier,
+    broadcast_object,
+    init_from_env,
+    is_distributed,
+    is_main,
+    join_timeout,
+    process_device,
+    shutdown,
+    world,
+    world_from_env,
+)
 from helpers.core.validation import boolean, checked_arguments, instance_of, integer
-
-__all__ = [
-    "GlobalBatchNorm",
-    "ShardedBatchSampler",
-    "World",
-    "all_reduce_sum",
-    "barrier",
-    "check_global_batch",
-    "check_same_state",
-    "convert_batchnorm",
-    "init_from_env",
-    "is_distributed",
-    "join_timeout",
-    "is_main",
-    "process_device",
-    "shutdown",
-    "world",
-    "world_from_env",
-    "wrap_model",
-]
-
-
-@dataclass(frozen=True)
-class World:
-    """This process's place among the run's processes."""
-
-    rank: int = 0
-    size: int = 1
-    local_rank: int = 0
-
-
-def _int_env(name: str, default: int, low: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if value < low:
-        raise ValueError(f"{name}={raw!r} must be an integer >= {low} (torchrun sets it; do not set it by hand)")
-    return value
-
-
-def world_from_env() -> World:
-    """The world ``torchrun`` describes in ``RANK``, ``WORLD_SIZE`` and ``LOCAL_RANK`` (one
-    process when they are unset)."""
-    size = _int_env("WORLD_SIZE", 1, 1)
-    rank = _int_env("RANK", 0, 0)
-    local = _int_env("LOCAL_RANK", rank, 0)
-    if rank >= size:
-        raise ValueError(f"RANK={rank} is not below WORLD_SIZE={size}")
-    return World(rank, size, local)
-
-
-def is_distributed() -> bool:
-    """Whether this process is one of several in an initialised process group."""
-    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-
-
-def world() -> World:
-    """This process's :class:`World` (rank 0 of 1 outside a process group)."""
-    if not is_distributed():
-        return World()
-    return World(dist.get_rank(), dist.get_world_size(), world_from_env().local_rank)
-
-
-def is_main() -> bool:
-    """Whether this process writes (rank 0, or the only process)."""
-    return world().rank == 0
-
-
-def process_device(spec: str | None = None) -> torch.device:
-    """This process's device: :func:`helpers.core.device.resolve_device`, and under ``torchrun``
-    on CUDA the GPU of this process's ``LOCAL_RANK`` (one GPU per process)."""
-    device = resolve_device(spec)
-    env = world_from_env()
-    if device.type != "cuda" or env.size == 1:
-        return device
-    count = torch.cuda.device_count()
-    if env.local_rank >= count:
-        raise ValueError(
-            f"LOCAL_RANK={env.local_rank} needs GPU {env.local_rank}, but this node has {count}; "
-            f"start at most {count} processes per node (torchrun --nproc_per_node {count})"
-        )
-    return torch.device("cuda", env.local_rank)
-
-
-def init_from_env(device: torch.device) -> World:
-    """Join the process group ``torchrun`` set up (nothing for one process); returns the world.
-
-    ``nccl`` on CUDA (GPU-to-GPU collectives), ``gloo`` otherwise (the CPU backend).
-    """
-    env = world_from_env()
-    if env.size == 1 or is_distributed():
-        return world()
-    for name in ("MASTER_ADDR", "MASTER_PORT"):
-        if not os.environ.get(name):
-            raise RuntimeError(
-                f"WORLD_SIZE={env.size} but {name} is unset: start the run with torchrun "
-                "(torchrun --nproc_per_node N -m tools.train_distributed ...)"
-            )
-    timeout = join_timeout()
-    # torchrun's agent hosts the store and starts every process itself; any other launcher (a
-    # SLURM job, processes started by hand) may lose a peer, so the ranks meet in a store of ours
-    store = None if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") else _meeting(env, timeout)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-        dist.init_process_group("nccl", store=store, rank=env.rank, world_size=env.size, device_id=device)
-    else:
-        dist.init_process_group("gloo", store=store, rank=env.rank, world_size=env.size)
-    return env
-
-
-#: Seconds a process waits for the run's other processes to join before it gives up.
-JOIN_TIMEOUT_ENV = "REPRO_JOIN_TIMEOUT"
-DEFAULT_JOIN_TIMEOUT_S = 600.0
-
-
-def join_timeout() -> float:
-    """:data:`JOIN_TIMEOUT_ENV` in seconds (default :data:`DEFAULT_JOIN_TIMEOUT_S`)."""
-    raw = os.environ.get(JOIN_TIMEOUT_ENV)
-    if raw is None:
-        return DEFAULT_JOIN_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{JOIN_TIMEOUT_ENV}={raw!r} must be a number of seconds > 0")
-    return value
-
-
-def _meeting(env: World, timeout: float) -> dist.TCPStore:
-    """A store on rank 0 (``MASTER_ADDR:MASTER_PORT``) where each rank records its arrival, so
-    that a run whose processes do not all start fails after ``timeout`` seconds naming the
-    ranks that never came, instead of waiting half an hour in torch's rendezvous for a count."""
-    addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
-    wait = timedelta(seconds=timeout)
-    try:
-        store = dist.TCPStore(addr, port, None, env.rank == 0, wait, wait_for_workers=False, multi_tenant=True)
-    except (RuntimeError, OSError) as err:  # torch's DistStoreError is a RuntimeError
-        raise RuntimeError(
-            f"rank {env.rank} could not reach rank 0's store at {addr}:{port} within {timeout:g} s "
-            f"({JOIN_TIMEOUT_ENV}): {str(err).splitlines()[0][:200]}"
-        ) from None
-    keys = [f"repro/joined/{rank}" for rank in range(env.size)]
-    store.set(keys[env.rank], "1")
-    try:
-        store.wait(keys, wait)
-    except RuntimeError:
-        missing = [rank for rank, key in enumerate(keys) if not store.check([key])]
-        raise RuntimeError(
-            f"rank {env.rank}: ranks {missing} of the {env.size} processes did not join within {timeout:g} s "
-            f"({JOIN_TIMEOUT_ENV}); check that every task of the job started and reaches {addr}:{port}"
-        ) from None
-    return store
-
-
-def shutdown() -> None:
-    """Leave the process group (after a last barrier, so no rank exits while others still talk)."""
-    if dist.is_available() and dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
-
-
-def barrier() -> None:
-    """Wait for every rank (nothing in one process)."""
-    if is_distributed():
-        dist.barrier()
-
-
-def all_reduce_sum(values: Sequence[float], device: torch.device | None = None) -> list[float]:
-    """The sums over ranks of ``values`` (float64, so that counts and loss sums stay exact)."""
-    if not is_distributed():
-        return [float(v) for v in values]
-    tensor = torch.tensor(list(values), dtype=torch.float64, device=device or torch.device("cpu"))
-    dist.all_reduce(tensor)
-    return tensor.tolist()
 
 
 def check_global_batch(batch_size: int, world_size: int) -> int:
@@ -494,12 +320,3 @@ def check_same_state(model: nn.Module, hooks: Sequence[Any], where: str) -> None
             "state from one rank's data shard. Run this config in one process, or make the "
             "method reduce its statistics over ranks"
         )
-
-
-def broadcast_object(value: Any) -> Any:
-    """Rank 0's ``value`` on every rank (``value`` itself in one process)."""
-    if not is_distributed():
-        return value
-    box = [value]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]

@@ -18,29 +18,6 @@ from torch import nn
 from helpers.core.registry import activation_types
 from helpers.core.validation import InvalidValue, instance_of, integer, integer_tuple, number
 
-__all__ = [
-    "ActFactory",
-    "COUNT",
-    "COUNTS",
-    "ACT",
-    "RATIO",
-    "DROPOUT",
-    "check_factory",
-    "make_act",
-    "check_width",
-    "MAX_COUNT",
-    "stage_counts",
-    "check_input",
-    "weight_dtype",
-    "check_transformer",
-    "check_sites",
-    "takes_module",
-    "check_token_ids",
-    "fixed_blocks",
-    "check_data_arguments",
-    "distinct_sites",
-]
-
 ActFactory = Callable[[], nn.Module]
 
 #: The largest size torch can hold (an int64): a larger width or number of classes is refused up front.

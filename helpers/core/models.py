@@ -7,9 +7,10 @@ ResNet-18 is written out here instead of taken from torchvision, whose ``BasicBl
 ReLU module for both of its sites and has no width multiplier; its parameter count equals
 torchvision's ``resnet18`` with a CIFAR stem, which a test checks.)
 
-Models: :class:`MLP`, :class:`ResNet18`, :class:`ViT` (DeiT-tiny-style), :class:`ConvNeXt`
-(ConvNeXt-tiny-style), :class:`GPT` (GPT-2-style decoder). :func:`build_model` makes any of them
-by name; :func:`replace_activations` swaps every activation site in a copy.
+Models: :class:`MLP`, :class:`ResNet18`, :class:`ConvNeXt` (ConvNeXt-tiny-style), and, from
+:mod:`helpers.core.transformers` (re-exported here), :class:`ViT` (DeiT-tiny-style) and :class:`GPT`
+(GPT-2-style decoder). :func:`build_model` makes any of them by name; :func:`replace_activations`
+swaps every activation site in a copy.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from helpers.core.model_checks import (
     ACT,
     COUNT,
     COUNTS,
-    DROPOUT,
     KEYED_MODEL_ARGUMENTS,
     RATIO,
     ActFactory,
@@ -36,8 +36,6 @@ from helpers.core.model_checks import (
     check_factory,
     check_input,
     check_sites,
-    check_token_ids,
-    check_transformer,
     check_width,
     distinct_sites,
     fixed_blocks,
@@ -45,6 +43,7 @@ from helpers.core.model_checks import (
     stage_counts,
     takes_module,
 )
+from helpers.core.transformers import GPT, Block, FeedForward, SelfAttention, ViT  # noqa: F401 (re-exported)
 from helpers.core.validation import argument_rules, boolean, check_value, checked_arguments, instance_of, number
 
 
@@ -61,7 +60,6 @@ class MLP(nn.Module):
         self, in_features: int, out_features: int, *, depth: int = 4, width: int = 256, act: ActFactory = nn.GELU
     ) -> None:
         super().__init__()
-        check_factory(act)
         layers: list[nn.Module] = []
         fan_in = in_features
         for _ in range(depth):
@@ -115,15 +113,8 @@ class ResNet(nn.Module):
     """
 
     @checked_arguments(
-        {
-            "num_classes": COUNT,
-            "blocks": COUNTS,
-            "width_mult": RATIO,
-            "in_channels": COUNT,
-            "cifar_stem": boolean(),
-            "act": ACT,
-            "penultimate_act": instance_of(Callable, optional=True),
-        }
+        {"num_classes": COUNT, "blocks": COUNTS, "width_mult": RATIO, "in_channels": COUNT, "cifar_stem": boolean()}
+        | {"act": ACT, "penultimate_act": instance_of(Callable, optional=True)}
     )
     def __init__(
         self,
@@ -138,22 +129,11 @@ class ResNet(nn.Module):
     ) -> None:
         super().__init__()
         blocks = stage_counts("blocks", blocks, length=4)
-        check_factory(act)
-        if penultimate_act is not None:
-            check_factory(penultimate_act, "penultimate_act")
         widths = [max(1, round(check_width("width_mult", width_mult, c * width_mult))) for c in (64, 128, 256, 512)]
         self.in_channels = in_channels
-        if cifar_stem:
-            self.stem = nn.Sequential(
-                nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), make_act(act)
-            )
-        else:
-            self.stem = nn.Sequential(
-                nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False),
-                nn.BatchNorm2d(widths[0]),
-                make_act(act),
-                nn.MaxPool2d(3, 2, 1),
-            )
+        kernel, stride, padding = (3, 1, 1) if cifar_stem else (7, 2, 3)
+        stem = [nn.Conv2d(in_channels, widths[0], kernel, stride, padding, bias=False), nn.BatchNorm2d(widths[0])]
+        self.stem = nn.Sequential(*stem, make_act(act), *([] if cifar_stem else [nn.MaxPool2d(3, 2, 1)]))
         stages: list[nn.Module] = []
         in_ch = widths[0]
         for i, (n, out_ch) in enumerate(zip(blocks, widths)):
@@ -197,190 +177,6 @@ def ResNet34(num_classes: int = 10, **kwargs) -> ResNet:  # noqa: N802
     return ResNet(num_classes, blocks=(3, 4, 6, 3), **kwargs)
 
 
-# ------------------------------------------------------------------------------ Transformers
-class FeedForward(nn.Module):
-    """Linear -> activation -> Linear: the one activation site of a transformer block."""
-
-    @checked_arguments({"dim": COUNT, "hidden": COUNT, "act": ACT, "dropout": DROPOUT})
-    def __init__(self, dim: int, hidden: int, act: ActFactory, dropout: float = 0.0) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(dim, hidden)
-        self.act = make_act(act)
-        self.fc2 = nn.Linear(hidden, dim)
-        self.drop = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.drop(self.fc2(self.act(self.fc1(x))))
-
-
-class SelfAttention(nn.Module):
-    @checked_arguments({"dim": COUNT, "heads": COUNT, "causal": boolean(), "dropout": DROPOUT})
-    def __init__(self, dim: int, heads: int, causal: bool, dropout: float = 0.0) -> None:
-        super().__init__()
-        if dim % heads:
-            raise ValueError(f"dim ({dim}) must be divisible by heads ({heads})")
-        self.heads, self.causal, self.dropout = heads, causal, dropout
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, d = x.shape
-        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(
-            q, k, v, is_causal=self.causal, dropout_p=self.dropout if self.training else 0.0
-        )
-        return self.proj(y.transpose(1, 2).reshape(b, t, d))
-
-
-class Block(nn.Module):
-    """Pre-norm transformer block (ViT/DeiT and GPT-2 share it)."""
-
-    @checked_arguments(
-        {"dim": COUNT, "heads": COUNT, "mlp_ratio": RATIO, "act": ACT, "causal": boolean(), "dropout": DROPOUT}
-    )
-    def __init__(
-        self, dim: int, heads: int, mlp_ratio: float, act: ActFactory, causal: bool, dropout: float = 0.0
-    ) -> None:
-        super().__init__()
-        self.norm1 = nn.LayerNorm(dim)
-        self.attn = SelfAttention(dim, heads, causal, dropout)
-        self.norm2 = nn.LayerNorm(dim)
-        self.mlp = FeedForward(dim, int(dim * mlp_ratio), act, dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.norm1(x))
-        return x + self.mlp(self.norm2(x))
-
-
-class ViT(nn.Module):
-    """ViT / DeiT-tiny-style classifier (class token, learned positions, pre-norm blocks).
-
-    DeiT-tiny is ``dim=192, depth=12, heads=3, mlp_ratio=4``; ``patch=4`` suits 32x32 inputs.
-    """
-
-    @checked_arguments(
-        {
-            **dict.fromkeys(("num_classes", "image_size", "patch", "in_channels", "dim", "depth", "heads"), COUNT),
-            "mlp_ratio": RATIO,
-            "dropout": DROPOUT,
-            "act": ACT,
-        }
-    )
-    def __init__(
-        self,
-        num_classes: int = 10,
-        *,
-        image_size: int = 32,
-        patch: int = 4,
-        in_channels: int = 3,
-        dim: int = 192,
-        depth: int = 12,
-        heads: int = 3,
-        mlp_ratio: float = 4.0,
-        dropout: float = 0.0,
-        act: ActFactory = nn.GELU,
-    ) -> None:
-        super().__init__()
-        check_transformer(dim, heads, mlp_ratio)
-        if image_size % patch:
-            raise ValueError(f"image_size ({image_size}) must be divisible by patch ({patch})")
-        check_factory(act)
-        n_patches = (image_size // patch) ** 2
-        self.in_channels, self.image_size = in_channels, image_size
-        self.patch_embed = nn.Conv2d(in_channels, dim, patch, patch)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
-        self.pos_embed = nn.Parameter(torch.zeros(1, n_patches + 1, dim))
-        nn.init.trunc_normal_(self.pos_embed, std=0.02)
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
-        self.blocks = nn.Sequential(
-            *[Block(dim, heads, mlp_ratio, act, causal=False, dropout=dropout) for _ in range(depth)]
-        )
-        self.norm = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, num_classes)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # the positional table is built for image_size x image_size inputs
-        size = self.image_size
-        check_input(
-            "ViT",
-            x,
-            f"images of shape (batch, {self.in_channels}, {size}, {size})",
-            lambda t: t.dim() == 4 and tuple(t.shape[1:]) == (self.in_channels, size, size),
-            self.patch_embed,
-        )
-        x = self.patch_embed(x).flatten(2).transpose(1, 2)
-        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.pos_embed
-        return self.head(self.norm(self.blocks(x))[:, 0])
-
-
-class GPT(nn.Module):
-    """GPT-2-style decoder: token + position embeddings, causal pre-norm blocks, tied head.
-
-    GPT-2 small is ``layers=12, dim=768, heads=12, block_size=1024, vocab_size=50257``.
-    """
-
-    @checked_arguments(
-        {
-            **dict.fromkeys(("vocab_size", "block_size", "layers", "dim", "heads"), COUNT),
-            "mlp_ratio": RATIO,
-            "dropout": DROPOUT,
-            "act": ACT,
-        }
-    )
-    def __init__(
-        self,
-        vocab_size: int,
-        *,
-        block_size: int = 256,
-        layers: int = 6,
-        dim: int = 384,
-        heads: int = 6,
-        mlp_ratio: float = 4.0,
-        dropout: float = 0.0,
-        act: ActFactory = nn.GELU,
-    ) -> None:
-        super().__init__()
-        check_transformer(dim, heads, mlp_ratio)
-        check_factory(act)
-        self.block_size = block_size
-        self.tok_emb = nn.Embedding(vocab_size, dim)
-        self.pos_emb = nn.Embedding(block_size, dim)
-        self.drop = nn.Dropout(dropout)
-        self.blocks = nn.Sequential(
-            *[Block(dim, heads, mlp_ratio, act, causal=True, dropout=dropout) for _ in range(layers)]
-        )
-        self.norm = nn.LayerNorm(dim)
-        self.head = nn.Linear(dim, vocab_size, bias=False)
-        self.head.weight = self.tok_emb.weight  # weight tying, as in GPT-2
-        self.apply(self._init_weights)
-        for name, p in self.named_parameters():  # GPT-2's scaled init of residual projections
-            if name.endswith("proj.weight") or name.endswith("fc2.weight"):
-                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * layers))
-
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
-
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        if not isinstance(idx, torch.Tensor) or idx.dtype not in (torch.int64, torch.int32):
-            got = f"a {idx.dtype} tensor" if isinstance(idx, torch.Tensor) else type(idx).__name__
-            raise TypeError(f"GPT expects token ids as an int64 (or int32) tensor, got {got}")
-        if idx.dim() != 2:
-            raise ValueError(f"GPT expects (batch, time) token ids, got shape {tuple(idx.shape)}")
-        t = idx.shape[1]
-        if t > self.block_size:
-            raise ValueError(f"sequence length {t} exceeds block_size {self.block_size}")
-        check_token_ids(idx, self.tok_emb.num_embeddings)
-        pos = torch.arange(t, device=idx.device)
-        x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))
-        return self.head(self.norm(self.blocks(x)))
-
-
 # ---------------------------------------------------------------------------------- ConvNeXt
 class LayerNorm2d(nn.LayerNorm):
     """LayerNorm over channels of an N×C×H×W tensor."""
@@ -415,14 +211,7 @@ class ConvNeXt(nn.Module):
     """
 
     @checked_arguments(
-        {
-            "num_classes": COUNT,
-            "depths": COUNTS,
-            "dims": COUNTS,
-            "in_channels": COUNT,
-            "stem_patch": COUNT,
-            "act": ACT,
-        }
+        {"num_classes": COUNT, "depths": COUNTS, "dims": COUNTS, "in_channels": COUNT, "stem_patch": COUNT, "act": ACT}
     )
     def __init__(
         self,
@@ -439,7 +228,6 @@ class ConvNeXt(nn.Module):
         dims = stage_counts("dims", dims)
         if len(depths) != len(dims):
             raise ValueError(f"depths {tuple(depths)} and dims {tuple(dims)} must be equally long")
-        check_factory(act)
         self.in_channels = in_channels
         self.downsample = nn.ModuleList(
             [nn.Sequential(nn.Conv2d(in_channels, dims[0], stem_patch, stem_patch), LayerNorm2d(dims[0]))]
@@ -479,6 +267,9 @@ MODEL_NAMES: tuple[str, ...] = ("mlp", "resnet18", "resnet34", "vit", "convnext"
 
 
 def _model_class(name: str) -> type[nn.Module]:
+    """The class of model ``name``; a ``ValueError`` listing the names for any other."""
+    if not isinstance(name, str) or name not in MODEL_NAMES:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
     return {"mlp": MLP, "resnet18": ResNet, "resnet34": ResNet, "vit": ViT, "convnext": ConvNeXt, "gpt": GPT}[name]
 
 
@@ -492,8 +283,6 @@ def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> dict[str, obj
     """``kwargs`` as a run's key spells them (size arguments always, others unless at their default);
     ``ValueError`` naming the model and what it accepts for a key it does not take or a value its
     argument table refuses (so a config fails when it is made, not when its run starts)."""
-    if not isinstance(name, str) or name not in MODEL_NAMES:
-        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
     cls = _model_class(name)
     params = inspect.signature(cls.__init__).parameters
     accepted = sorted(p for p in params if p not in _FILLED_BY_BUILD and params[p].kind is not params[p].VAR_KEYWORD)
@@ -522,12 +311,9 @@ def build_model(
     Image models need ``input_shape = (C, H, W)``; the ViT also needs ``H == W``, since its
     positional table is built for a square grid of patches.
     """
-    if not isinstance(name, str) or name not in MODEL_NAMES:
-        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODEL_NAMES)}")
+    _model_class(name)
     check_data_arguments(name, input_shape, num_classes, vocab_size)
     if input_shape is not None:
-        if isinstance(input_shape, (str, bytes)) or not isinstance(input_shape, Sequence):
-            raise ValueError(f"input_shape must be a sequence of positive ints, got {input_shape!r}")
         input_shape = stage_counts("input_shape", input_shape)
         if name in ("resnet18", "resnet34", "vit", "convnext") and len(input_shape) != 3:
             raise ValueError(f"model {name!r} needs input_shape (C, H, W), got {input_shape!r}")

@@ -9,9 +9,8 @@ hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomicall
 Rules (helpers/README.md, "Results cache"):
 
 * ``REPRO_RERUN=1`` (or deleting the file) retrains.
-* Under CI (``CI`` true, :func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming the
-run, never a
-  silent multi-hour retrain; smoke runs are always allowed (they are cheap by construction).
+* Under CI (:func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming
+  the run, never a silent multi-hour retrain; smoke runs are always allowed (cheap by construction).
 * A failed or NaN run is stored with ``status == "failed"`` in a separate ``.failed.json`` file
   and raises :class:`RunFailed`; it is never returned as a cached success.
 """
@@ -27,18 +26,13 @@ import os
 import signal
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from helpers.core import provenance, run_reads
-from helpers.core.atomic_files import (
-    json_safe,
-    remove_if_empty,
-    remove_stale_temp_files,
-    write_json_atomic,
-)
+from helpers.core import provenance
+from helpers.core.atomic_files import json_safe, remove_if_empty, remove_stale_temp_files, write_json_atomic
 from helpers.core.config_keys import (  # noqa: F401 (re-exported: the cache's key is part of its interface)
     CODE_VERSION,
     OPTIONS_FIELD,
@@ -48,14 +42,13 @@ from helpers.core.config_keys import (  # noqa: F401 (re-exported: the cache's k
     hash_payload,
 )
 from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
-from helpers.core.options import flat_defaults
-from helpers.core.result_files import (
-    CorruptResult,
-    OtherFormat,
-    find_problems,
-    read_result_json,
-    read_verified,
-    with_checksum,
+from helpers.core.result_files import CorruptResult, OtherFormat, find_problems, with_checksum
+from helpers.core.run_reads import (  # noqa: F401 (re-exported: reading a run's result is the cache's interface)
+    UnregisteredOptions,
+    has_result,
+    load_result,
+    load_results,
+    result_path,
 )
 from helpers.core.runtime import (
     bool_env,
@@ -86,15 +79,11 @@ def plugin_modules() -> tuple[str, ...]:
     return tuple(_PLUGIN_MODULES)
 
 
-def _import_plugin_modules(names: tuple[str, ...]) -> None:
-    for name in names:
-        importlib.import_module(name)
-
-
 def _init_worker(plugin_modules: tuple[str, ...], devices: tuple[str, ...], next_slot: Any) -> None:
     """A :func:`run_many` worker's start: import the plugins; on several GPUs, take the next
     worker's device (:func:`helpers.core.device.worker_devices`)."""
-    _import_plugin_modules(plugin_modules)
+    for name in plugin_modules:
+        importlib.import_module(name)
     if devices:
         with next_slot.get_lock():
             slot, next_slot.value = next_slot.value, next_slot.value + 1
@@ -109,11 +98,12 @@ class MissingResult(RuntimeError):
     """A cpu-profile result is not committed and this process may not retrain it."""
 
 
-def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
-    """Decorator: ``@register_runner(MyConfig) def run(cfg, workdir) -> dict``.
+_TRAIN_HERE = "Run the notebook locally with REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
 
-    ``workdir`` is a per-run folder for checkpoints (resume after a kill).
-    """
+
+def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
+    """Decorator: ``@register_runner(MyConfig) def run(cfg, workdir) -> dict``; ``workdir`` is a
+    per-run folder for checkpoints (resume after a kill)."""
     if not dataclasses.is_dataclass(config_cls):
         raise TypeError(f"{config_cls!r} is not a dataclass")
 
@@ -127,14 +117,6 @@ def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
 def registered_config_classes() -> dict[str, type]:
     """Config classes with a runner, by class name (the ``config_class`` of a stored config)."""
     return {cls.__name__: cls for cls in _RUNNERS}
-
-
-def result_path(config: Any, folder: Path | None = None) -> Path:
-    """``<results root>/<experiment>/<hash>.json`` for this config (the root of ``folder`` when given)."""
-    for field in ("experiment", "profile"):
-        if not hasattr(config, field):
-            raise TypeError(f"config {type(config).__name__} needs a {field!r} field")
-    return results_root(config.profile, folder) / config.experiment / f"{config_hash(config)}.json"
 
 
 def store_result(config: Any, result: dict) -> Path:
@@ -170,89 +152,10 @@ def store_result(config: Any, result: dict) -> Path:
     return path
 
 
-def _precision(config: Any) -> str:
-    """The compute precision a config asks for (configs without the field train in float32)."""
-    return getattr(config, "precision", "float32")
-
-
-def _rerun_requested() -> bool:
-    return bool_env("REPRO_RERUN", False)
-
-
-def has_result(config: Any) -> bool:
-    """Whether a result for ``config`` is stored, as :func:`load_result` would find it (a tool's
-    redirect included), without reading it: a read is what ties a run to a report row. A run a
-    tool hides counts as stored: it is left out on purpose, not missing (the loaders skip it)."""
-    target = run_reads.redirect(config)
-    if target is None or target is run_reads.HIDDEN:
-        return target is run_reads.HIDDEN
-    if isinstance(target, run_reads.Elsewhere):
-        return result_path(target.config, target.folder).exists()
-    return result_path(target).exists()
-
-
-def load_results(configs: Iterable[Any]) -> list[dict | None]:
-    """:func:`load_result` of each config in order, leaving out the runs a tool hides
-    (:data:`helpers.core.run_reads.HIDDEN`)."""
-    return [load_result(cfg) for cfg in configs if not run_reads.is_hidden(cfg)]
-
-
-def load_result(config: Any) -> dict | None:
-    """The cached result for ``config``, or ``None`` when there is none.
-
-    The file is verified first (:func:`helpers.core.result_files.read_verified`: checksum, status,
-    finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
-    a file that fails raises :class:`~helpers.core.result_files.CorruptResult` naming it.
-    """
-    target = run_reads.redirect(config)
-    if target is None or target is run_reads.HIDDEN:  # a tool answers: missing, or left out
-        return None
-    if isinstance(target, run_reads.Elsewhere):  # a tool reads this run from another folder
-        config, path = target.config, result_path(target.config, target.folder)
-    else:
-        config, path = target, result_path(target)
-    if not path.exists():
-        return None
-    try:
-        result = read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
-        run_reads.note_read(config, result)
-        return result
-    except CorruptResult as err:
-        unknown = _undeclared_fields(path, type(config))
-        if unknown:  # the hash check failed because this process lacks the options, not the file
-            raise UnregisteredOptions(
-                f"{path}: its stored config has the fields {', '.join(unknown)}, which no option class "
-                "registered in this process declares, so its config hash cannot be checked. The file is "
-                "probably intact: do not delete it. Import helpers.methods first (helpers.activations, "
-                "helpers.models and helpers.experiments do), which registers every method's options."
-            ) from err
-        raise
-
-
-class UnregisteredOptions(RuntimeError):
-    """A result file names option fields that this process has not registered: not damage (unlike
-    :class:`~helpers.core.result_files.CorruptResult`, it is never a reason to retrain)."""
-
-
-def _undeclared_fields(path: Path, config_cls: type) -> list[str]:
-    """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option class declares."""
-    try:
-        stored = read_result_json(path)["config"]
-    except (CorruptResult, KeyError, TypeError):
-        return []
-    if not isinstance(stored, dict):  # the damage is reported as such
-        return []
-    known = {f.name for f in dataclasses.fields(config_cls)} | set(flat_defaults()) | {"config_class"}
-    return sorted(set(stored) - known)
-
-
 def _load_or_discard(config: Any, path: Path) -> dict | None:
-    """``load_result``, except that a corrupt file is retrained (``None``) where that is safe.
-
-    Under CI a corrupt cpu- or paper-profile result is an error: the book must not silently
-    replace committed evidence. Elsewhere, and for smoke results, it is reported and retrained
-    (never a file of another result format: it is not damaged).
-    """
+    """``load_result``, except that a corrupt file is reported and retrained (``None``) where that
+    is safe: never under CI for a cpu- or paper-profile result (the book must not silently replace
+    committed evidence), never a file of another result format (it is not damaged)."""
     try:
         return load_result(config)
     except CorruptResult as err:
@@ -267,11 +170,6 @@ def _load_or_discard(config: Any, path: Path) -> dict | None:
 _RERUN_RULE = Rule("bool", optional=True)
 
 
-def _check_rerun(owner: str, rerun: Any) -> None:
-    """A ``TypeError`` (:class:`~helpers.core.validation.InvalidValue`) unless ``rerun`` is True, False or None."""
-    check_value(owner, "rerun", rerun, _RERUN_RULE)
-
-
 def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     """Return the cached result of ``config``, running it first if needed.
 
@@ -279,7 +177,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     ``status == "ok"`` plus whatever the runner returned (``history``, metrics, ...).
     ``rerun``: True retrains, False uses the cache, None (default) reads ``REPRO_RERUN``.
     """
-    _check_rerun("run_or_load", rerun)
+    check_value("run_or_load", "rerun", rerun, _RERUN_RULE)
     runner = _RUNNERS.get(type(config))
     if runner is None:
         raise TypeError(
@@ -289,7 +187,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
         )
     current_profile(config.profile)  # validates the profile name
     path = result_path(config)
-    rerun = _rerun_requested() if rerun is None else rerun
+    rerun = bool_env("REPRO_RERUN", False) if rerun is None else rerun
     if path.exists() and not rerun:
         cached = _load_or_discard(config, path)
         if cached is not None:
@@ -297,13 +195,13 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     if config.profile == "cpu" and under_ci() and not rerun:
         raise MissingResult(
             f"cpu-profile result missing: {path.relative_to(results_root('cpu').parent)} "
-            f"for {type(config).__name__} {config_dict(config)}. Run the notebook locally with "
-            "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
+            f"for {type(config).__name__} {config_dict(config)}. {_TRAIN_HERE}"
         )
     workdir = path.with_suffix("")  # checkpoints beside the result, ignored by git
     remove_stale_temp_files(path.parent, workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     record = {"config": config_dict(config), "config_hash": config_hash(config)}
+    precision = getattr(config, "precision", "float32")  # configs without the field train in float32
     try:
         with provenance.recording() as used:
             try:
@@ -315,7 +213,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
                         **record,
                         "status": "failed",
                         "error": str(err),
-                        "provenance": provenance.run_provenance(used, _precision(config)),
+                        "provenance": provenance.run_provenance(used, precision),
                     },
                 )
                 raise
@@ -323,7 +221,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
         remove_if_empty(workdir)  # a checkpoint left by a killed or failed run keeps it
     # where and how it ran (CPU, torch, threads, precision, backends): reruns compare by it
     result = with_checksum(
-        {**record, **outcome, "status": "ok", "provenance": provenance.run_provenance(used, _precision(config))}
+        {**record, **outcome, "status": "ok", "provenance": provenance.run_provenance(used, precision)}
     )
     write_json_atomic(path, result, "result")
     path.with_suffix(".failed.json").unlink(missing_ok=True)
@@ -343,9 +241,7 @@ def _write_failure(path: Path, record: dict) -> None:
         )
 
 
-# --------------------------------------------------------------------------------------------
-# Many runs at once
-# --------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------ many runs at once
 
 
 def default_workers(profile: str) -> int:
@@ -373,10 +269,9 @@ def exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Cancel the queued runs and terminate the running ones: a run killed mid-epoch resumes from
-    its last per-epoch checkpoint next time. Without this, worker processes outlive a killed parent
-    and finish their runs unseen, beside the runs of the next command. (``_processes`` is private;
-    Python 3.14's ``terminate_workers`` is the public form.)"""
+    """Cancel the queued runs and terminate the running ones (each resumes from its last checkpoint
+    next time): else workers outlive a killed parent and finish their runs unseen, beside the next
+    command's. (``_processes`` is private; Python 3.14's ``terminate_workers`` is the public form.)"""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
     for process in processes:
         process.terminate()
@@ -418,24 +313,17 @@ def run_many(
     rerun: bool | None = None,
     executor: Callable[[list, bool, str], list] | None = None,
 ) -> list[dict]:
-    """``run_or_load`` every config, training the missing ones in parallel worker processes.
+    """``run_or_load`` every config (results in their order), training the missing ones in
+    ``workers`` processes here or, with ``executor(configs, rerun, desc)``, elsewhere
+    (``tools.executors.Submitit``: submitit jobs), which returns each run's result or its
+    :class:`RunFailed`; every run writes its result under ``results/`` wherever it trains.
 
-    ``executor`` is where the missing runs train: ``None``, worker processes here; else a callable
-    ``executor(configs, rerun, desc)`` that trains them elsewhere and returns, in their order, each
-    run's result or the :class:`RunFailed` it ended with (``tools.executors.Submitit``: submitit
-    jobs on a SLURM cluster or on this machine). Every run, wherever it trains, writes its result
-    under ``results/`` (a cluster shares it).
-
-    Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results do
-    not depend on ``workers``: ``workers`` runs share the machine instead of one run using every
-    core, which for the book's small models is also faster. Results come back in the order of
-    ``configs``. Under CI a missing cpu-profile result raises :class:`MissingResult` naming how
-    many are missing, before anything trains. A failed run (:class:`RunFailed`) is re-raised after
-    the other runs finish, so one diverging run does not waste the rest.
+    Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results
+    do not depend on ``workers``. Under CI missing cpu-profile results raise :class:`MissingResult`
+    before anything trains. A failed run is re-raised after the others finish.
     """
-
     # every argument is checked before anything is read, run or submitted, cached or not
-    _check_rerun("run_many", rerun)
+    check_value("run_many", "rerun", rerun, _RERUN_RULE)
     check_value("run_many", "workers", workers, integer(1, optional=True))
     if executor is not None and not callable(executor):
         raise TypeError(
@@ -448,15 +336,14 @@ def run_many(
     for cfg in configs:
         if type(cfg) not in _RUNNERS:
             raise TypeError(f"no runner registered for {type(cfg).__name__}")
-    rerun = _rerun_requested() if rerun is None else rerun
+    rerun = bool_env("REPRO_RERUN", False) if rerun is None else rerun
     todo = [i for i, cfg in enumerate(configs) if rerun or not result_path(cfg).exists()]
     missing_cpu = [configs[i] for i in todo if configs[i].profile == "cpu"]
     if missing_cpu and under_ci() and not rerun:
         first = result_path(missing_cpu[0])
         raise MissingResult(
             f"{len(missing_cpu)} of {len(configs)} cpu-profile results are missing (first: "
-            f"{first.relative_to(results_root('cpu').parent)}). Run the notebook locally with "
-            "REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
+            f"{first.relative_to(results_root('cpu').parent)}). {_TRAIN_HERE}"
         )
     results: list[dict | None] = [None] * len(configs)
     failures: list[BaseException] = []
@@ -467,12 +354,8 @@ def run_many(
                 failures.append(outcome)
             else:
                 results[i] = outcome
-        if failures:
-            raise failures[0]
     elif todo:
         n = workers if workers is not None else default_workers(current_profile(configs[todo[0]].profile))
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"workers must be a positive integer, got {n!r}")
         n = min(n, len(todo))
         if n == 1:
             for i in progress(todo, desc=desc, total=len(todo), each=True, unit="run"):
@@ -482,8 +365,8 @@ def run_many(
                     failures.append(err)
         else:
             _parallel(configs, todo, n, rerun, desc, results, failures)
-        if failures:
-            raise failures[0]
+    if failures:
+        raise failures[0]
     return [res if res is not None else run_or_load(cfg) for res, cfg in zip(results, configs)]
 
 
@@ -496,8 +379,7 @@ def compute_time(results: Any, workers: int = 2) -> dict[str, float]:
     (process start and data loading, about 2 s a run, are not included).
     """
 
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    check_value("compute_time", "workers", workers, integer(1))
     seconds: dict[str, float] = {}
     for result in results:
         if not isinstance(result, dict) or not {"config_hash", "train_seconds"} <= result.keys():

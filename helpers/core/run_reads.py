@@ -13,30 +13,26 @@ drift from the code that decides the row.
 runs from a scratch folder, :class:`Elsewhere`, and every other run as committed) or hide a run
 (:data:`HIDDEN`: the seeds a rerun left out, so the row is computed on fewer seeds; the loaders
 skip a hidden run, :func:`is_hidden`, where a missing one would make the row "not run here").
+
+Reading a run's stored result is here too (:func:`load_result`, re-exported by
+:mod:`helpers.core.results_cache`): every read is redirected, verified and noted in one place.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = [
-    "RunRead",
-    "RunReads",
-    "Elsewhere",
-    "HIDDEN",
-    "watching_runs",
-    "redirecting_reads",
-    "note_read",
-    "note_claim",
-    "redirect",
-    "is_hidden",
-]
+from helpers.core.config_keys import CODE_VERSION, config_hash, field_defaults
+from helpers.core.options import flat_defaults
+from helpers.core.result_files import CorruptResult, read_result_json, read_verified
+from helpers.core.runtime import results_root
 
 
 @dataclass(frozen=True)
@@ -160,3 +156,80 @@ def note_claim(row: Any) -> None:
         stack = _stack(sys._getframe(2))
         for watch in _WATCHES:
             watch.rows.append((row, stack))
+
+
+def result_path(config: Any, folder: Path | None = None) -> Path:
+    """``<results root>/<experiment>/<hash>.json`` for this config (the root of ``folder`` when given)."""
+    for name in ("experiment", "profile"):
+        if not hasattr(config, name):
+            raise TypeError(f"config {type(config).__name__} needs a {name!r} field")
+    return results_root(config.profile, folder) / config.experiment / f"{config_hash(config)}.json"
+
+
+def _stored_at(config: Any) -> Any:
+    """``(config, path)``: the run a read of ``config`` is answered with (a tool's redirect included)
+    and its file; ``None`` when a tool answers "missing", :data:`HIDDEN` when it leaves the run out."""
+    target = redirect(config)
+    if target is None or target is HIDDEN:
+        return target
+    if isinstance(target, Elsewhere):  # a tool reads this run from another folder
+        return target.config, result_path(target.config, target.folder)
+    return target, result_path(target)
+
+
+def has_result(config: Any) -> bool:
+    """Whether a result for ``config`` is stored, as :func:`load_result` would find it, without
+    reading it: a read is what ties a run to a report row. A run a tool hides counts as stored: it
+    is left out on purpose, not missing (the loaders skip it)."""
+    where = _stored_at(config)
+    return where is HIDDEN or (where is not None and where[1].exists())
+
+
+def load_results(configs: Iterable[Any]) -> list[dict | None]:
+    """:func:`load_result` of each config in order, leaving out the runs a tool hides
+    (:data:`HIDDEN`)."""
+    return [load_result(cfg) for cfg in configs if not is_hidden(cfg)]
+
+
+def load_result(config: Any) -> dict | None:
+    """The cached result for ``config``, or ``None`` when there is none.
+
+    The file is verified first (:func:`helpers.core.result_files.read_verified`: checksum, status,
+    finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
+    a file that fails raises :class:`~helpers.core.result_files.CorruptResult` naming it.
+    """
+    where = _stored_at(config)
+    if where is None or where is HIDDEN or not where[1].exists():
+        return None
+    config, path = where
+    try:
+        result = read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+        note_read(config, result)
+        return result
+    except CorruptResult as err:
+        unknown = _undeclared_fields(path, type(config))
+        if unknown:  # the hash check failed because this process lacks the options, not the file
+            raise UnregisteredOptions(
+                f"{path}: its stored config has the fields {', '.join(unknown)}, which no option class "
+                "registered in this process declares, so its config hash cannot be checked. The file is "
+                "probably intact: do not delete it. Import helpers.methods first (helpers.activations, "
+                "helpers.models and helpers.experiments do), which registers every method's options."
+            ) from err
+        raise
+
+
+class UnregisteredOptions(RuntimeError):
+    """A result file names option fields that this process has not registered: not damage (unlike
+    :class:`~helpers.core.result_files.CorruptResult`, it is never a reason to retrain)."""
+
+
+def _undeclared_fields(path: Path, config_cls: type) -> list[str]:
+    """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option class declares."""
+    try:
+        stored = read_result_json(path)["config"]
+    except (CorruptResult, KeyError, TypeError):
+        return []
+    if not isinstance(stored, dict):  # the damage is reported as such
+        return []
+    known = {f.name for f in dataclasses.fields(config_cls)} | set(flat_defaults()) | {"config_class"}
+    return sorted(set(stored) - known)

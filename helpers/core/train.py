@@ -5,33 +5,28 @@ regression (metric: MSE, lower is better) and language modelling (metric: perple
 better). Method-specific behaviour (λ annealing, Flex-Act temperature and regulariser, per-layer λ
 logging) plugs in through :class:`TrainHook` objects, so this file knows nothing about any method.
 
-Each epoch ends with a checkpoint (model, optimiser, scheduler, hooks, RNG and data-order state)
-written atomically; calling ``fit`` again with the same ``checkpoint_path`` resumes after the last
-finished epoch and ends with metrics identical to an uninterrupted run.
+Each epoch ends with a checkpoint (:mod:`helpers.core.checkpoint`); calling ``fit`` again with the
+same ``checkpoint_path`` resumes after the last finished epoch and ends with metrics identical to an
+uninterrupted run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
-import os
-import random
-import tempfile
-import time
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from numbers import Real
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
 from helpers.core import distributed
-from helpers.core.atomic_files import write_failure
+from helpers.core.checkpoint import Progress, checkpoint_payload, resume, save_checkpoint
+from helpers.core.checkpoint import save_checkpoint as _save_checkpoint  # noqa: F401 (tests/test_bad_inputs.py)
 from helpers.core.device import move_to
 from helpers.core.provenance import note_steps
 from helpers.core.results_cache import RunFailed
@@ -145,210 +140,6 @@ def evaluate(model: nn.Module, loader: DataLoader, task: Task, device: torch.dev
     return {"val_loss": mean_loss, "val_metric": metric}
 
 
-def _rng_state(train_loader: DataLoader | None) -> dict[str, Any]:
-    """Every RNG a training step may draw from, in types ``torch.load(weights_only=True)``
-    accepts: NumPy's MT19937 key array is stored as a tensor, not an ``ndarray``."""
-    kind, keys, pos, has_gauss, cached_gaussian = np.random.get_state()
-    state: dict[str, Any] = {
-        "torch": torch.get_rng_state(),
-        "python": random.getstate(),
-        "numpy": {
-            "kind": str(kind),
-            "keys": torch.from_numpy(np.asarray(keys, dtype=np.int64).copy()),
-            "pos": int(pos),
-            "has_gauss": int(has_gauss),
-            "cached_gaussian": float(cached_gaussian),
-        },
-    }
-    generator = getattr(train_loader, "generator", None)
-    if generator is not None:
-        state["loader"] = generator.get_state()
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        state["cuda"] = torch.cuda.get_rng_state_all()  # dropout and sampling on the GPUs
-    return state
-
-
-def _set_rng_state(state: dict[str, Any], train_loader: DataLoader | None) -> None:
-    torch.set_rng_state(state["torch"])
-    python = state["python"]  # a tuple once pickled, possibly a list after other round trips
-    random.setstate((python[0], tuple(python[1]), python[2]))
-    numpy_state = state["numpy"]
-    if isinstance(numpy_state, dict):
-        keys = numpy_state["keys"]
-        keys = keys.numpy() if isinstance(keys, torch.Tensor) else np.asarray(keys)
-        np.random.set_state(
-            (
-                numpy_state["kind"],
-                keys.astype(np.uint32),
-                numpy_state["pos"],
-                numpy_state["has_gauss"],
-                numpy_state["cached_gaussian"],
-            )
-        )
-    else:  # the tuple of checkpoints written before the tensor form
-        np.random.set_state(numpy_state)
-    generator = getattr(train_loader, "generator", None)
-    if generator is not None and "loader" in state:
-        generator.set_state(state["loader"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` atomically: a unique temporary file in the same folder, then a rename.
-
-    ``mkstemp`` gives every writer its own temporary name, so two processes checkpointing the
-    same run (or a stale file from a killed one) never write into each other's file.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-        os.replace(tmp, path)
-    except (OSError, RuntimeError) as err:  # torch reports a failed write as its own RuntimeError
-        Path(tmp).unlink(missing_ok=True)
-        raise write_failure(path, "checkpoint", err) from err
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-#: Keys every checkpoint written by :func:`fit` has.
-CHECKPOINT_KEYS: frozenset[str] = frozenset({"epoch", "step", "model", "optimizer", "hooks", "rng", "history"})
-
-
-def _numpy_safe_globals() -> list[Any]:
-    """NumPy array and scalar constructors: data only, so allowing them keeps ``weights_only``
-    loading unable to run code, while checkpoints written before the RNG state was stored as a
-    tensor (and hooks that record NumPy scalars) still load."""
-    try:
-        from numpy._core import multiarray
-    except ImportError:  # NumPy 1.x
-        from numpy.core import multiarray  # type: ignore[no-redef]
-    dtypes = [type(np.dtype(t)) for t in (np.uint8, np.uint32, np.int32, np.int64, np.float32, np.float64, np.bool_)]
-    return [multiarray._reconstruct, multiarray.scalar, np.ndarray, np.dtype, *dtypes]
-
-
-def _read_checkpoint(path: Path) -> dict[str, Any]:
-    """The checkpoint's payload, loaded with ``weights_only=True`` (a planted file cannot run code)."""
-    with torch.serialization.safe_globals(_numpy_safe_globals()):
-        saved = torch.load(path, weights_only=True)
-    if not isinstance(saved, dict):
-        raise ValueError(f"expected a dict, got {type(saved).__name__}")
-    missing = CHECKPOINT_KEYS - set(saved)
-    if missing:
-        raise ValueError(f"keys missing: {sorted(missing)}")
-    return saved
-
-
-def _discard_checkpoint(path: Path, why: str, suffix: str = ".corrupt") -> None:
-    """Report an unusable checkpoint by path and move it aside (kept for inspection as
-    ``<name>.corrupt``, or ``<name>.foreign`` for another run's), so the run restarts from
-    scratch instead of stopping."""
-    aside = path.with_name(path.name + suffix)
-    try:
-        os.replace(path, aside)
-        where = f"moved to {aside}"
-    except OSError:
-        path.unlink(missing_ok=True)
-        where = "deleted"
-    warnings.warn(f"checkpoint {path} {why}; {where}; the run restarts from epoch 1", RuntimeWarning, stacklevel=3)
-
-
-def _describe_key(key: Mapping[str, Any] | None) -> str:
-    if not key:
-        return "no run key (an older or foreign checkpoint)"
-    return ", ".join(f"{k}={v}" for k, v in sorted(key.items()))
-
-
-def load_checkpoint(
-    path: str | Path,
-    model: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
-    hooks: Sequence[TrainHook] = (),
-    train_loader: DataLoader | None = None,
-    run_key: Mapping[str, str] | None = None,
-    epochs: int | None = None,
-) -> dict[str, Any] | None:
-    """Restore a :func:`fit` checkpoint into the objects given; return its payload, or ``None``.
-
-    Its progress must be one this run can reach (:func:`_check_progress`: an epoch within
-    ``epochs``, one history row per epoch trained, the optimiser's state, the scheduler's when the
-    run has one); a checkpoint of the same run in an impossible state is refused like a foreign one.
-
-    ``None`` means the file was unusable (truncated, not a checkpoint, refused by
-    ``weights_only``, or written for another model, optimiser or set of hooks) or, when
-    ``run_key`` is given, written by another run (its stored ``run_key``, e.g. config hash and
-    code version, differs or is absent): a ``RuntimeWarning`` names the path and why (both keys
-    for another run's file), the file is moved aside (``.corrupt`` or ``.foreign``, never
-    deleted) and every object is left exactly as it was, so the caller trains from scratch.
-    """
-    path = Path(path)
-    try:
-        saved = _read_checkpoint(path)
-    except Exception as err:  # noqa: BLE001 - any unreadable file means: start again
-        _discard_checkpoint(path, f"could not be read ({type(err).__name__}: {str(err)[:300]})")
-        return None
-    if run_key is not None and saved.get("run_key") != dict(run_key):
-        # A checkpoint of another configuration fits the same model and optimiser shapes, so
-        # loading it would silently continue someone else's training.
-        _discard_checkpoint(
-            path,
-            f"belongs to another run ({_describe_key(saved.get('run_key'))}; this run: {_describe_key(run_key)})",
-            suffix=".foreign",
-        )
-        return None
-    before = (
-        copy.deepcopy(model.state_dict()),
-        copy.deepcopy(optimizer.state_dict()),
-        scheduler.state_dict() if scheduler is not None else None,
-        [copy.deepcopy(_call(hook, "state_dict")) for hook in hooks],
-        _rng_state(train_loader),
-    )
-    try:
-        _check_progress(saved, epochs, scheduler is not None)
-        if len(saved["hooks"]) != len(hooks):
-            raise ValueError(f"it holds state for {len(saved['hooks'])} hooks, this run has {len(hooks)}")
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        if scheduler is not None and saved.get("scheduler") is not None:
-            scheduler.load_state_dict(saved["scheduler"])
-        for hook, hook_state in zip(hooks, saved["hooks"]):
-            _call(hook, "load_state_dict", hook_state)
-        _set_rng_state(saved["rng"], train_loader)
-    except Exception as err:  # noqa: BLE001 - leave everything as it was and start again
-        model.load_state_dict(before[0])
-        optimizer.load_state_dict(before[1])
-        if scheduler is not None:
-            scheduler.load_state_dict(before[2])
-        for hook, hook_state in zip(hooks, before[3]):
-            if hook_state is not None:
-                _call(hook, "load_state_dict", hook_state)
-        _set_rng_state(before[4], train_loader)
-        _discard_checkpoint(path, f"does not fit this run ({type(err).__name__}: {str(err)[:300]})")
-        return None
-    return saved
-
-
-def _check_progress(saved: Mapping[str, Any], epochs: int | None, has_scheduler: bool) -> None:
-    """Raise ``ValueError`` naming what a checkpoint's progress gets wrong for this run."""
-    epoch, history, step = saved.get("epoch"), saved.get("history"), saved.get("step")
-    if type(epoch) is not int or not 1 <= epoch <= (epochs or epoch):
-        raise ValueError(f"it is at epoch {epoch!r} of a run of {epochs} epochs")
-    rows = history if isinstance(history, list) else []
-    if [row.get("epoch") if isinstance(row, Mapping) else None for row in rows] != list(range(1, epoch + 1)):
-        rows = len(history) if isinstance(history, list) else type(history).__name__
-        raise ValueError(f"its history holds {rows} epoch rows, not one for each of the {epoch} epochs it trained")
-    if type(step) is not int or step < epoch:
-        raise ValueError(f"it counts {step!r} optimiser steps after {epoch} epochs")
-    if not isinstance(saved.get("optimizer"), Mapping) or not saved["optimizer"].get("param_groups"):
-        raise ValueError("it holds no optimiser state")
-    if has_scheduler and saved.get("scheduler") is None:
-        raise ValueError("it holds no learning-rate scheduler state, and this run has a scheduler")
-
-
 def _reads_loss_at_the_end(device: torch.device) -> bool:
     """Whether the loop sums the loss on the device and reads it once per epoch: off the CPU,
     where reading a value waits for the device's queue to drain at every step."""
@@ -378,6 +169,89 @@ class _DeviceLossSum:
         return float(self.total)
 
 
+def _check_fit_arguments(model: Any, epochs: Any, task: Any, max_grad_norm: Any, run_key: Any, dtype: Any) -> None:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+        raise ValueError(f"epochs must be a positive int (not a bool), got {epochs!r}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    if max_grad_norm is not None and (
+        isinstance(max_grad_norm, bool)
+        or not isinstance(max_grad_norm, Real)
+        or not math.isfinite(max_grad_norm)
+        or max_grad_norm <= 0
+    ):
+        raise ValueError(f"max_grad_norm must be None or a finite number > 0, got {max_grad_norm!r}")
+    if run_key is not None and (
+        not isinstance(run_key, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in run_key.items())
+    ):
+        raise TypeError(f"run_key must be a mapping of str to str, got {run_key!r}")
+    if dtype not in (None, torch.bfloat16, torch.float16):
+        raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {dtype!r}")
+
+
+def _best(history: list[dict[str, Any]], task: Task) -> dict[str, Any]:
+    """The history row of the best validation metric (the first of equals)."""
+    sign = 1.0 if higher_is_better(task) else -1.0
+    return max(history, key=lambda r: sign * r["val_metric"])
+
+
+def _train_epoch(
+    run: Progress,
+    batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    epoch: int,
+    *,
+    model: nn.Module,
+    forward: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    hooks: Sequence[TrainHook],
+    task: Task,
+    device: torch.device,
+    autocast: Callable[[], AbstractContextManager],
+    batch_transform: Callable[[torch.Tensor], torch.Tensor] | None,
+    max_grad_norm: float | None,
+    sharded: distributed.ShardedBatchSampler | None,
+) -> float:
+    """One pass over the training batches (``run.step`` counts the steps); returns the epoch's
+    mean training loss over every rank's examples."""
+    model.train()
+    loss_sum, seen = 0.0, 0
+    on_device = _DeviceLossSum(device) if _reads_loss_at_the_end(device) else None
+    for index, (inputs, targets) in enumerate(batches):
+        inputs, targets = move_to((inputs, targets), device)
+        for hook in hooks:
+            _call(hook, "on_step", run.step, model)
+        if batch_transform is not None:
+            inputs = batch_transform(inputs)
+        with autocast():
+            loss = task_loss(task, forward(inputs), targets)
+            for hook in hooks:
+                extra = _call(hook, "extra_loss", model)
+                if extra is not None:
+                    loss = loss + extra
+        if on_device is None and not torch.isfinite(loss):
+            raise RunFailed(f"non-finite loss ({loss.item()}) at epoch {epoch}, step {run.step}")
+        optimizer.zero_grad(set_to_none=True)
+        weight = sharded.loss_weight(index, targets.shape[0]) if sharded is not None else 1.0
+        (loss if weight == 1.0 else loss * weight).backward()
+        if max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+        if on_device is None:
+            loss_sum += loss.item() * targets.shape[0]
+        else:
+            on_device.add(loss, targets.shape[0], run.step)
+        seen += targets.shape[0]
+        run.step += 1
+    if on_device is not None:
+        loss_sum = on_device.read(epoch)  # one wait for the device per epoch
+    note_steps(run.step)  # the run's length, recorded in its provenance
+    loss_sum, seen = distributed.all_reduce_sum([loss_sum, seen])  # one process: unchanged
+    return loss_sum / max(seen, 1)
+
+
 def fit(
     model: nn.Module,
     train_loader: DataLoader,
@@ -398,177 +272,71 @@ def fit(
     device: torch.device | None = None,
     train_module: nn.Module | None = None,
 ) -> dict[str, Any]:
-    """Train ``model`` for ``epochs`` epochs and return its history.
+    """Train ``model`` for ``epochs`` epochs and return ``{"history", "best_epoch",
+    "best_val_metric", "higher_is_better", "train_seconds", "cpu_seconds"}`` (plus the best epoch's
+    ``"best_state"``, in memory only, with ``keep_best_state``). A history row has ``epoch``,
+    ``train_loss``, ``val_loss``, ``val_metric`` and what the hooks record; the scheduler steps
+    once per epoch. ``checkpoint_path`` and ``run_key``: :mod:`helpers.core.checkpoint`.
 
-    Returns ``{"history": [row per epoch], "best_epoch", "best_val_metric", "higher_is_better",
-    "train_seconds", "cpu_seconds"}`` (the wall time and this process's CPU time of all epochs,
-    those before a resume included)
-    (plus ``"best_state"``, a state_dict copy of the best epoch, when ``keep_best_state``; it is
-    kept in memory, not in the JSON result). Each history row has ``epoch`` (1-based),
-    ``train_loss``, ``val_loss``, ``val_metric`` and whatever the hooks record. The scheduler,
-    if any, is stepped once per epoch.
+    ``device`` (default: where ``model`` is, moved there by the caller) receives the batches; on the
+    CPU they stay the very same tensors. ``autocast_dtype`` runs the forward pass, the loss and
+    evaluation under ``torch.autocast`` (parameters, gradients and optimiser stay float32; the
+    caller checks the device supports it: :func:`helpers.core.device.check_device_precision`).
+    ``train_module`` is what trains when it is not ``model`` (its ``DistributedDataParallel``
+    wrapper, :mod:`helpers.core.distributed`); hooks, evaluation and checkpoints use ``model``.
+    ``batch_transform`` maps each training batch's inputs (:mod:`helpers.core.augment`).
 
-    ``device`` (default: where ``model`` is) is where the batches go; the caller has moved the
-    model there (:func:`helpers.core.runs.build_run`). On the CPU the batches stay the very same
-    tensors, so CPU results do not depend on this argument.
-
-    ``autocast_dtype`` (e.g. ``torch.bfloat16``) runs the forward pass and the loss under
-    ``torch.autocast(device.type, dtype=autocast_dtype)``; parameters, gradients and the
-    optimiser stay float32. Evaluation runs under the same autocast, so the metrics describe the
-    model as it trains. Callers check that the device supports the dtype
-    (:func:`helpers.core.device.check_device_precision`).
-
-    ``train_module`` is the module whose forward trains, when it is not ``model`` itself: a
-    ``DistributedDataParallel`` wrapper of ``model`` under ``torchrun``
-    (:mod:`helpers.core.distributed`). Hooks, evaluation and checkpoints use ``model``. In a
-    process group, each rank trains on its shard of every global batch, the history's
-    ``train_loss`` is summed over ranks, rank 0 alone writes the checkpoint (the others wait),
-    and the ranks' model and hook states are checked equal after every epoch.
-
-    ``batch_transform`` maps each training batch's inputs before the forward pass (augmentation:
-    :mod:`helpers.core.augment`); validation batches are used as they are.
-
-    ``run_key`` (e.g. ``{"config_hash": ..., "code_version": ...}``) binds the checkpoint to its
-    run: it is stored in every checkpoint, and a checkpoint at ``checkpoint_path`` with another
-    key (or none) is moved aside with a warning naming both, instead of being resumed.
-
-    Raises :class:`helpers.core.results_cache.RunFailed` as soon as the loss is NaN or infinite;
-    off the CPU at the end of that epoch, naming the step (the loss is summed on the device and
-    read once per epoch: a read at every step would make the CPU wait for the GPU).
+    Raises :class:`helpers.core.results_cache.RunFailed` when the loss is NaN or infinite; off the
+    CPU at the end of that epoch, naming the step (summed on the device, read once per epoch).
     """
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
-        raise ValueError(f"epochs must be a positive int (not a bool), got {epochs!r}")
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    if max_grad_norm is not None and (
-        isinstance(max_grad_norm, bool)
-        or not isinstance(max_grad_norm, Real)
-        or not math.isfinite(max_grad_norm)
-        or max_grad_norm <= 0
-    ):
-        raise ValueError(f"max_grad_norm must be None or a finite number > 0, got {max_grad_norm!r}")
-    if run_key is not None and (
-        not isinstance(run_key, Mapping)
-        or not all(isinstance(k, str) and isinstance(v, str) for k, v in run_key.items())
-    ):
-        raise TypeError(f"run_key must be a mapping of str to str, got {run_key!r}")
-    if autocast_dtype not in (None, torch.bfloat16, torch.float16):
-        raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
+    _check_fit_arguments(model, epochs, task, max_grad_norm, run_key, autocast_dtype)
     device = model_device(model) if device is None else device
-    autocast = (
-        (lambda: torch.autocast(device.type, dtype=autocast_dtype))
-        if autocast_dtype is not None
-        else contextlib.nullcontext
-    )
-    forward = model if train_module is None else train_module
     sharded = getattr(train_loader, "batch_sampler", None)
-    if not isinstance(sharded, distributed.ShardedBatchSampler):
-        sharded = None
-
-    history: list[dict[str, Any]] = []
-    best_state: dict[str, torch.Tensor] | None = None
-    start_epoch, step = 1, 0
-    # Training time of the epochs before a resume, carried in the checkpoint so that a run killed
-    # and resumed still reports its whole cost (checkpoints older than this field count from 0).
-    earlier_seconds = earlier_cpu_seconds = 0.0
+    autocast = (
+        (lambda: torch.autocast(device.type, dtype=autocast_dtype)) if autocast_dtype is not None else nullcontext
+    )
+    step_with = dict(
+        model=model,
+        forward=model if train_module is None else train_module,
+        optimizer=optimizer,
+        hooks=hooks,
+        task=task,
+        device=device,
+        autocast=autocast,
+        batch_transform=batch_transform,
+        max_grad_norm=max_grad_norm,
+        sharded=sharded if isinstance(sharded, distributed.ShardedBatchSampler) else None,
+    )
     checkpoint = Path(checkpoint_path) if checkpoint_path is not None else None
-    if checkpoint is not None and checkpoint.exists():
-        resumed = load_checkpoint(checkpoint, model, optimizer, scheduler, hooks, train_loader, run_key, epochs)
-        if resumed is not None:  # None: unreadable checkpoint, reported and moved aside
-            history, step, best_state = resumed["history"], resumed["step"], resumed.get("best_state")
-            start_epoch = resumed["epoch"] + 1
-            earlier_seconds = float(resumed.get("train_seconds", 0.0))
-            earlier_cpu_seconds = float(resumed.get("cpu_seconds", 0.0))
-    # every rank must resume from the same checkpoint (a folder all of them see)
-    distributed.check_same_state(model, hooks, f"resuming at epoch {start_epoch}")
-    # Wall time overstates a run's cost when it is paused (SIGSTOP) or waits; the CPU time of this
-    # process (all its threads) is what a core-hour budget spends, so both are recorded.
-    started, cpu_started = time.perf_counter(), time.process_time()
-
-    sign = 1.0 if higher_is_better(task) else -1.0
-    for epoch in range(start_epoch, epochs + 1):
+    run = resume(checkpoint, model, optimizer, scheduler, hooks, train_loader, run_key, epochs)
+    distributed.check_same_state(model, hooks, f"resuming at epoch {run.epoch + 1}")  # all ranks, one checkpoint
+    run.start_clock()
+    for epoch in range(run.epoch + 1, epochs + 1):
         for hook in hooks:
             _call(hook, "on_epoch_start", epoch, model)
-        model.train()
-        loss_sum, seen = 0.0, 0
-        on_device = _DeviceLossSum(device) if _reads_loss_at_the_end(device) else None
         batches = progress(train_loader, desc=f"{desc} epoch {epoch}/{epochs}".strip())
-        for index, (inputs, targets) in enumerate(batches):
-            inputs, targets = move_to((inputs, targets), device)
-            for hook in hooks:
-                _call(hook, "on_step", step, model)
-            if batch_transform is not None:
-                inputs = batch_transform(inputs)
-            with autocast():
-                loss = task_loss(task, forward(inputs), targets)
-                for hook in hooks:
-                    extra = _call(hook, "extra_loss", model)
-                    if extra is not None:
-                        loss = loss + extra
-            if on_device is None and not torch.isfinite(loss):
-                raise RunFailed(f"non-finite loss ({loss.item()}) at epoch {epoch}, step {step}")
-            optimizer.zero_grad(set_to_none=True)
-            weight = sharded.loss_weight(index, targets.shape[0]) if sharded is not None else 1.0
-            (loss if weight == 1.0 else loss * weight).backward()
-            if max_grad_norm is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-            optimizer.step()
-            if on_device is None:
-                loss_sum += loss.item() * targets.shape[0]
-            else:
-                on_device.add(loss, targets.shape[0], step)
-            seen += targets.shape[0]
-            step += 1
-        if on_device is not None:
-            loss_sum = on_device.read(epoch)  # one wait for the device per epoch
-        note_steps(step)  # the run's length, recorded in its provenance
+        row = {"epoch": epoch, "train_loss": _train_epoch(run, batches, epoch, **step_with)}
         if scheduler is not None:
             scheduler.step()
-        loss_sum, seen = distributed.all_reduce_sum([loss_sum, seen])  # one process: unchanged
-        row: dict[str, Any] = {"epoch": epoch, "train_loss": loss_sum / max(seen, 1)}
         with autocast():
             row.update(evaluate(model, val_loader, task, device))
         if not math.isfinite(row["val_loss"]):
             raise RunFailed(f"non-finite validation loss at epoch {epoch}")
         for hook in hooks:
             row.update(_call(hook, "epoch_record", model) or {})
-        history.append(row)
-        best_so_far = max(history, key=lambda r: sign * r["val_metric"])
-        if keep_best_state and best_so_far is row:
-            best_state = copy.deepcopy(model.state_dict())
+        run.epoch = epoch
+        run.history.append(row)
+        if keep_best_state and _best(run.history, task) is row:
+            run.best_state = copy.deepcopy(model.state_dict())
         distributed.check_same_state(model, hooks, f"after epoch {epoch}")
         if checkpoint is not None and distributed.is_main():
-            _save_checkpoint(
-                checkpoint,
-                {
-                    "epoch": epoch,
-                    "step": step,
-                    "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict() if scheduler is not None else None,
-                    "hooks": [_call(hook, "state_dict") or {} for hook in hooks],
-                    "rng": _rng_state(train_loader),
-                    "history": history,
-                    "best_state": best_state,
-                    "train_seconds": earlier_seconds + time.perf_counter() - started,
-                    "cpu_seconds": earlier_cpu_seconds + time.process_time() - cpu_started,
-                    **({"run_key": dict(run_key)} if run_key is not None else {}),
-                },
+            save_checkpoint(
+                checkpoint, checkpoint_payload(run, model, optimizer, scheduler, hooks, train_loader, run_key)
             )
         distributed.barrier()  # no rank runs ahead of rank 0's checkpoint (a kill then resumes all from it)
-
-    best = max(history, key=lambda r: sign * r["val_metric"])
-    result: dict[str, Any] = {
-        "history": history,
-        "best_epoch": best["epoch"],
-        "best_val_metric": best["val_metric"],
-        "higher_is_better": higher_is_better(task),
-        # informative only, never compared: every epoch's training and evaluation, resumes included
-        "train_seconds": earlier_seconds + time.perf_counter() - started,
-        "cpu_seconds": earlier_cpu_seconds + time.process_time() - cpu_started,
-    }
-    if keep_best_state:
-        result["best_state"] = best_state
-    return result
+    best = _best(run.history, task)
+    # times are informative only, never compared: every epoch's training and evaluation, resumes included
+    seconds, cpu_seconds = run.totals()
+    result = {"history": run.history, "best_epoch": best["epoch"], "best_val_metric": best["val_metric"]}
+    result |= {"higher_is_better": higher_is_better(task), "train_seconds": seconds, "cpu_seconds": cpu_seconds}
+    return result | ({"best_state": run.best_state} if keep_best_state else {})

@@ -1,0 +1,244 @@
+"""What one training run is: :class:`TrainConfig`, every field that determines it (and so its
+cache key), each field's rule, and the checks across fields, all made when a config is built so that
+a bad run fails before it trains. :mod:`helpers.core.runs` runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
+
+from helpers.core import validation as v
+from helpers.core.augment import AUGMENTATIONS
+from helpers.core.data import DATASET_NAMES, TEXT_DATASETS
+from helpers.core.models import MODEL_NAMES, check_model_kwargs
+from helpers.core.options import MethodOptions, canonical_options, check_options, check_sites, option_of, split_options
+from helpers.core.provenance import PRECISIONS
+from helpers.core.registry import canonical_kwargs
+from helpers.core.runtime import PROFILES, current_profile
+
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+_O = TypeVar("_O", bound=MethodOptions)
+
+
+SCHEDULES: tuple[str, ...] = ("none", "cosine", "warmup_cosine")
+CHANNELS_LAST_MODELS: tuple[str, ...] = ("resnet18", "resnet34", "convnext")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines one training run (and so its cache key).
+
+    ``n_train``/``n_val`` subset the data (``None``: all); for language models they count blocks
+    of ``block_size`` tokens. ``scale_note`` says in words what the run changed from the paper.
+    """
+
+    experiment: str
+    dataset: str
+    model: str
+    profile: str = "cpu"
+    activation: str = "gelu"
+    activation_kwargs: dict[str, Any] = field(default_factory=dict)
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    n_train: int | None = None
+    n_val: int | None = None
+    data_seed: int = 0
+    epochs: int = 10
+    batch_size: int = 128
+    optimizer: str = "sgd"
+    lr: float = 0.05
+    weight_decay: float = 1e-4
+    momentum: float = 0.9
+    schedule: str = "none"
+    warmup_epochs: int = 0
+    warmup_start_lr: float = 0.0
+    min_lr: float = 0.0
+    seed: int = 0
+    # The fraction of epochs a method's annealing schedule learns before it anneals; shared by
+    # every annealing method's schedule (so one key, not one per method).
+    anneal_switch: float = 0.25
+    # An activation site on the pooled features before the classifier (the models that have one,
+    # helpers.core.models); any registered activation, built and checked like ``activation``.
+    penultimate_activation: str | None = None
+    penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
+    block_size: int = 64
+    max_grad_norm: float | None = None
+    # float32, or bf16 autocast (see helpers.core.provenance.check_precision). Part of the cache key
+    # (when not the default), so a float32 rerun never overwrites or passes for a bf16 result.
+    precision: str = "float32"
+    # Training-batch augmentation (helpers.core.augment); the default leaves every committed key unchanged.
+    augment: str = "none"
+    # Convolutional models only: weights and training batches in channels_last memory order, which
+    # oneDNN's convolutions run faster (measured with bf16 autocast on ResNet-18: 2.2x over float32
+    # contiguous on an AVX512-BF16 EPYC, 2.5x on AMX). The default leaves every committed key unchanged.
+    channels_last: bool = False
+    scale_note: str = ""
+    # The two sources of a run's randomness, separable (None: ``seed``, the one stream of every
+    # earlier run, unchanged): ``init_seed`` draws the initial weights; ``order_seed`` the data
+    # order and every random draw of training (augmentation). See :func:`run_seeds`.
+    init_seed: int | None = None
+    order_seed: int | None = None
+    # Store the final network's per-example predictions on the validation set in the result
+    # (helpers.churn.predictions); the default leaves every committed key unchanged.
+    record_predictions: bool = False
+    # Each method's knobs, at most one options object per class (helpers.core.options); a class
+    # not given reads as its defaults. Stored configs and cache keys see them as flat fields.
+    options: tuple[MethodOptions, ...] = ()
+
+    def __post_init__(self) -> None:
+        current_profile(self.profile)  # its message lists the profiles
+        v.check_fields(self, TRAIN_CONFIG_RULES)
+        check_options(self.options, "TrainConfig")
+        # canonical: registration order, defaults dropped, so equal runs are equal configs
+        object.__setattr__(self, "options", canonical_options(self.options))
+        for name in ("min_lr", "warmup_start_lr"):
+            if getattr(self, name) > self.lr:
+                raise ValueError(
+                    f"TrainConfig.{name} must be <= lr ({self.lr!r}), got {getattr(self, name)!r}: "
+                    "a schedule from lr towards it would raise the learning rate"
+                )
+        if self.n_train is not None and self.batch_size > self.n_train:
+            raise ValueError(
+                f"TrainConfig.batch_size={self.batch_size} exceeds n_train={self.n_train}: every epoch would be one "
+                f"batch of {self.n_train}, the run of batch_size={self.n_train} under another key"
+            )
+        if not 0 <= self.warmup_epochs < self.epochs and self.schedule == "warmup_cosine":
+            raise ValueError(f"warmup_epochs must be in [0, epochs), got {self.warmup_epochs!r}")
+        _check_fields_are_read(self)
+        for options in self.options:
+            options.check(self)
+        # one activation, one key: defaults dropped or spelled out as the committed runs spell them
+        kwargs = canonical_kwargs("TrainConfig.activation", self.activation, self.activation_kwargs)
+        object.__setattr__(self, "activation_kwargs", kwargs)
+        if self.penultimate_activation is not None:
+            name, given = self.penultimate_activation, self.penultimate_kwargs
+            kwargs = canonical_kwargs("TrainConfig.penultimate_activation", name, given)
+            object.__setattr__(self, "penultimate_kwargs", kwargs)
+        check_sites(self.options, {self.activation, self.penultimate_activation})
+        object.__setattr__(self, "model_kwargs", check_model_kwargs(self.model, self.model_kwargs))
+        if self.augment != "none" and self.task != "classification":
+            raise ValueError(f"augment applies to image classification, not to dataset {self.dataset!r} ({self.task})")
+        if self.record_predictions and self.task != "classification":
+            raise ValueError(
+                f"record_predictions stores class predictions; dataset {self.dataset!r} is a {self.task} task"
+            )
+        if self.channels_last and self.model not in CHANNELS_LAST_MODELS:
+            raise ValueError(
+                f"channels_last applies to the convolutional models {CHANNELS_LAST_MODELS}, not to {self.model!r}"
+            )
+
+    @property
+    def task(self) -> str:
+        return "lm" if self.dataset in TEXT_DATASETS else "classification"
+
+    @property
+    def anneals(self) -> bool:
+        """Whether an option of this run anneals at ``anneal_switch``."""
+        return any(o.anneals for o in self.options)
+
+    def option(self, cls: type[_O]) -> _O:
+        """The run's ``cls`` options: the instance it carries, else ``cls()`` (the defaults)."""
+        return option_of(self.options, cls)
+
+    def with_options(self, *options: MethodOptions, **changes: Any) -> TrainConfig:
+        """A copy that carries ``options`` in place of its own of those classes (the others kept),
+        with the fields of ``changes`` replaced as by ``dataclasses.replace``."""
+        classes = {type(o) for o in options}
+        kept = tuple(o for o in self.options if type(o) not in classes)
+        return replace(self, **changes, options=kept + tuple(options))
+
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]) -> TrainConfig:
+        """The config of flat ``fields`` (a stored ``config`` dict, without its ``config_class``, or
+        a hash payload): the registered options' keys go into their options objects."""
+        if not isinstance(fields, Mapping):
+            raise TypeError(f"TrainConfig.from_dict takes a dict of config fields, got {type(fields).__name__}")
+        rest, options = split_options(fields)
+        if "options" in rest:
+            raise ValueError("flat config fields hold the options' own keys, not an 'options' entry")
+        return cls(**rest, options=options)
+
+
+#: The datasets a TrainConfig trains on: every loader but ImageNet-1K, which loads as lazy image
+#: folders (helpers.core.data.imagenet) that this in-memory runner does not read yet.
+TRAIN_DATASETS: tuple[str, ...] = tuple(d for d in DATASET_NAMES if d != "imagenet")
+
+
+#: The largest seed: torch.manual_seed takes an unsigned 64-bit int.
+MAX_SEED = 2**64 - 1
+
+#: Every field of :class:`TrainConfig`: its kind, range and finiteness (see :mod:`helpers.core.validation`).
+TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
+    "experiment": v.path_name(),  # the results sub-folder
+    "dataset": v.choice(TRAIN_DATASETS),  # canonical names: ``task`` compares them with TEXT_DATASETS
+    "model": v.choice(MODEL_NAMES),
+    "profile": v.choice(PROFILES),
+    "activation": v.text(non_empty=True),
+    "activation_kwargs": v.mapping(),
+    "model_kwargs": v.mapping(),
+    "n_train": v.integer(1, optional=True),
+    "n_val": v.integer(1, optional=True),
+    "data_seed": v.integer(0, MAX_SEED),
+    "epochs": v.integer(1),
+    "batch_size": v.integer(1),
+    "optimizer": v.choice(OPTIMIZERS),
+    "lr": v.number(0, low_open=True),
+    "weight_decay": v.number(0),
+    "momentum": v.number(0, 1, high_open=True),
+    "schedule": v.choice(SCHEDULES),
+    "warmup_epochs": v.integer(0),
+    "warmup_start_lr": v.number(0),  # and <= lr
+    "min_lr": v.number(0),  # and <= lr: a negative floor is gradient ascent
+    "seed": v.integer(0, MAX_SEED),
+    "anneal_switch": v.number(0, 1, low_open=True, high_open=True),
+    "penultimate_activation": v.text(optional=True, non_empty=True),
+    "penultimate_kwargs": v.mapping(),
+    "block_size": v.integer(1),
+    "max_grad_norm": v.number(0, low_open=True, optional=True),
+    "precision": v.choice(PRECISIONS),
+    "augment": v.choice(AUGMENTATIONS),
+    "channels_last": v.boolean(),
+    "scale_note": v.text(),
+    "init_seed": v.integer(0, MAX_SEED, optional=True),
+    "order_seed": v.integer(0, MAX_SEED, optional=True),
+    "record_predictions": v.boolean(),
+    "options": v.instances(MethodOptions),
+}
+
+
+#: The fields only some settings read. Set away from its default where nothing reads it, a field
+#: would change the cache key and not the run: two keys for one run, and a config that claims a
+#: warm-up (say) that never happened.
+_READ_ONLY_WITH: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("warmup_epochs", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
+    ("warmup_start_lr", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
+    ("min_lr", "schedule", ("cosine", "warmup_cosine"), "the cosine schedules"),
+    ("momentum", "optimizer", ("sgd",), "SGD (AdamW has betas)"),
+    ("anneal_switch", "anneals", (True,), "an option that anneals"),
+    ("block_size", "task", ("lm",), "the blocks of a text data set"),
+)
+
+
+def _check_fields_are_read(cfg: TrainConfig) -> None:
+    """Refuse a field set where the run never reads it (see :data:`_READ_ONLY_WITH`)."""
+    defaults = {f.name: f.default for f in fields(cfg)}
+    for name, switch, readers, what in _READ_ONLY_WITH:
+        value = getattr(cfg, name)
+        if getattr(cfg, switch) not in readers and value != defaults[name]:
+            raise ValueError(
+                f"TrainConfig.{name}={value!r} has no effect with {switch}={getattr(cfg, switch)!r}: only "
+                f"{what} reads it. Leave it at its default ({defaults[name]!r}) or change {switch}"
+            )
+    if cfg.penultimate_kwargs and cfg.penultimate_activation is None:
+        raise ValueError(
+            f"TrainConfig.penultimate_kwargs={cfg.penultimate_kwargs!r} has no effect without a "
+            "penultimate_activation: name one, or leave penultimate_kwargs empty"
+        )
+
+
+def run_seeds(cfg: TrainConfig) -> tuple[int, int]:
+    """``(init, order)``: the seed of the initial weights and the seed of the data order (and of
+    training's other random draws) of ``cfg``; each is ``cfg.seed`` unless set."""
+    init = cfg.seed if cfg.init_seed is None else cfg.init_seed
+    order = cfg.seed if cfg.order_seed is None else cfg.order_seed
+    return init, order
