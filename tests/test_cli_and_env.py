@@ -154,12 +154,11 @@ def test_verification_says_what_the_checksum_guards_against(tmp_path, capsys):
 # ------------------------------------------------------------------------ boolean environment variables
 def _reader(name: str) -> Callable[[], bool]:
     from helpers.core.data.sources import offline, verification_enabled
-    from helpers.core.results_cache import _rerun_requested
 
     return {
         "CI": under_ci,
         "REPRO_QUIET": quiet,
-        "REPRO_RERUN": _rerun_requested,
+        "REPRO_RERUN": lambda: bool_env("REPRO_RERUN", False),  # as run_or_load and run_many read it
         "REPRO_OFFLINE": offline,
         "REPRO_VERIFY_DATA": verification_enabled,
     }.get(name, lambda: bool_env(name, False))
