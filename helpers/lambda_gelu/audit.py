@@ -303,8 +303,7 @@ def _same_claim() -> Claim:
         ),
         our_value=f"with λ̄ < 1.005 the two activations differ by at most {bound:.1e} per unit (mean over layers; "
         f"{row['sup |λ-GELU − GELU| at λ̄']:.1e} computed at λ = 1.005), and |ΔBVS| = "
-        f"{abs(row['BVS − GELU']):.2f} "
-        f"≤ {row['larger spread']:g}",
+        f"{abs(row['BVS − GELU']):.2f} ≤ {row['larger spread']:g}",
         verdict="confirmed" if within else "contradicted",
         note="The one pair of Table I arms that are the same function agree as they must. The dec and inc arms "
         f"of the same benchmark (λ̄ = {others.loc['dec', 'λ̄']:.2f} each) lie "

@@ -138,9 +138,8 @@ def _claim_lipschitz_advantage() -> Claim:
         f"Lipschitz constants: S-ReLU {mine:.3f}; against Fact 1's comparison "
         + ", ".join(f"{label} {table[n]:.3f}" for n, label in fact1.items())
         + f": smaller than {len(above)} of {len(fact1)}. Caveat: {', '.join(equal[:-1])} and {equal[-1]} have "
-        f"constant {mine:.3f} "
-        "too (ELU, CELU at α = 1; PReLU at its initial slope 0.25, 1-Lipschitz for any |a| ≤ 1), so it is no "
-        "advantage over those"
+        f"constant {mine:.3f} too (ELU, CELU at α = 1; PReLU at its initial slope 0.25, 1-Lipschitz for any |a| ≤ 1), "
+        "so it is no advantage over those"
     )
     verdict = _verdict(len(above) == len(fact1), caveat=bool(equal))
     return _row(
@@ -309,8 +308,7 @@ def _claim_smooth_regime() -> Claim:
         "trains (Sec. 4.6 builds S-ReLU on Sec. 4.1's O(1/l) rate for smooth activations)",
         paper_value=(QUOTES["hayou_smooth_rate"], QUOTES["smooth_better_sec_4_6"]),
         our_value=f"ReLU's correlation map needs l* = {crossing:,} layers to bring 1 − c below "
-        f"δ²/2 = {delta**2 / 2:.1e}; "
-        f"the paper's ViT-Tiny has {depth} blocks",
+        f"δ²/2 = {delta**2 / 2:.1e}; the paper's ViT-Tiny has {depth} blocks",
         verdict="contradicted" if crossing > 10 * depth else "confirmed",
         reading="the O(1/l) propagation rate read at the depths the paper trains, with our heuristic crossover "
         "≈ 3π/δ layers",
@@ -364,8 +362,7 @@ def _claim_table4_vs_table1() -> Claim:
         "two tables share",
         paper_value=QUOTES["table4_setup"],
         our_value=f"not checkable: Table 1's ViT-Tiny / S-ReLU cells are among the {n_cells} per-model cells "
-        "outside the "
-        f"CELU column, of which the extraction kept {n_label} values without their model and lost the rest "
+        f"outside the CELU column, of which the extraction kept {n_label} values without their model and lost the rest "
         f"(Table 4 prints {c10[0]:.1f} ± {c10[1]:.1f} on CIFAR-10, {c100[0]:.1f} ± {c100[1]:.1f} on CIFAR-100)",
         verdict="not run here",
         note="App. H uses δ = 0.001 in every experiment, so Table 4's δ = 0.001 column and Table 1's ViT-Tiny "
