@@ -223,17 +223,13 @@ def _claim_deep_settings() -> Claim:
         + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
         + " points (no spread); no table or figure reports a stability measure (Tables 1-2: MSE, accuracy; "
         "Figs. 1-3: selection probabilities, predictions)",
-        verdict=contradicted_or(max(flex_layers.values()) < 2),
+        # one layer everywhere: the source's own setup rules the claim out
+        verdict="contradicted" if max(flex_layers.values()) < 2 else "inconclusive",
         note="Every experiment has one Flex-Act layer (a single neuron, or the penultimate layer of a ResNet), so "
         "no experiment has activations that differ across layers; Section 5 says the method is 'designed to "
         "be only added at the penultimate layer' and that extending it to several layers is future work "
         "that 'would face issues'. No run measures training stability.",
     )
-
-
-def contradicted_or(condition: bool) -> Verdict:
-    """``"contradicted"`` when the source's own setup rules the claim out, else ``"inconclusive"``."""
-    return "contradicted" if condition else "inconclusive"
 
 
 def _claim_no_tuning() -> Claim:
