@@ -1,5 +1,5 @@
 """The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
-:func:`audit_claim`, the builder the methods' audits share (a finding that no run decides).
+:func:`audit_claim` with :func:`audit_rows`, the builder the methods' audits share (a finding that no run decides).
 
 :mod:`helpers.core.report` decides verdicts and renders the claims table, and re-exports the
 names callers use, so callers import from there. A claim holds the source's value (quoted or derived,
