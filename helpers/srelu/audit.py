@@ -375,16 +375,7 @@ def _claim_table4_vs_table1() -> Claim:
 
 def claims() -> list[Claim]:
     """The audit's findings on the S-ReLU paper, in page order."""
-    return [
-        _claim_elu_celu_distinct(),
-        _claim_elu_celu_printed(),
-        _claim_lipschitz_advantage(),
-        _claim_dead_relu(),
-        _claim_drawbacks(),
-        _claim_lowest_degree(),
-        _claim_optimal_kernel(),
-        _claim_hayou_constant(),
-        _claim_smooth_regime(),
-        _claim_smelu_first(),
-        _claim_table4_vs_table1(),
-    ]
+    rows = (_claim_elu_celu_distinct, _claim_elu_celu_printed, _claim_lipschitz_advantage, _claim_dead_relu)
+    rows += (_claim_drawbacks, _claim_lowest_degree, _claim_optimal_kernel, _claim_hayou_constant)
+    rows += (_claim_smooth_regime, _claim_smelu_first, _claim_table4_vs_table1)
+    return [row() for row in rows]
