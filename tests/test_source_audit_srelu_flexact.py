@@ -25,11 +25,12 @@ def flexact_rows(committed_claims) -> list[Claim]:
 
 
 def test_every_audit_row_points_to_its_audit_page_with_a_valid_anchor(srelu_rows, flexact_rows) -> None:
-    for rows, page, anchors in ((srelu_rows, SA.NB_AUDIT, SA.ANCHORS), (flexact_rows, FA.NB_AUDIT, FA.ANCHORS)):
+    for rows, page, findings in ((srelu_rows, SA.NB_AUDIT, SA.FINDINGS), (flexact_rows, FA.NB_AUDIT, FA.FINDINGS)):
         assert rows
         for c in rows:
             assert c.notebook == page
-            assert ANCHOR_PATTERN.fullmatch(c.anchor) and c.anchor in anchors.values()
+            anchor, where = findings[c.key.split("-audit-", 1)[1]]
+            assert ANCHOR_PATTERN.fullmatch(c.anchor) and c.anchor == anchor and c.source.endswith(f", {where}")
             assert c.our_value and c.paper_value
 
 

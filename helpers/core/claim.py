@@ -1,5 +1,5 @@
 """The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
-:func:`audit_claim`, the builder the methods' audits share (a finding that no run decides).
+:func:`audit_claim` with :func:`audit_rows`, the builder the methods' audits share (a finding that no run decides).
 
 :mod:`helpers.core.report` decides verdicts and renders the claims table, and re-exports the
 names callers use, so callers import from there. A claim holds the source's value (quoted or derived,
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Any, Literal, get_args
@@ -275,6 +276,19 @@ def audit_claim(
             f"never runs), got {basis!r} for claim {claim!r}"
         )
     return source_row(where=where, paper=paper_value, ours=our_value, profile=profile, basis=basis, **row)
+
+
+def audit_rows(prefix: str, places: dict[str, tuple[str, str]], **fixed: Any) -> Callable[..., Claim]:
+    """The row builder of one audit: ``row(name, **fields)`` is the :func:`audit_claim` keyed
+    ``prefix-name``, shown at the page section and found at the source's place ``places[name]``
+    (``(anchor, where)``: the audit's table of findings), with ``fixed`` (``source``, ``notebook``,
+    ``profile``, ``scale``...) as defaults that a row's ``fields`` may override."""
+
+    def row(name: str, **fields: Any) -> Claim:
+        anchor, where = places[name]
+        return audit_claim(key=f"{prefix}-{name}", anchor=anchor, where=where, **{**fixed, **fields})
+
+    return row
 
 
 def claim_to_dict(claim: Claim) -> dict:

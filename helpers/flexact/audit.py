@@ -17,7 +17,8 @@ import sympy as sp
 import torch
 from torch import nn
 
-from helpers.core.report import Claim, Verdict, audit_claim
+from helpers.core.claim import audit_rows
+from helpers.core.report import Claim, Verdict
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import (
     _FIXED_LABELS,
@@ -32,24 +33,26 @@ from helpers.flexact.paper import (
     TABLE2_BASELINES,
 )
 
-__all__ = ["NB_AUDIT", "ANCHORS", "PRINT_UNIT", "selection_bounds", "column_gaps", "mismatched_leads"]
+__all__ = ["NB_AUDIT", "FINDINGS", "PRINT_UNIT", "selection_bounds", "column_gaps", "mismatched_leads"]
 __all__ += ["fixed_baseline_parameters", "gumbel_max_error", "gumbel_softmax_sharpness", "swish_limits", "claims"]
 
 NB_AUDIT = "notebooks/94_audit_flexact"
-ANCHORS: dict[str, str] = {
-    "selection": "flexact-audit-selection",
-    "matching": "flexact-audit-matching",
-    "baselines": "flexact-audit-baselines",
-    "tuning": "flexact-audit-tuning",
-    "theory": "flexact-audit-theory",
-    "damaged": "flexact-audit-damaged",
+#: The findings, in page order: each key (after ``flexact-audit-``), the page section that shows it
+#: and where the source says it.
+FINDINGS: dict[str, tuple[str, str]] = {
+    "alpha0-tanh-bias": ("flexact-audit-selection", "Section 4.1.1 / Fig. 1"),
+    "matches-baselines": ("flexact-audit-matching", "Section 4.1.1 / Table 1"),
+    "parameterized-baselines": ("flexact-audit-baselines", "Sections 1 and 5"),
+    "deep-architectures": ("flexact-audit-baselines", "Section 1, Contributions"),
+    "no-tuning": ("flexact-audit-tuning", "Sections 1 and 6"),
+    "gumbel-sampling": ("flexact-audit-theory", "Section 3.1"),
+    "swish-limits": ("flexact-audit-theory", "Section 2"),
 }
 A0, A3 = "Flex-Act (α=0)", "Flex-Act (α=0.3)"
-
-
 #: One finding of this audit: arithmetic on the source's printed numbers unless a row says otherwise.
-_claim = functools.partial(
-    audit_claim,
+_row = audit_rows(
+    "flexact-audit",
+    FINDINGS,
     source=SOURCE,
     notebook=NB_AUDIT,
     profile="theory",
@@ -82,12 +85,10 @@ def _claim_tanh_selection() -> Claim:
     ruled_out = [c for c, least in bounds.items() if least > printed]
     least = min(bounds.values())
     relu_like = min(bounds["relu"], bounds["leaky_relu"])
-    return _claim(
-        key="flexact-audit-alpha0-tanh-bias",
-        anchor=ANCHORS["selection"],
+    return _row(
+        "alpha0-tanh-bias",
         claim="Without the regulariser (α = 0) Flex-Act does worse on the Tanh target because its selection is biased "
         "towards unbounded activations (ReLU, LeakyReLU)",
-        where="Section 4.1.1 / Fig. 1",
         paper_value=(QUOTES["alpha0_hypothesis"], QUOTES["fig1_lingers"]),
         our_value=f"under our argmax reading, Table 1 rules it out: one of {N_SEEDS} seeds ending on ReLU or "
         f"LeakyReLU would put the α = 0 Tanh mean at ≥ {relu_like:.4f}, and on any other non-Tanh candidate at "
@@ -142,11 +143,9 @@ def _claim_matching_all() -> Claim:
         verdict: Verdict = "contradicted"
     else:
         verdict = "confirmed with a caveat" if worse or one_unit else "confirmed"
-    return _claim(
-        key="flexact-audit-matches-baselines",
-        anchor=ANCHORS["matching"],
+    return _row(
+        "matches-baselines",
         claim="Flex-Act (α = 0.3) matches or outperforms all baselines in every setting",
-        where="Section 4.1.1 / Table 1",
         paper_value=QUOTES["converges_sec_4_1_1"],
         our_value="Flex-Act (α = 0.3) − best fixed model (the matched one), printed means: "
         + ", ".join(f"{gt} {g:+.4f}" for gt, g in gaps.items())
@@ -189,11 +188,9 @@ def _claim_parameterized_baselines() -> Claim:
     params = fixed_baseline_parameters()
     table1_rows = [r for r in TABLE1 if not r.startswith("Flex-Act")]
     n_param = sum(1 for p in params.values() if p > 0)
-    return _claim(
-        key="flexact-audit-parameterized-baselines",
-        anchor=ANCHORS["baselines"],
+    return _row(
+        "parameterized-baselines",
         claim="Flex-Act is compared against parameterized activation methods, and fits better than them",
-        where="Sections 1 and 5",
         paper_value=(QUOTES["compare_parameterized"], QUOTES["discussion_parameterized"]),
         our_value=f"baselines: Table 1 {len(table1_rows)} fixed models ({', '.join(table1_rows)}), Table 2 "
         f"{len(TABLE2_BASELINES)} plain ResNets; learnable activation parameters per baseline: "
@@ -210,12 +207,10 @@ def _claim_parameterized_baselines() -> Claim:
 def _claim_deep_settings() -> Claim:
     flex_layers = {"Table 1 (synthetic)": 1, "Table 2 (ResNet18/34)": 1}
     gains = {m: TABLE2[f"{m} + Flex-Act"] - TABLE2[m] for m in TABLE2_BASELINES}
-    return _claim(
-        key="flexact-audit-deep-architectures",
-        anchor=ANCHORS["baselines"],
+    return _row(
+        "deep-architectures",
         claim="Flex-Act's gains are largest in very deep architectures, where functional diversity across layers is "
         "critical, and it improves training stability",
-        where="Section 1, Contributions",
         paper_value=(
             QUOTES["contribution_deep"],
             QUOTES["single_layer"],
@@ -228,17 +223,13 @@ def _claim_deep_settings() -> Claim:
         + ", ".join(f"{m} {g:+.2f}" for m, g in gains.items())
         + " points (no spread); no table or figure reports a stability measure (Tables 1-2: MSE, accuracy; "
         "Figs. 1-3: selection probabilities, predictions)",
-        verdict=contradicted_or(max(flex_layers.values()) < 2),
+        # one layer everywhere: the source's own setup rules the claim out
+        verdict="contradicted" if max(flex_layers.values()) < 2 else "inconclusive",
         note="Every experiment has one Flex-Act layer (a single neuron, or the penultimate layer of a ResNet), so "
         "no experiment has activations that differ across layers; Section 5 says the method is 'designed to "
         "be only added at the penultimate layer' and that extending it to several layers is future work "
         "that 'would face issues'. No run measures training stability.",
     )
-
-
-def contradicted_or(condition: bool) -> Verdict:
-    """``"contradicted"`` when the source's own setup rules the claim out, else ``"inconclusive"``."""
-    return "contradicted" if condition else "inconclusive"
 
 
 def _claim_no_tuning() -> Claim:
@@ -249,11 +240,9 @@ def _claim_no_tuning() -> Claim:
     }
     a_low, a_high = min(ALPHAS), max(ALPHAS)
     sig = {a: TABLE1[A0 if a == 0 else A3]["sigmoid"][0] for a in (a_low, a_high)}
-    return _claim(
-        key="flexact-audit-no-tuning",
-        anchor=ANCHORS["tuning"],
+    return _row(
+        "no-tuning",
         claim="Flex-Act recovers the right non-linearity without manual hyperparameter tuning or sweeps",
-        where="Sections 1 and 6",
         paper_value=(QUOTES["no_tuning"], QUOTES["no_sweeps_conclusion"]),
         our_value=f"no per-task sweep over activations: one α = {a_high:g} serves all {len(GROUND_TRUTHS)} targets of "
         f"Table 1. Caveat: the method adds {len(hyper)} hyperparameters of its own ({', '.join(hyper)}); λ is "
@@ -327,12 +316,10 @@ def _claim_gumbel() -> Claim:
     sharp = gumbel_softmax_sharpness()
     ordered = [sharp[t] for t in sorted(sharp, reverse=True)]
     ok = err < 1e-8 and all(a < b for a, b in zip(ordered, ordered[1:])) and ordered[-1] > 0.99
-    return _claim(
-        key="flexact-audit-gumbel-sampling",
-        anchor=ANCHORS["theory"],
+    return _row(
+        "gumbel-sampling",
         claim="Gumbel-max samples the categorical distribution π exactly; Gumbel-softmax approaches it as τ → 0 and "
         "gives smoother mixtures at higher τ",
-        where="Section 3.1",
         paper_value=(QUOTES["gumbel_max"], QUOTES["tau_limit"]),
         our_value=f"max_i |P(argmax = i) − π_i| = {err:.1e} (quadrature); E[max_i y_i] = "
         + ", ".join(f"{v:.3f} (τ = {t:g})" for t, v in sharp.items()),
@@ -351,11 +338,9 @@ def _claim_swish() -> Claim:
         and sp.simplify(lim["beta->oo, x<0"]) == 0
         and sp.simplify(lim["beta->oo, x>0"] - sp.Symbol("x", positive=True)) == 0
     )
-    return _claim(
-        key="flexact-audit-swish-limits",
-        anchor=ANCHORS["theory"],
+    return _row(
+        "swish-limits",
         claim="Swish x·σ(βx) is linear as β → 0 and ReLU as β → ∞",
-        where="Section 2",
         paper_value=QUOTES["swish_limits"],
         our_value=", ".join(f"{k}: {sp.sstr(v)}" for k, v in lim.items()),
         verdict="confirmed" if ok else "contradicted",
@@ -367,12 +352,6 @@ def _claim_swish() -> Claim:
 
 def claims() -> list[Claim]:
     """The audit's findings on the Flex-Act paper, in page order."""
-    return [
-        _claim_tanh_selection(),
-        _claim_matching_all(),
-        _claim_parameterized_baselines(),
-        _claim_deep_settings(),
-        _claim_no_tuning(),
-        _claim_gumbel(),
-        _claim_swish(),
-    ]
+    rows = (_claim_tanh_selection, _claim_matching_all, _claim_parameterized_baselines, _claim_deep_settings)
+    rows += (_claim_no_tuning, _claim_gumbel, _claim_swish)
+    return [row() for row in rows]

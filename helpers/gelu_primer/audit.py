@@ -9,7 +9,6 @@ repeated. The page is ``notebooks/91_audit_gelu_primer``.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,13 +18,14 @@ import sympy as sp
 import torch
 from scipy import special
 
-from helpers.core.report import Claim, audit_claim
+from helpers.core.claim import audit_rows
+from helpers.core.report import Claim
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import AUDIT_QUOTES, POST_CODE, QUOTES, SOURCE, TABLES
 
 __all__ = [
     "NOTEBOOK",
-    "ANCHORS",
+    "FINDINGS",
     "elu_bounds",
     "gate_at",
     "FloatZero",
@@ -39,21 +39,23 @@ __all__ = [
 ]
 
 NOTEBOOK = "notebooks/91_audit_gelu_primer"
-#: MyST labels on the audit page, one per finding.
-ANCHORS: dict[str, str] = {
-    "elu": "gelu-audit-elu-bounded",
-    "sign": "gelu-audit-gradient-sign",
-    "damping": "gelu-audit-damping",
-    "float": "gelu-audit-float-dead-zone",
-    "baselines": "gelu-audit-baselines",
-    "centring": "gelu-audit-centring",
+#: The findings, in page order: each key (after ``gelu-audit-``), the page section that shows it
+#: and where the source says it.
+FINDINGS: dict[str, tuple[str, str]] = {
+    "elu": ("gelu-audit-elu-bounded", "section 'Comparison: ReLU vs ELU vs GELU'"),
+    "sign": (
+        "gelu-audit-gradient-sign",
+        "section 'Test Your Understanding', question 5, against section 'Why the Gradient Matters'",
+    ),
+    "damping": ("gelu-audit-damping", "opening paragraph"),
+    "float": ("gelu-audit-float-dead-zone", "sections 'Why the Gradient Matters' and 'Transformer FFN Block'"),
+    "baselines": ("gelu-audit-baselines", "sections 'Transformer FFN Block' and 'Code'"),
+    "centring": ("gelu-audit-centring", "section 'Honest Limitations'"),
 }
 PROFILE = "any"
 SCALE = "exact (sympy/mpmath, 40 digits); floating point where the claim is about it"
-
-
 #: One finding of this audit, exact unless a row says it rests on the source's numbers.
-_row = functools.partial(audit_claim, source=SOURCE, notebook=NOTEBOOK, profile=PROFILE, scale=SCALE)
+_row = audit_rows("gelu-audit", FINDINGS, source=SOURCE, notebook=NOTEBOOK, profile=PROFILE, scale=SCALE)
 
 
 def _f(value: object, digits: int = 4) -> str:
@@ -74,10 +76,8 @@ def _elu_claim() -> Claim:
     contrast = bool(b["elu_inf"] < 0 and gelu_limit == 0)
     bounded = bool(b["elu_inf"].is_finite)  # then "unbounded" is a wording error
     return _row(
-        key="gelu-audit-elu",
-        anchor=ANCHORS["elu"],
+        "elu",
         claim="ELU is the choice for unbounded negative output, GELU for near-zero negative output",
-        where="section 'Comparison: ReLU vs ELU vs GELU'",
         paper_value=(AUDIT_QUOTES["elu_unbounded"], AUDIT_QUOTES["elu_saturates"]),
         our_value=f"as z → −∞ ELU → {sp.sstr(b['elu_inf'])} (−α) and GELU → {sp.sstr(gelu_limit)}: the contrast "
         f"holds; but ELU ≥ {sp.sstr(b['elu_inf'])} (its infimum) and GELU ≥ {_f(b['gelu_min'])}, both bounded "
@@ -96,10 +96,8 @@ def _sign_claim() -> Claim:
     root = g.gelu_prime_root()
     z_min, slope_min = g.gelu_prime_extrema()["min"]
     return _row(
-        key="gelu-audit-sign",
-        anchor=ANCHORS["sign"],
+        "sign",
         claim="Q5's premise (GELU'(z) > 0 for all z) is false, and a full answer to the exercise must reject it",
-        where="section 'Test Your Understanding', question 5, against section 'Why the Gradient Matters'",
         paper_value=(AUDIT_QUOTES["team_positive"], QUOTES["positive_above"]),
         our_value=f"GELU' < 0 for every z < {_f(root)}, down to {_f(slope_min)} at z = {_f(z_min)} (−√2)",
         verdict="confirmed" if float(slope_min) < 0 else "contradicted",
@@ -123,10 +121,8 @@ def _damping_claim() -> Claim:
     removed = 1 - float(gate)
     passes, slight = float(output) != 0, float(gate) >= float(half)
     return _row(
-        key="gelu-audit-damping",
-        anchor=ANCHORS["damping"],
+        "damping",
         claim="z = −0.1 passes through slightly damped",
-        where="opening paragraph",
         paper_value=(AUDIT_QUOTES["slightly_damped"], AUDIT_QUOTES["half_open"]),
         our_value=f"GELU(−0.1) = Φ(−0.1)·(−0.1) = {_f(output)}: passed, not erased, but with gain "
         f"Φ(−0.1) = {_f(gate)}, more than halved ({removed:.0%} of the input is removed)",
@@ -192,10 +188,8 @@ def _float_claim() -> Claim:
     post = post_code_zero_threshold()
     dead = all(np.isfinite(v.below) for v in (tanh32, tanh16, exact32))
     return _row(
-        key="gelu-audit-float",
-        anchor=ANCHORS["float"],
+        "float",
         claim="GELU has no dead zone: its gradient is non-zero even for negative pre-activations",
-        where="sections 'Why the Gradient Matters' and 'Transformer FFN Block'",
         paper_value=(QUOTES["positive_above"], AUDIT_QUOTES["keeps_gradients"], AUDIT_QUOTES["production"]),
         our_value=f"PyTorch float32: the tanh form's output and gradient are exactly 0 for z ≤ {tanh32.below:.2f} "
         f"(bfloat16: {tanh16.below:.2f}); the exact form's gradient for z ≤ {exact32.below:.2f}; the post's "
@@ -245,11 +239,9 @@ def _baselines_claim() -> Claim:
     at = "; ".join(f"z = {z}: ReLU' 0, ELU' {v[elu]:.4f}, GELU' {v[gelu]:+.4f}" for z, v in grads.items())
     vs_relu = all(v["GELU'"] != 0 for v in grads.values())
     return _row(
-        key="gelu-audit-baselines",
-        anchor=ANCHORS["baselines"],
+        "baselines",
         claim="GELU is chosen over ReLU for the dead-neuron problem: it keeps a gradient on negative "
         "pre-activations (checked against each baseline the post tabulates: ReLU, ELU)",
-        where="sections 'Transformer FFN Block' and 'Code'",
         paper_value=(AUDIT_QUOTES["design_choice"], AUDIT_QUOTES["gradient_column"], AUDIT_QUOTES["elu_differently"]),
         our_value=f"{at}; over all z < 0, |GELU'| ≤ {r_star:.3f}·ELU' (largest at z = {z_star:.3f})",
         verdict="confirmed" if vs_relu else "contradicted",
@@ -279,10 +271,8 @@ def _centring_claim() -> Claim:
     m = output_moments()
     relu, gelu, elu = (float(m[k]["mean"]) for k in ("ReLU", "GELU", "ELU"))
     return _row(
-        key="gelu-audit-centring",
-        anchor=ANCHORS["centring"],
+        "centring",
         claim="GELU features are not zero-centred, which causes the same upstream weight-update bias as ReLU",
-        where="section 'Honest Limitations'",
         paper_value=AUDIT_QUOTES["not_centred"],
         our_value=f"for z ~ N(0, 1): mean output ReLU {relu:.4f} ({sp.sstr(m['ReLU']['mean'])}), GELU {gelu:.4f} "
         f"({sp.sstr(m['GELU']['mean'])}), ELU {elu:.4f}; negative outputs: ReLU never, GELU and ELU "

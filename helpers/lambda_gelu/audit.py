@@ -15,7 +15,8 @@ import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import Derived
-from helpers.core.report import Claim, audit_claim
+from helpers.core.claim import audit_rows
+from helpers.core.report import Claim
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.audit_computations import (
     expected_gate_error,
@@ -41,28 +42,28 @@ from helpers.lambda_gelu.paper import (
 )
 
 # the computations are re-exported: the page and the tests read them here, beside the rows they decide
-__all__ = ["NOTEBOOK", "ANCHORS", "uniform_drift_rank", "drift_against_net_change", "relu_baseline_against_annealed"]
+__all__ = ["NOTEBOOK", "FINDINGS", "uniform_drift_rank", "drift_against_net_change", "relu_baseline_against_annealed"]
 __all__ += ["same_function_table", "claims", "s_signal"]
 
 NOTEBOOK = "notebooks/92_audit_lambda_gelu"
-ANCHORS: dict[str, str] = {
-    "range": "lgelu-audit-range",
-    "init": "lgelu-audit-init-signal",
-    "tolerance": "lgelu-audit-tolerance",
-    "drift": "lgelu-audit-drift-definition",
-    "retrain": "lgelu-audit-relu-baseline",
-    "same": "lgelu-audit-same-function",
-    "swish": "lgelu-audit-swish",
+#: The findings, in page order: each key (after ``lambda-gelu-audit-``), the page section that shows it
+#: and where the source says it.
+FINDINGS: dict[str, tuple[str, str]] = {
+    "range": ("lgelu-audit-range", "Abstract, Sections II and III"),
+    "init": ("lgelu-audit-init-signal", "Section IV-A"),
+    "tolerance": ("lgelu-audit-tolerance", "Sections IV-C and V"),
+    "drift": (
+        "lgelu-audit-drift-definition",
+        "Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2 and of Table I",
+    ),
+    "retrain": ("lgelu-audit-relu-baseline", "Section IV-C and Algorithm 1; Tables I and II for the caveat"),
+    "same": ("lgelu-audit-same-function", "Table I"),
+    "swish": ("lgelu-audit-swish", "Section II"),
 }
 PROFILE = "any"
 SCALE = "exact (sympy) or the paper's printed tables"
-
-
-def _row(name: str, **fields: object) -> Claim:
-    """One finding of this audit (key and anchor from ``name``), exact unless a row says it rests on
-    the source's numbers."""
-    fixed = {"source": SOURCE, "notebook": NOTEBOOK, "profile": PROFILE, "scale": SCALE}
-    return audit_claim(key=f"lambda-gelu-audit-{name}", anchor=ANCHORS[name], **fixed, **fields)
+#: One finding of this audit, exact unless a row says it rests on the source's numbers.
+_row = audit_rows("lambda-gelu-audit", FINDINGS, source=SOURCE, notebook=NOTEBOOK, profile=PROFILE, scale=SCALE)
 
 
 # ------------------------------------------------------------------------------- the range of λ
@@ -73,7 +74,6 @@ def _range_claim() -> Claim:
     return _row(
         "range",
         claim="λ ∈ [1, ∞), and λ ≥ 1 enforced by construction grounds the family at standard GELU",
-        where="Abstract, Sections II and III",
         paper_value=(AUDIT_QUOTES["lambda_range"], AUDIT_QUOTES["enforced"], AUDIT_QUOTES["map_above_one"]),
         our_value=f"λ(s) = 1 + softplus(s/t) ranges over (1, ∞): → {img['at -oo']} as s → −∞, λ(s) = 1 has "
         f"{'no' if never else 'a'} real solution",
@@ -108,7 +108,6 @@ def _init_claim() -> Claim:
     return _row(
         "init",
         claim="Initial λ is kept near 1 because larger initial values would attenuate the learning signal for λ",
-        where="Section IV-A",
         paper_value=(AUDIT_QUOTES["init_attenuation"], AUDIT_QUOTES["uniform_default"]),
         our_value=f"the signal that trains the learned parameter s, E[∂a/∂s] for x ~ N(0, σ²), is 0 at λ = 1 and "
         f"peaks at λ = {peak:.2f} (σ = 1); from λ = {LAMBDA_NEAR_ONE} to λ = {LAMBDA_INIT_MAX:g} it grows "
@@ -135,7 +134,6 @@ def _tolerance_claim() -> Claim:
         "tolerance",
         claim="λ_target is distribution-agnostic: it guarantees a uniform gate-approximation tolerance "
         "independently of the pre-activation statistics",
-        where="Sections IV-C and V",
         paper_value=(AUDIT_QUOTES["distribution_agnostic"], AUDIT_QUOTES["uniform_tolerance"]),
         our_value=f"at λ = {LAMBDA_TARGET_PAPER:g}, the expected gate error arctan(1/(λσ))/π is {errors[1.0]:.2e} at "
         f"σ = 1 and {errors[0.1]:.2e} at σ = 0.1; it is within ε = {EPS_PAPER:g} only for σ ≥ "
@@ -197,7 +195,6 @@ def _drift_claim() -> Claim:
     return _row(
         "drift",
         claim="Δλ is the average absolute epoch-to-epoch change of the layerwise hardness",
-        where="Section IV-A formula of V_λ against the captions of Fig. 1 and Fig. 2 and of Table I",
         paper_value=(AUDIT_QUOTES["drift_caption"], AUDIT_QUOTES["drift_formula"], AUDIT_QUOTES["drift_table"]),
         our_value=f"V_λ = (1/L) Σ_ℓ Σ_(e=1)^(T−1) |Δλ| is a sum over epochs: for a constant change d per epoch it is "
         f"{sp.sstr(formula)}, the captions' average times {sp.sstr(factor)}",
@@ -250,7 +247,6 @@ def _retrain_claim() -> Claim:
         "retrain",
         claim="The route to a ReLU network is to progressively sharpen the learned gates (anneal λ, then swap "
         "to ReLU) rather than retrain a ReLU network from scratch or swap hard mid-training",
-        where="Section IV-C and Algorithm 1; Tables I and II for the caveat",
         paper_value=AUDIT_QUOTES["rather_than_retrain"],
         our_value="the route is Algorithm 1 (learn λ, anneal it linearly to λ_target, swap at the best checkpoint); "
         f"against ReLU from scratch, a comparison the paper does not draw, the delivered ReLU network is below it "
@@ -301,15 +297,13 @@ def _same_claim() -> Claim:
         "same",
         claim="GPT-2/WikiText-2: λ-GELU (uniform) and GELU, the same function there, print the same BVS "
         "within the printed spread",
-        where="Table I",
         paper_value=Derived(
             f"λ̄ = {row['λ̄']:.2f}; BVS difference {row['BVS − GELU']:+.2f}, spreads ≤ {row['larger spread']:g}",
             "Table I's printed λ̄, BVS and spreads, differenced by us",
         ),
         our_value=f"with λ̄ < 1.005 the two activations differ by at most {bound:.1e} per unit (mean over layers; "
         f"{row['sup |λ-GELU − GELU| at λ̄']:.1e} computed at λ = 1.005), and |ΔBVS| = "
-        f"{abs(row['BVS − GELU']):.2f} "
-        f"≤ {row['larger spread']:g}",
+        f"{abs(row['BVS − GELU']):.2f} ≤ {row['larger spread']:g}",
         verdict="confirmed" if within else "contradicted",
         note="The one pair of Table I arms that are the same function agree as they must. The dec and inc arms "
         f"of the same benchmark (λ̄ = {others.loc['dec', 'λ̄']:.2f} each) lie "
@@ -332,7 +326,6 @@ def _swish_claim() -> Claim:
         "swish",
         claim="Learnable-β Swish is the closest formulation; λ-GELU differs from it by (ii) a closed-form "
         "ℓ1 annealing target",
-        where="Section II",
         paper_value=(AUDIT_QUOTES["swish_closest"], AUDIT_QUOTES["target_difference"]),
         our_value=f"xΦ(λx) is within {gap1:.4f}/λ of xσ(βx) at β = {ratio:.3f}λ for every λ ({gap_t:.1e} at λ = "
         f"{LAMBDA_TARGET_PAPER:g}); the sigmoid gate has the closed form ∫|H − σ(βx)|dx = {sp.sstr(l1)}, so "

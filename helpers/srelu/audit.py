@@ -10,14 +10,14 @@ rewards...) are not repeated.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 
 import sympy as sp
 
 from helpers.core.attribution import Derived
-from helpers.core.report import Claim, Verdict, audit_claim
+from helpers.core.claim import audit_rows
+from helpers.core.report import Claim, Verdict
 from helpers.srelu import paper
 from helpers.srelu import protocol as P
 from helpers.srelu.audit_computations import (
@@ -37,25 +37,28 @@ from helpers.srelu.audit_computations import (
 from helpers.srelu.paper import APPENDIX_H_DELTA, QUOTES, SOURCE
 from helpers.srelu.smelu import SMELU_REFERENCE
 
-__all__ = ["NB_AUDIT", "ANCHORS", "BASELINES", "elu_celu_gap", "elu_celu_cells", "smelu_match", "lipschitz_table"]
+__all__ = ["NB_AUDIT", "FINDINGS", "BASELINES", "elu_celu_gap", "elu_celu_cells", "smelu_match", "lipschitz_table"]
 __all__ += ["negative_axis_table", "relu_kernel_smoothing", "relu_correlation_depths", "newest_arxiv_reference"]
 __all__ += ["lost_table_cells", "claims"]
 
 NB_AUDIT = "notebooks/93_audit_srelu"
-#: MyST label of the page section that shows each finding.
-ANCHORS: dict[str, str] = {
-    "elu_celu": "srelu-audit-elu-celu",
-    "lipschitz": "srelu-audit-lipschitz",
-    "negative": "srelu-audit-negative-axis",
-    "kernel": "srelu-audit-kernel",
-    "propagation": "srelu-audit-propagation",
-    "smelu": "srelu-audit-smelu",
-    "damaged": "srelu-audit-damaged",
+#: The findings, in page order: each key (after ``srelu-audit-``), the page section that shows it
+#: and where the source says it.
+FINDINGS: dict[str, tuple[str, str]] = {
+    "elu-celu-distinct": ("srelu-audit-elu-celu", "Sec. 2 / Sec. 5"),
+    "elu-celu-same-function": ("srelu-audit-elu-celu", "Tables 1-2"),
+    "lipschitz-advantage": ("srelu-audit-lipschitz", "Sec. 4.6, Fact 1"),
+    "negative-gradient": ("srelu-audit-negative-axis", "App. E"),
+    "relu-drawbacks": ("srelu-audit-negative-axis", "abstract / Sec. 3"),
+    "epanechnikov-polynomial": ("srelu-audit-kernel", "Sec. 4.6"),
+    "epanechnikov-optimal": ("srelu-audit-kernel", "abstract / Sec. 4.6"),
+    "relu-propagation-rate": ("srelu-audit-propagation", "Sec. 4.1"),
+    "propagation-at-delta": ("srelu-audit-propagation", "Secs. 4.1 and 4.6"),
+    "smoothing-novelty": ("srelu-audit-smelu", "abstract / Sec. 6"),
+    "table4-table1-agree": ("srelu-audit-damaged", "Tables 1 and 4 / App. H"),
 }
-
-
 #: One finding of this audit: an exact computation unless a row says otherwise.
-_claim = functools.partial(audit_claim, source=SOURCE, notebook=NB_AUDIT, profile="theory", scale="exact")
+_row = audit_rows("srelu-audit", FINDINGS, source=SOURCE, notebook=NB_AUDIT, profile="theory", scale="exact")
 
 
 def _verdict(holds: bool, *, caveat: bool) -> Verdict:
@@ -70,11 +73,9 @@ _ELU_CELU_READING = "ELU and CELU both at α = 1 (the library defaults; the pape
 # Baselines: ELU and CELU
 def _claim_elu_celu_distinct() -> Claim:
     gap, dgap, a_e, a_c = elu_celu_gap()
-    return _claim(
-        key="srelu-audit-elu-celu-distinct",
-        anchor=ANCHORS["elu_celu"],
+    return _row(
+        "elu-celu-distinct",
         claim="ELU and CELU are two different baselines (Sec. 5 compares both in every table)",
-        where="Sec. 2 / Sec. 5",
         paper_value=(QUOTES["celu_sec2"], QUOTES["baselines_sec5"]),
         our_value=f"the same function: max |ELU − CELU| = {gap:.1e}, max |ELU′ − CELU′| = {dgap:.1e} on [−20, 20] "
         f"(default α: ELU {a_e:g}, CELU {a_c:g})",
@@ -107,12 +108,10 @@ def _claim_elu_celu_printed() -> Claim:
         f"the ELU and CELU cells of Tables 1-2 side by side; {paper.PAPER_RUNS} runs per cell is our assumption "
         "(Tables 1-2 state no run count)",
     )
-    return _claim(
-        key="srelu-audit-elu-celu-same-function",
-        anchor=ANCHORS["elu_celu"],
+    return _row(
+        "elu-celu-same-function",
         claim="The printed ELU and CELU results can be results of the same function (they agree within their "
         "printed spread in every cell)",
-        where="Tables 1-2",
         paper_value=printed,
         our_value=ours,
         verdict="contradicted" if outside else "confirmed",
@@ -139,17 +138,14 @@ def _claim_lipschitz_advantage() -> Claim:
         f"Lipschitz constants: S-ReLU {mine:.3f}; against Fact 1's comparison "
         + ", ".join(f"{label} {table[n]:.3f}" for n, label in fact1.items())
         + f": smaller than {len(above)} of {len(fact1)}. Caveat: {', '.join(equal[:-1])} and {equal[-1]} have "
-        f"constant {mine:.3f} "
-        "too (ELU, CELU at α = 1; PReLU at its initial slope 0.25, 1-Lipschitz for any |a| ≤ 1), so it is no "
-        "advantage over those"
+        f"constant {mine:.3f} too (ELU, CELU at α = 1; PReLU at its initial slope 0.25, 1-Lipschitz for any |a| ≤ 1), "
+        "so it is no advantage over those"
     )
     verdict = _verdict(len(above) == len(fact1), caveat=bool(equal))
-    return _claim(
-        key="srelu-audit-lipschitz-advantage",
-        anchor=ANCHORS["lipschitz"],
+    return _row(
+        "lipschitz-advantage",
         claim="S-ReLU's Lipschitz constant of 1 is smaller than those of the activations Fact 1 compares it with "
         "(GELU, SiLU, Mish): 'a clear advantage over other activation functions'",
-        where="Sec. 4.6, Fact 1",
         paper_value=(QUOTES["lipschitz_advantage"], QUOTES["lipschitz_fact_1"]),
         our_value=ours,
         verdict=verdict,
@@ -169,12 +165,10 @@ def _claim_dead_relu() -> Claim:
     share = table["srelu"]["zero_gradient_share"]
     exact = 1 - math.erf(delta / math.sqrt(2))
     alive = [BASELINES[n] for n in BASELINES if table[n]["zero_gradient_share"] < 1e-3]
-    return _claim(
-        key="srelu-audit-negative-gradient",
-        anchor=ANCHORS["negative"],
+    return _row(
+        "negative-gradient",
         claim="Within (−δ, 0) S-ReLU's gradient persists and is non-zero, 'effectively avoiding the dead ReLU "
         "problem' (App. E)",
-        where="App. E",
         paper_value=QUOTES["dead_relu_app_e"],
         our_value=f"S-ReLU′ > 0 on (−δ, 0) (least value on a grid inside: {least_inside:.1e}), but S-ReLU′(x) = 0 for "
         f"every x ≤ −δ (largest |S-ReLU′| on [−30, −δ]: {largest:.1f}); at δ = {delta:g}, "
@@ -199,13 +193,11 @@ def _claim_drawbacks() -> Claim:
         f"δ = {APPENDIX_H_DELTA:g} an S-ReLU network follows ReLU's O(1/l²) rate for about {crossing:,} layers "
         "(row srelu-audit-propagation-at-delta); regularisation: not tested here"
     )
-    return _claim(
-        key="srelu-audit-relu-drawbacks",
-        anchor=ANCHORS["negative"],
+    return _row(
+        "relu-drawbacks",
         claim="S-ReLU mitigates the intrinsic drawbacks of ReLU that Sec. 3 names: gradient instability from "
         "non-differentiability, inefficient information propagation in deep layers, and limited guarantees for "
         "regularisation",
-        where="abstract / Sec. 3",
         paper_value=(
             QUOTES["mitigating_abstract"],
             QUOTES["relu_drawbacks_sec3"],
@@ -233,12 +225,10 @@ def _claim_lowest_degree() -> Claim:
         for r in rows.values()
     )
     lower = tri.kernel_degree < epa.kernel_degree and tri.smoothness >= epa.smoothness
-    return _claim(
-        key="srelu-audit-epanechnikov-polynomial",
-        anchor=ANCHORS["kernel"],
+    return _row(
+        "epanechnikov-polynomial",
         claim="Among non-negative polynomial kernels meeting the smoothness conditions, the Epanechnikov kernel has "
         "the lowest degree",
-        where="Sec. 4.6",
         paper_value=QUOTES["epanechnikov_optimal"],
         our_value=ours,
         verdict="contradicted" if lower else "confirmed",
@@ -270,12 +260,10 @@ def _claim_optimal_kernel() -> Claim:
         + f", Gaussian {gauss:.4f}"
     )
     verdict = _verdict(mise_best, caveat=bool(better))
-    return _claim(
-        key="srelu-audit-epanechnikov-optimal",
-        anchor=ANCHORS["kernel"],
+    return _row(
+        "epanechnikov-optimal",
         claim="The Epanechnikov kernel is optimal for minimising the mean integrated squared error (MISE), which "
         "gives the framework its 'statistical optimality'",
-        where="abstract / Sec. 4.6",
         paper_value=(QUOTES["statistical_optimality"], QUOTES["epanechnikov_optimal"]),
         our_value=ours,
         verdict=verdict,
@@ -295,11 +283,9 @@ def _claim_hayou_constant() -> Claim:
     rescaled, _ = relu_correlation_depths()
     deepest = max(rescaled)
     gap = abs(rescaled[deepest] / paper.HAYOU_RELU_CONSTANT - 1)
-    return _claim(
-        key="srelu-audit-relu-propagation-rate",
-        anchor=ANCHORS["propagation"],
+    return _row(
+        "relu-propagation-rate",
         claim="For ReLU, 1 − c^l ~ 9π²/(2l²) (after Hayou et al. 2019)",
-        where="Sec. 4.1",
         paper_value=QUOTES["hayou_relu_rate"],
         our_value="l²(1 − c_l) = "
         + ", ".join(f"{v:.2f} (l = {k:,})" for k, v in rescaled.items())
@@ -316,16 +302,13 @@ def _claim_smooth_regime() -> Claim:
     delta = APPENDIX_H_DELTA
     _, crossing = relu_correlation_depths(delta)
     depth = P.VIT_PAPER["depth"]
-    return _claim(
-        key="srelu-audit-propagation-at-delta",
-        anchor=ANCHORS["propagation"],
+    return _row(
+        "propagation-at-delta",
         claim=f"S-ReLU at δ = {delta:g} gets the propagation advantage of smooth activations at the depths the paper "
         "trains (Sec. 4.6 builds S-ReLU on Sec. 4.1's O(1/l) rate for smooth activations)",
-        where="Secs. 4.1 and 4.6",
         paper_value=(QUOTES["hayou_smooth_rate"], QUOTES["smooth_better_sec_4_6"]),
         our_value=f"ReLU's correlation map needs l* = {crossing:,} layers to bring 1 − c below "
-        f"δ²/2 = {delta**2 / 2:.1e}; "
-        f"the paper's ViT-Tiny has {depth} blocks",
+        f"δ²/2 = {delta**2 / 2:.1e}; the paper's ViT-Tiny has {depth} blocks",
         verdict="contradicted" if crossing > 10 * depth else "confirmed",
         reading="the O(1/l) propagation rate read at the depths the paper trains, with our heuristic crossover "
         "≈ 3π/δ layers",
@@ -344,12 +327,10 @@ def _claim_smelu_first() -> Claim:
     gap = smelu_match()
     smelu_id = re.search(r"\d{4}\.\d{4,5}", SMELU_REFERENCE).group(0)  # type: ignore[union-attr]
     months = (int(newest[:2]) * 12 + int(newest[2:4])) - (int(smelu_id[:2]) * 12 + int(smelu_id[2:4]))
-    return _claim(
-        key="srelu-audit-smoothing-novelty",
-        anchor=ANCHORS["smelu"],
+    return _row(
+        "smoothing-novelty",
         claim="Smoothing ReLU by convolution with a kernel is new: 'a general methodology for systematically "
         "smoothing non-smooth activations remains absent'",
-        where="abstract / Sec. 6",
         paper_value=(QUOTES["framework_abstract"], QUOTES["methodology_absent"], QUOTES["under_review"]),
         our_value=f"SmeLU, ReLU convolved with the box kernel, was published in {_arxiv_month(smelu_id)} "
         f"({SMELU_REFERENCE}); "
@@ -375,16 +356,13 @@ def _claim_table4_vs_table1() -> Claim:
     n_cells = sum(len(v["cells"]) for v in lost.values())
     n_label = sum(len(v["label lost"]) for v in lost.values())
     c10, c100 = paper.TABLE4["CIFAR-10"][APPENDIX_H_DELTA], paper.TABLE4["CIFAR-100"][APPENDIX_H_DELTA]
-    return _claim(
-        key="srelu-audit-table4-table1-agree",
-        anchor=ANCHORS["damaged"],
+    return _row(
+        "table4-table1-agree",
         claim="Table 4's S-ReLU at δ = 0.001 (ViT-Tiny) agrees with Table 1's ViT-Tiny S-ReLU cell, the one setup the "
         "two tables share",
-        where="Tables 1 and 4 / App. H",
         paper_value=QUOTES["table4_setup"],
         our_value=f"not checkable: Table 1's ViT-Tiny / S-ReLU cells are among the {n_cells} per-model cells "
-        "outside the "
-        f"CELU column, of which the extraction kept {n_label} values without their model and lost the rest "
+        f"outside the CELU column, of which the extraction kept {n_label} values without their model and lost the rest "
         f"(Table 4 prints {c10[0]:.1f} ± {c10[1]:.1f} on CIFAR-10, {c100[0]:.1f} ± {c100[1]:.1f} on CIFAR-100)",
         verdict="not run here",
         note="App. H uses δ = 0.001 in every experiment, so Table 4's δ = 0.001 column and Table 1's ViT-Tiny "
@@ -397,16 +375,7 @@ def _claim_table4_vs_table1() -> Claim:
 
 def claims() -> list[Claim]:
     """The audit's findings on the S-ReLU paper, in page order."""
-    return [
-        _claim_elu_celu_distinct(),
-        _claim_elu_celu_printed(),
-        _claim_lipschitz_advantage(),
-        _claim_dead_relu(),
-        _claim_drawbacks(),
-        _claim_lowest_degree(),
-        _claim_optimal_kernel(),
-        _claim_hayou_constant(),
-        _claim_smooth_regime(),
-        _claim_smelu_first(),
-        _claim_table4_vs_table1(),
-    ]
+    rows = (_claim_elu_celu_distinct, _claim_elu_celu_printed, _claim_lipschitz_advantage, _claim_dead_relu)
+    rows += (_claim_drawbacks, _claim_lowest_degree, _claim_optimal_kernel, _claim_hayou_constant)
+    rows += (_claim_smooth_regime, _claim_smelu_first, _claim_table4_vs_table1)
+    return [row() for row in rows]

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers.core import tables as T
-from helpers.core.registry import get_activation
+from helpers.core.registry import display_name, get_activation
 from helpers.srelu.activation import srelu, srelu_derivative
 from helpers.srelu.mollify import BoxKernel, mollify
 from helpers.srelu.paper import (
@@ -35,14 +35,7 @@ from helpers.srelu.smelu import smelu
 #: The baselines of Sec. 5 by registry name, and how the tables label them. The paper states no
 #: setting for any of them, so each is the library default the book trains (nn.ELU(), nn.CELU(),
 #: nn.PReLU() with its initial slope 0.25, ...).
-BASELINES: dict[str, str] = {
-    "gelu": "GELU",
-    "elu": "ELU",
-    "prelu": "PReLU",
-    "celu": "CELU",
-    "silu": "SiLU",
-    "mish": "Mish",
-}
+BASELINES: dict[str, str] = {name: display_name(name) for name in ("gelu", "elu", "prelu", "celu", "silu", "mish")}
 
 
 def elu_celu_gap(n: int = 400_001) -> tuple[float, float, float, float]:
@@ -74,8 +67,7 @@ def _grid(lo: float, hi: float, step: float) -> torch.Tensor:
 def _activation(name: str):
     if name == "srelu":
         return lambda x: srelu(x, APPENDIX_H_DELTA)
-    module = get_activation(name).double()
-    return module
+    return get_activation(name).double()
 
 
 def lipschitz_table(step: float = 1e-4) -> dict[str, float]:
@@ -117,8 +109,6 @@ def srelu_negative_slopes(delta: float = APPENDIX_H_DELTA) -> tuple[float, float
 
 
 _X, _Y = sp.symbols("x y", real=True)
-
-
 _D = sp.Symbol("delta", positive=True)
 
 
@@ -162,15 +152,12 @@ def _smoothing(name: str) -> KernelSmoothing:
     mid_right = sp.integrate((_X - _Y) * left, (_Y, -_D, 0)) + sp.integrate((_X - _Y) * right, (_Y, 0, _X))
     pieces = [sp.Integer(0), sp.expand(mid_left), sp.expand(mid_right), _X]
     knots = [-_D, sp.Integer(0), _D]
-    smooth = -1
-    for k in range(6):
-        if all(
-            sp.simplify(sp.diff(pieces[i], _X, k).subs(_X, t) - sp.diff(pieces[i + 1], _X, k).subs(_X, t)) == 0
-            for i, t in enumerate(knots)
-        ):
-            smooth = k
-        else:
-            break
+
+    def jump(k: int, i: int, t: sp.Expr) -> sp.Expr:  # of the k-th derivative at knot t, between pieces i, i + 1
+        return sp.simplify(sp.diff(pieces[i], _X, k).subs(_X, t) - sp.diff(pieces[i + 1], _X, k).subs(_X, t))
+
+    # the order of the last derivative (up to the 5th) that is continuous at every knot
+    smooth = next((k for k in range(6) if any(jump(k, i, t) != 0 for i, t in enumerate(knots))), 6) - 1
     return KernelSmoothing(
         name=name,
         kernel_degree=max(sp.Poly(e, _Y).degree() for e in (left * _D, right * _D)),
