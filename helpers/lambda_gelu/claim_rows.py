@@ -1,9 +1,5 @@
 """What every λ-GELU run-based claim shares: the row builder (:func:`_claim`), the pages and their
-anchors, the scale text, the pair labels, per-seed values of one arm, and the protocol loader.
-
-:mod:`helpers.lambda_gelu.grid_claims` (Figs. 1-2), :mod:`helpers.lambda_gelu.table1_claims`
-(Table I, Fig. 3) and :mod:`helpers.lambda_gelu.table2_claims` (Table II) build their rows with these;
-:mod:`helpers.lambda_gelu.run_claims` loads the protocols with :func:`load_protocol`."""
+anchors, the scale text, the pair labels, per-seed values of one arm, and the protocol loaders."""
 
 from __future__ import annotations
 
@@ -14,10 +10,11 @@ import pandas as pd
 
 from helpers.core.attribution import SourceValue
 from helpers.core.comparison import Comparison
-from helpers.core.report import Claim, family_verdict, judge
+from helpers.core.report import Claim, family_verdict, judge, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import tost
+from helpers.lambda_gelu.paper import SOURCE
 from helpers.lambda_gelu.protocol import EXPERIMENTS, figure_scale
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
@@ -118,21 +115,11 @@ def _claim(
         verdict = ok
     else:
         verdict = "confirmed" if ok else "inconclusive"
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"λ-GELU paper, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,
-        notebook=notebook,
-        note=note,  # type: ignore[arg-type]
-        anchor=ANCHORS.get(notebook, ""),
-        reading=reading,
-        **stats,
-    )
+    anchor = ANCHORS.get(notebook, "")
+    return source_row(
+        key, claim, where, paper, ours, verdict, note, scale, profile,
+        source=SOURCE, notebook=notebook, anchor=anchor, reading=reading, **stats,
+    )  # fmt: skip
 
 
 def _pair_claim_label(pair: str, profile: str) -> str:

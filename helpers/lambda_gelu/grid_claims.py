@@ -1,7 +1,7 @@
 """λ-GELU's Fig. 1 and Fig. 2 claims (Section IV-A): hardness drift along t and c, and ΔBVS close
 to the GELU baseline, one function per claim key.
 
-:func:`helpers.lambda_gelu.run_claims.experiment_claims` lists them first; our values come from
+:func:`helpers.lambda_gelu.claims.experiment_claims` lists them first; our values come from
 the committed results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``: not run in the profile),
 never trained here."""
 
