@@ -20,7 +20,12 @@ from helpers.core.runtime import current_profile
 from helpers.lambda_gelu import theory as S
 from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, load_committed, load_protocol
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
-from helpers.lambda_gelu.grid_claims import fig1_bvs_close_claim, grid_claims
+from helpers.lambda_gelu.grid_claims import (
+    fig1_bvs_close_claim,
+    fig1_drift_claim,
+    fig2_bvs_small_claim,
+    fig2_drift_c_claim,
+)
 from helpers.lambda_gelu.paper import (
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
@@ -289,20 +294,17 @@ def experiment_claims(profile: str | None = None) -> list[Claim]:
 
     profiles = _family_profiles(profile)
     return [
-        *_grid_rows(profiles["lgelu_grid"], profiles["lgelu_csweep"]),
+        *_fig1_rows(profiles["lgelu_grid"]),
+        *_fig2_rows(profiles["lgelu_csweep"]),
         *_table1_rows(profiles["lgelu_table1"]),
         *_table2_rows(profiles["lgelu_table2"]),
     ]
 
 
-def _grid_rows(grid: str, csweep: str) -> list[Claim]:
-    return [*_fig1_rows(grid), *_fig2_rows(csweep)]
-
-
 def _fig1_rows(profile: str) -> list[Claim]:
     """Fig. 1's rows: the two drift trends from the whole (t, c) grid, ΔBVS from its smallest t."""
     grid = _committed("lgelu_grid", profile)
-    return [*grid_claims(grid, None, profile)[:2], _fig1_bvs_close_row(profile, grid is not None)]
+    return [*(fig1_drift_claim(axis, grid, profile) for axis in "tc"), _fig1_bvs_close_row(profile, grid is not None)]
 
 
 def _fig1_bvs_close_row(profile: str, committed: bool) -> Claim:
@@ -316,7 +318,8 @@ def _fig1_bvs_close_row(profile: str, committed: bool) -> Claim:
 
 
 def _fig2_rows(profile: str) -> list[Claim]:
-    return grid_claims(None, _committed("lgelu_csweep", profile), profile)[3:]  # Fig. 2: the c sweep
+    csweep = _committed("lgelu_csweep", profile)  # Fig. 2: the c sweep
+    return [fig2_drift_c_claim(csweep, profile), fig2_bvs_small_claim(csweep, profile)]
 
 
 def _table1_rows(profile: str) -> list[Claim]:

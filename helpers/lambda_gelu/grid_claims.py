@@ -57,27 +57,6 @@ _TREND_NOTE = (
 )
 
 
-def grid_claims(
-    grid: Results | None,
-    csweep: Results | None,
-    profile: str,
-    csweep_profile: str | None = None,
-) -> list[Claim]:
-    """Fig. 1 and Fig. 2 claims from the results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``:
-    not run in ``profile``; the c sweep's results are of ``csweep_profile``, ``profile`` when not given)."""
-
-    # The t-rescaling claim is counted once, on the theory page (helpers.lambda_gelu.paper), with
-    # its condition; the runs of equal c/t² (equal_rate_runs) are shown on the grid page as evidence.
-    sweep_profile = csweep_profile or profile
-    return [
-        fig1_drift_claim("t", grid, profile),
-        fig1_drift_claim("c", grid, profile),
-        fig1_bvs_close_claim(grid, profile),
-        fig2_drift_c_claim(csweep, sweep_profile),
-        fig2_bvs_small_claim(csweep, sweep_profile),
-    ]
-
-
 def fig1_drift_claim(axis: str, grid: Results | None, profile: str) -> Claim:
     """``lambda-gelu-fig1-drift-t`` (``axis="t"``: smaller t, more drift) or
     ``lambda-gelu-fig1-drift-c`` (``axis="c"``: larger c, more drift) from the grid's results."""
