@@ -15,32 +15,13 @@ from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import tost
 from helpers.lambda_gelu.paper import SOURCE
-from helpers.lambda_gelu.protocol import EXPERIMENTS, figure_scale
+from helpers.lambda_gelu.protocol import figure_scale
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     _dataset_key,
     _pairs,
     pair_label,
-    run_table,
 )
-
-
-def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
-    """``(results, n_missing)`` of a λ-GELU protocol (``lgelu_grid``, ``lgelu_csweep``,
-    ``lgelu_table1``, ``lgelu_table2``), loaded from the results cache without training."""
-
-    if name not in EXPERIMENTS:
-        raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(EXPERIMENTS)}")
-    found, missing = [], 0
-    for cfg in EXPERIMENTS[name](profile):
-        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
-            continue
-        result = load_result(cfg)
-        if result is None or result.get("status", "ok") != "ok":
-            missing += 1
-        else:
-            found.append(result)
-    return found, missing
 
 
 def load_committed(configs: Iterable[Any]) -> list[dict]:
@@ -183,17 +164,6 @@ def _scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
 
 def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
     return ", ".join(f"{v:.{digits}f}" for v in values)
-
-
-def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
-    """For scale: the seed-to-seed spread of the GELU baseline's BVS, and the seeds per cell."""
-    table = run_table(results)
-    gelu = table[table["activation"] == "gelu"]["bvs"]
-    lam = table[table["activation"] == "lambda_gelu"].groupby(["t", "c"])["seed"].nunique()
-    text = f"GELU's BVS over {len(gelu)} seeds: std {gelu.std(ddof=1):.3f}"
-    if lam.min() != lam.max():
-        text += f"; cells have {lam.min()} to {lam.max()} seeds"
-    return text + "."
 
 
 def _family_text(df: pd.DataFrame) -> tuple[str, bool]:

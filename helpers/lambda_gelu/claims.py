@@ -16,9 +16,11 @@ import sympy as sp
 from helpers.core.attribution import SourceValue
 from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim, rounds_to, source_row
+from helpers.core.results_cache import load_result
+from helpers.core.run_reads import is_hidden
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu import theory as S
-from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, load_committed, load_protocol
+from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, load_committed
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
 from helpers.lambda_gelu.grid_claims import (
     fig1_bvs_close_claim,
@@ -274,6 +276,21 @@ def _family_profiles(profile: str | None = None) -> dict[str, str]:
     if profile is None:
         return {name: decided_profile(name, configs) for name, configs in FAMILIES.items()}
     return dict.fromkeys(FAMILIES, current_profile(profile))
+
+
+def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
+    """``(results, n_missing)`` of the λ-GELU protocol ``name`` (a key of
+    :data:`~helpers.lambda_gelu.protocol.EXPERIMENTS`), loaded from the results cache without training."""
+    found, missing = [], 0
+    for cfg in EXPERIMENTS[name](profile):
+        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
+            continue
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            missing += 1
+        else:
+            found.append(result)
+    return found, missing
 
 
 def _committed(name: str, profile: str) -> list[dict] | None:

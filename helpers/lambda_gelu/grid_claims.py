@@ -15,7 +15,6 @@ from helpers.lambda_gelu.claim_rows import (
     _NB_GRID,
     _claim,
     _fmt_list,
-    _gelu_spread_note,
     _pair_claim_label,
     _scale_text,
 )
@@ -29,7 +28,7 @@ from helpers.lambda_gelu.grid import (
 )
 from helpers.lambda_gelu.paper import QUOTES
 from helpers.lambda_gelu.protocol import c_sweep_pair
-from helpers.lambda_gelu.records import BVS_TOL_ACCURACY
+from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, run_table
 
 Results = Sequence[Mapping[str, Any]]
 
@@ -55,6 +54,17 @@ _TREND_NOTE = (
     "axis, the end-to-end contrast of V_λ (same seed at both ends, its init modes averaged: the seed "
     "is the unit) has a 95% CI above 0 over the seeds (intersection-union)."
 )
+
+
+def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
+    """For scale: the seed-to-seed spread of the GELU baseline's BVS, and the seeds per cell."""
+    table = run_table(results)
+    gelu = table[table["activation"] == "gelu"]["bvs"]
+    lam = table[table["activation"] == "lambda_gelu"].groupby(["t", "c"])["seed"].nunique()
+    text = f"GELU's BVS over {len(gelu)} seeds: std {gelu.std(ddof=1):.3f}"
+    if lam.min() != lam.max():
+        text += f"; cells have {lam.min()} to {lam.max()} seeds"
+    return text + "."
 
 
 def fig1_drift_claim(axis: str, grid: Results | None, profile: str) -> Claim:
