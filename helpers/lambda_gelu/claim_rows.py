@@ -40,11 +40,7 @@ def load_committed(configs: Iterable[Any]) -> list[dict]:
 
 
 _NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
-
-
 _NB_PROFILES = "notebooks/11_lambda_gelu_profiles"
-
-
 _NB_ANNEAL = "notebooks/12_lambda_gelu_annealing"
 
 
