@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from helpers.lambda_gelu import grid_claims, run_claims, table1_claims, table2_claims
+from helpers.lambda_gelu import claims, grid_claims, table1_claims, table2_claims
 from helpers.lambda_gelu.protocol import table1_pairs
 
 MODULES = (grid_claims, table1_claims, table2_claims)
@@ -29,7 +29,10 @@ def _documented_keys(fn: object) -> list[re.Pattern]:
 
 def _not_run_rows(profile: str) -> list:
     return [
-        *grid_claims.grid_claims(None, None, profile),
+        *(grid_claims.fig1_drift_claim(axis, None, profile) for axis in "tc"),
+        grid_claims.fig1_bvs_close_claim(None, profile),
+        grid_claims.fig2_drift_c_claim(None, profile),
+        grid_claims.fig2_bvs_small_claim(None, profile),
         *table1_claims.table1_claims(None, profile),
         *table2_claims.table2_claims(None, None, profile),
     ]
@@ -66,8 +69,8 @@ def test_rows_without_results_are_not_run_here_and_one_per_pair_for_the_tables()
 
 def test_the_entry_point_lists_the_families_in_report_order(monkeypatch):
     # no committed results anywhere: every family is "not run", so the order is the functions' alone
-    monkeypatch.setattr(run_claims, "load_protocol", lambda name, profile: ([], 1))
-    assert [c.key for c in run_claims.experiment_claims("cpu")] == [c.key for c in _not_run_rows("cpu")]
+    monkeypatch.setattr(claims, "load_protocol", lambda name, profile: ([], 1))
+    assert [c.key for c in claims.experiment_claims("cpu")] == [c.key for c in _not_run_rows("cpu")]
 
 
 def test_a_fig1_trend_runs_along_t_or_c_only():

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from helpers.experiments import config_dict, config_hash, result_path, store_result
-from helpers.lambda_gelu import formatting, grid, run_claims
+from helpers.lambda_gelu import claims as lgelu_claims
+from helpers.lambda_gelu import formatting, grid
 from helpers.lambda_gelu import protocol as lgelu_protocol
 from helpers.lambda_gelu import records as A
 from helpers.lambda_gelu.options import LambdaGeluOptions
@@ -493,7 +494,7 @@ def test_format_pm():
 
 # ------------------------------------------------------------------------------------------ claims
 def test_claims_without_results_are_not_run_here():
-    claims = run_claims.experiment_claims("cpu")
+    claims = lgelu_claims.experiment_claims("cpu")
     verdicts = {c.claim: c.verdict for c in claims}
     consistency = [k for k in verdicts if k.startswith("Table II's GELU")]
     # 4 of 5 datasets agree, TinyImageNet differs in the last printed digit: the paper never says
@@ -548,7 +549,7 @@ def test_claims_from_synthetic_cpu_results():
             path = result_path(cfg)
             if not path.exists():
                 store_result(cfg, _synthetic(cfg))
-    claims = {c.claim: c for c in run_claims.experiment_claims("cpu")}
+    claims = {c.claim: c for c in lgelu_claims.experiment_claims("cpu")}
     assert not [c for c in claims.values() if c.verdict == "not run here"]
     by_start = lambda s: [c for k, c in claims.items() if k.startswith(s)]  # noqa: E731
     assert [c.verdict for c in by_start("Fig. 1: smaller t")] == ["confirmed"]

@@ -13,7 +13,7 @@ from helpers.core.profiles import clear_decided_profiles, decided_profile, profi
 from helpers.core.report import Claim
 from helpers.experiments import config_dict, store_result
 from helpers.flexact import protocol as FC
-from helpers.lambda_gelu import run_claims
+from helpers.lambda_gelu import claims as lgelu_claims
 from helpers.methods import CLAIM_SOURCES
 from helpers.relu_ization import claims as relu_claims
 from helpers.srelu import claims as srelu_claims
@@ -148,14 +148,14 @@ def _only(family: str):
     ("module", "collect", "family", "switched"),
     [
         (
-            run_claims,
-            run_claims.experiment_claims,
+            lgelu_claims,
+            lgelu_claims.experiment_claims,
             "lgelu_csweep",
             {"lambda-gelu-fig2-drift-c", "lambda-gelu-fig2-bvs-small"},
         ),
         (
-            run_claims,
-            run_claims.experiment_claims,
+            lgelu_claims,
+            lgelu_claims.experiment_claims,
             "lgelu_grid",
             {"lambda-gelu-fig1-drift-t", "lambda-gelu-fig1-drift-c", "lambda-gelu-fig1-bvs-close"},
         ),

@@ -233,14 +233,14 @@ def _page_anchors() -> dict[str, set[str]]:
     """Every anchor a claim builder sets, by page (the constants the Claim(...) calls use)."""
     from helpers.flexact import paper as flexact
     from helpers.gelu_primer import paper as gelu_blog
+    from helpers.lambda_gelu import claims as lgelu_claims
     from helpers.lambda_gelu import paper as lambda_gelu
-    from helpers.lambda_gelu import run_claims
     from helpers.srelu import paper as srelu
 
     pages: dict[str, set[str]] = {}
     pairs = [
         *srelu.ANCHORS.items(),
-        *run_claims.ANCHORS.items(),
+        *lgelu_claims.ANCHORS.items(),
         (lambda_gelu.THEORY_NOTEBOOK, lambda_gelu.THEORY_ANCHOR),
         (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_TABLES),
         (gelu_blog.NOTEBOOK, gelu_blog.ANCHOR_PROSE),

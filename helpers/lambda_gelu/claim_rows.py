@@ -1,9 +1,5 @@
 """What every λ-GELU run-based claim shares: the row builder (:func:`_claim`), the pages and their
-anchors, the scale text, the pair labels, per-seed values of one arm, and the protocol loader.
-
-:mod:`helpers.lambda_gelu.grid_claims` (Figs. 1-2), :mod:`helpers.lambda_gelu.table1_claims`
-(Table I, Fig. 3) and :mod:`helpers.lambda_gelu.table2_claims` (Table II) build their rows with these;
-:mod:`helpers.lambda_gelu.run_claims` loads the protocols with :func:`load_protocol`."""
+anchors, the scale text, the pair labels, per-seed values of one arm, and the protocol loaders."""
 
 from __future__ import annotations
 
@@ -14,36 +10,18 @@ import pandas as pd
 
 from helpers.core.attribution import SourceValue
 from helpers.core.comparison import Comparison
-from helpers.core.report import Claim, family_verdict, judge
+from helpers.core.report import Claim, family_verdict, judge, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import tost
-from helpers.lambda_gelu.protocol import EXPERIMENTS, figure_scale
+from helpers.lambda_gelu.paper import SOURCE
+from helpers.lambda_gelu.protocol import figure_scale
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     _dataset_key,
     _pairs,
     pair_label,
-    run_table,
 )
-
-
-def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
-    """``(results, n_missing)`` of a λ-GELU protocol (``lgelu_grid``, ``lgelu_csweep``,
-    ``lgelu_table1``, ``lgelu_table2``), loaded from the results cache without training."""
-
-    if name not in EXPERIMENTS:
-        raise ValueError(f"unknown protocol {name!r}; choose one of {sorted(EXPERIMENTS)}")
-    found, missing = [], 0
-    for cfg in EXPERIMENTS[name](profile):
-        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
-            continue
-        result = load_result(cfg)
-        if result is None or result.get("status", "ok") != "ok":
-            missing += 1
-        else:
-            found.append(result)
-    return found, missing
 
 
 def load_committed(configs: Iterable[Any]) -> list[dict]:
@@ -62,11 +40,7 @@ def load_committed(configs: Iterable[Any]) -> list[dict]:
 
 
 _NB_GRID = "notebooks/10_lambda_gelu_tc_grid"
-
-
 _NB_PROFILES = "notebooks/11_lambda_gelu_profiles"
-
-
 _NB_ANNEAL = "notebooks/12_lambda_gelu_annealing"
 
 
@@ -118,21 +92,11 @@ def _claim(
         verdict = ok
     else:
         verdict = "confirmed" if ok else "inconclusive"
-    return Claim(
-        key=key,
-        claim=claim,
-        source=f"λ-GELU paper, {where}",
-        paper_value=paper,
-        our_value=ours,
-        profile=profile,
-        scale=scale,
-        verdict=verdict,
-        notebook=notebook,
-        note=note,  # type: ignore[arg-type]
-        anchor=ANCHORS.get(notebook, ""),
-        reading=reading,
-        **stats,
-    )
+    anchor = ANCHORS.get(notebook, "")
+    return source_row(
+        key, claim, where, paper, ours, verdict, note, scale, profile,
+        source=SOURCE, notebook=notebook, anchor=anchor, reading=reading, **stats,
+    )  # fmt: skip
 
 
 def _pair_claim_label(pair: str, profile: str) -> str:
@@ -196,17 +160,6 @@ def _scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
 
 def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
     return ", ".join(f"{v:.{digits}f}" for v in values)
-
-
-def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
-    """For scale: the seed-to-seed spread of the GELU baseline's BVS, and the seeds per cell."""
-    table = run_table(results)
-    gelu = table[table["activation"] == "gelu"]["bvs"]
-    lam = table[table["activation"] == "lambda_gelu"].groupby(["t", "c"])["seed"].nunique()
-    text = f"GELU's BVS over {len(gelu)} seeds: std {gelu.std(ddof=1):.3f}"
-    if lam.min() != lam.max():
-        text += f"; cells have {lam.min()} to {lam.max()} seeds"
-    return text + "."
 
 
 def _family_text(df: pd.DataFrame) -> tuple[str, bool]:

@@ -1,19 +1,33 @@
-"""Every λ-GELU claim with our value beside the paper's: the closed forms of Section III/IV-C
-(computed with :mod:`helpers.lambda_gelu.theory`), the run-based claims
-(:mod:`helpers.lambda_gelu.run_claims`), and what no page tests yet."""
+"""Every λ-GELU claim with our value beside the paper's; :func:`claims` is what the report collects.
+The closed forms of Section III/IV-C are here (computed with :mod:`helpers.lambda_gelu.theory`), and
+so are what no page tests yet and the loading of the run-based claims (:func:`experiment_claims`),
+whose rows are built one function per claim key in one module per paper figure/table:
+:mod:`~helpers.lambda_gelu.grid_claims` (Figs. 1-2), :mod:`~helpers.lambda_gelu.table1_claims`
+(Table I, Fig. 3) and :mod:`~helpers.lambda_gelu.table2_claims` (Table II)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import SourceValue
+from helpers.core.profiles import decided_profile
 from helpers.core.report import Claim, rounds_to, source_row
+from helpers.core.results_cache import load_result
+from helpers.core.run_reads import is_hidden
+from helpers.core.runtime import current_profile
 from helpers.lambda_gelu import theory as S
-from helpers.lambda_gelu.claim_rows import MATCH_TOL
+from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, load_committed
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
+from helpers.lambda_gelu.grid_claims import (
+    fig1_bvs_close_claim,
+    fig1_drift_claim,
+    fig2_bvs_small_claim,
+    fig2_drift_c_claim,
+)
 from helpers.lambda_gelu.paper import (
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
@@ -24,12 +38,12 @@ from helpers.lambda_gelu.paper import (
     THEORY_PROFILE,
     THEORY_SCALE,
 )
+from helpers.lambda_gelu.protocol import EXPERIMENTS
 from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL
-from helpers.lambda_gelu.run_claims import ANCHORS
-from helpers.lambda_gelu.run_claims import experiment_claims as claims_from_results
-from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT
+from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT, table1_claims
+from helpers.lambda_gelu.table2_claims import table2_claims
 
-__all__ = ["MARGINS", "SMALLEST_EFFECT", "theory_claims", "claims", "experiment_claims", "coverage_claims"]
+__all__ = ["MARGINS", "SMALLEST_EFFECT", "ANCHORS", "claims", "theory_claims", "experiment_claims", "coverage_claims"]
 
 #: λ-GELU's lines of the rules page's table of smallest effects (:func:`helpers.claims.smallest_effects`).
 SMALLEST_EFFECT: dict[str, tuple[str, str]] = {
@@ -201,36 +215,16 @@ def theory_claims() -> list[Claim]:
     return out
 
 
-def experiment_claims() -> list[Claim]:
-    """Claims checked by the λ-GELU experiment notebooks (Fig. 1-3, Tables I and II).
-
-    Our values come from committed results (loaded, never retrained; a claim whose runs are not
-    committed is "not run here"), each family's from the cpu profile until all its paper-profile
-    runs are committed; see :mod:`helpers.lambda_gelu.run_claims`.
-    """
-
-    return claims_from_results()
-
-
 def coverage_claims() -> list[Claim]:
     """Claims of the paper that no page tests yet, each with the reason ("not run here")."""
 
     anchors = {THEORY_NOTEBOOK: THEORY_ANCHOR, **ANCHORS}
 
     def row(key: str, claim: str, where: str, paper: SourceValue, notebook: str, note: str, profile: str) -> Claim:
-        return Claim(
-            key=key,
-            claim=claim,
-            source=f"{SOURCE}, {where}",
-            paper_value=paper,
-            our_value="—",
-            profile=profile,
-            scale="",
-            verdict="not run here",
-            notebook=notebook,
-            note=note,
-            anchor=anchors[notebook],
-        )
+        return source_row(
+            key, claim, where, paper, "—", "not run here", note, "", profile,
+            source=SOURCE, notebook=notebook, anchor=anchors[notebook],
+        )  # fmt: skip
 
     return [
         row(
@@ -260,3 +254,94 @@ def coverage_claims() -> list[Claim]:
 def claims() -> list[Claim]:
     """Every λ-GELU claim: theory first, then experiments, then what no page tests yet."""
     return theory_claims() + experiment_claims() + coverage_claims()
+
+
+def _table2_runs(profile: str) -> list:
+    """Table II's rows read Table I's runs too: its family is both protocols' runs."""
+    return [*EXPERIMENTS["lgelu_table1"](profile), *EXPERIMENTS["lgelu_table2"](profile)]
+
+
+#: Each family of run-based rows: the name its profile is decided under and its runs' configs.
+FAMILIES: dict[str, Callable[[str], list]] = {
+    "lgelu_grid": EXPERIMENTS["lgelu_grid"],
+    "lgelu_csweep": EXPERIMENTS["lgelu_csweep"],
+    "lgelu_table1": EXPERIMENTS["lgelu_table1"],
+    "lgelu_table2": _table2_runs,
+}
+
+
+def _family_profiles(profile: str | None = None) -> dict[str, str]:
+    """The profile each family of :data:`FAMILIES` reads: ``profile`` for all when given, else the
+    one its committed results decide (:func:`helpers.core.profiles.decided_profile`)."""
+    if profile is None:
+        return {name: decided_profile(name, configs) for name, configs in FAMILIES.items()}
+    return dict.fromkeys(FAMILIES, current_profile(profile))
+
+
+def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
+    """``(results, n_missing)`` of the λ-GELU protocol ``name`` (a key of
+    :data:`~helpers.lambda_gelu.protocol.EXPERIMENTS`), loaded from the results cache without training."""
+    found, missing = [], 0
+    for cfg in EXPERIMENTS[name](profile):
+        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
+            continue
+        result = load_result(cfg)
+        if result is None or result.get("status", "ok") != "ok":
+            missing += 1
+        else:
+            found.append(result)
+    return found, missing
+
+
+def _committed(name: str, profile: str) -> list[dict] | None:
+    """Protocol ``name``'s results of ``profile`` when all its runs are committed, else ``None``."""
+    results, missing = load_protocol(name, profile)
+    return results if results and not missing else None
+
+
+def experiment_claims(profile: str | None = None) -> list[Claim]:
+    """Every experiment claim of the λ-GELU paper with our value from committed results (loaded,
+    never trained); a claim whose runs are missing is "not run here". With ``profile``, every
+    family reads that profile's results; without, each family (Fig. 1, Fig. 2, Table I with Fig. 3,
+    Table II) reads the profile its committed results decide (:func:`helpers.core.profiles.decided_profile`).
+
+    Each family's rows are built in the function that loads its runs, so that a row's runs (found
+    by :mod:`helpers.core.run_reads`) are its family's; Table I's runs are read by both Table I and
+    Table II."""
+
+    profiles = _family_profiles(profile)
+    return [
+        *_fig1_rows(profiles["lgelu_grid"]),
+        *_fig2_rows(profiles["lgelu_csweep"]),
+        *_table1_rows(profiles["lgelu_table1"]),
+        *_table2_rows(profiles["lgelu_table2"]),
+    ]
+
+
+def _fig1_rows(profile: str) -> list[Claim]:
+    """Fig. 1's rows: the two drift trends from the whole (t, c) grid, ΔBVS from its smallest t."""
+    grid = _committed("lgelu_grid", profile)
+    return [*(fig1_drift_claim(axis, grid, profile) for axis in "tc"), _fig1_bvs_close_row(profile, grid is not None)]
+
+
+def _fig1_bvs_close_row(profile: str, committed: bool) -> Claim:
+    """From the GELU baseline and the grid's smallest t, loaded here: the runs it compares."""
+    if not committed:
+        return fig1_bvs_close_claim(None, profile)
+    configs = EXPERIMENTS["lgelu_grid"](profile)
+    t_min = min(c.activation_kwargs["t"] for c in configs if c.activation == "lambda_gelu")
+    runs = load_committed(c for c in configs if c.activation == "gelu" or c.activation_kwargs["t"] == t_min)
+    return fig1_bvs_close_claim(runs, profile)
+
+
+def _fig2_rows(profile: str) -> list[Claim]:
+    csweep = _committed("lgelu_csweep", profile)  # Fig. 2: the c sweep
+    return [fig2_drift_c_claim(csweep, profile), fig2_bvs_small_claim(csweep, profile)]
+
+
+def _table1_rows(profile: str) -> list[Claim]:
+    return table1_claims(_committed("lgelu_table1", profile), profile)
+
+
+def _table2_rows(profile: str) -> list[Claim]:
+    return table2_claims(_committed("lgelu_table1", profile), _committed("lgelu_table2", profile), profile)

@@ -1,7 +1,7 @@
 """λ-GELU's Fig. 1 and Fig. 2 claims (Section IV-A): hardness drift along t and c, and ΔBVS close
 to the GELU baseline, one function per claim key.
 
-:func:`helpers.lambda_gelu.run_claims.experiment_claims` lists them first; our values come from
+:func:`helpers.lambda_gelu.claims.experiment_claims` lists them first; our values come from
 the committed results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``: not run in the profile),
 never trained here."""
 
@@ -15,7 +15,6 @@ from helpers.lambda_gelu.claim_rows import (
     _NB_GRID,
     _claim,
     _fmt_list,
-    _gelu_spread_note,
     _pair_claim_label,
     _scale_text,
 )
@@ -29,7 +28,7 @@ from helpers.lambda_gelu.grid import (
 )
 from helpers.lambda_gelu.paper import QUOTES
 from helpers.lambda_gelu.protocol import c_sweep_pair
-from helpers.lambda_gelu.records import BVS_TOL_ACCURACY
+from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, run_table
 
 Results = Sequence[Mapping[str, Any]]
 
@@ -57,25 +56,15 @@ _TREND_NOTE = (
 )
 
 
-def grid_claims(
-    grid: Results | None,
-    csweep: Results | None,
-    profile: str,
-    csweep_profile: str | None = None,
-) -> list[Claim]:
-    """Fig. 1 and Fig. 2 claims from the results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``:
-    not run in ``profile``; the c sweep's results are of ``csweep_profile``, ``profile`` when not given)."""
-
-    # The t-rescaling claim is counted once, on the theory page (helpers.lambda_gelu.paper), with
-    # its condition; the runs of equal c/t² (equal_rate_runs) are shown on the grid page as evidence.
-    sweep_profile = csweep_profile or profile
-    return [
-        fig1_drift_claim("t", grid, profile),
-        fig1_drift_claim("c", grid, profile),
-        fig1_bvs_close_claim(grid, profile),
-        fig2_drift_c_claim(csweep, sweep_profile),
-        fig2_bvs_small_claim(csweep, sweep_profile),
-    ]
+def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
+    """For scale: the seed-to-seed spread of the GELU baseline's BVS, and the seeds per cell."""
+    table = run_table(results)
+    gelu = table[table["activation"] == "gelu"]["bvs"]
+    lam = table[table["activation"] == "lambda_gelu"].groupby(["t", "c"])["seed"].nunique()
+    text = f"GELU's BVS over {len(gelu)} seeds: std {gelu.std(ddof=1):.3f}"
+    if lam.min() != lam.max():
+        text += f"; cells have {lam.min()} to {lam.max()} seeds"
+    return text + "."
 
 
 def fig1_drift_claim(axis: str, grid: Results | None, profile: str) -> Claim:

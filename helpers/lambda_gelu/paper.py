@@ -4,7 +4,7 @@ Typed once from the paper: Table I (BVS, epoch, mean hardness and drift per benc
 initialisation mode), Table II (annealing and ReLU substitution), the (t, c) grid of Section IV-A,
 the training hyperparameters of Section IV, and the Section IV-C statements on ``E∞`` and
 ``λ_target``. Nothing here is used as a result of ours; the claims built on them are in
-:mod:`helpers.lambda_gelu.claims` and :mod:`helpers.lambda_gelu.run_claims`."""
+:mod:`helpers.lambda_gelu.claims` and the modules it lists."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 hardness for MLP/CNN pairs than for transformers, and the final Spearman ρ_S of the vision pairs
 against the others, one function per claim key (one per pair for the parity rows).
 
-:func:`helpers.lambda_gelu.run_claims.experiment_claims` lists them after the Figs. 1-2 rows; our
+:func:`helpers.lambda_gelu.claims.experiment_claims` lists them after the Figs. 1-2 rows; our
 values come from the committed results of ``lgelu_table1`` (``None``: not run), never trained here."""
 
 from __future__ import annotations

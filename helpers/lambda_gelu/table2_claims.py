@@ -2,7 +2,7 @@
 GPT-2 swap is severe, and Table II's GELU 'Original' agrees with Table I's GELU BVS, one function per
 claim key (one per pair for the drop rows).
 
-:func:`helpers.lambda_gelu.run_claims.experiment_claims` lists them after the Figs. 1-3 and Table I
+:func:`helpers.lambda_gelu.claims.experiment_claims` lists them after the Figs. 1-3 and Table I
 rows; our values come from committed results, never trained here."""
 
 from __future__ import annotations
