@@ -171,7 +171,6 @@ QUOTES: dict[str, Quoted] = {
     ),
 }
 
-
 # ---- The source read against itself (helpers.srelu.audit): the excerpts its findings rest on
 #: Sec. 4.1, after Hayou et al. (2019): 1 - c^l ~ 9π²/(2l²) for ReLU (the constant 9π²/2).
 HAYOU_RELU_CONSTANT = 9 * math.pi**2 / 2
@@ -193,7 +192,10 @@ ARXIV_REFERENCES: tuple[Quoted, ...] = tuple(
         ("arXiv preprint arXiv:2302.13971, 2023", "Touvron et al. (LLaMA)"),
     )
 )
-
+_SMOOTH_RATE = (  # Sec. 4.1 (after Hayou et al., 2019), quoted twice below
+    "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
+    "a rate of O(1/l)"
+)
 QUOTES |= {
     "under_review": Quoted("Paper under double-blind review", "title page"),
     "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
@@ -266,22 +268,14 @@ QUOTES |= {
         "Sec. 4.1, after Hayou et al. (2019)",
         (9, 2),
     ),
-    "hayou_smooth_rate": Quoted(
-        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
-        "a rate of O(1/l)",
-        "Sec. 4.1, after Hayou et al. (2019)",
-        (1,),
-    ),
+    "hayou_smooth_rate": Quoted(_SMOOTH_RATE, "Sec. 4.1, after Hayou et al. (2019)", (1,)),
     "smooth_better_sec_4_6": Quoted(
         "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
         "both the efficiency of the training process and the final performance of the model.",
         "Sec. 4.6",
     ),
     "table4_setup": Quoted("conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
-}
-
-#: The paper's formulas, statements and table rows that the theory and Table 1/3 claims show.
-QUOTES |= {
+    # ---- the paper's formulas, statements and table rows that the theory and Table 1/3 claims show
     "proposition1": Quoted(
         r"**Proposition 1.** The smoothing kernel  $\phi(x)$  is normalized, i.e.,  "
         r"$\int_{\mathbb{R}} \phi(u) du = 1$",
@@ -364,7 +358,7 @@ QUOTES |= {
         "activation function, thereby promoting a more stable training gradient.",
         r"Sec. 4.5, after the bound $L_{\delta} \leq M \cdot C_{\phi} / \delta$",
     ),
-    "correlation_rate": Quoted(QUOTES["hayou_smooth_rate"].text, "Sec. 4.1, citing Hayou et al. (2019)", (1,)),
+    "correlation_rate": Quoted(_SMOOTH_RATE, "Sec. 4.1, citing Hayou et al. (2019)", (1,)),
     "table1_caption": Quoted(
         "Table 1: Test accuracy on CIFAR-10, CIFAR-100, and ImageNet-1K over 100 epochs.", "Table 1", (1, 100)
     ),
