@@ -13,71 +13,18 @@ NaN for ``|x| ≳ 7e12``). The formulas run as :class:`helpers.core.kernels.Fuse
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 
 import torch
 from torch import nn
 
 from helpers.core.kernels import FusedKernel
 from helpers.core.registry import register_activation_type
-from helpers.core.validation import boolean, check_value, checked_arguments, instance_of, number
+from helpers.core.validation import boolean, check_value, checked_arguments
+from helpers.srelu.radius import POSITIVE, Delta, checked, checked_delta, delta_range, delta_tensor, working
 
 __all__ = ["srelu", "srelu_derivative", "srelu_second_derivative", "srelu_paper_reference"]
-__all__ += ["SReLU", "SReLUPaperReference"]
-
-Delta = float | torch.Tensor
-
-# One table line per argument; a tensor δ and the range of δ are checked by _checked_delta (needs x).
-_POSITIVE = number(0, low_open=True)
-_RULES = {"x": instance_of(torch.Tensor), "delta": number(0, low_open=True, also=(torch.Tensor,))}
-
-
-def _working(x: object, fn: str) -> torch.Tensor:
-    # half precision is computed in float32: there δ = 1e-5 is subnormal and 1/δ overflows
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{fn}: x must be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
-    return x if x.dtype in (torch.float32, torch.float64) else x.to(torch.float32)
-
-
-def delta_range(dtype: torch.dtype = torch.float32) -> tuple[float, float]:
-    """The radii S-ReLU accepts computing in ``dtype``, its normal range: below it ``1/δ``
-    overflows (``0·∞ = NaN`` at ``x = 0``) and S-ReLU is ReLU to that precision anyway."""
-    return float(torch.finfo(dtype).tiny), float(torch.finfo(dtype).max)
-
-
-def _checked_delta(delta: Delta, x: torch.Tensor | None, fn: str) -> Delta:
-    """δ, which its table rule accepted, within :func:`delta_range` for ``x`` (a working tensor,
-    or None: float32); a tensor δ also floating, finite, > 0, and broadcasting to ``x``."""
-    dtype = torch.float32 if x is None else x.dtype
-    (lo, hi), tensor = delta_range(dtype), isinstance(delta, torch.Tensor)
-    low = high = shown = delta
-    if tensor:
-        if not delta.is_floating_point():
-            raise TypeError(f"{fn}: delta tensor must have a floating dtype, got {delta.dtype}")
-        if delta.device.type == "meta" and x.device.type != "meta":
-            raise ValueError(f"{fn}: delta is on device meta (no values) but x on {x.device}; move them to one device")
-        low, high = lo, hi  # on "meta" (x too) there are no values, only the shape
-        if delta.device.type != "meta" and delta.numel():
-            with torch.no_grad():
-                if not bool(torch.all(torch.isfinite(delta) & (delta > 0))):
-                    raise ValueError(f"{fn}: delta must be finite and > 0 everywhere, got {delta}")
-                low, high = float(delta.min()), float(delta.max())
-            shown = low if low < 1 else high
-    if low < lo or high > hi:
-        raise ValueError(
-            f"{fn}: delta must lie in [{lo:.4g}, {hi:.4g}] (the normal {dtype} range S-ReLU is "
-            f"computed in), got {shown!r}; below the floor S-ReLU is ReLU to {dtype} precision"
-        )
-    if not tensor:
-        return float(delta)
-    if delta.dim() > x.dim() or any(d not in (1, n) for d, n in zip(reversed(delta.shape), reversed(x.shape))):
-        shapes = f"delta of shape {tuple(delta.shape)}, x of shape {tuple(x.shape)}"
-        raise ValueError(f"{fn}: delta must broadcast to x's shape, not enlarge it; got {shapes}")
-    return delta
+__all__ += ["SReLU", "SReLUPaperReference", "delta_range"]
 
 
 # The formulas as torch ops, compiled into fused loops or run eagerly (helpers.core.kernels).
@@ -98,21 +45,7 @@ def _grad_x_delta(grad: torch.Tensor, x: torch.Tensor, delta: torch.Tensor) -> t
     return grad * (s * s * (3.0 - s) * 0.25), (grad * (0.1875 * u * u)).sum_to_size(delta.shape)
 
 
-# δ reaches the kernels as a tensor: a Python float would be compiled in as a constant, once per δ
 FORWARD, GRAD_X, GRAD_X_DELTA = (FusedKernel("srelu", f) for f in (_forward, _grad_x, _grad_x_delta))
-
-
-@functools.lru_cache(maxsize=256)
-def _constant(value: float, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``value`` as a 0-dim tensor on an accelerator, made once: ``torch.tensor(value, device=...)``
-    copies from host memory and waits for the device's queue, which on a GPU stalled every call."""
-    return torch.tensor(value, dtype=dtype, device=device)
-
-
-def _delta_tensor(delta: Delta, x: torch.Tensor) -> torch.Tensor:
-    if isinstance(delta, torch.Tensor):
-        return delta.detach()
-    return torch.tensor(delta, dtype=x.dtype) if x.device.type == "cpu" else _constant(delta, x.dtype, x.device)
 
 
 class _SReLUFunction(torch.autograd.Function):
@@ -123,7 +56,7 @@ class _SReLUFunction(torch.autograd.Function):
         tensor = isinstance(delta, torch.Tensor)
         ctx.save_for_backward(*((x, delta) if tensor else (x,)))
         ctx.delta = None if tensor else delta
-        return FORWARD(x, _delta_tensor(delta, x))
+        return FORWARD(x, delta_tensor(delta, x))
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
@@ -136,43 +69,30 @@ class _SReLUFunction(torch.autograd.Function):
             return (grad_x if need_x else None), grad_delta
         if eager:
             return (_grad_x(grad, x, delta) if need_x else None), None
-        return GRAD_X(grad, x, _delta_tensor(delta, x)), None
+        return GRAD_X(grad, x, delta_tensor(delta, x)), None
 
 
-def _public(body: Callable[[torch.Tensor, Delta], torch.Tensor]) -> Callable[[torch.Tensor, Delta], torch.Tensor]:
-    """``body`` behind its table rules, :func:`_working` and :func:`_checked_delta`."""
-
-    @checked_arguments(_RULES)
-    @functools.wraps(body)
-    def checked(x: torch.Tensor, delta: Delta) -> torch.Tensor:
-        work = _working(x, body.__name__)
-        out = body(work, _checked_delta(delta, work, body.__name__))
-        return out if work is x else out.to(x.dtype)
-
-    return checked
-
-
-@_public
+@checked
 def srelu(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """S-ReLU ``(ReLU * φ_δ)(x)``; ``delta`` > 0 is a number or a floating tensor broadcastable to
     ``x`` (which then receives a gradient when it requires one)."""
     return _SReLUFunction.apply(x, delta.to(x.dtype) if isinstance(delta, torch.Tensor) else delta)
 
 
-@_public
+@checked
 def srelu_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """``S-ReLU'(x)``: 0 left of the band, 1 right of it, a cubic smoothstep inside."""
     return _grad_x(torch.ones_like(x), x, delta)
 
 
-@_public
+@checked
 def srelu_second_derivative(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """``S-ReLU''(x) = 3(1 - t²)/(4δ)``: the Epanechnikov density itself, 0 outside ``(-δ, δ)``."""
     t = torch.clamp(x / delta, -1.0, 1.0)
     return 0.75 * (1.0 - t * t) / delta
 
 
-@_public
+@checked
 def srelu_paper_reference(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     """The paper's Appendix D pseudocode, its hard-coded ``a = 0.01`` the argument ``delta``, with
     one change: the quartic is evaluated at ``x`` only inside ``(−a, a)`` (verbatim, ``x⁴``
@@ -193,10 +113,10 @@ class SReLU(nn.Module):
     #: Spelled out in a run's key even at its default (helpers.core.registry.canonical_kwargs).
     KEYED_DEFAULTS = ("delta",)
 
-    @checked_arguments({"delta": _POSITIVE, "learnable": boolean()})
+    @checked_arguments({"delta": POSITIVE, "learnable": boolean()})
     def __init__(self, delta: float = 0.001, learnable: bool = False) -> None:
         super().__init__()
-        value = _checked_delta(delta, None, "SReLU")
+        value = checked_delta(delta, None, "SReLU")
         self.learnable = learnable
         self._delta: float | None = None if learnable else value
         if learnable:
@@ -211,11 +131,11 @@ class SReLU(nn.Module):
         """Change a fixed δ in place (δ annealing, :mod:`helpers.srelu.training`)."""
         if self.learnable:
             raise ValueError("SReLU.set_delta changes a fixed delta; this module learns log_delta")
-        check_value("SReLU.set_delta", "delta", delta, _POSITIVE)
-        self._delta = _checked_delta(delta, None, "SReLU.set_delta")
+        check_value("SReLU.set_delta", "delta", delta, POSITIVE)
+        self._delta = checked_delta(delta, None, "SReLU.set_delta")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        work = _working(x, "SReLU")
+        work = working(x, "SReLU")
         if self._delta is not None:
             out = _SReLUFunction.apply(work, self._delta)
         else:
@@ -237,10 +157,10 @@ class SReLU(nn.Module):
 class SReLUPaperReference(nn.Module):
     """Module around :func:`srelu_paper_reference` (for benchmarks and substitution tests)."""
 
-    @checked_arguments({"delta": _POSITIVE})
+    @checked_arguments({"delta": POSITIVE})
     def __init__(self, delta: float = 0.001) -> None:
         super().__init__()
-        self.delta = _checked_delta(delta, None, "SReLUPaperReference")
+        self.delta = checked_delta(delta, None, "SReLUPaperReference")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return srelu_paper_reference(x, self.delta)

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from helpers.core.registry import register_activation_type
-from helpers.core.validation import check_value, checked_arguments, instance_of, integer, number, text
+from helpers.core.validation import checked_arguments, choice, instance_of, integer, number, text
 from helpers.srelu.theory import bump_normaliser
 
 __all__ = [
@@ -242,26 +242,6 @@ def _breakpoints(breakpoints: object) -> tuple[float, ...]:
     return tuple(float(b) for b in breakpoints)
 
 
-def _check_args(
-    f: object, kernel: object, derivative: object, breakpoints: object, order: object, tail: object
-) -> tuple[float, ...]:
-    if not callable(f):
-        raise TypeError(f"f must be callable (a torch or numpy function), got {type(f).__name__}")
-    if not isinstance(kernel, MollifierKernel):
-        raise TypeError(f"kernel must be a helpers.srelu.mollify.MollifierKernel, got {type(kernel).__name__}")
-    if isinstance(derivative, bool) or derivative not in (0, 1, 2):
-        raise ValueError(f"derivative must be 0, 1 or 2, got {derivative!r}")
-    if derivative == 2 and kernel.edge_values(0) != (0.0, 0.0):
-        raise ValueError(
-            f"the second derivative needs a continuous kernel; {kernel.name} jumps at its "
-            "support ends (differentiate the first derivative's f-terms by hand instead)"
-        )
-    if isinstance(order, bool) or not isinstance(order, int) or order < 2:
-        raise ValueError(f"order must be an int >= 2, got {order!r}")
-    check_value("mollify", "tail", tail, number(0, low_open=True))
-    return _breakpoints(breakpoints)
-
-
 def _check_reach(kernel: MollifierKernel, v: np.ndarray, dtype: torch.dtype) -> None:
     """The nodes ``s·v`` and the derivative's ``1/s^k`` are finite and normal in ``dtype`` (a
     float32 ``x`` with ``GaussianKernel(1e38)`` put nodes at ±∞ and gave NaN)."""
@@ -283,6 +263,17 @@ def _edge_terms(f: Callable, kernel: MollifierKernel, x: ArrayLike, derivative: 
     return out - right * f(x - reach) if right else out
 
 
+@checked_arguments(
+    {
+        "f": instance_of(Callable),
+        "kernel": instance_of(MollifierKernel),
+        "x": instance_of(object),  # a tensor, or anything numpy makes an array of
+        "derivative": choice((0, 1, 2)),
+        "breakpoints": instance_of(object),  # each a finite real number: _breakpoints
+        "order": integer(2),
+        "tail": number(0, low_open=True),
+    }
+)
 def mollify(
     f: Callable,
     kernel: MollifierKernel,
@@ -300,7 +291,12 @@ def mollify(
     converted to a float64 numpy array (``f`` a numpy function). ``breakpoints`` lists where ``f``
     is not smooth (ReLU: ``(0.0,)``); ``order`` is the number of nodes per piece.
     """
-    points = _check_args(f, kernel, derivative, breakpoints, order, tail)
+    if derivative == 2 and kernel.edge_values(0) != (0.0, 0.0):
+        raise ValueError(
+            f"the second derivative needs a continuous kernel; {kernel.name} jumps at its "
+            "support ends (differentiate the first derivative's f-terms by hand instead)"
+        )
+    points = _breakpoints(breakpoints)
     if isinstance(x, torch.Tensor):
         if not x.is_floating_point():
             raise TypeError(f"x must have a floating dtype, got {x.dtype}")

@@ -1,12 +1,7 @@
-"""The S-ReLU paper's reported numbers, as data.
-
-Source: ``shared/papers/s-relu.txt`` ("Reshaping activation functions: a framework for activation
-function optimization based on mollification theory"). Everything typed below is *what the paper
-says*, copied once from that text; nothing here is used as a result of ours. The claims built on
-these numbers are in :mod:`helpers.srelu.claims`.
-
-Formulas are kept as strings in the paper's own notation (``Phi``/``phi`` for the standard normal
-cdf/pdf) and parsed by :func:`helpers.srelu.claims.paper_expr`."""
+"""What the S-ReLU paper (``shared/papers/s-relu.txt``, "Reshaping activation functions: a framework for
+activation function optimization based on mollification theory") says, copied once from its text; none
+of it is a result of ours. Formulas are strings in the paper's notation (``Phi``/``phi``: the standard
+normal cdf/pdf), parsed by :func:`helpers.srelu.claims.paper_expr`."""
 
 from __future__ import annotations
 
@@ -14,8 +9,7 @@ import math
 
 from helpers.core.attribution import Quoted
 
-#: Runs per cell of a printed mean ± std when the paper states none: App. G's "three runs" (of
-#: Table 4), assumed for Tables 1-2 too.
+#: Runs per printed mean ± std where the paper states none: App. G's "three runs" (Table 4), assumed for Tables 1-2.
 PAPER_RUNS = 3
 
 __all__ = (
@@ -26,27 +20,22 @@ __all__ = (
     "TABLE1_UNLABELLED_ROW_VALUES TABLE2 TABLE4 TABLE4_DELTAS QUOTES TABLE3_ROWS"
 ).split()
 
-
 SOURCE = "S-ReLU paper"
 NB_DERIVATION = "notebooks/03_srelu_derivation"
 NB_LIPSCHITZ = "notebooks/04_lipschitz_and_mollifiers"
 NB_DELTA = "notebooks/20_srelu_delta_sensitivity"
 NB_BENCH = "notebooks/21_srelu_benchmarks"
-#: MyST label of each page's section that computes its claims (``(label)=`` before the heading); the
-#: report links a claim to ``page.html#label``. The DPO page's label is set in helpers.srelu.dpo_analysis.
+#: MyST label of the section computing each page's claims (links ``page.html#label``; DPO's: in dpo_analysis).
 ANCHORS: dict[str, str] = {
     NB_DERIVATION: "srelu-derivation-claims",
     NB_LIPSCHITZ: "lipschitz-claims",
     NB_DELTA: "srelu-delta-claims",
     NB_BENCH: "srelu-benchmarks-claims",
 }
-#: Table 4 / App. H: δ = 0.001 counts as "(one of) the best" when no δ beats it by more than this many
-#: points (non-inferiority, paired by seed); the claim and the δ page use it.
+#: Table 4 / App. H: δ = 0.001 is "(one of) the best" when no δ beats it by more points (paired by seed).
 DELTA_BEST_MARGIN = 1.0
 
-# --------------------------------------------------------------------------------------------
-# Theory: what the paper states (Secs. 4.2-4.6, Appendices B-F)
-# --------------------------------------------------------------------------------------------
+# ---- Theory: what the paper states (Secs. 4.2-4.6, Appendices B-F)
 #: Fact 1 / Remarks 1-4 (Appendix F): Lipschitz constants, printed to 3 decimals.
 LIPSCHITZ = {"gelu": 1.084, "silu": 1.100, "mish": 1.089, "srelu": 1.000}
 #: Appendix F: roots of f'' (GELU: ±√2 exactly; S-ReLU: ±δ, given here in units of δ).
@@ -79,9 +68,8 @@ MISH_D1 = "exp(x)*(4*(x + 1) + 4*exp(2*x) + exp(3*x) + exp(x)*(4*x + 6))/(exp(2*
 MISH_D2 = (
     "4*exp(x)*(3*exp(2*x)*(x - 2) + 2*exp(3*x)*(x - 1) - 2*(x + 2) - 2*exp(x)*(x + 4))/(exp(2*x) + 2*exp(x) + 2)**3"
 )
-#: Abstract and Sec. 4.6: S-ReLU is C² (``QUOTES["srelu_c2_abstract"]``, ``QUOTES["srelu_c2_sec_4_6"]``).
-#: The paper never calls S-ReLU C^∞: its C^∞ statement is about activations mollified with the
-#: bump kernel of Sec. 4.2 (Sec. 4.3; recalled in Sec. 4.6, ``QUOTES["mollified_cinf_sec_4_6"]``).
+#: Abstract and Sec. 4.6: S-ReLU is C². The paper's C^∞ (Sec. 4.3, recalled in Sec. 4.6) is about activations
+#: mollified with the bump kernel of Sec. 4.2, never S-ReLU (``QUOTES``: srelu_c2_*, mollified_cinf_*).
 SRELU_SMOOTHNESS_ABSTRACT = 2
 #: Secs. 4.3 and 4.6: the smoothness of activations mollified with the bump kernel (not S-ReLU's).
 BUMP_MOLLIFIED_SMOOTHNESS = math.inf
@@ -89,9 +77,7 @@ BUMP_MOLLIFIED_SMOOTHNESS = math.inf
 APPENDIX_D_DELTA = 0.01
 APPENDIX_H_DELTA = 0.001
 
-# --------------------------------------------------------------------------------------------
-# Experiments: test accuracy in %, (mean, std) over runs (App. G: three runs for Table 4; Tables 1-2 state no count)
-# --------------------------------------------------------------------------------------------
+# ---- Experiments: test accuracy in %, (mean, std) over PAPER_RUNS runs
 ACTIVATIONS = ("GELU", "ELU", "PReLU", "CELU", "SiLU", "Mish", "S-ReLU")
 
 
@@ -100,22 +86,19 @@ def _cells(columns: tuple, printed: str) -> dict:
     return {c: tuple(float(v) for v in cell.split("±")) for c, cell in zip(columns, printed.split(), strict=True)}
 
 
-#: Table 1 (ViT-Tiny, DeiT-Tiny, TNT-Small, 100 epochs): the "Average" rows, which the text
-#: renders unambiguously.
+#: Table 1 (ViT-Tiny, DeiT-Tiny, TNT-Small, 100 epochs): the "Average" rows, unambiguous in the text.
 TABLE1_AVERAGE = {
     "CIFAR-10": _cells(ACTIVATIONS, "72.2±0.5 67.8±0.6 76.4±0.3 67.6±0.5 69.9±0.5 70.2±0.6 82.3±0.4"),
     "CIFAR-100": _cells(ACTIVATIONS, "42.2±0.8 43.1±0.1 47.4±0.7 37.5±0.4 39.9±0.7 40.0±0.9 56.6±0.3"),
     "ImageNet-1K": _cells(ACTIVATIONS, "57.8±0.4 43.2±0.7 58.8±0.4 43.3±0.7 52.3±0.7 52.9±0.7 60.8±0.4"),
 }
-#: Table 1 per-model rows: only the CELU column survives the text extraction with its model
-#: labels (three values for three models, two for ImageNet-1K).
+#: Table 1 per-model rows: only the CELU column keeps its model labels in the text extraction.
 TABLE1_CELU_PER_MODEL = {
     "CIFAR-10": _cells(("ViT-Tiny", "DeiT-Tiny", "TNT-Small"), "66.5±0.6 67.7±0.8 68.7±0.2"),
     "CIFAR-100": _cells(("ViT-Tiny", "DeiT-Tiny", "TNT-Small"), "28.9±0.2 40.5±0.5 43.0±0.5"),
     "ImageNet-1K": _cells(("ViT-Tiny", "DeiT-Tiny"), "37.6±0.5 48.9±0.8"),
 }
-#: Table 1 per-model rows, other columns: one value each survives and the extraction lost
-#: which model it belongs to. Kept for reference only; do not compare them to a given model.
+#: Table 1 per-model rows, other columns: one value each, its model lost; for reference, not for comparison.
 TABLE1_UNLABELLED_ROW_VALUES = {
     "CIFAR-10": _cells(ACTIVATIONS[:3] + ACTIVATIONS[4:], "72.4±0.7 67.6±0.6 75.4±0.1 69.9±0.5 70.2±0.6 81.1±0.3"),
     "CIFAR-100": _cells(ACTIVATIONS[:3] + ACTIVATIONS[4:], "46.6±0.9 56.9±0.0 50.0±0.5 43.5±0.6 43.8±1.0 57.1±0.2"),
@@ -133,10 +116,7 @@ TABLE4 = {
     "CIFAR-100": _cells(TABLE4_DELTAS, "51.2±0.6 48.7±0.3 48.7±0.5 48.5±0.5 45.5±0.3 41.4±0.6 43.8±1.0 25.7±0.2"),
 }
 
-
-# --------------------------------------------------------------------------------------------
-# The paper's own words, where a claim shows them (checked against the source by the tests)
-# --------------------------------------------------------------------------------------------
+# ---- The paper's own words, where a claim shows them (checked against the source by the tests)
 QUOTES: dict[str, Quoted] = {
     "srelu_c2_abstract": Quoted(
         "we introduce Smoothed ReLU (S-ReLU), a novel second-order continuously differentiable (C²) "
@@ -191,10 +171,7 @@ QUOTES: dict[str, Quoted] = {
     ),
 }
 
-
-# --------------------------------------------------------------------------------------------
-# The source read against itself (helpers.srelu.audit): the excerpts its findings rest on
-# --------------------------------------------------------------------------------------------
+# ---- The source read against itself (helpers.srelu.audit): the excerpts its findings rest on
 #: Sec. 4.1, after Hayou et al. (2019): 1 - c^l ~ 9π²/(2l²) for ReLU (the constant 9π²/2).
 HAYOU_RELU_CONSTANT = 9 * math.pi**2 / 2
 #: The arXiv references of the source, as printed (the newest dates the text from below).
@@ -215,7 +192,10 @@ ARXIV_REFERENCES: tuple[Quoted, ...] = tuple(
         ("arXiv preprint arXiv:2302.13971, 2023", "Touvron et al. (LLaMA)"),
     )
 )
-
+_SMOOTH_RATE = (  # Sec. 4.1 (after Hayou et al., 2019), quoted twice below
+    "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
+    "a rate of O(1/l)"
+)
 QUOTES |= {
     "under_review": Quoted("Paper under double-blind review", "title page"),
     "iclr_ethics": Quoted("All authors have read and agree to adhere to the ICLR Code of Ethics.", "Sec. 7"),
@@ -288,22 +268,14 @@ QUOTES |= {
         "Sec. 4.1, after Hayou et al. (2019)",
         (9, 2),
     ),
-    "hayou_smooth_rate": Quoted(
-        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
-        "a rate of O(1/l)",
-        "Sec. 4.1, after Hayou et al. (2019)",
-        (1,),
-    ),
+    "hayou_smooth_rate": Quoted(_SMOOTH_RATE, "Sec. 4.1, after Hayou et al. (2019)", (1,)),
     "smooth_better_sec_4_6": Quoted(
         "In Section 4.1, we provide evidence that smoother activation functions are advantageous for enhancing "
         "both the efficiency of the training process and the final performance of the model.",
         "Sec. 4.6",
     ),
     "table4_setup": Quoted("conduct experiments on the CIFAR10 and CIFAR100 datasets using ViT-tiny", "App. G"),
-}
-
-#: The paper's formulas, statements and table rows that the theory and Table 1/3 claims show.
-QUOTES |= {
+    # ---- the paper's formulas, statements and table rows that the theory and Table 1/3 claims show
     "proposition1": Quoted(
         r"**Proposition 1.** The smoothing kernel  $\phi(x)$  is normalized, i.e.,  "
         r"$\int_{\mathbb{R}} \phi(u) du = 1$",
@@ -386,64 +358,49 @@ QUOTES |= {
         "activation function, thereby promoting a more stable training gradient.",
         r"Sec. 4.5, after the bound $L_{\delta} \leq M \cdot C_{\phi} / \delta$",
     ),
-    "correlation_rate": Quoted(
-        "For smooth activation functions, the correlation between inter-layer neuron outputs converges to 1 at "
-        "a rate of O(1/l)",
-        "Sec. 4.1, citing Hayou et al. (2019)",
-        (1,),
-    ),
+    "correlation_rate": Quoted(_SMOOTH_RATE, "Sec. 4.1, citing Hayou et al. (2019)", (1,)),
     "table1_caption": Quoted(
         "Table 1: Test accuracy on CIFAR-10, CIFAR-100, and ImageNet-1K over 100 epochs.", "Table 1", (1, 100)
     ),
     "table2_caption": Quoted(
         "Table 2: Test accuracy of experiments conducted on ConvNeXt-tiny for 100 epochs.", "Table 2", (2, 100)
     ),
-    "table1_average_cifar10": Quoted(
-        r"CIFAR-10 Average 72.2±0.5 $67.8 \pm 0.6$ $76.4 \pm 0.3$ $67.6 \pm 0.5$",
-        "Table 1, row CIFAR-10 Average (columns GELU, ELU, PReLU, CELU)",
-        (67.6,),
-    ),
-    "table1_average_cifar100": Quoted(
-        r"CIFAR-100 Average 42.2±0.8 $43.1 \pm 0.1$ $47.4 \pm 0.7$ 37.5±0.4",
-        "Table 1, row CIFAR-100 Average (columns GELU, ELU, PReLU, CELU)",
-        (37.5,),
-    ),
-    "table1_average_imagenet": Quoted(
-        "ImageNet-1K Average 57.8±0.4 43.2±0.7 58.8±0.4 43.3±0.7",
-        "Table 1, row ImageNet-1K Average (columns GELU, ELU, PReLU, CELU)",
-        (43.3,),
-    ),
+    **{  # the extraction keeps each Average row's first four columns; the values taken: CELU's
+        f"table1_average_{key}": Quoted(text, f"Table 1, row {row} Average (columns GELU, ELU, PReLU, CELU)", (celu,))
+        for key, row, text, celu in (
+            ("cifar10", "CIFAR-10", r"CIFAR-10 Average 72.2±0.5 $67.8 \pm 0.6$ $76.4 \pm 0.3$ $67.6 \pm 0.5$", 67.6),
+            ("cifar100", "CIFAR-100", r"CIFAR-100 Average 42.2±0.8 $43.1 \pm 0.1$ $47.4 \pm 0.7$ 37.5±0.4", 37.5),
+            ("imagenet", "ImageNet-1K", "ImageNet-1K Average 57.8±0.4 43.2±0.7 58.8±0.4 43.3±0.7", 43.3),
+        )
+    },
     "table3_text": Quoted(
         "Compared with GELU, S-ReLU consistently achieves higher chosen rewards, lower rejected rewards, larger "
         "reward margins, and improved preference accuracy.",
         "Sec. 5.2, on Table 3",
     ),
-    "table3_beta0.1_srelu": Quoted(
+}
+#: Table 3's six rows in its order (β, then S-ReLU and GELU), as the extraction renders them, and the values taken.
+_TABLE3 = {
+    "0.1_srelu": (
         r"$\beta = 0.1$   S-RELU   0.1501±		0.0984±0.0008	<b>0.5938</b> ± <b>0.0000</b>",
-        "Table 3, β = 0.1, S-ReLU row (columns chosen reward, an unlabelled column, preference accuracy)",
         (0.1501, 0.5938),
     ),
-    "table3_beta0.1_gelu": Quoted(
-        "GELU   -0.2037=		0.0659±0.0019	0.5313±0.0012", "Table 3, β = 0.1, GELU row", (-0.2037, 0.5313)
-    ),
-    "table3_beta2_srelu": Quoted(
-        r"$\beta = 2$   S-RELU   0.3861±		0.0532±0.0030	<b>0.5156±0.0005</b>",
-        "Table 3, β = 2, S-ReLU row",
-        (0.3861, 0.5156),
-    ),
-    "table3_beta2_gelu": Quoted(
-        "GELU   -1.6600=		0.0460±0.0055	0.5080±0.0022", "Table 3, β = 2, GELU row", (-1.66, 0.508)
-    ),
-    "table3_beta5_srelu": Quoted(
+    "0.1_gelu": ("GELU   -0.2037=		0.0659±0.0019	0.5313±0.0012", (-0.2037, 0.5313)),
+    "2_srelu": (r"$\beta = 2$   S-RELU   0.3861±		0.0532±0.0030	<b>0.5156±0.0005</b>", (0.3861, 0.5156)),
+    "2_gelu": ("GELU   -1.6600=		0.0460±0.0055	0.5080±0.0022", (-1.66, 0.508)),
+    "5_srelu": (
         r"$\beta = 5$   S-RELU   1.1062±		1.8664±0.0041	<b>0.5103</b> ± <b>0.0017</b>",
-        "Table 3, β = 5, S-ReLU row",
         (1.1062, 0.5103),
     ),
-    "table3_beta5_gelu": Quoted(
-        "GELU   -3.6484=		1.1815±0.0034	0.5012±0.0001", "Table 3, β = 5, GELU row", (-3.6484, 0.5012)
-    ),
+    "5_gelu": ("GELU   -3.6484=		1.1815±0.0034	0.5012±0.0001", (-3.6484, 0.5012)),
 }
-#: Table 3's six rows, in the order of the table.
-TABLE3_ROWS: tuple[Quoted, ...] = tuple(
-    QUOTES[f"table3_beta{b}_{a}"] for b in ("0.1", "2", "5") for a in ("srelu", "gelu")
-)
+_COLUMNS = " (columns chosen reward, an unlabelled column, preference accuracy)"  # said on the first row only
+QUOTES |= {
+    f"table3_beta{key}": Quoted(
+        text,
+        f"Table 3, β = {key.split('_')[0]}, {'S-ReLU' if 'srelu' in key else 'GELU'} row" + _COLUMNS * (i == 0),
+        values,
+    )
+    for i, (key, (text, values)) in enumerate(_TABLE3.items())
+}
+TABLE3_ROWS: tuple[Quoted, ...] = tuple(QUOTES[f"table3_beta{key}"] for key in _TABLE3)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import torch
 
+from helpers.core.validation import checked_arguments, choice, instance_of, integer, number
 from helpers.srelu.dpo import DPOBatch
 
 __all__ = ["REJECTION_FAMILIES", "preference_pairs", "split_stream"]
@@ -32,22 +33,26 @@ __all__ = ["REJECTION_FAMILIES", "preference_pairs", "split_stream"]
 REJECTION_FAMILIES: tuple[str, ...] = ("swap", "corrupt")
 
 
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
+def _check_stream(tokens: torch.Tensor) -> None:
+    if tokens.dim() != 1 or tokens.dtype != torch.long:
+        raise TypeError("tokens must be a 1-D tensor of token ids (torch.long)")
 
 
+_TOKENS = instance_of(torch.Tensor)
+
+
+@checked_arguments({"tokens": _TOKENS, "train_fraction": number(0, 1, low_open=True, high_open=True)})
 def split_stream(tokens: torch.Tensor, train_fraction: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
     """The stream cut in two contiguous parts (DPO training, DPO validation)."""
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1 or tokens.dtype != torch.long:
-        raise TypeError("tokens must be a 1-D tensor of token ids (torch.long)")
-    if not 0 < train_fraction < 1:
-        raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
+    _check_stream(tokens)
     cut = int(train_fraction * tokens.numel())
     return tokens[:cut], tokens[cut:]
 
 
+@checked_arguments(
+    {"tokens": _TOKENS, "family": choice(REJECTION_FAMILIES), "seed": integer(0)}
+    | dict.fromkeys(("n_pairs", "prompt_len", "continuation_len", "vocab_size", "n_corrupt"), integer(1))
+)
 def preference_pairs(
     tokens: torch.Tensor,
     *,
@@ -61,20 +66,7 @@ def preference_pairs(
 ) -> DPOBatch:
     """``n_pairs`` preference pairs from non-overlapping windows of ``tokens`` (see the module
     docstring for the two ``family`` values). Deterministic in ``seed``."""
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1 or tokens.dtype != torch.long:
-        raise TypeError("tokens must be a 1-D tensor of token ids (torch.long)")
-    if family not in REJECTION_FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(REJECTION_FAMILIES)}, got {family!r}")
-    for name, value in (
-        ("n_pairs", n_pairs),
-        ("prompt_len", prompt_len),
-        ("continuation_len", continuation_len),
-        ("vocab_size", vocab_size),
-        ("n_corrupt", n_corrupt),
-    ):
-        _positive_int(name, value)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    _check_stream(tokens)
     if family == "swap" and n_pairs < 2:
         raise ValueError("the 'swap' family needs n_pairs >= 2 (a rejected text comes from another window)")
     if family == "corrupt" and (n_corrupt > continuation_len or vocab_size < 2):
