@@ -43,7 +43,7 @@ APP = (
 #: Imports between method packages, each with its reason.
 METHOD_TO_METHOD: dict[tuple[str, str], str] = {}
 
-MAX_LINES = 600
+MAX_LINES = 400
 #: Modules allowed past MAX_LINES, with the reason.
 LONG_MODULES: dict[str, str] = {}
 
