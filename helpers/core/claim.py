@@ -1,10 +1,7 @@
 """The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
-:func:`audit_claim` with :func:`audit_rows`, the builder the methods' audits share (a finding that no run decides).
+:func:`audit_claim` with :func:`audit_rows` (findings that no run decides).
 
-:mod:`helpers.core.report` decides verdicts and renders the claims table, and re-exports the
-names callers use, so callers import from there. A claim holds the source's value (quoted or derived,
-:mod:`helpers.core.attribution`), ours, the verdict and the run-based fields behind it; its
-:attr:`Claim.key` is stable and unique in the report."""
+Callers import these from :mod:`helpers.core.report`, which decides verdicts and renders the table."""
 
 from __future__ import annotations
 
@@ -76,12 +73,9 @@ def claim_key(prefix: str, *parts: object) -> str:
 
 @dataclass(frozen=True)
 class RunDesign:
-    """The numbers behind one run-based test of a claim, kept beside the row's display strings so
-    that a tool can ask what more seeds would decide (:mod:`tools.seed_plan`): the
-    comparison (``None`` when there were too few runs for an interval) and the rule it was judged by
-    (:func:`run_verdict`'s ``claim``, ``claimed_effect``, ``margin``, ``direction``), with that
-    part's verdict and label. A row judged in several parts (every level, every competitor) holds
-    one per part."""
+    """The numbers behind one run-based test of a claim (one per part of a row), so that
+    :mod:`tools.seed_plan` can ask what more seeds would decide: the comparison (``None``: too few
+    runs for an interval), :func:`run_verdict`'s rule, and the part's verdict and label."""
 
     comparison: Comparison | None
     claim: RunClaim = "direction"
@@ -97,26 +91,17 @@ class RunDesign:
 class Claim:
     """One quantitative statement of a source document and what we found.
 
-    ``paper_value`` and ``our_value`` are display strings (numbers formatted by the builder). The
-    builder may pass ``paper_value`` as a :class:`~helpers.core.attribution.Quoted` excerpt or a
-    :class:`~helpers.core.attribution.Derived` value; the claim then stores its display string and
-    records the kind in ``paper_kind`` (``printed``: a plain string, the source's numbers or words at
-    ``source``; ``quoted``; ``derived``: ours, not printed by the source) and the excerpt's location
-    or the derivation in ``paper_detail``, so the report can say whose value it shows.
-    ``verdict`` is decided by the builder with :func:`numeric_verdict`, :func:`run_verdict` or an
-    explicit rule. ``notebook`` is the notebook's docname (e.g. ``notebooks/02_lambda_gelu_theory``),
-    used for the link in the report; ``anchor`` (optional) is the MyST target label, a markdown line
-    ``(anchor)=`` on that page right before the heading of the section that computes the claim, so the
-    report links to ``page.html#anchor`` (Sphinx gives the target that HTML id). ``basis`` says what
-    decided the verdict (exact computation,
-    the source's own numbers, or our runs; by default ``runs`` unless the profile is ``theory`` or
-    ``any``). A run-based claim carries ``effect``, ``ci`` (each interval with its level), ``n``, ``test`` and ``mde``
-    (display strings; see :func:`comparison_fields`); they stay empty for exact claims. ``design``
-    keeps the numbers behind those strings (:class:`RunDesign`, set by :func:`judge`); it is not
-    displayed and not part of :meth:`as_row`. ``key`` (required, keyword only) names the claim for
-    pages and tools (:data:`KEY_PATTERN`): typed once where the claim is built, never derived from
-    its sentence; a claim built in a loop joins the loop's identifiers with :func:`claim_key`. It is
-    unique in the report (``tests/fixtures/claim_keys.json``) and not part of :meth:`as_row`.
+    ``paper_value`` and ``our_value`` are display strings. A ``paper_value`` given as a
+    :class:`~helpers.core.attribution.Quoted` or :class:`~helpers.core.attribution.Derived` is stored
+    as its string, its kind in ``paper_kind`` (``printed``, ``quoted`` or ``derived``: ours, not the
+    source's) and its location or derivation in ``paper_detail``. ``notebook`` is the page's docname
+    (``notebooks/02_lambda_gelu_theory``); ``anchor`` its MyST target ``(anchor)=`` before the section
+    that computes the claim (the report links to ``page.html#anchor``). ``basis``: what decided the
+    verdict (exact, source, or runs: the default unless the profile is ``theory`` or ``any``). A
+    run-based claim carries the display strings ``effect``, ``ci``, ``n``, ``test`` and ``mde``
+    (:func:`comparison_fields`) and their numbers in ``design`` (set by :func:`judge`, not displayed).
+    ``key`` (required; :data:`KEY_PATTERN`) is typed where the claim is built, never derived from its
+    sentence (:func:`claim_key` in a loop), unique in the report (``tests/fixtures/claim_keys.json``).
     """
 
     claim: str
@@ -144,8 +129,7 @@ class Claim:
     reading: str = field(default="", kw_only=True)
     #: The run-based tests behind the row (:class:`RunDesign`, one per part); not displayed.
     design: tuple[RunDesign, ...] = field(default=(), compare=False, repr=False)
-    #: ``module.function`` that built the row (the first caller outside ``helpers.core``): where a
-    #: reader finds the code that decides it. Set at construction; not displayed.
+    #: ``module.function`` that built the row (:func:`_builder`); not displayed.
     decided_by: str = field(default="", kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
@@ -199,11 +183,9 @@ class Claim:
 
 
 def _builder() -> str:
-    """Where the claim was decided: ``module.function`` of the innermost caller outside
-    ``helpers.core`` whose name is not private (``_claim``, a local ``row``), followed by the private
-    function that builds this row when there is one: the innermost named after its row
-    (``_<row>_claim`` or ``_claim_<row>``), else the innermost private one
-    (``helpers.srelu.audit.claims > _claim_drawbacks``)."""
+    """Where the claim was decided: the innermost public caller outside ``helpers.core``, then the
+    private function building this row (named after it, else the innermost private one):
+    ``helpers.srelu.audit.claims > _claim_drawbacks``."""
     frame, helper, named = sys._getframe(2), "", ""
     while frame is not None:
         module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_qualname
@@ -234,10 +216,8 @@ def source_row(
     anchor: str,
     **fields: Any,
 ) -> Claim:
-    """One report row of ``source`` at ``where`` (a section, table or equation), shown on the page
-    section ``anchor`` of ``notebook``; ``fields`` are the run statistics (``effect``, ``ci``, ...).
-    A method fixes its ``source``, ``notebook`` and ``anchor`` (and a fixed ``profile`` and ``scale``)
-    once with :func:`functools.partial`: every method builds its rows with this one function."""
+    """One report row of ``source`` at ``where`` (a section, table or equation), shown at ``anchor`` of
+    ``notebook``; ``fields``: the run statistics. Methods fix their constants with :func:`functools.partial`."""
     return Claim(
         key=key,
         claim=claim,
@@ -257,11 +237,9 @@ def source_row(
 def audit_claim(
     *, where: str, paper_value: SourceValue, our_value: str, profile: str, basis: Basis = "exact", **row: Any
 ) -> Claim:
-    """One finding of a source read against itself: the :func:`source_row` (``row``: its ``key, claim,
-    verdict, source, notebook, anchor, scale``, and ``note``, ``reading``, all by keyword) of a verdict
-    that rests on an exact computation (``basis="exact"``) or on the source's own printed numbers
-    (``basis="source"``), never on runs, so ``profile`` is one of :data:`EXACT_PROFILES`. Every finding
-    names the page section that shows it (``anchor``), so the report links to it."""
+    """One finding of a source read against itself: a :func:`source_row` whose verdict rests on an exact
+    computation (``basis="exact"``) or the source's printed numbers (``"source"``), never on runs
+    (``profile`` in :data:`EXACT_PROFILES`); ``anchor`` names the page section that shows it."""
     claim = row.get("claim")
     for name, text in (("source", row.get("source")), ("where", where), ("anchor", row.get("anchor"))):
         if not isinstance(text, str) or not text.strip():
@@ -280,9 +258,7 @@ def audit_claim(
 
 def audit_rows(prefix: str, places: dict[str, tuple[str, str]], **fixed: Any) -> Callable[..., Claim]:
     """The row builder of one audit: ``row(name, **fields)`` is the :func:`audit_claim` keyed
-    ``prefix-name``, shown at the page section and found at the source's place ``places[name]``
-    (``(anchor, where)``: the audit's table of findings), with ``fixed`` (``source``, ``notebook``,
-    ``profile``, ``scale``...) as defaults that a row's ``fields`` may override."""
+    ``prefix-name`` at ``places[name] = (anchor, where)``, ``fixed`` giving defaults ``fields`` override."""
 
     def row(name: str, **fields: Any) -> Claim:
         anchor, where = places[name]
@@ -292,8 +268,7 @@ def audit_rows(prefix: str, places: dict[str, tuple[str, str]], **fixed: Any) ->
 
 
 def claim_to_dict(claim: Claim) -> dict:
-    """Every field of ``claim``, its run designs and their comparisons included, as plain JSON values
-    (the stored report, :func:`helpers.claims.report_claims`); :func:`claim_from_dict` inverts it."""
+    """Every field of ``claim``, run designs included, as plain JSON; :func:`claim_from_dict` inverts it."""
     row = {f.name: getattr(claim, f.name) for f in dataclass_fields(claim) if f.name != "design"}
     row["design"] = [
         {

@@ -1,15 +1,9 @@
 """The activation registry: name -> module factory, and the classes that count as activation sites.
 
-The core knows no method. The built-in activations are listed here; each method's activations join
-through :func:`register_activation`, called for every method of ``helpers.methods.METHODS`` when
-that app-level module is imported (as the public modules ``helpers.activations``,
-``helpers.models`` and ``helpers.experiments`` do). Like timm's ``register_model``, a name is known
-once its registration ran, and an unknown name is an error that lists the registered ones.
-
-:data:`ACTIVATION_TYPES` (the classes :func:`helpers.core.models.replace_activations` and
-:func:`helpers.core.models.activation_sites` recognise) holds the torch built-ins plus every class
-a method module registers at import time with :func:`register_activation_type`; a model holding a
-method's activation necessarily imported its module, so its class is registered by then.
+The core knows no method: the built-ins are listed here, and each method's activations join through
+:func:`register_activation` when ``helpers.methods`` is imported (like timm's ``register_model``).
+:data:`ACTIVATION_TYPES` holds the torch built-ins plus the classes method modules register with
+:func:`register_activation_type` at import (a model holding one imported its module).
 """
 
 from __future__ import annotations
@@ -44,9 +38,8 @@ ActivationFactory = Callable[..., nn.Module]
 
 
 def _checked(cls: type[nn.Module], **rules: Rule) -> ActivationFactory:
-    """``cls`` as a factory that checks its keyword arguments first: torch's own constructors take
-    ``ELU(alpha="x")`` or ``LeakyReLU(negative_slope=nan)`` and fail (or return NaN) only later,
-    inside a forward pass. An argument without a rule goes to ``cls``, which refuses unknown ones."""
+    """``cls`` as a factory that checks its keyword arguments first (torch takes ``ELU(alpha="x")`` or
+    ``LeakyReLU(negative_slope=nan)`` and fails, or returns NaN, only in a forward pass)."""
 
     def factory(**kwargs: object) -> nn.Module:
         for key, value in kwargs.items():
@@ -77,14 +70,11 @@ def _saturation(dtype: torch.dtype) -> float:
 
 
 def relu_limits(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    """``fn(x)`` for an activation ``x·g(x)`` with gate ``g`` from 0 to 1, with its limits where
-    torch's kernels lose them: ``0`` at ``x = −∞`` and ``+∞`` at ``+∞`` (torch gives NaN, ``−∞·0``),
-    gradients 0 and 1 there (NaN in torch), and ``relu(x)`` near the float range's ends (the
-    vectorised GELU overflows to ``inf`` from ~1.7e38 on some CPUs). On the CPU one pass for max |x|
-    decides whether ``x`` reaches :func:`_saturation` at all; ordinary inputs then take ``fn(x)``
-    itself, bit for bit. Elsewhere (a GPU, a compiled graph) the guarded form always runs; it
-    gives the same values below the saturation point. Anything but a floating-point tensor is a
-    ``TypeError`` naming what it got (torch's own message would come from inside its kernel)."""
+    """``fn(x)`` for an activation ``x·g(x)`` (gate ``g`` from 0 to 1) with the limits torch's kernels
+    lose: ``0`` at ``x = −∞`` and ``+∞`` at ``+∞`` (torch: NaN, ``−∞·0``), gradients 0 and 1 there,
+    and ``relu(x)`` near the float range's ends (vectorised GELU overflows to ``inf`` from ~1.7e38 on
+    some CPUs). On the CPU, inputs below :func:`_saturation` take ``fn(x)`` bit for bit; on a GPU or
+    in a compiled graph the guarded form always runs (same values below saturation)."""
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else f"{type(x).__name__} {x!r:.40}"
         raise TypeError(f"the activation takes a floating-point torch.Tensor, got {got}")
@@ -119,9 +109,8 @@ class Mish(nn.Mish):
 
 
 class PReLU(nn.PReLU):
-    """``nn.PReLU`` that names a dtype or device mismatch between its learned slope and the input
-    (torch's kernel says "Type promoting not supported"); the same module otherwise. The slope is a
-    parameter, so it is never converted silently: move the module (``module.to(x.dtype)``)."""
+    """``nn.PReLU`` that names a dtype or device mismatch between its slope and the input (torch says
+    "Type promoting not supported"). The slope is a parameter, never converted silently."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor) or not x.is_floating_point():
@@ -255,12 +244,8 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def register_activation(name: str, factory: ActivationFactory, *, replace: bool = False) -> None:
-    """Add a new activation under ``name`` (e.g. a mollified activation built in a notebook).
-
-    ``name`` is a lowercase identifier (``[a-z][a-z0-9_]*``). Registering a name that is taken
-    (a built-in such as ``"relu"``, or a method's activation) is an error unless ``replace=True``;
-    registering the same factory again under its name is a no-op.
-    """
+    """Add an activation under ``name`` (``[a-z][a-z0-9_]*``); a taken name is an error unless
+    ``replace=True`` (the same factory again is a no-op)."""
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
         raise ValueError(
             f"activation name must be a lowercase identifier (a-z first, then a-z, 0-9, '_'), got {name!r}"
@@ -278,11 +263,7 @@ def register_activation(name: str, factory: ActivationFactory, *, replace: bool 
 
 
 def get_activation(name: str, **kwargs: object) -> nn.Module:
-    """Build a fresh activation module by registry name, e.g. ``get_activation("srelu", delta=0.01)``.
-
-    Raises ``ValueError`` naming the registered activations for an unknown name, and
-    ``TypeError`` with the name when the keyword arguments do not fit its constructor.
-    """
+    """A fresh activation module by registry name, e.g. ``get_activation("srelu", delta=0.01)``."""
     if not isinstance(name, str):
         raise TypeError(f"activation name must be a string, got {type(name).__name__}")
     key = name.lower()
@@ -304,10 +285,7 @@ def get_activation(name: str, **kwargs: object) -> nn.Module:
 
 
 def activation_factory(name: str, **kwargs: object) -> Callable[[], nn.Module]:
-    """A zero-argument factory for :func:`helpers.core.models.replace_activations` and model builders.
-
-    The name is checked now, so a typo fails at configuration time, not mid-build.
-    """
+    """A zero-argument factory for model builders; the name is checked now, not mid-build."""
     get_activation(name, **kwargs)  # validate eagerly
     return lambda: get_activation(name, **kwargs)
 
@@ -319,13 +297,10 @@ def _plain(value: object) -> bool:
 
 
 def canonical_kwargs(owner: str, name: str, kwargs: Mapping[str, object]) -> dict[str, object]:
-    """``kwargs`` of activation ``name`` as a run's key spells them, so that one activation has one
-    key: an argument equal to its default is left out (``approximate="none"`` for GELU), except the
-    arguments its class lists in ``KEYED_DEFAULTS`` (a method's defining parameter, such as λ-GELU's
-    ``t``), which are always spelled out, their default filled in when left out. Both spellings are
-    the ones the committed runs use. First the activation must build (a typo fails when the config
-    is made, not in a worker), under its exact registered name (``"RELU"`` builds ReLU but would key
-    another run), without ``inplace`` (memory use, not the run); ``owner`` names the field."""
+    """``kwargs`` of activation ``name`` as a run's key spells them (one activation, one key):
+    defaults left out, except a class's ``KEYED_DEFAULTS`` (λ-GELU's ``t``), always spelled out, as
+    the committed runs are. The activation must build under its exact registered name, without
+    ``inplace`` (memory use, not the run); ``owner`` names the field."""
     if "inplace" in kwargs:
         raise ValueError(f"{owner} {name!r}: leave inplace out; it changes memory use, not the run")
     # a NumPy scalar is the Python number of the same value (keyed so already)

@@ -1,18 +1,11 @@
 """Cached experiment runs: ``run_or_load(config)``.
 
-A *config* is a frozen dataclass with at least the fields ``experiment`` (results subfolder) and
-``profile``. Each config class is paired with a *runner* through :func:`register_runner`; the
-runner trains/evaluates and returns a JSON-able dict. ``run_or_load`` keys the run on a stable
-hash of the full config plus :data:`CODE_VERSION`, and stores the dict atomically in
-``results/<experiment>/<hash>.json``.
-
-Rules (helpers/README.md, "Results cache"):
-
-* ``REPRO_RERUN=1`` (or deleting the file) retrains.
-* Under CI (:func:`helpers.core.env.under_ci`) a missing **cpu**-profile result is an error naming
-  the run, never a silent multi-hour retrain; smoke runs are always allowed (cheap by construction).
-* A failed or NaN run is stored with ``status == "failed"`` in a separate ``.failed.json`` file
-  and raises :class:`RunFailed`; it is never returned as a cached success.
+A *config* is a frozen dataclass with at least ``experiment`` (results subfolder) and ``profile``;
+:func:`register_runner` pairs its class with a *runner* returning a JSON-able dict, stored atomically
+in ``results/<experiment>/<hash>.json`` (hash of the full config plus :data:`CODE_VERSION`).
+Rules (helpers/README.md, "Results cache"): ``REPRO_RERUN=1`` (or deleting the file) retrains; under
+CI a missing **cpu**-profile result is an error, never a silent multi-hour retrain (smoke runs are
+cheap and allowed); a failed or NaN run goes to ``.failed.json`` and raises :class:`RunFailed`.
 """
 
 from __future__ import annotations
@@ -120,12 +113,8 @@ def registered_config_classes() -> dict[str, type]:
 
 
 def store_result(config: Any, result: dict) -> Path:
-    """Write ``result`` as the cached result of ``config`` (``config``, ``config_hash`` and
-    ``status`` filled in when absent, the content checksum added) and return its path.
-
-    For results computed outside :func:`run_or_load` (imports, tests of the analysis code);
-    the record must be a success: failed runs go to ``<hash>.failed.json`` through ``run_or_load``.
-    """
+    """Write a successful ``result`` computed outside :func:`run_or_load` (imports, tests) as
+    ``config``'s cached result (missing keys and the checksum filled in); return its path."""
     if not isinstance(result, dict):
         raise TypeError(f"store_result takes a result dict, got {type(result).__name__}")
     record = {"config": config_dict(config), "config_hash": config_hash(config), "status": "ok", **result}
@@ -135,8 +124,7 @@ def store_result(config: Any, result: dict) -> Path:
             f"{record['status']!r} and config_hash {record['config_hash']!r}"
         )
     path = result_path(config)
-    # the payload as load_result will read it back, checked as load_result checks it, before the
-    # write: a record that would load as CorruptResult must not replace a sound file
+    # checked as load_result will check it, before the write: never replace a sound file with a corrupt one
     try:
         payload = with_checksum(json.loads(json.dumps(record, allow_nan=False)))
     except (ValueError, RecursionError) as err:
@@ -171,12 +159,9 @@ _RERUN_RULE = Rule("bool", optional=True)
 
 
 def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
-    """Return the cached result of ``config``, running it first if needed.
-
-    The returned dict always has ``config`` (the full config), ``config_hash`` and
-    ``status == "ok"`` plus whatever the runner returned (``history``, metrics, ...).
-    ``rerun``: True retrains, False uses the cache, None (default) reads ``REPRO_RERUN``.
-    """
+    """The cached result of ``config`` (run first if needed): ``config``, ``config_hash``,
+    ``status == "ok"`` and the runner's keys. ``rerun``: True retrains, False uses the cache, None
+    reads ``REPRO_RERUN``."""
     check_value("run_or_load", "rerun", rerun, _RERUN_RULE)
     runner = _RUNNERS.get(type(config))
     if runner is None:
@@ -185,7 +170,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
             f"{type(config).__name__}; known: {', '.join(c.__name__ for c in _RUNNERS) or 'none'} "
             f"(helpers.experiments registers every config class of the book)"
         )
-    current_profile(config.profile)  # validates the profile name
+    current_profile(config.profile)
     path = result_path(config)
     rerun = bool_env("REPRO_RERUN", False) if rerun is None else rerun
     if path.exists() and not rerun:
@@ -245,19 +230,15 @@ def _write_failure(path: Path, record: dict) -> None:
 
 
 def default_workers(profile: str) -> int:
-    """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per GPU where runs train on GPUs
-    (:func:`helpers.core.device.local_gpus`), else one per CPU core; one in the smoke profile, whose
-    runs take seconds and would spend longer starting processes."""
+    """Processes for :func:`run_many`: ``REPRO_WORKERS``, else one per GPU, else one per CPU core;
+    one in the smoke profile (its runs take less time than starting processes)."""
     default = local_gpus() or max(1, os.cpu_count() or 1)
     return positive_int_env("REPRO_WORKERS", 1 if profile == "smoke" else default)
 
 
 def _run_in_worker(config: Any, rerun: bool, quiet_worker: bool = True) -> dict:
-    """Body of a :func:`run_many` worker process (module level, so it can be pickled).
-
-    ``quiet_worker``: no progress of its own. The parent asks for that in a terminal or a
-    notebook, where it shows one bar for all runs and bars of several processes would overwrite
-    each other; into a log file a worker writes one line per epoch, named by its run."""
+    """Body of a :func:`run_many` worker process (module level, to pickle). ``quiet_worker``: no
+    progress of its own (the parent's one bar; several processes' bars would overwrite each other)."""
     if quiet_worker:
         os.environ["REPRO_QUIET"] = "1"
     return run_or_load(config, rerun=rerun)
@@ -269,9 +250,8 @@ def exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Cancel the queued runs and terminate the running ones (each resumes from its last checkpoint
-    next time): else workers outlive a killed parent and finish their runs unseen, beside the next
-    command's. (``_processes`` is private; Python 3.14's ``terminate_workers`` is the public form.)"""
+    """Cancel queued runs and terminate running ones (they resume from their checkpoints), else
+    workers outlive a killed parent. (Python 3.14's ``terminate_workers`` is the public form.)"""
     processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
     for process in processes:
         process.terminate()
@@ -313,15 +293,12 @@ def run_many(
     rerun: bool | None = None,
     executor: Callable[[list, bool, str], list] | None = None,
 ) -> list[dict]:
-    """``run_or_load`` every config (results in their order), training the missing ones in
-    ``workers`` processes here or, with ``executor(configs, rerun, desc)``, elsewhere
-    (``tools.executors.Submitit``: submitit jobs), which returns each run's result or its
-    :class:`RunFailed`; every run writes its result under ``results/`` wherever it trains.
-
-    Each run trains on :func:`helpers.core.runtime.train_threads` threads (1 by default), so results
-    do not depend on ``workers``. Under CI missing cpu-profile results raise :class:`MissingResult`
-    before anything trains. A failed run is re-raised after the others finish.
-    """
+    """``run_or_load`` every config (results in order), training the missing ones in ``workers``
+    processes or through ``executor(configs, rerun, desc)`` (e.g. ``tools.executors.Submitit``),
+    which returns each result or its :class:`RunFailed`. Each run trains on
+    :func:`helpers.core.runtime.train_threads` threads, so results do not depend on ``workers``.
+    Under CI missing cpu-profile results raise :class:`MissingResult` before anything trains; a
+    failed run is re-raised after the others finish."""
     # every argument is checked before anything is read, run or submitted, cached or not
     check_value("run_many", "rerun", rerun, _RERUN_RULE)
     check_value("run_many", "workers", workers, integer(1, optional=True))
@@ -371,13 +348,10 @@ def run_many(
 
 
 def compute_time(results: Any, workers: int = 2) -> dict[str, float]:
-    """What ``results`` cost to train, from each run's recorded ``train_seconds``.
-
-    Returns ``n_runs`` (distinct runs), ``core_minutes`` (their sum; every run uses one intra-op
-    thread) and ``wall_minutes``: the time :func:`run_many` with ``workers`` processes needs from
-    an empty cache, simulated by handing the runs, in order, to whichever worker is free first
-    (process start and data loading, about 2 s a run, are not included).
-    """
+    """What ``results`` cost to train (from ``train_seconds``): ``n_runs`` (distinct),
+    ``core_minutes`` (their sum; one intra-op thread a run) and ``wall_minutes`` (:func:`run_many`
+    with ``workers`` from an empty cache, runs handed in order to the first free worker; about 2 s
+    a run of process start and data loading not included)."""
 
     check_value("compute_time", "workers", workers, integer(1))
     seconds: dict[str, float] = {}
