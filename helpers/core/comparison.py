@@ -1,11 +1,6 @@
 """What a comparison is: :class:`Comparison` (effect, t interval, df, p, MDE), the level and
-power the book uses, and the input checks every test shares.
-
-:mod:`helpers.core.statistics` computes the comparisons (paired, Welch, one-sample, TOST,
-non-inferiority) and re-exports every name here, so callers import from there. A comparison
-carries the exact statement when every paired difference is the same number (standard error 0),
-and :func:`minimal_detectable_effect` gives the smallest true difference its design detects;
-:func:`bootstrap_ci` is the interval of statistics without a t interval."""
+power the book uses, and the input checks every test shares. :mod:`helpers.core.statistics`
+computes the comparisons and re-exports every name here."""
 
 from __future__ import annotations
 
@@ -60,9 +55,8 @@ def _as_mapping(values: Values, name: str) -> dict[Hashable, float]:
 
 
 class InsufficientData(ValueError):
-    """Too few values for an interval (one seed per arm, as in the smoke profile). A claim builder
-    catches it to say "inconclusive: no interval" instead of failing (see
-    :func:`helpers.core.report.judge`)."""
+    """Too few values for an interval (one seed per arm: the smoke profile); :func:`helpers.core.report.judge`
+    makes it "inconclusive"."""
 
 
 def _need(n: int, name: str, minimum: int = 2) -> None:
@@ -88,12 +82,10 @@ def _check_level(confidence: float) -> None:
 class Comparison:
     """One estimated effect with its 95 % Student-t interval and what it could have detected.
 
-    ``effect`` is ``mean(a − b)`` (paired), ``mean(a) − mean(b)`` (Welch) or ``mean(a) − null``
-    (one sample). ``n`` is the number of pairs (paired, one sample) or ``n_a + n_b`` (Welch); ``df``
-    the t distribution's degrees of freedom (fractional for Welch). ``p`` is the two-sided p-value
-    of ``effect = 0``. ``mde`` is :func:`minimal_detectable_effect` at this ``se`` and ``df``.
-    ``sd`` is the standard deviation of the per-seed differences (paired), or of the values (one
-    sample); for Welch it is the larger of the two arm SDs (the scale a fixed tolerance must beat).
+    ``effect``: ``mean(a − b)`` (paired), ``mean(a) − mean(b)`` (Welch) or ``mean(a) − null`` (one
+    sample); ``n``: pairs, or ``n_a + n_b`` (Welch); ``df`` fractional for Welch; ``p``: two-sided, of
+    ``effect = 0``; ``mde`` at this ``se`` and ``df``; ``sd``: of the per-seed differences or values,
+    for Welch the larger arm SD (the scale a fixed tolerance must beat).
     """
 
     effect: float
@@ -196,7 +188,7 @@ def t_comparison(
     values_b: Sequence[float] = (),
 ) -> Comparison:
     """The :class:`Comparison` of a t statistic (fields in its order): its interval at
-    ``confidence`` on t(df) and its MDE; with ``se = 0`` the exact value (see module doc)."""
+    ``confidence`` on t(df) and its MDE; with ``se = 0`` the exact value (:mod:`helpers.core.statistics`)."""
     if se == 0:  # every difference identical: no sampling spread
         lo = hi = effect
         p = 0.0 if effect != 0 else 1.0
@@ -294,11 +286,8 @@ def bootstrap_ci(
     confidence: float = CONFIDENCE,
     n_resamples: int = 9999,
 ) -> tuple[float, float, float]:
-    """``(statistic, low, high)``: a seeded BCa bootstrap interval (``scipy.stats.bootstrap``).
-
-    For statistics with no t interval (a median, a ratio). With a handful of seeds a bootstrap
-    interval is too narrow; prefer the t interval for means.
-    """
+    """``(statistic, low, high)``: a seeded BCa bootstrap interval (``scipy.stats.bootstrap``) for
+    statistics with no t interval (a median, a ratio); too narrow with a handful of seeds."""
     _check_level(confidence)
     v = np.array(list(_as_mapping(values, "values").values()))
     _need(len(v), "values")

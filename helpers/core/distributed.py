@@ -1,24 +1,19 @@
 """One training loop (:func:`helpers.core.train.fit`) in the several processes ``torchrun`` starts
 (:mod:`helpers.core.process_group`, re-exported here). What changes with several processes:
 
-* **Data order.** A distributed run sees the one-process run's batches: every rank draws the
-  same permutation from the same seeded generator (the one-process ``DataLoader``'s), cuts it
-  into the same global batches of ``batch_size``, and keeps its own contiguous shard of each
-  (:class:`ShardedBatchSampler`). ``torch.utils.data.DistributedSampler`` would shard the
-  *dataset* with its own permutation (``seed + epoch``), which is another data order than the
-  one-process run's, so it is not used. The global batch must split evenly across ranks
-  (:func:`check_global_batch`).
+* **Data order.** Every rank draws the one-process run's permutation, cuts the same global
+  batches and keeps its contiguous shard of each (:class:`ShardedBatchSampler`);
+  ``DistributedSampler``'s own permutation (``seed + epoch``) would be another data order. The
+  global batch must split evenly (:func:`check_global_batch`).
 * **Gradients.** ``DistributedDataParallel`` averages the ranks' gradients; each rank's loss is
   the mean over its shard, so the average is the global batch's mean, as in one process (an
   uneven last batch is weighted by :meth:`ShardedBatchSampler.loss_weight`).
-* **BatchNorm.** Statistics over the global batch, as in one process: ``nn.SyncBatchNorm`` on
-  GPUs; on the CPU, where ``nn.SyncBatchNorm`` refuses to run, :class:`GlobalBatchNorm` (the
-  same statistics, summed over ranks in the forward and the backward).
+* **BatchNorm.** Global-batch statistics: ``nn.SyncBatchNorm`` on GPUs, :class:`GlobalBatchNorm`
+  on the CPU (where ``SyncBatchNorm`` refuses to run).
 * **Writes.** Rank 0 writes checkpoints and results; the others wait at a barrier.
-* **Method state.** λ, annealing state and Flex-Act's statistics live in the model's parameters
-  and buffers (kept equal by DDP) and in the hooks' ``state_dict``; :func:`check_same_state`
-  compares a fingerprint of both across ranks after every epoch and stops the run, naming what
-  differs, instead of letting ranks drift apart.
+* **Method state.** λ, annealing state and Flex-Act's statistics live in parameters, buffers and
+  the hooks' ``state_dict``; :func:`check_same_state` compares their fingerprint across ranks
+  every epoch and stops the run, naming what differs, before ranks drift apart.
 
 Results agree with the one-process run to float32 rounding, not bit for bit: the all-reduce sums
 gradients in another order than one process's reduction over the batch.
@@ -69,12 +64,8 @@ def check_global_batch(batch_size: int, world_size: int) -> int:
 
 
 class ShardedBatchSampler(Sampler[list[int]]):
-    """The one-process run's global batches, each cut to this rank's contiguous shard.
-
-    ``sampler`` is the one-process sampler (e.g. a ``RandomSampler`` on the loader's seeded
-    generator): every rank draws the same permutation, so the union of the ranks' k-th batches is
-    the one-process run's k-th batch.
-    """
+    """The one-process run's global batches (``sampler``: its seeded sampler), each cut to this
+    rank's contiguous shard: the ranks' k-th batches together are the one-process k-th batch."""
 
     # the sampler is measured with len() below, so it must be sized (a RandomSampler, a range)
     @checked_arguments(
@@ -130,11 +121,9 @@ class ShardedBatchSampler(Sampler[list[int]]):
 
 
 def _sum_over_ranks(tensor: torch.Tensor) -> torch.Tensor:
-    """The sum over ranks of a small tensor, added in rank order (the same bits on every rank).
-
-    ``all_gather`` then a local sum rather than ``all_reduce``: for the few hundred floats of a
-    BatchNorm layer's statistics, gloo's ring all-reduce took about 1.1 ms on a 2-core machine
-    against 0.4 ms for the gather, and BatchNorm pays it twice per layer and step."""
+    """The sum over ranks of a small tensor, in rank order (the same bits on every rank).
+    ``all_gather`` beats gloo's ring ``all_reduce`` for BatchNorm's few hundred floats (0.4 vs
+    1.1 ms on a 2-core machine, paid twice per layer and step)."""
     parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
     dist.all_gather(parts, tensor.contiguous())
     return torch.stack(parts).sum(0)
@@ -146,10 +135,8 @@ class _GlobalBatchNormFunction(torch.autograd.Function):
     Forward: the shifted sums ``Σ(x-K)`` and ``Σ(x-K)²`` and the count are summed over ranks,
     then the fused eval-mode kernel normalises with the global mean and variance. Backward:
     the fused BatchNorm backward gives this rank's ``Σdy`` and ``Σdy·x̂``; one sum over ranks makes them
-    global (each rank's loss depends on every rank's input through the statistics, as in
-    ``SyncBatchNorm``), and the input gradient is ``dy·a + x·b + c`` per channel. Every pass over
-    the activations is a native kernel: written with elementwise tensor ops (and autograd through
-    them), a ResNet-18/4 training step spent a third more CPU time than with plain BatchNorm.
+    global (as in ``SyncBatchNorm``), and the input gradient is ``dy·a + x·b + c`` per channel.
+    Native kernels only: elementwise ops cost a ResNet-18/4 step a third more CPU time.
     """
 
     @staticmethod
@@ -202,13 +189,9 @@ class _GlobalBatchNormFunction(torch.autograd.Function):
 class GlobalBatchNorm(nn.modules.batchnorm._BatchNorm):
     """BatchNorm whose training statistics span every rank's shard (the one-process batch's).
 
-    ``nn.SyncBatchNorm`` does this on GPUs only; this module does it on any device with one
-    sum over ranks per layer forward (the sums of ``x - K`` and ``(x - K)²`` and the count) and one
-    backward (the statistics' gradients, summed over ranks as ``SyncBatchNorm``'s are). The
-    shift ``K``, the running mean (equal on every rank), keeps ``E[(x-K)²] - E[x-K]²`` from
-    cancelling once it tracks the batch means. Statistics are in float32.
-    Outside a process group, or in eval mode, it is plain BatchNorm. Its state-dict keys are
-    BatchNorm's, so checkpoints move between one and several processes.
+    One sum over ranks per layer forward and one backward, on any device. The shift ``K``, the
+    running mean (equal on every rank), keeps ``E[(x-K)²] - E[x-K]²`` from cancelling. Statistics
+    in float32; plain BatchNorm outside a process group or in eval mode; BatchNorm's state-dict keys.
     """
 
     def _check_input_dim(self, input: torch.Tensor) -> None:
@@ -235,9 +218,8 @@ class GlobalBatchNorm(nn.modules.batchnorm._BatchNorm):
 
 
 def convert_batchnorm(model: nn.Module, device: torch.device) -> nn.Module:
-    """``model`` with every BatchNorm computing global-batch statistics under a process group:
-    ``nn.SyncBatchNorm`` on CUDA, :class:`GlobalBatchNorm` elsewhere. The converted modules keep
-    the same parameter and buffer tensors, so an optimiser built before still holds them."""
+    """``model`` with every BatchNorm computing global-batch statistics under a process group
+    (same parameter tensors, so an existing optimiser still holds them)."""
     if device.type == "cuda":
         return nn.SyncBatchNorm.convert_sync_batchnorm(model)
     return _to_global_bn(model)
@@ -261,11 +243,8 @@ def _to_global_bn(module: nn.Module) -> nn.Module:
 
 def wrap_model(model: nn.Module, device: torch.device, *, find_unused_parameters: bool = False) -> nn.Module:
     """``model`` in ``DistributedDataParallel`` under a process group, else ``model`` itself.
-
-    ``find_unused_parameters``: for runs whose forward stops using some parameters part-way
-    (λ-GELU's annealing fixes λ after the switch epoch); DDP then looks for them after every
-    forward, which costs a walk of the autograd graph, so runs that always use every parameter
-    leave it off."""
+    ``find_unused_parameters``: for forwards that stop using some parameters (λ-GELU's annealing
+    fixes λ); it costs a walk of the autograd graph per forward."""
     if not is_distributed():
         return model
     if device.type == "cuda":

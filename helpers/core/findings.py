@@ -1,9 +1,8 @@
 """What a page finds, in a few lines: the "What this page finds" box and readable setup tables.
 
-Every experiment and theory page opens with an admonition that lists its main verdicts, each with
-the source's value and ours. The lines come from the same :class:`helpers.core.report.Claim` objects
-the reproducibility report renders, read by key, so the box can never disagree with the report
-(``helpers.claims.findings_box`` glues it from ``collect_claims()``)::
+Every page opens with an admonition listing its main verdicts, built from the report's own
+:class:`helpers.core.report.Claim` objects read by key, so it never disagrees with the report
+(``helpers.claims.findings_box``)::
 
     findings_box("04_lipschitz_and_mollifiers", ["srelu-lipschitz-gelu", ...])
 
@@ -16,8 +15,7 @@ and, in the page's markdown (MyST, myst-nb 1.x)::
     ```
     :::
 
-:func:`setup_frame` shows run configs side by side, their raw ``dict``/``list`` values (model
-keyword arguments and the like) as short text, e.g. ``{'dim': 48, 'depth': 4}`` -> ``dim 48, depth 4``.
+:func:`setup_frame` shows run configs side by side as short text.
 """
 
 from __future__ import annotations
@@ -74,8 +72,7 @@ def verdict_summary(claims: Sequence[Claim]) -> str:
 
 
 def find_claim_by_key(claims: Iterable[Claim], key: str) -> Claim:
-    """The claim whose :attr:`Claim.key` is ``key``; ``KeyError`` naming the keys there are when
-    none is (a key is unique in the report, so there is never more than one)."""
+    """The claim whose :attr:`Claim.key` is ``key`` (``KeyError`` naming the keys there are)."""
     pool = list(claims)
     for c in pool:
         if c.key == key:
@@ -92,14 +89,11 @@ def select_claims(
     strict: bool = True,
     keys: Sequence[str] | None = None,
 ) -> list[Claim]:
-    """The claims a findings box lists.
-
-    ``keys``: the claims' :attr:`Claim.key`, in the order to show (a key that no claim has raises
-    ``KeyError``; with ``strict=False`` it is skipped, for claims that exist only in some profiles).
-    ``select``: substrings of :attr:`Claim.claim` instead, one per item (the first claim containing
-    each), for pages that have not moved to keys; the same rule for a substring that matches
-    nothing. Without either: one claim per verdict in the order contradicted, not reproduced,
-    confirmed, inconclusive, not run here, then the next of each, up to ``max_items``.
+    """The claims a findings box lists: by ``keys``, in order (an unknown key is ``KeyError``, or
+    skipped with ``strict=False`` for claims only some profiles have), or by ``select`` substrings of
+    :attr:`Claim.claim` (the first claim containing each). Without either: one claim per verdict in
+    the order contradicted, not reproduced, confirmed, inconclusive, not run here, then the next of
+    each, up to ``max_items``.
     """
     if keys is not None:
         if select is not None:
@@ -179,9 +173,8 @@ def findings_markdown(
     link: bool = True,
     keys: Sequence[str] | None = None,
 ) -> str:
-    """The body of a page's "What this page finds" box (MyST markdown): the page's verdict counts
-    (``summary``), then up to ``max_items`` claims (:func:`select_claims`: by ``keys``, or by
-    ``select`` substrings), each with both values and a link to the section that computes it."""
+    """The body of a page's "What this page finds" box (MyST markdown): the verdict counts
+    (``summary``), then up to ``max_items`` claims (:func:`select_claims`) with both values and links."""
     lines = []
     if summary:
         lines.append(f"**{verdict_summary(claims)}.** The main ones:")
@@ -192,8 +185,7 @@ def findings_markdown(
 
 
 def claim_statement(claim: Claim) -> str:
-    """A run-based claim's result as one plain sentence from its own fields (effect, intervals,
-    seeds, MDE, verdict), for a page to glue instead of computing the verdict again:
+    """A run-based claim's result as one sentence from its own fields, for a page to glue:
     ``Ours: +10.4 points, 95% [+7.3, +13.4] (3 pairs of runs; MDE 4.0 points): confirmed.``"""
     if not claim.effect:
         ours = claim.our_value or "—"
@@ -223,8 +215,7 @@ def _ours_text(effect: str, ci: str, n: str, mde: str, *, label: str = "") -> st
 
 
 def glue_values(**values: Any) -> None:
-    """Glue each keyword as a page value (``glue(name, value, display=False)``), so that a page
-    that states its numbers in prose (MyST's ``glue:text`` role) glues them in one call."""
+    """Glue each keyword as a page value (``glue(name, value, display=False)``) for ``glue:text``."""
     from myst_nb import glue  # lazy: only pages (run under Jupyter) glue; myst_nb pulls in Sphinx
 
     for name, value in values.items():
@@ -268,11 +259,8 @@ def _settings(cfg: Any) -> dict[str, Any]:
 
 
 def setup_frame(configs: Mapping[str, Any], fields: Sequence[str]):  # -> pandas.DataFrame
-    """Run configs side by side as a readable setup table: one column per label, one row per field
-    (labelled by :data:`FIELD_LABELS` and the method options' labels; an option's field by its
-    flat name), every value as :func:`readable_value` text (``None``, i.e. "all" for data sizes
-    and "off" elsewhere, as ``—``), e.g. the paper profile's config beside ours, to show what a
-    scaled profile changed."""
+    """Run configs side by side: one column per label, one row per field (:data:`FIELD_LABELS`, the
+    method options' labels), values as :func:`readable_value` text (``None``, "all" or "off", as ``—``)."""
     import pandas as pd
 
     if not configs:

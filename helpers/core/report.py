@@ -1,11 +1,9 @@
-"""Claims the book tests, and the verdict for each: the names callers import (the claim type from
-:mod:`helpers.core.claim`, the verdict rules from :mod:`helpers.core.verdicts`) and the report
-page's counts and table.
+"""Claims the book tests, and the verdict for each: the names callers import (from
+:mod:`helpers.core.claim` and :mod:`helpers.core.verdicts`) and the report page's counts and table.
 
-Every method's claims module (``helpers/<method>/claims.py``) exposes ``claims() -> list[Claim]``. A claim holds the
-paper's value (from the paper module, typed once from the source text) and *our* value, which the
-claim's builder computes (sympy, quadrature, or a committed result under ``results/``). The
-reproducibility report page renders :func:`helpers.claims.collect_claims` as one table; nothing in it is typed.
+Each ``helpers/<method>/claims.py`` exposes ``claims() -> list[Claim]``: the paper's value (typed
+once from the source) and *ours*, computed (sympy, quadrature, or a committed result). The report
+renders :func:`helpers.claims.collect_claims` as one table; nothing in it is typed.
 """
 
 from __future__ import annotations
@@ -85,10 +83,8 @@ __all__ = [
     "claims_table_html",
 ]
 
-#: The smallest effect of interest of each quantity a direction claim is about: the margin the book
-#: calls a match for it (quantity -> (value, how it is applied)), so an effect the book would call a
-#: match elsewhere is never a confirmation here. A method adds its own quantities
-#: (:func:`smallest_effects_markdown`'s ``more_effects``).
+#: The smallest effect of interest of each quantity (quantity -> (value, how it is applied)): the
+#: margin the book calls a match, so a match elsewhere is never a confirmation here.
 SMALLEST_EFFECTS: dict[str, tuple[str, str]] = {
     "accuracy": (
         f"{NEGLIGIBLE_ACCURACY_POINTS:g} points",
@@ -144,10 +140,9 @@ def verdict_counts(claims: list[Claim]):
 
 
 def page_link(docname: str, anchor: str = "", *, built: Collection[str] | None = None, prefix: str = "../") -> str:
-    """HTML of the link from the report to the page ``docname`` and, when given, the section labelled
-    ``anchor`` that computes the claim: ``<a href="../notebooks/x.html#anchor">x</a>``. ``prefix`` is
-    the path from the report's HTML to the book root; a docname not in ``built`` (pages the book does
-    not build yet) gets its name without a link."""
+    """HTML of the link from the report to page ``docname`` (and section ``anchor``):
+    ``<a href="../notebooks/x.html#anchor">x</a>``. ``prefix``: the report's path to the book root; a
+    docname not in ``built`` gets its name without a link."""
 
     name = html.escape(docname.rsplit("/", 1)[-1])
     if built is not None and docname not in built:
@@ -186,16 +181,12 @@ def claims_table_html(
     collapse_at: int = 0,
     rerun: Mapping[str, tuple[str, str]] | None = None,
 ) -> str:
-    """The report's table: a ``<tbody class="claims-group" data-source=...>`` per source whose first
-    row names the source and counts its verdicts, then one ``<tr class="claim-row">`` per claim
-    (``data-source``, ``data-verdict``) in seven columns: claim (with where in the source and the
-    profile), the source's value, ours, verdict, the run statistics, note, page. The source and
-    verdict filters above it are the book's ``_static/claims-filter.js``.
-
-    ``link(docname, anchor)``: the HTML of the link to the page section that computes a claim, e.g.
-    :func:`page_link` (default: the docname as text). ``collapse_at`` > 0: notes and tests longer
-    than that are folded into ``<details>``. ``rerun``: key -> the command that reruns the row and
-    its cost in words, shown under its statistics."""
+    """The report's table: a ``<tbody class="claims-group" data-source=...>`` per source (first row:
+    the source and its verdict counts), then a ``<tr class="claim-row">`` per claim (``data-source``,
+    ``data-verdict``; filtered by ``_static/claims-filter.js``) in seven columns: claim, the source's
+    value, ours, verdict, run statistics, note, page. ``link(docname, anchor)``: e.g.
+    :func:`page_link`; ``collapse_at`` > 0 folds longer notes and tests; ``rerun``: key -> the
+    command that reruns the row and its cost."""
     esc = html.escape
     frame = claims_frame(claims)
     head = ["claim", "source's value", "our value", "verdict", "statistics", "note", "page"]

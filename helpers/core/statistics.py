@@ -1,21 +1,17 @@
 """Statistics behind every run-based verdict: paired or Welch differences, 95 % CIs, TOST, MDE,
 each computed by :mod:`scipy.stats` (no distribution code is written here).
 
-Why paired: the book's arms share seeds (the same seed gives the same data order and, for most
-models, the same initial weights), so a difference is taken *per seed* and its spread is the spread
-of those differences, not Welch's combination of two arm spreads (Welch only for arms that do not
-share seeds, or for a source's printed mean ± sd). With 3 seeds a difference has 2 degrees of
-freedom and the two-sided 95 % t critical value is 4.30, not 2: "|z| > 2" over-states significance.
-A margin (TOST, non-inferiority) is part of a claim, so it is an argument, never a default.
+Paired: the arms share seeds (same data order and, mostly, same initial weights), so a difference is
+taken *per seed*; Welch only for arms that do not share seeds or a source's printed mean ± sd. With
+3 seeds a difference has 2 degrees of freedom and the two-sided 95 % t critical value is 4.30, not 2.
+A margin (TOST, non-inferiority) is part of a claim: an argument, never a default.
 
-Degenerate data. When every paired difference is the same number (annealed S-ReLU swapped for ReLU
-on the ResNet: the same accuracy on every seed), the standard error is 0: the CI collapses to that
-number, p is 0 for a nonzero difference and 1 for zero, and the MDE is 0. scipy returns NaN there;
-we state the exact result instead (:attr:`Comparison.exact`, :func:`exact_text`).
+When every paired difference is the same number, the standard error is 0: the CI collapses to it, p
+is 0 (nonzero) or 1 (zero), the MDE 0; scipy returns NaN, we state the exact result
+(:attr:`Comparison.exact`, :func:`exact_text`).
 
-The unit of a comparison is the seed: correlated values of one seed are averaged first
-(:func:`helpers.core.units.seed_means`), or split per level for "at every level" claims
-(:func:`helpers.core.units.by_level`, intersection-union). Displayed intervals carry their level;
+The unit is the seed: a seed's correlated values are averaged first
+(:func:`helpers.core.units.seed_means`) or split per level (:func:`helpers.core.units.by_level`).
 TOST at 5 % per side rests on the 90 % interval (:meth:`Comparison.interval`)."""
 
 from __future__ import annotations
@@ -78,11 +74,8 @@ __all__ = [
 
 
 def seed_values(rows: Any, value: str, *, where: Mapping[str, Any], seed: str = "seed") -> dict[Hashable, float]:
-    """``{seed: rows[value]}`` for the rows of a frame that match ``where`` (column -> value).
-
-    The shape :func:`compare` takes, from e.g. :func:`helpers.core.tables.accuracy_rows`.
-    A seed that appears twice is an error: pairing would be ambiguous.
-    """
+    """``{seed: rows[value]}`` for the rows matching ``where`` (column -> value), as :func:`compare`
+    takes it; a seed twice is an error (ambiguous pairing)."""
     mask = np.ones(len(rows), dtype=bool)
     for column, wanted in where.items():
         if column not in rows.columns:
@@ -102,12 +95,8 @@ def seed_values(rows: Any, value: str, *, where: Mapping[str, Any], seed: str = 
 
 
 def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
-    """``a − b`` matched on seed: the mean of the per-seed differences and its t interval.
-
-    ``a`` and ``b`` map seed -> value (a sequence is keyed by position, so two sequences pair
-    element by element). The seed sets must be equal: pairing a seed with a different seed would
-    silently turn a paired test into a wrong one. Uses ``scipy.stats.ttest_rel``; df = n − 1.
-    """
+    """``a − b`` matched on seed (seed -> value; a sequence keyed by position): the mean per-seed
+    difference and its t interval (``scipy.stats.ttest_rel``; df = n − 1). The seed sets must be equal."""
     _check_level(confidence)
     ma, mb = pair_by_seed(_as_mapping(a, "a"), _as_mapping(b, "b"), policy="require_equal")
     seeds = sorted(ma, key=str)
@@ -125,9 +114,8 @@ def paired_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -
 
 
 def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) -> Comparison:
-    """``mean(a) − mean(b)`` of independent arms: Welch's t (``scipy.stats.ttest_ind``,
-    ``equal_var=False``) with Welch-Satterthwaite degrees of freedom. Use only when the arms do
-    not share seeds; :func:`compare` chooses for you."""
+    """``mean(a) − mean(b)`` of arms that share no seeds: Welch's t (``scipy.stats.ttest_ind``,
+    ``equal_var=False``; Welch-Satterthwaite df)."""
     _check_level(confidence)
     va = np.array(list(_as_mapping(a, "a").values()))
     vb = np.array(list(_as_mapping(b, "b").values()))
@@ -149,11 +137,9 @@ def welch_comparison(a: Values, b: Values, *, confidence: float = CONFIDENCE) ->
 def welch_from_stats(
     mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int, *, confidence: float = CONFIDENCE
 ) -> Comparison:
-    """``mean_a − mean_b`` from printed summary statistics (a source's ``mean ± sd`` over ``n`` runs),
-    by Welch's t (``scipy.stats.ttest_ind_from_stats`` with ``equal_var=False``; Welch-Satterthwaite
-    degrees of freedom). For a source's own table, where the per-run values are not printed, so no
-    pairing is possible; the test reads ``"Welch t from printed mean ± sd"``. The result carries no
-    per-run values, so :func:`tost` and :func:`non_inferiority` do not apply to it."""
+    """``mean_a − mean_b`` from a source's printed ``mean ± sd`` over ``n`` runs, by Welch's t
+    (``scipy.stats.ttest_ind_from_stats``, ``equal_var=False``); test ``"Welch t from printed mean ±
+    sd"``. No per-run values, so no :func:`tost` or :func:`non_inferiority`."""
     _check_level(confidence)
     _check_ints(n_a=n_a, n_b=n_b)
     for name, v in (("mean_a", mean_a), ("mean_b", mean_b)):
@@ -189,11 +175,8 @@ def compare(a: Values, b: Values, *, paired: bool | None = None, confidence: flo
 
 
 def one_sample(values: Values, null: float = 0.0, *, confidence: float = CONFIDENCE) -> Comparison:
-    """``mean(values) − null`` with its t interval (``scipy.stats.ttest_1samp``; df = n − 1).
-
-    For effects measured within each run (the accuracy drop of one network when its activation is
-    swapped), where there is no second arm to pair with.
-    """
+    """``mean(values) − null`` with its t interval (``scipy.stats.ttest_1samp``; df = n − 1), for
+    effects measured within each run (one network's drop when its activation is swapped)."""
     _check_level(confidence)
     if not math.isfinite(null):
         raise ValueError(f"null must be finite, got {null!r}")
@@ -210,13 +193,10 @@ def one_sample(values: Values, null: float = 0.0, *, confidence: float = CONFIDE
 def median_comparison(
     values: Values, null: float = 0.0, *, confidence: float = CONFIDENCE, seed: int = 0
 ) -> Comparison:
-    """``median(values) − null`` with its seeded BCa bootstrap interval (:func:`bootstrap_ci`) and
-    the two-sided Wilcoxon signed-rank p of ``values − null`` (``scipy.stats.wilcoxon``).
-
-    For heavy-tailed per-round differences (timings), where a t interval of the mean would test a
-    statistic other than the median the tables show: the interval decides, the p is shown beside
-    it. ``se`` and the MDE are NaN (no t distribution); ``values_a`` holds ``values − null``, so
-    :meth:`Comparison.interval` can redo the bootstrap at another level."""
+    """``median(values) − null`` with its seeded BCa bootstrap interval (:func:`bootstrap_ci`), which
+    decides, and the two-sided Wilcoxon signed-rank p (``scipy.stats.wilcoxon``), for heavy-tailed
+    differences (timings) whose tables show medians. ``se`` and MDE are NaN; ``values_a`` holds
+    ``values − null`` so :meth:`Comparison.interval` can redo the bootstrap."""
     _check_level(confidence)
     if not math.isfinite(null):
         raise ValueError(f"null must be finite, got {null!r}")
@@ -237,11 +217,8 @@ def median_comparison(
 
 @dataclass(frozen=True)
 class Equivalence:
-    """Result of :func:`tost` (or :func:`non_inferiority`, where ``p_upper`` is NaN).
-
-    ``p`` is the larger of the one-sided p-values; ``equivalent`` is ``p < alpha``, which is the
-    same as the ``1 − 2·alpha`` CI lying inside ``(−margin, +margin)``.
-    """
+    """Result of :func:`tost` (or :func:`non_inferiority`: ``p_upper`` NaN). ``p``: the larger
+    one-sided p; ``equivalent``: ``p < alpha``, i.e. the ``1 − 2·alpha`` CI inside ``(−margin, +margin)``."""
 
     margin: float
     p_lower: float
@@ -304,13 +281,9 @@ def _null(comparison: Comparison) -> float:
 
 
 def tost(comparison: Comparison, margin: float, *, alpha: float = ALPHA) -> Equivalence:
-    """Two one-sided tests: is ``|true effect| < margin``?
-
-    H0 is "the effect is at least ``margin`` in size"; rejecting both ``effect ≤ −margin`` and
-    ``effect ≥ +margin`` at level ``alpha`` shows equivalence. Each side is one scipy one-sided t
-    test (``ttest_rel``, ``ttest_ind`` with ``equal_var=False``, or ``ttest_1samp``) on data shifted
-    by the margin, with the comparison's own pairing.
-    """
+    """Two one-sided tests of ``|true effect| < margin``: rejecting both ``effect ≤ −margin`` and
+    ``effect ≥ +margin`` at ``alpha``, each a scipy one-sided t test on data shifted by the margin,
+    with the comparison's own pairing."""
     return _one_sided_tests(comparison, margin, alpha, both=True)
 
 

@@ -1,11 +1,8 @@
-"""How a claim gets its verdict: the one rule for run-based claims (:func:`run_verdict`, through
-:func:`judge`), claims made of several parts (:func:`intersection_union`, :func:`family_verdict`:
-every part must pass; one part contradicts at the Holm level), counts, numbers printed by a
-source (:func:`numeric_verdict`), and the row fields that show the statistics behind a verdict
-(:func:`comparison_fields`). The report page
-(``notebooks/90_report.ipynb``) states each rule once.
-
-:mod:`helpers.core.report` re-exports every name here; callers import from there."""
+"""How a claim gets its verdict: run-based claims (:func:`run_verdict`, through :func:`judge`),
+claims of several parts (:func:`intersection_union`, :func:`family_verdict`), counts, numbers a
+source prints (:func:`numeric_verdict`), and the row fields behind a verdict
+(:func:`comparison_fields`). ``notebooks/90_report.ipynb`` states each rule once; callers import
+from :mod:`helpers.core.report`."""
 
 from __future__ import annotations
 
@@ -44,11 +41,9 @@ def comparison_fields(
     alpha: float = ALPHA,
 ) -> dict[str, str]:
     """The ``effect, ci, n, test, mde`` strings of a :class:`Claim` from a comparison
-    (``test_extra``: e.g. the TOST result, appended to the test).
-
-    Every interval is shown with its level, and an equivalence or non-inferiority claim shows the
-    90 % interval its test rests on first (the report page's interval rules). An exact comparison (every
-    difference the same number) shows no interval but the count of identical seeds."""
+    (``test_extra``, e.g. the TOST result, appended to the test). Intervals carry their level; an
+    equivalence or non-inferiority claim shows its 90 % interval first; an exact comparison shows
+    the count of identical seeds instead."""
     u = f" {unit}" if unit else ""
     test = comparison.test_text() + (f"; {test_extra}" if test_extra else "")
     effect = f"{number_text(comparison.effect, digits, spec='+.{d}f')}{u}"
@@ -103,9 +98,8 @@ def _at_level(comparison: Comparison, level: float) -> Comparison:
 
 
 def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: int = 2, unit: str = "") -> str:
-    """The row's power figure for the test its claim uses (the report page's rule "power"): the
-    two-sided MDE of a difference, or the margin that TOST or the non-inferiority test would show
-    with 80 % power at a true difference of 0 (:func:`detectable_margin`)."""
+    """The row's power figure (the report page's rule "power"): the two-sided MDE, or the margin TOST
+    or non-inferiority would show with 80 % power at a true difference of 0 (:func:`detectable_margin`)."""
     u = f" {unit}" if unit else ""
     if comparison.exact:
         return "none (exact)"
@@ -120,10 +114,8 @@ def power_text(comparison: Comparison, claim: RunClaim = "direction", digits: in
 
 
 def proportion_verdict(rate: Proportion, threshold: float, *, direction: int = 1) -> Verdict:
-    """The verdict of a count claim ("selects the truth in at least ``threshold`` of runs",
-    ``direction=1``; "at most", ``-1``) by its exact binomial interval: confirmed when the interval
-    lies on the claimed side of ``threshold``, contradicted when it lies on the other side,
-    inconclusive when it contains it (the report page's rule "count")."""
+    """The verdict of a count claim ("at least ``threshold`` of runs", ``direction=1``; "at most",
+    ``-1``) by its exact binomial interval's side of ``threshold`` (the report page's rule "count")."""
     if direction not in (1, -1):
         raise ValueError(f"direction must be ±1, got {direction!r}")
     if not 0 <= threshold <= 1:
@@ -171,11 +163,10 @@ def holm_level(parts: int) -> float:
 
 
 def family_verdict(designs: Sequence[RunDesign]) -> Verdict:
-    """The verdict of a claim about every level or competitor, from its parts' designs: confirmed
-    when every part is, each at its own 95 % level (intersection-union needs no adjustment);
-    contradicted when some part is contradicted at the Holm-adjusted level :func:`holm_level`
-    (one of k parts at an unadjusted 95 % would contradict a true family far more often than 5 %);
-    inconclusive otherwise."""
+    """The verdict of a claim about every level or competitor: confirmed when every part is at its own
+    95 % (intersection-union needs no adjustment); contradicted when some part is at
+    :func:`holm_level` (one of k parts at 95 % would contradict a true family far more often than
+    5 %); inconclusive otherwise."""
     if confirmed := _all_confirmed([d.verdict for d in designs]):
         return confirmed
     level = holm_level(len(designs))
@@ -185,12 +176,10 @@ def family_verdict(designs: Sequence[RunDesign]) -> Verdict:
 def intersection_union(
     parts: Mapping[str, tuple[str, Mapping[str, str], Comparison | None]], *, what: str = "parts"
 ) -> tuple[Verdict, dict[str, Any]]:
-    """A claim about every level or every competitor, from the :func:`judge` result of each part,
-    decided by :func:`family_verdict`. The row shows the part that decides: the weakest in the
-    claim's direction (largest :func:`claim_p`; a part contradicted at the Holm level first), with
-    its effect and CI, and the power figure of the part that limits the family's power (the
-    largest; every part must pass, so the family is no more powerful than its weakest part). The
-    test lists every part's verdict."""
+    """A claim about every level or competitor from each part's :func:`judge` result, decided by
+    :func:`family_verdict`. The row shows the weakest part (largest :func:`claim_p`; a part
+    contradicted at the Holm level first) and the largest power figure (the family is no more
+    powerful than its weakest part); the test lists every part's verdict."""
     if not parts:
         return "inconclusive", {"n": f"no {what}", "test": "no interval"}
     every = tuple(replace(d, label=d.label or name) for name, (_, f, _) in parts.items() for d in f.get("design", ()))
@@ -246,13 +235,12 @@ def judge(
     looks: int = 1,
     examples: int | None = None,
 ) -> tuple[Verdict, dict[str, Any], Comparison | None]:
-    """``(verdict, claim fields, comparison)`` of a run-based claim: the comparison ``make()`` builds,
-    decided by :func:`run_verdict` and shown by :func:`comparison_fields`, the fields holding the
-    :class:`RunDesign` too. Too few runs for an interval (one seed: the smoke profile) give
-    ``inconclusive``, so a page still renders. ``label`` prefixes the effect. ``looks``
-    (:attr:`Scale.looks`): every test runs at ``0.05/looks`` (:func:`spent`). ``examples``: the test
-    set an accuracy in points was measured on; an effect of fewer than :data:`FEW_EXAMPLES` of them
-    says so (its interval covers other seeds, not another test set)."""
+    """``(verdict, claim fields, comparison)`` of a run-based claim: ``make()``'s comparison decided by
+    :func:`run_verdict`, shown by :func:`comparison_fields` (with its :class:`RunDesign`). Too few
+    runs for an interval (the smoke profile) give ``inconclusive``. ``label`` prefixes the effect;
+    ``looks``: every test runs at ``0.05/looks`` (:func:`spent`); ``examples``: the test set's size,
+    an effect of fewer than :data:`FEW_EXAMPLES` of them says so (its interval covers other seeds,
+    not another test set)."""
     try:
         comp = make()
     except InsufficientData as err:
@@ -295,8 +283,7 @@ def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
 
 
 def _all_confirmed(verdicts: Sequence[str]) -> Verdict | None:
-    """``confirmed`` when every part is, ``confirmed but negligible`` when every part is one of the
-    two, else None (and None for no parts)."""
+    """``confirmed``, ``confirmed but negligible`` (every part one of the two), else None."""
     if verdicts and all(v == "confirmed" for v in verdicts):
         return "confirmed"
     if verdicts and all(v in ("confirmed", "confirmed but negligible") for v in verdicts):
@@ -325,13 +312,12 @@ def run_verdict(
     negligible: float | None = None,
     alpha: float = ALPHA,
 ) -> Verdict:
-    """The verdict of a run-based claim from a comparison's interval, by the one rule of the book that
-    the report page states per ``claim`` (``notebooks/90_report.ipynb``): ``direction``
-    (the sign of ``claimed_effect``, or ``direction`` = ±1 when no size is claimed; a CI that contains
-    0 but excludes ``claimed_effect`` contradicts it; ``negligible``: the quantity's smallest effect
-    of interest), ``size``, ``equivalence`` and ``non-inferiority`` (within the ``margin`` the claim
-    states; failing to find a difference is not agreement). ``alpha``: the level of the one-sided
-    tests, spent over looks by :func:`judge`. A contradiction here is one "at our scale"."""
+    """The verdict of a run-based claim from a comparison's interval, by the rule
+    ``notebooks/90_report.ipynb`` states per ``claim``: ``direction`` (the sign of ``claimed_effect``,
+    or ``direction`` = ±1; a CI containing 0 but excluding ``claimed_effect`` contradicts it;
+    ``negligible``: the smallest effect of interest), ``size``, ``equivalence`` and
+    ``non-inferiority`` (within the claim's ``margin``; no difference found is not agreement).
+    ``alpha``: the one-sided level, spent over looks by :func:`judge`. Contradictions are "at our scale"."""
 
     lo, hi = comparison.ci_low, comparison.ci_high
     if claim in ("direction", "size"):
@@ -378,11 +364,8 @@ def run_verdict(
 
 
 def numeric_verdict(paper: float, ours: float, *, rel_tol: float = 0.0, abs_tol: float = 0.0) -> Verdict:
-    """``confirmed`` when ``ours`` matches ``paper`` within the tolerances, else ``contradicted``.
-
-    Use for exact statements (a constant, a closed form evaluated at a point), where a mismatch
-    beyond rounding of the printed digits is a contradiction, not a scale effect.
-    """
+    """``confirmed`` when ``ours`` matches ``paper`` within the tolerances, else ``contradicted``: for
+    exact statements, where a mismatch beyond the printed digits' rounding is not a scale effect."""
     if not (math.isfinite(paper) and math.isfinite(ours)):
         return "contradicted"
     return "confirmed" if math.isclose(paper, ours, rel_tol=rel_tol, abs_tol=abs_tol) else "contradicted"
