@@ -1,10 +1,9 @@
 """The per-epoch checkpoint of :func:`helpers.core.train.fit`: written atomically, bound to its run,
 restored exactly or moved aside.
 
-A checkpoint holds the model, optimiser, scheduler, hooks, every RNG and the data order's
-generator, so that ``fit`` called again after a kill ends with metrics identical to an
-uninterrupted run. An unusable one (unreadable, another run's, an impossible state) is reported,
-moved aside and the run restarts from epoch 1, never half-loaded.
+It holds the model, optimiser, scheduler, hooks, every RNG and the data order's generator, so a
+resumed run ends identical to an uninterrupted one. An unusable one is reported, moved aside and
+the run restarts from epoch 1, never half-loaded.
 """
 
 from __future__ import annotations
@@ -43,9 +42,8 @@ def _load_hook_state(hook: object, state: Any) -> None:
 
 @dataclass
 class Progress:
-    """Where a run stands: its last finished ``epoch`` (0: none), optimiser ``step``s, history, the
-    best epoch's weights, and the wall and CPU seconds of the epochs trained before a resume (so that
-    a run killed and resumed still reports its whole cost; checkpoints without them count from 0)."""
+    """Where a run stands: last finished ``epoch`` (0: none), optimiser ``step``s, history, the best
+    epoch's weights, and the wall and CPU seconds before a resume (so it reports its whole cost)."""
 
     epoch: int = 0
     step: int = 0
@@ -55,8 +53,7 @@ class Progress:
     cpu_seconds: float = 0.0
 
     def start_clock(self) -> None:
-        # Wall time overstates a run's cost when it is paused (SIGSTOP) or waits; the CPU time of
-        # this process (all its threads) is what a core-hour budget spends, so both are recorded.
+        # Wall time overstates a paused run's cost; CPU time is what a core-hour budget spends.
         self._wall, self._cpu = time.perf_counter(), time.process_time()
 
     def totals(self) -> tuple[float, float]:
@@ -114,11 +111,8 @@ def set_rng_state(state: dict[str, Any], train_loader: DataLoader | None) -> Non
 
 
 def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` atomically: a unique temporary file in the same folder, then a rename.
-
-    ``mkstemp`` gives every writer its own temporary name, so two processes checkpointing the
-    same run (or a stale file from a killed one) never write into each other's file.
-    """
+    """Write ``payload`` atomically: a unique (``mkstemp``) temporary file in the same folder, then a
+    rename, so two writers of one run never write into each other's file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -161,9 +155,8 @@ def checkpoint_payload(
 
 
 def _numpy_safe_globals() -> list[Any]:
-    """NumPy array and scalar constructors: data only, so allowing them keeps ``weights_only``
-    loading unable to run code, while checkpoints written before the RNG state was stored as a
-    tensor (and hooks that record NumPy scalars) still load."""
+    """NumPy array and scalar constructors (data only, so ``weights_only`` still runs no code), for
+    older checkpoints' RNG state and hooks that record NumPy scalars."""
     try:
         from numpy._core import multiarray
     except ImportError:  # NumPy 1.x
@@ -185,9 +178,8 @@ def _read_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def _discard_checkpoint(path: Path, why: str, suffix: str = ".corrupt") -> None:
-    """Report an unusable checkpoint by path and move it aside (kept for inspection as
-    ``<name>.corrupt``, or ``<name>.foreign`` for another run's), so the run restarts from
-    scratch instead of stopping."""
+    """Report an unusable checkpoint and move it aside (``<name>.corrupt``, or ``.foreign`` for
+    another run's), so the run restarts instead of stopping."""
     aside = path.with_name(path.name + suffix)
     try:
         os.replace(path, aside)
@@ -214,12 +206,10 @@ def load_checkpoint(
     run_key: Mapping[str, str] | None = None,
     epochs: int | None = None,
 ) -> dict[str, Any] | None:
-    """Restore a checkpoint into the objects given; return its payload, or ``None`` when the file
-    is unusable (truncated, refused by ``weights_only``, for another model, optimiser or set of
-    hooks, in a state this run cannot reach: :func:`_check_progress`) or, with ``run_key``, another
-    run's (its stored key differs or is absent). Then a ``RuntimeWarning`` names the path and why,
-    the file is moved aside (``.corrupt`` or ``.foreign``) and every object is left exactly as it
-    was, so the caller trains from scratch."""
+    """Restore a checkpoint into the objects given; return its payload, or ``None`` when it is
+    unusable (truncated, refused by ``weights_only``, for other objects, an unreachable state:
+    :func:`_check_progress`) or, with ``run_key``, another run's. Then a ``RuntimeWarning`` names
+    why, the file is moved aside and every object is left as it was."""
     path = Path(path)
     try:
         saved = _read_checkpoint(path)
@@ -284,9 +274,8 @@ def resume(path: Path | None, *args: Any, **kwargs: Any) -> Progress:
 
 
 def _check_progress(saved: Mapping[str, Any], epochs: int | None, has_scheduler: bool) -> None:
-    """Raise ``ValueError`` naming what a checkpoint's progress gets wrong for this run: an epoch
-    within ``epochs``, one history row per epoch trained, the optimiser's state, the scheduler's
-    when the run has one."""
+    """``ValueError`` naming what a checkpoint's progress gets wrong for this run (epoch, history
+    rows, optimiser or scheduler state)."""
     epoch, history, step = saved.get("epoch"), saved.get("history"), saved.get("step")
     if type(epoch) is not int or not 1 <= epoch <= (epochs or epoch):
         raise ValueError(f"it is at epoch {epoch!r} of a run of {epochs} epochs")

@@ -1,13 +1,9 @@
 """The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
 
-Every image/tabular/language experiment of the book is a :class:`TrainConfig`
-(:mod:`helpers.core.train_config`, re-exported here with its runner); the notebooks build
-lists of them (see :mod:`tools.run`) and call ``run_or_load`` on each. Method-specific
-steps (an init mode, parameter groups, annealing hooks, extra records) live in the method
-packages as :class:`~helpers.core.extensions.RunExtension` objects, which ``helpers.methods``
-registers with :func:`~helpers.core.extensions.register_run_extension`; this core module imports
-no method. Each extension says to which runs it applies, and two that both want to set the
-optimiser's parameter groups are an error.
+Every supervised experiment is a :class:`TrainConfig` (re-exported here with its runner).
+Method-specific steps (init, parameter groups, hooks, extra records) are
+:class:`~helpers.core.extensions.RunExtension` objects registered by ``helpers.methods``; this core
+module imports no method.
 """
 
 from __future__ import annotations
@@ -64,9 +60,8 @@ def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -
 
 def make_scheduler(optimizer: torch.optim.Optimizer, cfg: TrainConfig):
     """Per-epoch learning-rate schedule: none, cosine to ``min_lr``, or linear warmup from
-    ``warmup_start_lr`` over ``warmup_epochs`` followed by cosine to ``min_lr`` (the S-ReLU
-    paper's recipe). Every parameter group is scaled by the same factor, so λ-GELU's c·η_w
-    ratio is preserved."""
+    ``warmup_start_lr`` over ``warmup_epochs`` then cosine (the S-ReLU paper's recipe). One factor
+    scales every parameter group, preserving λ-GELU's c·η_w ratio."""
     if cfg.schedule == "none":
         return None
     if cfg.schedule == "cosine":
@@ -99,18 +94,13 @@ def _activation(name: str, kwargs: dict[str, Any]):  # tests/test_dpo_experiment
 
 
 def build_run(cfg: TrainConfig, device: torch.device | None = None):
-    """Data loaders, model, optimiser, scheduler and hooks of a run (no training), the model and
-    every method's parameters and buffers on ``device`` (default: the CPU). In a process group
-    (:mod:`helpers.core.distributed`) BatchNorm takes global-batch statistics and the training
-    loader gives this rank's shard of each global batch.
+    """Data loaders, model, optimiser, scheduler and hooks of a run (no training), on ``device``
+    (default: the CPU; in a process group, sharded and with global-batch BatchNorm).
 
-    The caller seeds the global generators with the init seed first (:func:`train_model` does),
-    which draws the model's initial weights; the training loader shuffles with its own generator
-    seeded by the order seed. When ``cfg`` sets either seed, the global generators are reseeded from
-    the order seed once the model is built, so that augmentation and every other draw of training
-    follow the data order and not the initialisation (else they continue the initialisation's).
-
-    Also used by tests to check that the ``paper`` profile constructs the paper's setup.
+    The caller seeds the global generators with the init seed first (:func:`train_model` does); the
+    loader shuffles with its own generator seeded by the order seed. When ``cfg`` sets either seed,
+    the global generators are reseeded from the order seed once the model is built, so training's
+    other draws follow the data order, not the initialisation.
     """
     train, val, shape, source = _build_data(cfg)
     model_kwargs = dict(cfg.model_kwargs)
@@ -165,9 +155,8 @@ note_plugin_module(__name__)
 
 @register_runner(TrainConfig)
 def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
-    """Train one configuration with :func:`helpers.core.runtime.train_threads` intra-op threads (1 by
-    default; float32 results depend on it); returns the result record with every extension's final
-    record, the final weights kept beside it when :data:`KEEP_FINAL_WEIGHTS_ENV` is set."""
+    """Train one configuration on :func:`helpers.core.runtime.train_threads` threads (float32
+    results depend on it); the result record, final weights kept with :data:`KEEP_FINAL_WEIGHTS_ENV`."""
     with training_threads():
         parts, out, result = train_to_completion(cfg, workdir)
         model = parts["model"]
@@ -185,11 +174,9 @@ def checkpoint_key(config: Any) -> dict[str, str]:
 
 
 def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Train ``cfg`` (checkpointing into ``workdir``) and return ``(parts, out, result)``: the
-    :func:`build_run` parts (``parts["model"]`` is the model after the last epoch), the output of
-    :func:`fit` (with ``best_state``) and the result record without the substitution test. Used
-    by :func:`run_training` and by analyses that need the trained weights; the caller sets the
-    thread count (:func:`training_threads`)."""
+    """Train ``cfg`` (checkpointing into ``workdir``): ``(parts, out, result)``, the :func:`build_run`
+    parts (the model after the last epoch), :func:`fit`'s output (with ``best_state``) and the
+    result record without the substitution test. The caller sets the thread count."""
     device = distributed.process_device()  # REPRO_DEVICE; never part of the cache key
     # a bf16 run on a CPU without native bf16 (or a GPU without bf16) stops here
     check_device_precision(cfg.precision, device)
@@ -238,8 +225,7 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
 
 
 def train_to_completion(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """:func:`train_model`, then delete the run's per-epoch checkpoint and its ``workdir`` when
-    empty: a finished run never resumes, and its checkpoint (weights, optimiser state) is not kept."""
+    """:func:`train_model`, then delete its checkpoint and empty ``workdir`` (a finished run never resumes)."""
     parts, out, result = train_model(cfg, workdir)
     if not distributed.is_main():
         return parts, out, result  # rank 0 owns the checkpoint
@@ -251,14 +237,12 @@ def train_to_completion(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any]
     return parts, out, result
 
 
-#: Set to 1 (the retrain does) to keep every run's final weights beside its result
-#: (:func:`final_weights_path`, ignored by git), so that an analysis of the trained network (the
-#: ReLU-ization chapter) can load them instead of training the run a second time.
+#: Set to 1 to keep every run's final weights (:func:`final_weights_path`, ignored by git), for
+#: analyses of the trained network (the ReLU-ization chapter) without retraining.
 KEEP_FINAL_WEIGHTS_ENV = "REPRO_KEEP_FINAL_WEIGHTS"
 
 
 def final_weights_path(cfg: TrainConfig) -> Path:
-    """Where a run keeps its weights at the end of training (not the best epoch's) when
-    :data:`KEEP_FINAL_WEIGHTS_ENV` is set: ``<hash>.final.ckpt`` beside its result, with the config
-    hash inside and a ``.sha256`` beside it (:mod:`helpers.core.weights`)."""
+    """Where a run keeps its final (not best) weights with :data:`KEEP_FINAL_WEIGHTS_ENV`:
+    ``<hash>.final.ckpt`` beside its result, with a ``.sha256`` (:mod:`helpers.core.weights`)."""
     return result_path(cfg).with_suffix(".final.ckpt")

@@ -1,13 +1,8 @@
 """A small, readable training loop: ``fit(model, train_loader, val_loader, ...)``.
 
-One loop serves the three tasks of the book: classification (metric: accuracy, higher is better),
-regression (metric: MSE, lower is better) and language modelling (metric: perplexity, lower is
-better). Method-specific behaviour (λ annealing, Flex-Act temperature and regulariser, per-layer λ
-logging) plugs in through :class:`TrainHook` objects, so this file knows nothing about any method.
-
-Each epoch ends with a checkpoint (:mod:`helpers.core.checkpoint`); calling ``fit`` again with the
-same ``checkpoint_path`` resumes after the last finished epoch and ends with metrics identical to an
-uninterrupted run.
+One loop, three tasks: classification (accuracy, higher is better), regression (MSE) and language
+modelling (perplexity). Methods plug in through :class:`TrainHook` objects. Each epoch ends with a
+checkpoint (:mod:`helpers.core.checkpoint`); a resumed ``fit`` ends with identical metrics.
 """
 
 from __future__ import annotations
@@ -37,11 +32,8 @@ TASKS: tuple[str, ...] = ("classification", "regression", "lm")
 
 
 class TrainHook:
-    """Base class for training hooks; every method is optional.
-
-    Hooks that hold state across epochs (e.g. the λ values saved at the annealing switch) should
-    implement ``state_dict``/``load_state_dict`` so that a resumed run continues identically.
-    """
+    """Base class for training hooks; every method is optional. Hooks with state across epochs
+    implement ``state_dict``/``load_state_dict`` so a resumed run continues identically."""
 
     def on_epoch_start(self, epoch: int, model: nn.Module) -> None:
         """Called before epoch ``epoch`` (1-based) is trained."""
@@ -147,10 +139,8 @@ def _reads_loss_at_the_end(device: torch.device) -> bool:
 
 
 class _DeviceLossSum:
-    """An epoch's training loss summed on the device, with the first non-finite step, read once.
-
-    The same float64 arithmetic as the per-step ``loss.item() * n`` sum of the CPU path, so both
-    give the same number; a non-finite loss stops the run at the end of its epoch, naming its step."""
+    """An epoch's training loss summed on the device (float64, as the CPU path's ``loss.item() * n``
+    sum), with the first non-finite step, read once at the end of the epoch."""
 
     def __init__(self, device: torch.device) -> None:
         self.total = torch.zeros((), dtype=torch.float64, device=device)
@@ -278,16 +268,13 @@ def fit(
     ``train_loss``, ``val_loss``, ``val_metric`` and what the hooks record; the scheduler steps
     once per epoch. ``checkpoint_path`` and ``run_key``: :mod:`helpers.core.checkpoint`.
 
-    ``device`` (default: where ``model`` is, moved there by the caller) receives the batches; on the
-    CPU they stay the very same tensors. ``autocast_dtype`` runs the forward pass, the loss and
-    evaluation under ``torch.autocast`` (parameters, gradients and optimiser stay float32; the
-    caller checks the device supports it: :func:`helpers.core.device.check_device_precision`).
-    ``train_module`` is what trains when it is not ``model`` (its ``DistributedDataParallel``
-    wrapper, :mod:`helpers.core.distributed`); hooks, evaluation and checkpoints use ``model``.
-    ``batch_transform`` maps each training batch's inputs (:mod:`helpers.core.augment`).
+    ``device`` (default: where ``model`` is) receives the batches. ``autocast_dtype``: forward, loss
+    and evaluation under ``torch.autocast`` (parameters, gradients and optimiser stay float32).
+    ``train_module``: what trains when not ``model`` (its DDP wrapper); hooks, evaluation and
+    checkpoints use ``model``. ``batch_transform`` maps each training batch's inputs.
 
-    Raises :class:`helpers.core.results_cache.RunFailed` when the loss is NaN or infinite; off the
-    CPU at the end of that epoch, naming the step (summed on the device, read once per epoch).
+    Raises :class:`helpers.core.results_cache.RunFailed` for a NaN or infinite loss (off the CPU at
+    the end of that epoch, naming the step).
     """
     _check_fit_arguments(model, epochs, task, max_grad_norm, run_key, autocast_dtype)
     device = model_device(model) if device is None else device

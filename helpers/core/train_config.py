@@ -27,11 +27,9 @@ CHANNELS_LAST_MODELS: tuple[str, ...] = ("resnet18", "resnet34", "convnext")
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines one training run (and so its cache key).
-
-    ``n_train``/``n_val`` subset the data (``None``: all); for language models they count blocks
-    of ``block_size`` tokens. ``scale_note`` says in words what the run changed from the paper.
-    """
+    """Everything that determines one training run (and so its cache key). ``n_train``/``n_val``
+    subset the data (``None``: all; blocks of ``block_size`` tokens for language models);
+    ``scale_note``: what the run changed from the paper, in words."""
 
     experiment: str
     dataset: str
@@ -54,35 +52,29 @@ class TrainConfig:
     warmup_start_lr: float = 0.0
     min_lr: float = 0.0
     seed: int = 0
-    # The fraction of epochs a method's annealing schedule learns before it anneals; shared by
-    # every annealing method's schedule (so one key, not one per method).
+    # The fraction of epochs an annealing schedule learns before it anneals (one key for every method).
     anneal_switch: float = 0.25
-    # An activation site on the pooled features before the classifier (the models that have one,
-    # helpers.core.models); any registered activation, built and checked like ``activation``.
+    # An activation site on the pooled features before the classifier (helpers.core.models).
     penultimate_activation: str | None = None
     penultimate_kwargs: dict[str, Any] = field(default_factory=dict)
     block_size: int = 64
     max_grad_norm: float | None = None
-    # float32, or bf16 autocast (see helpers.core.provenance.check_precision). Part of the cache key
-    # (when not the default), so a float32 rerun never overwrites or passes for a bf16 result.
+    # float32, or bf16 autocast (helpers.core.provenance.check_precision); keyed when not the default.
     precision: str = "float32"
-    # Training-batch augmentation (helpers.core.augment); the default leaves every committed key unchanged.
+    # Training-batch augmentation (helpers.core.augment). Defaults keep committed keys unchanged.
     augment: str = "none"
-    # Convolutional models only: weights and training batches in channels_last memory order, which
-    # oneDNN's convolutions run faster (measured with bf16 autocast on ResNet-18: 2.2x over float32
-    # contiguous on an AVX512-BF16 EPYC, 2.5x on AMX). The default leaves every committed key unchanged.
+    # Convolutional models only: channels_last memory order, which oneDNN runs faster (bf16 autocast
+    # ResNet-18: 2.2x over float32 contiguous on an AVX512-BF16 EPYC, 2.5x on AMX).
     channels_last: bool = False
     scale_note: str = ""
-    # The two sources of a run's randomness, separable (None: ``seed``, the one stream of every
-    # earlier run, unchanged): ``init_seed`` draws the initial weights; ``order_seed`` the data
-    # order and every random draw of training (augmentation). See :func:`run_seeds`.
+    # ``init_seed``: the initial weights; ``order_seed``: data order and training's draws (None:
+    # ``seed``). See :func:`run_seeds`.
     init_seed: int | None = None
     order_seed: int | None = None
-    # Store the final network's per-example predictions on the validation set in the result
-    # (helpers.churn.predictions); the default leaves every committed key unchanged.
+    # Store the final network's per-example validation predictions (helpers.churn.predictions).
     record_predictions: bool = False
-    # Each method's knobs, at most one options object per class (helpers.core.options); a class
-    # not given reads as its defaults. Stored configs and cache keys see them as flat fields.
+    # Each method's knobs, at most one options object per class (helpers.core.options; absent:
+    # defaults), flat fields in stored configs and cache keys.
     options: tuple[MethodOptions, ...] = ()
 
     def __post_init__(self) -> None:
@@ -206,9 +198,8 @@ TRAIN_CONFIG_RULES: dict[str, v.Rule] = {
 }
 
 
-#: The fields only some settings read. Set away from its default where nothing reads it, a field
-#: would change the cache key and not the run: two keys for one run, and a config that claims a
-#: warm-up (say) that never happened.
+#: The fields only some settings read; set where nothing reads it, a field would change the key and
+#: not the run (two keys for one run, a config claiming a warm-up that never happened).
 _READ_ONLY_WITH: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("warmup_epochs", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
     ("warmup_start_lr", "schedule", ("warmup_cosine",), "the warm-up of schedule='warmup_cosine'"),
@@ -237,8 +228,8 @@ def _check_fields_are_read(cfg: TrainConfig) -> None:
 
 
 def run_seeds(cfg: TrainConfig) -> tuple[int, int]:
-    """``(init, order)``: the seed of the initial weights and the seed of the data order (and of
-    training's other random draws) of ``cfg``; each is ``cfg.seed`` unless set."""
+    """``(init, order)`` seeds of ``cfg`` (initial weights; data order and training's draws), each
+    ``cfg.seed`` unless set."""
     init = cfg.seed if cfg.init_seed is None else cfg.init_seed
     order = cfg.seed if cfg.order_seed is None else cfg.order_seed
     return init, order
