@@ -1,16 +1,11 @@
 """The book's networks, each with every activation site built from an activation factory.
 
-``act`` arguments are zero-argument callables returning a fresh ``nn.Module`` (e.g. ``nn.GELU``
-or ``helpers.core.registry.activation_factory("lambda_gelu", t=0.1)``). Every site gets its *own*
-module, so a layerwise parameter such as λ-GELU's hardness is one scalar per site. (This is why
-ResNet-18 is written out here instead of taken from torchvision, whose ``BasicBlock`` reuses one
-ReLU module for both of its sites and has no width multiplier; its parameter count equals
-torchvision's ``resnet18`` with a CIFAR stem, which a test checks.)
-
-Models: :class:`MLP`, :class:`ResNet18`, :class:`ConvNeXt` (ConvNeXt-tiny-style), and, from
-:mod:`helpers.core.transformers` (re-exported here), :class:`ViT` (DeiT-tiny-style) and :class:`GPT`
-(GPT-2-style decoder). :func:`build_model` makes any of them by name; :func:`replace_activations`
-swaps every activation site in a copy.
+``act`` arguments are zero-argument callables returning a fresh ``nn.Module`` (``nn.GELU``,
+``activation_factory("lambda_gelu", t=0.1)``). Every site gets its *own* module, so a layerwise
+parameter such as λ-GELU's hardness is one scalar per site: hence ResNet-18 is written out here
+(torchvision's ``BasicBlock`` reuses one ReLU for both sites and has no width multiplier; the
+parameter count equals torchvision's ``resnet18`` with a CIFAR stem, as a test checks).
+:class:`ViT` (DeiT-tiny-style) and :class:`GPT` (GPT-2-style) come from :mod:`helpers.core.transformers`.
 """
 
 from __future__ import annotations
@@ -50,10 +45,7 @@ from helpers.core.validation import argument_rules, boolean, check_value, checke
 # --------------------------------------------------------------------------------------- MLP
 class MLP(nn.Module):
     """``depth`` hidden layers of ``width`` units, each Linear -> activation; then a linear head.
-
-    The λ-GELU paper's "4-layer MLP with 256 hidden units" is ``MLP(in, out, depth=4, width=256)``.
-    Inputs of any shape are flattened.
-    """
+    The λ-GELU paper's "4-layer MLP with 256 hidden units" is ``MLP(in, out, depth=4, width=256)``."""
 
     @checked_arguments({"in_features": COUNT, "out_features": COUNT, "depth": COUNT, "width": COUNT, "act": ACT})
     def __init__(
@@ -106,10 +98,9 @@ class BasicBlock(nn.Module):
 class ResNet(nn.Module):
     """ResNet with BasicBlocks; ``blocks=(2,2,2,2)`` is ResNet-18, ``(3,4,6,3)`` ResNet-34.
 
-    ``cifar_stem=True`` uses a 3x3 stride-1 convolution and no max-pool (the usual stem for 32x32
-    inputs); ``width_mult`` scales every channel count (64, 128, 256, 512) for the cpu profile.
-    ``penultimate_act``, if given, adds an activation site on the pooled features before the
-    classifier (Flex-Act's "penultimate layer" placement).
+    ``cifar_stem=True``: a 3x3 stride-1 convolution, no max-pool (32x32 inputs); ``width_mult``
+    scales the channels (64, 128, 256, 512); ``penultimate_act`` adds a site on the pooled features
+    (Flex-Act's "penultimate layer" placement).
     """
 
     @checked_arguments(
@@ -280,9 +271,8 @@ _FILLED_BY_BUILD = frozenset(
 
 
 def check_model_kwargs(name: str, kwargs: Mapping[str, object]) -> dict[str, object]:
-    """``kwargs`` as a run's key spells them (size arguments always, others unless at their default);
-    ``ValueError`` naming the model and what it accepts for a key it does not take or a value its
-    argument table refuses (so a config fails when it is made, not when its run starts)."""
+    """``kwargs`` as a run's key spells them (size arguments always, others unless default);
+    ``ValueError`` for a key or value the model refuses (when the config is made)."""
     cls = _model_class(name)
     params = inspect.signature(cls.__init__).parameters
     accepted = sorted(p for p in params if p not in _FILLED_BY_BUILD and params[p].kind is not params[p].VAR_KEYWORD)
@@ -306,11 +296,8 @@ def build_model(
     act: ActFactory = nn.GELU,
     **kwargs,
 ) -> nn.Module:
-    """Build a model by name for data of ``input_shape`` (C,H,W or features) and ``num_classes``.
-
-    Image models need ``input_shape = (C, H, W)``; the ViT also needs ``H == W``, since its
-    positional table is built for a square grid of patches.
-    """
+    """Build a model by name for data of ``input_shape`` (C,H,W or features) and ``num_classes``
+    (the ViT needs ``H == W``: its positional table is a square grid of patches)."""
     _model_class(name)
     check_data_arguments(name, input_shape, num_classes, vocab_size)
     if input_shape is not None:
@@ -350,12 +337,9 @@ def replace_activations(
 ) -> nn.Module:
     """Return a deep copy of ``model`` with every activation site rebuilt by ``factory``.
 
-    ``factory`` is called with the old module if it has one required positional parameter
-    (useful to carry settings over: ``lambda old: nn.LeakyReLU(old.negative_slope)``), else with
-    no argument (a class, ``lambda: ...``, a callable whose parameters all have defaults or are
-    keyword-only). ``types`` defaults to every activation class of
-    :func:`helpers.core.registry.activation_types`. The original model is left untouched; the
-    copy's activation modules are new objects, so no old activation is left behind.
+    ``factory`` gets the old module if it has one required positional parameter
+    (``lambda old: nn.LeakyReLU(old.negative_slope)``), else no argument. ``types`` defaults to
+    :func:`helpers.core.registry.activation_types`.
     """
     types = check_sites(model, types)
     if not callable(factory):

@@ -1,11 +1,7 @@
-"""The run's processes: this one's place among them (:class:`World`, from what ``torchrun`` sets),
-joining them into one process group, and the few collectives the loop needs (a barrier, a sum, a
-broadcast). What training does with several processes is :mod:`helpers.core.distributed`, which
-re-exports these names.
-
-``torchrun --nproc_per_node K -m tools.train_distributed ...`` starts K processes with ``RANK``,
-``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` set; :func:`init_from_env` joins
-them (``nccl`` on CUDA, ``gloo`` on the CPU).
+"""The run's processes: this one's place among them (:class:`World`), joining them into one process
+group, and the few collectives the loop needs (barrier, sum, broadcast); see
+:mod:`helpers.core.distributed`. ``torchrun --nproc_per_node K -m tools.train_distributed ...`` sets
+``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``.
 """
 
 from __future__ import annotations
@@ -80,8 +76,8 @@ def is_main() -> bool:
 
 
 def process_device(spec: str | None = None) -> torch.device:
-    """This process's device: :func:`helpers.core.device.resolve_device`, and under ``torchrun``
-    on CUDA the GPU of this process's ``LOCAL_RANK`` (one GPU per process)."""
+    """This process's device: :func:`helpers.core.device.resolve_device`, under ``torchrun`` on CUDA
+    the GPU of its ``LOCAL_RANK``."""
     device = resolve_device(spec)
     env = world_from_env()
     if device.type != "cuda" or env.size == 1:
@@ -96,10 +92,7 @@ def process_device(spec: str | None = None) -> torch.device:
 
 
 def init_from_env(device: torch.device) -> World:
-    """Join the process group ``torchrun`` set up (nothing for one process); returns the world.
-
-    ``nccl`` on CUDA (GPU-to-GPU collectives), ``gloo`` otherwise (the CPU backend).
-    """
+    """Join the process group ``torchrun`` set up (``nccl`` on CUDA, else ``gloo``); return the world."""
     env = world_from_env()
     if env.size == 1 or is_distributed():
         return world()
@@ -133,9 +126,8 @@ def join_timeout() -> float:
 
 
 def _meeting(env: World, timeout: float) -> dist.TCPStore:
-    """A store on rank 0 (``MASTER_ADDR:MASTER_PORT``) where each rank records its arrival, so
-    that a run whose processes do not all start fails after ``timeout`` seconds naming the
-    ranks that never came, instead of waiting half an hour in torch's rendezvous for a count."""
+    """A store on rank 0 (``MASTER_ADDR:MASTER_PORT``) where each rank records its arrival, so a run
+    missing processes fails after ``timeout`` seconds naming them (torch's rendezvous waits half an hour)."""
     addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
     wait = timedelta(seconds=timeout)
     try:

@@ -45,16 +45,10 @@ def current_profile(profile: str | None = None) -> str:
 
 
 def results_root(profile: str, folder: Path | None = None) -> Path:
-    """Where run results of ``profile`` are cached.
-
-    cpu and paper results are the book's numbers and live in the committed ``results/``; smoke
-    results only prove code paths run, so they go to an ignored cache and never mix with them.
-    ``folder`` (a tool's scratch folder) or else ``REPRO_RESULTS_DIR`` overrides both (tests point
-    it at a temporary folder), smoke results in its ``smoke/``; a set but empty
-    ``REPRO_RESULTS_DIR`` is a ``ValueError`` naming it (:func:`dir_env`).
-    """
-    # dir_env refuses a set-but-empty value, as for REPRO_CACHE_DIR: `REPRO_RESULTS_DIR=` (a
-    # variable meant to hold a scratch folder, left blank) must not write into the committed results/
+    """Where run results of ``profile`` are cached: the committed ``results/`` for cpu and paper,
+    an ignored cache for smoke (they only prove code paths run). ``folder`` or else
+    ``REPRO_RESULTS_DIR`` overrides both, smoke in its ``smoke/``."""
+    # dir_env refuses a set-but-empty value: a blank scratch folder must not write into results/
     override = folder or dir_env("REPRO_RESULTS_DIR")
     if override:
         return Path(override) / profile if profile == "smoke" else Path(override)
@@ -64,23 +58,13 @@ def results_root(profile: str, folder: Path | None = None) -> Path:
 
 
 def cache_root() -> Path:
-    """Folder for decoded datasets and checkpoints (``REPRO_CACHE_DIR`` or ``~/.cache/repro-act``).
-
-    A bad ``REPRO_CACHE_DIR`` (empty, a file, a path with a NUL byte) is reported here, naming
-    the variable, rather than later inside ``pathlib`` or ``mkdir`` with only a path.
-    """
+    """Folder for decoded datasets and checkpoints (``REPRO_CACHE_DIR`` or ``~/.cache/repro-act``)."""
     return dir_env("REPRO_CACHE_DIR", Path.home() / ".cache" / "repro-act")
 
 
 def seed_everything(seed: int, device: torch.device | None = None) -> torch.Generator:
-    """Seed Python, NumPy and torch (every GPU too), and make torch deterministic on ``device``;
-    return a seeded generator.
-
-    ``torch.use_deterministic_algorithms(True)`` makes any op without a deterministic kernel
-    fail loudly instead of silently varying; on the CPU every op we use has one. The per-device
-    flags (cuDNN, cuBLAS workspace) and what stays nondeterministic on a GPU are in
-    :func:`helpers.core.device.set_determinism`.
-    """
+    """Seed Python, NumPy and torch (every GPU too), make torch deterministic on ``device``
+    (:func:`helpers.core.device.set_determinism`) and return a seeded generator."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     random.seed(seed)
@@ -94,11 +78,8 @@ def seed_everything(seed: int, device: torch.device | None = None) -> torch.Gene
 
 #: Spellings :func:`bool_env` accepts (compared case-insensitively, surrounding blanks ignored).
 def dir_env(name: str, default: Path | None = None) -> Path | None:
-    """The environment variable ``name`` as a directory path (``~`` expanded); ``default`` when unset.
-
-    The folder need not exist yet (callers create it), but it must not be an existing file, and
-    the value must be a usable path: otherwise a ``ValueError`` names the variable and its value.
-    """
+    """The environment variable ``name`` as a directory path (``~`` expanded; ``default`` when
+    unset): not necessarily existing, never a file; else a ``ValueError`` naming it."""
     raw = os.environ.get(name)
     if raw is None:
         return default
@@ -116,8 +97,7 @@ def dir_env(name: str, default: Path | None = None) -> Path | None:
 
 
 def positive_int_env(name: str, default: int) -> int:
-    """The environment variable ``name`` as a positive integer (``default`` when unset); a
-    clear ``ValueError`` for anything else."""
+    """The environment variable ``name`` as a positive integer (``default`` when unset)."""
     raw = os.environ.get(name)
     if raw is None:
         return default
@@ -133,13 +113,8 @@ TRAIN_THREADS_ENV = "REPRO_TRAIN_THREADS"
 
 
 def train_threads() -> int:
-    """Intra-op threads of one training run: ``REPRO_TRAIN_THREADS``, default 1.
-
-    Float32 results depend on the thread count (ATen splits some reductions by thread), so every
-    committed run is trained with the same count, and parallelism comes from training several
-    runs at once (:func:`helpers.core.results_cache.run_many`). Another count gives valid results that
-    differ from the committed ones at float32 rounding level.
-    """
+    """Intra-op threads of one training run: ``REPRO_TRAIN_THREADS``, default 1. Float32 results
+    depend on it (ATen splits reductions by thread), so parallelism comes from several runs at once."""
     return positive_int_env(TRAIN_THREADS_ENV, 1)
 
 
@@ -199,14 +174,9 @@ def _log_lines(iterator: Iterator[T], *, desc: str, unit: str, total: int | None
 
 
 def progress(iterable: Iterable[T], *, each: bool = False, **kwargs: object) -> Iterator[T]:
-    """Progress over ``iterable``: a tqdm bar (notebook-aware) in a terminal or a Jupyter kernel,
-    plain lines when stderr is a file or a pipe, nothing under CI or ``REPRO_QUIET=1``.
-
-    Outside a terminal a bar's carriage-return redraws flood a log file, so there one line is
-    written when the iteration ends (one per epoch of the training loop), or one per item with
-    ``each=True`` (one per finished run in :func:`helpers.core.results_cache.run_many`). ``desc``,
-    ``total`` and ``unit`` are used for those lines; other tqdm options are ignored there.
-    """
+    """Progress over ``iterable``: a tqdm bar in a terminal or Jupyter kernel; in a log file (where
+    redraws flood it) one line at the end, or per item with ``each=True``; nothing under CI or
+    ``REPRO_QUIET=1``."""
     if quiet():  # no bar, and no tqdm import (tqdm.auto warns without ipywidgets)
         return iter(iterable)
     if kwargs.get("total") is None:
@@ -226,8 +196,6 @@ def progress(iterable: Iterable[T], *, each: bool = False, **kwargs: object) -> 
     from tqdm.auto import tqdm
 
     kwargs.setdefault("leave", False)
-    # Hand tqdm an iterator, never the iterable: tqdm.auto's class calls iter() on what it gets
-    # in __init__ and again when iterated, and every iter() of a DataLoader draws a seed from the
-    # loader's (or the global) generator. Two draws per epoch with a bar and one without made
-    # results depend on whether progress bars were shown.
+    # Hand tqdm an iterator, never the iterable: tqdm.auto calls iter() twice, and every iter() of a
+    # DataLoader draws a seed, so results would depend on whether bars were shown.
     return iter(tqdm(iter(iterable), **kwargs))
