@@ -25,12 +25,8 @@ __all__ = [
 
 
 class RunExtension:
-    """The method-specific steps of a :class:`TrainConfig` run; every step is optional.
-
-    A method package provides its extensions and ``helpers.methods`` registers them
-    (:func:`register_run_extension`). A run uses the extensions whose :meth:`applies` is true for
-    its model and config, in registration order.
-    """
+    """The method-specific steps of a :class:`TrainConfig` run; every step is optional. A run uses
+    those whose :meth:`applies` is true, in registration order."""
 
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
         """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""

@@ -1,29 +1,19 @@
 """Elementwise activation kernels: one formula in plain torch ops, run fused or eagerly.
 
-Every activation of the book (λ-GELU, S-ReLU, Flex-Act's mixture) is a custom
-:class:`torch.autograd.Function` whose forward and closed-form backward are written once, as plain
-torch operations on tensors (:class:`FusedKernel` wraps such a formula). How a formula runs is the
-*backend*, chosen in one place for all of them:
+Every activation (λ-GELU, S-ReLU, Flex-Act's mixture) is a custom :class:`torch.autograd.Function`
+whose forward and closed-form backward are written once in plain torch ops (:class:`FusedKernel`).
+The *backend* (``REPRO_KERNELS`` or :func:`set_kernel_backend`):
 
-* ``compiled``: the formula compiled by :func:`torch.compile` (TorchInductor generates one fused,
-  vectorised C++ loop per formula: one pass over memory instead of one per torch op). It is
-  compiled on first use for each kind of input (rank, memory layout, which gradients are needed)
-  with dynamic shapes, so a new batch size does not recompile; Inductor caches the generated code
-  on disk, so later processes load it in seconds.
-* ``eager``: the same formula as ordinary ATen calls. Always available, differentiable again
-  (double backward), used for float64 (gradcheck), for devices other than the CPU and CUDA
-  (CUDA compiles to Triton kernels), and below
-  :data:`COMPILE_MIN_NUMEL` elements, where the compiled function's Python wrapper costs more
-  than the memory passes it saves.
+* ``compiled``: :func:`torch.compile` (Inductor: one fused, vectorised C++ loop, or Triton on CUDA;
+  one memory pass instead of one per op), per kind of input, with dynamic shapes and an on-disk cache.
+* ``eager``: plain ATen calls; differentiable again, used for float64 (gradcheck), other devices,
+  and below :data:`COMPILE_MIN_NUMEL` elements (where the compiled wrapper costs more than it saves).
 * ``auto`` (default): ``compiled`` where it applies and works, else ``eager``.
 
-Choose with the environment variable ``REPRO_KERNELS`` or :func:`set_kernel_backend`. Both are
-deterministic for a given thread count; they agree to float32 rounding, not bit for bit, which is
-why every result records the backend each activation used (:func:`helpers.core.provenance.note_backend`).
-If compilation fails (no C++ compiler, an unsupported platform, a kernel that cannot launch on a
-GPU), that kernel says why once, in a warning, and runs eagerly from then on on that device type;
-the other kernels keep compiling (one failure on a GPU must not turn every activation eager).
-:func:`compile_unavailable_reason` repeats the failures.
+Both are deterministic for a thread count and agree to float32 rounding, not bit for bit, so each
+result records the backends used (:func:`helpers.core.provenance.note_backend`). A kernel that fails
+to compile warns once and runs eagerly on that device type; the others keep compiling
+(:func:`compile_unavailable_reason` repeats the failures).
 """
 
 from __future__ import annotations
@@ -49,10 +39,9 @@ __all__ = [
 KernelBackend = Literal["auto", "compiled", "eager"]
 KERNEL_BACKENDS: tuple[str, ...] = ("auto", "compiled", "eager")
 
-#: Below this many elements a formula runs eagerly in ``auto`` mode. Measured on the AMD EPYC
-#: (AVX2) machine of 2026-11-23, one thread, by timing calls in a loop: one call of a compiled
-#: function costs 70-120 µs of Python and guard overhead, about three ATen elementwise passes
-#: over 64k floats. ``benchmarks/training_step.py`` shows the end-to-end effect.
+#: Below this many elements a formula runs eagerly in ``auto`` mode: a compiled call costs 70-120 µs
+#: of Python and guards, about three ATen passes over 64k floats (AMD EPYC, AVX2, one thread;
+#: ``benchmarks/training_step.py``).
 COMPILE_MIN_NUMEL: int = 1 << 16
 
 # Where a formula is compiled, by device type: on the CPU Inductor emits C++ loops (float32 only:
@@ -110,12 +99,9 @@ def _raise_recompile_limit() -> None:
 class FusedKernel:
     """A formula ``fn(*tensors) -> tensor(s)`` in plain torch ops, run compiled or eagerly.
 
-    ``eager``, if given, computes the same values with fewer, larger ATen kernels than ``fn``
-    would (e.g. ATen's own ``gelu``): what matters for an eager call is the number of passes.
-    ``activation`` names whose provenance records the backend (e.g. ``"lambda_gelu"``). Call it
-    with the tensors; the first one decides (dtype, device, size) whether the compiled version
-    applies. Python numbers must be passed as tensors (or fixed in ``fn``): a changing Python
-    number would be compiled as a constant, once per value.
+    ``eager``: the same values in fewer ATen passes (e.g. ATen's ``gelu``); ``activation``: the
+    name provenance records. The first tensor decides whether the compiled version applies.
+    Pass numbers as tensors: a changing Python number compiles as a constant, once per value.
     """
 
     def __init__(self, activation: str, fn: Callable[..., object], eager: Callable[..., object] | None = None) -> None:

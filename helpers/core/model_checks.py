@@ -1,10 +1,6 @@
-"""What the model constructors of :mod:`helpers.core.models` accept: the rules their argument
-tables share, and the checks that span several arguments or look at an input.
-
-Each constructor there declares one rule per argument (:func:`helpers.core.validation.checked_arguments`);
-the rules they share are named here, so "a width" means the same everywhere. The functions below
-check what a single rule cannot: a factory that is a module instance, the number of stages, the
-heads dividing the width, the shape of an input.
+"""What the model constructors of :mod:`helpers.core.models` accept: the shared argument rules (so
+"a width" means the same everywhere) and the checks a single rule cannot make (a factory that is a
+module instance, the number of stages, heads dividing the width, an input's shape).
 """
 
 from __future__ import annotations
@@ -59,8 +55,8 @@ def check_width(name: str, value: float, scaled: float) -> float:
 
 
 def stage_counts(name: str, value: Sequence[int], length: int | None = None) -> tuple[int, ...]:
-    """Positive ints, one per stage, ``length`` of them when given: a zero would still build one
-    block (``[first] + n - 1`` more), and ``zip`` with the stage widths would drop extra entries."""
+    """Positive ints, one per stage, ``length`` of them when given (a zero would still build one
+    block, and ``zip`` with the widths would drop extra entries)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise ValueError(f"{name} must be a sequence of positive ints, got {value!r}")
     counts = tuple(value)
@@ -81,14 +77,10 @@ def check_input(
     ok: Callable[[torch.Tensor], bool],
     layer: nn.Module | None = None,
 ) -> None:
-    """A wrong input fails here, naming the model and what it expects, not deep inside a torch
-    layer ("mat1 and mat2 shapes cannot be multiplied"). Skipped while torch.fx traces the model
-    (int8 quantisation traces whole networks, and a traced shape has no value to check).
-
-    ``layer``: the model's first weighted layer; an input of a floating dtype other than its
-    weight's is refused (torch would say "mat1 and mat2 must have the same dtype") unless autocast
-    is on for its device, which casts both. Metadata only: no value of ``x`` is read (and the
-    weight is not looked at while fx traces, where it would become a node of the graph)."""
+    """A wrong input fails here, naming the model and what it expects, not deep inside a torch layer.
+    Skipped while torch.fx traces (a traced shape has no value). ``layer``: the model's first
+    weighted layer; a floating dtype other than its weight's is refused unless autocast is on.
+    Metadata only: no value of ``x`` is read."""
     if torch.fx._symbolic_trace.is_fx_symbolic_tracing():
         return
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
@@ -126,10 +118,8 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def takes_module(factory: Callable[..., nn.Module]) -> bool:
-    """Whether ``factory`` is called with the old module: it has one required positional
-    parameter. Parameters with defaults, keyword-only ones and ``*args``/``**kwargs`` do not count
-    (``lambda inplace=False: nn.ReLU(inplace)`` and ``partial(get_activation, "srelu", delta=0.1)``
-    are called with no argument); a class is called with none."""
+    """Whether ``factory`` is called with the old module: it has one required positional parameter
+    (defaults, keyword-only and ``*args``/``**kwargs`` do not count; a class gets none)."""
     if isinstance(factory, type):
         return False
     try:
@@ -146,10 +136,9 @@ def takes_module(factory: Callable[..., nn.Module]) -> bool:
 
 
 def check_token_ids(idx: torch.Tensor, vocab: int) -> None:
-    """Every token id in ``[0, vocab)``, else a clear error (an embedding lookup would fail deep in
-    torch). Checked on the CPU only: on an accelerator the read would wait for its queue at every
-    step (the embedding's own device-side assert catches a bad id there), and it is skipped while
-    torch.compile or torch.fx traces the model (no host read in a graph)."""
+    """Every token id in ``[0, vocab)``, else a clear error. CPU only (on an accelerator the read
+    would drain its queue every step; the embedding's device-side assert catches it), and not
+    while torch.compile or torch.fx traces."""
     if (
         idx.device.type != "cpu"
         or torch.compiler.is_compiling()
@@ -171,11 +160,9 @@ def fixed_blocks(name: str, kwargs: Mapping[str, object]) -> None:
 def check_data_arguments(
     name: str, input_shape: object = None, num_classes: object = None, vocab_size: object = None
 ) -> None:
-    """What :func:`helpers.core.models.build_model` takes from the data: a GPT reads ``vocab_size``
-    alone, every other model ``input_shape`` and ``num_classes``. One it needs is missing, or one it
-    does not read is given (refused, not dropped: ``'mlp'`` with ``vocab_size=5`` was built as if it
-    were not there, ``'gpt'`` with ``num_classes=3`` had ``vocab_size`` outputs): a ``ValueError``
-    naming the argument and the model."""
+    """What :func:`helpers.core.models.build_model` takes from the data: ``vocab_size`` for a GPT,
+    ``input_shape`` and ``num_classes`` otherwise; a missing or unread one is a ``ValueError``
+    (never dropped silently)."""
     given = {"input_shape": input_shape, "num_classes": num_classes, "vocab_size": vocab_size}
     reads = ("vocab_size",) if name == "gpt" else ("input_shape", "num_classes")
     unread = [key for key, value in given.items() if value is not None and key not in reads]
@@ -189,10 +176,8 @@ def check_data_arguments(
 
 
 def distinct_sites(model: nn.Module) -> nn.Module:
-    """``model``, unless one module object sits at two places in it: a factory that returns the
-    same module on every call (``act=lambda: a``) shares it, and a layerwise parameter such as
-    λ-GELU's hardness, between all the sites, and :func:`helpers.core.models.activation_sites`
-    lists only the first. The models build no shared module themselves, so a repeat is a factory's."""
+    """``model``, unless one module object sits at two places (a factory returning the same module,
+    ``act=lambda: a``, would share a layerwise parameter such as λ-GELU's hardness between sites)."""
     seen: dict[int, str] = {}
     for site, module in model.named_modules(remove_duplicate=False):
         first = seen.setdefault(id(module), site)
@@ -217,8 +202,8 @@ def check_transformer(dim: int, heads: int, mlp_ratio: float) -> None:
         raise ValueError(f"mlp_ratio={mlp_ratio!r} gives a hidden width of 0 for dim={dim}")
 
 
-#: Each model's size arguments, spelled out in a run's key even at their defaults (as every
-#: committed run spells them); any other model argument is keyed only when it is not its default.
+#: Each model's size arguments, keyed even at their defaults (as committed runs are); others only
+#: when not at their default.
 KEYED_MODEL_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "mlp": ("depth", "width"),
     "resnet18": ("width_mult",),

@@ -1,18 +1,10 @@
 """Method options: the knobs a method adds to a run config, as one typed object per method.
 
-The core knows no method's knobs. A method defines a frozen dataclass subclass of
-:class:`MethodOptions` in its own package (its fields, a rules table for them, and a
-:meth:`MethodOptions.check` hook for rules that involve the config's own fields), and
-registers it with :func:`register_options` (a decorator on the class, and ``helpers.methods``
-lists it in the method's ``Method.options``). A run config carries at most one
-instance per options class in its ``options`` tuple (``TrainConfig.options``); a class it does not
-carry reads as that class's default instance.
-
-Cache keys and stored configs keep one flat shape: :func:`flat_options` lays every registered
-class's fields out under their own names (the carried value, else the default), so a result's
-stored ``config`` dict and its hash do not depend on how the knobs are grouped in code, and
-:func:`split_options` routes such flat keys back into options objects. Two registered classes may
-not share a field name, since the flat key must say whose knob it is.
+A method defines a frozen :class:`MethodOptions` subclass (fields, rules, a
+:meth:`MethodOptions.check` hook for rules involving the config) and registers it with
+:func:`register_options`. A run config carries at most one instance per class (absent: defaults).
+Cache keys and stored configs are flat (:func:`flat_options`, inverted by :func:`split_options`), so
+they do not depend on how knobs are grouped; hence no two classes may share a field name.
 """
 
 from __future__ import annotations
@@ -42,12 +34,9 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class MethodOptions:
-    """Base of a method's options (subclass as a frozen dataclass, every field with a default).
-
-    ``RULES``: a :class:`helpers.core.validation.Rule` for each field, checked on construction;
-    ``LABELS``: row labels of setup tables for fields whose name reads badly as text;
-    ``SITES``: the activations that read them.
-    """
+    """Base of a method's options (a frozen dataclass, every field with a default). ``RULES``: a
+    :class:`helpers.core.validation.Rule` per field; ``LABELS``: setup-table row labels; ``SITES``:
+    the activations that read them."""
 
     RULES: ClassVar[Mapping[str, v.Rule]] = {}
     LABELS: ClassVar[Mapping[str, str]] = {}
@@ -89,8 +78,7 @@ def _check_class(cls: Any) -> None:
 
 
 def register_options(cls: type[_O]) -> type[_O]:
-    """Register a method's options class (idempotent; ``helpers.methods`` calls this). Its field
-    names become flat keys of every stored config, so they may not clash with another class's."""
+    """Register a method's options class (idempotent); its field names may not clash with another's."""
     _check_class(cls)
     if cls in _REGISTERED:
         return cls
@@ -155,8 +143,7 @@ def canonical_options(options: tuple[MethodOptions, ...]) -> tuple[MethodOptions
 
 @functools.cache
 def _default(cls: type[_O]) -> _O:
-    """``cls()``, built and checked once: frozen, so one instance serves every config (hashing
-    thousands of configs for a plan built it once per field of every config)."""
+    """``cls()``, built and checked once (frozen, so one instance serves every config)."""
     return cls()
 
 

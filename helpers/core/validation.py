@@ -1,16 +1,12 @@
 """Table-driven checks of values: one :class:`Rule` per config field or function argument.
 
-Every run-config class (``TrainConfig``, ``FlexActSyntheticConfig``, ``DPOConfig``,
-``ReluizationConfig``) lists a rule for each of its fields and :func:`check_fields` checks them all,
-refusing a table that misses a field, so a new field cannot go unchecked; cross-field rules
-(``min_lr <= lr``...) stay in each class's ``__post_init__``. Constructors and functions (the
-activations, the models, the training hooks) use the same rules through :func:`checked_arguments`,
-which keeps the table on the function as ``argument_rules`` so that tests can generate bad inputs.
+Every run-config class lists a rule for each field and :func:`check_fields` refuses a table that
+misses one; cross-field rules stay in ``__post_init__``. Functions use the same rules through
+:func:`checked_arguments`, which keeps the table as ``argument_rules`` so tests can generate bad inputs.
 
 A number rule refuses a ``bool`` (``epochs=True`` is not 1), a string, NaN, ±inf, an int too large
-for a float, a value out of range (an integer rule, a float too); a folder name, ``/``, ``..``, a
-leading ``.``. Rules never convert a value (keys are built from the values as given) except that a
-config's number field stores the Python float (one run, one key). Imports nothing from ``helpers``.
+for a float, a value out of range; a folder name, ``/``, ``..``, a leading ``.``. Rules never convert
+a value, except that a config's number field stores the Python float (one run, one key).
 """
 
 from __future__ import annotations
@@ -31,10 +27,8 @@ import numpy as np
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """The book's command lines: ``argparse`` that refuses a flag given twice (argparse keeps the
-    last silently: ``--seeds 0 --seeds 1`` would run seed 1 alone) and an abbreviated flag (a
-    prefix that a later flag could make ambiguous). Flags meant to repeat (``append``, ``count``)
-    may."""
+    """``argparse`` that refuses a flag given twice (``--seeds 0 --seeds 1`` would run seed 1 alone)
+    unless meant to repeat (``append``, ``count``), and abbreviated flags."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
@@ -68,8 +62,7 @@ def positive_int_arg(flag: str) -> Callable[[str], int]:
 
 
 class InvalidValue(ValueError, TypeError):
-    """A value a rule refuses. Both a ``ValueError`` and a ``TypeError``: a wrong kind of value
-    (``True`` for a number) is caught by callers that expect either."""
+    """A value a rule refuses; both a ``ValueError`` and a ``TypeError`` (for callers expecting either)."""
 
 
 #: A name that becomes a folder: letters, digits, ``_``, ``-``, ``.``, ``+``, ``=``; no leading dot.
@@ -78,9 +71,8 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_+=\-][A-Za-z0-9_.+=\-]*")
 
 @dataclass(frozen=True)
 class Rule:
-    """What one field accepts: a ``kind`` of :data:`_KINDS`, made by the functions below, whose
-    docstrings say what each accepts. ``low``/``high``: the range of numbers (``None``: unbounded),
-    ``low_open``/``high_open``: whether the bound itself is excluded; ``optional``: ``None`` too."""
+    """What one field accepts: a ``kind`` of :data:`_KINDS`; ``low``/``high`` (``None``: unbounded),
+    ``low_open``/``high_open`` (bound excluded); ``optional``: ``None`` too."""
 
     kind: str
     low: float | None = None
@@ -127,8 +119,7 @@ def choice(options: Sequence[Any], *, optional: bool = False) -> Rule:
     return Rule("choice", optional=optional, choices=tuple(options))
 
 
-#: The longest name :func:`path_name` accepts: file systems allow 255 bytes per path component
-#: (the names are ASCII), and a longer name would pass here and fail only when the run writes.
+#: The longest name :func:`path_name` accepts: 255 bytes per path component (ASCII names).
 MAX_NAME_LENGTH: int = 128
 
 
@@ -289,8 +280,7 @@ def _accepts(value: Any, rule: Rule) -> bool:
 
 
 def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
-    """Raise a ``ValueError`` naming ``owner.name``, the value and what is expected, unless
-    ``value`` satisfies ``rule``."""
+    """A ``ValueError`` naming ``owner.name``, the value and what is expected, unless ``value`` fits ``rule``."""
     if _accepts(value, rule):
         return
     why = ""
@@ -310,11 +300,9 @@ def check_value(owner: str, name: str, value: Any, rule: Rule) -> None:
 
 
 def canonical_arguments(cls: type, kwargs: Mapping[str, Any], keyed: Sequence[str] | None = None) -> dict[str, Any]:
-    """``kwargs`` of ``cls`` as a run's key spells them, so that one module has one key: an integer
-    for a float parameter is that float, and an argument equal to its default is left out, except
-    those ``cls`` lists in ``KEYED_DEFAULTS`` (a method's defining parameter, such as λ-GELU's
-    ``t``; or ``keyed`` when given), which are always spelled out, their default filled in when
-    left out. Both spellings are the ones the committed runs use."""
+    """``kwargs`` of ``cls`` as a run's key spells them (one module, one key): an int for a float
+    parameter is that float; defaults left out except ``KEYED_DEFAULTS`` (or ``keyed``), always
+    spelled out, as the committed runs are."""
     params = inspect.signature(cls.__init__).parameters
     keyed = tuple(getattr(cls, "KEYED_DEFAULTS", ()) if keyed is None else keyed)
     out: dict[str, Any] = {}
@@ -340,8 +328,7 @@ def _require_rules(names: Sequence[str], rules: Mapping[str, Rule], problem: str
 
 
 def check_fields(config: Any, rules: Mapping[str, Rule]) -> None:
-    """Check every field of the dataclass instance ``config`` against ``rules``, which must name
-    exactly its fields (else a ``TypeError``), so that the table cannot fall behind the class."""
+    """Check every field of dataclass ``config`` against ``rules``, which must name exactly its fields."""
     owner = type(config).__name__
     names = [f.name for f in dataclasses.fields(config)]
     _require_rules(names, rules, f"the validation table of {owner} does not match its fields", "fields")
@@ -357,11 +344,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def checked_arguments(rules: Mapping[str, Rule]) -> Callable[[_F], _F]:
-    """Check the arguments of a function or an ``__init__`` against ``rules`` (one per parameter,
-    ``self`` and ``*args``/``**kwargs`` aside) before its body runs; the error names the owner (the
-    class of the instance being built, or the function). The table must match the signature and
-    every default its rule, checked at import, so a table cannot fall behind its signature. Applied
-    to a class (above ``@dataclass``), it checks that class's generated ``__init__``."""
+    """Check the arguments of a function or ``__init__`` against ``rules`` (one per parameter) before
+    its body runs, naming the owner. Table and defaults must match the signature (checked at
+    import). On a class (above ``@dataclass``) it checks the generated ``__init__``."""
     table = MappingProxyType(dict(rules))
 
     def decorate(fn: _F) -> _F:
