@@ -2,18 +2,12 @@
 
 A claim's "source's value" is one of three things, and the report shows which:
 
-* a plain string: only to say that the source prints nothing there (``"—"``, ``"not stated"``, the
-  book's own hypothesis); ``tests/test_attribution.py`` lists the spellings it accepts;
-* :class:`Quoted`: an excerpt of the source, verbatim, with where it stands (a sentence, a formula,
-  or a table quoted whole with the column a claim shows). The excerpts live in
-  the ``paper.py`` modules (``QUOTES``); the tests check that every number a module takes from an
-  excerpt occurs in it and, where the source texts are at hand, that the excerpt occurs in the
-  source (:func:`normalise` makes the comparison robust to the extraction's line breaks,
-  hyphenation and unicode);
-* :class:`Derived`: a value the source does not print, computed or read by us from what it
-  prints (an average of a table's rows, a reading of "four decimal places"), with how.
-
-This module knows nothing about any paper.
+* a plain string: only to say the source prints nothing there (``"—"``, ``"not stated"``, the
+  book's own hypothesis; ``tests/test_attribution.py`` lists the spellings);
+* :class:`Quoted`: a verbatim excerpt with where it stands (``QUOTES`` of the ``paper.py``
+  modules); tests check that each number taken from it occurs in it, and that it occurs in the
+  source where the texts are at hand (:func:`normalise`);
+* :class:`Derived`: a value the source does not print, derived by us from what it prints, with how.
 """
 
 from __future__ import annotations
@@ -47,13 +41,9 @@ DERIVED_MARK = " [derived by us: "
 class Quoted:
     """The source's own words or numbers, verbatim, and where they stand (section, table, line).
 
-    ``values`` are the numbers a ``paper.py`` module takes from this excerpt; each must occur in
-    ``text`` (checked by the tests).
-
-    A ``table`` is quoted whole, as the source shows it: one row a line, its cells separated by
-    ``|``, the header first; ``column`` (one of the header's cells) is the column a claim shows. A text
-    extraction runs a row's cells together, so a table is compared with the cell separators and
-    whitespace removed (:meth:`occurs_in`)."""
+    ``values``: the numbers a ``paper.py`` module takes from it, each in ``text``. A ``table`` is
+    quoted whole (a row a line, cells separated by ``|``, header first); ``column`` is the header
+    cell a claim shows."""
 
     text: str
     where: str
@@ -98,10 +88,8 @@ class Quoted:
 
 @dataclass(frozen=True)
 class Derived:
-    """A value the source does not print: ours, derived from what it prints.
-
-    ``how`` says how (``"our average of Table I over its three init modes"``); ``basis`` holds the
-    source's own words the derivation reads, when there are any."""
+    """A value the source does not print, derived by us: ``how`` (``"our average of Table I over its
+    three init modes"``), and ``basis``, the source's words it reads, if any."""
 
     value: str
     how: str
@@ -164,10 +152,8 @@ _LATEX_COMMAND = re.compile(r"\\([a-zA-Z]+)")
 
 def normalise(text: str) -> str:
     """``text`` for comparing an excerpt with an extracted source: unicode compatibility forms
-    (ligatures, superscripts: ``C²`` reads ``C2``), one kind of dash and quote, the few LaTeX
-    commands the extractions use as their symbols (``\\delta`` reads ``δ``), markdown emphasis,
-    ``$``, braces and ``^`` removed, hyphens inside words dropped (the extractions join
-    "second-order" to "secondorder" or split words across lines), whitespace collapsed, lower case."""
+    (``C²`` reads ``C2``), one dash and quote, LaTeX symbols (``\\delta`` reads ``δ``), no markdown
+    emphasis, ``$``, braces, ``^`` or in-word hyphens, whitespace collapsed, lower case."""
     text = _LATEX_COMMAND.sub(lambda m: _LATEX.get(m.group(1), m.group(0)), text)
     text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
     text = re.sub(r"[*_$^{}\\]", "", text)

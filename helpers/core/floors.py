@@ -1,11 +1,8 @@
 """Baseline floors: how well a baseline must train before its runs can decide a claim.
 
-Two activations compared in a model that has barely learned (a ResNet at 36 % on CIFAR-10) can
-only tie; a verdict says something about the papers' claims only where the baseline is a real
-model. Each model–dataset pair of the cpu profile has one floor, on the baseline's (GELU's, or
-ReLU's) best validation score. :func:`floor_table` states, for a page's
-baseline runs, what they reached against that floor and by how much they miss it, so that a
-page never leaves the reader to guess whether its models are real.
+Two activations compared in a model that has barely learned (a ResNet at 36 % on CIFAR-10) can only
+tie. Each model–dataset pair of the cpu profile has one floor on the baseline's (GELU's or ReLU's)
+best validation score; :func:`floor_table` shows what a page's baseline runs reached against it.
 """
 
 from __future__ import annotations
@@ -70,12 +67,9 @@ def floor_table(
     labels: Mapping[tuple[str, str], str] | None = None,
     floors: Mapping[tuple[str, str], Floor] | None = None,
 ) -> pd.DataFrame:
-    """One row per (model, dataset, activation) of ``results`` (a page's baseline runs): runs, the
-    mean and range of their best validation value, the floor, and "met" or "missed by X".
-
-    Pairs without a floor are listed with "no floor set". ``labels`` names the pairs, e.g.
-    ``{("mlp", "fashion_mnist"): "MLP/FMNIST"}`` (default: ``model/dataset``); ``floors`` replaces
-    :data:`FLOORS` for the pairs it holds (a chapter's own floor for a network the budget keeps small).
+    """One row per (model, dataset, activation) of a page's baseline ``results``: runs, mean and
+    range of the best validation value, the floor, and "met", "missed by X" or "no floor set".
+    ``labels``: ``{("mlp", "fashion_mnist"): "MLP/FMNIST"}``; ``floors`` overrides :data:`FLOORS`.
     """
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     for result in results:

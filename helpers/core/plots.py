@@ -27,12 +27,8 @@ def show_image_grid(
     cell_size: float = 1.2,
     cmap: str = "gray",
 ) -> plt.Figure:
-    """A grid of images, each titled with its class name (or label) when given.
-
-    ``images`` is ``N×C×H×W`` (C = 1 or 3) or ``N×H×W`` with values in ``[0, 1]`` (use
-    ``DataSplits.unnormalize`` first for normalised tensors). Returns the figure; the caller
-    shows or saves it.
-    """
+    """A grid of images (``N×C×H×W``, C = 1 or 3, or ``N×H×W``, in ``[0, 1]``), each titled with its
+    class name when given; returns the figure."""
     array = images.detach().cpu().numpy() if isinstance(images, torch.Tensor) else np.asarray(images)
     if array.ndim == 4:
         if array.shape[1] not in (1, 3):
@@ -89,9 +85,8 @@ def plot_sweep_errorbars(
 ) -> plt.Figure:
     """Mean ± std against a swept parameter, one panel per entry of ``panels``.
 
-    Each panel maps a series label to a frame with columns ``x`` (the parameter), ``mean`` and
-    ``std`` (NaN std: no error bar, e.g. a single seed). Panels have their own y-axis, because a
-    scaled run and the paper's full run differ in level and only the shapes compare.
+    Each panel maps a series label to a frame with columns ``x``, ``mean`` and ``std`` (NaN: no
+    error bar). Panels have their own y-axis: scaled and full runs differ in level, only shapes compare.
     """
     if not panels:
         raise ValueError("no panels to plot")
@@ -137,9 +132,8 @@ def plot_training_curves(
 ) -> plt.Figure:
     """Training curves: one column per panel, one row per metric, one line per group.
 
-    Each value is a :func:`helpers.core.tables.training_curves` frame (columns ``group``,
-    ``epoch``, ``<metric>_mean``, ``<metric>_std``); lines are means over seeds, bands ± one std.
-    ``labels`` maps a group to its legend label.
+    Each value is a :func:`helpers.core.tables.training_curves` frame; lines are means over
+    seeds, bands ± one std.
     """
     if not panels:
         raise ValueError("no panels to plot")

@@ -1,10 +1,8 @@
 """Result files that prove their own integrity: a content checksum, and checks on every load.
 
-A result JSON under ``results/`` is the book's evidence, so a file that was edited by hand,
-copied over another run's file, truncated, or recorded a failure must never be read as a
-cached success. Every result written by :func:`helpers.core.results_cache.run_or_load` carries a
-``checksum`` (SHA-256 of its canonical JSON without that field), and :func:`read_verified`
-checks, on every load:
+A result JSON is the book's evidence: an edited, copied, truncated or failed file must never read
+as a cached success. Each carries a ``checksum`` (SHA-256 of its canonical JSON without that
+field), and :func:`read_verified` checks, on every load:
 
 * the path is a regular file of at most :data:`MAX_RESULT_BYTES` (a FIFO, a directory or a device
   is reported, never opened) that parses as a JSON object with ``config``, ``config_hash``,
@@ -16,10 +14,8 @@ checks, on every load:
   run's file copied over this one, or an edited config);
 * when the caller knows which config it asked for, that the file is that config's.
 
-A failure raises :class:`CorruptResult` naming the file and every problem found.
-``python -m tools.verify_results`` runs these checks over every committed result (CI does).
-
-Part of the core: imports no method module and nothing from :mod:`helpers.core.results_cache`.
+A failure raises :class:`CorruptResult` naming the file and every problem;
+``python -m tools.verify_results`` checks every committed result.
 """
 
 from __future__ import annotations
@@ -50,12 +46,10 @@ __all__ = [
 
 REQUIRED_KEYS: tuple[str, ...] = ("config", "config_hash", "status", "checksum")
 
-#: The result format this code reads. Files written so far carry no ``schema_version`` (they are
-#: format 1); a file that names another was written by other code and is refused, not guessed at.
+#: The result format this code reads (no ``schema_version``: format 1); another is refused.
 SCHEMA_VERSION: int = 1
 
-#: The largest result file read (the largest committed one, with its stored predictions, is
-#: about 0.1 MB): anything bigger is not a result this book wrote.
+#: The largest result file read (the largest committed one is about 0.1 MB).
 MAX_RESULT_BYTES: int = 64 * 2**20
 
 
@@ -112,11 +106,9 @@ def config_precision(config: Mapping[str, Any]) -> str:
 def find_problems(
     path: Path, data: Any, defaults: Mapping[str, Any] | None, code_version: str, expected_hash: str | None = None
 ) -> list[str]:
-    """Every integrity problem of the result ``data`` read from ``path`` (empty: it is sound).
-
-    ``defaults`` are the config class's field defaults (``None``: the class is unknown, so the
-    stored config's hash is not recomputed); ``expected_hash`` is the key the caller asked for.
-    """
+    """Every integrity problem of the result ``data`` read from ``path`` (empty: sound).
+    ``defaults``: the config class's field defaults (``None``: unknown, hash not recomputed);
+    ``expected_hash``: the key the caller asked for."""
     if not isinstance(data, dict):
         return [f"not a JSON object but {type(data).__name__}"]
     missing = [k for k in REQUIRED_KEYS if k not in data]
@@ -156,10 +148,8 @@ def find_problems(
 
 
 def _history_problems(data: Mapping[str, Any]) -> list[str]:
-    """A training history is one row per epoch trained, epochs 1, 2, ... in order: a restamped file
-    with rows cut from the middle, repeated or reordered still passes its checksum. (Rows cut from
-    the end read as a shorter run: the config's epoch count is not compared, since analyses store
-    results of runs cut short on purpose.)"""
+    """A history is one row per epoch, 1, 2, ... in order (a restamped file with rows cut, repeated
+    or reordered passes its checksum). The epoch count is not compared: analyses cut runs short."""
     history = data.get("history")
     if history is None:
         return []
@@ -187,9 +177,8 @@ class DuplicateKey(ValueError):
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json``'s ``object_pairs_hook`` for every file the book reads as JSON: a key given twice is
-    :class:`DuplicateKey` (a forged value placed first and the original last would otherwise read as
-    the original)."""
+    """``json``'s ``object_pairs_hook`` for every JSON the book reads: a key given twice is
+    :class:`DuplicateKey` (a forged first value would otherwise hide behind the original)."""
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
@@ -208,11 +197,8 @@ _RESTORE = "Restore it from git, or delete it to retrain the run."
 
 
 def read_result_json(path: Path) -> Any:
-    """The parsed JSON of the result file ``path``, read strictly; :class:`CorruptResult` (naming
-    the file and what to do) for anything that is not a regular file of at most
-    :data:`MAX_RESULT_BYTES` holding one JSON document with unique keys, integers of sensible size
-    and this code's :data:`SCHEMA_VERSION`. A symlink is followed: to a regular file it is read, to
-    a device it is refused like the device."""
+    """The parsed JSON of the result file ``path``, read strictly (see the module docstring; a
+    symlink is followed); :class:`CorruptResult` naming the file and what to do."""
     try:
         info = os.stat(path)
     except OSError as err:
@@ -263,10 +249,8 @@ def verify_data(
 def read_verified(
     path: Path, defaults: Mapping[str, Any] | None, code_version: str, expected_hash: str | None = None
 ) -> dict[str, Any]:
-    """Read a result file (:func:`read_result_json`) and check it (:func:`verify_data`). A file
-    this process has already verified against the same expectations, unchanged since (see
-    :func:`file_identity`), is parsed again (each caller gets its own dict) but not checked again: the
-    report reads some runs for several rows."""
+    """Read a result file (:func:`read_result_json`) and check it (:func:`verify_data`), unless this
+    process verified it unchanged (:func:`file_identity`) against the same expectations."""
     key = (file_identity(path), repr(sorted(defaults.items())) if defaults else "", code_version, expected_hash)
     if key[0] is not None and key in _VERIFIED:
         return json.loads(path.read_text())  # checked strictly when verified: the plain parser suffices
@@ -282,9 +266,8 @@ _VERIFIED: set[tuple] = set()
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int, int] | None:
-    """What tells a file's content apart without reading it: its resolved path, size, modification
-    and change times (every write moves the change time, which no user can set back) and inode;
-    None when it cannot be stat'ed. A check remembered under it is redone after any change."""
+    """What tells a file's content apart without reading it: resolved path, size, modification and
+    change times (no user can set ctime back) and inode; None when it cannot be stat'ed."""
     try:
         info = os.stat(path)
         return (str(Path(path).resolve()), info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)

@@ -1,21 +1,15 @@
 """Which committed runs decide which report rows, found by watching the report being computed.
 
-Every result a claims function reads goes through :func:`helpers.core.results_cache.load_result`,
-and every row is a :class:`~helpers.core.claim.Claim` built somewhere below that function. While
-:func:`watching_runs` is active, both are noted with the call stack they happened in. A row's runs
-are then the results read below the innermost function on the row's own call stack that read any.
-Every run-based row is built in a function that loads its own runs (a family that loaded every run
-first would give each of its rows the family's runs: a superset, never a subset), so these are
-exactly the runs it is computed from. No claims function declares anything, so the answer cannot
-drift from the code that decides the row.
+While :func:`watching_runs` is active, every result read (:func:`load_result`) and every
+:class:`~helpers.core.claim.Claim` built is noted with its call stack. A row's runs are the results
+read below the innermost function on the row's own stack that read any: every run-based row is
+built in a function that loads its own runs (otherwise a superset, never a subset), and nothing is
+declared, so the answer cannot drift from the code.
 
-:func:`redirecting_reads` lets a tool answer each read from elsewhere (the rerun of a row reads its
-runs from a scratch folder, :class:`Elsewhere`, and every other run as committed) or hide a run
-(:data:`HIDDEN`: the seeds a rerun left out, so the row is computed on fewer seeds; the loaders
-skip a hidden run, :func:`is_hidden`, where a missing one would make the row "not run here").
-
-Reading a run's stored result is here too (:func:`load_result`, re-exported by
-:mod:`helpers.core.results_cache`): every read is redirected, verified and noted in one place.
+:func:`redirecting_reads` lets a tool answer each read from elsewhere (:class:`Elsewhere`: a
+rerun's scratch folder) or hide a run (:data:`HIDDEN`: seeds a rerun left out; loaders skip it,
+where a missing one would make the row "not run here"). Every read is redirected, verified and
+noted here.
 """
 
 from __future__ import annotations
@@ -60,9 +54,8 @@ class RunReads:
     rows: list[tuple[Any, list[FrameType]]] = field(default_factory=list)
 
     def runs_by_key(self) -> dict[str, list[RunRead]]:
-        """Each run-based row's runs (see the module's docstring), by the row's key, each run once
-        and in the order first read. A row built twice (a builder that replaces a provisional row)
-        keeps the smaller set."""
+        """Each run-based row's runs by its key, each once, in the order first read (a row built
+        twice keeps the smaller set)."""
         below: dict[int, list[int]] = {}
         for i, (_, stack) in enumerate(self.reads):
             for frame in stack:
@@ -128,8 +121,7 @@ def redirecting_reads(fn: Callable[[Any], Any]) -> Iterator[None]:
 
 
 def redirect(config: Any) -> Any:
-    """What a read of ``config`` is answered with: itself unless a redirect is active (see
-    :func:`redirecting_reads`)."""
+    """What a read of ``config`` is answered with (itself unless :func:`redirecting_reads` is active)."""
     for fn in reversed(_REDIRECT):
         if config is None or config is HIDDEN or isinstance(config, Elsewhere):
             break
@@ -178,9 +170,8 @@ def _stored_at(config: Any) -> Any:
 
 
 def has_result(config: Any) -> bool:
-    """Whether a result for ``config`` is stored, as :func:`load_result` would find it, without
-    reading it: a read is what ties a run to a report row. A run a tool hides counts as stored: it
-    is left out on purpose, not missing (the loaders skip it)."""
+    """Whether a result for ``config`` is stored, without reading it (a read ties a run to a row);
+    a hidden run counts as stored."""
     where = _stored_at(config)
     return where is HIDDEN or (where is not None and where[1].exists())
 
@@ -192,12 +183,8 @@ def load_results(configs: Iterable[Any]) -> list[dict | None]:
 
 
 def load_result(config: Any) -> dict | None:
-    """The cached result for ``config``, or ``None`` when there is none.
-
-    The file is verified first (:func:`helpers.core.result_files.read_verified`: checksum, status,
-    finite numbers, its ``config_hash`` against its name, its stored config and ``config``);
-    a file that fails raises :class:`~helpers.core.result_files.CorruptResult` naming it.
-    """
+    """The cached result for ``config`` (``None``: none), verified first
+    (:func:`helpers.core.result_files.read_verified`; :class:`~helpers.core.result_files.CorruptResult`)."""
     where = _stored_at(config)
     if where is None or where is HIDDEN or not where[1].exists():
         return None
