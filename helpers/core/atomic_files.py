@@ -14,10 +14,8 @@ from typing import Any
 
 
 def write_failure(path: Path, what: str, err: BaseException) -> OSError:
-    """The error of a write of ``what`` to ``path`` that failed at the disk (full, over quota,
-    read-only; torch reports a failed write as a ``RuntimeError`` of its own): it names the path
-    and says the previous file is unchanged, since every write here goes to a temporary file and
-    replaces the old one only when complete."""
+    """The error of a write of ``what`` to ``path`` that the disk refused (full, quota, read-only),
+    naming the path and saying the previous file is unchanged (writes go through a temporary file)."""
     code = getattr(err, "errno", None) or errno.EIO
     reason = getattr(err, "strerror", None) or str(err).strip().splitlines()[-1][:300]
     hint = " (is the disk full?)" if code in (errno.ENOSPC, errno.EIO) else ""
@@ -64,16 +62,14 @@ def remove_if_empty(folder: Path) -> None:
 
 #: When this process started (close enough: when this module was imported).
 _PROCESS_START = time.time()
-#: A temporary file must be at least this much older than the process start to count as stale:
-#: a writer in another process touches its file with every block it writes, and this margin
-#: keeps a write that began just before this process started out of reach.
+#: How much older than the process start a temporary file must be to count as stale (another
+#: process's writer touches its file with every block; this spares a write begun just before).
 STALE_TEMP_MARGIN_S = 60.0
 
 
 def remove_stale_temp_files(*folders: Path) -> list[Path]:
-    """Delete the ``*.tmp`` files of atomic writes (results, checkpoints, weights) in ``folders``
-    that a killed process left behind, i.e. those last written before this process started
-    (:data:`STALE_TEMP_MARGIN_S`); return what was deleted. Run before every training run."""
+    """Delete the ``*.tmp`` files in ``folders`` last written before this process started
+    (:data:`STALE_TEMP_MARGIN_S`): left by a killed writer. Returns what was deleted."""
     removed = []
     cutoff = _PROCESS_START - STALE_TEMP_MARGIN_S
     for folder in folders:

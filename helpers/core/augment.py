@@ -1,11 +1,8 @@
 """Training-batch augmentation on tensors already in memory.
 
-The standard CIFAR augmentation (a random 32×32 crop of the image zero-padded by 4 pixels on every
-side, then a horizontal flip with probability ½, as torchvision's ``RandomCrop(32, padding=4)`` +
-``RandomHorizontalFlip()``) is done here on a whole batch at once, with one indexing operation: no
-per-image PIL work inside the training loop. The offsets and flips are drawn from torch's global
-generator, which :func:`helpers.core.train.fit` seeds and stores in every checkpoint, so a resumed
-run draws the same augmentations as an uninterrupted one.
+The standard CIFAR augmentation (torchvision's ``RandomCrop(32, padding=4)`` +
+``RandomHorizontalFlip()``) on a whole batch with one indexing operation, no per-image PIL work.
+Draws come from torch's global generator, which checkpoints store, so a resumed run draws the same.
 """
 
 from __future__ import annotations

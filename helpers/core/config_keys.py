@@ -1,9 +1,7 @@
 """The key of a run: a stable hash of its config's non-default fields and the code version.
 
-A stored result's file name is this hash (:func:`helpers.core.results_cache.result_path`), so a
-config gets the same key in every process and session: the config as plain JSON, its method
-options flat (:mod:`helpers.core.options`), every field left at its default dropped so that adding
-a field with a default that reproduces the old behaviour keeps every committed key."""
+A stored result's file name is this hash: the config as plain JSON, method options flat, fields at
+their default dropped (so a new field whose default keeps the old behaviour keeps every key)."""
 
 from __future__ import annotations
 
@@ -58,8 +56,7 @@ def field_defaults(config_cls: type) -> dict[str, Any]:
 
 @functools.cache
 def _field_defaults(config_cls: type, registered: tuple[type, ...]) -> dict[str, Any]:
-    """:func:`field_defaults`, once per class and set of registered options (a plan hashes
-    thousands of configs of a few classes)."""
+    """:func:`field_defaults`, cached per class and set of registered options."""
     defaults = {}
     for f in dataclasses.fields(config_cls):
         if f.name == OPTIONS_FIELD:
@@ -72,11 +69,7 @@ def _field_defaults(config_cls: type, registered: tuple[type, ...]) -> dict[str,
 
 
 def hash_payload(config: Any) -> dict:
-    """What the hash sees: the config without fields left at their default value.
-
-    Leaving defaults out keeps every committed result's key unchanged when a new field (with a
-    default that reproduces the old behaviour) is added to a config class.
-    """
+    """What the hash sees: the config without fields left at their default value."""
     full = config_dict(config)
     defaults = field_defaults(type(config))
     return {k: v for k, v in full.items() if k not in defaults or defaults[k] != v}

@@ -16,13 +16,10 @@ MAX_DECIMALS: int = 12
 def interval_text(
     low: float, high: float, digits: int = 2, *, spec: str = "+.{d}f", scale: float = 1.0, suffix: str = ""
 ) -> str:
-    """``"[low, high]"`` with at least ``digits`` decimals, and as many more (up to
-    :data:`MAX_DECIMALS`) as it takes for two different ends to print different numbers, and for
-    a nonzero end not to print as zero: an interval that reads ``[-0.10, -0.10]`` or
-    ``[-0.000, +0.000]`` looks like an exact result when it is not. ``spec`` is the format
-    with ``{d}`` for the decimals (``".{d}%"`` for a rate); ``scale`` multiplies both ends before
-    the comparison of their printed forms (100 for a ``%`` spec is already applied by Python, so
-    leave it at 1 there). Equal ends print once each, unchanged: that is an exact result."""
+    """``"[low, high]"`` with at least ``digits`` decimals, more (up to :data:`MAX_DECIMALS`) until
+    different ends print differently and a nonzero end not as zero (``[-0.10, -0.10]`` would look
+    exact). ``spec``: the format with ``{d}`` (``".{d}%"`` for a rate); ``scale`` multiplies both
+    ends before comparing (leave 1 for a ``%`` spec). Equal ends print unchanged."""
 
     def fmt(v: float, d: int) -> str:
         return format(v * scale, spec.format(d=d)) + suffix

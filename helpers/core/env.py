@@ -1,9 +1,7 @@
 """Boolean environment switches (``REPRO_RERUN=1``, ``REPRO_OFFLINE=true``, ``CI=false``...), parsed strictly.
 
-Every boolean variable the project reads goes through :func:`bool_env`: ``CI``, ``REPRO_RERUN``,
-``REPRO_QUIET``, ``REPRO_OFFLINE``, ``REPRO_VERIFY_DATA``, ``REPRO_KEEP_FINAL_WEIGHTS``,
-``REPRO_ALLOW_EMULATED_BF16`` (the table of ``book/rerun.md`` lists them). A leaf of the core
-(imports nothing from ``helpers``), so the runtime and the provenance records can both use it.
+Every boolean variable the project reads goes through :func:`bool_env` (``book/rerun.md`` lists
+them). Imports nothing from ``helpers``.
 """
 
 from __future__ import annotations
@@ -17,12 +15,9 @@ FALSE_WORDS: tuple[str, ...] = ("0", "false", "no", "off")
 
 
 def bool_env(name: str, default: bool) -> bool:
-    """The environment variable ``name`` as a boolean; ``default`` when unset or empty.
-
-    Accepts 1/0, true/false, yes/no, on/off in any case. Anything else is a ``ValueError`` naming
-    the variable and the accepted words: reading any non-empty value as "on" would make
-    ``REPRO_RERUN=false`` retrain everything.
-    """
+    """The environment variable ``name`` as a boolean (``default`` when unset or empty): 1/0,
+    true/false, yes/no, on/off in any case; else a ``ValueError`` (reading any non-empty value as
+    "on" would make ``REPRO_RERUN=false`` retrain everything)."""
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
         return default
@@ -38,6 +33,5 @@ def bool_env(name: str, default: bool) -> bool:
 
 
 def under_ci() -> bool:
-    """Whether this process runs under continuous integration: ``CI`` set to a true word
-    (CI services set ``CI=true``); ``CI=false`` or ``CI=0`` mean a local run."""
+    """Whether this process runs under CI: ``CI`` set to a true word."""
     return bool_env("CI", False)

@@ -1,23 +1,18 @@
 """Pairing two arms by seed, under one stated policy.
 
-A paired comparison subtracts the run of one seed in arm ``a`` from the run of the same seed in
-arm ``b``. Which seeds take part is a choice each caller makes, and it is named at the call:
+Which seeds take part is a choice each caller names:
 
 * ``"require_equal"``: both arms must have the same seeds; anything else is an error (a paired
   test on mismatched seeds would silently pair different runs).
-* ``"intersection"``: both arms restricted to the seeds they share (an arm with more seeds, e.g.
-  a GELU baseline that also serves a 5-seed table, keeps only the shared ones).
+* ``"intersection"``: both arms restricted to the seeds they share.
 * ``"subset"``: ``b`` restricted to ``a``'s seeds, an error when ``b`` lacks one of them (a
   reading run on the first 3 seeds pairs with the baseline's first 3).
 * ``"shared_or_unpaired"``: both arms on the seeds they share when they share at least
   :data:`MIN_SHARED`, otherwise both arms whole (to be compared unpaired): arms from separate
   sweeps may have seeds in common or none.
 
-:func:`common_seeds` gives the seeds that several arms all have (the displayed means of a
-comparison whose parts pair on those seeds).
-
-The arms are ``{seed: value}`` mappings (any hashable key, e.g. ``(target, seed)``); both results
-list the kept seeds in ``a``'s order, so ``zip(a.values(), b.values())`` pairs them.
+Arms are ``{seed: value}`` (any hashable key); results list the kept seeds in ``a``'s order, so
+``zip(a.values(), b.values())`` pairs them. :func:`common_seeds`: the seeds several arms all have.
 """
 
 from __future__ import annotations
@@ -37,10 +32,7 @@ def pair_by_seed(
 ) -> tuple[dict[Hashable, V], dict[Hashable, V]]:
     """``a`` and ``b`` on the seeds ``policy`` pairs (see the module docstring), in one order.
 
-    ``ValueError`` naming the seeds when ``policy`` is ``"require_equal"`` and the seed sets differ,
-    or ``"subset"`` and ``b`` lacks some of ``a``'s seeds; an unknown policy is an error too.
-    ``"intersection"`` may return two empty arms: the caller decides what too few shared seeds mean;
-    ``"shared_or_unpaired"`` returns the arms whole when they share fewer than :data:`MIN_SHARED`."""
+    ``"intersection"`` may return two empty arms (the caller decides what too few shared seeds mean)."""
     if policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
     only_a, only_b = [s for s in a if s not in b], [s for s in b if s not in a]

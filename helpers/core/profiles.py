@@ -1,9 +1,7 @@
 """Which profile's committed results decide a family of report rows.
 
-A run-based row is computed from the committed results of one profile. The cpu profile's runs
-decide it until every run of the family's ``paper`` profile is committed and verifies; then the
-paper profile takes the whole family over. A row never mixes profiles: with one paper run missing,
-the family stays on cpu.
+The cpu profile decides a family's rows until every run of its ``paper`` profile is committed and
+verifies; then paper takes the whole family over. A row never mixes profiles.
 """
 
 from __future__ import annotations
@@ -29,11 +27,9 @@ def decided_profile(family: str, configs: ConfigsFn) -> str:
     """``"paper"`` when every config of ``configs("paper")`` has a committed, verified, successful
     result, else ``"cpu"``.
 
-    ``family``: the name of the row family (one name per config function: the answer is cached
-    under it, per process and results folder; :func:`clear_decided_profiles` forgets it);
-    ``configs``: the family's config-list function (profile -> the configs of its runs), the same
-    one that lists its cpu runs. A family with no paper runs stays on cpu. A damaged result file
-    raises :class:`~helpers.core.result_files.CorruptResult`, never counts as missing.
+    ``family``: the cache name of the answer (per process and results folder;
+    :func:`clear_decided_profiles` forgets it); ``configs``: profile -> the family's configs. A
+    damaged file raises :class:`~helpers.core.result_files.CorruptResult`, never counts as missing.
     """
     if not isinstance(family, str) or not family:
         raise ValueError(f"decided_profile needs a family name (a non-empty string), got {family!r}")
@@ -67,10 +63,8 @@ def clear_decided_profiles() -> None:
 
 
 def profiles_used(claims: Sequence[Claim]) -> str:
-    """The profiles whose results decide the run-based rows of ``claims`` (those with a verdict:
-    a "not run here" row is decided by nothing), for a sentence of the report: ``"cpu"`` when one
-    profile decides them all, else each with its count of rows (``"cpu (40 rows) and paper (12
-    rows)"``, most rows first)."""
+    """The profiles deciding the run-based rows of ``claims``, for the report: ``"cpu"``, or
+    ``"cpu (40 rows) and paper (12 rows)"``, most rows first."""
     counts: dict[str, int] = {}
     for c in claims:
         if c.basis == "runs" and c.verdict != "not run here" and c.profile in (PAPER, FALLBACK):

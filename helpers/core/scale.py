@@ -1,10 +1,8 @@
 """The scale of a protocol's runs at one profile: size, data, seeds and the recipe values it sets.
 
-A protocol writes its scales once, as a plain table ``SCALES[model or pair][profile] -> Scale``,
-and builds its run configs from them. A field left at ``None`` means "the protocol's own value"
-(its dataset, learning rate, schedule, warm-up start, activations): the protocol fills it in, so
-a scale states only what it changes. ``note`` says in words what the scale changes from the
-paper's setup; it is copied into each config's ``scale_note`` and so is part of the cache key.
+A protocol writes ``SCALES[model or pair][profile] -> Scale`` once and builds its configs from it.
+``None`` means "the protocol's own value", so a scale states only what it changes; ``note`` says so
+in words and becomes each config's ``scale_note`` (part of the cache key).
 """
 
 from __future__ import annotations
@@ -24,11 +22,10 @@ __all__ = ["Scale", "arm_seeds_of"]
 class Scale:
     """How one profile runs a protocol's model or pair (keywords only).
 
-    ``seeds``: the seeds of every arm; ``arm_seeds``: the seeds of the protocol's secondary arms
-    when they run fewer (``None``: every seed; a subset of ``seeds``). ``activations``: the arms
-    this scale runs (``None``: the protocol's list). ``looks``: how many times the seed count was
-    chosen, the first when the scale was set and one more each time seeds were added after looking
-    at its rows; every row at this scale tests at ``0.05/looks`` (:func:`helpers.core.verdicts.judge`).
+    ``seeds``: every arm's; ``arm_seeds``: the secondary arms' subset (``None``: every seed).
+    ``activations``: the arms (``None``: the protocol's). ``looks``: how many times the seed count
+    was chosen (once, plus each addition after looking at the rows); every row at this scale tests
+    at ``0.05/looks`` (:func:`helpers.core.verdicts.judge`).
     """
 
     model_kwargs: dict[str, Any]

@@ -27,13 +27,9 @@ def _split_seed(key: Hashable, seed_index: int) -> tuple[Hashable, Hashable]:
 
 
 def seed_means(cells: Mapping[Hashable, float], *, seed_index: int = -1) -> dict[Hashable, float]:
-    """``{seed: mean of that seed's cells}`` from ``{(level..., seed): value}``.
-
-    Why: cells of one seed are not independent runs (in a (t, c) grid they share the seed's data
-    order, initial weights and, for a ΔBVS, the very GELU run they subtract), so a test that
-    pools cells counts each seed several times and its df and interval are too optimistic. The
-    seed is the unit; its cells are averaged first. A seed with fewer cells than the others still
-    counts once (its mean is over the cells it has)."""
+    """``{seed: mean of that seed's cells}`` from ``{(level..., seed): value}`` (see the module
+    docstring: pooling cells would make df and interval too optimistic); a seed with fewer cells
+    still counts once."""
     groups: dict[Hashable, list[float]] = {}
     for key, value in _as_mapping(cells, "cells").items():
         _, seed = _split_seed(key, seed_index)

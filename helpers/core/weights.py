@@ -1,11 +1,8 @@
 """Trained weights kept beside a result, verified when they are read back.
 
-Weights are not committed (results hold every number the book shows); an analysis that needs a
-trained network keeps its final state dict next to the run's result and retrains it when the file
-is unusable. "Unusable" must be detected, never loaded silently: the file records the hash of the
-config that trained it, and a ``.sha256`` file beside it holds its checksum. :func:`load_weights`
-returns ``None`` (with a warning naming the file and why) when either does not match, so the
-caller retrains instead of analysing a stale or damaged network.
+Weights are not committed; an analysis keeps a run's final state dict beside its result, with the
+training config's hash inside and a ``.sha256`` beside it, and retrains when either does not match
+(:func:`load_weights` warns and returns ``None``): never a stale or damaged network.
 """
 
 from __future__ import annotations
