@@ -1,11 +1,8 @@
 """Tables of classification runs beside a paper's: seeds → mean ± std, margins, rank agreement.
 
-A run's row (:func:`accuracy_rows`) holds its grouping keys and best/final validation accuracy in %
-("best": the maximum over epochs, selected on the data it is reported on, as the papers' tables
-presumably are); :func:`summarize` gives mean ± std (``ddof = 1``) over seeds. Our arms share seeds,
-so :func:`compare_groups` pairs them by seed (:mod:`helpers.core.statistics`); a paper prints only
-mean ± std, so :class:`Difference` (from :func:`difference`, :func:`margin_over_rest`,
-:func:`paper_difference`) uses Welch's t on those printed numbers."""
+Accuracy is in %; "best" is the maximum over epochs, selected on the data it is reported on (as the
+papers' tables presumably are); std has ``ddof = 1``. Our arms pair by seed (:func:`compare_groups`);
+a paper prints only mean ± std, so :class:`Difference` uses Welch's t on those printed numbers."""
 
 from __future__ import annotations
 
@@ -83,9 +80,8 @@ def load_all(configs: Sequence[Any]) -> list[dict] | None:
 
 
 def gather_results(configs: Sequence[Any], *, protocol: str | None = None, train: bool | None = None) -> list[dict]:
-    """Results of ``configs`` for a notebook, in order: the missing ones trained
-    (:func:`helpers.core.results_cache.run_many`, which refuses under CI), or with ``train=False``
-    only loaded, :class:`MissingResult` naming ``python -m tools.run <protocol>`` for anything missing."""
+    """Results of ``configs`` in order, the missing ones trained (:func:`run_many`), or with
+    ``train=False`` :class:`MissingResult` naming ``python -m tools.run <protocol>``."""
     _check_configs(configs)
     if not configs:
         raise ValueError("no configs given")
@@ -126,10 +122,8 @@ _ROW_COLUMNS = tuple(
 def accuracy_rows(
     results: Iterable[Mapping[str, Any]], extra: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None
 ) -> pd.DataFrame:
-    """One row per classification run (higher is better): :data:`_ROW_COLUMNS` (``penultimate``: the
-    extra activation before the classifier, ``"none"`` without; ``best``/``final``: validation
-    accuracy in %) and one column per ``extra`` function of the result dict (the knobs a method's
-    tables group by, e.g. a value of ``activation_kwargs``)."""
+    """One row per classification run: :data:`_ROW_COLUMNS` (``penultimate``: ``"none"`` without;
+    ``best``/``final``: validation accuracy in %) and one column per ``extra`` function of the result."""
     clash = sorted(set(extra or {}) & set(_ROW_COLUMNS))
     if clash:
         raise ValueError(f"extra columns {clash} would replace accuracy_rows' own columns {list(_ROW_COLUMNS)}")
@@ -302,9 +296,7 @@ class Difference:
 
     def describe(self, labels: Mapping[Hashable, str] | None = None, digits: int = 1) -> str:
         """``"S-ReLU − GELU = +1.2 points, 95% CI [+0.1, +2.3] (Welch t from printed mean ± sd, df =
-        3.9, p = 0.04; 3 vs 3 runs; MDE 1.5)"``, or the difference alone when there is no spread.
-        Meant for a paper's printed table (:func:`paper_difference`); our runs pair by seed
-        (:func:`compare_groups`)."""
+        3.9, p = 0.04; 3 vs 3 runs; MDE 1.5)"``, or the difference alone when there is no spread."""
 
         name = lambda k: (labels or {}).get(k, str(k))  # noqa: E731
         head = f"{name(self.a)} − {name(self.b)} = "
@@ -343,8 +335,8 @@ def paper_difference(
     n_runs: int,
 ) -> Difference:
     """The same difference from a paper's printed ``(mean, std)``: ``a − b``, or ``a`` minus the
-    best other entry when ``b`` is None. ``n_runs``: the runs per cell the interval takes (the paper's
-    count where it states one; otherwise the caller's assumption, which its text must call one)."""
+    best other entry when ``b`` is None. ``n_runs``: runs per cell (the paper's count, else the
+    caller's assumption, which its text must call one)."""
     _check_paper(paper)
     if a not in paper:
         raise KeyError(f"{a!r} is not in the paper's table (have {list(paper)})")
