@@ -183,9 +183,9 @@ class Claim:
 
 
 def _builder() -> str:
-    """Where the claim was decided: the innermost public caller outside ``helpers.core``, then the
-    private function building this row (named after it, else the innermost private one):
-    ``helpers.srelu.audit.claims > _claim_drawbacks``."""
+    """Where the claim was decided: the innermost caller outside ``helpers.core`` not named privately
+    (``_claim``, a local ``row``), then the private function building this row (named after it,
+    else the innermost private one): ``helpers.srelu.audit.claims > _claim_drawbacks``."""
     frame, helper, named = sys._getframe(2), "", ""
     while frame is not None:
         module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_qualname

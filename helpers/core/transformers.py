@@ -82,10 +82,8 @@ class Block(nn.Module):
 
 
 class ViT(nn.Module):
-    """ViT / DeiT-tiny-style classifier (class token, learned positions, pre-norm blocks).
-
-    DeiT-tiny is ``dim=192, depth=12, heads=3, mlp_ratio=4``; ``patch=4`` suits 32x32 inputs.
-    """
+    """ViT / DeiT-tiny-style classifier (class token, learned positions, pre-norm blocks). DeiT-tiny
+    is ``dim=192, depth=12, heads=3, mlp_ratio=4``; ``patch=4`` suits 32x32 inputs."""
 
     @checked_arguments(
         dict.fromkeys(("num_classes", "image_size", "patch", "in_channels", "dim", "depth", "heads"), COUNT)
@@ -138,10 +136,8 @@ class ViT(nn.Module):
 
 
 class GPT(nn.Module):
-    """GPT-2-style decoder: token + position embeddings, causal pre-norm blocks, tied head.
-
-    GPT-2 small is ``layers=12, dim=768, heads=12, block_size=1024, vocab_size=50257``.
-    """
+    """GPT-2-style decoder: token + position embeddings, causal pre-norm blocks, tied head. GPT-2
+    small is ``layers=12, dim=768, heads=12, block_size=1024, vocab_size=50257``."""
 
     @checked_arguments(dict.fromkeys(("vocab_size", "block_size", "layers", "dim", "heads"), COUNT) | _SHARED_RULES)
     def __init__(
