@@ -4,7 +4,8 @@ annealing of Algorithm 1, the metrics ``V_λ``, ``Δλ(t, c)``, BVS and ``ρ_S(e
 substitution.
 
 "Layers" are the :class:`~helpers.lambda_gelu.activation.LambdaGELU` modules in registration order
-(``model.modules()``), which for the book's models is also the order of the forward pass.
+(``model.modules()``), which for the book's models is also the order of the forward pass; the
+initialisation modes count only those with a learnable ``s``.
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ class AnnealingSchedule:
 
     where ``λ_ℓ(e_s)`` is the learned value after epoch ``e_s`` (``1 + softplus(s/t)`` of the
     frozen ``s``), so ``λ_ℓ(T) = λ_target`` exactly. The hook keeps no state: the learned values live
-    in the frozen ``s``, so a resumed run continues the same schedule.
+    in the frozen ``s``, so a resumed run continues the same schedule. Modules in fixed mode anneal
+    from their fixed λ.
     """
 
     @checked_arguments(
@@ -341,8 +343,8 @@ def evaluate_substitution(
     model: nn.Module, val_loader: Iterable, metric_fn: Callable[[nn.Module, Iterable], float]
 ) -> dict[str, float]:
     """``{"original", "substituted", "change"}``: ``metric_fn(model, val_loader)`` of ``model`` and of
-    :func:`substitute_relu` of it, in eval mode. ``metric_fn`` owns the aggregation (perplexity from the
-    mean loss, not averaged per batch)."""
+    :func:`substitute_relu` of it, in eval mode (``model``'s mode is restored). ``metric_fn`` owns the
+    aggregation (perplexity from the mean loss, not averaged per batch)."""
     _check_model(model)
     if not callable(metric_fn):
         raise TypeError(f"metric_fn must be callable, got {metric_fn!r}")

@@ -102,6 +102,7 @@ class TextSplits:
         return len(self.vocab)
 
     def _index(self) -> dict[str, int]:
+        # cached on the frozen instance, hence object.__setattr__
         index = self.__dict__.get("_index_cache")
         if index is None:
             index = {tok: i for i, tok in enumerate(self.vocab)}

@@ -7,7 +7,8 @@ the data.
 Files on disk are checked before first use against every digest known for them (:class:`KnownFile`),
 and the check is remembered per file identity (path, size, modification and change times, inode: the
 change time moves with every write and cannot be set back), so it costs a ``stat`` after the first
-load. ``REPRO_VERIFY_DATA=0`` skips it for deliberately different copies; downloads are always verified.
+load. A file with no known digest is not checked; ``REPRO_VERIFY_DATA=0`` skips the check for
+deliberately different copies; downloads are always verified.
 """
 
 from __future__ import annotations
