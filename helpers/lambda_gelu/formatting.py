@@ -121,7 +121,7 @@ def baseline_floors(
 
 def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
     """One Markdown sentence: which of ``pairs`` run at the retrain's decisive cpu scale
-    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`) and which at the smaller one, whose
+    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`) and which at another, whose
     verdicts hold for underfit models only (the floors apply to the cpu profile only)."""
     profile = current_profile(profile)
     unknown = [p for p in pairs if p not in _pairs()]

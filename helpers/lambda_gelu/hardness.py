@@ -177,7 +177,7 @@ class AnnealingSchedule:
       ``λ_ℓ(e) = λ_ℓ(e_s) + (e − e_s)/(T − e_s) · (λ_target − λ_ℓ(e_s))``,
 
     where ``λ_ℓ(e_s)`` is the learned value after epoch ``e_s`` (``1 + softplus(s/t)`` of the
-    frozen ``s``), so ``λ_ℓ(T) = λ_target`` exactly. The hook keeps no state: the learned values live
+    frozen ``s``), so ``λ_ℓ(T) = λ_target`` exactly (to float32). The hook keeps no state: the learned values live
     in the frozen ``s``, so a resumed run continues the same schedule. Modules in fixed mode anneal
     from their fixed λ.
     """

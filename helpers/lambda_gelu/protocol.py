@@ -142,7 +142,8 @@ SCALES: dict[str, dict[str, Scale]] = {
 
 TABLE1_PAIRS: tuple[str, ...] = tuple(PAIRS)
 
-#: The pairs whose cpu scale is the retrain's decisive one (all training and test data).
+#: The pairs whose cpu scale is the retrain's decisive one (all training and test data); the
+#: others' cpu scales are below the floors.
 DECISIVE_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet", "wikitext_gpt")
 
 #: The pairs of the retrain's λ-GELU batches (c) and (d) (Tables I-II on the vision pairs); the GPT
