@@ -25,9 +25,8 @@ from helpers.lambda_gelu.records import (
 
 
 def load_committed(configs: Iterable[Any]) -> list[dict]:
-    """The committed results of ``configs`` (a pair's runs of a family whose runs are all committed:
-    a missing one is an error naming it). A pair's row loads its own runs with this, so that the
-    runs :mod:`helpers.core.run_reads` finds for the row are its pair's."""
+    """The committed results of ``configs`` (a missing one is an error naming it). A pair's row loads
+    its own runs with this, so that :mod:`helpers.core.run_reads` finds the pair's runs for it."""
     results = []
     for cfg in configs:
         if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)

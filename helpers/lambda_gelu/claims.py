@@ -300,14 +300,10 @@ def _committed(name: str, profile: str) -> list[dict] | None:
 
 
 def experiment_claims(profile: str | None = None) -> list[Claim]:
-    """Every experiment claim of the λ-GELU paper with our value from committed results (loaded,
-    never trained); a claim whose runs are missing is "not run here". With ``profile``, every
-    family reads that profile's results; without, each family (Fig. 1, Fig. 2, Table I with Fig. 3,
-    Table II) reads the profile its committed results decide (:func:`helpers.core.profiles.decided_profile`).
-
-    Each family's rows are built in the function that loads its runs, so that a row's runs (found
-    by :mod:`helpers.core.run_reads`) are its family's; Table I's runs are read by both Table I and
-    Table II."""
+    """Every experiment claim of the λ-GELU paper with our value from committed results (never
+    trained; "not run here" when runs are missing), each family at ``profile`` or at the profile
+    :func:`_family_profiles` decides. Each family's rows are built where its runs are loaded, so that
+    :mod:`helpers.core.run_reads` finds a row's runs in its family."""
 
     profiles = _family_profiles(profile)
     return [

@@ -120,9 +120,9 @@ def baseline_floors(
 
 
 def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
-    """One Markdown sentence: which of ``pairs`` run at the decisive cpu scale of the retrain
-    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`) and which at the earlier one, whose
-    verdicts hold for underfit models only. Outside the cpu profile the floors do not apply."""
+    """One Markdown sentence: which of ``pairs`` run at the retrain's decisive cpu scale
+    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`) and which at another, whose
+    verdicts hold for underfit models only (the floors apply to the cpu profile only)."""
     profile = current_profile(profile)
     unknown = [p for p in pairs if p not in _pairs()]
     if unknown:

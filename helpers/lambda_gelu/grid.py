@@ -22,14 +22,10 @@ __all__ += ["delta_bvs_by_seed", "drift_contrast", "trend_claim_stats", "close_t
 
 # ---------------------------------------------------------------------------- Fig. 1 / Fig. 2
 def grid_cells(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """``Δλ(t, c)`` and ``ΔBVS(t, c)`` per cell of a (t, c) grid of one pair (Fig. 1, Fig. 2).
-
-    ``results`` holds the GELU baseline runs and the (non-annealed) λ-GELU runs of every cell.
-    ``Δλ`` is :func:`helpers.lambda_gelu.hardness.drift_cell_average` (mean over seeds and modes of ``V_λ``);
-    ``bvs_lambda`` the mean BVS over the same runs, ``bvs_gelu`` the mean BVS of the GELU runs,
-    ``delta_bvs = bvs_lambda − bvs_gelu`` (Eq. (4)). ``c_over_t2`` is the first-order rate
-    factor of Eq. (3) (see :mod:`helpers.lambda_gelu.theory`).
-    """
+    """``Δλ(t, c)`` and ``ΔBVS(t, c)`` per cell of one pair's (t, c) grid, from its GELU baseline and
+    non-annealed λ-GELU runs. ``Δλ`` is :func:`helpers.lambda_gelu.hardness.drift_cell_average`;
+    ``delta_bvs = bvs_lambda − bvs_gelu`` (Eq. (4)), each a mean BVS; ``c_over_t2`` is the first-order
+    rate factor of Eq. (3)."""
     results = list(results)
     table = run_table(results)
     pairs = table["pair"].unique()
@@ -76,13 +72,9 @@ def grid_pivot(cells: pd.DataFrame, value: str = "delta_lambda") -> pd.DataFrame
 
 
 def monotone_trends(cells: pd.DataFrame) -> pd.DataFrame:
-    """The paper's two expected trends of Fig. 1, tested line by line.
-
-    For every c (a column of the heatmap): is ``Δλ`` strictly *decreasing* as t grows ("smaller
-    t → more drift")? For every t (a row): strictly *increasing* as c grows ("larger c → more
-    drift")? Lines with fewer than two cells are skipped. Columns: ``along`` ("t" or "c"),
-    ``fixed`` (the other parameter's value), ``values`` (Δλ in order), ``monotone``.
-    """
+    """Fig. 1's two expected trends line by line: at every c, ``Δλ`` strictly decreasing in t; at
+    every t, strictly increasing in c (lines of fewer than two cells skipped). Columns ``along``,
+    ``fixed`` (the other parameter's value), ``values`` (Δλ in order), ``monotone``."""
     pivot = grid_pivot(cells)
     rows = []
     for c in pivot.columns:
@@ -124,11 +116,9 @@ def equal_rate_runs(results: Iterable[Mapping[str, Any]], rel_tol: float = 1e-9)
 
     With ``u = s/t`` (so ``λ = 1 + softplus(u)``), an SGD step ``s ← s − c·η_w·∂L/∂s`` is
     ``u ← u − (c/t²)·η_w·∂L/∂u``, momentum included (it is linear) and ``s`` has no weight decay;
-    the initialisation fixes λ, hence ``u``. So two runs with the same ``c/t²`` are the same run
-    in exact arithmetic, and differ only by float rounding. One row per pair of such runs:
-    ``rate``, ``seed``, ``mode``, the two cells, the largest difference of any layer's λ at any
-    epoch (``max_lambda_diff``, and relative to that λ, ``max_lambda_rel_diff``) and of the
-    validation metric (``max_val_diff``).
+    the initialisation fixes λ, hence ``u``. So two runs with the same ``c/t²`` differ only by float
+    rounding. One row per pair of such runs, with the largest difference of any layer's λ at any epoch
+    (absolute and relative) and of the validation metric.
     """
     if not (rel_tol >= 0):
         raise ValueError(f"rel_tol must be >= 0, got {rel_tol!r}")
@@ -193,10 +183,9 @@ def delta_bvs_by_seed(results: Iterable[Mapping[str, Any]], t: float | None = No
     """``ΔBVS`` of every (c, seed) of a grid against the GELU run *of the same seed*:
     ``{(c, seed): mean over init modes of BVS_λ − BVS_GELU(seed)}``, at ``t`` (all t when None).
 
-    Why per seed: the λ-GELU and GELU runs of one seed share data order and initial weights, so
-    their difference removes the seed-to-seed spread that a difference of means keeps. This matters
-    most where a cell has fewer seeds than the GELU baseline (Fig. 2 off the GPU, where comparing
-    one seed with the mean of three GELU seeds was the issue behind an earlier verdict).
+    The runs of one seed share data order and initial weights, so their difference removes the
+    seed-to-seed spread a difference of means keeps (most where a cell has fewer seeds than the GELU
+    baseline, as Fig. 2 off the GPU).
     """
     table = run_table(results)
     g = table[table["activation"] == "gelu"]
@@ -236,10 +225,8 @@ def _contrast(more: pd.Series, less: pd.Series, along: str) -> dict[tuple, float
 
 
 def drift_contrast(results: Iterable[Mapping[str, Any]], along: str) -> dict[tuple, float]:
-    """The trend of Fig. 1/2 as paired run differences: ``V_λ`` at the end of the axis where the
-    paper expects more drift minus ``V_λ`` at the other end (``along="t"``: smallest t minus largest
-    t, at each c; ``along="c"``: largest c minus smallest c, at each t), for every (other axis,
-    mode, seed) run at both ends. ``{(other, mode, seed): difference}``."""
+    """``{(other, mode, seed): V_λ(more-drift end) − V_λ(other end)}`` for every run at both ends of
+    ``along`` (``"t"``: smallest minus largest t; ``"c"``: largest minus smallest c)."""
     return _contrast(*_drift_ends(results, along), along)
 
 
@@ -260,9 +247,8 @@ def _seed_cells(cells: Mapping[tuple, float]) -> dict[tuple[float, int], float]:
 def _every_level(
     cells: Mapping[tuple[float, int], float], axis: str, *, label: str = "", **kw: Any
 ) -> tuple[str, dict[str, str]]:
-    """An "at every ``axis``" claim tested level by level on seed-level values ``{(level, seed):
-    value}``: a one-sample test per level over its seeds (:func:`helpers.core.report.judge` with
-    ``kw``), combined by intersection-union (every level must pass)."""
+    """An "at every ``axis``" claim on ``{(level, seed): value}``: a one-sample test per level
+    (:func:`helpers.core.report.judge` with ``kw``), combined by intersection-union."""
     parts = {}
     for level, seeds in by_level(cells).items():
         name = f"{axis} = {level:g}"

@@ -1,18 +1,11 @@
-"""Hardness tooling for λ-GELU networks (λ-GELU paper, Sections III, IV-A to IV-C, Algorithm 1).
+"""Hardness tooling for λ-GELU networks (λ-GELU paper, Sections III, IV-A to IV-C, Algorithm 1):
+initialisation across depth, optimiser groups with ``η_s = c·η_w`` and no weight decay on ``s``, the
+annealing of Algorithm 1, the metrics ``V_λ``, ``Δλ(t, c)``, BVS and ``ρ_S(e; m1, m2)``, and ReLU
+substitution.
 
-* initialisation across depth: :func:`init_lambdas`, :func:`apply_init_mode`;
-* optimiser parameter groups with the multiplier ``η_s = c·η_w`` and no weight decay on ``s``:
-  :func:`hardness_param_groups`, :func:`make_optimizer`;
-* the annealing of Algorithm 1 as a per-epoch hook: :class:`AnnealingSchedule`, and its target
-  :func:`lambda_target` (from ``E∞(λ) = 2/(λ√(2π))``);
-* metrics: :func:`layer_lambdas`, :func:`hardness_drift` (``V_λ``), :func:`drift_cell_average`
-  (``Δλ(t, c)``), :func:`best_validation_score` (BVS and its epoch), :func:`spearman_across_modes`
-  (``ρ_S(e; m1, m2)``);
-* ReLU substitution: :func:`substitute_relu`, :func:`evaluate_substitution`.
-
-"Layers" are the :class:`~helpers.lambda_gelu.activation.LambdaGELU` modules of a model in registration
-order (``model.modules()``), which for the book's models is also the order of the forward pass.
-Only modules with a learnable ``s`` count as layers for the initialisation modes.
+"Layers" are the :class:`~helpers.lambda_gelu.activation.LambdaGELU` modules in registration order
+(``model.modules()``), which for the book's models is also the order of the forward pass; the
+initialisation modes count only those with a learnable ``s``.
 """
 
 from __future__ import annotations
@@ -95,11 +88,8 @@ def lambda_modules(model: nn.Module, *, learnable_only: bool = False) -> list[La
 
 
 def apply_init_mode(model: nn.Module, mode: InitMode, **kwargs: float) -> list[float]:
-    """Set ``s`` of every learnable λ-GELU module so that λ follows :func:`init_lambdas`.
-
-    Per-channel/neuron modules get the same λ in all their entries. Returns the λ values set.
-    Raises ``ValueError`` when the model has no learnable λ-GELU module.
-    """
+    """Set ``s`` of every learnable λ-GELU module so that λ follows :func:`init_lambdas` (the same λ
+    in every channel of a module); return the λ values set."""
     mods = lambda_modules(model, learnable_only=True)
     if not mods:
         raise ValueError("model has no LambdaGELU module with a learnable s")
@@ -122,10 +112,8 @@ def hardness_parameters(model: nn.Module) -> list[nn.Parameter]:
 
 
 def hardness_param_groups(model: nn.Module, lr: float, weight_decay: float, c: float) -> list[dict[str, Any]]:
-    """Parameter groups: the weights with ``lr``/``weight_decay``; every λ-GELU ``s`` with
-    ``lr = c·lr`` and no weight decay (Section III and IV: ``η_s = c·η_w``; ``s`` is not
-    regularised). Empty groups are left out. Groups carry a ``"name"`` key
-    (``"weights"``/``"hardness"``)."""
+    """Groups ``"weights"`` (``lr``, ``weight_decay``) and ``"hardness"`` (every ``s``: ``lr = c·lr``, no
+    weight decay; Sections III and IV: ``η_s = c·η_w``); empty groups are left out."""
     _check_model(model)
     lr = _positive("lr", lr)
     c = _positive("c", c)
@@ -189,9 +177,9 @@ class AnnealingSchedule:
       ``λ_ℓ(e) = λ_ℓ(e_s) + (e − e_s)/(T − e_s) · (λ_target − λ_ℓ(e_s))``,
 
     where ``λ_ℓ(e_s)`` is the learned value after epoch ``e_s`` (``1 + softplus(s/t)`` of the
-    frozen ``s``). So ``λ_ℓ(T) = λ_target`` exactly (float32 of it) for every layer. The hook
-    keeps no state of its own: the learned values live in the frozen ``s``, so a run resumed from
-    a checkpoint continues the same schedule. Modules in fixed mode anneal from their fixed λ.
+    frozen ``s``), so ``λ_ℓ(T) = λ_target`` exactly (to float32). The hook keeps no state: the learned values live
+    in the frozen ``s``, so a resumed run continues the same schedule. Modules in fixed mode anneal
+    from their fixed λ.
     """
 
     @checked_arguments(
@@ -292,11 +280,8 @@ def drift_cell_average(histories: Mapping[tuple[Any, str], object]) -> float:
 
 
 def best_validation_score(values: Sequence[float], mode: Literal["max", "min"] = "max") -> tuple[float, int]:
-    """``(BVS, epoch)``: the best validation score and its 1-based epoch (the first on ties).
-
-    ``mode="max"`` for accuracy, ``"min"`` for perplexity or loss. NaN epochs (a diverged
-    evaluation) are skipped; all-NaN raises ``ValueError``.
-    """
+    """``(BVS, epoch)``: the best score and its 1-based epoch (the first on ties); NaN epochs (a
+    diverged evaluation) are skipped."""
     if mode not in ("max", "min"):
         raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
     arr = np.asarray(values, dtype=float)
@@ -350,21 +335,16 @@ def spearman_across_modes(profiles_a: object, profiles_b: object) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ substitution
 def substitute_relu(model: nn.Module) -> nn.Module:
-    """A deep copy of ``model`` with every GELU and λ-GELU module replaced by ``nn.ReLU``
-    (the original is untouched). Other activations are kept."""
+    """A deep copy of ``model`` with every GELU and λ-GELU module replaced by ``nn.ReLU``."""
     return replace_activations(_check_model(model), nn.ReLU, types=(nn.GELU, LambdaGELU))
 
 
 def evaluate_substitution(
     model: nn.Module, val_loader: Iterable, metric_fn: Callable[[nn.Module, Iterable], float]
 ) -> dict[str, float]:
-    """Validation metric of ``model`` and of :func:`substitute_relu` of it, without weight updates.
-
-    ``metric_fn(model, val_loader)`` evaluates one model (e.g. accuracy over the whole split; it
-    owns the aggregation, so perplexity is computed from the mean loss, not averaged per batch).
-    Both models are evaluated in ``eval()`` mode under ``torch.no_grad()``; ``model``'s
-    train/eval mode is restored. Returns ``{"original", "substituted", "change"}``.
-    """
+    """``{"original", "substituted", "change"}``: ``metric_fn(model, val_loader)`` of ``model`` and of
+    :func:`substitute_relu` of it, in eval mode (``model``'s mode is restored). ``metric_fn`` owns the
+    aggregation (perplexity from the mean loss, not averaged per batch)."""
     _check_model(model)
     if not callable(metric_fn):
         raise TypeError(f"metric_fn must be callable, got {metric_fn!r}")

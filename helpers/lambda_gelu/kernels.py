@@ -17,18 +17,13 @@ Each formula exists twice, with the same values to float32 rounding
   ``Σ (x/λ)·(∂L/∂x − g Φ(λx))``, which reuses ``∂L/∂x``.
 
 Large λ. Nothing overflows for ``|λx|`` up to float32's range (~3e38): the gate saturates to
-exactly 0 or 1 and ``x φ(λx)`` underflows to 0 (it is formed as ``x·φ``, never ``λx·φ`` = ∞·0).
-Past that range ``λx`` itself is ±∞; the fused formula still gives ``x·Φ(±∞)`` exactly. ATen's
-vectorised GELU can overflow earlier, from ``|λx|`` ≈ 1.7e38 (seen: GELU(3e38) = inf for tensors
-of 3 or more elements on an AMD EPYC with AVX-512, as if it formed ``u·(1 + erf)`` before halving
-it), so the eager one
-takes ``x·Φ(±∞)`` wherever ``|λx|`` ≥ :data:`GATE_SATURATED` (2^125 ≈ 4e37, where Φ is exactly 0
-or 1 in float32 anyway); on the CPU it checks for that with one min/max pass over ``x`` (for every
-λ: at λ = 5, ``x`` = 1e38 already overflows), so ordinary inputs take ATen's values unchanged.
+exactly 0 or 1 and ``x φ(λx)`` underflows to 0 (formed as ``x·φ``, never ``λx·φ`` = ∞·0); past it the
+fused formula still gives ``x·Φ(±∞)``. ATen's vectorised GELU can overflow from ``|λx|`` ≈ 1.7e38
+(seen: GELU(3e38) = inf for 3 or more elements on an AMD EPYC with AVX-512), so the eager one takes
+``x·Φ(±∞)`` wherever ``|λx|`` ≥ :data:`GATE_SATURATED`.
 
-The autograd function saves ``x`` and ``λ``'s parameter only; the learnable case folds
-``λ = 1 + softplus(s/t)`` into it, in Python floats when λ is one number (the paper's layerwise
-case), which saves a handful of tiny tensor operations per call.
+The autograd function saves ``x`` and λ's parameter only and folds ``λ = 1 + softplus(s/t)`` in, in
+Python floats when λ is one number (the paper's layerwise case).
 """
 
 from __future__ import annotations
@@ -63,11 +58,9 @@ GATE_SATURATED: float = 2.0**125
 
 # ------------------------------------------------------------------------- fused formulas
 def _gate(u: torch.Tensor) -> torch.Tensor:
-    """``Φ(u)`` for the float32 formulas. erf's argument is clamped to ±:data:`ERF_SATURATED`,
-    where float32 erf is already exactly ±1 (the same gate bit for bit), so that erf never forms
-    the subnormal ``exp(−z²)`` of a far tail: subnormal arithmetic is ~10x slower on x86, and it
-    made λ-GELU at λ = 160 (the annealing target) cost 7 ms a call on 2 M floats, against 2 ms at
-    λ = 1 (Sapphire Rapids, one thread, 2026-11-25)."""
+    """``Φ(u)``, erf's argument clamped to ±:data:`ERF_SATURATED` (the same gate bit for bit) so that
+    erf never forms a subnormal ``exp(−z²)``: subnormal arithmetic is ~10x slower on x86 (7 ms against
+    2 ms a call on 2 M floats at λ = 160, Sapphire Rapids, one thread)."""
     return 0.5 + 0.5 * torch.erf((u * _INV_SQRT2).clamp(-ERF_SATURATED, ERF_SATURATED))
 
 
@@ -80,10 +73,8 @@ def _finite(x: torch.Tensor) -> torch.Tensor:
 
 
 def _x_phi(x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """``x·φ(λx)``: 0 where ``λx`` or ``x`` is infinite (never ``∞·0``), and 0 where ``exp(−u²/2)``
-    would be subnormal (``u² ≥`` :data:`PHI_FLUSH_U2`, |u| ≳ 13.1: φ near or below float32's
-    smallest normal number, 1.2e-38, which adds nothing to a gradient but costs the slow subnormal
-    path on x86)."""
+    """``x·φ(λx)``: 0 where ``λx`` or ``x`` is infinite (never ``∞·0``), and 0 from ``u² ≥``
+    :data:`PHI_FLUSH_U2` (|u| ≳ 13.1), where φ would be subnormal."""
     u2 = u * u
     tail = torch.where(u2 >= PHI_FLUSH_U2, 0.0, torch.exp(-0.5 * u2.clamp(max=PHI_FLUSH_U2)))
     return _finite(x) * (tail * _INV_SQRT_2PI)
@@ -131,10 +122,9 @@ def _as_number(lam: torch.Tensor) -> float | torch.Tensor:
 
 
 def _needs_overflow_fix(x: torch.Tensor, lam: float | torch.Tensor) -> bool:
-    """Whether ``|λx|`` may reach :data:`GATE_SATURATED`: decided from the values on the CPU (one
-    min/max pass over ``x``, for every λ: at λ = 5 an ``x`` of 1e38 already makes ``λx`` infinite);
-    on other devices and in a compiled model always assumed (two more elementwise ops rather than
-    a read of λ and x). An empty ``x`` never needs it."""
+    """Whether ``|λx|`` may reach :data:`GATE_SATURATED`: from one min/max pass over ``x`` on the CPU
+    (for every λ: at λ = 5 an ``x`` of 1e38 already overflows); always assumed on other devices and in
+    a compiled model (two more elementwise ops rather than a read of λ and x)."""
     if not host_readable(x):
         return True
     if x.numel() == 0:
@@ -212,8 +202,8 @@ def _lambda_of(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch
 
 
 def _lambda_value(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> torch.Tensor:
-    """λ detached, for the kernels; one learnable λ is mapped in Python floats (three tensor ops
-    on one number cost more than a small activation), rounded to p's dtype like the tensor path."""
+    """λ detached, for the kernels; one learnable λ is mapped in Python floats (three tensor ops on one
+    number cost more than a small activation)."""
     if t is not None and p.numel() == 1 and host_readable(p):
         z = float(p) / t
         lam = 1.0 + (z if z > 20.0 else math.log1p(math.exp(z)))  # torch's softplus threshold
@@ -222,11 +212,8 @@ def _lambda_value(p: torch.Tensor, t: float | None, view: tuple[int, ...]) -> to
 
 
 class _LambdaGELUFunction(torch.autograd.Function):
-    """``x Φ(λx)`` with ``λ = p`` (``t is None``) or ``λ = 1 + softplus(p/t)`` (``p`` is ``s``).
-
-    ``view`` is the shape λ takes to broadcast against ``x``. Saves ``x`` and ``p`` (and the
-    gate ``Φ(λx)`` when the fused forward ran); ``λ`` is recomputed in backward (a few values).
-    """
+    """``x Φ(λx)`` with ``λ = p`` (``t is None``) or ``λ = 1 + softplus(p/t)`` (``p`` is ``s``);
+    ``view`` is the shape λ takes to broadcast against ``x``."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t: float | None):  # type: ignore[override]

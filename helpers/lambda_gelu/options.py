@@ -1,9 +1,7 @@
 """λ-GELU's knobs of a :class:`~helpers.core.runs.TrainConfig` run (:class:`LambdaGeluOptions`).
 
-The class registers itself when defined (and ``helpers.methods`` lists it);
-:mod:`helpers.lambda_gelu.training` reads it through
-``cfg.option(LambdaGeluOptions)``. The switch epoch of the annealing is the config's own
-``anneal_switch`` (S-ReLU's δ annealing shares it).
+The class registers itself when defined; :mod:`helpers.lambda_gelu.training` reads it through
+``cfg.option(LambdaGeluOptions)``. The annealing's switch epoch is the config's own ``anneal_switch``.
 """
 
 from __future__ import annotations

@@ -15,9 +15,8 @@ __all__ = ["lgelu_tc_heatmap", "lgelu_drift_vs_rate", "lgelu_trajectories_and_sp
 __all__ += ["lgelu_annealing_lambdas", "lgelu_substitution_drop"]
 
 
-# ------------------------------------------------------------------------ λ-GELU experiments
-# Figures of notebooks 10-12 (λ-GELU paper, Section IV). Inputs are the DataFrames of
-# helpers.lambda_gelu.grid, .profiles and .substitution; each function returns the figure (the caller shows it).
+# Inputs are the DataFrames of helpers.lambda_gelu.grid, .profiles and .substitution; each function
+# returns the figure (the caller shows it).
 
 _LGELU_MODE_STYLE = {"uni": ("C0", "-"), "inc": ("C1", "--"), "dec": ("C2", "-."), "-": ("k", "-")}
 _LGELU_ACT_COLOR = {"GELU": "k", "ReLU": "C3"}
@@ -44,13 +43,8 @@ def lgelu_tc_heatmap(
     cmap: str = "viridis",
     digits: int = 3,
 ) -> plt.Figure:
-    """Fig. 1/2 of the λ-GELU paper: colour = ``Δλ(t, c)``, cell text = ``ΔBVS(t, c)``.
-
-    The colour scale is logarithmic when the drifts are positive and span more than a factor 50.
-
-    ``drift`` and ``delta_bvs`` are ``t × c`` tables (:func:`helpers.lambda_gelu.grid.grid_pivot`)
-    with the same index and columns; NaN cells stay blank.
-    """
+    """Fig. 1/2 of the λ-GELU paper: colour = ``Δλ(t, c)``, cell text = ``ΔBVS(t, c)``, from two
+    ``t × c`` tables of :func:`helpers.lambda_gelu.grid.grid_pivot`; NaN cells stay blank."""
     if not isinstance(drift, pd.DataFrame) or not isinstance(delta_bvs, pd.DataFrame):
         raise TypeError("drift and delta_bvs must be DataFrames from lgelu_analysis.grid_pivot")
     if drift.shape != delta_bvs.shape or not (
@@ -65,8 +59,7 @@ def lgelu_tc_heatmap(
         fig = ax.figure
     values = drift.to_numpy(dtype=float)
     finite = values[np.isfinite(values)]
-    # drifts can span orders of magnitude across the grid: a log colour scale keeps the small
-    # cells readable (only when every drift is positive)
+    # a log colour scale keeps the small cells readable when the drifts span orders of magnitude
     log = bool(finite.size) and finite.min() > 0 and finite.max() / finite.min() > 50
     norm = LogNorm(finite.min(), finite.max()) if log else None
     image = ax.imshow(values, cmap=cmap, aspect="auto", norm=norm)
@@ -128,12 +121,9 @@ def lgelu_trajectories_and_spearman(
     *,
     metric_labels: dict[str, str] | None = None,
 ) -> plt.Figure:
-    """Fig. 3 of the λ-GELU paper: per pair, validation metric per epoch (mean ± std band over
-    seeds, one line per activation/mode, dotted vertical line at each mean BVS epoch) on the
-    left, and ``ρ_S`` per pair of init modes on the right.
-
-    ``curves``: :func:`helpers.lambda_gelu.profiles.validation_curves`; ``rho``: ``spearman_curves``;
-    ``bvs_epochs``: rows with ``pair, act, mode, epoch`` (e.g. ``table1``).
+    """Fig. 3 of the λ-GELU paper: per pair, the validation curves (mean ± std over seeds, dotted at
+    each mean BVS epoch) on the left, ``ρ_S`` per pair of init modes on the right. ``bvs_epochs``:
+    rows with ``pair, act, mode, epoch`` (e.g. ``table1``).
     """
     if not pairs:
         raise ValueError("no pair to plot")
@@ -246,9 +236,8 @@ def lgelu_substitution_drop(
 ) -> plt.Figure:
     """Drop of the validation metric when every activation is swapped for ReLU: direct GELU swap
     vs annealed λ-GELU, ours (filled) beside the paper's (hatched). Inputs:
-    :func:`helpers.lambda_gelu.substitution.annealing_effect` of our table and of the paper's. Perplexity
-    drops (positive = worse) are on a separate axis scale, so pass accuracy pairs only or read
-    the table."""
+    :func:`helpers.lambda_gelu.substitution.annealing_effect` of our table and of the paper's.
+    Perplexity drops are on another scale: pass accuracy pairs only."""
     if ours.empty:
         raise ValueError("no pair to plot")
     labels = labels or {}

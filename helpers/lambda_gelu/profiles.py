@@ -38,9 +38,8 @@ __all__ += ["layer_profiles"]
 # ------------------------------------------------------------------------------------ Table I
 def table1(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Table I: per pair and activation/mode, mean ± std over seeds of BVS, mean BVS epoch, mean
-    ± std of ``λ̄`` (network-wide mean of the final layerwise λ) and of the drift ``V_λ``.
-
-    Annealed runs are left out (they belong to Table II). Rows follow the paper's order.
+    ± std of ``λ̄`` (network-wide mean of the final layerwise λ) and of the drift ``V_λ``, in the
+    paper's order; annealed runs (Table II's) are left out.
     """
     table = run_table(results)
     table = table[~table["annealed"]]
@@ -88,9 +87,8 @@ _T1_VALUES = ("bvs", "bvs_std", "epoch", "lam_mean", "lam_std", "drift", "drift_
 
 
 def table1_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
-    """Our Table I rows beside the paper's: ``<quantity>_paper`` and ``<quantity>_ours`` columns
-    for BVS, its std, the BVS epoch, λ̄, its std, the drift and its std (plus our ``dataset``,
-    ``epochs`` and ``n_seeds``). Pairs the paper has and we did not run are left out."""
+    """Our Table I rows beside the paper's (``<quantity>_paper``, ``<quantity>_ours``), for the pairs
+    we ran."""
     paper = paper_table1()
     left = ours[["pair", "paper_dataset", "dataset", "act", "mode", "n_seeds", "epochs", *_T1_VALUES]]
     right = paper[["paper_dataset", "act", "mode", *_T1_VALUES]]
@@ -104,9 +102,8 @@ def table1_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
 def bvs_parity(table: pd.DataFrame) -> pd.DataFrame:
     """Per pair: GELU's BVS, the λ-GELU modes' lowest and highest BVS, the largest gap
     ``max_mode |BVS_λ − BVS_GELU|`` and whether it is within tolerance (:data:`BVS_TOL_ACCURACY`
-    absolute for accuracy, :data:`BVS_TOL_PERPLEXITY_REL` relative for perplexity).
-
-    Works on :func:`table1` and on :func:`paper_table1` alike.
+    absolute for accuracy, :data:`BVS_TOL_PERPLEXITY_REL` relative for perplexity), of
+    :func:`table1` or :func:`paper_table1`.
     """
     rows = []
     for dataset, g in table.groupby("paper_dataset", sort=False):
@@ -138,9 +135,8 @@ def bvs_parity(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def lambda_by_family(table: pd.DataFrame) -> pd.DataFrame:
-    """Per pair: the mean over the λ-GELU modes of ``λ̄``, and the pair's family ("MLP/CNN" for
-    the MLP and ResNet pairs, "transformer" for DeiT and GPT-2). Works on :func:`table1` and
-    :func:`paper_table1`."""
+    """Per pair (of :func:`table1` or :func:`paper_table1`): the mean over the λ-GELU modes of ``λ̄``,
+    and the pair's family ("MLP/CNN" or "transformer")."""
     lam = table[table["act"] == "λ-GELU"]
     rows = []
     for pair, g in lam.groupby("pair", sort=False):
@@ -269,9 +265,8 @@ def spearman_final(curves: pd.DataFrame) -> pd.DataFrame:
 
 def spearman_final_seeds(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Per-seed ``ρ_S`` at the last epoch: for each pair and seed, the Spearman correlation of the
-    two modes' final λ profiles of that seed (:func:`helpers.lambda_gelu.hardness.spearman_across_modes` on one
-    seed), averaged over the pairs of modes where it is defined. The seeds are the units of the
-    Fig. 3 intervals (``ρ_S`` itself is the mean of these over seeds). Columns ``pair, seed, rho``."""
+    two modes' final λ profiles, averaged over the pairs of modes where it is defined: the units of
+    the Fig. 3 intervals. Columns ``pair, seed, rho``."""
     rows = []
     for pair, modes in _profiles_by_mode(results).items():
         per_seed: dict[int, list[float]] = {}

@@ -1,14 +1,10 @@
 """The λ-GELU paper's experimental protocols as lists of :class:`~helpers.core.runs.TrainConfig`.
 
-Each model–dataset *pair* of the paper (Section IV) is a :class:`PairSpec` holding the paper's
-optimiser recipe, and :data:`SCALES` holds, per pair and profile, the scale at which we run it.
-``paper`` reproduces the paper's stated setup (where the paper is silent, e.g. epochs and batch
-size, the choice is ours and named in ``paper_gaps``); ``cpu`` shrinks width, data and epochs to
-fit a 2-core CPU and says so in ``scale_note``; ``smoke`` only exercises the code path.
-
-Datasets not available offline are replaced in the cpu and smoke profiles by an available
-stand-in that is named in the note (CIFAR-10 for CIFAR-100 and TinyImageNet, Tiny Shakespeare for
-WikiText-2).
+Each model–dataset pair of Section IV is a :class:`PairSpec` (the paper's optimiser recipe, and what
+the paper leaves open in ``paper_gaps``); :data:`SCALES` holds its scale per profile. ``cpu`` shrinks
+width, data and epochs to fit a 2-core CPU and says so in ``scale_note``, with named offline stand-ins
+(CIFAR-10 for CIFAR-100 and TinyImageNet, Tiny Shakespeare for WikiText-2); ``smoke`` only exercises
+the code path.
 """
 
 from __future__ import annotations
@@ -74,12 +70,10 @@ def _smoke(dataset: str, model_kwargs: dict, epochs: int, n_train: int, n_val: i
                  seeds=(0,), note=f"smoke: {note}", **kw)  # fmt: skip
 
 
-#: Every pair's scale per profile. Every scale names its data set (a stand-in's where the paper's
-#: is not available offline). ``lr`` of ``None`` is the paper's learning rate (the pair's),
-#: ``schedule`` of ``None`` a constant rate; ``arm_seeds``: the seeds of Table I's ReLU and λ-GELU
-#: arms when fewer (the GELU and annealed runs of Table II always have every seed; the issue asks
-#: ≥ 5 for Table II, ≥ 3 for Table I). The cpu scales of :data:`DECISIVE_PAIRS` are the retrain's
-#: (:mod:`tools.batches`): full training and test sets, more epochs, more seeds.
+#: Every pair's scale per profile. ``lr`` of ``None`` is the pair's (paper's) rate, ``schedule`` of
+#: ``None`` a constant rate; ``arm_seeds``: the seeds of Table I's ReLU and λ-GELU arms when fewer
+#: (Table II's GELU and annealed runs have every seed; the issue asks ≥ 5 for Table II, ≥ 3 for
+#: Table I). The cpu scales of :data:`DECISIVE_PAIRS` are the retrain's (:mod:`tools.batches`).
 # fmt: off
 SCALES: dict[str, dict[str, Scale]] = {
     "adult": {
@@ -97,9 +91,8 @@ SCALES: dict[str, dict[str, Scale]] = {
     },
     "cifar10_resnet": {
         "paper": Scale(dataset="cifar10", model_kwargs={"width_mult": 1.0}, epochs=100, seeds=SEEDS3),
-        # bf16 autocast + channels_last: 2.2-2.5x the float32 speed on CPUs with native bf16 (AMX, or
-        # AVX512-BF16), and 10-17x slower where it is emulated (AVX2), where the retrain skips these
-        # runs. Five seeds for Table II (GELU, annealed λ-GELU), three for Table I.
+        # bf16 autocast + channels_last: 2.2-2.5x the float32 speed with native bf16 (AMX, AVX512-BF16),
+        # 10-17x slower where emulated (AVX2), where the retrain skips these runs.
         "cpu": Scale(dataset="cifar10", model_kwargs={"width_mult": 0.25}, epochs=20, seeds=(0, 1, 2, 3, 4),
                      arm_seeds=(0, 1, 2), lr=1e-3, schedule="cosine", augment="crop_flip", precision="bf16",
                      channels_last=True,
@@ -120,8 +113,7 @@ SCALES: dict[str, dict[str, Scale]] = {
     "tinyimagenet_deit": {
         "paper": Scale(dataset="tinyimagenet", model_kwargs={"dim": 192, "depth": 12, "heads": 3, "patch": 8},
                        epochs=100, seeds=SEEDS3),
-        # Eleven seeds for Table II (GELU, annealed λ-GELU), where the seed plan said its row
-        # decides (batch (r) of the retrain); three for Table I's other arms.
+        # Eleven seeds for Table II, where the seed plan said its row decides (retrain batch (r)).
         "cpu": Scale(dataset="cifar10", model_kwargs={"dim": 64, "depth": 6, "heads": 2, "patch": 4}, epochs=6,
                      n_train=4000, n_val=2000, seeds=tuple(range(11)), arm_seeds=SEEDS3,
                      looks=2,  # Table II's GELU and annealed arms: 3 seeds, then 11 after the seed plan looked
@@ -133,10 +125,8 @@ SCALES: dict[str, dict[str, Scale]] = {
     "wikitext_gpt": {
         "paper": Scale(dataset="wikitext2", model_kwargs={"layers": 12, "dim": 768, "heads": 12, "block_size": 1024},
                        epochs=10, seeds=SEEDS3, batch_size=8),
-        # The character-level decoder at the floor of the issue (≤ 1.8 nats/char): the earlier scale
-        # (width 64, 2,000 blocks of 64, 5 epochs) stopped at 2.44. Calibrated with GELU, seed 0,
-        # outside results/: width 128, context 128, every training block, 6 epochs with a cosine
-        # decay reach 1.72 nats/char (1.97 after 3 epochs); ~150 s an epoch on one Sapphire Rapids core.
+        # At the issue's floor (≤ 1.8 nats/char): calibrated with GELU, seed 0, outside results/, this
+        # reaches 1.72 nats/char (1.97 after 3 epochs); ~150 s an epoch on one Sapphire Rapids core.
         "cpu": Scale(dataset="tinyshakespeare", model_kwargs={"layers": 6, "dim": 128, "heads": 4, "block_size": 128},
                      epochs=6, seeds=SEEDS3, batch_size=32, lr=1e-3, schedule="cosine",
                      note="WikiText-2 is not available offline: Tiny Shakespeare (characters) stands in; "
@@ -153,15 +143,15 @@ SCALES: dict[str, dict[str, Scale]] = {
 TABLE1_PAIRS: tuple[str, ...] = tuple(PAIRS)
 
 #: The pairs whose cpu scale is the retrain's decisive one (all training and test data); the
-#: others keep their earlier cpu scale, below the floors.
+#: others' cpu scales are below the floors.
 DECISIVE_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet", "wikitext_gpt")
 
 #: The pairs of the retrain's λ-GELU batches (c) and (d) (Tables I-II on the vision pairs); the GPT
 #: pair's decisive runs are batch (i), the floor of the language model.
 DECISIVE_VISION_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet")
 
-#: Fig. 1 (MLP/FMNIST) and Fig. 2 (ResNet-18/CIFAR-10) in the cpu profile: the pairs' cpu scales
-#: before the retrain, which the figures' committed runs (and their GELU baselines) keep.
+#: Fig. 1 (MLP/FMNIST) and Fig. 2 (ResNet-18/CIFAR-10) in the cpu profile: smaller than the pairs'
+#: retrain scales; the figures' committed runs (and their GELU baselines) use these.
 # fmt: off
 FIGURE_CPU: dict[str, Scale] = {
     "fmnist": Scale(dataset="fashion_mnist", model_kwargs={"depth": 4, "width": 256}, epochs=12, n_train=8000,
@@ -248,8 +238,7 @@ def grid_configs(profile: str) -> list[TrainConfig]:
     configs = [pair_config("fmnist", profile, activation="gelu", seed=s, scale=scale) for s in seeds]
     for t in grid_t:
         for c in grid_c:
-            # (t, c) = (0.1, 9) is Table I's setting and has every seed; so has every cell in the
-            # paper and cpu profiles (the cpu runs are the retrain's batch (e)); smoke runs one seed.
+            # every seed in Table I's cell (0.1, 9) and in the paper and cpu profiles; else one
             full = (t, c) == (DEFAULT_T, DEFAULT_C) or profile in ("paper", "cpu")
             cell_seeds = seeds if full else seeds[:1]
             configs += [
@@ -261,15 +250,14 @@ def grid_configs(profile: str) -> list[TrainConfig]:
 
 
 def c_sweep_pair(profile: str) -> str:
-    """Fig. 2's pair: ResNet-18/CIFAR-100 in the paper profile; off the GPU, CIFAR-100 is not
-    available and its stand-in (CIFAR-10) would repeat the CIFAR-10 pair exactly, so the cpu and
-    smoke profiles reuse the ``cifar10_resnet`` runs (c = 9 is shared with Table I)."""
+    """Fig. 2's pair: ResNet-18/CIFAR-100 in the paper profile, else ``cifar10_resnet`` (CIFAR-100's
+    stand-in would repeat that pair exactly; c = 9 is shared with Table I)."""
     return "cifar100_resnet" if current_profile(profile) == "paper" else "cifar10_resnet"
 
 
 def table1_pairs(profile: str) -> tuple[str, ...]:
-    """Table I's pairs at ``profile``: all six in the paper profile; off the GPU the CIFAR-100
-    pair is left out because its stand-in is the CIFAR-10 pair itself."""
+    """Table I's pairs: all six in the paper profile; else without CIFAR-100 (its stand-in is the
+    CIFAR-10 pair itself)."""
     if current_profile(profile) == "paper":
         return TABLE1_PAIRS
     return tuple(p for p in TABLE1_PAIRS if p != "cifar100_resnet")
@@ -283,8 +271,7 @@ def c_sweep_configs(profile: str) -> list[TrainConfig]:
     grid_c = GRID_C if profile != "smoke" else GRID_C[-1:]
     configs = [pair_config(pair, profile, activation="gelu", seed=s, scale=scale) for s in seeds]
     for c in grid_c:
-        # c = 9 is Table I's setting and has every seed; off the GPU the other c values get the
-        # first seed only (a ResNet run costs minutes on 2 cores), which the notebook states.
+        # off the GPU only c = 9 (Table I's) gets every seed: a ResNet run costs minutes on 2 cores
         c_seeds = seeds if (c == DEFAULT_C or profile == "paper") else seeds[:1]
         configs += [
             pair_config(pair, profile, activation="lambda_gelu", mode=m, seed=s, c=c, scale=scale)
@@ -309,11 +296,8 @@ def table1_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[T
 
 
 def table2_configs(profile: str, pairs: tuple[str, ...] | None = None) -> list[TrainConfig]:
-    """Table II: annealed λ-GELU (uniform init, switch at 25 %, target λ(ε = 5e-3)) per pair.
-
-    The GELU rows of Table II come from the Table I GELU runs, whose ReLU substitution at the best
-    checkpoint is recorded with every run.
-    """
+    """Table II: annealed λ-GELU (uniform init, switch at 25 %, target λ(ε = 5e-3)) per pair; its
+    GELU rows come from Table I's GELU runs."""
     pairs = table1_pairs(profile) if pairs is None else pairs
     return [
         pair_config(pair, profile, activation="lambda_gelu", mode="uniform", seed=s, anneal=True)

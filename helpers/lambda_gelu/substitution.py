@@ -23,13 +23,9 @@ __all__ += ["lambda_trajectories", "paper_table_consistency", "our_table_consist
 def table2(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Table II: per pair, the validation metric at the best-validation checkpoint (``original``)
     and after swapping every activation for ReLU (``substituted``), mean over seeds, for the GELU
-    runs ("GELU": a direct swap) and the annealed λ-GELU runs ("λ-GELU").
-
-    Other runs (ReLU, non-annealed λ-GELU) are ignored, so the Table I and Table II result lists
-    can be passed together. ``change = substituted − original``; ``degradation`` is the change
-    counted as a loss (``original − substituted`` for accuracy, the reverse for perplexity).
-    ``best_epoch`` and ``lam_at_best`` (mean λ of the selected checkpoint) tell how hard the gates
-    were when the swap was made.
+    runs and the annealed λ-GELU runs (other runs are ignored). ``degradation`` is the change counted
+    as a loss (``original − substituted`` for accuracy, the reverse for perplexity); ``lam_at_best``
+    is the mean λ of the selected checkpoint.
     """
     table = run_table(results)
     keep = ((table["activation"] == "gelu") & ~table["annealed"]) | (
@@ -105,11 +101,9 @@ def table2_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
 
 
 def annealing_effect(table: pd.DataFrame) -> pd.DataFrame:
-    """Per pair: degradation of the direct GELU swap and of the annealed λ-GELU swap, whether
-    annealing reduces it (``reduced``), the substituted metrics of both (``annealed_better_after``:
-    is the annealed ReLU network better than the swapped GELU one?), and ``anneal_cost``: how much
-    worse the annealed model was *before* the swap than GELU (positive = worse). Works on
-    :func:`table2` and :func:`paper_table2`."""
+    """Per pair (of :func:`table2` or :func:`paper_table2`): the degradation of both swaps, whether
+    annealing reduces it, whether the annealed ReLU network beats the swapped GELU one, and
+    ``anneal_cost``: how much worse than GELU the annealed model was before the swap (positive = worse)."""
     rows = []
     for pair, g in table.groupby("pair", sort=False):
         gelu, lam = g[g["mode"] == "GELU"], g[g["mode"] == "λ-GELU"]
@@ -207,13 +201,9 @@ def our_table_consistency(t1: pd.DataFrame, t2: pd.DataFrame) -> float:
 
 
 def table_ii_consistency() -> pd.DataFrame:
-    """Table II read against itself and against Table I (paper numbers only, no result of ours).
-
-    Per dataset: the drop on substitution for GELU and for annealed λ-GELU, whether annealing
-    made the drop smaller (the paper's "consistently reduces the performance drop"), the cost of
-    annealing before substitution (annealed λ-GELU original minus GELU original), and whether
-    Table II's GELU "original" (the GELU best-validation checkpoint) equals Table I's GELU BVS.
-    """
+    """Table II read against itself and Table I (paper numbers only): per dataset, :func:`annealing_effect`
+    (the paper's "consistently reduces the performance drop") and whether Table II's GELU "original"
+    equals Table I's GELU BVS."""
     t2 = table_ii().set_index(["dataset", "mode"])
     t1 = table_i()
     rows = []

@@ -82,8 +82,7 @@ _READING_RHO_OTHERS = (
 
 def table1_claims(results: Results | None, profile: str) -> list[Claim]:
     """Table I and Fig. 3 claims from the results of ``lgelu_table1`` (``None``: not run). Each row
-    loads the runs it is computed from itself, so that the runs :mod:`helpers.core.run_reads` finds
-    for it (and a rerun retrains) are its own, not the family's."""
+    loads its own runs, so that :mod:`helpers.core.run_reads` (and a rerun) sees those, not the family's."""
 
     pairs = table1_pairs(profile)
     vision = [p for p in pairs if p in _VISION]
@@ -104,7 +103,7 @@ def table1_claims(results: Results | None, profile: str) -> list[Claim]:
 
 
 def _parity_row(pair: str, profile: str) -> Claim:
-    """``pair``'s parity row from that pair's runs, loaded here (its runs are the pair's, not the family's)."""
+    """``pair``'s parity row from that pair's runs, loaded here."""
     results = load_committed(table1_configs(profile, (pair,)))
     return table1_bvs_parity_claim(pair, table1(results), run_table(results), profile)
 

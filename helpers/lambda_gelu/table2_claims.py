@@ -74,8 +74,8 @@ def table2_claims(table1_results: Results | None, table2_results: Results | None
 
 
 def _pair_rows(pair: str, profile: str, build: Any) -> Claim:
-    """``build``'s row of ``pair`` from that pair's Table I and Table II runs, loaded here, so that
-    the row's runs (:mod:`helpers.core.run_reads`) are its pair's, not every pair's."""
+    """``build``'s row of ``pair`` from that pair's Table I and Table II runs, loaded here (so that
+    :mod:`helpers.core.run_reads` sees the pair's runs)."""
     both = load_committed([*table1_configs(profile, (pair,)), *table2_configs(profile, (pair,))])
     ours_t2 = table2(both)
     return build(pair, annealing_effect(ours_t2).set_index("pair"), _seed_drops(both), profile, ours_t2, both)

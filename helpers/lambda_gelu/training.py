@@ -1,18 +1,10 @@
 """λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.extensions.RunExtension`).
 
-Its knobs are the run's :class:`~helpers.lambda_gelu.options.LambdaGeluOptions`:
-
-* ``init_mode``: the initialisation across depth (:func:`~helpers.lambda_gelu.hardness.apply_init_mode`);
-* ``hardness_lr_mult`` (c): the optimiser's parameter groups, ``η_s = c·η_w`` and no weight decay
-  on ``s`` (:func:`~helpers.lambda_gelu.hardness.hardness_param_groups`);
-* ``anneal_target``: Algorithm 1 (:class:`~helpers.lambda_gelu.hardness.AnnealingSchedule`);
-* ``anneal_layer_eps``: Algorithm 1 with one distribution-aware target per layer
-  (:class:`~helpers.lambda_gelu.layer_targets.LayerwiseAnnealing`, beyond the paper);
-* the λ of every layer at the start (``lambda_init``) and after every epoch (``lambdas`` in the
-  history, :class:`LambdaRecorder`), recorded for every run (empty without λ-GELU), so that every
-  result of a :class:`TrainConfig` has the same fields (:data:`LAMBDA_RECORD`);
-* Table II's ReLU substitution test, recorded for every GELU and λ-GELU run
-  (:data:`RELU_SUBSTITUTION`).
+It applies the run's :class:`~helpers.lambda_gelu.options.LambdaGeluOptions` and records the λ of
+every layer at the start (``lambda_init``) and after every epoch (``lambdas``) for every run (empty
+without λ-GELU), so that every result of a :class:`TrainConfig` has the same fields
+(:data:`LAMBDA_RECORD`), and Table II's ReLU substitution test for every GELU and λ-GELU run
+(:data:`RELU_SUBSTITUTION`).
 """
 
 from __future__ import annotations

@@ -104,11 +104,9 @@ def load_dataset(
 ) -> DataSplits | TextSplits | FolderSplits:
     """Load dataset ``name`` (one of :data:`DATASET_NAMES`; ``-`` and case are ignored).
 
-    ``n_train``/``n_val`` (``None`` = all) pick a subset: seeded random rows for image and
-    tabular data, the same for the same ``seed`` in every process; contiguous prefixes of the
-    token streams for text. ``download=False`` never touches the network (like
-    ``REPRO_OFFLINE=1``). Extra keyword arguments go to the dataset's loader (e.g.
-    ``level="char"`` for WikiText-2).
+    ``n_train``/``n_val`` (``None`` = all) pick a subset: seeded rows for image and tabular data,
+    contiguous prefixes of the token streams for text. Extra keyword arguments go to the dataset's
+    loader (e.g. ``level="char"`` for WikiText-2).
     """
     key = _canonical(name)
     if not isinstance(download, bool):

@@ -182,12 +182,8 @@ def encode(frame: pd.DataFrame, train_rows: np.ndarray) -> tuple[np.ndarray, lis
 
 @dataset_loader(lambda: SPEC)
 def load_adult(request: Request) -> DataSplits:
-    """Adult as float feature vectors (numeric standardised, categorical one-hot) and 0/1 labels.
-
-    Validation = the fixed 20 % of the 48,842 rows (see the module docstring); ``n_train`` and
-    ``n_val`` draw seeded subsets of the two parts. ``mean``/``std`` of the result are the
-    training statistics of the numeric columns (raw units), ``feature_names`` name every column.
-    """
+    """Adult as float feature vectors and 0/1 labels (see the module docstring); ``mean``/``std`` of
+    the result are the training statistics of the numeric columns (raw units)."""
     frame = read_adult(request.found)
     rows = dict(zip(("train", "val"), split_rows(len(frame))))
     features, names, mean, std = encode(frame, rows["train"])

@@ -215,12 +215,8 @@ _TEST = "official test split (10,000 images)"
 
 @dataset_loader(lambda: CIFAR10_SPEC)
 def load_cifar10(request: Request) -> DataSplits:
-    """CIFAR-10 as ``3×32×32`` float images; validation = the official test split.
-
-    Normalised per channel with the mean/std of all 50,000 training images of the copy read.
-    ``name`` is "CIFAR-10" for the official files and "CIFAR-10 (JPEG mirror)" for the JPEG mirror
-    (re-encoded by a third party, so its pixels differ slightly).
-    """
+    """CIFAR-10 as ``3×32×32`` float images, normalised with the mean/std of all 50,000 training
+    images of the copy read; ``name`` says which format (see the module docstring)."""
     if request.found.format == "jpeg-tar":
         cache_name, decode, name = "cifar10-jpeg", _decode_cifar10_jpeg, "CIFAR-10 (JPEG mirror)"
         source = f"{name}: images re-encoded as JPEG by a third party, pixels differ slightly from the official release"
@@ -251,11 +247,7 @@ def _decode_cifar100_python(found: Found) -> dict[str, np.ndarray]:
 
 @dataset_loader(lambda: CIFAR100_SPEC)
 def load_cifar100(request: Request) -> DataSplits:
-    """CIFAR-100 (fine labels, 100 classes) as ``3×32×32`` float images.
-
-    Validation = the official test split; normalised with the mean/std of the 50,000 train images.
-
-    Not available offline on the project's machines: the cpu profile uses CIFAR-10 instead.
-    """
+    """CIFAR-100 (fine labels, 100 classes) as ``3×32×32`` float images, normalised like CIFAR-10.
+    Not available offline on the project's machines."""
     source = "CIFAR-100, official python batches"
     return image_splits(request, "cifar100-python", _decode_cifar100_python, source=source, val_split=_TEST)

@@ -35,11 +35,8 @@ class DataSplits:
 
     ``train``/``val`` hold ``(inputs, labels)``: float32 inputs (images ``N×C×H×W``, normalised
     per channel with ``mean``/``std``; tabular ``N×F``) and int64 labels in ``[0, num_classes)``.
-    ``train_indices``/``val_indices`` are the rows kept from the full splits (all rows when no
-    subset was asked for). ``name`` is how results on it are labelled (e.g. "CIFAR-10 (JPEG
-    mirror)"), ``source`` says what was read and through which step of the search order (no
-    absolute path, so it can go into committed results), ``location`` is the folder it came
-    from, ``val_split`` what the validation split is.
+    ``*_indices`` are the rows kept from the full splits. ``source`` says what was read and through
+    which search step, with no absolute path, so it can go into committed results.
     """
 
     key: str
@@ -105,7 +102,7 @@ class TextSplits:
         return len(self.vocab)
 
     def _index(self) -> dict[str, int]:
-        # Cached on the instance (frozen dataclass, hence object.__setattr__).
+        # cached on the frozen instance, hence object.__setattr__
         index = self.__dict__.get("_index_cache")
         if index is None:
             index = {tok: i for i, tok in enumerate(self.vocab)}
@@ -178,10 +175,8 @@ def check_count(n: object, available: int, what: str, dataset: str) -> int | Non
 
 
 def subset_indices(available: int, n: int | None, seed: int, split: str) -> np.ndarray:
-    """``n`` distinct indices out of ``available``, sorted, the same for the same arguments.
-
-    ``None`` keeps everything in the original order.
-    """
+    """``n`` distinct indices out of ``available``, sorted, the same for the same arguments
+    (``None``: all, in order)."""
     if n is None:
         return np.arange(available, dtype=np.int64)
     rng = np.random.default_rng([seed, _STREAMS[split]])
@@ -206,10 +201,9 @@ def dataset_loader(
     spec: Callable[[], SourceSpec], *, subsets: bool = True, **rules: Rule
 ) -> Callable[[Callable[..., _Splits]], Callable[..., _Splits]]:
     """Turn ``build(request, **options)`` into a loader
-    ``load_x(*, root=None, n_train=None, n_val=None, seed=0, download=True, **options)`` that checks
-    ``seed``, the ``options`` that have ``rules`` and (``subsets=False``) that no subset is asked for,
-    finds and verifies the files of ``spec()`` (:func:`locate`) and builds the splits. ``spec`` is
-    looked up at each call, so that a test can swap a module's ``SPEC``; the loader keeps it as ``spec``."""
+    ``load_x(*, root=None, n_train=None, n_val=None, seed=0, download=True, **options)`` that checks its
+    arguments (``options`` against ``rules``), finds and verifies the files of ``spec()`` and builds the
+    splits. ``spec`` is looked up at each call, so that a test can swap a module's ``SPEC``."""
 
     def decorate(build: Callable[..., _Splits]) -> Callable[..., _Splits]:
         own = set(inspect.signature(build).parameters) - {"request"}
@@ -252,10 +246,8 @@ def data_splits(
     std: Sequence[float] = (),
     **fields: Any,
 ) -> DataSplits:
-    """Check ``n_train``/``n_val`` against the full splits' ``sizes``, draw the seeded subsets
-    (:func:`subset_indices`), ``take(split, indices)`` the inputs and labels of each and wrap them
-    with ``fields`` (``val_split``, ``feature_names``). ``name`` defaults to the spec's title, and
-    ``source`` is followed by the files read."""
+    """The :class:`DataSplits` of the seeded subsets (:func:`subset_indices`) of full splits of
+    ``sizes``; ``take(split, indices)`` gives each subset's inputs and labels."""
     name = name or request.spec.title
     counts = [
         check_count(n, size, f"n_{split}", name)
@@ -282,11 +274,8 @@ def data_splits(
 
 
 def examples_per_class(labels: torch.Tensor, per_class: int, num_classes: int) -> torch.Tensor:
-    """Indices of the first ``per_class`` examples of each class, interleaved by class.
-
-    The order is ``[class 0, class 1, ..., class 0, class 1, ...]``, so a grid with
-    ``num_classes`` columns shows one class per column.
-    """
+    """Indices of the first ``per_class`` examples of each class, interleaved by class, so a grid
+    with ``num_classes`` columns shows one class per column."""
     if not isinstance(per_class, int) or isinstance(per_class, bool) or per_class < 1:
         raise ValueError(f"per_class must be a positive int, got {per_class!r}")
     columns = []
@@ -308,16 +297,12 @@ def make_loader(
     device: torch.device | None = None,
     shard: tuple[int, int] | None = None,
 ) -> DataLoader:
-    """A ``DataLoader`` whose order depends only on ``seed``.
+    """A ``DataLoader`` whose order depends only on ``seed`` (its own generator; successive epochs
+    still differ).
 
-    Its own seeded ``torch.Generator`` drives shuffling, so the batch order is reproducible and
-    independent of the global RNG; successive epochs still differ (the generator advances).
-
-    ``device``: for a CUDA device the batches come in pinned memory (so that copies to the GPU
-    are asynchronous) from ``REPRO_LOADER_WORKERS`` worker processes (default 2); elsewhere the
-    loader is the plain single-process one. ``shard=(rank, world_size)``: this rank's share of
-    each global batch of ``batch_size``, in the one-process order
-    (:class:`helpers.core.distributed.ShardedBatchSampler`).
+    For a CUDA ``device`` the batches come in pinned memory from ``REPRO_LOADER_WORKERS`` workers
+    (default 2). ``shard=(rank, world_size)``: this rank's share of each global batch, in the
+    one-process order (:class:`helpers.core.distributed.ShardedBatchSampler`).
     """
     if not isinstance(dataset, Dataset):
         raise TypeError(f"dataset must be a torch Dataset, got {type(dataset).__name__}")

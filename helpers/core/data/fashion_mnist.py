@@ -120,10 +120,7 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
 
 @dataset_loader(lambda: SPEC)
 def load_fashion_mnist(request: Request) -> DataSplits:
-    """Fashion-MNIST as ``1×28×28`` float images; validation = the official test split.
-
-    Images are normalised with the mean/std of all 60,000 training images. ``n_train``/``n_val``
-    draw seeded random subsets (see :func:`helpers.core.data.load_dataset`).
-    """
+    """Fashion-MNIST as ``1×28×28`` float images, normalised with the mean/std of all 60,000
+    training images."""
     source, val_split = "Fashion-MNIST, official IDX files", "official test split (10,000 images)"
     return image_splits(request, "fashion_mnist", _decode, class_names=CLASSES, source=source, val_split=val_split)

@@ -202,11 +202,10 @@ def _transforms(image_size: int) -> tuple[Any, Any]:
 
 @dataset_loader(lambda: SPEC, subsets=False, image_size=integer(16), expected=instance_of(ImageNetCounts))
 def load_imagenet(request: Request, image_size: int = 224, expected: ImageNetCounts = OFFICIAL) -> FolderSplits:
-    """ImageNet-1K as lazy ``ImageFolder`` datasets (classes in sorted-wnid order), verified on
-    first use; the usual training transforms (random resized crop + flip) and evaluation ones
-    (resize to 256/224 of ``image_size``, centre crop). ``n_train``/``n_val`` must be ``None``
-    (a subset of ImageNet is not a paper's run); nothing is ever downloaded (:data:`SPEC` has no
-    remote)."""
+    """ImageNet-1K as lazy ``ImageFolder`` datasets (classes in sorted-wnid order) with the usual
+    training transforms (random resized crop + flip) and evaluation ones (resize to 256/224 of
+    ``image_size``, centre crop). ``n_train``/``n_val`` must be ``None`` (a subset of ImageNet is not
+    a paper's run)."""
     found = request.found
     verify_imagenet(found.directory, expected)
     from torchvision.datasets import ImageFolder  # lazy: see _transforms

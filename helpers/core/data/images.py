@@ -4,9 +4,8 @@ Decoders produce ``uint8`` arrays ``N×C×H×W`` plus ``int64`` labels for the o
 and for the split used as validation. :func:`image_splits` turns them into a
 :class:`~helpers.core.data.core.DataSplits`: it draws the requested subsets first (so a small profile
 never converts 50,000 images to float) and then normalises per channel with the mean and standard
-deviation of the *complete* official training split, computed once at decode time and cached.
-Using the full train split (never the validation split) keeps the normalisation identical
-whatever subset a profile trains on.
+deviation of the *complete* official training split (computed once at decode time and cached),
+so the normalisation is the same whatever subset a profile trains on.
 """
 
 from __future__ import annotations
@@ -29,12 +28,8 @@ from helpers.core.runtime import progress
 def iter_members(
     path: Path, select: Callable[[str], bool], desc: str = "", total: int | None = None
 ) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of every regular file in ``path`` whose name passes ``select``.
-
-    ``path`` is a ``.tar``/``.tar.gz``/``.tgz``, a ``.zip`` or a folder; names use ``/`` and are
-    relative to the archive (or folder) root. Tar archives are streamed, never extracted to disk.
-    A truncated or corrupt archive raises :class:`~helpers.core.data.sources.DataError` naming ``path``.
-    """
+    """``(name, bytes)`` of every regular file in ``path`` (a tar, zip or folder; tars are streamed)
+    whose name, relative to its root with ``/``, passes ``select``."""
     with reading(path, "archive"):
         if path.is_dir():
             names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
@@ -72,10 +67,8 @@ def decode_jpeg(data: bytes, size: tuple[int, int], name: str) -> np.ndarray:
 
 
 def channel_stats(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact per-channel mean and (population) std of ``uint8`` ``N×C×H×W`` images, in [0, 1] units.
-
-    A 256-bin histogram per channel gives both moments without a float copy of the data.
-    """
+    """Exact per-channel mean and (population) std of ``uint8`` ``N×C×H×W`` images, in [0, 1] units,
+    from a 256-bin histogram per channel (no float copy of the data)."""
     values = np.arange(256, dtype=np.float64) / 255.0
     means, stds = [], []
     for c in range(images.shape[1]):
@@ -104,11 +97,8 @@ def decoded(cache_name: str, found: Found, decode: Callable[[Found], dict[str, n
 
 
 def _normalise(images: np.ndarray, mean: np.ndarray, std: np.ndarray, chunk: int = 2048) -> torch.Tensor:
-    """``(images / 255 - mean) / std`` as float32, computed chunk by chunk.
-
-    Chunks small enough to stay in cache make the three elementwise steps one pass over memory,
-    which is most of what a cached reload of CIFAR-10 costs.
-    """
+    """``(images / 255 - mean) / std`` as float32, in chunks small enough to stay in cache (one pass
+    over memory: most of what a cached reload of CIFAR-10 costs)."""
     source = torch.from_numpy(images)
     out = torch.empty(images.shape, dtype=torch.float32)
     scale = torch.tensor(1.0 / (255.0 * std), dtype=torch.float32).view(1, -1, 1, 1)

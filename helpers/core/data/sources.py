@@ -1,17 +1,14 @@
 """Finding a dataset's files: explicit ``root`` → ``REPRO_DATA_DIR`` → system paths → download.
 
-Every loader describes what it can read as a :class:`SourceSpec` (the file layouts it accepts,
-the system folders a package installs, the official downloads with their digests) and calls
-:func:`locate`. When nothing works, :class:`DatasetNotFound` names every place tried (folders and
-URLs, with why each failed) and how to supply the data, in one message.
+Every loader describes what it can read as a :class:`SourceSpec` and calls :func:`locate`; when
+nothing works, :class:`DatasetNotFound` names every place tried, why each failed, and how to supply
+the data.
 
-Files found on disk are checked before first use against every digest known for that file
-(:class:`KnownFile`), and the check is remembered per file identity (path, size, modification and
-change times, inode: the change time moves with every write and cannot be set back), so it costs a
-``stat`` after the first load. A file whose name has no known digest is not checked (the loaders'
-shape and label checks still apply); ``REPRO_VERIFY_DATA=0`` skips the check for deliberately
-different copies (subsets, test fixtures). Downloads are always verified. Every :class:`DataError`
-names the file and how to fix it.
+Files on disk are checked before first use against every digest known for them (:class:`KnownFile`),
+and the check is remembered per file identity (path, size, modification and change times, inode: the
+change time moves with every write and cannot be set back), so it costs a ``stat`` after the first
+load. A file with no known digest is not checked; ``REPRO_VERIFY_DATA=0`` skips the check for
+deliberately different copies; downloads are always verified.
 """
 
 from __future__ import annotations
@@ -190,9 +187,8 @@ def _not_regular(path: Path) -> str | None:
 
 
 def require_regular_file(path: Path, *, folder_ok: bool = False) -> None:
-    """Raise :class:`DataError` naming ``path`` and what it is unless it is a regular file (or,
-    with ``folder_ok``, a folder), without opening it: reading a FIFO blocks until a writer
-    comes, and ``/dev/zero`` never ends, so hashing or loading either would hang for ever."""
+    """Raise :class:`DataError` unless ``path`` is a regular file (or, with ``folder_ok``, a folder),
+    without opening it: reading a FIFO or ``/dev/zero`` would hang for ever."""
     kind = _not_regular(path)
     if kind is None or (folder_ok and Path(path).is_dir()):
         return
@@ -201,7 +197,7 @@ def require_regular_file(path: Path, *, folder_ok: bool = False) -> None:
 
 def file_digest(path: Path, algorithm: str = "sha256", gunzip: bool = False) -> str:
     """The hex digest of ``path`` (of its decompressed bytes with ``gunzip``); errors name it."""
-    require_regular_file(path)  # only regular files are opened: a FIFO or a device would hang here
+    require_regular_file(path)
     digest = hashlib.new(algorithm)
     with reading(path), gzip.open(path, "rb") if gunzip else open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -250,9 +246,8 @@ def verify_file(path: Path, known: KnownFile, title: str) -> None:
 
 def verify_found(spec: SourceSpec, found: Found) -> None:
     """Check that no path of ``found`` is a FIFO, device or socket (even with ``REPRO_VERIFY_DATA=0``:
-    a loader reading one would hang, not fail), then every file with known digests. Folders pass
-    the first check (ImageNet's layout names ``train`` and ``val``); one where a file with known
-    digests belongs fails :func:`verify_file`, and one a loader opens fails in :func:`reading`."""
+    a loader would hang on one), then every file with known digests. Folders pass the first check
+    (ImageNet's layout names ``train`` and ``val``)."""
     for path in found.paths:
         require_regular_file(path, folder_ok=True)
     if not verification_enabled():
@@ -290,10 +285,8 @@ def _search(spec: SourceSpec, base: Path, label: str, tried: list[str]) -> Found
 
 
 def fetch(remote: Remote, dest_dir: Path, timeout: float = DOWNLOAD_TIMEOUT_S) -> Path:
-    """Download ``remote`` into ``dest_dir`` (first URL that works), verifying its digest; it is
-    written under a temporary name, renamed only once its checksum matches, so an interrupted or
-    corrupted download never looks like a good one. An ``OSError`` names each URL and why it failed.
-    """
+    """Download ``remote`` into ``dest_dir`` (first URL that works) under a temporary name, renamed
+    only once its digest matches; an ``OSError`` names each URL and why it failed."""
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest = dest_dir / remote.filename
     errors = []
@@ -344,9 +337,8 @@ def locate(
 
 
 def _locate(spec: SourceSpec, root: str | os.PathLike[str] | None = None, *, download: bool = True) -> Found:
-    """Find ``spec``'s files, in the documented order, or raise :class:`DatasetNotFound`. An explicit
-    ``root`` is the only place searched: a caller who names a folder means that folder, and reading
-    another copy would hide a mistake. ``download=False`` stops before the network."""
+    """Find ``spec``'s files, in the module's order, or raise :class:`DatasetNotFound`. An explicit
+    ``root`` is the only place searched: reading another copy would hide a mistake."""
     tried: list[str] = []
     if root is not None:
         if not isinstance(root, (str, os.PathLike)):

@@ -83,10 +83,8 @@ def _text_splits(
 @dataset_loader(lambda: SHAKESPEARE_SPEC)
 def load_tinyshakespeare(request: Request) -> TextSplits:
     """Tiny Shakespeare at character level: first 90 % of the stream trains, last 10 % validates.
-
     The vocabulary is every distinct character of the whole text, sorted (as in nanoGPT's
-    ``shakespeare_char``), so validation text never holds an unknown character.
-    """
+    ``shakespeare_char``)."""
     path = request.found.paths[0]
     with reading(path, "UTF-8 text file"):
         text = path.read_text(encoding="utf-8")
@@ -130,8 +128,8 @@ def load_wikitext2(request: Request, level: str = "word") -> TextSplits:
     ``level="word"``: whitespace-separated words with ``<eos>`` at each line end (the classic
     word-level benchmark convention); the vocabulary is ``<eos>``, ``<unk>`` and the sorted
     distinct words of the training split, and validation words outside it map to ``<unk>``.
-    ``level="char"``: characters of the training split (``<unk>`` for others).
-    Not available offline on the project's machines: the cpu profile uses Tiny Shakespeare instead.
+    ``level="char"``: characters of the training split (``<unk>`` for others). Not available
+    offline on the project's machines.
     """
     train_text, val_text = _wikitext_texts(request.found)
     split = words_of if level == "word" else list

@@ -67,7 +67,6 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
             train.append((class_index[parts[-3]], parts[-1], decode_jpeg(data, (64, 64), name)))
         elif "val" in parts and parts[-1] in val_label:
             val.append((val_label[parts[-1]], parts[-1], decode_jpeg(data, (64, 64), name)))
-        # test/ images carry no labels and are skipped.
     if not train or not val:
         raise ValueError(f"{source}: found {len(train)} train and {len(val)} labelled val images")
     train.sort(key=lambda r: (r[0], r[1]))
@@ -85,9 +84,6 @@ def _decode(found: Found) -> dict[str, np.ndarray]:
 
 @dataset_loader(lambda: SPEC)
 def load_tinyimagenet(request: Request) -> DataSplits:
-    """TinyImageNet as ``3×64×64`` float images; validation = the official val split.
-
-    Not available offline on the project's machines: the cpu profile uses CIFAR-10 instead.
-    """
+    """TinyImageNet as ``3×64×64`` float images; not available offline on the project's machines."""
     val_split = "official val split (10,000 images; the test split is unlabelled)"
     return image_splits(request, "tinyimagenet", _decode, source="TinyImageNet, official release", val_split=val_split)
