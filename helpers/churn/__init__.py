@@ -3,9 +3,5 @@
 Shamir & Lin (arXiv 2202.06499, after SmeLU's source, Shamir, Lin & Coviello, arXiv 2010.09931:
 :data:`helpers.srelu.smelu.SMELU_REFERENCE`) report that networks trained identically except for
 their nondeterminism disagree on many predictions, and that smooth activations cut that churn. None
-of the book's four sources measures it. An app-level package (it uses the λ-GELU and S-ReLU
-packages): :mod:`.predictions` (the final network's per-example predictions stored in a result, and
-their decoder), :mod:`.measures` (churn, relative prediction difference, U-statistics over replicas
-and their paired comparison), :mod:`.protocol` (arms, models, replicas per source of nondeterminism,
-cost estimate), :mod:`.claims`.
+of the book's four sources measures it. An app-level package: it uses the λ-GELU and S-ReLU packages.
 """

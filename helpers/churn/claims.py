@@ -1,14 +1,11 @@
 """The churn chapter's four claims, decided from committed results (never trained here).
 
-Each is a row of the report. A claim is decided over the models whose replicas are all committed
-(the retrain's claims "n", MLP, and "o", the convolutional network): while one model's runs are
-still training, the row is decided on the other and its note says so and counts the runs present;
-with neither, its verdict is "not run here". With results, churn is the U-statistic over
-the replicas of the source "both" (init and data order varied together), compared between arms
-paired by replica, with an interval that covers another draw of test examples as well as of
-seeds (:func:`helpers.churn.measures.two_way_u_comparison`), in percentage points of the test
-set; the book's verdict rules decide (:func:`helpers.core.report.judge`). "Matches"
-margin: half a point of churn (the book's half-point tolerance for accuracy).
+A claim is decided over the models whose replicas are all committed (the retrain's claims "n",
+MLP, and "o", the convolutional network); its note counts the runs of a model still training, and
+with neither model its verdict is "not run here". Churn is the U-statistic over the replicas of
+the source "both" (init and data order varied together), compared between arms paired by replica
+(:func:`helpers.churn.measures.two_way_u_comparison`), in percentage points of the test set, and
+judged by :func:`helpers.core.report.judge`.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers)"
 NOTEBOOK = "notebooks/42_churn"
 ANCHOR = "churn-claims"
 _row = partial(source_row, source=SOURCE, notebook=NOTEBOOK, anchor=ANCHOR)
-#: "Matches" margin of churn, in percentage points.
+#: "Matches" margin of churn, in percentage points (the book's half-point tolerance for accuracy).
 MARGIN = 0.5
 #: This chapter's "matches" margin, for the rules page (:func:`helpers.claims.margin_rules`).
 MARGINS: tuple[tuple[str, str, str, str], ...] = (

@@ -10,11 +10,10 @@ Measures of one pair of networks (``a``, ``b``: their predictions on the same N 
 * **relative prediction difference** (:func:`relative_pd`). Shamir & Lin (arXiv 2202.06499, on
   binary click predictions p) measure irreproducibility by the relative PD: over M models and N
   examples, ``Δ_r = (1/M) Σ_m (1/N) Σ_n |p_m(n) − p̄(n)| / p̄(n)`` with ``p̄(n)`` the mean of the M
-  models' predictions for example n (as we read the paper: the source is not among the book's four,
-  so this is our statement of it, not a quotation). Our networks are 10-class classifiers and the
-  results store the probability of the predicted and of the true class (not the full softmax,
-  :mod:`helpers.churn.predictions`), so we apply it to the probability each network gives the
-  *true* class, the one scalar prediction that means the same event in every network. For one pair
+  models' predictions for example n (our statement of it: the source is not among the book's four).
+  We apply it to the probability each network gives the *true* class (stored by
+  :mod:`helpers.churn.predictions`), the one scalar prediction that means the same event in every
+  10-class network. For one pair
   (M = 2) it reduces to ``(1/N) Σ_n |p_a(n) − p_b(n)| / (p_a(n) + p_b(n))``, which lies in [0, 1];
   an example where both probabilities are 0 contributes 0. This pairwise form is the kernel we average.
 
@@ -22,13 +21,9 @@ Statistics over N replicas of an arm (:func:`pair_matrix`: every pair's measure)
 the N(N−1)/2 pairs is a U-statistic of degree 2 (:func:`u_statistic`). Its pairs are not
 independent (every pair shares a model with 2(N−2) others), so its uncertainty comes from the
 models: the leave-one-model-out jackknife (:func:`u_jackknife`, Arvesen's jackknife for
-U-statistics). Two arms whose replica k share their seeds are compared by the jackknife of the
-difference of their U-statistics, leaving out replica k of both arms together
-(:func:`paired_u_comparison`), which gives a Student-t interval with N − 1 degrees of freedom, as
-the rest of the report's paired comparisons have. That interval holds the test set fixed: it
-covers what another set of seeds would give on these test examples. The report's churn rows use
-:func:`two_way_u_comparison`, whose standard error also covers another draw of test examples (a
-bootstrap over replicas and examples together), the question "would another test set show it too".
+U-statistics). Two arms paired by replica compare by :func:`paired_u_comparison` (test set held
+fixed: another set of seeds) or by :func:`two_way_u_comparison` (also another draw of test
+examples), which the report's churn rows use.
 """
 
 from __future__ import annotations
@@ -152,9 +147,8 @@ def paired_u_comparison(
     matrix_a: np.ndarray, matrix_b: np.ndarray, *, confidence: float = CONFIDENCE, scale: float = 1.0
 ) -> Comparison:
     """``U(a) − U(b)`` for two arms whose replica i has the same seeds in both (row/column i of
-    each matrix): the jackknife that leaves out replica i of both arms together gives the standard
-    error; the interval is Student-t with N − 1 degrees of freedom. ``scale`` multiplies every
-    value (100: percentage points)."""
+    each matrix): the jackknife leaving out replica i of both arms gives the standard error; the
+    interval is Student-t with N − 1 degrees of freedom. ``scale``: 100 for percentage points."""
     a, b = _check_matrix(matrix_a), _check_matrix(matrix_b)
     if a.shape != b.shape:
         raise ValueError(f"paired arms need the same replicas, got {len(a)} and {len(b)}")
@@ -231,9 +225,8 @@ def two_way_u_comparison(
     two-way bootstrap: each resample draws the N replicas (the same draw in both arms; a pair of one
     replica drawn twice is no pair) and the E test examples (the same multiset in both arms), with
     replacement, and recomputes the difference. The interval is Student-t with N − 1 degrees of
-    freedom around the observed difference, as :func:`paired_u_comparison`'s, whose jackknife
-    covers the replicas alone. Sums of 0/1 disagreements weighted by integer counts are exact in
-    float64, so the result is the same on every CPU."""
+    freedom. Sums of 0/1 disagreements weighted by integer counts are exact in float64, so the
+    result is the same on every CPU."""
     if len(labels_a) != len(labels_b):
         raise ValueError(f"paired arms need the same replicas, got {len(labels_a)} and {len(labels_b)}")
     n = len(labels_a)

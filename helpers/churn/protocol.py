@@ -9,18 +9,12 @@ and ``order_seed``): ``order`` (init seed 0, order seed k), ``init`` (init seed 
 ``both`` (k, k). Replica 0 is the same run, (0, 0), in all three, so an arm has 22 distinct runs.
 Replica k of every arm has the same seeds, so arms are compared paired by replica.
 
-Models: the MLP on Fashion-MNIST at the decisive scale of λ-GELU's Table I
-(``lambda_gelu.protocol.SCALES["fmnist"]["cpu"]``: depth 4, width 256, all 60,000/10,000 images,
-SGD at 0.05 with momentum 0.9), in 10 epochs with a cosine decay instead of 20 at a constant rate
-(the budget; the decay also ends every replica at a small step, so that churn measures the
-replicas and not where the last step happened to land); its floor is the book's, ≥ 89 % for GELU.
-And ResNet-18 at 1/8 width on CIFAR-10 (10,000 training images, all 10,000 test images, 6 epochs,
-AdamW at 1e-3 with a cosine decay, no augmentation, float32), the convolutional network the budget
-allows: its floor is this chapter's, :data:`CONV_FLOOR` (the book's ResNet-18 floor of 85 % needs
-runs 10x longer).
-
-:func:`cost_estimate` prices every run from the committed results of the same model and width
-(``train_seconds`` per training-and-evaluation epoch) and :data:`BUDGET_CORE_HOURS` bounds the total.
+Models: the MLP of λ-GELU's Table I at its decisive scale (``lambda_gelu.protocol.SCALES["fmnist"]["cpu"]``)
+in 10 epochs with a cosine decay instead of 20 at a constant rate (the budget; the decay also ends
+every replica at a small step, so churn does not measure where the last step happened to land);
+its floor is the book's, ≥ 89 % for GELU. And ResNet-18 at 1/8 width on CIFAR-10 (10,000 training
+images, 6 epochs), the convolutional network the budget allows, with this chapter's floor
+:data:`CONV_FLOOR` (the book's 85 % needs runs 10x longer).
 """
 
 from __future__ import annotations
@@ -245,10 +239,9 @@ def _mean_rate(rates: dict[str, list[float]], kind: str) -> float:
 
 
 def cost_estimate(models: Iterable[str] = tuple(MODELS), root: Path | None = None) -> dict[str, Any]:
-    """Core-hours of every distinct run of the chapter: per model and arm, each run priced at the
-    mean seconds per epoch of the committed float32 runs of the same model, width and activation
-    (annealed λ-GELU apart), at the same data sizes where there are any (else scaled per image),
-    and at the slowest activation's rate where that activation has none (:func:`_mean_rate`)."""
+    """Core-hours of every distinct run of the chapter, per model and arm, each run priced from the
+    committed float32 runs of the same model, width and activation (:func:`_committed_rates`,
+    :func:`_mean_rate`); :data:`BUDGET_CORE_HOURS` bounds the total."""
     table: dict[str, dict[str, float]] = {}
     total = 0.0
     runs = 0

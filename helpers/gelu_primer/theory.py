@@ -1,9 +1,7 @@
 """GELU in closed form: exact and tanh forms, derivatives, extrema and the tanh-form error.
 
-Everything here is derived with sympy and evaluated with mpmath at high precision, so that the
-four-decimal values of the GELU primer (``helpers.gelu_primer.paper``) can be checked without
-floating-point doubt. Independent float64 implementations (SciPy, PyTorch) are compared with
-these exact values in :func:`library_cross_check`.
+Derived with sympy and evaluated with mpmath at high precision, so the primer's four-decimal values
+can be checked without floating-point doubt; :func:`library_cross_check` compares SciPy and PyTorch.
 
 Notation: ``Φ`` is the standard normal CDF, ``φ`` its density,
 ``GELU(z) = z Φ(z)`` and the tanh form is

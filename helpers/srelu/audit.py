@@ -1,11 +1,9 @@
 """The S-ReLU paper read against itself: claims traced to its own tables, formulas and definitions.
 
-Each finding is one small function returning a :class:`~helpers.core.report.Claim` whose verdict rests
-on an exact computation or on the source's own printed numbers (``basis="source"``); the source's
-values and words come from :mod:`helpers.srelu.paper`, ours from :mod:`helpers.srelu.audit_computations`. The page
-``notebooks/93_audit_srelu`` shows each one. Findings already in :mod:`helpers.srelu.claims` (C² not
-C^∞, the Lipschitz constants, the minimum that is a maximum, Table 4's margins, Table 3's rejected
-rewards...) are not repeated.
+Each finding is one function returning a :class:`~helpers.core.report.Claim` resting on an exact
+computation (:mod:`helpers.srelu.audit_computations`) or on the source's printed numbers
+(``basis="source"``, :mod:`helpers.srelu.paper`); shown on ``notebooks/93_audit_srelu``. Findings
+already in :mod:`helpers.srelu.claims` are not repeated.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The computations the S-ReLU audit's findings rest on: the ELU/CELU gap and the printed cells,
-the Lipschitz and negative-axis tables, ReLU smoothed by each kernel, the correlation map of a
-ReLU network with depth, the SmeLU match and the newest arXiv reference, Table 1's lost cells.
-
-:mod:`helpers.srelu.audit` turns them into the audit's claims and re-exports every name here."""
+"""The computations the S-ReLU audit's findings rest on; :mod:`helpers.srelu.audit` turns them into
+the audit's claims and re-exports every name here."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """The S-ReLU claims the book tests, with our value beside the paper's (:mod:`helpers.srelu.paper`).
 
-Our values are computed in :func:`theory_claims` by :mod:`helpers.srelu.theory` and
-:mod:`helpers.srelu.activation`, and in :func:`experiment_claims` from the committed results of the
-δ-sensitivity, benchmark and DPO protocols (one function per claim: Table 4 in
+Theory rows: :mod:`helpers.srelu.theory_claims`; run rows: :func:`experiment_claims` (Table 4 in
 :mod:`helpers.srelu.table4_claims`, Tables 1-2 in :mod:`helpers.srelu.table_claims`, Table 3's DPO
-stand-in in :mod:`helpers.srelu.dpo_analysis`);
-:func:`claims` returns both lists."""
+stand-in in :mod:`helpers.srelu.dpo_analysis`)."""
 
 from __future__ import annotations
 
@@ -71,12 +68,9 @@ def _family_profiles(profile: str | None) -> dict[str, str]:
 
 
 def experiment_claims(profile: str | None = None) -> list[Claim]:
-    """Claims about Tables 1, 2 and 4 and the DPO stand-in of Table 3, from stored results
-    (loaded, never trained: a table whose runs are missing gives "not run here"), in report order.
-    With ``profile``, every table reads that profile's results; without, each family (Table 4,
-    Tables 1-2, the DPO stand-in) reads the profile its committed results decide
-    (:func:`helpers.core.profiles.decided_profile`). Each family's runs are loaded once here and
-    passed to the functions that make its claims."""
+    """Claims about Tables 1, 2 and 4 and the DPO stand-in of Table 3, from stored results (never
+    trained: missing runs give "not run here"), in report order. Without ``profile`` each family
+    reads the profile its committed results decide (:func:`helpers.core.profiles.decided_profile`)."""
 
     profiles = _family_profiles(profile)
     compare_profile = profiles["srelu_compare"]

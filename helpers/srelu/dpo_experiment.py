@@ -15,8 +15,7 @@ activation and one seed:
 
 The result holds the pre-training history, and for each (family, β) the per-step DPO loss and
 gradient norm (the paper argues from gradient stability) and Table 3's four metrics on the
-validation pairs. Pre-training once per run and fine-tuning several times from it keeps the
-cost at one pre-training per (activation, seed) without storing weights.
+validation pairs. Fine-tuning several times from one pre-training needs no stored weights.
 """
 
 from __future__ import annotations

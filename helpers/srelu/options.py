@@ -1,8 +1,5 @@
-"""S-ReLU's knobs of a :class:`~helpers.core.runs.TrainConfig` run (:class:`SReluOptions`).
-
-The class registers itself when defined (and ``helpers.methods`` lists it);
-:mod:`helpers.srelu.training` reads it through
-``cfg.option(SReluOptions)``.
+"""S-ReLU's knobs of a :class:`~helpers.core.runs.TrainConfig` run (:class:`SReluOptions`), read by
+:mod:`helpers.srelu.training` through ``cfg.option(SReluOptions)``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The ConvNeXt pilot and the floor rerun it chose, as the S-ReLU benchmarks page shows them.
-
-The pilot (retrain batch m) trained GELU, seed 0, once at each lever of
-:data:`helpers.srelu.protocol.PILOT_CANDIDATES`; each run's history is its learning curve. The
-scale it chose is :data:`helpers.srelu.protocol.CONVNEXT_FLOOR` (retrain batch p): Table 2's
-comparison there, 7 activations × 5 seeds, which the page shows on the seeds every activation has
-committed (:data:`helpers.srelu.protocol.CONVNEXT_FLOOR_SEEDS_ON_PAGE`).
+"""The ConvNeXt pilot (retrain batch m) and the floor rerun it chose (batch p), as the S-ReLU
+benchmarks page shows them; the scales are in :mod:`helpers.srelu.protocol`.
 """
 
 from __future__ import annotations

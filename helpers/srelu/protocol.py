@@ -27,10 +27,9 @@ ACTIVATIONS: tuple[str, ...] = ("gelu", "elu", "prelu", "celu", "silu", "mish", 
 VIT_PAPER = {"dim": 192, "depth": 12, "heads": 3, "patch": 4}
 CONVNEXT_PAPER = {"depths": (3, 3, 9, 3), "dims": (96, 192, 384, 768)}
 
-#: The decisive ConvNeXt scale of the retrain's batch (a): 5 activations × 5 seeds, 12 epochs,
-#: float32. Its GELU reached 62.8 %, 12 points below the 75 % floor, so the pilot (claim m) started
-#: from it and Table 2 moved to the pilot's choice, :data:`CONVNEXT_FLOOR`; its runs stay committed
-#: (the page compares their GELU with the floor scale's).
+#: Batch (a)'s ConvNeXt scale: 5 activations × 5 seeds, 12 epochs, float32. Its GELU reached 62.8 %,
+#: 12 points below the 75 % floor, hence the pilot (claim m) and :data:`CONVNEXT_FLOOR`; the page
+#: compares its GELU with the floor scale's.
 EARLIER_CONVNEXT_CPU = Scale(
     model_kwargs={"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)},
     epochs=12,
@@ -47,14 +46,11 @@ EARLIER_CONVNEXT_CPU = Scale(
     "float32, one thread per run",
 )
 
-#: The ConvNeXt scale the pilot chose: more epochs bought the most per core-hour (30 epochs reached
-#: 72.0 % in 0.45 core-hours; twice the width 72.5 % in 0.86; the 32×32 stem 62.3 % in 0.53 after
-#: 12 epochs, at three times the cost per epoch). Table 2's comparison runs there with every
-#: activation of the paper's table but CELU (at the library default α = 1 it is ELU, the same
-#: function: the S-ReLU audit shows it, so its runs would repeat ELU's bit for bit), plus ReLU,
-#: 5 seeds, in bf16 autocast with channels_last (about twice float32's speed on AMX or
-#: AVX512-BF16 CPUs; the retrain skips bf16 runs elsewhere). It misses the 75 % floor by about three
-#: points at GELU's pilot accuracy; more would cost more than this part's 20 core-hours.
+#: The pilot's choice: more epochs bought the most per core-hour (30 epochs: 72.0 % in 0.45
+#: core-hours; twice the width: 72.5 % in 0.86; the 32×32 stem: 62.3 % in 0.53 after 12 epochs).
+#: No CELU: at α = 1 it is ELU, bit for bit. bf16 + channels_last is about twice float32's speed on
+#: AMX or AVX512-BF16 CPUs (the retrain skips bf16 runs elsewhere). About three points short of the
+#: 75 % floor; more would exceed this part's 20 core-hours.
 CONVNEXT_FLOOR = replace(
     EARLIER_CONVNEXT_CPU,
     epochs=30,
@@ -67,9 +63,8 @@ CONVNEXT_FLOOR = replace(
     "bf16 autocast, channels_last, one thread per run",
 )
 
-#: The seeds of :data:`CONVNEXT_FLOOR` the page decides on: those every activation has committed.
-#: Seed 4 of five activations needs a CPU with native bf16 (AMX or AVX512-BF16); until it is
-#: trained the page stands on four seeds, and this becomes ``CONVNEXT_FLOOR.seeds`` once it is.
+#: The seeds of :data:`CONVNEXT_FLOOR` every activation has committed: seed 4 of five activations
+#: awaits a CPU with native bf16; then this becomes ``CONVNEXT_FLOOR.seeds``.
 CONVNEXT_FLOOR_SEEDS_ON_PAGE: tuple[int, ...] = (0, 1, 2, 3)
 
 
@@ -78,12 +73,10 @@ _PAPER_SETUP = {"epochs": 100, "warmup_epochs": 20, "seeds": (0, 1, 2), "batch_s
 _SMOKE_SETUP = {"epochs": 2, "warmup_epochs": 1, "n_train": 256, "n_val": 128, "seeds": (0,), "batch_size": 64}
 _SMOKE_SETUP |= {"note": "smoke"}
 
-#: Every scale of Tables 1, 2 and 4, per model and profile. The cpu scale is the decisive one of
-#: the retrain (:mod:`tools.batches`, batches (b), (g) for the ViT; for ConvNeXt the
-#: pilot's floor scale, batch (p), which replaced batch (a)'s): full CIFAR-10 (50,000 /
-#: 10,000), random crop + flip, the paper's optimiser with a higher peak learning rate (a 2.5e-4 peak
-#: is tuned for 100 epochs; in a dozen it leaves the models far from trained) and a one-epoch warmup
-#: from a tenth of it (from 1e-6, as in the paper, the whole first epoch would train at ~1e-6).
+#: Every scale of Tables 1, 2 and 4, per model and profile. cpu is the retrain's decisive scale
+#: (:mod:`tools.batches`: (b), (g) for the ViT, (p) for ConvNeXt). Its peak learning rate is higher
+#: than the paper's (2.5e-4 is tuned for 100 epochs) and its warmup starts at a tenth of it (from
+#: 1e-6 the whole first epoch would train at ~1e-6).
 SCALES: dict[str, dict[str, Scale]] = {
     "vit": {
         "paper": Scale(model_kwargs=VIT_PAPER, activations=ACTIVATIONS, **_PAPER_SETUP),
@@ -114,8 +107,7 @@ SCALES: dict[str, dict[str, Scale]] = {
     },
 }
 
-#: The ViT's cpu scale before the retrain, kept for CI's rerun check (:func:`cheap_check_config`):
-#: its run takes about a minute, one at the decisive scale ~10 core-minutes.
+#: A one-minute ViT scale for CI's rerun check (:func:`cheap_check_config`).
 EARLIER_VIT_CPU = Scale(
     model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
     epochs=5,
@@ -129,9 +121,8 @@ EARLIER_VIT_CPU = Scale(
     "mirror); 5 epochs (1 warmup) instead of 100 (20); batch 128 instead of 256; no augmentation",
 )
 
-#: Table 4's radii per profile: the paper's eight; at the cpu scale four of them, one per two
-#: decades from the paper's δ = 0.001 up to 10, with every seed (all eight at three seeds would be
-#: 21 more 25-40-minute runs, ~10 core-hours; four cost 9); two in smoke.
+#: Table 4's radii per profile: the paper's eight; on cpu one per two decades from 0.001 to 10 (all
+#: eight would cost ~10 more core-hours); two in smoke.
 TABLE4_PROFILE_DELTAS: dict[str, tuple[float, ...]] = {
     "paper": TABLE4_DELTAS,
     "cpu": (0.001, 0.1, 1.0, 10.0),
@@ -139,9 +130,7 @@ TABLE4_PROFILE_DELTAS: dict[str, tuple[float, ...]] = {
 }
 
 
-#: What the paper profile's note means, per model, for display. The note stored in the configs
-#: ("the paper's setup") is part of their cache key and stays; what it shows says which values the
-#: paper prints and which are the standard architectures.
+#: The paper profile's note as displayed, per model (the stored note is part of the cache key).
 PAPER_SETUP_DISPLAY: dict[str, str] = {
     "vit": "standard ViT-Tiny (depth 12, 3 heads; width 192 and patch 4 as App. H prints) with App. H's "
     "recipe, 100 epochs",
@@ -151,8 +140,7 @@ PAPER_SETUP_DISPLAY: dict[str, str] = {
 
 
 def scale_display(model: str, scale: Scale) -> str:
-    """``scale.note`` as a page or claim shows it: the paper profile's note says which of its values
-    are the standard architecture's rather than the paper's (:data:`PAPER_SETUP_DISPLAY`)."""
+    """``scale.note`` as a page or claim shows it (:data:`PAPER_SETUP_DISPLAY` for the paper profile)."""
     if scale.note == "the paper's setup":
         return PAPER_SETUP_DISPLAY[model]
     return scale.note
@@ -203,8 +191,7 @@ def srelu_config(
 
 def cheap_check_config() -> TrainConfig:
     """The S-ReLU run CI retrains and compares with its committed result (``tools.verify_rerun``):
-    S-ReLU (the paper's δ, seed 0) on the ViT at the earlier cpu scale, about a minute; a run at
-    the decisive scale takes ~10 core-minutes, too long to retrain on every CI run."""
+    the paper's δ, seed 0, on :data:`EARLIER_VIT_CPU` (a decisive-scale run takes ~10 core-minutes)."""
     return srelu_config("vit", "cpu", "srelu", 0, scale=EARLIER_VIT_CPU)
 
 
@@ -247,13 +234,9 @@ def compare_configs(profile: str, model: str | None = None) -> list[TrainConfig]
     return configs
 
 
-#: The ConvNeXt pilot: the decisive ConvNeXt reaches 62.8 % (GELU, 5 seeds), 12 points below the
-#: 75 % floor, with the network far from its paper size and 12 of 100 epochs. Which of the three
-#: levers buys the most per core-hour was never measured, so the pilot trains GELU, seed 0, once at
-#: each: more epochs (30), twice the width (16 → 32 channels per stage, 20 epochs), and a stem
-#: fitted to 32×32 images (1×1 patchify instead of 2×2, so the first stage sees all 32×32
-#: positions, as CIFAR variants of ConvNeXt do; 12 epochs). Everything else is the decisive
-#: recipe. Each run's per-epoch history is its learning curve.
+#: The ConvNeXt pilot's levers (model_kwargs, epochs), each trained once (GELU, seed 0) from
+#: :data:`EARLIER_CONVNEXT_CPU`: more epochs, twice the width, and a 1×1-patchify stem so the first
+#: stage sees all 32×32 positions (as CIFAR variants of ConvNeXt do).
 PILOT_CANDIDATES: dict[str, tuple[dict, int]] = {
     "more epochs": ({"depths": (1, 1, 2, 1), "dims": (16, 32, 64, 128)}, 30),
     "twice the width": ({"depths": (1, 1, 2, 1), "dims": (32, 64, 128, 256)}, 20),

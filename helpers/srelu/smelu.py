@@ -29,12 +29,9 @@ SMELU_REFERENCE = (
 )
 
 
-#: The half-width β: one table line, shared by the functions and the module. Bounded to the open
-#: interval (1e-18, 1e18), where β² (> 1e-36) and 4β² (< 4e36, the largest square the quadratic
-#: piece forms) are finite, normal float32 numbers, and so are 2β and 4β: outside it float32 gave
-#: NaN (β = 1e38: 4β and (x + β)² overflow to inf, inf/inf; β = 1e-46: 4β underflows to 0, 0/0) or
-#: a zero gradient where it is 1/2. The book's β (0.5, 1, 2) lie far inside. Open at both ends so
-#: that a bound itself is a value the rule refuses (1e18 + 1 is 1e18 again in floating point).
+#: The half-width β, bounded to the open interval (1e-18, 1e18): there β², 4β², 2β and 4β are finite,
+#: normal float32 numbers; outside, float32 gives NaN (β = 1e38: inf/inf; β = 1e-46: 0/0) or a zero
+#: gradient where it is 1/2. Open, because 1e18 + 1 is 1e18 again in floating point.
 BETA_RANGE: tuple[float, float] = (1e-18, 1e18)
 _BETA = number(*BETA_RANGE, low_open=True, high_open=True)
 
@@ -53,8 +50,8 @@ def _working(x: torch.Tensor) -> torch.Tensor:
 
 
 def _smelu(x: torch.Tensor, beta: float) -> torch.Tensor:
-    # The quadratic only where it is used (x < β), 0 elsewhere: a large x then never squares to inf,
-    # whose backward (0·∞ in the unused branch) was NaN; where it is used nothing changes, bit for bit.
+    # The quadratic only where it is used (x < β): a large x never squares to inf, whose backward
+    # (0·∞ in the unused branch) is NaN.
     work = _working(x)
     linear = work >= beta
     quadratic = torch.clamp(torch.where(linear, 0.0, work + beta), min=0.0) ** 2 / (4 * beta)

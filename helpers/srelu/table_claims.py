@@ -1,10 +1,8 @@
-"""The S-ReLU claims about the paper's Tables 1 and 2 (``notebooks/21_srelu_benchmarks``): one function
-per claim (or per claim and model), each taking the runs :func:`helpers.srelu.claims.experiment_claims`
-loaded once; Table 4's are in :mod:`helpers.srelu.table4_claims`.
+"""The S-ReLU claims about the paper's Tables 1 and 2 (``notebooks/21_srelu_benchmarks``), one function
+per claim (or per claim and model).
 
-Our runs are ViT-tiny and ConvNeXt-tiny on CIFAR-10 at the scale of
-:data:`helpers.srelu.protocol.SCALES`; every arm runs the same seeds, so differences are paired by
-seed (:func:`helpers.core.tables.compare_groups`) and judged by :func:`helpers.core.report.judge`
+Every arm runs the same seeds, so differences are paired by seed
+(:func:`helpers.core.tables.compare_groups`) and judged by :func:`helpers.core.report.judge`
 on their 95 % t interval. Accuracy is the best validation accuracy (%). Table 1 is compared with
 its CIFAR-10 "Average" row (ViT-Tiny, DeiT-Tiny, TNT-Small), the row the text renders
 unambiguously; the claim text names our stand-in. The last three claims rest on the printed tables

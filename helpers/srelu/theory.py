@@ -144,14 +144,9 @@ class SReLUPieces:
 
 @functools.lru_cache(maxsize=1)
 def srelu_by_convolution() -> SReLUPieces:
-    """Compute ``∫ ReLU(x - y) φ_δ(y) dy`` region by region with ``sympy.integrate``.
-
-    The kernel lives on ``[-δ, δ]`` and ``ReLU(x - y) = x - y`` exactly when ``y < x``, so the
-    integrand is ``(x - y)·φ_δ(y)`` on ``[-δ, min(x, δ)]`` and 0 elsewhere:
-
-    * ``x ≤ -δ``: that interval is empty (``x - y ≤ x + δ ≤ 0`` on the whole support);
-    * ``|x| < δ``: integrate over ``[-δ, x]``;
-    * ``x ≥ δ``:  integrate over the whole support ``[-δ, δ]``.
+    """``∫ ReLU(x - y) φ_δ(y) dy`` region by region with ``sympy.integrate``: the integrand is
+    ``(x - y)·φ_δ(y)`` on ``[-δ, min(x, δ)]`` and 0 elsewhere, an interval that is empty for
+    ``x ≤ -δ``, ``[-δ, x]`` for ``|x| < δ`` and the whole support for ``x ≥ δ``.
     """
     integrand = (X - Y) * epanechnikov_density()
     left = sp.integrate(integrand, (Y, -DELTA, -DELTA))  # empty window: 0
@@ -282,10 +277,9 @@ def lipschitz_constant(
 ) -> LipschitzResult:
     """Lipschitz constant of a smooth activation (``gelu``, ``silu``, ``mish``).
 
-    Roots of ``f''`` are bracketed by sign changes on a grid over ``[lo, hi]`` (outside it
-    ``f''`` has no further root for these functions: it tends to 0 monotonically) and polished
-    by ``mpmath.findroot`` (bisection-safe Anderson) at ``dps`` digits; ``f'`` is evaluated there
-    and compared with its limits at ±∞ (``sympy.limit``).
+    Roots of ``f''`` are bracketed by sign changes on a grid over ``[lo, hi]`` (outside it ``f''``
+    tends to 0 monotonically) and polished by ``mpmath.findroot`` (Anderson) at ``dps`` digits;
+    ``f'`` there is compared with its limits at ±∞.
     """
     if name == "srelu":
         return srelu_lipschitz()
@@ -390,11 +384,10 @@ def same_variance_gaussian_sup_error() -> dict[str, sp.Expr]:
 # Beyond the paper: S-ReLU's gate gap, the counterpart of λ-GELU's E∞ (notebooks 40-41)
 @functools.lru_cache(maxsize=1)
 def gate_l1_gap() -> sp.Expr:
-    """``∫|H(x) − S-ReLU'(x)| dx`` over ℝ, S-ReLU's counterpart of λ-GELU's ``E∞(λ) = ∫|H(x) − Φ(λx)| dx``:
-    S-ReLU' is the "gate" of S-ReLU (``S-ReLU(x) = x·g(x)`` does not hold, but its slope plays
-    the gate's part in a ReLU swap): 0 left of ``−δ``, 1 right of ``δ`` and rising in between, so
-    the integrand is ``S-ReLU'`` on ``(−δ, 0)`` and ``1 − S-ReLU'`` on ``(0, δ)``. The answer,
-    ``3δ/8``, sets the δ that meets the same tolerance ε as λ-GELU's target: ``δ = 8ε/3``.
+    """``∫|H(x) − S-ReLU'(x)| dx`` over ℝ, S-ReLU's counterpart of λ-GELU's ``E∞(λ) = ∫|H(x) − Φ(λx)| dx``
+    (S-ReLU' plays the gate's part in a ReLU swap): the integrand is ``S-ReLU'`` on ``(−δ, 0)`` and
+    ``1 − S-ReLU'`` on ``(0, δ)``, 0 elsewhere. The answer, ``3δ/8``, gives ``δ = 8ε/3`` for λ-GELU's
+    tolerance ε.
     """
     slope = sp.diff(srelu_by_convolution().middle, X)
     return sp.simplify(sp.integrate(slope, (X, -DELTA, 0)) + sp.integrate(1 - slope, (X, 0, DELTA)))
