@@ -186,8 +186,8 @@ def load_record(path: Path | None = None) -> dict[str, Any] | None:
 
 
 def pair_record(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
-    """The entry of ``pair`` with its machine fields (:data:`MACHINE_FIELDS`); a record written
-    before the fields moved into each pair lends them its top-level ones."""
+    """The entry of ``pair`` with its machine fields (:data:`MACHINE_FIELDS`); an entry without
+    them takes the record's top-level ones."""
     if pair not in record.get("pairs", {}):
         raise KeyError(f"the latency record has no pair {pair!r} (has {sorted(record.get('pairs', {}))})")
     rec = dict(record["pairs"][pair])
