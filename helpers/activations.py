@@ -2,10 +2,9 @@
 
 The methods live in their packages (:mod:`helpers.lambda_gelu.activation`,
 :mod:`helpers.srelu.activation`, :mod:`helpers.srelu.mollify`, :mod:`helpers.flexact.activation`);
-the name -> factory registry lives in :mod:`helpers.core.registry`, so models, experiments and
-Flex-Act candidate sets can all say ``get_activation("srelu", delta=0.01)``. This module only
-re-exports them (and, by importing every method's activation module, registers their classes as
-activation sites).
+the name -> factory registry lives in :mod:`helpers.core.registry`
+(``get_activation("srelu", delta=0.01)``). This module only re-exports them (and, by importing
+every method's activation module, registers their classes as activation sites).
 """
 
 from __future__ import annotations

@@ -3,10 +3,9 @@
 Pages read their claims from here too, by key (:func:`claim`, :func:`findings_box`), so a page
 shows the report's row and never decides a verdict itself.
 
-An app-level tool: :data:`helpers.methods.CLAIM_SOURCES` lists each method's claims function
-(GELU primer, λ-GELU, S-ReLU, Flex-Act, then the book's own chapters beyond the papers); the
-:class:`~helpers.core.report.Claim`
-type, the verdict vocabulary and the table rendering live in :mod:`helpers.core.report`.
+:data:`helpers.methods.CLAIM_SOURCES` lists each method's claims function; the
+:class:`~helpers.core.report.Claim` type, the verdicts and the table rendering live in
+:mod:`helpers.core.report`.
 """
 
 from __future__ import annotations
@@ -153,13 +152,11 @@ def findings_box(
 
 
 # --- the stored report -------------------------------------------------------------------------
-# Computing the report reads and re-checks every committed result (about a minute on 2 cores), and
-# every page, nbval, the book build, the tests and the retrain tools need it. So it is computed once
-# per set of inputs and stored as JSON under ``.cache/report/``, keyed by a digest of everything
-# the rows depend on: the code under ``helpers/``, the result files, the measured benchmarks the
-# latency rows read, the claim sources registered in this process and the library versions and CPU
-# type (float rounding). A stale file is never read (its key no longer matches), and a missing or
-# unreadable one is recomputed.
+# Computing the report re-checks every committed result (about a minute on 2 cores) and every page,
+# test and tool needs it, so it is stored as JSON under ``.cache/report/``, keyed by a digest of all
+# the rows depend on: the code under ``helpers/``, the result files, the measured benchmarks, the
+# registered claim sources, the library versions and CPU type (float rounding). A stale file is
+# never read; a missing or unreadable one is recomputed.
 
 #: Bump when the stored format changes (an old file is then simply not found).
 STORE_FORMAT = 2
@@ -299,15 +296,14 @@ def _stored_report() -> Stored:
 
 def report_claims() -> tuple[Claim, ...]:
     """:func:`collect_claims`, computed once per set of inputs and stored on disk (see
-    :data:`STORE_FORMAT`): the first caller computes and stores it, every later one (other pages,
-    processes, the book build, the tests) reads it in well under a second."""
+    :data:`STORE_FORMAT`): the first caller computes and stores it, later ones read it."""
     return _stored_report()[0]
 
 
 def report_runs() -> dict[str, list[dict]]:
     """The committed runs behind each run-based row of :func:`report_claims`, by key: each run's
     experiment, config hash, seed, ``train_seconds``, precision, device and CPU, found while the
-    report was computed (:mod:`helpers.core.run_reads`): each row's own runs."""
+    report was computed (:mod:`helpers.core.run_reads`)."""
     return _stored_report()[1]
 
 

@@ -1,7 +1,6 @@
 """The results cache under its public name (``helpers.experiments.run_or_load``, public API).
 
-Everything lives in :mod:`helpers.core.results_cache`; this module re-exports it for notebooks,
-tests and benchmarks.
+Re-exported from :mod:`helpers.core.results_cache`, where it lives.
 """
 
 # Registers every method's activations, run extensions and config runners, so ``run_or_load``

@@ -1,12 +1,9 @@
 """The book's methods, joined to the core in this one place by plain imports.
 
 The core (:mod:`helpers.core`) knows no method: it keeps an activation registry, a list of run
-extensions and a runner per config class, and each method fills them here. One :data:`METHODS`
-tuple drives the activation registry, the run extensions, the claim sources of the report
-(:mod:`helpers.claims`), the experiment list of ``python -m tools.run`` and the
-architecture test. Importing this module registers everything; the public modules
-(:mod:`helpers.activations`, :mod:`helpers.models`, :mod:`helpers.experiments`,
-:mod:`helpers.claims`) import it, and so does every worker process that trains a run.
+extensions and a runner per config class, and each method fills them here from one :data:`METHODS`
+tuple. Importing this module registers everything; the public modules and every worker process
+that trains a run import it.
 
 Adding a paper is one new :class:`Method` line here (see "Adding a paper" in helpers/README.md).
 """

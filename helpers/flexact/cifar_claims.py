@@ -1,8 +1,7 @@
 """Flex-Act's CIFAR-10 claims (Section 4.2, Table 2): ResNet + Flex-Act at the penultimate layer
 matches the plain ResNet, and the layer falls back to a ReLU-like choice.
 
-:func:`helpers.flexact.claims.claims` lists them after the synthetic rows; :func:`proportion_fields`
-gives the report fields of a count of runs (shared with the synthetic rows)."""
+:func:`proportion_fields` gives the report fields of a count of runs (shared with the synthetic rows)."""
 
 from __future__ import annotations
 
@@ -35,10 +34,9 @@ def proportion_fields(k: int, n: int, unit: str, *, test: str = _BINOMIAL_TEST) 
 
 
 def cifar_claims(profile: str | None = None) -> list[Claim]:
-    """Table 2 (CIFAR-10) claims from the stored results of ``profile`` (loaded, never trained;
-    missing runs give "not run here"; without a profile, the cpu profile's until every paper-profile
-    run of Table 2 is committed). Accuracy is the best validation accuracy (%), mean over seeds,
-    with the rules of :mod:`helpers.core.tables`."""
+    """Table 2 (CIFAR-10) claims from the stored results of ``profile`` (missing runs: "not run
+    here"; without a profile, the cpu profile's until every paper-profile run of Table 2 is
+    committed). Accuracy is the best validation accuracy (%), mean over seeds."""
 
     profile = decided_profile("flexact_cifar", P.table2_configs) if profile is None else current_profile(profile)
     not_run = f"{profile}-profile results are not stored"

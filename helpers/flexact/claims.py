@@ -3,8 +3,7 @@
 Our values come from the committed results under ``results/flexact_synthetic/`` (see
 :mod:`helpers.flexact.synthetic`) and of the CIFAR-10 protocol (:mod:`helpers.flexact.protocol`), each
 family's from the cpu profile until all its paper-profile runs are committed
-(:func:`helpers.core.profiles.decided_profile`); a claim whose runs are missing is reported as
-"not run here", never trained on the fly."""
+(:func:`helpers.core.profiles.decided_profile`); a claim whose runs are missing is "not run here"."""
 
 from __future__ import annotations
 

@@ -3,9 +3,8 @@
 Every built-in candidate is a combination of the basis ``{relu, sigmoid, tanh, identity}``
 (``leaky_relu_k = (1-k)·relu + k·identity``), so the mixture needs the four basis coefficients
 only, whatever the number of candidates. :class:`_BasisMixture` mixes with given weights;
-:class:`_SampledMixture` also draws the Gumbel-softmax sample inside the node (same noise draws as
-``F.gumbel_softmax``, the softmax over the few candidates in Python floats), which saves a dozen
-tiny tensor ops per call. Large float32 CPU tensors run the fused kernels of
+:class:`_SampledMixture` also draws the Gumbel-softmax sample inside the node. Large float32 CPU
+tensors run the fused kernels of
 :mod:`helpers.flexact.kernels` (one pass forward, one backward, only ``h`` saved), everything else
 the eager ATen code below; the two agree to float32 rounding, not bit for bit (float64, e.g. for
 ``gradcheck``, other devices, small tensors and ``REPRO_KERNELS=eager`` run eager). Other candidates
@@ -260,11 +259,8 @@ def _weight_gradient_tensor(
 class _BasisMixture(torch.autograd.Function):
     """``out = Σ_r c_r·b_r(h)``, ``c = basis @ weights``, ``b_r`` in {relu, sigmoid, tanh, identity}.
 
-    One autograd node instead of one per candidate; the cost does not grow with the number of
-    candidates that map onto the basis. ``basis`` is a tuple of rows (one per entry of ``rows``,
-    exact float64 values); the coefficients are formed in Python floats (one host sync).
-    Large float32 CPU tensors use the fused kernels of :mod:`helpers.flexact.kernels`, everything
-    else eager ATen kernels (:func:`_mix_forward`).
+    One autograd node instead of one per candidate. ``basis`` is a tuple of rows (one per entry of
+    ``rows``, exact float64 values); the coefficients are formed in Python floats (one host sync).
     """
 
     @staticmethod

@@ -1,9 +1,7 @@
 """Flex-Act's knobs of a :class:`~helpers.core.runs.TrainConfig` run (:class:`FlexActOptions`).
 
-The class registers itself when defined (and ``helpers.methods`` lists it);
-:mod:`helpers.flexact.hook` reads it through
-``cfg.option(FlexActOptions)``. Where the Flex-Act layer sits is the config's
-``penultimate_activation`` (a model site any activation can take).
+Where the Flex-Act layer sits is the config's ``penultimate_activation`` (a model site any
+activation can take).
 """
 
 from __future__ import annotations

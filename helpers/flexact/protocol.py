@@ -35,8 +35,8 @@ LAMBDA_SYNTHETIC = 1.0  # λ of the synthetic study, where the Flex-Act layer ha
 TAU_MIN = 0.1  # the synthetic study's final temperature (exponential 1 -> 0.1 per step)
 RESNET_FEATURES = 512  # channels of the last ResNet-18/34 stage, i.e. pooled features at width 1
 
-#: The scales of Table 2 per profile, the same for ResNet-18 and ResNet-34. The cpu scale is the
-#: retrain's batch (f): the λ-GELU ResNet-18 pair's decisive scale (1/4 width, full CIFAR-10,
+#: The scales of Table 2 per profile, the same for ResNet-18 and ResNet-34. The cpu scale is
+#: the λ-GELU ResNet-18 pair's decisive scale (1/4 width, full CIFAR-10,
 #: crop + flip, bf16 autocast + channels_last) with this paper's optimiser (SGD, cosine from 0.1),
 #: 20 epochs instead of 200, 3 seeds per arm.
 _RESNET_SCALES: dict[str, Scale] = {

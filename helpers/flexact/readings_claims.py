@@ -2,9 +2,7 @@
 
 Two report rows: does the selection of the ground truth, and Table 1's α result, hold under every
 reading (hard/soft samples, τ schedule, KL direction, α schedule, λ)? Judged from the committed
-runs of the readings sweep (cpu profile until all its paper-profile runs are committed) against
-the baseline reading (Table 1's runs);
-:func:`helpers.flexact.claims.claims` lists them after the synthetic and CIFAR-10 rows."""
+runs of the readings sweep against the baseline reading (Table 1's runs)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ What the paper states, and what we had to choose (the notebook repeats this list
   give the other readings (their defaults are ours, so they leave every stored key unchanged);
   :mod:`helpers.flexact.readings` sweeps them.
 
-The runner is registered with :func:`helpers.core.results_cache.register_runner`, so
 ``run_or_load(cfg)`` caches each run's JSON under ``results/flexact_synthetic/``."""
 
 from __future__ import annotations
@@ -255,8 +254,7 @@ def sensitivity_configs(profile: str) -> list[FlexActSyntheticConfig]:
 
 
 def run_all(configs: list[FlexActSyntheticConfig], desc: str = "flexact synthetic") -> list[dict]:
-    """``run_or_load`` every config (cached runs load in milliseconds; missing ones train in
-    parallel worker processes, see :func:`helpers.core.results_cache.run_many`)."""
+    """``run_or_load`` every config (missing ones train in parallel: :func:`helpers.core.results_cache.run_many`)."""
     return run_many(configs, desc=desc)
 
 

@@ -257,8 +257,7 @@ def preactivation_frame(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 def int8_modules(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """What int8 quantisation covered in each network (the first seed of each training arm stands
     for all: the module lists depend on the architecture and activation only). ``arm`` is the row
-    of :data:`ARMS` (the GELU run gives (i) and, swapped, (ii)); ``network`` says which network of
-    the arm was quantised."""
+    of :data:`ARMS`; ``network`` says which network of the arm was quantised."""
     fmt = lambda d: ", ".join(f"{k} ×{v}" for k, v in d.items()) or "none"  # noqa: E731
     first: dict[str, Mapping[str, Any]] = {}  # each training arm's first result
     for r in _check(list(results)):
@@ -287,10 +286,9 @@ def reproduction_frame(results: Sequence[Mapping[str, Any]], results_dir: Path |
     no longer in results/). Seeded runs are bit-identical only on the same CPU type, so a different
     machine explains a difference.
 
-    Each committed result it reads is verified first (checksum, status, config hash: as
-    :func:`helpers.core.results_cache.load_result` does), so a damaged file raises
-    :class:`helpers.core.result_files.CorruptResult` naming it instead of lending its provenance.
-    They are read from the results folder of each arm's profile (``results_dir`` overrides it)."""
+    Each committed result is verified first (as :func:`helpers.core.results_cache.load_result`
+    does), so a damaged file raises :class:`helpers.core.result_files.CorruptResult` instead of
+    lending its provenance. ``results_dir`` overrides each arm's profile's results folder."""
     rows = []
     for r in _check(results):
         rep = r["reproduces"]

@@ -1,11 +1,8 @@
 """The ReLU-ization chapter's findings as claims: the book's own hypotheses, not a paper's.
 
 No source measures what ReLU-ization buys, so every row states a hypothesis of this book
-(:data:`SOURCE`) and decides it with the book's one verdict rule (:func:`helpers.core.report.judge`):
-paired by seed, Student-t 95 % intervals, TOST for "matches" with the margin in the claim, the power
-shown. Margins (:func:`matches_margin`): half a point of accuracy (the book's "matches" tolerance, as
-for Table II), 2 % of ReLU from scratch's perplexity at the scale run (derived when the row is
-decided, and stated in its note), 5 points of exact-zero fraction, 20 % of a region count.
+(:data:`SOURCE`) and decides it with the book's one verdict rule (:func:`helpers.core.report.judge`),
+with the "matches" margins of :data:`helpers.relu_ization.protocol.MARGINS` (:func:`matches_margin`).
 
 :func:`pair_claims` builds the rows of one pair from its results, each by its own ``_<name>_claim``
 function over the data they share (:class:`_PairData`); :func:`claims` loads the committed results
@@ -363,8 +360,7 @@ def _not_run(pair: str, profile: str, why: str) -> Claim:
 
 
 def _pair_rows(pair: str, spec: Any, profile: str) -> list[Claim]:
-    """One pair's rows from its committed results, each row built by :func:`_row` from its own
-    runs, or the pair's one "not run here" row."""
+    """One pair's rows from its committed results (each by :func:`_row`), or its "not run here" row."""
     if profile == "cpu" and pair not in cpu_pairs():
         return [_not_run(pair, profile, spec.cpu_pending)]
     configs = reluization_configs(pair, profile)

@@ -1,7 +1,6 @@
 """The chapter's runner: train one arm, swap it to ReLU, and measure what the swap buys.
 
-:func:`run_reluization` (the runner of :class:`ReluizationConfig`)
-trains the arm's :class:`~helpers.core.runs.TrainConfig` with the book's own training code
+:func:`run_reluization` trains the arm's :class:`~helpers.core.runs.TrainConfig`
 (:func:`helpers.core.runs.train_model`) and analyses **the model at the end of training** (the
 end of an annealing schedule, where λ = λ_target or δ = δ_T; no checkpoint is picked on the
 validation set). For the model before and after every activation is replaced by ReLU:
@@ -15,17 +14,14 @@ validation set). For the model before and after every activation is replaced by 
   and the swap errors at the global λ_target;
 * for MLP pairs, the exact count of linear regions along lines between validation images (:mod:`.regions`).
 
-Configs. :class:`ReluizationConfig` (one training arm of one pair and seed) lives beside its
-runner, so that building the configs registers the runner.
+:class:`ReluizationConfig` lives beside its runner, so that building the configs registers the runner.
 
-Weights. The results hold every number the book shows; the trained weights are not committed.
-Each run keeps its final state dict beside its result (``<hash>.weights.ckpt``, ignored by git:
-:mod:`helpers.core.weights`) for the latency benchmark; :func:`trained_models` retrains a run whose
-file is missing (seeded CPU training is deterministic). An arm that is a committed Table I/II run
-(GELU, ReLU, annealed λ-GELU) is not trained twice when that run kept its final weights on this
-machine (:data:`helpers.core.runs.KEEP_FINAL_WEIGHTS_ENV`; 35-40 core-minutes a run for the bf16
-ResNet-18 pair): the analyses load them, and ``reproduces`` says ``reused_weights`` instead of
-whether the retraining reproduced that run.
+Weights are not committed: each run keeps its final state dict beside its result
+(``<hash>.weights.ckpt``, ignored by git) for the latency benchmark; :func:`trained_models` retrains
+a run whose file is missing (seeded CPU training is deterministic). An arm that is a committed
+Table I/II run (GELU, ReLU, annealed λ-GELU) is not trained twice when that run kept its final
+weights on this machine (:data:`helpers.core.runs.KEEP_FINAL_WEIGHTS_ENV`): the analyses load them,
+and ``reproduces`` says ``reused_weights``.
 """
 
 from __future__ import annotations
@@ -87,8 +83,8 @@ class ReluizationConfig:
 
     ``train`` is the arm's :class:`TrainConfig` as its non-default fields (so the key changes with
     the pair's scale, and not when TrainConfig gains a defaulted field). ``n_calibration``:
-    training images (or text blocks) for int8 calibration and pre-activation statistics;
-    ``n_lines``: lines for the linear-region count (MLP pairs).
+    training examples for int8 calibration and pre-activation statistics; ``n_lines``: lines for
+    the linear-region count (MLP pairs).
     """
 
     experiment: str

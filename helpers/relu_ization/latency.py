@@ -186,8 +186,8 @@ def load_record(path: Path | None = None) -> dict[str, Any] | None:
 
 
 def pair_record(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
-    """The entry of ``pair`` with its machine fields (:data:`MACHINE_FIELDS`); a record written
-    before the fields moved into each pair lends them its top-level ones."""
+    """The entry of ``pair`` with its machine fields (:data:`MACHINE_FIELDS`); an entry without
+    them takes the record's top-level ones."""
     if pair not in record.get("pairs", {}):
         raise KeyError(f"the latency record has no pair {pair!r} (has {sorted(record.get('pairs', {}))})")
     rec = dict(record["pairs"][pair])
@@ -206,9 +206,8 @@ def timed_weights_current(
     still the pair's committed ``profile`` runs.
 
     The benchmark stores, per arm, the metrics of the committed result its weights were checked
-    against (``weights_check``). When the pair later switches scale (or a run is retrained), the
-    committed results of its current configs differ and the timings describe networks the page no
-    longer shows: they must be measured again, not shown beside the new results."""
+    against (``weights_check``). After a change of scale or a retrain these differ from the current
+    committed results, and the timings must be measured again."""
     rec = pair_record(record, pair)
     checks = rec.get("weights_check") or {}
     if not checks or (arms is not None and not set(arms) <= set(checks)):
@@ -279,10 +278,9 @@ def _pct(record: Mapping[str, Any], pair: str, a: tuple[str, str, int], b: tuple
 
 def latency_claims(profile: str = "cpu", record: Mapping[str, Any] | None = None) -> list[Claim]:
     """The latency claims of every pair in the committed record (nothing when there is none),
-    except pairs whose cpu runs are pending: a pair's timings can be measured (on the CPU that
-    trained its weights) before its last seeds are committed, and its claims appear with the rest
-    of its results, not before. A row whose timed networks are no longer the pair's committed
-    results (:func:`timed_weights_current`) is left out until they are measured again."""
+    except pairs whose cpu runs are pending (their claims appear with the rest of their results).
+    A row whose timed networks are not the pair's committed results (:func:`timed_weights_current`)
+    is left out until they are measured again."""
     record = load_record() if record is None else record
     if record is None:
         return []

@@ -61,12 +61,10 @@ __all__ = [
 LAMBDA_TARGET: float = lambda_target(EPSILON)
 
 
-#: "Matches" margin of an accuracy, in points: absolute, because test-set accuracy is a rate whose
-#: resolution does not move with the model's size (half a point is 50 of the 10,000 test images).
+#: "Matches" margin of an accuracy, in points (why absolute: :data:`MARGINS`).
 ACCURACY_MARGIN = 0.5
 #: "Matches" margin of a perplexity, relative to ReLU from scratch at the scale run: perplexity's
-#: scale moves with the model, the data and the training length, so an absolute margin set at one
-#: scale (0.25 was 2 % of 12.5) is another tolerance at the next (4.9 % of today's 5.07).
+#: scale moves with the model, the data and the training length.
 PERPLEXITY_MARGIN_REL = 0.02
 SPARSITY_MARGIN = 5.0  # points of exact-zero fraction
 REGION_MARGIN_PCT = 20.0
@@ -128,8 +126,7 @@ ARM_LABELS: dict[str, str] = {
 #: The chapter's ViT pair in the cpu profile: the S-ReLU chapter's decisive ViT (batch (b) of the
 #: retrain: width 48, depth 4, patch 4; all of CIFAR-10 with crop + flip; 10 epochs; its GELU reaches
 #: 63 %) with the λ-GELU DeiT pair's AdamW recipe (weight decay 0.07) at peak learning rate 1e-3 and a
-#: cosine decay. The DeiT stand-in's earlier cpu scale (width 64, 4,000 images, 6 epochs) stops near 38 %,
-#: too weak a model for int8 and sparsity numbers to mean much.
+#: cosine decay. The DeiT stand-in's cpu scale stops near 38 %, too weak for int8 and sparsity numbers.
 VIT_CPU: Scale = Scale(
     dataset="cifar10",
     model_kwargs={"dim": 48, "depth": 4, "heads": 2, "patch": 4},
@@ -177,14 +174,9 @@ RELU_PAIRS: dict[str, ReluPair] = {
 }
 
 #: Each pair's scale per profile: its λ-GELU pair's, so that the GELU, ReLU and annealed λ-GELU
-#: arms are that protocol's runs (for the seeds it has). In the cpu profile: the decisive MLP/FMNIST
-#: scale with 17 seeds (batch (h) of the retrain, :mod:`tools.batches`, trained 5; claim
-#: (q) 12 more, where the seed plan said three rows decide); the GPT floor scale with 8 seeds (claim
-#: (l) trained 3; batch (s) 2 more, where the plan said two rows decide; batch (t) 3 more, where the
-#: plan said the int8 row needs n = 8); the decisive ResNet-18
-#: scale with three seeds, the issue's minimum, since those runs cost 35-40 core-minutes each in
-#: bf16 (batch (j)); and the S-ReLU chapter's decisive ViT (:data:`VIT_CPU`, batch (k)) instead of
-#: the λ-GELU DeiT stand-in's earlier scale.
+#: arms are that protocol's runs (for the seeds it has). In the cpu profile: MLP/FMNIST with 17 seeds
+#: and GPT with 8 (seeds added after the seed plan looked at the rows, hence ``looks``); ResNet-18
+#: with three seeds, the minimum, since a run costs 35-40 core-minutes in bf16; and :data:`VIT_CPU`.
 SCALES: dict[str, dict[str, Scale]] = {
     "fmnist": {
         **LAMBDA_GELU_SCALES["fmnist"],
