@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -219,16 +218,6 @@ def compiled_training_module(module: torch.nn.Module) -> torch.nn.Module:
         return module
     options = {"fallback_random": True} if _COMPILE_BACKEND == "inductor" else None
     return torch.compile(module, backend=_COMPILE_BACKEND, options=options)
-
-
-@contextlib.contextmanager
-def device_scope(device: torch.device) -> Iterator[None]:
-    """Make ``device`` the current CUDA device inside the block, for code that allocates on "the current GPU"."""
-    if device.type == "cuda":
-        with torch.cuda.device(device):
-            yield
-    else:
-        yield
 
 
 #: The input channels (per group) below which a strided 1×1 channels_last convolution is unsafe on
