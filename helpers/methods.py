@@ -67,9 +67,8 @@ class Method:
     ``audit``: the function that lists the findings of the source read against itself (after its
     claims in the report);
     ``experiments``: experiment name -> ``configs(profile)`` for ``python -m tools.run``;
-    ``paper``: the module holding the source's excerpts (``QUOTES``, imported by the attribution
-    test, never by a training run); ``source_text``: the source's text file under
-    ``../shared/papers`` that every excerpt must occur in.
+    ``source_text``: the source's text file under ``../shared/papers``, which every excerpt of
+    its ``paper`` module (``QUOTES``) must occur in.
     """
 
     package: str
@@ -81,8 +80,12 @@ class Method:
     run_extensions: tuple[RunExtension, ...] = ()
     experiments: Mapping[str, Callable[[str], list]] = field(default_factory=dict)
     audit: Callable[[], list] | None = None
-    paper: str | None = None
     source_text: str | None = None
+
+    @property
+    def paper(self) -> str:
+        """The module of the source's excerpts (imported by the attribution test, never by a run)."""
+        return f"helpers.{self.package}.paper"
 
 
 #: The source documents' methods, in report order.
@@ -92,7 +95,6 @@ METHODS: tuple[Method, ...] = (
         "A GELU tutorial post",
         claims_of("helpers.gelu_primer.claims"),
         audit=claims_of("helpers.gelu_primer.audit"),
-        paper="helpers.gelu_primer.paper",
         source_text="gelu-blog.txt",
     ),
     Method(
@@ -110,7 +112,6 @@ METHODS: tuple[Method, ...] = (
         ),
         experiments=lambda_gelu_protocol.EXPERIMENTS,
         audit=claims_of("helpers.lambda_gelu.audit"),
-        paper="helpers.lambda_gelu.paper",
         source_text="lambda-gelu.txt",
     ),
     Method(
@@ -127,7 +128,6 @@ METHODS: tuple[Method, ...] = (
         run_extensions=(srelu_training.RUN_EXTENSION,),
         experiments=srelu_protocol.EXPERIMENTS,
         audit=claims_of("helpers.srelu.audit"),
-        paper="helpers.srelu.paper",
         source_text="s-relu.txt",
     ),
     Method(
@@ -140,7 +140,6 @@ METHODS: tuple[Method, ...] = (
         run_extensions=(flexact_hook.RUN_EXTENSION,),
         experiments=flexact_protocol.EXPERIMENTS,
         audit=claims_of("helpers.flexact.audit"),
-        paper="helpers.flexact.paper",
         source_text="flex-act.txt",
     ),
 )

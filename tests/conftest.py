@@ -4,7 +4,10 @@ The methods register their activations and run extensions with the core when ``h
 is imported (the public modules import it); tests that use ``helpers.core`` directly get them too.
 """
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -48,3 +51,17 @@ def committed_claims():
     from helpers.claims import report_claims
 
     return list(report_claims())
+
+
+@pytest.fixture(scope="session")
+def script():
+    """A module of ``scripts/`` by name (they are scripts, not a package): ``script("check_toc")``."""
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / "scripts" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up in sys.modules
+        spec.loader.exec_module(module)
+        return module
+
+    return load

@@ -19,7 +19,7 @@ from helpers.core.report import Claim
 from helpers.core.runtime import repo_root
 
 #: Each method's source text (under ``../shared/papers``) and the paper module that quotes it.
-MODULES = {m.source_text: importlib.import_module(m.paper) for m in methods.METHODS if m.paper}
+MODULES = {m.source_text: importlib.import_module(m.paper) for m in methods.METHODS if m.source_text}
 PAPERS = repo_root().parent / "shared" / "papers"
 gelu_paper = MODULES["gelu-blog.txt"]
 

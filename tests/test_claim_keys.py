@@ -3,35 +3,25 @@ each and in report order. Adding claims is fine: rewrite the fixture with
 ``python scripts/claim_keys_fixture.py --write``. Removing or renaming a key breaks the pages that
 read it; change them in the same commit and say why in the commit message."""
 
-import importlib.util
 import json
 
 import pytest
 
 from helpers.core.report import Claim, claim_key, key_part
-from helpers.core.runtime import repo_root
 
 
-def _fixture_module():
-    path = repo_root() / "scripts" / "claim_keys_fixture.py"
-    spec = importlib.util.spec_from_file_location("claim_keys_fixture", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_every_claim_keeps_its_key_once_and_in_report_order(monkeypatch):
+def test_every_claim_keeps_its_key_once_and_in_report_order(monkeypatch, script):
     # the report as the book builds it: the committed cpu-profile results (claims only load them)
     monkeypatch.delenv("REPRO_RESULTS_DIR")
     monkeypatch.setenv("REPRO_PROFILE", "cpu")
-    fixture = _fixture_module()
+    fixture = script("claim_keys_fixture")
     expected = json.loads(fixture.FIXTURE.read_text())
     found = fixture.problems(expected, fixture.current())
     assert found == [], f"{found}; if you added claims, update the fixture: {fixture.HOW_TO_UPDATE}"
 
 
-def test_the_check_reports_a_lost_key_a_duplicate_and_a_new_order_but_not_a_new_key():
-    problems = _fixture_module().problems
+def test_the_check_reports_a_lost_key_a_duplicate_and_a_new_order_but_not_a_new_key(script):
+    problems = script("claim_keys_fixture").problems
     assert problems(["a", "b"], ["a", "new", "b"]) == []
     assert problems(["a", "b"], ["a"]) == ["key gone: 'b'"]
     assert problems(["a", "b"], ["a", "b", "a"]) == ["duplicate key 'a' (2 claims)"]

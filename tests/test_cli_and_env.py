@@ -158,7 +158,6 @@ def _reader(name: str) -> Callable[[], bool]:
     return {
         "CI": under_ci,
         "REPRO_QUIET": quiet,
-        "REPRO_RERUN": lambda: bool_env("REPRO_RERUN", False),  # as run_or_load and run_many read it
         "REPRO_OFFLINE": offline,
         "REPRO_VERIFY_DATA": verification_enabled,
     }.get(name, lambda: bool_env(name, False))

@@ -5,28 +5,17 @@ commit, rewrite the fixture with ``python scripts/config_hash_fixture.py --write
 the commit message.
 """
 
-import importlib.util
 import json
 
-from helpers.core.runtime import repo_root
 
-
-def _fixture_module():
-    path = repo_root() / "scripts" / "config_hash_fixture.py"
-    spec = importlib.util.spec_from_file_location("config_hash_fixture", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_every_protocol_keeps_its_cache_keys():
-    fixture = _fixture_module()
+def test_every_protocol_keeps_its_cache_keys(script):
+    fixture = script("config_hash_fixture")
     expected = json.loads(fixture.FIXTURE.read_text())
     assert fixture.diff(expected, fixture.current()) == []
 
 
-def test_the_check_reports_a_changed_key():
-    fixture = _fixture_module()
+def test_the_check_reports_a_changed_key(script):
+    fixture = script("config_hash_fixture")
     expected = json.loads(fixture.FIXTURE.read_text())
     changed = {"protocols": dict(expected["protocols"])}
     name = next(iter(changed["protocols"]))

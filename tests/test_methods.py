@@ -3,8 +3,6 @@ toy fourth method added through the places helpers/README.md's "Adding a paper" 
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import sys
 import textwrap
@@ -23,7 +21,6 @@ from helpers.core.attribution import quote_problems
 from helpers.core.extensions import RunExtension, default_param_groups
 from helpers.core.results_cache import run_or_load
 from helpers.core.runs import TrainConfig, build_run
-from helpers.core.runtime import repo_root
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
@@ -215,15 +212,7 @@ TOY_PAGE = {
 TOY_BIB = "@article{toy2026,\n  title = {A toy paper},\n  author = {Toy, T.},\n  year = {2026},\n}\n"
 
 
-def _check_toc_module():
-    spec = importlib.util.spec_from_file_location("check_toc", repo_root() / "scripts" / "check_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["check_toc"] = module  # dataclasses look their module up in sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-def _toy_book(root: Path, *, in_toc: bool) -> list[str]:
+def _toy_book(root: Path, check_toc, *, in_toc: bool) -> list[str]:
     """A book root holding the toy's page, its toc line (or not) and its bibliography entry; the
     toc check's problems with it."""
     (root / "notebooks").mkdir(parents=True)
@@ -235,10 +224,10 @@ def _toy_book(root: Path, *, in_toc: bool) -> list[str]:
     (root / "_toc.yml").write_text(f"format: jb-book\nroot: intro\nparts:\n  - caption: Toy\n    chapters:\n{chapter}")
     if not in_toc:
         (root / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
-    return _check_toc_module().problems(root / "_toc.yml", root)
+    return check_toc.problems(root / "_toc.yml", root)
 
 
-def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_dataset):
+def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_dataset, script):
     require_dataset("adult")
     package = tmp_path / "toy_method"
     package.mkdir()
@@ -261,7 +250,6 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
         options=(protocol.SoftsignOptions,),
         run_extensions=(protocol.RUN_EXTENSION,),
         experiments=protocol.EXPERIMENTS,
-        paper="toy_method.paper",
         source_text="toy.txt",
     )
     monkeypatch.setattr(methods, "METHODS", methods.METHODS + (toy,))
@@ -289,12 +277,13 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     assert len(found) == 1 and found[0].verdict == "confirmed" and found[0].paper_kind == "quoted"
     # the paper's excerpts pass the attribution checks the book's four sources pass, and fail them
     # where a number or an excerpt is not the source's
-    assert quote_problems(importlib.import_module(toy.paper).QUOTES, TOY_SOURCE_TEXT) == []
+    assert toy.paper == "helpers.toy_method.paper" and toy.source_text == "toy.txt"  # as for the book's own
+    assert quote_problems(paper.QUOTES, TOY_SOURCE_TEXT) == []
     wrong = {"gain": replace(paper.QUOTES["gain"], values=(3,))}
     assert len(quote_problems(wrong, TOY_SOURCE_TEXT.replace("gain of 2", "gain of two"))) == 2
     # the page is built only with its toc line, and cites the bibliography's entry
-    assert _toy_book(tmp_path / "book_in", in_toc=True) == []
-    (problem,) = _toy_book(tmp_path / "book_out", in_toc=False)
+    assert _toy_book(tmp_path / "book_in", script("check_toc"), in_toc=True) == []
+    (problem,) = _toy_book(tmp_path / "book_out", script("check_toc"), in_toc=False)
     assert "notebook not built" in problem and "notebooks/99_toy" in problem
     assert "{cite}`toy2026`" in TOY_PAGE["cells"][0]["source"] and "@article{toy2026," in TOY_BIB
     for name in [m for m in sys.modules if m == "toy_method" or m.startswith("toy_method.")]:

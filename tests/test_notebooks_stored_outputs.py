@@ -8,8 +8,6 @@ These tests fail in that case, and when a notebook would silently not be built (
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,15 +17,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 MARKER = "# NBVAL_CHECK_OUTPUT"
 
 
-def _check_toc_module():
-    spec = importlib.util.spec_from_file_location("check_toc", ROOT / "scripts" / "check_toc.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["check_toc"] = module  # dataclasses look their module up in sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
 def _code_cells(path: Path) -> list:
     import nbformat  # at use: its import costs every pytest process 3 s
 
@@ -35,20 +24,18 @@ def _code_cells(path: Path) -> list:
     return [cell for cell in nb.cells if cell.cell_type == "code"]
 
 
-def _is_marked(cell) -> bool:
-    """nbval compares this cell's output (the rule scripts/strip_outputs.py keeps outputs by)."""
-    spec = importlib.util.spec_from_file_location("strip_outputs", ROOT / "scripts" / "strip_outputs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.is_checked(cell)
+@pytest.fixture(scope="module")
+def is_marked(script):
+    """nbval compares a cell's output when this says so (the rule scripts/strip_outputs.py keeps outputs by)."""
+    return script("strip_outputs").is_checked
 
 
 @pytest.mark.slow
-def test_checked_cells_have_stored_outputs() -> None:
+def test_checked_cells_have_stored_outputs(is_marked) -> None:
     problems = []
     for path in NOTEBOOKS:
         for index, cell in enumerate(_code_cells(path)):
-            if not _is_marked(cell):
+            if not is_marked(cell):
                 continue
             if not cell.get("outputs"):
                 problems.append(f"{path.name} code cell {index}: marked {MARKER} but has no stored output")
@@ -59,25 +46,25 @@ def test_checked_cells_have_stored_outputs() -> None:
     )
 
 
-def test_only_checked_cells_keep_stored_outputs() -> None:
+def test_only_checked_cells_keep_stored_outputs(is_marked) -> None:
     """Outputs nbval does not compare would go stale unseen (a reader opening the file would see
     old verdicts): the committed notebooks keep none of them."""
     stale = [
         f"{path.name} code cell {index}"
         for path in NOTEBOOKS
         for index, cell in enumerate(_code_cells(path))
-        if not _is_marked(cell) and (cell.get("outputs") or cell.get("execution_count"))
+        if not is_marked(cell) and (cell.get("outputs") or cell.get("execution_count"))
     ]
     assert not stale, f"unchecked cells with stored outputs: {stale}. Run: python scripts/strip_outputs.py"
 
 
-def test_marker_is_the_first_line_when_present() -> None:
+def test_marker_is_the_first_line_when_present(is_marked) -> None:
     """A marker further down a cell is ignored by the convention above: flag it rather than trust it."""
     misplaced = [
         f"{path.name} cell {index}"
         for path in NOTEBOOKS
         for index, cell in enumerate(_code_cells(path))
-        if MARKER in cell.source and not _is_marked(cell)
+        if MARKER in cell.source and not is_marked(cell)
     ]
     assert not misplaced, f"{MARKER} must be the first line of code cells: {misplaced}"
 
@@ -91,15 +78,15 @@ def test_first_code_cell_is_tagged_parameters() -> None:
     assert not untagged, f"the first code cell must be tagged 'parameters' (profile and seeds): {untagged}"
 
 
-def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists() -> None:
-    check_toc = _check_toc_module()
+def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists(script) -> None:
+    check_toc = script("check_toc")
     problems = check_toc.problems()
     assert not problems, "\n".join(problems) + "\nFix with: .venv/bin/python scripts/check_toc.py --write"
 
 
-def test_check_toc_detects_a_missing_notebook(tmp_path: Path) -> None:
+def test_check_toc_detects_a_missing_notebook(tmp_path: Path, script) -> None:
     """The toc check itself can fail: an unlisted notebook and an entry without a file are reported."""
-    check_toc = _check_toc_module()
+    check_toc = script("check_toc")
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "intro.md").write_text("# x\n")
@@ -118,9 +105,9 @@ def test_check_toc_detects_a_missing_notebook(tmp_path: Path) -> None:
     assert "#~    - file: notebooks/06_missing" in rendered
 
 
-def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path) -> None:
+def test_check_toc_keeps_a_caption_with_a_colon_valid_yaml(tmp_path: Path, script) -> None:
     """--write used to print every caption unquoted, so "A: B" turned _toc.yml into invalid YAML."""
-    check_toc = _check_toc_module()
+    check_toc = script("check_toc")
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "intro.md").write_text("# x\n")
