@@ -47,7 +47,7 @@ from helpers.relu_ization.latency import (
     interleaved_times,
     latency_claims,
     load_record,
-    measurement_note,
+    measurement,
     pair_record,
     ratio_summary,
     timed_weights_current,
@@ -618,13 +618,13 @@ def test_timed_weights_current_compares_with_the_committed_results(monkeypatch):
     }
     record = {"pairs": {"fmnist": {"label": "MLP", "seed": 0, "rows": [], "weights_check": check, **machine}}}
     assert timed_weights_current(record, "fmnist")
-    assert "STALE" not in measurement_note(record, "fmnist")
+    assert not measurement(record, "fmnist")["stale"]
     committed["relu"] = {"before_swap": 86.0, "after_swap": 86.0}  # the pair's results changed since
     assert not timed_weights_current(record, "fmnist")
     assert timed_weights_current(record, "fmnist", arms=("gelu",))  # a row timing GELU alone is still current
     assert not timed_weights_current(record, "fmnist", arms=("gelu", "relu"))
     assert not timed_weights_current(record, "fmnist", arms=("lgelu_anneal",))  # an arm never checked
-    assert measurement_note(record, "fmnist").endswith("rerun benchmarks/relu_ization_latency.py --pairs fmnist")
+    assert measurement(record, "fmnist")["stale"]
     del committed["relu"]  # or are not committed at all
     assert not timed_weights_current(record, "fmnist")
     record["pairs"]["fmnist"]["weights_check"] = {}  # nothing checked: nothing known to be current
@@ -652,10 +652,12 @@ def test_latency_record_keeps_each_pairs_machine(monkeypatch):
         "pairs": {"fmnist": {**entry, **machine}, "gpt": {**entry, **machine, "cpu": "new CPU", "date": "2026-02-02"}}
     }
     assert pair_record(new, "fmnist")["cpu"] == "old CPU" and pair_record(new, "gpt")["cpu"] == "new CPU"
-    note = measurement_note(new, "gpt")
-    assert "new CPU" in note and "2026-02-02" in note and note.endswith("exactly: yes")
+    timed = measurement(new, "gpt")
+    assert (timed["cpu"], timed["date"], timed["reproduces"]) == ("new CPU", "2026-02-02", True)
     bad = {"pairs": {"fmnist": {**entry, "weights_check": {"gelu": {"identical": False}}}}, **machine}
-    assert measurement_note(bad, "fmnist").endswith("exactly: no")
+    assert measurement(bad, "fmnist")["reproduces"] is False
+    unchecked = {"pairs": {"fmnist": {**entry, "weights_check": {}}}, **machine}
+    assert measurement(unchecked, "fmnist")["reproduces"] is None
     with pytest.raises(KeyError, match="no 'cpu'"):
         pair_record({"pairs": {"fmnist": entry}}, "fmnist")
     with pytest.raises(KeyError, match="no pair 'vit'"):

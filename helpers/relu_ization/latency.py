@@ -43,7 +43,7 @@ __all__ = [
     "load_record",
     "pair_record",
     "timed_weights_current",
-    "measurement_note",
+    "measurement",
     "latency_frame",
     "latency_claims",
 ]
@@ -224,24 +224,19 @@ def timed_weights_current(
     return True
 
 
-def measurement_note(record: Mapping[str, Any], pair: str) -> str:
-    """One line on how ``pair`` was timed: where, when, with what, and whether the loaded weights
-    reproduced the committed results exactly before they were timed (and are still those results)."""
+def measurement(record: Mapping[str, Any], pair: str) -> dict[str, Any]:
+    """How ``pair`` was timed, for the page's line: the entry's machine fields, ``load_average``,
+    ``seconds`` and ``seed``; ``reproduces``: whether the loaded weights reproduced the committed
+    results exactly before they were timed (None: not checked); ``stale``: checked, but the pair's
+    committed results are no longer the ones timed (it changed scale or was retrained)."""
     rec = pair_record(record, pair)
     checks = rec.get("weights_check", {})
-    same = "yes" if checks and all(c["identical"] for c in checks.values()) else ("no" if checks else "not checked")
-    note = (
-        f"latency measured {rec['date']} on {rec['cpu']}, torch {rec['torch']}, {rec['threads']} thread, "
-        f"{rec['rounds']} interleaved rounds, load average {rec['load_average']:.1f}; the benchmark took "
-        f"{rec['seconds']:.0f} s for this pair; seed-{rec['seed']} weights reproduce the committed results "
-        f"exactly: {same}"
-    )
-    if checks and not timed_weights_current(record, pair):
-        note += (
-            "; STALE: the committed results of this pair are no longer the ones timed (it changed scale "
-            f"or was retrained): rerun benchmarks/relu_ization_latency.py --pairs {pair}"
-        )
-    return note
+    fields = (*MACHINE_FIELDS, "load_average", "seconds", "seed")
+    return {
+        **{field: rec[field] for field in fields},
+        "reproduces": all(c["identical"] for c in checks.values()) if checks else None,
+        "stale": bool(checks) and not timed_weights_current(record, pair),
+    }
 
 
 def latency_frame(record: Mapping[str, Any], pair: str) -> pd.DataFrame:
