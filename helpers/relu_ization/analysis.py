@@ -28,7 +28,6 @@ from helpers.srelu.options import SReluOptions
 
 __all__ = [
     "arm_setup_frame",
-    "claims_table",
     "arm_means",
     "arm_rows",
     "summary_table",
@@ -350,13 +349,6 @@ def arm_setup_frame(configs: Sequence[Any]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("training arm")
-
-
-def claims_table(claims: Sequence[Any]) -> pd.DataFrame:
-    """Claims as a page table: claim, our value, verdict as shown in the report, statistics, note."""
-    columns = {"claim": "claim", "ours": "our_value", "verdict": "verdict_label", "effect": "effect", "CI": "ci"}
-    columns |= {"n": "n", "test": "test", "MDE": "mde", "note": "note"}
-    return pd.DataFrame([{col: getattr(c, name) for col, name in columns.items()} for c in claims])
 
 
 def arm_means(rows: pd.DataFrame, column: str = "value") -> dict[str, float]:
