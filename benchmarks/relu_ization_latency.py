@@ -9,12 +9,13 @@ validation metric is recomputed and compared with its committed result (``weight
 Networks: (i) GELU, (ii)-(iv) and (vi) the swapped ReLU networks, (v) ReLU from scratch; each in
 float32 and as the static int8 model of :mod:`helpers.relu_ization.quantize` (calibrated as in
 the run). All networks of a pair and a batch size are timed round by round in a fresh random
-order on the same batch of validation inputs (:func:`helpers.relu_ization.latency.interleaved_times`);
-a ratio is the median over rounds of the per-round time ratio to float32 GELU.
+order on the same batch of validation inputs (:func:`interleaved_times`);
+a ratio is the median over rounds of the per-round time ratio to float32 GELU (load from other
+processes hits all networks of a round alike), with a seeded bootstrap interval over the rounds.
 
 The MLP pair also times the one zero-skipping path this PyTorch stack has on the CPU, the next
 layer's product with the ReLU outputs stored as CSR (``torch.sparse.mm``), against the dense
-product (:func:`helpers.relu_ization.latency.csr_matmul_times`).
+product (:func:`csr_matmul_times`).
 
 Writes ``benchmarks/relu_ization_latency_measured.json`` (the record the pages read), each pair
 with the CPU, torch version, threads, date and load average of its own measurement, since every
@@ -26,10 +27,14 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import random
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without install
@@ -38,6 +43,7 @@ import helpers.methods  # noqa: F401,E402  registers the methods (trained_models
 from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402
+from helpers.core.statistics import bootstrap_ci  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
 from helpers.core.validation import (
     ArgumentParser,  # noqa: E402
@@ -45,19 +51,91 @@ from helpers.core.validation import (
 )
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
-from helpers.relu_ization.latency import (  # noqa: E402
-    MACHINE_FIELDS,
-    RECORD,
-    calls_for,
-    csr_matmul_times,
-    interleaved_times,
-    pair_record,
-    ratio_summary,
-)
+from helpers.relu_ization.latency import MACHINE_FIELDS, RECORD, pair_record  # noqa: E402
 from helpers.relu_ization.protocol import ARM_LABELS, RELU_PAIRS, TRAIN_ARMS  # noqa: E402
 from helpers.relu_ization.quantize import quantize_int8, quantized_engine  # noqa: E402
 
 BATCHES = (1, 256)
+
+
+def calls_for(fn: Callable[[], Any], target_seconds: float = 0.02, limit: int = 10_000) -> int:
+    """How many calls of ``fn`` take about ``target_seconds`` (at least 1)."""
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    return int(min(limit, max(1, round(target_seconds / once))))
+
+
+@torch.inference_mode()
+def interleaved_times(
+    fns: Mapping[str, Callable[[], Any]],
+    *,
+    rounds: int,
+    number: Mapping[str, int] | int = 1,
+    warmup: int = 2,
+    seed: int = 0,
+) -> dict[str, list[float]]:
+    """Seconds per call of every ``fns[name]``, one timing per round each, the names in a fresh
+    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all;
+    :func:`calls_for` counts them). ``rounds`` is checked where it enters, the benchmark's ``--rounds``."""
+    if not fns:
+        raise ValueError("fns is empty")
+    calls = {k: (number[k] if isinstance(number, Mapping) else number) for k in fns}
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    order, rng = list(fns), random.Random(seed)
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(rounds):
+        rng.shuffle(order)
+        for k in order:
+            fn, n = fns[k], calls[k]
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times[k].append((time.perf_counter() - start) / n)
+    return times
+
+
+def ratio_summary(times: Mapping[str, list[float]], reference: str) -> dict[str, dict[str, Any]]:
+    """Per name: median seconds, the median over rounds of ``t/t_reference`` with its bootstrap
+    95 % interval, and the per-round ratios."""
+    if reference not in times:
+        raise KeyError(f"reference {reference!r} was not timed (have {sorted(times)})")
+    ref = np.asarray(times[reference], dtype=float)
+    out = {}
+    for k, t in times.items():
+        ratios = np.asarray(t, dtype=float) / ref
+        med, lo, hi = bootstrap_ci(ratios, np.median, seed=0) if len(ratios) > 1 else (float(ratios[0]),) * 3
+        out[k] = {"median_seconds": float(np.median(t)), "ratio": med, "ci": [lo, hi], "ratios": ratios.tolist()}
+    return out
+
+
+@torch.inference_mode()
+def csr_matmul_times(activations: torch.Tensor, weight: torch.Tensor, *, rounds: int, seed: int = 0) -> dict[str, Any]:
+    """The one zero-skipping path of this PyTorch stack on the CPU: the next layer's product with
+    the activations stored as a CSR sparse matrix (``torch.sparse.mm``), against the dense
+    product. Times with and without the conversion ``to_sparse_csr()``."""
+    if activations.dim() != 2 or weight.dim() != 2 or activations.shape[1] != weight.shape[1]:
+        raise ValueError(
+            f"need activations (n, k) and weight (m, k), got {tuple(activations.shape)} and {tuple(weight.shape)}"
+        )
+    wt = weight.t().contiguous()
+    csr = activations.to_sparse_csr()
+    fns = {
+        "dense": lambda: activations @ wt,
+        "csr": lambda: torch.sparse.mm(csr, wt),
+        "csr+conversion": lambda: torch.sparse.mm(activations.to_sparse_csr(), wt),
+    }
+    number = {k: calls_for(f) for k, f in fns.items()}
+    summary = ratio_summary(interleaved_times(fns, rounds=rounds, number=number, seed=seed), "dense")
+    diff = float((torch.sparse.mm(csr, wt) - activations @ wt).abs().max())
+    return {
+        "zero_fraction": float((activations == 0).float().mean()),
+        "shape": list(activations.shape),
+        "max_abs_diff": diff,
+        **{k: {kk: v[kk] for kk in ("median_seconds", "ratio", "ci")} for k, v in summary.items()},
+    }
 
 
 def _networks(pair: str, seed: int) -> tuple[dict, dict, dict]:

@@ -3,6 +3,7 @@ is known, the schedules it adds to training, the int8 path, and its claims on sy
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import types
@@ -17,6 +18,7 @@ from torch import nn
 
 from helpers.core.models import MLP, build_model
 from helpers.core.results_cache import config_hash, run_or_load
+from helpers.core.runtime import repo_root
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.hardness import expected_gate_error, lambda_target
 from helpers.lambda_gelu.layer_targets import (
@@ -43,15 +45,7 @@ from helpers.relu_ization import claims as C
 from helpers.relu_ization import experiment as E
 from helpers.relu_ization import protocol as P
 from helpers.relu_ization.experiment import swap_to_relu
-from helpers.relu_ization.latency import (
-    interleaved_times,
-    latency_claims,
-    load_record,
-    measurement,
-    pair_record,
-    ratio_summary,
-    timed_weights_current,
-)
+from helpers.relu_ization.latency import latency_claims, load_record, measurement, pair_record, timed_weights_current
 from helpers.relu_ization.quantize import module_summary, quantize_int8, quantized_engine
 from helpers.relu_ization.regions import (
     count_regions,
@@ -533,16 +527,20 @@ def test_layer_targets_row_states_its_reading_only_when_contradicted():
     assert "layer-specific targets from empirical pre-activation distributions" in above.note
 
 
-def test_latency_helpers_and_claims(monkeypatch):
+def test_latency_benchmark_times_interleaved_and_claims(monkeypatch):
+    path = repo_root() / "benchmarks" / "relu_ization_latency.py"
+    spec = importlib.util.spec_from_file_location("_relu_ization_latency_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
     calls = {"a": lambda: None, "b": lambda: sum(range(200))}
-    times = interleaved_times(calls, rounds=5, number=3)
+    times = bench.interleaved_times(calls, rounds=5, number=3)
     assert {k: len(v) for k, v in times.items()} == {"a": 5, "b": 5}
-    summary = ratio_summary(times, "b")
+    summary = bench.ratio_summary(times, "b")
     assert summary["b"]["ratio"] == 1.0 and summary["b"]["ci"] == [1.0, 1.0]
     with pytest.raises(KeyError):
-        ratio_summary(times, "c")
+        bench.ratio_summary(times, "c")
     with pytest.raises(ValueError):
-        interleaved_times({}, rounds=3)
+        bench.interleaved_times({}, rounds=3)
     rows = []
     for arm in ("gelu", "relu", "lgelu_anneal"):
         for precision, f in (("float32", 1.0), ("int8", 0.5)):

@@ -41,7 +41,6 @@ __all__ = [
     "run_post_code",
     "comparison",
     "side_by_side",
-    "side_by_side_styled",
     "mismatches",
     "prose_claims",
     "claims",
@@ -119,15 +118,6 @@ def side_by_side(key: str) -> pd.DataFrame:
     labels = [QUANTITIES[q][0] for q in table(key).columns]
     wide = wide.reindex(columns=pd.MultiIndex.from_product([labels, ["post", "ours", "match"]]))
     return wide.reindex(list(table(key).rows))
-
-
-def side_by_side_styled(key: str) -> pd.io.formats.style.Styler:
-    """:func:`side_by_side` with every value the post gets wrong highlighted (for display)."""
-    return (
-        side_by_side(key)
-        .style.map(lambda cell: "color: #cf222e; font-weight: bold" if cell == "NO" else "")
-        .set_table_styles([{"selector": "td, th", "props": "padding: 0.1em 0.6em"}])
-    )
 
 
 def mismatches() -> pd.DataFrame:

@@ -1,32 +1,26 @@
-"""CPU inference latency of the ReLU-ization arms, as ratios measured in one process.
+"""CPU inference latency of the ReLU-ization arms: the committed record, its tables and its claims.
 
 Timings depend on the machine and its load, so they are not cached results: the benchmark
-``benchmarks/relu_ization_latency.py`` measures them and commits a record
-(``benchmarks/relu_ization_latency_measured.json``) that the pages and the claims read. Every
-ratio is a median over rounds of the per-round ratio: in each round every network runs once,
-in a fresh seeded random order, on the same batch, so load from other processes hits all alike.
-The interval of a median ratio is a seeded bootstrap over the rounds
-(:func:`helpers.core.statistics.bootstrap_ci`).
+``benchmarks/relu_ization_latency.py`` measures them (every ratio a median over interleaved rounds,
+with a seeded bootstrap interval) and commits a record (``benchmarks/relu_ization_latency_measured.json``)
+that the pages and the claims read.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import random
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
 from helpers.core.report import Claim, claim_key, judge, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import repo_root
-from helpers.core.statistics import bootstrap_ci, median_comparison
+from helpers.core.statistics import median_comparison
 from helpers.relu_ization.experiment import reluization_config
 from helpers.relu_ization.protocol import pending_pairs
 
@@ -36,10 +30,6 @@ __all__ = [
     "LATENCY_KEYS",
     "LATENCY_RERUN",
     "MACHINE_FIELDS",
-    "calls_for",
-    "interleaved_times",
-    "ratio_summary",
-    "csr_matmul_times",
     "load_record",
     "pair_record",
     "timed_weights_current",
@@ -80,86 +70,6 @@ LATENCY_RERUN = (
 #: runs of the benchmark, possibly on different CPUs (a ResNet trained in bf16 is timed where its
 #: weights check can be exact), so one machine line for the whole record would mislabel the others.
 MACHINE_FIELDS = ("cpu", "torch", "threads", "rounds", "date")
-
-
-def calls_for(fn: Callable[[], Any], target_seconds: float = 0.02, limit: int = 10_000) -> int:
-    """How many calls of ``fn`` take about ``target_seconds`` (at least 1)."""
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    return int(min(limit, max(1, round(target_seconds / once))))
-
-
-@torch.inference_mode()
-def interleaved_times(
-    fns: Mapping[str, Callable[[], Any]],
-    *,
-    rounds: int,
-    number: Mapping[str, int] | int = 1,
-    warmup: int = 2,
-    seed: int = 0,
-) -> dict[str, list[float]]:
-    """Seconds per call of every ``fns[name]``, one timing per round each, the names in a fresh
-    random order every round (``random.Random(seed)``). ``number``: calls per timing (per name or one for all;
-    :func:`calls_for` counts them). ``rounds`` is checked where it enters, the benchmark's ``--rounds``."""
-    if not fns:
-        raise ValueError("fns is empty")
-    calls = {k: (number[k] if isinstance(number, Mapping) else number) for k in fns}
-    for fn in fns.values():
-        for _ in range(warmup):
-            fn()
-    order, rng = list(fns), random.Random(seed)
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(rounds):
-        rng.shuffle(order)
-        for k in order:
-            fn, n = fns[k], calls[k]
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            times[k].append((time.perf_counter() - start) / n)
-    return times
-
-
-def ratio_summary(times: Mapping[str, list[float]], reference: str) -> dict[str, dict[str, Any]]:
-    """Per name: median seconds, the median over rounds of ``t/t_reference`` with its bootstrap
-    95 % interval, and the per-round ratios."""
-    if reference not in times:
-        raise KeyError(f"reference {reference!r} was not timed (have {sorted(times)})")
-    ref = np.asarray(times[reference], dtype=float)
-    out = {}
-    for k, t in times.items():
-        ratios = np.asarray(t, dtype=float) / ref
-        med, lo, hi = bootstrap_ci(ratios, np.median, seed=0) if len(ratios) > 1 else (float(ratios[0]),) * 3
-        out[k] = {"median_seconds": float(np.median(t)), "ratio": med, "ci": [lo, hi], "ratios": ratios.tolist()}
-    return out
-
-
-@torch.inference_mode()
-def csr_matmul_times(activations: torch.Tensor, weight: torch.Tensor, *, rounds: int, seed: int = 0) -> dict[str, Any]:
-    """The one zero-skipping path of this PyTorch stack on the CPU: the next layer's product with
-    the activations stored as a CSR sparse matrix (``torch.sparse.mm``), against the dense
-    product. Times with and without the conversion ``to_sparse_csr()``."""
-    if activations.dim() != 2 or weight.dim() != 2 or activations.shape[1] != weight.shape[1]:
-        raise ValueError(
-            f"need activations (n, k) and weight (m, k), got {tuple(activations.shape)} and {tuple(weight.shape)}"
-        )
-    wt = weight.t().contiguous()
-    csr = activations.to_sparse_csr()
-    fns = {
-        "dense": lambda: activations @ wt,
-        "csr": lambda: torch.sparse.mm(csr, wt),
-        "csr+conversion": lambda: torch.sparse.mm(activations.to_sparse_csr(), wt),
-    }
-    number = {k: calls_for(f) for k, f in fns.items()}
-    summary = ratio_summary(interleaved_times(fns, rounds=rounds, number=number, seed=seed), "dense")
-    diff = float((torch.sparse.mm(csr, wt) - activations @ wt).abs().max())
-    return {
-        "zero_fraction": float((activations == 0).float().mean()),
-        "shape": list(activations.shape),
-        "max_abs_diff": diff,
-        **{k: {kk: v[kk] for kk in ("median_seconds", "ratio", "ci")} for k, v in summary.items()},
-    }
 
 
 def load_record(path: Path | None = None) -> dict[str, Any] | None:

@@ -125,11 +125,10 @@ def grid_pattern_changes(model: nn.Module, start: object, end: object, resolutio
 
 def line_endpoints(inputs: torch.Tensor, n_lines: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """``n_lines`` segments between pairs of distinct inputs (e.g. validation images), drawn with
-    a generator seeded by ``seed``, so every arm of a seed is cut along the same lines."""
+    a generator seeded by ``seed``, so every arm of a seed is cut along the same lines (``n_lines``
+    is checked where it enters, :data:`helpers.relu_ization.experiment.RELUIZATION_CONFIG_RULES`)."""
     if not isinstance(inputs, torch.Tensor) or inputs.shape[0] < 2:
         raise ValueError("inputs must be a tensor of at least 2 points")
-    if isinstance(n_lines, bool) or not isinstance(n_lines, int) or n_lines < 1:
-        raise ValueError(f"n_lines must be a positive int, got {n_lines!r}")
     g = torch.Generator().manual_seed(seed)
     first = torch.randint(0, inputs.shape[0], (n_lines,), generator=g)
     offset = torch.randint(1, inputs.shape[0], (n_lines,), generator=g)
