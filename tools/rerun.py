@@ -42,8 +42,15 @@ from helpers.core.results_cache import compute_time, config_hash, load_result, r
 from helpers.core.run_reads import HIDDEN, Elsewhere, RunRead, redirecting_reads, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.core.validation import ArgumentParser, positive_int_arg
-from helpers.relu_ization.latency import LATENCY_KEYS, LATENCY_RERUN
+from helpers.relu_ization.latency import LATENCY_KEYS, RECORD
 from tools.verify_rerun import verify
+
+#: What rerunning a latency row does.
+LATENCY_RERUN = (
+    f"its verdict rests on the timings in {RECORD}: these runs are the networks timed, so a rerun "
+    "retrains them and the row comes back only when their weights reproduce the timed ones; "
+    "python benchmarks/relu_ization_latency.py measures the timings again"
+)
 
 #: What a smoke rerun shrinks, field by field (the smaller of this and the run's own value): every
 #: config class of the book has some of these, and a nested run config (ReLU-ization's ``train``)

@@ -28,7 +28,6 @@ __all__ = [
     "RECORD",
     "MARGINS",
     "LATENCY_KEYS",
-    "LATENCY_RERUN",
     "MACHINE_FIELDS",
     "load_record",
     "pair_record",
@@ -60,12 +59,6 @@ MARGINS: tuple[tuple[str, str, str, str], ...] = (
 )
 #: The latency rows' keys begin with this; their verdicts rest on the committed timings, not on runs.
 LATENCY_KEYS = "reluization-latency-"
-#: What rerunning a latency row does (printed by :mod:`tools.rerun`).
-LATENCY_RERUN = (
-    f"its verdict rests on the timings in {RECORD}: these runs are the networks timed, so a rerun "
-    "retrains them and the row comes back only when their weights reproduce the timed ones; "
-    "python benchmarks/relu_ization_latency.py measures the timings again"
-)
 #: What a pair's timings depend on. Each pair carries its own: pairs are measured in separate
 #: runs of the benchmark, possibly on different CPUs (a ResNet trained in bf16 is timed where its
 #: weights check can be exact), so one machine line for the whole record would mislabel the others.
