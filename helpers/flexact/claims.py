@@ -41,10 +41,6 @@ from helpers.flexact.synthetic_analysis import (
     table1_stats,
 )
 
-__all__ = ["READINGS_TRIED", "fixed_cells_within", "proportion_fields", "synthetic_claims", "readings_claims"]
-__all__ += ["claims", "cifar_claims"]
-
-
 _claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK_SYNTHETIC, anchor=ANCHOR_SYNTHETIC)
 
 

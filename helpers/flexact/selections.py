@@ -13,8 +13,6 @@ import pandas as pd
 from helpers.core.tables import _config
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 
-__all__ = ["flexact_selections", "flexact_trajectory"]
-
 
 def _flexact_layer(result: Mapping[str, Any], layer: str | None) -> tuple[str, list[dict]]:
     rows = [row.get("flexact") for row in result["history"]]

@@ -17,19 +17,12 @@ from helpers.flexact.paper import table1_frame
 from helpers.flexact.synthetic import DISPLAY, FIXED_METHODS, PAPER_ALPHAS, FlexActSyntheticConfig
 from helpers.flexact.synthetic_task import GROUND_TRUTHS, INFORMATIVE_DISTRIBUTIONS, _target_function
 
-__all__ = ["label_of", "results_frame", "row_order", "table1_stats", "table1", "mark_ranks", "format_table"]
-__all__ += ["selection_summary", "picks_ground_truth", "majority_picks", "sensitivity_table", "trajectories"]
-__all__ += ["prediction_panels", "final_probability_of_choice", "single_neuron_optimum", "optimum_table"]
-__all__ += ["table1_display"]
-
-
-# --------------------------------------------------------------------------------------------
 # Tables and summaries
-# --------------------------------------------------------------------------------------------
 
 
-def _config_of(result: dict) -> dict:
-    return result["config"]
+def _runs(results: list[dict], **where: object) -> list[dict]:
+    """The results whose stored config has every ``field=value`` of ``where``."""
+    return [r for r in results if all(r["config"][name] == value for name, value in where.items())]
 
 
 def label_of(config: dict) -> str:
@@ -41,7 +34,7 @@ def results_frame(results: list[dict]) -> pd.DataFrame:
     """One row per run: ground truth, model label, α, λ, seed, held-out MSE, per-sample std, choice."""
     rows = []
     for r in results:
-        c = _config_of(r)
+        c = r["config"]
         rows.append(
             {
                 "ground_truth": c["ground_truth"],
@@ -174,18 +167,11 @@ def trajectories(results: list[dict], ground_truth: str, alpha: float, lam: floa
 
     Returns ``{"epochs": (E+1,), "probs": (seeds, E+1, K), "candidates": [...], "tau": (E,)}``.
     """
-    runs = [
-        r
-        for r in results
-        if _config_of(r)["method"] == "flexact"
-        and _config_of(r)["ground_truth"] == ground_truth
-        and _config_of(r)["alpha"] == alpha
-        and _config_of(r)["lam"] == lam
-    ]
+    runs = _runs(results, method="flexact", ground_truth=ground_truth, alpha=alpha, lam=lam)
     if not runs:
         raise ValueError(f"no Flex-Act runs for {ground_truth}, alpha={alpha}, lam={lam}")
     probs = []
-    for r in sorted(runs, key=lambda r: _config_of(r)["seed"]):
+    for r in sorted(runs, key=lambda r: r["config"]["seed"]):
         per_epoch = [next(iter(row["flexact"].values()))["probs"] for row in r["history"]]
         probs.append([r["initial_probs"], *per_epoch])
     epochs = np.arange(len(probs[0]))
@@ -201,18 +187,13 @@ def prediction_panels(
     for gt in GROUND_TRUTHS:
         runs = [
             r
-            for r in results
-            if _config_of(r)["ground_truth"] == gt
-            and _config_of(r)["seed"] == seed
-            and (
-                _config_of(r)["method"] != "flexact"
-                or (_config_of(r)["alpha"] in alphas and _config_of(r)["lam"] == lam)
-            )
+            for r in _runs(results, ground_truth=gt, seed=seed)
+            if r["config"]["method"] != "flexact" or (r["config"]["alpha"] in alphas and r["config"]["lam"] == lam)
         ]
         if not runs:
             continue
-        order = row_order([label_of(_config_of(r)) for r in runs])
-        by_label = {label_of(_config_of(r)): r for r in runs}
+        by_label = {label_of(r["config"]): r for r in runs}
+        order = row_order(list(by_label))
         first = runs[0]["grid"]
         panels[DISPLAY[gt]] = {
             "x": first["x1"],
@@ -226,19 +207,13 @@ def prediction_panels(
 
 def final_probability_of_choice(results: list[dict], alpha: float, lam: float = 1.0) -> float:
     """Mean (over Flex-Act runs with this α, λ) of the final probability of the chosen candidate."""
-    values = [
-        max(r["final_probs"])
-        for r in results
-        if _config_of(r)["method"] == "flexact" and _config_of(r)["alpha"] == alpha and _config_of(r)["lam"] == lam
-    ]
+    values = [max(r["final_probs"]) for r in _runs(results, method="flexact", alpha=alpha, lam=lam)]
     if not values:
         raise ValueError(f"no Flex-Act results with alpha={alpha}, lam={lam}")
     return float(np.mean(values))
 
 
-# --------------------------------------------------------------------------------------------
 # What the paper's numbers imply: the best single neuron, computed by quadrature
-# --------------------------------------------------------------------------------------------
 
 
 def single_neuron_optimum(
