@@ -91,15 +91,10 @@ def _config(profile: str, reading: Reading, ground_truth: str, seed: int, alpha:
     return replace(base, **overrides)
 
 
-def _seeds(profile: str, reading: Reading) -> tuple[int, ...]:
-    seeds = tuple(profile_settings(profile)["seeds"])
-    return seeds[: reading.n_seeds] if reading.n_seeds else seeds
-
-
 def _arms(profile: str, reading: Reading) -> dict[float, list[FlexActSyntheticConfig]]:
     """``{α: configs}`` of one reading: α = 0.3 on every target; α = 0 on :data:`ALPHA_TARGETS`
     (re-run under the reading where it changes that model, else Table 1's α = 0 runs)."""
-    seeds = _seeds(profile, reading)
+    seeds = tuple(profile_settings(profile)["seeds"])[: reading.n_seeds]  # n_seeds None: all of them
     return {
         BASELINE_ALPHA: [_config(profile, reading, gt, s, BASELINE_ALPHA) for gt in GROUND_TRUTHS for s in seeds],
         0.0: [

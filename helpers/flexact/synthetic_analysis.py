@@ -14,6 +14,7 @@ import torch
 from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import table1_frame
+from helpers.flexact.selections import flexact_trajectory
 from helpers.flexact.synthetic import DISPLAY, FIXED_METHODS, PAPER_ALPHAS, FlexActSyntheticConfig
 from helpers.flexact.synthetic_task import GROUND_TRUTHS, INFORMATIVE_DISTRIBUTIONS, _target_function
 
@@ -163,20 +164,12 @@ def sensitivity_table(results: list[dict]) -> pd.DataFrame:
 
 
 def trajectories(results: list[dict], ground_truth: str, alpha: float, lam: float = 1.0) -> dict[str, np.ndarray]:
-    """Selection probabilities per epoch (epoch 0 = initialisation), stacked over seeds.
-
-    Returns ``{"epochs": (E+1,), "probs": (seeds, E+1, K), "candidates": [...], "tau": (E,)}``.
-    """
+    """:func:`~helpers.flexact.selections.flexact_trajectory` of the Flex-Act runs of ``(ground truth, α, λ)``,
+    stacked over seeds."""
     runs = _runs(results, method="flexact", ground_truth=ground_truth, alpha=alpha, lam=lam)
     if not runs:
         raise ValueError(f"no Flex-Act runs for {ground_truth}, alpha={alpha}, lam={lam}")
-    probs = []
-    for r in sorted(runs, key=lambda r: r["config"]["seed"]):
-        per_epoch = [next(iter(row["flexact"].values()))["probs"] for row in r["history"]]
-        probs.append([r["initial_probs"], *per_epoch])
-    epochs = np.arange(len(probs[0]))
-    tau = np.array([row.get("tau") for row in runs[0]["history"]], dtype=float)
-    return {"epochs": epochs, "probs": np.array(probs), "candidates": runs[0]["candidates"], "tau": tau}
+    return flexact_trajectory(sorted(runs, key=lambda r: r["config"]["seed"]))
 
 
 def prediction_panels(
