@@ -143,10 +143,8 @@ def majority_picks(results: list[dict], alpha: float, lam: float = 1.0) -> int:
 
 def sensitivity_table(results: list[dict]) -> pd.DataFrame:
     """Per Flex-Act setting (α, λ) and ground truth: seeds that picked the truth / seeds, and the
-    mean held-out MSE (argmax) and mean MSE of the expected mixture."""
+    mean held-out MSE (argmax)."""
     df = results_frame(results)
-    extra = {id(r): r.get("val_mse_expected", float("nan")) for r in results}
-    df["mse_expected"] = [extra[id(r)] for r in results]
     df = df[df["method"] == "flexact"]
     rows = []
     for (alpha, lam), group in df.groupby(["alpha", "lam"]):
