@@ -348,15 +348,14 @@ def per_target_display(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd
 #: ``readings_summary``'s keys per reading: the table's columns as they are, and the log ratios as factors.
 _SUMMARY_COLUMNS = {"twin": "picked_twin", "n": "n_runs", "seeds": "seeds", "d": "d_twin", "d_low": "d_twin_low"}
 _SUMMARY_COLUMNS |= {"d_high": "d_twin_high", "d_mde": "d_twin_mde", "d_p": "d_twin_p"}
-_SUMMARY_RATIOS = {"ratio": "log_ratio", "ratio_low": "log_low", "ratio_high": "log_high", "aratio": "alpha_log_ratio"}
+_SUMMARY_RATIOS = {"ratio": "log_ratio", "ratio_low": "log_low", "ratio_high": "log_high"}
 
 
 def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, float]:
     """The numbers the page quotes, as plain floats keyed for ``glue`` (no dots in the keys):
     per reading ``<key>_<what>`` (``twin``/``n`` picks up to the twin, ``sig`` Sigmoid picks,
-    ``ratio``/``ratio_low``/``ratio_high`` pooled MSE factor vs the baseline, ``aratio`` MSE factor
-    α = 0.3 / α = 0 on Sigmoid and Tanh, ``d``/``d_low``/``d_high``/``d_mde``/``d_p`` the selection
-    difference up to the twin), plus the page-level counts."""
+    ``ratio``/``ratio_low``/``ratio_high`` pooled MSE factor vs the baseline, ``d``/``d_low``/``d_high``/
+    ``d_mde``/``d_p`` the selection difference up to the twin), plus the page-level counts."""
     out: dict[str, float] = {}
     for key, row in table.iterrows():
         out.update({f"{key}_{name}": float(row[column]) for name, column in _SUMMARY_COLUMNS.items()})
