@@ -33,9 +33,6 @@ from helpers.flexact.paper import (
     TABLE2_BASELINES,
 )
 
-__all__ = ["NB_AUDIT", "FINDINGS", "PRINT_UNIT", "selection_bounds", "column_gaps", "mismatched_leads"]
-__all__ += ["fixed_baseline_parameters", "gumbel_max_error", "gumbel_softmax_sharpness", "swish_limits", "claims"]
-
 NB_AUDIT = "notebooks/94_audit_flexact"
 #: The findings, in page order: each key (after ``flexact-audit-``), the page section that shows it
 #: and where the source says it.
@@ -61,9 +58,7 @@ _row = audit_rows(
 )
 
 
-# --------------------------------------------------------------------------------------------
 # Mechanism: what α = 0 selected, by Table 1's own numbers
-# --------------------------------------------------------------------------------------------
 
 
 def selection_bounds(row: str, target: str) -> dict[str, float]:
@@ -110,9 +105,7 @@ def _claim_tanh_selection() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Claims traced to Table 1: "matching or outperforming all baselines"
-# --------------------------------------------------------------------------------------------
 
 
 def column_gaps(row: str = A3) -> dict[str, float]:
@@ -164,9 +157,7 @@ def _claim_matching_all() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Baselines: what the experiments compare against
-# --------------------------------------------------------------------------------------------
 
 
 def fixed_baseline_parameters() -> dict[str, int]:
@@ -257,9 +248,7 @@ def _claim_no_tuning() -> Claim:
     )
 
 
-# --------------------------------------------------------------------------------------------
 # Cited theory: Gumbel-max, Gumbel-softmax, Swish
-# --------------------------------------------------------------------------------------------
 
 
 def gumbel_max_error(probs: tuple[float, ...] = (0.4, 0.25, 0.2, 0.1, 0.05)) -> float:

@@ -53,29 +53,24 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
             source_row(key, claim, where, paper, ours, verdict, note, shown, run_profile or profile, **place, **fields)
         )
 
-    gains = {m: (TABLE2[f"{m} + Flex-Act"], TABLE2[m]) for m in ("ResNet18", "ResNet34")}
-    # The paper's gain against the sampling noise of one accuracy on CIFAR-10's 10,000 test images.
-    noise = {m: T.binomial_se(plain, 10_000) for m, (_, plain) in gains.items()}
-    paper_text = {
-        m: (QUOTES[f"table2_{m.lower()}"], QUOTES["table2_caption"]) for m in gains
-    }  # Table 2 gives no spread
-    match_margin = MATCH_MARGIN
-    noise_note = {
-        m: (
-            f"The paper's gain is {gains[m][0] - gains[m][1]:.2f} points, "
-            f"{(gains[m][0] - gains[m][1]) / noise[m]:.2f} of the binomial standard error "
-            f"({noise[m]:.2f} points) of one accuracy on 10,000 test images: 'improves' is not "
+    def noise_note(model: str) -> str:
+        """The paper's gain against the sampling noise of one accuracy on CIFAR-10's 10,000 test images."""
+        gain, noise = TABLE2[f"{model} + Flex-Act"] - TABLE2[model], T.binomial_se(TABLE2[model], 10_000)
+        return (
+            f"The paper's gain is {gain:.2f} points, {gain / noise:.2f} of the binomial standard error "
+            f"({noise:.2f} points) of one accuracy on 10,000 test images: 'improves' is not "
             "testable from it, so we test 'matches': non-inferiority of Flex-Act against plain with a "
-            f"margin of {match_margin:g} point (more than twice that standard error), paired by seed."
+            f"margin of {MATCH_MARGIN:g} point (more than twice that standard error), paired by seed."
         )
-        for m in gains
-    }
+
+    # Table 2 gives no spread
+    paper_text = {m: (QUOTES[f"table2_{m.lower()}"], QUOTES["table2_caption"]) for m in ("ResNet18", "ResNet34")}
     loaded = T.load_all(P.table2_configs(profile))
     r18 = [r for r in loaded or [] if r["config"]["model"] == "resnet18"]
     key18, key_fallback = "flexact-resnet18-matches", "flexact-fallback-to-relu"
     claim18 = (
         f"ResNet-18 + Flex-Act (penultimate layer) matches or improves ResNet-18 on CIFAR-10 (not worse by "
-        f"more than {match_margin:g} point; our ResNet-18 is narrowed to cpu scale)"
+        f"more than {MATCH_MARGIN:g} point; our ResNet-18 is narrowed to cpu scale)"
     )
     fallback = (
         "Flex-Act 'can recover the identity function or fall back to ReLU if no better choice "
@@ -86,7 +81,7 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
         "coincide: choosing any of them gives back the plain network."
     )
     if not r18:
-        add(key18, claim18, paper_text["ResNet18"], "—", "not run here", not_run + ". " + noise_note["ResNet18"])
+        add(key18, claim18, paper_text["ResNet18"], "—", "not run here", not_run + ". " + noise_note("ResNet18"))
         add(
             key_fallback, fallback, QUOTES["fall_back"], "—", "not run here", not_run + ". " + same, where="Section 4.2"
         )
@@ -95,7 +90,7 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
         verdict, fields, comp = judge(
             lambda: T.compare_groups(rows, "penultimate", "flexact", "none"),
             claim="non-inferiority",
-            margin=match_margin,
+            margin=MATCH_MARGIN,
             unit="points",
         )
         summary = T.summarize(rows, "penultimate")
@@ -111,7 +106,7 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
             paper_text["ResNet18"],
             f"+ Flex-Act − plain = {gap:+.2f} points{per_seed}",
             verdict,
-            noise_note["ResNet18"],
+            noise_note("ResNet18"),
             **fields,
         )
         picks = flexact_selections([r for r in r18 if r["config"]["penultimate_activation"] == "flexact"])
@@ -139,7 +134,7 @@ def cifar_claims(profile: str | None = None) -> list[Claim]:
         paper_text["ResNet34"],
         "—",
         "not run here",
-        "ResNet-34 runs only in the paper profile (2 CPU cores). " + noise_note["ResNet34"],
+        "ResNet-34 runs only in the paper profile (2 CPU cores). " + noise_note("ResNet34"),
         run_profile="paper",
     )
     return out

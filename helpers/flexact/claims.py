@@ -41,10 +41,6 @@ from helpers.flexact.synthetic_analysis import (
     table1_stats,
 )
 
-__all__ = ["READINGS_TRIED", "fixed_cells_within", "proportion_fields", "synthetic_claims", "readings_claims"]
-__all__ += ["claims", "cifar_claims"]
-
-
 _claim = partial(source_row, source=SOURCE, notebook=NOTEBOOK_SYNTHETIC, anchor=ANCHOR_SYNTHETIC)
 
 
@@ -238,17 +234,17 @@ def _claim_std_meaning(results: list[dict]) -> tuple[str, str, str]:
     """Compare the paper's ± with our seed std and our per-sample std on the fixed-model cells
     whose MSE is not ~0 (where both readings differ)."""
     stats = table1_stats(results)
-    near_sample, near_seed, n = 0, 0, 0
-    for gt in GROUND_TRUTHS:
-        for label in _FIXED_LABELS.values():
-            paper_mean, paper_std, _ = TABLE1[label][gt]
-            if paper_mean < STD_CELL_FLOOR:
-                continue
-            n += 1
-            near_sample += int(
-                abs(float(stats["sample_std"].loc[label, gt]) - paper_std) <= max(5e-4, 0.05 * paper_std)
-            )
-            near_seed += int(abs(float(stats["std"].loc[label, gt]) - paper_std) <= max(5e-4, 0.05 * paper_std))
+    cells = [
+        (label, gt, TABLE1[label][gt][1])
+        for gt in GROUND_TRUTHS
+        for label in _FIXED_LABELS.values()
+        if TABLE1[label][gt][0] >= STD_CELL_FLOOR
+    ]
+
+    def matched(column: str) -> int:  # cells whose paper ± is within 5 % (or 0.0005) of our ``column``
+        return sum(abs(float(stats[column].loc[label, gt]) - std) <= max(5e-4, 0.05 * std) for label, gt, std in cells)
+
+    near_sample, near_seed, n = matched("sample_std"), matched("std"), len(cells)
     ours = f"per-sample std of the squared error matches {near_sample}/{n} cells; "
     ours += f"std over seeds matches {near_seed}/{n}"
     seed_rate, sample_rate = proportion(near_seed, n), proportion(near_sample, n)

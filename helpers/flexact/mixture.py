@@ -28,8 +28,6 @@ from helpers.core.provenance import note_backend
 from helpers.core.registry import get_activation
 from helpers.flexact.kernels import MIX_FORWARD, MIX_GRAD_H, MIX_GRAD_H_SUMS
 
-__all__ = ["BASIS_ROWS", "basis_split", "resolve_candidates"]
-
 # Basis of the fused path: every built-in candidate is a linear combination of these.
 BASIS_ROWS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "identity")
 
@@ -103,9 +101,7 @@ def basis_split(
     return generic, rows, basis
 
 
-# --------------------------------------------------------------------------------------------
 # Fused mixture of basis functions
-# --------------------------------------------------------------------------------------------
 
 
 def _flat(x: torch.Tensor) -> torch.Tensor:

@@ -11,11 +11,6 @@ import pandas as pd
 
 from helpers.core.attribution import Quoted
 
-__all__ = ["NOTEBOOK_SYNTHETIC", "NOTEBOOK_CIFAR", "ANCHOR_SYNTHETIC", "ANCHOR_READINGS", "READINGS_MARGIN_PP"]
-__all__ += ["PRINT_UNIT", "ANCHOR_CIFAR", "MATCH_MARGIN", "SOURCE", "GROUND_TRUTHS", "K_SCALE", "N_FEATURES"]
-__all__ += ["N_SEEDS", "ALPHAS", "TABLE1", "TABLE2", "table1_frame", "QUOTES"]
-
-
 NOTEBOOK_SYNTHETIC = "notebooks/30_flexact_synthetic"
 NOTEBOOK_CIFAR = "notebooks/31_flexact_cifar"
 #: MyST labels (``(label)=`` before the "Claims" heading) of the sections that compute the claims.

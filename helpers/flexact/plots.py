@@ -7,10 +7,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["plot_selection_trajectories", "plot_function_fits", "plot_selection_with_target", "plot_reading_effects"]
-
-
-# ------------------------------------------------------------------------------ Flex-Act
 _FLEXACT_COLORS = {
     "relu": "tab:blue",
     "sigmoid": "tab:orange",
@@ -18,6 +14,25 @@ _FLEXACT_COLORS = {
     "leaky_relu": "tab:red",
     "identity": "tab:purple",
 }
+
+
+def _panel_grid(panels: dict, ncols: int | None, size: tuple[float, float], **kwargs) -> tuple[plt.Figure, np.ndarray]:
+    """A figure of ``len(panels)`` panels in rows of ``ncols``, the unused cells switched off."""
+    if not panels:
+        raise ValueError("no panels to plot")
+    n = len(panels)
+    ncols = min(ncols or n, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False, **kwargs)
+    for ax in list(axes.flat)[n:]:
+        ax.set_axis_off()
+    return fig, axes
+
+
+def _legend_below(fig: plt.Figure, handles: list, labels: list, ncol: int, bottom: float) -> plt.Figure:
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig
 
 
 def plot_selection_trajectories(
@@ -33,15 +48,8 @@ def plot_selection_trajectories(
     ``probs`` of shape seeds × epochs × candidates, ``candidates``). A line is the mean over
     seeds, the band spans the seeds' minimum to maximum. Returns the figure.
     """
-    if not panels:
-        raise ValueError("no panels to plot")
     display = display or {}
-    n = len(panels)
-    ncols = min(ncols or n, n)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(
-        nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False, sharey=True
-    )
+    fig, axes = _panel_grid(panels, ncols, panel_size, sharey=True)
     for ax, (title, traj) in zip(axes.flat, panels.items()):
         probs = np.asarray(traj["probs"], dtype=float)
         if probs.ndim != 3:
@@ -59,12 +67,8 @@ def plot_selection_trajectories(
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("selection probability")
-    for ax in list(axes.flat)[n:]:
-        ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    return fig
+    return _legend_below(fig, handles, labels, len(labels), 0.08)
 
 
 def plot_function_fits(
@@ -78,12 +82,7 @@ def plot_function_fits(
     Each value holds ``x`` (grid), ``truth`` (target on the grid) and ``fits``
     (``{label: predictions on the grid}``). The truth is drawn thick and grey underneath.
     """
-    if not panels:
-        raise ValueError("no panels to plot")
-    n = len(panels)
-    ncols = min(ncols or n, n)
-    nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False)
+    fig, axes = _panel_grid(panels, ncols, panel_size)
     for ax, (title, panel) in zip(axes.flat, panels.items()):
         x = np.asarray(panel["x"], dtype=float)
         ax.plot(x, panel["truth"], color="0.6", linewidth=5, alpha=0.6, label="truth")
@@ -96,12 +95,8 @@ def plot_function_fits(
         ax.set_xlabel("$x_1$ (other features 0)")
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("prediction")
-    for ax in list(axes.flat)[n:]:
-        ax.set_axis_off()
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    return fig
+    return _legend_below(fig, handles, labels, min(len(labels), 5), 0.12)
 
 
 def plot_selection_with_target(
@@ -117,11 +112,9 @@ def plot_selection_with_target(
     (``epochs``, ``probs`` of shape 1 × (E+1) × K, ``pseudo_probs`` of shape 1 × E × K,
     ``candidates``).
     """
-    if not panels:
-        raise ValueError("no panels to plot")
     display = display or {}
     n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(panel_size[0] * n, panel_size[1]), squeeze=False, sharey=True)
+    fig, axes = _panel_grid(panels, None, panel_size, sharey=True)
     for ax, (title, traj) in zip(axes.flat, panels.items()):
         probs = np.asarray(traj["probs"], dtype=float)
         target = np.asarray(traj["pseudo_probs"], dtype=float)
@@ -140,10 +133,8 @@ def plot_selection_with_target(
     handles, labels = axes[0, 0].get_legend_handles_labels()
     handles.append(plt.Line2D([], [], color="0.3", linestyle="--", linewidth=0.9))
     labels.append("target p̃ (dashed)")
-    ncol = len(labels) if n > 1 else 3  # one narrow panel: wrap the legend
-    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.12 if n > 1 else 0.22, 1, 1))
-    return fig
+    # one narrow panel: wrap the legend
+    return _legend_below(fig, handles, labels, len(labels) if n > 1 else 3, 0.12 if n > 1 else 0.22)
 
 
 def plot_reading_effects(table, *, panel_size: tuple[float, float] = (3.6, 3.4)) -> plt.Figure:

@@ -183,18 +183,11 @@ def table2_seeds(profile: str) -> tuple[int, ...]:
     return _scale(profile).seeds
 
 
-def table2_models(profile: str) -> tuple[str, ...]:
-    """ResNet-18, and ResNet-34 in the paper profile only (2 CPU cores)."""
-    return ("resnet18", "resnet34") if current_profile(profile) == "paper" else ("resnet18",)
-
-
 def table2_configs(profile: str) -> list[TrainConfig]:
-    """Plain vs Flex-Act, ResNet-18 (and ResNet-34 in the paper profile), all seeds."""
+    """Plain vs Flex-Act, ResNet-18 (and ResNet-34 in the paper profile only: 2 CPU cores), all seeds."""
+    models = ("resnet18", "resnet34") if current_profile(profile) == "paper" else ("resnet18",)
     return [
-        flexact_cifar_config(profile, m, f, s)
-        for m in table2_models(profile)
-        for f in (False, True)
-        for s in table2_seeds(profile)
+        flexact_cifar_config(profile, m, f, s) for m in models for f in (False, True) for s in table2_seeds(profile)
     ]
 
 

@@ -1,6 +1,6 @@
 """The readings the Flex-Act paper leaves open, as data: each :class:`Reading` (what it changes in
 Table 1's synthetic runs), the baseline reading (Table 1's runs), their run configs, and the loader
-of their committed results (:func:`readings_overview` shows them).
+of their committed results (:func:`readings_overview` lists them).
 
 :mod:`helpers.flexact.readings` compares the readings with the baseline, paired by seed."""
 
@@ -44,12 +44,12 @@ ALPHA_TARGETS: tuple[str, ...] = ("sigmoid", "tanh")
 
 @dataclass(frozen=True)
 class Reading:
-    """One reading of an open choice: the config fields it changes from the baseline reading."""
+    """One reading of an open choice: the config fields it changes from the baseline reading (why each
+    is a fair reading of the paper: the synthetic page's section on readings)."""
 
     key: str
     family: str
     label: str
-    why: str
     overrides: Mapping[str, Any] = field(default_factory=dict)
     n_seeds: int | None = None  # the first n seeds of the profile; None: all of them
 
@@ -59,76 +59,19 @@ class Reading:
         return bool(_ZERO_ARM_FIELDS & set(self.overrides))
 
 
-BASELINE = Reading(
-    "baseline",
-    "baseline",
-    "baseline (Table 1)",
-    "our reading in Table 1: soft samples, τ exponential 1 → 0.1 per step, KL(p̃ ‖ p), constant α, λ = 1",
-)
+BASELINE = Reading("baseline", "baseline", "baseline (Table 1)")
 
 
 READINGS: tuple[Reading, ...] = (
-    Reading(
-        "hard",
-        "samples",
-        "hard samples (straight-through)",
-        "Section 3.1 describes the Gumbel-max one-hot sample; the convex combination of Section 3.2 "
-        "reads as soft. Hard samples apply one candidate per step, with the soft sample's gradient.",
-        {"hard": True},
-    ),
-    Reading(
-        "tau_constant",
-        "τ schedule",
-        "τ = 1, constant",
-        "no annealing at all: the paper says only 'as τ is annealed', so the unannealed sampler is the reference.",
-        {"tau_schedule": "constant"},
-    ),
-    Reading(
-        "tau_linear",
-        "τ schedule",
-        "τ linear 1 → 0.1",
-        "the other common annealing shape, to the same end value: hotter for longer than the exponential.",
-        {"tau_schedule": "linear"},
-    ),
-    Reading(
-        "kl_reverse",
-        "KL direction",
-        "KL(p ‖ p̃)",
-        "a KL toward a target is often written the other way round; KL(p ‖ p̃) is mode-seeking, "
-        "so it lets p commit to one candidate.",
-        {"kl_direction": "reverse"},
-    ),
-    Reading(
-        "alpha_warmup",
-        "α schedule",
-        "α warm-up (0 → 0.3 over the first half)",
-        "the usual way to bring in a KL term (KL annealing): the task loss shapes the weights first.",
-        {"alpha_schedule": "warmup"},
-    ),
-    Reading(
-        "alpha_decay",
-        "α schedule",
-        "α decayed (0.3 → 0 by mid-training)",
-        "'rapidly discovers and locks onto the true activation' (Fig. 1): the regulariser steers the "
-        "early choice, then the task loss commits to it.",
-        {"alpha_schedule": "decay"},
-    ),
-    Reading(
-        "lam_0p1",
-        "λ",
-        "λ = 0.1",
-        "the paper gives no λ; a sharper pseudo-label p̃ (the sensitivity study's runs, 3 seeds).",
-        {"lam": 0.1},
-        n_seeds=SENSITIVITY_SEEDS,
-    ),
-    Reading(
-        "lam_10",
-        "λ",
-        "λ = 10",
-        "the paper gives no λ; a flatter pseudo-label p̃ (the sensitivity study's runs, 3 seeds).",
-        {"lam": 10.0},
-        n_seeds=SENSITIVITY_SEEDS,
-    ),
+    Reading("hard", "samples", "hard samples (straight-through)", {"hard": True}),
+    Reading("tau_constant", "τ schedule", "τ = 1, constant", {"tau_schedule": "constant"}),
+    Reading("tau_linear", "τ schedule", "τ linear 1 → 0.1", {"tau_schedule": "linear"}),
+    Reading("kl_reverse", "KL direction", "KL(p ‖ p̃)", {"kl_direction": "reverse"}),
+    Reading("alpha_warmup", "α schedule", "α warm-up (0 → 0.3 over the first half)", {"alpha_schedule": "warmup"}),
+    Reading("alpha_decay", "α schedule", "α decayed (0.3 → 0 by mid-training)", {"alpha_schedule": "decay"}),
+    # the λ readings are the sensitivity study's runs, on its seeds
+    Reading("lam_0p1", "λ", "λ = 0.1", {"lam": 0.1}, n_seeds=SENSITIVITY_SEEDS),
+    Reading("lam_10", "λ", "λ = 10", {"lam": 10.0}, n_seeds=SENSITIVITY_SEEDS),
 )
 
 
@@ -148,15 +91,10 @@ def _config(profile: str, reading: Reading, ground_truth: str, seed: int, alpha:
     return replace(base, **overrides)
 
 
-def _seeds(profile: str, reading: Reading) -> tuple[int, ...]:
-    seeds = tuple(profile_settings(profile)["seeds"])
-    return seeds[: reading.n_seeds] if reading.n_seeds else seeds
-
-
 def _arms(profile: str, reading: Reading) -> dict[float, list[FlexActSyntheticConfig]]:
     """``{α: configs}`` of one reading: α = 0.3 on every target; α = 0 on :data:`ALPHA_TARGETS`
     (re-run under the reading where it changes that model, else Table 1's α = 0 runs)."""
-    seeds = _seeds(profile, reading)
+    seeds = tuple(profile_settings(profile)["seeds"])[: reading.n_seeds]  # n_seeds None: all of them
     return {
         BASELINE_ALPHA: [_config(profile, reading, gt, s, BASELINE_ALPHA) for gt in GROUND_TRUTHS for s in seeds],
         0.0: [
@@ -218,9 +156,8 @@ def readings_committed(profile: str = "cpu") -> bool:
 
 
 def readings_overview() -> pd.DataFrame:
-    """What each reading changes and why it is a fair reading of the paper."""
-    rows = [(BASELINE.family, BASELINE.label, BASELINE.why, "Table 1's runs")]
+    """Each reading's open choice, and where its α = 0 arm comes from."""
+    rows = [(BASELINE.family, BASELINE.label, "Table 1's runs")]
     for r in READINGS:
-        zero = "re-run under the reading" if r.changes_zero_arm else "Table 1's α = 0 runs"
-        rows.append((r.family, r.label, r.why, zero))
-    return pd.DataFrame(rows, columns=["open choice", "reading", "why", "α = 0 arm"]).set_index("reading")
+        rows.append((r.family, r.label, "re-run under the reading" if r.changes_zero_arm else "Table 1's α = 0 runs"))
+    return pd.DataFrame(rows, columns=["open choice", "reading", "α = 0 arm"]).set_index("reading")

@@ -39,7 +39,7 @@ from helpers.core.statistics import (
     paired_comparison,
     proportion,
 )
-from helpers.flexact.reading_specs import (  # the pages and scripts find them here
+from helpers.flexact.reading_specs import (  # noqa: F401  the pages and scripts find the sweep here
     ALPHA_TARGETS,
     BASELINE,
     BASELINE_ALPHA,
@@ -51,11 +51,6 @@ from helpers.flexact.reading_specs import (  # the pages and scripts find them h
     run_readings,
 )
 from helpers.flexact.synthetic import DISPLAY, GROUND_TRUTHS
-
-__all__ = ["readings_configs", "run_readings", "readings_frame", "mse_comparisons", "pooled_log_ratio"]
-__all__ += ["selection_accuracy", "selection_difference", "mcnemar_p", "majority_targets", "alpha_effect"]
-__all__ += ["readings_table", "per_target_table", "readings_overview", "readings_display", "per_target_display"]
-__all__ += ["readings_summary"]
 
 
 def _right_up_to_twin(chosen: str, truth: str) -> bool:
@@ -291,23 +286,14 @@ def per_target_table(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd.D
 # Display: the tables above as text for the pages, and the numbers they quote
 
 
-def _interval(mid: float, lo: float, hi: float, fmt: str, mde: float = math.nan) -> str:
+def _interval(mid: float, lo: float, hi: float, fmt: str, mde: float = math.nan, times: str = "") -> str:
+    """``mid [lo, hi] (MDE mde)``; ``times="×"`` marks the MDE of a factor (the factor it detects)."""
     if not math.isfinite(mid):
         return "—"
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return format(mid, fmt)
     text = f"{format(mid, fmt)} [{format(lo, fmt)}, {format(hi, fmt)}]"
-    return text + (f" (MDE {format(mde, fmt.lstrip('+'))})" if math.isfinite(mde) else "")
-
-
-def _factor(log_mid: float, log_lo: float, log_hi: float, log_mde: float) -> str:
-    """A log ratio shown as a factor: ``0.85 [0.70, 1.03] (MDE ×1.21)`` (the MDE as the factor it detects)."""
-    if not math.isfinite(log_mid):
-        return "—"
-    if not (math.isfinite(log_lo) and math.isfinite(log_hi)):
-        return f"{math.exp(log_mid):.2f}"
-    mde = f" (MDE ×{math.exp(log_mde):.2f})" if math.isfinite(log_mde) else ""
-    return f"{math.exp(log_mid):.2f} [{math.exp(log_lo):.2f}, {math.exp(log_hi):.2f}]{mde}"
+    return text + (f" (MDE {times}{format(mde, fmt.lstrip('+'))})" if math.isfinite(mde) else "")
 
 
 def readings_display(table: pd.DataFrame) -> pd.DataFrame:
@@ -330,7 +316,9 @@ def readings_display(table: pd.DataFrame) -> pd.DataFrame:
         ]
     out["targets by majority (up to twin)"] = [f"{int(r.majority_twin)}/5" for r in table.itertuples()]
     out["MSE ÷ baseline"] = [
-        _factor(r.log_ratio, r.log_low, r.log_high, r.log_mde) if r.Index != BASELINE.key else "1"
+        _interval(*np.exp([r.log_ratio, r.log_low, r.log_high]), ".2f", math.exp(r.log_mde), "×")
+        if r.Index != BASELINE.key
+        else "1"
         for r in table.itertuples()
     ]
     for gt in ALPHA_TARGETS:
@@ -360,15 +348,14 @@ def per_target_display(frame: pd.DataFrame, alpha: float = BASELINE_ALPHA) -> pd
 #: ``readings_summary``'s keys per reading: the table's columns as they are, and the log ratios as factors.
 _SUMMARY_COLUMNS = {"twin": "picked_twin", "n": "n_runs", "seeds": "seeds", "d": "d_twin", "d_low": "d_twin_low"}
 _SUMMARY_COLUMNS |= {"d_high": "d_twin_high", "d_mde": "d_twin_mde", "d_p": "d_twin_p"}
-_SUMMARY_RATIOS = {"ratio": "log_ratio", "ratio_low": "log_low", "ratio_high": "log_high", "aratio": "alpha_log_ratio"}
+_SUMMARY_RATIOS = {"ratio": "log_ratio", "ratio_low": "log_low", "ratio_high": "log_high"}
 
 
 def readings_summary(frame: pd.DataFrame, table: pd.DataFrame) -> dict[str, float]:
     """The numbers the page quotes, as plain floats keyed for ``glue`` (no dots in the keys):
     per reading ``<key>_<what>`` (``twin``/``n`` picks up to the twin, ``sig`` Sigmoid picks,
-    ``ratio``/``ratio_low``/``ratio_high`` pooled MSE factor vs the baseline, ``aratio`` MSE factor
-    α = 0.3 / α = 0 on Sigmoid and Tanh, ``d``/``d_low``/``d_high``/``d_mde``/``d_p`` the selection
-    difference up to the twin), plus the page-level counts."""
+    ``ratio``/``ratio_low``/``ratio_high`` pooled MSE factor vs the baseline, ``d``/``d_low``/``d_high``/
+    ``d_mde``/``d_p`` the selection difference up to the twin), plus the page-level counts."""
     out: dict[str, float] = {}
     for key, row in table.iterrows():
         out.update({f"{key}_{name}": float(row[column]) for name, column in _SUMMARY_COLUMNS.items()})

@@ -33,13 +33,6 @@ READINGS_TRIED = (
 _PAPER_ALPHA = (QUOTES["table1_flexact_rows"], QUOTES["alpha0_worse"])
 
 
-_READINGS_WHERE = "Abstract / Section 4.1.1 / Conclusion"
-
-
-def _not_run_readings(profile: str) -> str:
-    return f"the readings sweep's {profile}-profile results are not committed"
-
-
 def _readings_runs(profile: str) -> list:
     """The readings' rows compare with the baseline reading, Table 1's runs: their family is both."""
     return [*synthetic_configs(profile), *RD.readings_configs(profile)]
@@ -47,68 +40,49 @@ def _readings_runs(profile: str) -> list:
 
 def readings_claims(profile: str | None = None) -> list[Claim]:
     """Does Table 1's conclusion survive the readings the paper leaves open? Two claims: the
-    selection of the ground truth, and "α = 0.3 beats α = 0 on Sigmoid and Tanh", each judged
-    under every reading of :data:`helpers.flexact.reading_specs.READINGS` against the baseline reading
-    (Table 1's runs), from committed results of ``profile`` (without one: the cpu profile's, until
-    every paper-profile run of the sweep and of Table 1 is committed)."""
-    key_selection, key_alpha = "flexact-readings-selection", "flexact-readings-alpha-effect"
-    selection = (
-        "Flex-Act (α=0.3) selects the ground truth as well under every reading the paper leaves open "
-        "(hard/soft samples, τ schedule, KL direction, α schedule, λ)"
-    )
-    alpha = (
-        "Table 1's α result (α=0 has a higher MSE than α=0.3 on Sigmoid and Tanh) holds under every reading "
-        "the paper leaves open"
-    )
-    paper_sel = (QUOTES["selects_abstract"], QUOTES["no_sweeps_conclusion"])  # the readings are unstated
-    paper_alpha = _PAPER_ALPHA  # under one unstated reading
+    selection of the ground truth (judged at α = 0.3), and "α = 0.3 beats α = 0 on Sigmoid and Tanh"
+    (on those two targets), each under every reading of :data:`helpers.flexact.reading_specs.READINGS`
+    against the baseline reading (Table 1's runs), from committed results of ``profile`` (without one:
+    the cpu profile's, until every paper-profile run of the sweep and of Table 1 is committed)."""
     profile = decided_profile("flexact_readings", _readings_runs) if profile is None else current_profile(profile)
-    if not RS.readings_committed(profile):
-        return [
-            _readings_claim(key, claim, paper, "—", "not run here", _not_run_readings(profile), profile=profile)
-            for key, claim, paper in ((key_selection, selection, paper_sel), (key_alpha, alpha, paper_alpha))
-        ]
-    reading = "the book's own robustness check over the readings it tried; the paper claims no robustness"
-    return [
-        _readings_row(key_selection, selection, paper_sel, _claim_selection_readings, _at_baseline_alpha, profile),
-        _readings_row(key_alpha, alpha, paper_alpha, _claim_alpha_readings, _on_alpha_targets, profile, reading),
+    committed = RS.readings_committed(profile)
+    robustness = "the book's own robustness check over the readings it tried; the paper claims no robustness"
+    rows = [
+        (
+            "flexact-readings-selection",
+            "Flex-Act (α=0.3) selects the ground truth as well under every reading the paper leaves open "
+            "(hard/soft samples, τ schedule, KL direction, α schedule, λ)",
+            (QUOTES["selects_abstract"], QUOTES["no_sweeps_conclusion"]),  # the readings are unstated
+            _claim_selection_readings,
+            lambda alpha, config: alpha == RS.BASELINE_ALPHA,
+            "",
+        ),
+        (
+            "flexact-readings-alpha-effect",
+            "Table 1's α result (α=0 has a higher MSE than α=0.3 on Sigmoid and Tanh) holds under every reading "
+            "the paper leaves open",
+            _PAPER_ALPHA,  # under one unstated reading
+            _claim_alpha_readings,
+            lambda alpha, config: config.ground_truth in RS.ALPHA_TARGETS,
+            robustness,
+        ),
     ]
-
-
-def _at_baseline_alpha(alpha: float, config: object) -> bool:
-    return alpha == RS.BASELINE_ALPHA  # selection is judged at α = 0.3
-
-
-def _on_alpha_targets(alpha: float, config: object) -> bool:
-    return config.ground_truth in RS.ALPHA_TARGETS  # type: ignore[attr-defined]
-
-
-def _readings_row(
-    key: str, claim: str, paper: SourceValue, build: Callable, keep: Callable, profile: str, reading: str = ""
-) -> Claim:
-    """One readings row from the runs ``keep`` accepts, loaded here, so that the runs
-    :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly those."""
-    frame = RD.readings_frame(RS.load_readings(profile, keep))  # type: ignore[arg-type]
-    scale = profile_settings(profile)["note"]
-    return _readings_claim(key, claim, paper, *build(frame), scale=scale, profile=profile, reading=reading)
+    return [_readings_claim(*row, profile, committed) for row in rows]
 
 
 def _readings_claim(
-    key: str,
-    claim: str,
-    paper: SourceValue,
-    ours: str,
-    verdict: str,
-    note: str,
-    fields: dict | None = None,
-    scale: str = "",
-    profile: str = "cpu",
-    reading: str = "",
+    key: str, claim: str, paper: SourceValue, build: Callable, keep: Callable, reading: str, profile: str, ran: bool
 ) -> Claim:
-    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS, "reading": reading}
-    return source_row(
-        key, claim, _READINGS_WHERE, paper, ours, verdict, note, scale, profile, **place, **(fields or {})
-    )
+    """One readings row from the runs ``keep(α, config)`` accepts, loaded here, so that the runs
+    :mod:`helpers.core.run_reads` finds for it (and a rerun retrains) are exactly those."""
+    place = {"source": SOURCE, "notebook": NOTEBOOK_SYNTHETIC, "anchor": ANCHOR_READINGS}
+    where = "Abstract / Section 4.1.1 / Conclusion"
+    if not ran:
+        not_run = f"the readings sweep's {profile}-profile results are not committed"
+        return source_row(key, claim, where, paper, "—", "not run here", not_run, "", profile, **place, reading="")
+    ours, verdict, note, fields = build(RD.readings_frame(RS.load_readings(profile, keep)))  # type: ignore[arg-type]
+    scale = profile_settings(profile)["note"]
+    return source_row(key, claim, where, paper, ours, verdict, note, scale, profile, **place, reading=reading, **fields)
 
 
 def _claim_selection_readings(frame) -> tuple[str, str, str, dict]:

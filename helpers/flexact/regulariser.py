@@ -37,9 +37,6 @@ from helpers.flexact.mixture import _fused
 #: Directions of the KL of Eq. (4): ``"forward"`` = ``KL(p̃ ‖ p)`` as written, ``"reverse"`` = ``KL(p ‖ p̃)``.
 KL_DIRECTIONS: tuple[str, ...] = ("forward", "reverse")
 
-__all__ = ["KL_DIRECTIONS", "mean_gradient_norms", "pseudo_probabilities", "kl_to_pseudo_probabilities"]
-__all__ += ["gradient_norm_regularizer"]
-
 
 #: The regulariser's hyperparameters, checked where they enter (:class:`~helpers.flexact.hook.FlexActHook`
 #: checks the same rules once for a whole training run).
@@ -51,9 +48,7 @@ def _check(owner: str, **values: object) -> None:
         check_value(owner, name, value, RULES[name])
 
 
-# --------------------------------------------------------------------------------------------
 # Regulariser (Eqs. 1-4)
-# --------------------------------------------------------------------------------------------
 
 
 def _closed_form_derivative(candidate: nn.Module, h: torch.Tensor) -> torch.Tensor | None:

@@ -13,8 +13,6 @@ import pandas as pd
 from helpers.core.tables import _config
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 
-__all__ = ["flexact_selections", "flexact_trajectory"]
-
 
 def _flexact_layer(result: Mapping[str, Any], layer: str | None) -> tuple[str, list[dict]]:
     rows = [row.get("flexact") for row in result["history"]]
@@ -31,8 +29,7 @@ def _flexact_layer(result: Mapping[str, Any], layer: str | None) -> tuple[str, l
 
 
 def _candidates(cfg: Mapping[str, Any]) -> list[str]:
-    cands = (cfg.get("penultimate_kwargs") or {}).get("candidates", DEFAULT_CANDIDATES)
-    return list(cands)
+    return list((cfg.get("penultimate_kwargs") or {}).get("candidates", DEFAULT_CANDIDATES))
 
 
 def _initial_probs(cfg: Mapping[str, Any], k: int) -> list[float]:
@@ -70,8 +67,8 @@ def flexact_selections(results: Iterable[Mapping[str, Any]], layer: str | None =
 
 
 def flexact_trajectory(results: Sequence[Mapping[str, Any]], layer: str | None = None) -> dict[str, Any]:
-    """Selection probabilities per epoch (epoch 0 = initialisation) stacked over ``results``, in the
-    format of :func:`helpers.core.plots.plot_selection_trajectories`:
+    """Selection probabilities per epoch (epoch 0 = initialisation) stacked over ``results`` (CIFAR-10
+    or synthetic runs), in the format of :func:`helpers.flexact.plots.plot_selection_trajectories`:
     ``{"epochs": (E+1,), "probs": (runs, E+1, K), "candidates": [...], "tau": (E,),
     "pseudo_probs": (runs, E, K)}``."""
     if not results:
@@ -86,7 +83,8 @@ def flexact_trajectory(results: Sequence[Mapping[str, Any]], layer: str | None =
         if n_epochs is not None and len(records) != n_epochs:
             raise ValueError("runs have different numbers of epochs")
         cands, n_epochs = these, len(records)
-        probs.append([_initial_probs(cfg, len(these)), *[r["probs"] for r in records]])
+        initial = result.get("initial_probs") or _initial_probs(cfg, len(these))  # a synthetic run stores its own
+        probs.append([initial, *[r["probs"] for r in records]])
         pseudo.append([r.get("pseudo_probs", [math.nan] * len(these)) for r in records])
     tau = np.array([row.get("tau") for row in results[0]["history"]], dtype=float)
     return {

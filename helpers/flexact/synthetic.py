@@ -1,27 +1,12 @@
 """Flex-Act's synthetic regression study (paper Section 4.1, Table 1, Figs. 1-3, Appendix A).
 
-Task (:mod:`helpers.flexact.synthetic_task`): ``x ∈ R⁴``, target ``y = a(k·x₁)`` with ``k = 5`` and the
-other three features distractors; ground truths ``a ∈ {ReLU, Sigmoid, Tanh, LeakyReLU, Identity}``.
-Models: five fixed-activation networks and Flex-Act with ``α = 0`` and ``α = 0.3`` over the same five
-candidates; MSE over five seeds.
-
-What the paper states, and what we had to choose (the notebook repeats this list):
-
-* stated: ``d = 4``, ``k = 5``, one informative feature, distractors "i.i.d. Gaussian noise",
-  the five candidates, ``α ∈ {0, 0.3}``, 5 seeds, MSE loss, a "single-layer network".
-* inferred from the paper's own numbers (see :func:`single_neuron_optimum`): the network is one
-  neuron ``ŷ = φ(w·x + b)`` with no output layer (``hidden = 0``), and ``x₁ ~ U(−1, 1)``: the
-  Identity model's MSE on the ReLU target, 0.5209, is exactly the best linear fit of ``relu(5x)``
-  for uniform ``x`` on ``[−1, 1]`` (0.5208), and ReLU's on the Identity target, 4.1675, is
-  ``E[relu(−5x)²] = 25/6``; LeakyReLU's slope is 0.01 (0.5105 = 0.99²·0.5208).
-* not stated, our choice: training/validation sizes, optimiser (Adam), learning rate and its
-  cosine decay, batch size, epochs, the temperature schedule (exponential 1 → 0.1 per step),
-  soft (not straight-through) samples, ``λ`` of the regulariser (1), the KL direction (as
-  written, ``KL(p̃ ‖ p)``), a constant ``α``, weight initialisation (PyTorch default), and that the
-  reported MSE is the held-out MSE of the argmax activation. The config fields ``hard``,
-  ``tau_schedule``/``tau_min``, ``kl_direction``, ``alpha_schedule``/``alpha_fraction`` and ``lam``
-  give the other readings (their defaults are ours, so they leave every stored key unchanged);
-  :mod:`helpers.flexact.readings` sweeps them.
+Task (:mod:`helpers.flexact.synthetic_task`): ``y = a(k·x₁)`` with ``k = 5`` and three distractor
+features, one ground truth ``a`` per column of Table 1; models: the five fixed activations and Flex-Act
+(``α ∈ {0, 0.3}``) over them. What the paper states, what its numbers imply (one neuron, ``x₁ ~ U(−1, 1)``:
+:func:`~helpers.flexact.synthetic_analysis.single_neuron_optimum`) and what we chose is listed on the page
+(``notebooks/30_flexact_synthetic``); the config fields ``hard``, ``tau_schedule``/``tau_min``,
+``kl_direction``, ``alpha_schedule``/``alpha_fraction`` and ``lam`` give the other readings (their defaults
+are ours, so they leave every stored key unchanged; :mod:`helpers.flexact.readings` sweeps them).
 
 ``run_or_load(cfg)`` caches each run's JSON under ``results/flexact_synthetic/``."""
 

@@ -14,22 +14,16 @@ import torch
 from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import table1_frame
+from helpers.flexact.selections import flexact_trajectory
 from helpers.flexact.synthetic import DISPLAY, FIXED_METHODS, PAPER_ALPHAS, FlexActSyntheticConfig
 from helpers.flexact.synthetic_task import GROUND_TRUTHS, INFORMATIVE_DISTRIBUTIONS, _target_function
 
-__all__ = ["label_of", "results_frame", "row_order", "table1_stats", "table1", "mark_ranks", "format_table"]
-__all__ += ["selection_summary", "picks_ground_truth", "majority_picks", "sensitivity_table", "trajectories"]
-__all__ += ["prediction_panels", "final_probability_of_choice", "single_neuron_optimum", "optimum_table"]
-__all__ += ["table1_display"]
-
-
-# --------------------------------------------------------------------------------------------
 # Tables and summaries
-# --------------------------------------------------------------------------------------------
 
 
-def _config_of(result: dict) -> dict:
-    return result["config"]
+def _runs(results: list[dict], **where: object) -> list[dict]:
+    """The results whose stored config has every ``field=value`` of ``where``."""
+    return [r for r in results if all(r["config"][name] == value for name, value in where.items())]
 
 
 def label_of(config: dict) -> str:
@@ -41,7 +35,7 @@ def results_frame(results: list[dict]) -> pd.DataFrame:
     """One row per run: ground truth, model label, α, λ, seed, held-out MSE, per-sample std, choice."""
     rows = []
     for r in results:
-        c = _config_of(r)
+        c = r["config"]
         rows.append(
             {
                 "ground_truth": c["ground_truth"],
@@ -149,10 +143,8 @@ def majority_picks(results: list[dict], alpha: float, lam: float = 1.0) -> int:
 
 def sensitivity_table(results: list[dict]) -> pd.DataFrame:
     """Per Flex-Act setting (α, λ) and ground truth: seeds that picked the truth / seeds, and the
-    mean held-out MSE (argmax) and mean MSE of the expected mixture."""
+    mean held-out MSE (argmax)."""
     df = results_frame(results)
-    extra = {id(r): r.get("val_mse_expected", float("nan")) for r in results}
-    df["mse_expected"] = [extra[id(r)] for r in results]
     df = df[df["method"] == "flexact"]
     rows = []
     for (alpha, lam), group in df.groupby(["alpha", "lam"]):
@@ -170,27 +162,12 @@ def sensitivity_table(results: list[dict]) -> pd.DataFrame:
 
 
 def trajectories(results: list[dict], ground_truth: str, alpha: float, lam: float = 1.0) -> dict[str, np.ndarray]:
-    """Selection probabilities per epoch (epoch 0 = initialisation), stacked over seeds.
-
-    Returns ``{"epochs": (E+1,), "probs": (seeds, E+1, K), "candidates": [...], "tau": (E,)}``.
-    """
-    runs = [
-        r
-        for r in results
-        if _config_of(r)["method"] == "flexact"
-        and _config_of(r)["ground_truth"] == ground_truth
-        and _config_of(r)["alpha"] == alpha
-        and _config_of(r)["lam"] == lam
-    ]
+    """:func:`~helpers.flexact.selections.flexact_trajectory` of the Flex-Act runs of ``(ground truth, α, λ)``,
+    stacked over seeds."""
+    runs = _runs(results, method="flexact", ground_truth=ground_truth, alpha=alpha, lam=lam)
     if not runs:
         raise ValueError(f"no Flex-Act runs for {ground_truth}, alpha={alpha}, lam={lam}")
-    probs = []
-    for r in sorted(runs, key=lambda r: _config_of(r)["seed"]):
-        per_epoch = [next(iter(row["flexact"].values()))["probs"] for row in r["history"]]
-        probs.append([r["initial_probs"], *per_epoch])
-    epochs = np.arange(len(probs[0]))
-    tau = np.array([row.get("tau") for row in runs[0]["history"]], dtype=float)
-    return {"epochs": epochs, "probs": np.array(probs), "candidates": runs[0]["candidates"], "tau": tau}
+    return flexact_trajectory(sorted(runs, key=lambda r: r["config"]["seed"]))
 
 
 def prediction_panels(
@@ -201,18 +178,13 @@ def prediction_panels(
     for gt in GROUND_TRUTHS:
         runs = [
             r
-            for r in results
-            if _config_of(r)["ground_truth"] == gt
-            and _config_of(r)["seed"] == seed
-            and (
-                _config_of(r)["method"] != "flexact"
-                or (_config_of(r)["alpha"] in alphas and _config_of(r)["lam"] == lam)
-            )
+            for r in _runs(results, ground_truth=gt, seed=seed)
+            if r["config"]["method"] != "flexact" or (r["config"]["alpha"] in alphas and r["config"]["lam"] == lam)
         ]
         if not runs:
             continue
-        order = row_order([label_of(_config_of(r)) for r in runs])
-        by_label = {label_of(_config_of(r)): r for r in runs}
+        by_label = {label_of(r["config"]): r for r in runs}
+        order = row_order(list(by_label))
         first = runs[0]["grid"]
         panels[DISPLAY[gt]] = {
             "x": first["x1"],
@@ -226,19 +198,13 @@ def prediction_panels(
 
 def final_probability_of_choice(results: list[dict], alpha: float, lam: float = 1.0) -> float:
     """Mean (over Flex-Act runs with this α, λ) of the final probability of the chosen candidate."""
-    values = [
-        max(r["final_probs"])
-        for r in results
-        if _config_of(r)["method"] == "flexact" and _config_of(r)["alpha"] == alpha and _config_of(r)["lam"] == lam
-    ]
+    values = [max(r["final_probs"]) for r in _runs(results, method="flexact", alpha=alpha, lam=lam)]
     if not values:
         raise ValueError(f"no Flex-Act results with alpha={alpha}, lam={lam}")
     return float(np.mean(values))
 
 
-# --------------------------------------------------------------------------------------------
 # What the paper's numbers imply: the best single neuron, computed by quadrature
-# --------------------------------------------------------------------------------------------
 
 
 def single_neuron_optimum(

@@ -12,8 +12,6 @@ from helpers.core import validation as v
 from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 
-__all__ = ["GROUND_TRUTHS", "INFORMATIVE_DISTRIBUTIONS", "synthetic_data", "SyntheticNet", "batch_loader"]
-
 GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 INFORMATIVE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal")
 
