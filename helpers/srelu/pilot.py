@@ -17,7 +17,7 @@ from helpers.srelu.protocol import (
     earlier_convnext_configs,
 )
 
-__all__ = ["pilot_curves", "pilot_summary", "floor_progress", "earlier_gelu_accuracy", "seeds_on_page_sentence"]
+__all__ = ["pilot_curves", "pilot_summary", "floor_progress", "earlier_gelu_accuracy", "floor_seeds_waiting"]
 
 
 def _pilot_results() -> dict[str, dict]:
@@ -82,22 +82,13 @@ def earlier_gelu_accuracy() -> tuple[float, int]:
     return sum(accs) / len(accs), len(accs)
 
 
-def seeds_on_page_sentence() -> str:
-    """Which of the floor scale's seeds the page stands on, and why not all (empty when all)."""
+def floor_seeds_waiting() -> tuple[list[int], list[str]]:
+    """The floor scale's seeds the page does not stand on yet (empty when it stands on all), and
+    the runs they wait for (``"GELU seed 4"``)."""
     missing = [s for s in CONVNEXT_FLOOR.seeds if s not in CONVNEXT_FLOOR_SEEDS_ON_PAGE]
-    if not missing:
-        return ""
     waiting = [
         f"{display_name(cfg.activation)} seed {cfg.seed}"
         for cfg in convnext_floor_configs()
         if cfg.seed in missing and load_result(cfg) is None
     ]
-    return (
-        f"Until every activation has seed{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}, the "
-        f"tables and verdicts below stand on the {len(CONVNEXT_FLOOR_SEEDS_ON_PAGE)} seeds all of them have "
-        f"({len(waiting)} runs wait: {', '.join(waiting)}; bf16 runs train on CPUs with native bf16, AMX or "
-        "AVX512-BF16, and this comparison's last ones have not had one yet)."
-    )
-
-
-FLOOR_SCALE_NOTE = CONVNEXT_FLOOR.note
+    return missing, waiting

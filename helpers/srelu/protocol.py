@@ -195,17 +195,6 @@ def cheap_check_config() -> TrainConfig:
     return srelu_config("vit", "cpu", "srelu", 0, scale=EARLIER_VIT_CPU)
 
 
-def decisive_state(profile: str) -> str:
-    """One sentence for the pages: the Table 1/2 runs are at the decisive cpu scale, and which
-    claim of the retrain trained them (empty outside the cpu profile)."""
-    if current_profile(profile) != "cpu":
-        return ""
-    return (
-        "The ViT runs are at the decisive scale (the retrain's batch (b)); the ConvNeXt runs at the floor "
-        "scale the pilot below chose (batch (p))."
-    )
-
-
 def table4_scale(profile: str) -> Scale:
     """The ViT scale Table 4's δ sweep runs at in ``profile`` (Table 1's)."""
     return SCALES["vit"][current_profile(profile)]
@@ -244,26 +233,26 @@ PILOT_CANDIDATES: dict[str, tuple[dict, int]] = {
 }
 
 
-def convnext_pilot_scale(candidate: str) -> Scale:
-    """The decisive ConvNeXt scale with one pilot lever of :data:`PILOT_CANDIDATES` changed."""
-    if candidate not in PILOT_CANDIDATES:
-        raise ValueError(f"candidate must be one of {tuple(PILOT_CANDIDATES)}, got {candidate!r}")
-    model_kwargs, epochs = PILOT_CANDIDATES[candidate]
-    base = EARLIER_CONVNEXT_CPU
-    note = (
-        f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
-        f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
-        f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread"
-    )
-    return replace(base, model_kwargs=dict(model_kwargs), epochs=epochs, seeds=(0,), activations=("gelu",), note=note)
-
-
 def convnext_pilot_configs() -> list[TrainConfig]:
-    """GELU, seed 0, at each pilot scale (experiment ``srelu_convnext_pilot``)."""
-    return [
-        srelu_config("convnext", "cpu", "gelu", 0, experiment="srelu_convnext_pilot", scale=convnext_pilot_scale(c))
-        for c in PILOT_CANDIDATES
-    ]
+    """GELU, seed 0, at each pilot scale (experiment ``srelu_convnext_pilot``): the decisive ConvNeXt
+    scale with one lever of :data:`PILOT_CANDIDATES` changed."""
+    configs = []
+    for candidate, (model_kwargs, epochs) in PILOT_CANDIDATES.items():
+        note = (
+            f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
+            f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
+            f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread"
+        )
+        scale = replace(
+            EARLIER_CONVNEXT_CPU,
+            model_kwargs=dict(model_kwargs),
+            epochs=epochs,
+            seeds=(0,),
+            activations=("gelu",),
+            note=note,
+        )
+        configs.append(srelu_config("convnext", "cpu", "gelu", 0, experiment="srelu_convnext_pilot", scale=scale))
+    return configs
 
 
 def earlier_convnext_configs() -> list[TrainConfig]:
