@@ -130,7 +130,7 @@ def test_bad_batches_are_rejected():
 
 
 # ------------------------------------------------------------------- preference pairs
-from helpers.srelu.preference_data import preference_pairs, split_stream  # noqa: E402
+from helpers.srelu.dpo import preference_pairs, split_stream  # noqa: E402
 
 STREAM = torch.randint(0, 20, (2_000,), generator=torch.Generator().manual_seed(7))
 

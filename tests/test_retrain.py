@@ -206,14 +206,6 @@ def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
         assert (c.optimizer, c.lr, c.schedule) == ("sgd", 0.1, "cosine")  # this paper's optimiser
 
 
-def test_decisive_state_names_each_model_once():
-    from helpers.srelu import protocol as srelu
-
-    text = srelu.decisive_state("cpu")
-    assert text.count("ViT runs") == 1 and text.count("ConvNeXt runs") == 1
-    assert srelu.decisive_state("smoke") == ""
-
-
 def test_claims_c_and_d_cover_the_vision_pairs_only():
     pairs = {(c.model, c.dataset) for k in ("c", "d") for c in retrain.BATCHES[k].configs()}
     assert pairs == {("mlp", "fashion_mnist"), ("resnet18", "cifar10")}

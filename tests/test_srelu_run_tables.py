@@ -8,11 +8,11 @@ import pytest
 
 from helpers import methods  # noqa: F401  (registers the display names the claims print)
 from helpers.core import tables as T
+from helpers.srelu import claims as C
 from helpers.srelu import protocol as P
-from helpers.srelu import table4_claims as T4
 from helpers.srelu import table_claims as TC
 from helpers.srelu.claims import experiment_claims
-from helpers.srelu.run_tables import StoredRuns, accuracy_rows, delta_of, load_runs
+from helpers.srelu.table_claims import StoredRuns, accuracy_rows, delta_of, load_runs
 
 
 def _result(activation: str, kwargs: dict, seed: int, acc: float) -> dict:
@@ -54,16 +54,16 @@ def test_load_runs_without_stored_results_is_empty_and_never_trains():
 def test_each_table_claim_makes_the_key_its_docstring_names():
     empty = StoredRuns("cpu", None, None)
     made = {
-        T4.table4_best_delta_claim: T4.table4_best_delta_claim(empty),
-        T4.table4_large_delta_drop_claim: T4.table4_large_delta_drop_claim(empty),
+        TC.table4_best_delta_claim: TC.table4_best_delta_claim(empty),
+        TC.table4_large_delta_drop_claim: TC.table4_large_delta_drop_claim(empty),
         TC.beats_every_other_claim: TC.beats_every_other_claim("vit", empty),
         TC.margin_size_claim: TC.margin_size_claim("convnext", empty),
         TC.advantage_from_smoothing_claim: TC.advantage_from_smoothing_claim(
             dict.fromkeys(TC.BENCHMARKS, empty), "cpu"
         ),
-        TC.imagenet_convnext_claim: TC.imagenet_convnext_claim(),
-        TC.cifar100_imagenet_tables_claim: TC.cifar100_imagenet_tables_claim(),
-        TC.table1_average_row_claim: TC.table1_average_row_claim(),
+        C.imagenet_convnext_claim: C.imagenet_convnext_claim(),
+        C.cifar100_imagenet_tables_claim: C.cifar100_imagenet_tables_claim(),
+        C.table1_average_row_claim: C.table1_average_row_claim(),
     }
     for fn, row in made.items():
         named = (fn.__doc__ or "").split("``")[1].replace("<model>", "vit" if "vit" in row.key else "convnext")

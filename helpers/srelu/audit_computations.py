@@ -38,14 +38,11 @@ BASELINES: dict[str, str] = {name: display_name(name) for name in ("gelu", "elu"
 def elu_celu_gap(n: int = 400_001) -> tuple[float, float, float, float]:
     """``(max |ELU − CELU|, max |ELU′ − CELU′|, ELU's default α, CELU's default α)`` in float64 on
     ``[−20, 20]``, for the modules the book trains (the paper gives neither α)."""
-    x = torch.linspace(-20.0, 20.0, n, dtype=torch.float64, requires_grad=True)
-    elu, celu = get_activation("elu"), get_activation("celu")
-    ye, yc = elu(x), celu(x)
-    (ge,) = torch.autograd.grad(ye.sum(), x)
-    (gc,) = torch.autograd.grad(yc.sum(), x)
+    x = torch.linspace(-20.0, 20.0, n, dtype=torch.float64)
+    (ye, ge), (yc, gc) = (_values_and_slopes(name, x) for name in ("elu", "celu"))
     alpha_e = inspect.signature(F.elu).parameters["alpha"].default
     alpha_c = inspect.signature(F.celu).parameters["alpha"].default
-    return (float((ye - yc).detach().abs().max()), float((ge - gc).abs().max()), float(alpha_e), float(alpha_c))
+    return (float((ye - yc).abs().max()), float((ge - gc).abs().max()), float(alpha_e), float(alpha_c))
 
 
 def elu_celu_cells() -> dict[str, T.Difference]:
@@ -61,22 +58,21 @@ def _grid(lo: float, hi: float, step: float) -> torch.Tensor:
     return torch.arange(lo, hi + step / 2, step, dtype=torch.float64)
 
 
-def _activation(name: str):
-    if name == "srelu":
-        return lambda x: srelu(x, APPENDIX_H_DELTA)
-    return get_activation(name).double()
+def _values_and_slopes(name: str, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(f(x), f′(x))`` by autograd for S-ReLU at the paper's δ, or an activation of the registry at
+    its library default (PReLU at its initial slope)."""
+    f = (lambda v: srelu(v, APPENDIX_H_DELTA)) if name == "srelu" else get_activation(name).double()
+    x = x.clone().requires_grad_(True)
+    y = f(x)
+    (g,) = torch.autograd.grad(y.sum(), x)
+    return y.detach(), g
 
 
 def lipschitz_table(step: float = 1e-4) -> dict[str, float]:
     """max |f′| on ``[−30, 30]`` (grid ``step``, float64, autograd) for S-ReLU at the paper's δ,
     ReLU and each baseline of Sec. 5 at its library default (PReLU at its initial slope)."""
-    x = _grid(-30.0, 30.0, step).requires_grad_(True)
-    out = {}
-    for name in ("srelu", "relu", *BASELINES):
-        y = _activation(name)(x)
-        (g,) = torch.autograd.grad(y.sum(), x)
-        out[name] = float(g.abs().max())
-    return out
+    x = _grid(-30.0, 30.0, step)
+    return {name: float(_values_and_slopes(name, x)[1].abs().max()) for name in ("srelu", "relu", *BASELINES)}
 
 
 def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> dict[str, dict[str, float]]:
@@ -87,14 +83,9 @@ def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> 
     weight = torch.exp(-(x[neg] ** 2) / 2)
     out: dict[str, dict[str, float]] = {}
     for name in ("srelu", "relu", *BASELINES):
-        xx = x.clone().requires_grad_(True)
-        y = _activation(name)(xx)
-        (g,) = torch.autograd.grad(y.sum(), xx)
+        y, g = _values_and_slopes(name, x)
         dead = (g[neg] == 0).double()
-        out[name] = {
-            "zero_gradient_share": float((dead * weight).sum() / weight.sum()),
-            "min_value": float(y.detach().min()),
-        }
+        out[name] = {"zero_gradient_share": float((dead * weight).sum() / weight.sum()), "min_value": float(y.min())}
     return out
 
 

@@ -10,7 +10,7 @@ pairs and DPO batch order), with the book's statistics (:mod:`helpers.core.stati
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from helpers.core.models import GPT
-from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, Claim, claim_key, family_verdict, judge, merge_fields
+from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, claim_key, family_verdict, judge, merge_fields, source_row
 from helpers.core.statistics import InsufficientData, paired_comparison
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
@@ -217,22 +217,25 @@ def plot_grad_norms(results: Sequence[dict]):
     return fig
 
 
+def _paper_rows(cells: Callable[[dict], dict]) -> pd.DataFrame:
+    """One row per (β, activation) of :data:`PAPER_TABLE3`, its columns ``cells`` of the printed values."""
+    rows = [
+        {"beta": beta, "activation": act, **cells(values)}
+        for beta, acts in PAPER_TABLE3.items()
+        for act, values in acts.items()
+    ]
+    return pd.DataFrame(rows).set_index(["beta", "activation"])
+
+
 def paper_rejected_reward_readings() -> pd.DataFrame:
     """The paper's rejected reward under both readings of its unlabelled column: the column *is*
     the rejected reward, or it is the margin (then rejected = chosen − margin)."""
-    rows = []
-    for beta, acts in PAPER_TABLE3.items():
-        for act, vals in acts.items():
-            col = vals["unlabelled"][0]
-            rows.append(
-                {
-                    "beta": beta,
-                    "activation": act,
-                    "if the column is the rejected reward": col,
-                    "if the column is the margin": vals["chosen_reward"] - col,
-                }
-            )
-    return pd.DataFrame(rows).set_index(["beta", "activation"])
+    return _paper_rows(
+        lambda v: {
+            "if the column is the rejected reward": v["unlabelled"][0],
+            "if the column is the margin": v["chosen_reward"] - v["unlabelled"][0],
+        }
+    )
 
 
 def accuracy_as_fraction(value: float, decimals: int = 4, max_denominator: int = 256) -> tuple[int, int] | None:
@@ -259,21 +262,13 @@ def gpt2_small_parameters() -> int:
 def paper_accuracy_fractions(max_denominator: int = 64) -> pd.DataFrame:
     """Each printed Table 3 preference accuracy as the simplest fraction ``k/n``,
     ``n <= max_denominator``, that rounds to it ("—": none)."""
-    rows = []
-    for beta, acts in PAPER_TABLE3.items():
-        for act, vals in acts.items():
-            mean, sd = vals["preference_accuracy"]
-            frac = accuracy_as_fraction(mean, max_denominator=max_denominator)
-            rows.append(
-                {
-                    "beta": beta,
-                    "activation": act,
-                    "accuracy": mean,
-                    "sd": sd,
-                    "simplest fraction": f"{frac[0]}/{frac[1]}" if frac else "—",
-                }
-            )
-    return pd.DataFrame(rows).set_index(["beta", "activation"])
+
+    def cells(values: dict) -> dict:
+        mean, sd = values["preference_accuracy"]
+        frac = accuracy_as_fraction(mean, max_denominator=max_denominator)
+        return {"accuracy": mean, "sd": sd, "simplest fraction": f"{frac[0]}/{frac[1]}" if frac else "—"}
+
+    return _paper_rows(cells)
 
 
 #: The smallest effect of interest of the DPO metrics: a preference accuracy is a rate (half a point,
@@ -304,16 +299,17 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
         "stand-in: character-level GPT pre-trained on Tiny Shakespeare (for GPT-2 + SFT), "
         "preference pairs from unseen Shakespeare text (for SHP/HH)"
     )
-    row = functools.partial(Claim, source=f"{SOURCE}, Sec. 5.2 / Table 3", notebook=NOTEBOOK, anchor="srelu-dpo-claims")
-    out: list = []
+    row = functools.partial(
+        source_row, where="Sec. 5.2 / Table 3", source=SOURCE, notebook=NOTEBOOK, anchor="srelu-dpo-claims"
+    )
     readings = paper_rejected_reward_readings()
     srelu_higher = all((readings.loc[(b, "srelu")] > readings.loc[(b, "gelu")]).all() for b in PAPER_TABLE3)
-    out.append(
+    out = [
         row(
             key="srelu-dpo-paper-rejected-reward",
             claim="Table 3 (GPT-2 on SHP/HH): S-ReLU has lower rejected rewards than GELU (the paper's own numbers)",
-            paper_value=QUOTES["table3_text"],
-            our_value=(
+            paper=QUOTES["table3_text"],
+            ours=(
                 "the table's own values give S-ReLU the higher rejected reward at every β, under both "
                 "readings of its unlabelled column"
                 if srelu_higher
@@ -325,42 +321,32 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
             basis="source",
             note="the text extraction of Table 3 lost one column; both readings are computed on the page",
         )
-    )
+    ]
     if not results:
-        out.append(
-            row(
-                key="srelu-dpo-stand-in",
-                claim="Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU "
-                "on the four DPO metrics",
-                paper_value=QUOTES["table3_text"],
-                our_value="no results",
-                profile=profile,
-                scale=scale,
-                verdict="not run here",
-                note="results missing for this profile",
-            )
+        claim = (
+            "Table 3 stand-in (character GPT, synthetic preference pairs): S-ReLU beats GELU on the four DPO metrics"
         )
-        return out
+        note = "results missing for this profile"
+        stand_in = dict(key="srelu-dpo-stand-in", claim=claim, paper=QUOTES["table3_text"], ours="no results")
+        return [*out, row(**stand_in, profile=profile, scale=scale, verdict="not run here", note=note)]
     frame = metrics_frame(results)
+    betas = sorted(frame.beta.unique())
     for family in sorted(frame.family.unique()):
         for m in METRICS:
             parts = {}
-            for beta in sorted(frame.beta.unique()):
+            for beta in betas:
                 a, b = (_by_seed(frame, act, family, beta, m) for act in ("srelu", "gelu"))
-                _, fields, _ = judge(
+                _, parts[f"β={beta:g}"], _ = judge(
                     lambda a=a, b=b: paired_comparison(a, b),
                     direction=CLAIMED_DIRECTION[m],
                     digits=3,
                     negligible=smallest_effect(m, b),
                 )
-                parts[f"β={beta:g}"] = fields
+            fields = merge_fields(parts)
             word = "higher" if CLAIMED_DIRECTION[m] > 0 else "lower"
             # the chosen reward and accuracy columns are legible; the other two are not (the text says which is higher)
             paper = TABLE3_ROWS if m in ("chosen_reward", "preference_accuracy") else QUOTES["table3_text"]
             means = frame[frame.family == family].groupby(["beta", "activation"])[m].mean()
-            ours = ", ".join(
-                f"β={b:g}: {means[(b, 'srelu')]:+.3f} vs {means[(b, 'gelu')]:+.3f}" for b in sorted(frame.beta.unique())
-            )
             out.append(
                 row(
                     key=claim_key("srelu-dpo", family, m),
@@ -368,12 +354,12 @@ def claims(results: Sequence[dict] | None, profile: str = "cpu") -> list:
                         f"Table 3 stand-in (character GPT, '{family}' rejected continuations): S-ReLU has a "
                         f"{word} {METRIC_LABELS[m]} than GELU at every β"
                     ),
-                    paper_value=paper,
-                    our_value=ours,
+                    paper=paper,
+                    ours=", ".join(f"β={b:g}: {means[(b, 'srelu')]:+.3f} vs {means[(b, 'gelu')]:+.3f}" for b in betas),
                     profile=profile,
                     scale=scale,
-                    verdict=family_verdict(merge_fields(parts)["design"]),
-                    **merge_fields(parts),
+                    verdict=family_verdict(fields["design"]),
+                    **fields,
                 )
             )
     return out

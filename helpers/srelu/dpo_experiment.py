@@ -8,7 +8,7 @@ activation and one seed:
    through the same :class:`~helpers.core.runs.TrainConfig` machinery as every other run. GELU and
    S-ReLU runs of one seed start from the same weights and see the same batches (the
    activations have no parameters), so the two models differ only by their activation.
-2. **DPO** (:mod:`helpers.srelu.dpo`), once per rejected family (:mod:`helpers.srelu.preference_data`) and
+2. **DPO** (:mod:`helpers.srelu.dpo`), once per rejected family of its preference pairs and
    β, each time from a fresh copy of the pre-trained model with a frozen copy as the reference.
    Preference pairs come from the *validation* text, which pre-training never trained on: its
    first half gives the DPO training pairs, its second half the validation pairs.
@@ -36,9 +36,16 @@ from helpers.core.results_cache import RunFailed, register_runner
 from helpers.core.runs import TrainConfig, build_run, checkpoint_key
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.train import evaluate, fit
-from helpers.srelu.dpo import DPOBatch, dpo_step_outputs, frozen_reference
+from helpers.srelu.dpo import (
+    REJECTION_FAMILIES,
+    DPOBatch,
+    DPOOutput,
+    dpo_step_outputs,
+    frozen_reference,
+    preference_pairs,
+    split_stream,
+)
 from helpers.srelu.paper import APPENDIX_H_DELTA
-from helpers.srelu.preference_data import REJECTION_FAMILIES, preference_pairs, split_stream
 
 __all__ = ["DPOConfig", "dpo_configs", "run_dpo"]
 
@@ -156,15 +163,8 @@ def _evaluate(
             chosen.append(out.chosen_rewards)
             rejected.append(out.rejected_rewards)
     c, r = torch.cat(chosen), torch.cat(rejected)
-    margin = c - r
-    return {
-        "loss": float(-torch.nn.functional.logsigmoid(margin).mean()),
-        "chosen_reward": float(c.mean()),
-        "rejected_reward": float(r.mean()),
-        "reward_margin": float(margin.mean()),
-        "preference_accuracy": float((margin > 0).float().mean()),
-        "n_pairs": int(c.numel()),
-    }
+    loss = -torch.nn.functional.logsigmoid(c - r).mean()
+    return {**DPOOutput(loss, c, r).metrics(), "n_pairs": int(c.numel())}
 
 
 def _dpo(

@@ -2,7 +2,7 @@
 
 ``mollify(f, kernel, x)`` computes ``(f * φ_s)(x) = ∫ f(x - y) φ_s(y) dy`` for a torch or numpy
 callable ``f`` and a :class:`MollifierKernel` (Epanechnikov, bump, Gaussian, box), optionally its first or
-second derivative, and :func:`mollified_activation` wraps the result as an ``nn.Module`` that can be
+second derivative, and :class:`MollifiedActivation` wraps the result as an ``nn.Module`` that can be
 registered with :func:`helpers.core.registry.register_activation`.
 
 Quadrature. In the kernel's unit variable ``v = y/s`` the integral is ``∫ f(x - s v) φ(v) dv``.
@@ -50,7 +50,6 @@ __all__ = [
     "SCALE_RANGE",
     "mollify",
     "MollifiedActivation",
-    "mollified_activation",
 ]
 
 ArrayLike = np.ndarray | torch.Tensor | float
@@ -90,14 +89,6 @@ class MollifierKernel(ABC):
     def pdf(self, v: ArrayLike) -> np.ndarray:
         """Unit kernel ``φ(v)`` (float64; 0 outside the support)."""
         return self.derivative(np.asarray(v, dtype=np.float64), 0)
-
-    def dpdf(self, v: ArrayLike) -> np.ndarray:
-        """``φ'(v)`` inside the support (0 outside)."""
-        return self.derivative(np.asarray(v, dtype=np.float64), 1)
-
-    def d2pdf(self, v: ArrayLike) -> np.ndarray:
-        """``φ''(v)`` inside the support (0 outside)."""
-        return self.derivative(np.asarray(v, dtype=np.float64), 2)
 
     def edge_values(self, order: int) -> tuple[float, float]:
         """``(φ^(order)(-R⁺), φ^(order)(R⁻))`` at the support ends ``±R`` (0 for the Gaussian)."""
@@ -321,7 +312,9 @@ def mollify(
 @register_activation_type
 class MollifiedActivation(nn.Module):
     """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
-    processes large inputs in chunks). Use it to try a smoothing before deriving its closed form."""
+    processes large inputs in chunks). Use it to try a smoothing before deriving its closed form, e.g.
+    ``register_activation("relu_gauss", lambda: MollifiedActivation(torch.relu, GaussianKernel(0.5),
+    breakpoints=(0.0,)))``."""
 
     # each breakpoint is checked by _breakpoints (a real number, finite)
     @checked_arguments(
@@ -361,11 +354,3 @@ class MollifiedActivation(nn.Module):
 
     def extra_repr(self) -> str:
         return f"{self.label}, kernel={self.kernel!r}, order={self.order}"
-
-
-def mollified_activation(
-    f: Callable, kernel: MollifierKernel, *, breakpoints: Sequence[float] = (), order: int = 64, name: str | None = None
-) -> MollifiedActivation:
-    """A module computing ``f * φ_s``, e.g. ``register_activation("relu_gauss", lambda:
-    mollified_activation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,)))``."""
-    return MollifiedActivation(f, kernel, breakpoints=breakpoints, order=order, name=name)

@@ -1,4 +1,6 @@
-"""The S-ReLU paper's experiments (Appendix G Table 4; Tables 1 and 2) as run configs.
+"""The S-ReLU paper's experiments (Appendix G Table 4; Tables 1 and 2) as run configs, and the
+ConvNeXt pilot (retrain batch m) with the floor rerun it chose (batch p): their configs and, for the
+benchmarks page, their committed runs.
 
 Paper recipe (Appendix H): AdamW, weight decay 0.05, cosine schedule from 2.5e-4 to 1e-5 after
 20 warmup epochs starting at 1e-6, gradient clipping 1.0, batch 256, 100 epochs, patch 4 on
@@ -9,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pandas as pd
+
+from helpers.core.registry import display_name
+from helpers.core.results_cache import load_result
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import current_profile
 from helpers.core.scale import Scale
@@ -195,17 +201,6 @@ def cheap_check_config() -> TrainConfig:
     return srelu_config("vit", "cpu", "srelu", 0, scale=EARLIER_VIT_CPU)
 
 
-def decisive_state(profile: str) -> str:
-    """One sentence for the pages: the Table 1/2 runs are at the decisive cpu scale, and which
-    claim of the retrain trained them (empty outside the cpu profile)."""
-    if current_profile(profile) != "cpu":
-        return ""
-    return (
-        "The ViT runs are at the decisive scale (the retrain's batch (b)); the ConvNeXt runs at the floor "
-        "scale the pilot below chose (batch (p))."
-    )
-
-
 def table4_scale(profile: str) -> Scale:
     """The ViT scale Table 4's δ sweep runs at in ``profile`` (Table 1's)."""
     return SCALES["vit"][current_profile(profile)]
@@ -244,26 +239,26 @@ PILOT_CANDIDATES: dict[str, tuple[dict, int]] = {
 }
 
 
-def convnext_pilot_scale(candidate: str) -> Scale:
-    """The decisive ConvNeXt scale with one pilot lever of :data:`PILOT_CANDIDATES` changed."""
-    if candidate not in PILOT_CANDIDATES:
-        raise ValueError(f"candidate must be one of {tuple(PILOT_CANDIDATES)}, got {candidate!r}")
-    model_kwargs, epochs = PILOT_CANDIDATES[candidate]
-    base = EARLIER_CONVNEXT_CPU
-    note = (
-        f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
-        f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
-        f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread"
-    )
-    return replace(base, model_kwargs=dict(model_kwargs), epochs=epochs, seeds=(0,), activations=("gelu",), note=note)
-
-
 def convnext_pilot_configs() -> list[TrainConfig]:
-    """GELU, seed 0, at each pilot scale (experiment ``srelu_convnext_pilot``)."""
-    return [
-        srelu_config("convnext", "cpu", "gelu", 0, experiment="srelu_convnext_pilot", scale=convnext_pilot_scale(c))
-        for c in PILOT_CANDIDATES
-    ]
+    """GELU, seed 0, at each pilot scale (experiment ``srelu_convnext_pilot``): the decisive ConvNeXt
+    scale with one lever of :data:`PILOT_CANDIDATES` changed."""
+    configs = []
+    for candidate, (model_kwargs, epochs) in PILOT_CANDIDATES.items():
+        note = (
+            f"ConvNeXt pilot ({candidate}): depths {model_kwargs['depths']}, widths {model_kwargs['dims']}, "
+            f"stem patch {model_kwargs.get('stem_patch', 2)}; all of CIFAR-10 with random crop + flip; "
+            f"{epochs} epochs (1 warmup from 2e-4), peak learning rate 2e-3, batch 128; float32, one thread"
+        )
+        scale = replace(
+            EARLIER_CONVNEXT_CPU,
+            model_kwargs=dict(model_kwargs),
+            epochs=epochs,
+            seeds=(0,),
+            activations=("gelu",),
+            note=note,
+        )
+        configs.append(srelu_config("convnext", "cpu", "gelu", 0, experiment="srelu_convnext_pilot", scale=scale))
+    return configs
 
 
 def earlier_convnext_configs() -> list[TrainConfig]:
@@ -276,6 +271,81 @@ def convnext_floor_configs() -> list[TrainConfig]:
     """Table 2 at the pilot's chosen ConvNeXt scale (:data:`CONVNEXT_FLOOR`), seed-major."""
     scale = CONVNEXT_FLOOR
     return [srelu_config("convnext", "cpu", a, s, scale=scale) for s in scale.seeds for a in scale.activations]
+
+
+# ---- The pilot's and the floor rerun's committed runs, as page 21 shows them
+def _pilot_results() -> dict[str, dict]:
+    """Each candidate's committed result (candidates without one are left out)."""
+    out = {}
+    for name, cfg in zip(PILOT_CANDIDATES, convnext_pilot_configs()):
+        result = load_result(cfg)
+        if result is not None:
+            out[name] = result
+    return out
+
+
+def pilot_curves() -> pd.DataFrame:
+    """Validation accuracy (%) per epoch (rows) and candidate (columns)."""
+    return pd.DataFrame(
+        {
+            name: pd.Series({h["epoch"]: 100 * h["val_metric"] for h in r["history"]})
+            for name, r in _pilot_results().items()
+        }
+    )
+
+
+def pilot_summary() -> pd.DataFrame:
+    """Per candidate: epochs, final and best accuracy (%), core-hours of its one run, and points of
+    accuracy per core-hour above the first epoch's."""
+    rows = []
+    for name, r in _pilot_results().items():
+        history = r["history"]
+        hours = float(r["train_seconds"]) / 3600
+        final = 100 * history[-1]["val_metric"]
+        rows.append(
+            {
+                "candidate": name,
+                "epochs": len(history),
+                "final accuracy %": final,
+                "best accuracy %": 100 * max(h["val_metric"] for h in history),
+                "core-hours": hours,
+                "seconds per epoch": float(r["train_seconds"]) / len(history),
+                "points per core-hour after epoch 1": (final - 100 * history[0]["val_metric"]) / hours,
+            }
+        )
+    return pd.DataFrame(rows).set_index("candidate")
+
+
+def floor_progress() -> tuple[int, int, float]:
+    """``(committed, listed, core-hours)`` of Table 2's rerun at the chosen scale."""
+    configs = convnext_floor_configs()
+    seconds = [float(r["train_seconds"]) for cfg in configs if (r := load_result(cfg)) is not None]
+    return len(seconds), len(configs), sum(seconds) / 3600
+
+
+def earlier_gelu_accuracy() -> tuple[float, int]:
+    """``(mean best validation accuracy in %, runs)`` of GELU at batch (a)'s 12-epoch scale, the
+    network the pilot started from."""
+    accs = [
+        100 * float(r["best_val_metric"])
+        for cfg in earlier_convnext_configs()
+        if cfg.activation == "gelu" and (r := load_result(cfg)) is not None
+    ]
+    if not accs:
+        raise FileNotFoundError("no committed GELU result of batch (a)'s ConvNeXt: run `retrain a`")
+    return sum(accs) / len(accs), len(accs)
+
+
+def floor_seeds_waiting() -> tuple[list[int], list[str]]:
+    """The floor scale's seeds the page does not stand on yet (empty when it stands on all), and
+    the runs they wait for (``"GELU seed 4"``)."""
+    missing = [s for s in CONVNEXT_FLOOR.seeds if s not in CONVNEXT_FLOOR_SEEDS_ON_PAGE]
+    waiting = [
+        f"{display_name(cfg.activation)} seed {cfg.seed}"
+        for cfg in convnext_floor_configs()
+        if cfg.seed in missing and load_result(cfg) is None
+    ]
+    return missing, waiting
 
 
 EXPERIMENTS = {"srelu_delta": delta_configs, "srelu_compare": compare_configs}
