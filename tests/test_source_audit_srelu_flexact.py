@@ -64,6 +64,12 @@ def test_srelu_gradient_vanishes_on_almost_all_negative_gaussian_inputs() -> Non
         assert table[name]["min_value"] < 0
 
 
+def test_negative_axis_table_uses_the_delta_it_is_given() -> None:
+    # S-ReLU is exactly 0 below −δ, so the share is P(h < −δ) / P(h < 0) = 1 − erf(δ/√2)
+    share = SA.negative_axis_table(delta=0.5, step=1e-3)["srelu"]["zero_gradient_share"]
+    assert share == pytest.approx(1 - math.erf(0.5 / math.sqrt(2)), abs=1e-3)
+
+
 def test_kernel_smoothing_of_relu_degrees_smoothness_and_errors() -> None:
     rows = {r.name: r for r in SA.relu_kernel_smoothing()}
     epa, tri, box = rows["Epanechnikov (S-ReLU)"], rows["triangle"], rows["box (SmeLU)"]

@@ -58,10 +58,12 @@ def _grid(lo: float, hi: float, step: float) -> torch.Tensor:
     return torch.arange(lo, hi + step / 2, step, dtype=torch.float64)
 
 
-def _values_and_slopes(name: str, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(f(x), f′(x))`` by autograd for S-ReLU at the paper's δ, or an activation of the registry at
+def _values_and_slopes(
+    name: str, x: torch.Tensor, delta: float = APPENDIX_H_DELTA
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(f(x), f′(x))`` by autograd for S-ReLU at ``delta``, or an activation of the registry at
     its library default (PReLU at its initial slope)."""
-    f = (lambda v: srelu(v, APPENDIX_H_DELTA)) if name == "srelu" else get_activation(name).double()
+    f = (lambda v: srelu(v, delta)) if name == "srelu" else get_activation(name).double()
     x = x.clone().requires_grad_(True)
     y = f(x)
     (g,) = torch.autograd.grad(y.sum(), x)
@@ -83,7 +85,7 @@ def negative_axis_table(delta: float = APPENDIX_H_DELTA, step: float = 1e-4) -> 
     weight = torch.exp(-(x[neg] ** 2) / 2)
     out: dict[str, dict[str, float]] = {}
     for name in ("srelu", "relu", *BASELINES):
-        y, g = _values_and_slopes(name, x)
+        y, g = _values_and_slopes(name, x, delta)
         dead = (g[neg] == 0).double()
         out[name] = {"zero_gradient_share": float((dead * weight).sum() / weight.sum()), "min_value": float(y.min())}
     return out
