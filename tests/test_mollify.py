@@ -87,6 +87,18 @@ def test_relu_epanechnikov_torch_path_and_gradient():
     torch.testing.assert_close(g, srelu_derivative(x.detach(), 0.01), rtol=0, atol=1e-13)
 
 
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
+def test_infinite_inputs_give_the_limits_not_nan(kernel):
+    # with a breakpoint, every cut at x = ±∞ clips to one end: a piece of zero width times f = ∞
+    x = torch.tensor([-math.inf, -1.0, 1.0, math.inf], dtype=torch.float64, requires_grad=True)
+    y = MollifiedActivation(torch.relu, kernel, breakpoints=(0.0,))(x)
+    assert y[0] == 0 and y[3] == math.inf and torch.isfinite(y[1:3]).all()
+    (g,) = torch.autograd.grad(y.sum(), x)
+    assert not g.isnan().any()
+    z = mollify(relu_np, kernel, np.array([-math.inf, math.inf]), breakpoints=(0.0,))
+    assert z[0] == 0 and z[1] == math.inf
+
+
 def test_breakpoints_matter_for_kinked_functions():
     x = np.linspace(-0.02, 0.02, 401)
     want = srelu(torch.tensor(x), 0.01).numpy()

@@ -297,12 +297,15 @@ def mollify(
         v_t = torch.as_tensor(np.ascontiguousarray(v), dtype=x.dtype, device=x.device)
         w_t = torch.as_tensor(np.ascontiguousarray(w), dtype=x.dtype, device=x.device)
         values = f(x.unsqueeze(-1) - kernel.scale * v_t)
-        out = (values * w_t).sum(dim=-1)
+        # a piece of zero width (every cut clipped to one end, as at x = ±∞) weighs 0 even where f is ∞
+        out = torch.where(w_t != 0, values * w_t, 0.0).sum(dim=-1)
     else:
         x_arr = np.asarray(x, dtype=np.float64)
         v, w = _nodes_and_weights(kernel, x_arr, points, order, derivative, tail)
         _check_reach(kernel, v, torch.float64)
-        out = np.sum(np.asarray(f(x_arr[..., None] - kernel.scale * v), dtype=np.float64) * w, axis=-1)
+        values = np.asarray(f(x_arr[..., None] - kernel.scale * v), dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            out = np.sum(np.where(w != 0, values * w, 0.0), axis=-1)
         x = x_arr
     if derivative and kernel.compact:
         out = out + _edge_terms(f, kernel, x, derivative)
