@@ -336,7 +336,7 @@ def _fig2_rows(profile: str) -> list[Claim]:
 
 
 def _table1_rows(profile: str) -> list[Claim]:
-    return table1_claims(_committed("lgelu_table1", profile), profile)
+    return table1_claims(_committed("lgelu_table1", profile) is not None, profile)
 
 
 def _table2_rows(profile: str) -> list[Claim]:
