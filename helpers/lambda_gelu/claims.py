@@ -20,7 +20,6 @@ from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu import theory as S
-from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, load_committed
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
 from helpers.lambda_gelu.grid_claims import (
     fig1_bvs_close_claim,
@@ -29,6 +28,7 @@ from helpers.lambda_gelu.grid_claims import (
     fig2_drift_c_claim,
 )
 from helpers.lambda_gelu.paper import (
+    ANCHORS,
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
     QUOTES,
@@ -39,9 +39,9 @@ from helpers.lambda_gelu.paper import (
     THEORY_SCALE,
 )
 from helpers.lambda_gelu.protocol import EXPERIMENTS
-from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL
+from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL, load_committed
 from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT, table1_claims
-from helpers.lambda_gelu.table2_claims import table2_claims
+from helpers.lambda_gelu.table2_claims import MATCH_TOL, table2_claims
 
 __all__ = ["MARGINS", "SMALLEST_EFFECT", "ANCHORS", "claims", "theory_claims", "experiment_claims", "coverage_claims"]
 

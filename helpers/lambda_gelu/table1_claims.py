@@ -8,7 +8,7 @@ values come from the committed results of ``lgelu_table1`` (``None``: not run), 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,20 +18,8 @@ from helpers.core.attribution import Derived
 from helpers.core.comparison import Comparison
 from helpers.core.pairing import common_seeds, pair_by_seed
 from helpers.core.report import Claim, claim_key, comparison_fields, judge, merge_fields, run_verdict
-from helpers.core.statistics import compare, one_sample, welch_comparison
-from helpers.lambda_gelu.claim_rows import (
-    _DATASET_LABELS,
-    _NB_PROFILES,
-    _claim,
-    _combine,
-    _equivalence_parts,
-    _family_text,
-    _pair_claim_label,
-    _scale_text,
-    _seed_map,
-    load_committed,
-)
-from helpers.lambda_gelu.paper import QUOTES
+from helpers.core.statistics import compare, one_sample, tost, welch_comparison
+from helpers.lambda_gelu.paper import PROFILES_NOTEBOOK, QUOTES
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
     lambda_by_family,
@@ -46,9 +34,16 @@ from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
     BVS_TOL_PERPLEXITY_REL,
+    DATASET_LABELS,
     RHO_HIGH,
+    _claim,
+    _combine,
     _pairs,
+    claim_pair_label,
+    load_committed,
     run_table,
+    scale_text,
+    seed_map,
 )
 
 Results = Sequence[Mapping[str, Any]]
@@ -120,8 +115,8 @@ def table1_bvs_parity_claim(pair: str, committed: bool, profile: str) -> Claim:
         runs = run_table(results)
         o = bvs_parity(table1(results)).set_index("pair").loc[pair]
         g = runs[(runs["pair"] == pair) & ~runs["annealed"]]
-        gelu = _seed_map(g[g["activation"] == "gelu"])
-        arms = {m: _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]) for m in _MODES}
+        gelu = seed_map(g[g["activation"] == "gelu"])
+        arms = {m: seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]) for m in _MODES}
         ours = _parity_value(gelu, list(arms.values()), digits=3 if o["higher_is_better"] else 2)
         margin = BVS_TOL_ACCURACY if o["higher_is_better"] else BVS_TOL_PERPLEXITY_REL * float(o["bvs_gelu"])
         # GELU may have more seeds (the decisive ResNet pair: Table II's 5, Table I's arms 3)
@@ -136,7 +131,7 @@ def table1_bvs_parity_claim(pair: str, committed: bool, profile: str) -> Claim:
             note += _parity_miss_note(gelu, arms, margin, bool(o["higher_is_better"]), g[g["activation"] == "gelu"])
     return _claim(
         claim_key("lambda-gelu-table1-bvs-parity", pair),
-        f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
+        f"Table I, {claim_pair_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
         "init mode",
         "Table I",
         Derived(
@@ -146,8 +141,8 @@ def table1_bvs_parity_claim(pair: str, committed: bool, profile: str) -> Claim:
         ),
         ours,
         ok,
-        _NB_PROFILES,
-        _scale_text([pair], profile),
+        PROFILES_NOTEBOOK,
+        scale_text([pair], profile),
         profile,
         note,
         reading=reading,
@@ -230,8 +225,8 @@ def table1_hardness_family_claim(pairs: Sequence[str], committed: bool, profile:
         paper_text,
         ours_text,
         ok,
-        _NB_PROFILES,
-        _scale_text(pairs, profile),
+        PROFILES_NOTEBOOK,
+        scale_text(pairs, profile),
         profile,
         "λ̄ averaged over the three init modes per pair; the pairs are the units (Welch t "
         "on the pair means: the families do not share seeds).",
@@ -270,9 +265,9 @@ def fig3_rho_vision_claim(vision: Sequence[str], committed: bool, profile: str) 
     key = "lambda-gelu-fig3-rho-vision"
     claim = "Fig. 3: ρ_S converges to high values for the vision pairs"
     paper = QUOTES["fig3_vision"]  # the figure's values are not in the text
-    scale = _scale_text(vision, profile)
+    scale = scale_text(vision, profile)
     if not committed:
-        return _claim(key, claim, _FIG3, paper, None, None, _NB_PROFILES, scale, profile, _NOTE_RHO_VISION)
+        return _claim(key, claim, _FIG3, paper, None, None, PROFILES_NOTEBOOK, scale, profile, _NOTE_RHO_VISION)
     results = load_committed(table1_configs(profile, tuple(vision)))
     final, per_pair, curves = _fig3_data(results)
     makers = {
@@ -282,16 +277,16 @@ def fig3_rho_vision_claim(vision: Sequence[str], committed: bool, profile: str) 
     }
     ok, fields = _decide_parts(makers, direction=1)
     ours = "final ρ_S: " + ", ".join(
-        f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in final.reindex(vision).items()
+        f"{claim_pair_label(p, profile)} {v:.2f}" for p, v in final.reindex(vision).items()
     )
     note = _NOTE_RHO_VISION
     for p, (n_runs, epochs, last_step) in _stopped_early(vision, run_table(results), curves).items():
         note += (
-            f" The {_pair_claim_label(p, profile)} runs stop before ρ_S converges: their best validation "
+            f" The {claim_pair_label(p, profile)} runs stop before ρ_S converges: their best validation "
             f"epoch is their last (epoch {epochs}) in all {n_runs} runs, and ρ_S still moves by "
             f"{last_step:+.2f} over that last epoch."
         )
-    return _claim(key, claim, _FIG3, paper, ours, ok, _NB_PROFILES, scale, profile, note, **fields)
+    return _claim(key, claim, _FIG3, paper, ours, ok, PROFILES_NOTEBOOK, scale, profile, note, **fields)
 
 
 def fig3_rho_others_claim(vision: Sequence[str], others: Sequence[str], committed: bool, profile: str) -> Claim:
@@ -301,9 +296,9 @@ def fig3_rho_others_claim(vision: Sequence[str], others: Sequence[str], committe
     key = "lambda-gelu-fig3-rho-others"
     claim = "Fig. 3: ρ_S is lower for Adult and GPT-2/WikiText-2 than for the vision pairs"
     paper = QUOTES["fig3_others"]
-    scale = _scale_text(others, profile)
+    scale = scale_text(others, profile)
     if not committed:
-        return _claim(key, claim, _FIG3, paper, None, None, _NB_PROFILES, scale, profile, _NOTE_RHO_OTHERS)
+        return _claim(key, claim, _FIG3, paper, None, None, PROFILES_NOTEBOOK, scale, profile, _NOTE_RHO_OTHERS)
     final, per_pair, _ = _fig3_data(_lambda_runs([*vision, *others], profile))
     lowest = _lowest_pair([p for p in vision if p in per_pair], per_pair)
     makers = {
@@ -315,11 +310,22 @@ def fig3_rho_others_claim(vision: Sequence[str], others: Sequence[str], committe
     }
     ok, fields = _decide_parts(makers, direction=-1, negligible=RHO_SMALLEST_EFFECT)
     ours = "final ρ_S: " + ", ".join(
-        f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in final.reindex(others).items()
+        f"{claim_pair_label(p, profile)} {v:.2f}" for p, v in final.reindex(others).items()
     )
     reading = _READING_RHO_OTHERS if ok == "contradicted" else ""
     return _claim(
-        key, claim, _FIG3, paper, ours, ok, _NB_PROFILES, scale, profile, _NOTE_RHO_OTHERS, reading=reading, **fields
+        key,
+        claim,
+        _FIG3,
+        paper,
+        ours,
+        ok,
+        PROFILES_NOTEBOOK,
+        scale,
+        profile,
+        _NOTE_RHO_OTHERS,
+        reading=reading,
+        **fields,
     )
 
 
@@ -337,7 +343,7 @@ def _short_label(pair: str, profile: str) -> str:
     """Our model and the data set it ran on (a stand-in where the paper's is out of reach)."""
     spec = _pairs()[pair]
     used = spec.scale(profile).dataset
-    return f"{_MODEL_LABELS.get(spec.model, spec.model)}/{_DATASET_LABELS.get(used, used)}"
+    return f"{_MODEL_LABELS.get(spec.model, spec.model)}/{DATASET_LABELS.get(used, used)}"
 
 
 def _decide_parts(makers: Mapping[str, Callable[[], Comparison]], **rule: Any) -> tuple[str, dict[str, Any]]:
@@ -351,3 +357,28 @@ def _decide_parts(makers: Mapping[str, Callable[[], Comparison]], **rule: Any) -
             warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)  # note; the t is fine
             judged[name] = judge(make, digits=2, **rule)
     return _combine(judged), merge_fields({name: fields for name, (_, fields, _) in judged.items()})
+
+
+def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3) -> tuple[str, dict[str, str]]:
+    """Verdict over several comparisons (``{label: () -> Comparison}``) that must each be within
+    ``± margin`` (TOST), and the claim fields of the part that decides (least shown equivalent)."""
+
+    judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
+    key = max(judged, key=lambda k: _equivalence_doubt(judged[k][2], margin))
+    return _combine(judged), judged[key][1]
+
+
+def _equivalence_doubt(comp: Comparison | None, margin: float) -> tuple[bool, float, float]:
+    """How far one part is from being shown within ``± margin``, to order the parts: no interval
+    first, then the larger TOST p, then the larger |effect|."""
+    return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
+
+
+def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
+    return ", ".join(f"{v:.{digits}f}" for v in values)
+
+
+def _family_text(df: pd.DataFrame) -> tuple[str, bool]:
+    a, b = df[df["family"] == "MLP/CNN"], df[df["family"] == "transformer"]
+    text = f"MLP/CNN λ̄ {_fmt_list(a['lam_bar'], 2)}; transformers {_fmt_list(b['lam_bar'], 2)}"
+    return text, bool(len(a) and len(b) and a["lam_bar"].min() > b["lam_bar"].max())

@@ -16,21 +16,19 @@ import pandas as pd
 from helpers.core.attribution import Derived
 from helpers.core.report import Claim, claim_key, judge, merge_fields
 from helpers.core.statistics import compare, one_sample
-from helpers.lambda_gelu.claim_rows import (
-    _NB_ANNEAL,
-    MATCH_TOL,
-    SEVERE_PERPLEXITY_INCREASE,
-    _claim,
-    _combine,
-    _pair_claim_label,
-    _scale_text,
-    load_committed,
-)
 from helpers.lambda_gelu.hardness import lambda_target
-from helpers.lambda_gelu.paper import QUOTES, SEEDS_PAPER
+from helpers.lambda_gelu.paper import ANNEAL_NOTEBOOK, QUOTES, SEEDS_PAPER
 from helpers.lambda_gelu.profiles import table1
 from helpers.lambda_gelu.protocol import EPSILON, PAIRS, table1_configs, table1_pairs, table2_configs
-from helpers.lambda_gelu.records import BVS_TOL_PERPLEXITY_REL, run_table
+from helpers.lambda_gelu.records import (
+    BVS_TOL_PERPLEXITY_REL,
+    _claim,
+    _combine,
+    claim_pair_label,
+    load_committed,
+    run_table,
+    scale_text,
+)
 from helpers.lambda_gelu.substitution import (
     annealing_effect,
     our_table_consistency,
@@ -40,6 +38,12 @@ from helpers.lambda_gelu.substitution import (
 )
 
 Results = Sequence[Mapping[str, Any]]
+
+#: A "severe" deterioration of perplexity after the ReLU swap (Section IV-C, GPT-2): +10 %.
+SEVERE_PERPLEXITY_INCREASE: float = 0.10
+
+#: "Matches the pre-replacement score": within half a point, the rounding of Table II's digits.
+MATCH_TOL: float = 0.005
 
 #: Where each seed's drop comes from: ``{(pair, "GELU" | "λ-GELU"): {seed: drop}}``.
 SeedDrops = dict[tuple[str, str], dict[int, float]]
@@ -104,14 +108,13 @@ def table2_annealing_drop_claim(pair: str, committed: bool, profile: str) -> Cla
         )
     return _claim(
         claim_key("lambda-gelu-table2-annealing-drop", pair),
-        f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
-        "vs a direct GELU swap",
+        f"Table II, {claim_pair_label(pair, profile)}: annealing reduces the drop of a ReLU swap vs a direct GELU swap",
         _WHERE,
         paper_value,
         ours,
         ok,
-        _NB_ANNEAL,
-        _scale_text([pair], profile),
+        ANNEAL_NOTEBOOK,
+        scale_text([pair], profile),
         profile,
         _DROP_NOTE,
         **fields,
@@ -143,8 +146,8 @@ def table2_adult_match_claim(committed: bool, profile: str) -> Claim:
         ),
         ours,
         ok,
-        _NB_ANNEAL,
-        _scale_text(["adult"], profile),
+        ANNEAL_NOTEBOOK,
+        scale_text(["adult"], profile),
         profile,
         f'"Matches" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II\'s '
         "digits) on the per-seed drops.",
@@ -177,14 +180,14 @@ def gpt_severe_swap_claim(committed: bool, profile: str) -> Claim:
             reading = _swap_checkpoint_reading(run_table(results))
     return _claim(
         "lambda-gelu-gpt-severe-swap",
-        f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
+        f"{claim_pair_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
         f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
         "Section IV-C",
         QUOTES["gpt_severe"],
         ours,
         ok,
-        _NB_ANNEAL,
-        _scale_text(["wikitext_gpt"], profile),
+        ANNEAL_NOTEBOOK,
+        scale_text(["wikitext_gpt"], profile),
         profile,
         f'"Severe" read as a relative perplexity increase of at least '
         f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
@@ -257,7 +260,7 @@ def table2_original_equals_table1_claim(
         or Derived("all equal", "our comparison of the GELU rows of Tables I and II"),
         ours,
         verdict,
-        _NB_ANNEAL,
+        ANNEAL_NOTEBOOK,
         "the paper's printed tables",
         profile if available else "any",
         note,
