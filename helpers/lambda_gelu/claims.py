@@ -39,7 +39,7 @@ from helpers.lambda_gelu.paper import (
     THEORY_SCALE,
 )
 from helpers.lambda_gelu.protocol import EXPERIMENTS
-from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL, load_committed
+from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL
 from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT, table1_claims
 from helpers.lambda_gelu.table2_claims import MATCH_TOL, table2_claims
 
@@ -317,17 +317,7 @@ def experiment_claims(profile: str | None = None) -> list[Claim]:
 def _fig1_rows(profile: str) -> list[Claim]:
     """Fig. 1's rows: the two drift trends from the whole (t, c) grid, ΔBVS from its smallest t."""
     grid = _committed("lgelu_grid", profile)
-    return [*(fig1_drift_claim(axis, grid, profile) for axis in "tc"), _fig1_bvs_close_row(profile, grid is not None)]
-
-
-def _fig1_bvs_close_row(profile: str, committed: bool) -> Claim:
-    """From the GELU baseline and the grid's smallest t, loaded here: the runs it compares."""
-    if not committed:
-        return fig1_bvs_close_claim(None, profile)
-    configs = EXPERIMENTS["lgelu_grid"](profile)
-    t_min = min(c.activation_kwargs["t"] for c in configs if c.activation == "lambda_gelu")
-    runs = load_committed(c for c in configs if c.activation == "gelu" or c.activation_kwargs["t"] == t_min)
-    return fig1_bvs_close_claim(runs, profile)
+    return [*(fig1_drift_claim(axis, grid, profile) for axis in "tc"), fig1_bvs_close_claim(grid is not None, profile)]
 
 
 def _fig2_rows(profile: str) -> list[Claim]:
