@@ -7,7 +7,7 @@ never trained here."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from helpers.core.report import Claim
@@ -25,6 +25,7 @@ from helpers.lambda_gelu.records import (
     BVS_TOL_ACCURACY,
     _claim,
     claim_pair_label,
+    fmt_list,
     load_committed,
     run_table,
     scale_text,
@@ -54,10 +55,6 @@ _TREND_NOTE = (
     "axis, the end-to-end contrast of V_λ (same seed at both ends, its init modes averaged: the seed "
     "is the unit) has a 95% CI above 0 over the seeds (intersection-union)."
 )
-
-
-def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
-    return ", ".join(f"{v:.{digits}f}" for v in values)
 
 
 def _gelu_spread_note(results: Sequence[Mapping[str, Any]]) -> str:
@@ -107,8 +104,8 @@ def fig1_bvs_close_claim(committed: bool, profile: str) -> Claim:
     deltas = delta_bvs_by_seed(grid, float(cells["t"].min()))
     verdict, fields = close_to_gelu_stats(deltas, BVS_TOL_ACCURACY)  # inconclusive with one cell-seed
     ours = (
-        f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(row['delta_bvs'])} at c = {_fmt_list(row['c'], 0)}; "
-        f"vs the matching GELU seed: {_fmt_list(deltas.values(), 4)}"
+        f"ΔBVS vs the 3-seed GELU mean = {fmt_list(row['delta_bvs'])} at c = {fmt_list(row['c'], 0)}; "
+        f"vs the matching GELU seed: {fmt_list(deltas.values(), 4)}"
     )
     note = (
         _gelu_spread_note(grid) + " Rule: confirmed when TOST shows the matched-seed ΔBVS within the "
@@ -146,7 +143,7 @@ def fig2_drift_c_claim(csweep: Results | None, profile: str) -> Claim:
     cells = grid_cells(csweep)
     monotone, n_lines = count_monotone(monotone_trends(cells))["c"]
     verdict, fields = trend_claim_stats(csweep, "c", monotone == n_lines > 0)
-    ours = f"Δλ = {_fmt_list(cells['delta_lambda'])} at c = {_fmt_list(cells['c'], 0)}"
+    ours = f"Δλ = {fmt_list(cells['delta_lambda'])} at c = {fmt_list(cells['c'], 0)}"
     rule = (
         (note + " " if note else "") + "Rule: monotone cell means "
         "and a largest − smallest c contrast of V_λ with a 95% CI above 0 over seeds (the three init "
@@ -174,8 +171,8 @@ def fig2_bvs_small_claim(csweep: Results | None, profile: str) -> Claim:
     deltas = delta_bvs_by_seed(csweep)
     verdict, fields = close_to_gelu_stats(deltas, BVS_TOL_ACCURACY)
     ours = (
-        f"ΔBVS vs the 3-seed GELU mean = {_fmt_list(cells['delta_bvs'])} (max {worst:.3f}); vs the "
-        f"matching GELU seed: {_fmt_list(deltas.values(), 4)}"
+        f"ΔBVS vs the 3-seed GELU mean = {fmt_list(cells['delta_bvs'])} (max {worst:.3f}); vs the "
+        f"matching GELU seed: {fmt_list(deltas.values(), 4)}"
     )
     note_s = (
         note

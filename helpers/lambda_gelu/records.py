@@ -23,7 +23,7 @@ from helpers.lambda_gelu.protocol import PAIRS, figure_scale
 
 __all__ = ["ACT_LABELS", "MODE_ABBREVIATIONS", "MODE_PAIRS", "BVS_TOL_ACCURACY", "BVS_TOL_PERPLEXITY_REL", "RHO_HIGH"]
 __all__ += ["RunInfo", "run_info", "run_table", "pair_label", "claim_pair_label", "scale_note", "scale_text"]
-__all__ += ["load_committed", "seed_map"]
+__all__ += ["load_committed", "seed_map", "fmt_list"]
 
 
 ACT_LABELS: dict[str, str] = {"gelu": "GELU", "relu": "ReLU", "lambda_gelu": "λ-GELU"}
@@ -245,6 +245,11 @@ def load_committed(configs: Iterable[Any]) -> list[dict]:
             raise ValueError(f"{cfg.experiment}: a run of a committed family is missing ({cfg})")
         results.append(result)
     return results
+
+
+def fmt_list(values: Iterable[float], digits: int = 3) -> str:
+    """``"0.861, 0.872"``: ``values`` at ``digits`` decimals, as a claim lists them."""
+    return ", ".join(f"{v:.{digits}f}" for v in values)
 
 
 def seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:

@@ -8,7 +8,7 @@ values come from the committed results of ``lgelu_table1`` (``None``: not run), 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from helpers.lambda_gelu.records import (
     _combine,
     _pairs,
     claim_pair_label,
+    fmt_list,
     load_committed,
     run_table,
     scale_text,
@@ -374,11 +375,7 @@ def _equivalence_doubt(comp: Comparison | None, margin: float) -> tuple[bool, fl
     return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
 
 
-def _fmt_list(values: Iterable[float], digits: int = 3) -> str:
-    return ", ".join(f"{v:.{digits}f}" for v in values)
-
-
 def _family_text(df: pd.DataFrame) -> tuple[str, bool]:
     a, b = df[df["family"] == "MLP/CNN"], df[df["family"] == "transformer"]
-    text = f"MLP/CNN λ̄ {_fmt_list(a['lam_bar'], 2)}; transformers {_fmt_list(b['lam_bar'], 2)}"
+    text = f"MLP/CNN λ̄ {fmt_list(a['lam_bar'], 2)}; transformers {fmt_list(b['lam_bar'], 2)}"
     return text, bool(len(a) and len(b) and a["lam_bar"].min() > b["lam_bar"].max())
