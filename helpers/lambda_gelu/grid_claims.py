@@ -2,8 +2,8 @@
 to the GELU baseline, one function per claim key.
 
 :func:`helpers.lambda_gelu.claims.experiment_claims` lists them first; our values come from
-the committed results of ``lgelu_grid`` and ``lgelu_csweep`` (``None``: not run in the profile),
-never trained here."""
+the committed results of ``lgelu_grid`` and ``lgelu_csweep`` (none when they are not committed in the
+profile: "not run here"), never trained here."""
 
 from __future__ import annotations
 

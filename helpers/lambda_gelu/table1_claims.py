@@ -3,7 +3,8 @@ hardness for MLP/CNN pairs than for transformers, and the final Spearman ρ_S of
 against the others, one function per claim key (one per pair for the parity rows).
 
 :func:`helpers.lambda_gelu.claims.experiment_claims` lists them after the Figs. 1-2 rows; our
-values come from the committed results of ``lgelu_table1`` (``None``: not run), never trained here."""
+values come from the committed results of ``lgelu_table1``, each row loading its own runs (none when
+they are not committed: "not run here"), never trained here."""
 
 from __future__ import annotations
 
