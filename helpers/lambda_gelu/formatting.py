@@ -1,5 +1,5 @@
-"""Display helpers of the λ-GELU pages: mean ± std cells, Table I/II as printed, scale notes, the
-claims table of a page."""
+"""Display helpers of the λ-GELU pages: mean ± std cells, Table I/II as printed, scale notes, each
+pair's standing against the floors and its stand-in data set."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
 __all__ = ["baseline_floors", "decisive_scale", "format_pm", "table1_display", "table2_display", "scale_notes"]
-__all__ += ["stand_ins", "claims_frame"]
+__all__ += ["stand_ins"]
 
 
 # ------------------------------------------------------------------------------------ display
@@ -150,12 +150,3 @@ def stand_ins(pairs: Sequence[str], profile: str) -> list[tuple[str, str, str]]:
         if _dataset_key(used) != _dataset_key(spec.paper_dataset):
             out.append((used, spec.paper_dataset, pair_label(pair)))
     return out
-
-
-def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
-    """Claims as a table for a notebook: claim, the paper's value, ours, verdict (as shown in the
-    report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
-    MDE) and the note."""
-    shown = {"claim": "claim", "paper_value": "paper", "our_value": "ours", "verdict_label": "verdict"}
-    shown |= {"effect": "effect", "ci": "CI", "n": "n", "test": "test", "mde": "MDE", "note": "note"}
-    return pd.DataFrame([c.as_row() for c in claims], columns=list(shown)).rename(columns=shown)
