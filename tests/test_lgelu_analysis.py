@@ -632,18 +632,22 @@ def test_table1_arms_with_fewer_seeds_than_gelu_stay_paired():
     assert pair_by_seed({7: 1.0}, gelu, policy="shared_or_unpaired") == ({7: 1.0}, gelu)  # nothing shared: unchanged
 
 
-def test_decisive_scale_status_names_each_pair_once():
-    """The decisive pairs are listed at the decisive scale (with Table I's fewer arm seeds), the others
-    as below their floors or without one; the smoke profile gets no floor claim."""
+def test_decisive_scale_gives_each_pair_its_standing_and_scale():
+    """The decisive pairs stand at the decisive scale (with Table I's fewer arm seeds), the others
+    below their floors or without one; an unknown pair is an error."""
     pairs = ["adult", "fmnist", "cifar10_resnet", "wikitext_gpt", "tinyimagenet_deit"]
-    text = formatting.decisive_scale_status(pairs, "cpu")
-    decisive, rest = text.split("Not among the retrain's decisive claims")
-    for pair in lgelu_protocol.DECISIVE_PAIRS:
-        assert A.pair_label(pair) in decisive and A.pair_label(pair) not in rest
-    assert "ResNet-18/CIFAR10 (20 epochs, 5 seeds, 3 for Table I's ReLU and λ-GELU arms)" in decisive
-    assert "MLP/FMNIST (20 epochs, 5 seeds)" in decisive
-    below, unscaled = rest.split("Without a floor")
-    assert A.pair_label("tinyimagenet_deit") in below and A.pair_label("adult") in unscaled
-    assert "cpu profile" in formatting.decisive_scale_status(["fmnist"], "smoke")
+    table = formatting.decisive_scale(pairs, "cpu").set_index("pair")
+    standing = table["standing"]
+    assert {p for p in pairs if standing[A.pair_label(p)] == "decisive"} == set(lgelu_protocol.DECISIVE_PAIRS)
+    assert table.loc["ResNet-18/CIFAR10", ["epochs", "seeds", "arm_seeds"]].tolist() == [20, 5, 3]
+    assert table.loc["MLP/FMNIST", ["epochs", "seeds", "arm_seeds"]].tolist() == [20, 5, 5]
+    assert standing[A.pair_label("tinyimagenet_deit")] == "below floor"
+    assert standing[A.pair_label("adult")] == "no floor"
     with pytest.raises(ValueError, match="unknown pair"):
-        formatting.decisive_scale_status(["fmnist", "mnist"], "cpu")
+        formatting.decisive_scale(["fmnist", "mnist"], "cpu")
+
+
+def test_stand_ins_name_the_data_set_used_and_the_papers():
+    assert formatting.stand_ins(["fmnist", "tinyimagenet_deit"], "cpu") == [
+        ("cifar10", "TinyImageNet", "DeiT-tiny/TinyImageNet")
+    ]

@@ -138,7 +138,7 @@ def test_expected_gate_error_depends_on_the_scale() -> None:
     assert lgelu_audit.expected_gate_error(160, 0.1) > 5e-3 > lgelu_audit.expected_gate_error(160, 1.0)
     sig = lgelu_audit.scale_meeting_tolerance(160, 5e-3)
     assert lgelu_audit.expected_gate_error(160, sig) == pytest.approx(5e-3)
-    with pytest.raises(ValueError, match="must be > 0"):
+    with pytest.raises(ValueError, match="sigma must be a finite number > 0"):
         lgelu_audit.expected_gate_error(160, -1.0)
 
 

@@ -16,6 +16,10 @@ from scipy.special import expit, ndtr
 
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.hardness import LAMBDA_INIT_MAX
+
+# ``E|H(x) − Φ(λx)|`` for ``x ~ N(0, σ²)``, ``arctan(1/(λσ))/π``: the fraction of gate error a unit of
+# that scale carries on average, the closed form the per-layer targets use too
+from helpers.lambda_gelu.layer_targets import normal_gate_error as expected_gate_error
 from helpers.lambda_gelu.paper import EPS_PAPER, LAMBDA_TARGET_PAPER
 
 __all__ = ["lambda_image", "s_signal", "s_signal_peak", "s_signal_ratio_limits", "expected_gate_error"]
@@ -76,14 +80,6 @@ def s_signal_ratio_limits(lam_low: float = LAMBDA_NEAR_ONE, lam_high: float = LA
         "sigma->oo": float(sp.limit(ratio, ss_, sp.oo)),
         "dlambda/ds": float((1 - sp.exp(1 - sp.Float(lam_high))) / (1 - sp.exp(1 - sp.Float(lam_low)))),
     }
-
-
-def expected_gate_error(lam_value: float, sigma_value: float) -> float:
-    """``E|H(x) − Φ(λx)|`` for ``x ~ N(0, σ²)``: ``arctan(1/(λσ))/π`` (the fraction of gate error a
-    unit of that scale carries on average)."""
-    if not lam_value > 0 or not sigma_value > 0:
-        raise ValueError(f"lam_value and sigma_value must be > 0, got {lam_value!r}, {sigma_value!r}")
-    return math.atan(1.0 / (lam_value * sigma_value)) / math.pi
 
 
 def scale_meeting_tolerance(lam_value: float = LAMBDA_TARGET_PAPER, eps_value: float = EPS_PAPER) -> float:

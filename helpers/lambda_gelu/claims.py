@@ -20,7 +20,6 @@ from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.runtime import current_profile
 from helpers.lambda_gelu import theory as S
-from helpers.lambda_gelu.claim_rows import ANCHORS, MATCH_TOL, load_committed
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
 from helpers.lambda_gelu.grid_claims import (
     fig1_bvs_close_claim,
@@ -29,6 +28,7 @@ from helpers.lambda_gelu.grid_claims import (
     fig2_drift_c_claim,
 )
 from helpers.lambda_gelu.paper import (
+    ANCHORS,
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
     QUOTES,
@@ -41,7 +41,7 @@ from helpers.lambda_gelu.paper import (
 from helpers.lambda_gelu.protocol import EXPERIMENTS
 from helpers.lambda_gelu.records import BVS_TOL_ACCURACY, BVS_TOL_PERPLEXITY_REL
 from helpers.lambda_gelu.table1_claims import RHO_SMALLEST_EFFECT, table1_claims
-from helpers.lambda_gelu.table2_claims import table2_claims
+from helpers.lambda_gelu.table2_claims import MATCH_TOL, table2_claims
 
 __all__ = ["MARGINS", "SMALLEST_EFFECT", "ANCHORS", "claims", "theory_claims", "experiment_claims", "coverage_claims"]
 
@@ -317,17 +317,7 @@ def experiment_claims(profile: str | None = None) -> list[Claim]:
 def _fig1_rows(profile: str) -> list[Claim]:
     """Fig. 1's rows: the two drift trends from the whole (t, c) grid, ΔBVS from its smallest t."""
     grid = _committed("lgelu_grid", profile)
-    return [*(fig1_drift_claim(axis, grid, profile) for axis in "tc"), _fig1_bvs_close_row(profile, grid is not None)]
-
-
-def _fig1_bvs_close_row(profile: str, committed: bool) -> Claim:
-    """From the GELU baseline and the grid's smallest t, loaded here: the runs it compares."""
-    if not committed:
-        return fig1_bvs_close_claim(None, profile)
-    configs = EXPERIMENTS["lgelu_grid"](profile)
-    t_min = min(c.activation_kwargs["t"] for c in configs if c.activation == "lambda_gelu")
-    runs = load_committed(c for c in configs if c.activation == "gelu" or c.activation_kwargs["t"] == t_min)
-    return fig1_bvs_close_claim(runs, profile)
+    return [*(fig1_drift_claim(axis, grid, profile) for axis in "tc"), fig1_bvs_close_claim(grid is not None, profile)]
 
 
 def _fig2_rows(profile: str) -> list[Claim]:
@@ -336,7 +326,7 @@ def _fig2_rows(profile: str) -> list[Claim]:
 
 
 def _table1_rows(profile: str) -> list[Claim]:
-    return table1_claims(_committed("lgelu_table1", profile), profile)
+    return table1_claims(_committed("lgelu_table1", profile) is not None, profile)
 
 
 def _table2_rows(profile: str) -> list[Claim]:

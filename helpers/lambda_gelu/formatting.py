@@ -1,5 +1,5 @@
-"""Display helpers of the λ-GELU pages: mean ± std cells, Table I/II as printed, scale notes, the
-claims table of a page."""
+"""Display helpers of the λ-GELU pages: mean ± std cells, Table I/II as printed, scale notes, each
+pair's standing against the floors and its stand-in data set."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from helpers.core.scale import arm_seeds_of
 from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
-__all__ = ["baseline_floors", "decisive_scale_status", "format_pm", "table1_display", "table2_display", "scale_notes"]
-__all__ += ["stand_ins", "claims_frame"]
+__all__ = ["baseline_floors", "decisive_scale", "format_pm", "table1_display", "table2_display", "scale_notes"]
+__all__ += ["stand_ins"]
 
 
 # ------------------------------------------------------------------------------------ display
@@ -119,61 +119,34 @@ def baseline_floors(
     return floor_table(chosen, labels=labels)
 
 
-def decisive_scale_status(pairs: Sequence[str], profile: str) -> str:
-    """One Markdown sentence: which of ``pairs`` run at the retrain's decisive cpu scale
-    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`) and which at another, whose
-    verdicts hold for underfit models only (the floors apply to the cpu profile only)."""
-    profile = current_profile(profile)
+def decisive_scale(pairs: Sequence[str], profile: str) -> pd.DataFrame:
+    """Per pair of ``pairs``: its epochs and seeds at ``profile`` (``arm_seeds``: Table I's ReLU and
+    λ-GELU arms') and its ``standing``: ``"decisive"`` when it runs at the retrain's decisive cpu scale
+    (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`), else ``"below floor"`` or ``"no floor"``
+    (the floors of :mod:`helpers.core.floors` apply to the cpu profile only)."""
     unknown = [p for p in pairs if p not in _pairs()]
     if unknown:
         raise ValueError(f"unknown pair(s) {unknown}; choose from {list(_pairs())}")
-    if profile != "cpu":
-        return (
-            f"The floors are set for the cpu profile; this is the {profile} profile, so the table "
-            "only shows how far its runs got."
-        )
-
-    def describe(pair: str) -> str:
-        scale = _pairs()[pair].scale(profile)
-        seeds = f"{len(scale.seeds)} seeds"
-        if len(arm_seeds_of(scale)) != len(scale.seeds):
-            seeds += f", {len(arm_seeds_of(scale))} for Table I's ReLU and λ-GELU arms"
-        return f"{pair_label(pair)} ({scale.epochs} epochs, {seeds})"
-
-    decisive = [describe(p) for p in pairs if p in DECISIVE_PAIRS]
-    unscaled = [p for p in pairs if p not in DECISIVE_PAIRS]
-    no_floor = [
-        pair_label(p) for p in unscaled if floor_for(_pairs()[p].model, _pairs()[p].scale(profile).dataset) is None
-    ]
-    below = [pair_label(p) for p in unscaled if pair_label(p) not in no_floor]
-    parts = []
-    if decisive:
-        parts.append("At the decisive scale (all training and test data): " + ", ".join(decisive) + ".")
-    if below:
-        parts.append(
-            "Not among the retrain's decisive claims, so at the earlier cpu scale, below their floors "
-            "(the verdict column says by how much): " + ", ".join(below) + "."
-        )
-    if no_floor:
-        parts.append("Without a floor (the issue keeps them as they are): " + ", ".join(no_floor) + ".")
-    return " ".join(parts)
+    rows = []
+    for pair in pairs:
+        spec = _pairs()[pair]
+        scale = spec.scale(current_profile(profile))
+        if pair in DECISIVE_PAIRS:
+            standing = "decisive"
+        else:
+            standing = "no floor" if floor_for(spec.model, scale.dataset) is None else "below floor"
+        seeds = {"seeds": len(scale.seeds), "arm_seeds": len(arm_seeds_of(scale))}
+        rows.append({"pair": pair_label(pair), "epochs": scale.epochs, **seeds, "standing": standing})
+    return pd.DataFrame(rows, columns=["pair", "epochs", "seeds", "arm_seeds", "standing"])
 
 
-def stand_ins(pairs: Sequence[str], profile: str) -> str:
-    """One sentence naming the stand-in data sets of ``pairs`` at ``profile`` ("" when none)."""
-    parts = []
+def stand_ins(pairs: Sequence[str], profile: str) -> list[tuple[str, str, str]]:
+    """``(data set used, the paper's data set, pair label)`` of each pair of ``pairs`` that runs on a
+    stand-in data set at ``profile``."""
+    out = []
     for pair in pairs:
         spec = _pairs()[pair]
         used = spec.scale(profile).dataset
         if _dataset_key(used) != _dataset_key(spec.paper_dataset):
-            parts.append(f"{used} stands in for {spec.paper_dataset} ({pair_label(pair)})")
-    return "; ".join(parts)
-
-
-def claims_frame(claims: Sequence[Any]) -> pd.DataFrame:
-    """Claims as a table for a notebook: claim, the paper's value, ours, verdict (as shown in the
-    report, e.g. "contradicted at our scale"), the statistics behind it (effect, 95 % CI, n, test,
-    MDE) and the note."""
-    shown = {"claim": "claim", "paper_value": "paper", "our_value": "ours", "verdict_label": "verdict"}
-    shown |= {"effect": "effect", "ci": "CI", "n": "n", "test": "test", "mde": "MDE", "note": "note"}
-    return pd.DataFrame([c.as_row() for c in claims], columns=list(shown)).rename(columns=shown)
+            out.append((used, spec.paper_dataset, pair_label(pair)))
+    return out

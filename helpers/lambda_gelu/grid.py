@@ -4,7 +4,8 @@ their monotone trends, equal-rate runs and seed differences."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -14,10 +15,17 @@ from helpers.core.report import intersection_union, judge
 from helpers.core.statistics import one_sample
 from helpers.core.units import by_level
 from helpers.lambda_gelu.hardness import drift_cell_average
-from helpers.lambda_gelu.records import MODE_ABBREVIATIONS, _lambda_history, _val_metrics, run_info, run_table
+from helpers.lambda_gelu.records import (
+    MODE_ABBREVIATIONS,
+    RunInfo,
+    _lambda_history,
+    _val_metrics,
+    run_info,
+    run_table,
+)
 
 __all__ = ["grid_cells", "grid_pivot", "monotone_trends", "count_monotone", "equal_rate_runs", "seed_differences"]
-__all__ += ["delta_bvs_by_seed", "drift_contrast", "trend_claim_stats", "close_to_gelu_stats"]
+__all__ += ["delta_bvs_by_seed", "trend_claim_stats", "close_to_gelu_stats"]
 
 
 # ---------------------------------------------------------------------------- Fig. 1 / Fig. 2
@@ -77,28 +85,14 @@ def monotone_trends(cells: pd.DataFrame) -> pd.DataFrame:
     ``fixed`` (the other parameter's value), ``values`` (Δλ in order), ``monotone``."""
     pivot = grid_pivot(cells)
     rows = []
-    for c in pivot.columns:
-        line = pivot[c].dropna().to_numpy()
-        if line.size >= 2:
-            rows.append(
-                {
-                    "along": "t",
-                    "fixed": float(c),
-                    "values": tuple(map(float, line)),
-                    "monotone": bool(np.all(np.diff(line) < 0)),
-                }
-            )
-    for t in pivot.index:
-        line = pivot.loc[t].dropna().to_numpy()
-        if line.size >= 2:
-            rows.append(
-                {
-                    "along": "c",
-                    "fixed": float(t),
-                    "values": tuple(map(float, line)),
-                    "monotone": bool(np.all(np.diff(line) > 0)),
-                }
-            )
+    for along, table, sign in (("t", pivot, -1), ("c", pivot.T, 1)):  # a column of ``table`` is one line
+        for fixed in table.columns:
+            line = table[fixed].dropna().to_numpy()
+            if line.size >= 2:
+                monotone = bool(np.all(sign * np.diff(line) > 0))
+                rows.append(
+                    {"along": along, "fixed": float(fixed), "values": tuple(map(float, line)), "monotone": monotone}
+                )
     return pd.DataFrame(rows, columns=["along", "fixed", "values", "monotone"])
 
 
@@ -122,32 +116,20 @@ def equal_rate_runs(results: Iterable[Mapping[str, Any]], rel_tol: float = 1e-9)
     """
     if not (rel_tol >= 0):
         raise ValueError(f"rel_tol must be >= 0, got {rel_tol!r}")
-    runs = [(r, run_info(r)) for r in results]
-    runs = [(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed]
     rows = []
-    for k, (ra, a) in enumerate(runs):
-        for rb, b in runs[k + 1 :]:
-            rate_a, rate_b = a.c / a.t**2, b.c / b.t**2
-            if (a.seed, a.mode, a.pair) != (b.seed, b.mode, b.pair) or (a.t, a.c) == (b.t, b.c):
-                continue
-            if not math.isclose(rate_a, rate_b, rel_tol=max(rel_tol, 1e-12)):
-                continue
-            la, lb = _lambda_history(ra), _lambda_history(rb)
-            if la.shape != lb.shape:
-                raise ValueError(f"runs at c/t² = {rate_a:g} have different history shapes {la.shape}, {lb.shape}")
-            diff = np.abs(la - lb)
-            rows.append(
-                {
-                    "rate": rate_a,
-                    "seed": a.seed,
-                    "mode": MODE_ABBREVIATIONS[a.mode],
-                    "cell_a": (a.t, a.c),
-                    "cell_b": (b.t, b.c),
-                    "max_lambda_diff": float(diff.max()),
-                    "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
-                    "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max()),
-                }
-            )
+    for (ra, a), (rb, b) in _lambda_run_pairs(results):
+        rate_a, rate_b = a.c / a.t**2, b.c / b.t**2
+        if (a.seed, a.mode, a.pair) != (b.seed, b.mode, b.pair) or (a.t, a.c) == (b.t, b.c):
+            continue
+        if not math.isclose(rate_a, rate_b, rel_tol=max(rel_tol, 1e-12)):
+            continue
+        la, lb = _lambda_history(ra), _lambda_history(rb)
+        if la.shape != lb.shape:
+            raise ValueError(f"runs at c/t² = {rate_a:g} have different history shapes {la.shape}, {lb.shape}")
+        cells = {"rate": rate_a, "seed": a.seed, "mode": MODE_ABBREVIATIONS[a.mode], "cell_a": (a.t, a.c)}
+        rows.append(
+            {**cells, "cell_b": (b.t, b.c), "max_lambda_diff": float(np.abs(la - lb).max()), **_differences(ra, rb)}
+        )
     return pd.DataFrame(
         rows,
         columns=["rate", "seed", "mode", "cell_a", "cell_b", "max_lambda_diff", "max_lambda_rel_diff", "max_val_diff"],
@@ -157,25 +139,30 @@ def equal_rate_runs(results: Iterable[Mapping[str, Any]], rel_tol: float = 1e-9)
 def seed_differences(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The same comparison as :func:`equal_rate_runs` between two *seeds* of one (t, c) cell and
     init mode: the scale of run-to-run differences that are not rounding."""
-    runs = [(r, run_info(r)) for r in results]
-    runs = [(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed]
     rows = []
-    for k, (ra, a) in enumerate(runs):
-        for rb, b in runs[k + 1 :]:
-            if (a.pair, a.t, a.c, a.mode) != (b.pair, b.t, b.c, b.mode) or a.seed == b.seed:
-                continue
-            la, lb = _lambda_history(ra), _lambda_history(rb)
-            diff = np.abs(la - lb)
-            rows.append(
-                {
-                    "cell": (a.t, a.c),
-                    "mode": MODE_ABBREVIATIONS[a.mode],
-                    "seeds": (a.seed, b.seed),
-                    "max_lambda_rel_diff": float((diff / np.maximum(la, lb)).max()),
-                    "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max()),
-                }
-            )
+    for (ra, a), (rb, b) in _lambda_run_pairs(results):
+        if (a.pair, a.t, a.c, a.mode) != (b.pair, b.t, b.c, b.mode) or a.seed == b.seed:
+            continue
+        rows.append(
+            {"cell": (a.t, a.c), "mode": MODE_ABBREVIATIONS[a.mode], "seeds": (a.seed, b.seed), **_differences(ra, rb)}
+        )
     return pd.DataFrame(rows, columns=["cell", "mode", "seeds", "max_lambda_rel_diff", "max_val_diff"])
+
+
+def _lambda_run_pairs(results: Iterable[Mapping[str, Any]]) -> Iterator[tuple[tuple[Mapping, RunInfo], ...]]:
+    """Every two of the non-annealed λ-GELU runs of ``results``, each with its :class:`RunInfo`."""
+    runs = [(r, run_info(r)) for r in results]
+    return combinations([(r, i) for r, i in runs if i.activation == "lambda_gelu" and not i.annealed], 2)
+
+
+def _differences(ra: Mapping[str, Any], rb: Mapping[str, Any]) -> dict[str, float]:
+    """The largest relative difference of any layer's λ at any epoch of two runs, and of their
+    validation metric."""
+    la, lb = _lambda_history(ra), _lambda_history(rb)
+    return {
+        "max_lambda_rel_diff": float((np.abs(la - lb) / np.maximum(la, lb)).max()),
+        "max_val_diff": float(np.abs(np.subtract(_val_metrics(ra), _val_metrics(rb))).max()),
+    }
 
 
 # ------------------------------------------------------- the grid's statistics: the seed is the unit
@@ -222,12 +209,6 @@ def _contrast(more: pd.Series, less: pd.Series, along: str) -> dict[tuple, float
     if common.empty:
         raise ValueError(f"no run at both ends of {along}")
     return {k: float(more[k] - less[k]) for k in common}
-
-
-def drift_contrast(results: Iterable[Mapping[str, Any]], along: str) -> dict[tuple, float]:
-    """``{(other, mode, seed): V_λ(more-drift end) − V_λ(other end)}`` for every run at both ends of
-    ``along`` (``"t"``: smallest minus largest t; ``"c"``: largest minus smallest c)."""
-    return _contrast(*_drift_ends(results, along), along)
 
 
 #: The smallest drift contrast of interest: 10 % of the mean ``V_λ`` at the end of the axis where the

@@ -8,17 +8,17 @@ the training hyperparameters of Section IV, and the Section IV-C statements on `
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pandas as pd
 
 from helpers.core.attribution import Quoted
 
-__all__ = ["SOURCE", "THEORY_NOTEBOOK", "THEORY_ANCHOR", "THEORY_PROFILE", "THEORY_SCALE", "E_INF_PAPER_TEXT"]
+__all__ = ["SOURCE", "THEORY_NOTEBOOK", "THEORY_ANCHOR", "THEORY_PROFILE", "THEORY_SCALE", "ANCHORS"]
+__all__ += ["GRID_NOTEBOOK", "PROFILES_NOTEBOOK", "ANNEAL_NOTEBOOK"]
 __all__ += ["EPS_PAPER", "LAMBDA_TARGET_PAPER", "SWITCH_FRACTION", "GRID_T", "GRID_C", "FIG2_T", "CHOSEN_T", "CHOSEN_C"]
 __all__ += ["INIT_MODES_PAPER", "INIT_RANGE_PAPER", "SEEDS_PAPER", "TrainingSetup", "TRAINING", "METRIC", "table_i"]
-__all__ += ["table_ii", "e_inf_value", "QUOTES", "ADULT_UNI_BVS_STD_READING", "EQUATION_LABELS"]
+__all__ += ["table_ii", "QUOTES", "ADULT_UNI_BVS_STD_READING", "EQUATION_LABELS"]
 
 
 SOURCE = "λ-GELU paper"
@@ -27,6 +27,16 @@ THEORY_NOTEBOOK = "notebooks/02_lambda_gelu_theory"
 THEORY_ANCHOR = "lambda-gelu-theory-claims"
 THEORY_PROFILE = "any"  # closed forms: independent of the profile
 THEORY_SCALE = "exact (sympy), checked by quadrature and finite differences"
+#: The pages of the run-based claims, and the MyST label (``(label)=`` before the heading) of the
+#: section of each that computes its claims.
+GRID_NOTEBOOK = "notebooks/10_lambda_gelu_tc_grid"
+PROFILES_NOTEBOOK = "notebooks/11_lambda_gelu_profiles"
+ANNEAL_NOTEBOOK = "notebooks/12_lambda_gelu_annealing"
+ANCHORS: dict[str, str] = {
+    GRID_NOTEBOOK: "lambda-gelu-grid-claims",
+    PROFILES_NOTEBOOK: "lambda-gelu-profiles-claims",
+    ANNEAL_NOTEBOOK: "lambda-gelu-annealing-claims",
+}
 #: Where the book displays each of the paper's equations that a claim's source or sentence cites: the
 #: equation as claims name it -> the MyST label of the book's display (``$$ ... $$ (label)``), so a
 #: page cites it with {eq}`label` and the derivation stays on one page (tests/test_page_equations.py).
@@ -39,7 +49,6 @@ EQUATION_LABELS: dict[str, str] = {
 
 # --------------------------------------------------------------------------- Section III, IV-C
 #: Section IV-C: "E∞(λ) = 2/(λ√(2π))", as a sympy expression of the symbol λ.
-E_INF_PAPER_TEXT = "2/(λ√(2π))"
 #: Section IV-C: tolerance and the λ_target "≈ 160" it gives.
 EPS_PAPER = 5e-3
 LAMBDA_TARGET_PAPER = 160.0
@@ -149,11 +158,6 @@ def table_ii() -> pd.DataFrame:
     df = pd.DataFrame(list(_TABLE_II_ROWS), columns=["dataset", "mode", "original", "substituted"])
     df["change"] = df["substituted"] - df["original"]
     return df
-
-
-def e_inf_value(lam: float) -> float:
-    """The paper's closed form ``2/(λ√(2π))`` as a float (for plots next to ours)."""
-    return 2.0 / (lam * math.sqrt(2.0 * math.pi))
 
 
 #: Table I's Adult/uni BVS spread is printed "± 10^{-3}" where every other cell is k·10^{-n}: our

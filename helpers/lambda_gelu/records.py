@@ -1,5 +1,7 @@
-"""λ-GELU run records: one result dict -> :class:`RunInfo` (pair, activation, mode, seed, t, c) and
-the labels and orders shared by the λ-GELU tables."""
+"""λ-GELU run records: one result dict -> :class:`RunInfo` (pair, activation, mode, seed, t, c), the
+labels, orders and scale notes shared by the λ-GELU tables, and what the run-based claim modules
+(``grid_claims``, ``table1_claims``, ``table2_claims``) share: loading a row's committed runs and
+the row builder :func:`_claim`."""
 
 from __future__ import annotations
 
@@ -10,11 +12,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from helpers.core.attribution import SourceValue
+from helpers.core.comparison import Comparison
+from helpers.core.report import Claim, family_verdict, source_row
+from helpers.core.results_cache import load_result
+from helpers.core.run_reads import is_hidden
 from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
-from helpers.lambda_gelu.protocol import PAIRS
+from helpers.lambda_gelu.paper import ANCHORS, SOURCE
+from helpers.lambda_gelu.protocol import PAIRS, figure_scale
 
 __all__ = ["ACT_LABELS", "MODE_ABBREVIATIONS", "MODE_PAIRS", "BVS_TOL_ACCURACY", "BVS_TOL_PERPLEXITY_REL", "RHO_HIGH"]
-__all__ += ["RunInfo", "run_info", "run_table", "pair_label"]
+__all__ += ["RunInfo", "run_info", "run_table", "pair_label", "claim_pair_label", "scale_note", "scale_text"]
+__all__ += ["load_committed", "seed_map", "fmt_list"]
 
 
 ACT_LABELS: dict[str, str] = {"gelu": "GELU", "relu": "ReLU", "lambda_gelu": "λ-GELU"}
@@ -32,6 +41,14 @@ BVS_TOL_PERPLEXITY_REL: float = 0.02
 RHO_HIGH: float = 0.7
 
 _MODEL_LABELS = {"mlp": "MLP", "resnet18": "ResNet-18", "vit": "DeiT-tiny", "gpt": "GPT-2"}
+DATASET_LABELS = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "tinyshakespeare": "Tiny Shakespeare",
+    "fmnist": "FMNIST",
+    "fashion_mnist": "FMNIST",
+    "adult": "Adult",
+}
 #: Architectures "more commonly trained with ReLU" (Table I discussion) vs transformers.
 _RELU_STYLE_MODELS = ("mlp", "resnet18")
 _ACT_ORDER = {"GELU": 0, "ReLU": 1, "λ-GELU": 2}
@@ -177,6 +194,29 @@ def pair_label(pair: str, dataset: str | None = None) -> str:
     return label
 
 
+def claim_pair_label(pair: str, profile: str) -> str:
+    """The pair as a claim names it: our model and data set, with the paper's when we stand in
+    (``"DeiT-tiny on CIFAR-10 (stand-in for TinyImageNet)"``)."""
+    spec = _pairs()[pair]
+    model = _MODEL_LABELS.get(spec.model, spec.model)
+    used = spec.scale(profile).dataset
+    if _dataset_key(used) == _dataset_key(spec.paper_dataset):
+        return f"{model}/{spec.paper_dataset}"
+    return f"{model} on {DATASET_LABELS.get(used, used)} (stand-in for {spec.paper_dataset})"
+
+
+def scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
+    """How ``pair``'s runs of ``profile`` differ from the paper's ("as in the paper" when they do not);
+    ``figures``: at the scale Figs. 1-2 run at (:func:`helpers.lambda_gelu.protocol.figure_scale`)."""
+    scale = (figure_scale(pair, profile) if figures else None) or _pairs()[pair].scale(profile)
+    return scale.note or "as in the paper"
+
+
+def scale_text(pairs: Sequence[str], profile: str, *, figures: bool = False) -> str:
+    """Each pair's :func:`scale_note`, labelled: a claim's scale."""
+    return "; ".join(f"{pair_label(p)}: {scale_note(p, profile, figures=figures)}" for p in pairs)
+
+
 def _dataset_key(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "").replace("fashionmnist", "fmnist")
 
@@ -190,3 +230,74 @@ def _side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, columns: Sequence[str
     merged["pair"] = merged["pair ours"].fillna(merged["pair paper"])
     merged = merged.iloc[merged["pair"].map(_pair_order).argsort()].reset_index(drop=True)
     return merged[["pair", "paper_dataset"] + [f"{c}{s}" for c in columns for s in (" paper", " ours")]]
+
+
+# ------------------------------------------------------------------- what the claim modules share
+def load_committed(configs: Iterable[Any]) -> list[dict]:
+    """The committed results of ``configs`` (a missing one is an error naming it). A row loads its own
+    runs with this, so that :mod:`helpers.core.run_reads` finds the row's runs for it."""
+    results = []
+    for cfg in configs:
+        if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
+            continue
+        result = load_result(cfg)
+        if result is None:
+            raise ValueError(f"{cfg.experiment}: a run of a committed family is missing ({cfg})")
+        results.append(result)
+    return results
+
+
+def fmt_list(values: Iterable[float], digits: int = 3) -> str:
+    """``"0.861, 0.872"``: ``values`` at ``digits`` decimals, as a claim lists them."""
+    return ", ".join(f"{v:.{digits}f}" for v in values)
+
+
+def seed_map(frame: pd.DataFrame, value: str = "bvs") -> dict[int, float]:
+    """``{seed: value}`` of the runs of one arm (one run per seed)."""
+    if frame["seed"].duplicated().any():
+        raise ValueError("two runs share a seed in one arm; cannot pair by seed")
+    return {int(k): float(v) for k, v in zip(frame["seed"], frame[value])}
+
+
+_NOT_RUN_NOTE = "results of this profile are not committed"
+
+
+def _claim(
+    key: str,
+    claim: str,
+    where: str,
+    paper: SourceValue,
+    ours: str | None,
+    ok: bool | str | None,
+    notebook: str,
+    scale: str,
+    profile: str,
+    note: str = "",
+    *,
+    reading: str = "",
+    **stats: str,
+) -> Claim:
+    """A run-based row; ``ours=None`` means the runs are missing ("not run here"). ``ok`` is an explicit
+    verdict string, or a bool for a descriptive rule without a confidence interval (True:
+    confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
+    neither supports nor excludes the claim). ``reading``: the book's reading the verdict rests on
+    (:attr:`helpers.core.report.Claim.reading`). ``stats``: the claim's ``effect, ci, n, test, mde``
+    (see :func:`helpers.core.report.comparison_fields`) and ``basis``."""
+
+    if ours is None:
+        verdict, ours, note = "not run here", "–", (note + " " if note else "") + f"({_NOT_RUN_NOTE})"
+        stats = {k: v for k, v in stats.items() if k == "basis"}
+    elif isinstance(ok, str):
+        verdict = ok
+    else:
+        verdict = "confirmed" if ok else "inconclusive"
+    return source_row(
+        key, claim, where, paper, ours, verdict, note, scale, profile,
+        source=SOURCE, notebook=notebook, anchor=ANCHORS.get(notebook, ""), reading=reading, **stats,
+    )  # fmt: skip
+
+
+def _combine(judged: Mapping[str, tuple[str, Mapping[str, Any], Comparison | None]]) -> str:
+    """The family verdict of parts judged by :func:`helpers.core.report.judge`
+    (:func:`helpers.core.report.family_verdict`: Holm-adjusted contradiction)."""
+    return family_verdict([d for _, fields, _ in judged.values() for d in fields.get("design", ())])

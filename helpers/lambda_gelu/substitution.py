@@ -11,12 +11,11 @@ import numpy as np
 import pandas as pd
 
 from helpers.lambda_gelu import paper
-from helpers.lambda_gelu.paper import table_i, table_ii
 from helpers.lambda_gelu.profiles import paper_table1
 from helpers.lambda_gelu.records import _ACT_ORDER, _pair_order, _pairs, _side_by_side, _with_init, run_info, run_table
 
 __all__ = ["table2", "paper_table2", "table2_side_by_side", "annealing_effect", "annealing_side_by_side"]
-__all__ += ["lambda_trajectories", "paper_table_consistency", "our_table_consistency", "table_ii_consistency"]
+__all__ += ["lambda_trajectories", "paper_table_consistency", "our_table_consistency"]
 
 
 # ----------------------------------------------------------------------------------- Table II
@@ -198,31 +197,3 @@ def our_table_consistency(t1: pd.DataFrame, t2: pd.DataFrame) -> float:
     if common.empty:
         raise ValueError("the two tables share no pair with a GELU row")
     return float((a[common] - b[common]).abs().max())
-
-
-def table_ii_consistency() -> pd.DataFrame:
-    """Table II read against itself and Table I (paper numbers only): per dataset, :func:`annealing_effect`
-    (the paper's "consistently reduces the performance drop") and whether Table II's GELU "original"
-    equals Table I's GELU BVS."""
-    t2 = table_ii().set_index(["dataset", "mode"])
-    t1 = table_i()
-    rows = []
-    for dataset in t2.index.get_level_values(0).unique():
-        gelu, lam = t2.loc[(dataset, "GELU")], t2.loc[(dataset, "λ-GELU")]
-        bvs = t1[(t1["dataset"] == dataset) & (t1["act"] == "GELU")]["bvs"].item()
-        rows.append(
-            {
-                "dataset": dataset,
-                "drop_gelu": round(gelu["change"], 4),
-                "drop_lambda_gelu": round(lam["change"], 4),
-                "annealing_reduces_drop": lam["change"] > gelu["change"],
-                "annealing_cost_before_swap": round(lam["original"] - gelu["original"], 4),
-                "table_i_gelu_bvs": bvs,
-                "table_ii_gelu_original": gelu["original"],
-                "tables_agree": math.isclose(bvs, gelu["original"]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-# ------------------------------------------------------------------------------------- claims

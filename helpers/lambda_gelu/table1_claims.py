@@ -3,7 +3,8 @@ hardness for MLP/CNN pairs than for transformers, and the final Spearman ρ_S of
 against the others, one function per claim key (one per pair for the parity rows).
 
 :func:`helpers.lambda_gelu.claims.experiment_claims` lists them after the Figs. 1-2 rows; our
-values come from the committed results of ``lgelu_table1`` (``None``: not run), never trained here."""
+values come from the committed results of ``lgelu_table1``, each row loading its own runs (none when
+they are not committed: "not run here"), never trained here."""
 
 from __future__ import annotations
 
@@ -18,20 +19,8 @@ from helpers.core.attribution import Derived
 from helpers.core.comparison import Comparison
 from helpers.core.pairing import common_seeds, pair_by_seed
 from helpers.core.report import Claim, claim_key, comparison_fields, judge, merge_fields, run_verdict
-from helpers.core.statistics import compare, one_sample, welch_comparison
-from helpers.lambda_gelu.claim_rows import (
-    _DATASET_LABELS,
-    _NB_PROFILES,
-    _claim,
-    _combine,
-    _equivalence_parts,
-    _family_text,
-    _pair_claim_label,
-    _scale_text,
-    _seed_map,
-    load_committed,
-)
-from helpers.lambda_gelu.paper import QUOTES
+from helpers.core.statistics import compare, one_sample, tost, welch_comparison
+from helpers.lambda_gelu.paper import PROFILES_NOTEBOOK, QUOTES
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
     lambda_by_family,
@@ -46,9 +35,17 @@ from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
     BVS_TOL_PERPLEXITY_REL,
+    DATASET_LABELS,
     RHO_HIGH,
+    _claim,
+    _combine,
     _pairs,
+    claim_pair_label,
+    fmt_list,
+    load_committed,
     run_table,
+    scale_text,
+    seed_map,
 )
 
 Results = Sequence[Mapping[str, Any]]
@@ -80,32 +77,20 @@ _READING_RHO_OTHERS = (
 )
 
 
-def table1_claims(results: Results | None, profile: str) -> list[Claim]:
-    """Table I and Fig. 3 claims from the results of ``lgelu_table1`` (``None``: not run). Each row
-    loads its own runs, so that :mod:`helpers.core.run_reads` (and a rerun) sees those, not the family's."""
+def table1_claims(committed: bool, profile: str) -> list[Claim]:
+    """Table I and Fig. 3 claims from the runs of ``lgelu_table1`` (``committed``: all are; else the
+    rows are "not run here"). Each row loads its own runs, so that :mod:`helpers.core.run_reads`
+    (and a rerun) sees those, not the family's."""
 
     pairs = table1_pairs(profile)
     vision = [p for p in pairs if p in _VISION]
     others = [p for p in pairs if p in _OTHERS]
-    if results is None:
-        return [
-            *(table1_bvs_parity_claim(pair, None, None, profile) for pair in pairs),
-            table1_hardness_family_claim(pairs, None, profile),
-            fig3_rho_vision_claim(vision, None, None, profile),
-            fig3_rho_others_claim(vision, others, None, None, profile),
-        ]
     return [
-        *(_parity_row(pair, profile) for pair in pairs),
-        _hardness_family_row(pairs, profile),
-        _rho_vision_row(vision, profile),
-        _rho_others_row(vision, others, profile),
+        *(table1_bvs_parity_claim(pair, committed, profile) for pair in pairs),
+        table1_hardness_family_claim(pairs, committed, profile),
+        fig3_rho_vision_claim(vision, committed, profile),
+        fig3_rho_others_claim(vision, others, committed, profile),
     ]
-
-
-def _parity_row(pair: str, profile: str) -> Claim:
-    """``pair``'s parity row from that pair's runs, loaded here."""
-    results = load_committed(table1_configs(profile, (pair,)))
-    return table1_bvs_parity_claim(pair, table1(results), run_table(results), profile)
 
 
 def _lambda_runs(pairs: Sequence[str], profile: str) -> Results:
@@ -113,29 +98,9 @@ def _lambda_runs(pairs: Sequence[str], profile: str) -> Results:
     return load_committed(c for c in table1_configs(profile, tuple(pairs)) if c.activation == "lambda_gelu")
 
 
-def _hardness_family_row(pairs: Sequence[str], profile: str) -> Claim:
-    return table1_hardness_family_claim(pairs, table1(_lambda_runs(pairs, profile)), profile)
-
-
-def _rho_vision_row(vision: Sequence[str], profile: str) -> Claim:
-    """From the vision pairs' runs: ρ_S from their λ-GELU runs, and whether training stopped while
-    it still improved from all their non-annealed runs (named in the note)."""
-    results = load_committed(table1_configs(profile, tuple(vision)))
-    final, per_pair, curves = _fig3_data(results)
-    stopped = _stopped_early(vision, run_table(results), curves)
-    return fig3_rho_vision_claim(vision, final, per_pair, profile, stopped=stopped)
-
-
-def _rho_others_row(vision: Sequence[str], others: Sequence[str], profile: str) -> Claim:
-    """From the λ-GELU runs of every pair: the others' ρ_S against the lowest vision pair's."""
-    final, per_pair, _ = _fig3_data(_lambda_runs([*vision, *others], profile))
-    return fig3_rho_others_claim(vision, others, final, per_pair, profile)
-
-
-def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.DataFrame | None, profile: str) -> Claim:
+def table1_bvs_parity_claim(pair: str, committed: bool, profile: str) -> Claim:
     """``lambda-gelu-table1-bvs-parity-<pair>``: λ-GELU's BVS is within the margin of GELU's in every
-    init mode (TOST per mode on the seed-paired difference). ``ours_t1``: our Table I
-    (:func:`helpers.lambda_gelu.profiles.table1`), ``runs``: its run table; ``None``: not run."""
+    init mode (TOST per mode on the seed-paired difference), from ``pair``'s runs."""
 
     p = bvs_parity(paper_table1()).set_index("pair").loc[pair]
     accuracy = p["higher_is_better"]
@@ -147,12 +112,13 @@ def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.Da
     if not p["within"]:
         note += " The paper's own printed values exceed the margin."
     ours, ok, fields, reading = None, None, {}, ""
-    ours_parity = bvs_parity(ours_t1).set_index("pair") if ours_t1 is not None else None
-    if ours_parity is not None and runs is not None and pair in ours_parity.index:
-        o = ours_parity.loc[pair]
+    if committed:
+        results = load_committed(table1_configs(profile, (pair,)))
+        runs = run_table(results)
+        o = bvs_parity(table1(results)).set_index("pair").loc[pair]
         g = runs[(runs["pair"] == pair) & ~runs["annealed"]]
-        gelu = _seed_map(g[g["activation"] == "gelu"])
-        arms = {m: _seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]) for m in _MODES}
+        gelu = seed_map(g[g["activation"] == "gelu"])
+        arms = {m: seed_map(g[(g["activation"] == "lambda_gelu") & (g["mode_label"] == m)]) for m in _MODES}
         ours = _parity_value(gelu, list(arms.values()), digits=3 if o["higher_is_better"] else 2)
         margin = BVS_TOL_ACCURACY if o["higher_is_better"] else BVS_TOL_PERPLEXITY_REL * float(o["bvs_gelu"])
         # GELU may have more seeds (the decisive ResNet pair: Table II's 5, Table I's arms 3)
@@ -167,7 +133,7 @@ def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.Da
             note += _parity_miss_note(gelu, arms, margin, bool(o["higher_is_better"]), g[g["activation"] == "gelu"])
     return _claim(
         claim_key("lambda-gelu-table1-bvs-parity", pair),
-        f"Table I, {_pair_claim_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
+        f"Table I, {claim_pair_label(pair, profile)}: λ-GELU's BVS is close to GELU's (within {tol}) in every "
         "init mode",
         "Table I",
         Derived(
@@ -177,8 +143,8 @@ def table1_bvs_parity_claim(pair: str, ours_t1: pd.DataFrame | None, runs: pd.Da
         ),
         ours,
         ok,
-        _NB_PROFILES,
-        _scale_text([pair], profile),
+        PROFILES_NOTEBOOK,
+        scale_text([pair], profile),
         profile,
         note,
         reading=reading,
@@ -233,9 +199,9 @@ def _parity_value(gelu: Mapping[int, float], arms: Sequence[Mapping[int, float]]
     return text
 
 
-def table1_hardness_family_claim(pairs: Sequence[str], ours_t1: pd.DataFrame | None, profile: str) -> Claim:
+def table1_hardness_family_claim(pairs: Sequence[str], committed: bool, profile: str) -> Claim:
     """``lambda-gelu-table1-hardness-family``: MLP/CNN pairs learn a larger mean hardness λ̄ than
-    transformer pairs (Welch t on the pair means; ``ours_t1``: our Table I, ``None``: not run)."""
+    transformer pairs (Welch t on the pair means of their λ-GELU runs)."""
 
     family_text, _ = _family_text(lambda_by_family(paper_table1()))  # all six of the paper's pairs
     paper_text = Derived(
@@ -243,8 +209,8 @@ def table1_hardness_family_claim(pairs: Sequence[str], ours_t1: pd.DataFrame | N
         "our averages of Table I's λ̄ over its three init modes per pair; Table I prints one λ̄ per init mode",
     )
     ours_text, ok, fam_fields = None, None, {}
-    if ours_t1 is not None:
-        fam = lambda_by_family(ours_t1)
+    if committed:
+        fam = lambda_by_family(table1(_lambda_runs(pairs, profile)))
         ours_text, every = _family_text(fam)
         a, b = fam[fam["family"] == "MLP/CNN"]["lam_bar"], fam[fam["family"] == "transformer"]["lam_bar"]
         if len(a) >= 2 and len(b) >= 2:
@@ -261,8 +227,8 @@ def table1_hardness_family_claim(pairs: Sequence[str], ours_t1: pd.DataFrame | N
         paper_text,
         ours_text,
         ok,
-        _NB_PROFILES,
-        _scale_text(pairs, profile),
+        PROFILES_NOTEBOOK,
+        scale_text(pairs, profile),
         profile,
         "λ̄ averaged over the three init modes per pair; the pairs are the units (Welch t "
         "on the pair means: the families do not share seeds).",
@@ -293,24 +259,19 @@ def _stopped_early(pairs: Sequence[str], runs: pd.DataFrame, curves: pd.DataFram
     return out
 
 
-def fig3_rho_vision_claim(
-    vision: Sequence[str],
-    final: pd.Series | None,
-    per_pair: Mapping[str, Mapping[int, float]] | None,
-    profile: str,
-    *,
-    stopped: Mapping[str, tuple[int, int, float]] | None = None,
-) -> Claim:
+def fig3_rho_vision_claim(vision: Sequence[str], committed: bool, profile: str) -> Claim:
     """``lambda-gelu-fig3-rho-vision``: the vision pairs' final ρ_S is high (above ``RHO_HIGH``; one-sample
-    t per pair). ``final``, ``per_pair``: :func:`_fig3_data`'s, ``None`` when not run; ``stopped``:
-    :func:`_stopped_early`'s, the pairs whose runs end before ρ_S converges (named in the note)."""
+    t per pair), from the vision pairs' runs: ρ_S from their λ-GELU runs, and the pairs whose runs end
+    before ρ_S converges (:func:`_stopped_early`, named in the note) from all their non-annealed runs."""
 
     key = "lambda-gelu-fig3-rho-vision"
     claim = "Fig. 3: ρ_S converges to high values for the vision pairs"
     paper = QUOTES["fig3_vision"]  # the figure's values are not in the text
-    scale = _scale_text(vision, profile)
-    if final is None or per_pair is None:
-        return _claim(key, claim, _FIG3, paper, None, None, _NB_PROFILES, scale, profile, _NOTE_RHO_VISION)
+    scale = scale_text(vision, profile)
+    if not committed:
+        return _claim(key, claim, _FIG3, paper, None, None, PROFILES_NOTEBOOK, scale, profile, _NOTE_RHO_VISION)
+    results = load_committed(table1_configs(profile, tuple(vision)))
+    final, per_pair, curves = _fig3_data(results)
     makers = {
         f"{_short_label(p, profile)} ρ_S − {RHO_HIGH}": (lambda p=p: one_sample(per_pair[p], RHO_HIGH))
         for p in vision
@@ -318,35 +279,29 @@ def fig3_rho_vision_claim(
     }
     ok, fields = _decide_parts(makers, direction=1)
     ours = "final ρ_S: " + ", ".join(
-        f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in final.reindex(vision).items()
+        f"{claim_pair_label(p, profile)} {v:.2f}" for p, v in final.reindex(vision).items()
     )
     note = _NOTE_RHO_VISION
-    for p, (n_runs, epochs, last_step) in (stopped or {}).items():
-        if p in vision:
-            note += (
-                f" The {_pair_claim_label(p, profile)} runs stop before ρ_S converges: their best validation "
-                f"epoch is their last (epoch {epochs}) in all {n_runs} runs, and ρ_S still moves by "
-                f"{last_step:+.2f} over that last epoch."
-            )
-    return _claim(key, claim, _FIG3, paper, ours, ok, _NB_PROFILES, scale, profile, note, **fields)
+    for p, (n_runs, epochs, last_step) in _stopped_early(vision, run_table(results), curves).items():
+        note += (
+            f" The {claim_pair_label(p, profile)} runs stop before ρ_S converges: their best validation "
+            f"epoch is their last (epoch {epochs}) in all {n_runs} runs, and ρ_S still moves by "
+            f"{last_step:+.2f} over that last epoch."
+        )
+    return _claim(key, claim, _FIG3, paper, ours, ok, PROFILES_NOTEBOOK, scale, profile, note, **fields)
 
 
-def fig3_rho_others_claim(
-    vision: Sequence[str],
-    others: Sequence[str],
-    final: pd.Series | None,
-    per_pair: Mapping[str, Mapping[int, float]] | None,
-    profile: str,
-) -> Claim:
+def fig3_rho_others_claim(vision: Sequence[str], others: Sequence[str], committed: bool, profile: str) -> Claim:
     """``lambda-gelu-fig3-rho-others``: Adult's and GPT-2's final ρ_S lie below the lowest vision pair's
-    (Welch t per pair). ``final``, ``per_pair``: :func:`_fig3_data`'s, ``None`` when not run."""
+    (Welch t per pair), from the λ-GELU runs of every pair."""
 
     key = "lambda-gelu-fig3-rho-others"
     claim = "Fig. 3: ρ_S is lower for Adult and GPT-2/WikiText-2 than for the vision pairs"
     paper = QUOTES["fig3_others"]
-    scale = _scale_text(others, profile)
-    if final is None or per_pair is None:
-        return _claim(key, claim, _FIG3, paper, None, None, _NB_PROFILES, scale, profile, _NOTE_RHO_OTHERS)
+    scale = scale_text(others, profile)
+    if not committed:
+        return _claim(key, claim, _FIG3, paper, None, None, PROFILES_NOTEBOOK, scale, profile, _NOTE_RHO_OTHERS)
+    final, per_pair, _ = _fig3_data(_lambda_runs([*vision, *others], profile))
     lowest = _lowest_pair([p for p in vision if p in per_pair], per_pair)
     makers = {
         f"{_short_label(p, profile)} − {_short_label(lowest, profile)}": (
@@ -357,11 +312,22 @@ def fig3_rho_others_claim(
     }
     ok, fields = _decide_parts(makers, direction=-1, negligible=RHO_SMALLEST_EFFECT)
     ours = "final ρ_S: " + ", ".join(
-        f"{_pair_claim_label(p, profile)} {v:.2f}" for p, v in final.reindex(others).items()
+        f"{claim_pair_label(p, profile)} {v:.2f}" for p, v in final.reindex(others).items()
     )
     reading = _READING_RHO_OTHERS if ok == "contradicted" else ""
     return _claim(
-        key, claim, _FIG3, paper, ours, ok, _NB_PROFILES, scale, profile, _NOTE_RHO_OTHERS, reading=reading, **fields
+        key,
+        claim,
+        _FIG3,
+        paper,
+        ours,
+        ok,
+        PROFILES_NOTEBOOK,
+        scale,
+        profile,
+        _NOTE_RHO_OTHERS,
+        reading=reading,
+        **fields,
     )
 
 
@@ -379,7 +345,7 @@ def _short_label(pair: str, profile: str) -> str:
     """Our model and the data set it ran on (a stand-in where the paper's is out of reach)."""
     spec = _pairs()[pair]
     used = spec.scale(profile).dataset
-    return f"{_MODEL_LABELS.get(spec.model, spec.model)}/{_DATASET_LABELS.get(used, used)}"
+    return f"{_MODEL_LABELS.get(spec.model, spec.model)}/{DATASET_LABELS.get(used, used)}"
 
 
 def _decide_parts(makers: Mapping[str, Callable[[], Comparison]], **rule: Any) -> tuple[str, dict[str, Any]]:
@@ -393,3 +359,24 @@ def _decide_parts(makers: Mapping[str, Callable[[], Comparison]], **rule: Any) -
             warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)  # note; the t is fine
             judged[name] = judge(make, digits=2, **rule)
     return _combine(judged), merge_fields({name: fields for name, (_, fields, _) in judged.items()})
+
+
+def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3) -> tuple[str, dict[str, str]]:
+    """Verdict over several comparisons (``{label: () -> Comparison}``) that must each be within
+    ``± margin`` (TOST), and the claim fields of the part that decides (least shown equivalent)."""
+
+    judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
+    key = max(judged, key=lambda k: _equivalence_doubt(judged[k][2], margin))
+    return _combine(judged), judged[key][1]
+
+
+def _equivalence_doubt(comp: Comparison | None, margin: float) -> tuple[bool, float, float]:
+    """How far one part is from being shown within ``± margin``, to order the parts: no interval
+    first, then the larger TOST p, then the larger |effect|."""
+    return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
+
+
+def _family_text(df: pd.DataFrame) -> tuple[str, bool]:
+    a, b = df[df["family"] == "MLP/CNN"], df[df["family"] == "transformer"]
+    text = f"MLP/CNN λ̄ {fmt_list(a['lam_bar'], 2)}; transformers {fmt_list(b['lam_bar'], 2)}"
+    return text, bool(len(a) and len(b) and a["lam_bar"].min() > b["lam_bar"].max())

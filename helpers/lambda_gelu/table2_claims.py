@@ -16,21 +16,19 @@ import pandas as pd
 from helpers.core.attribution import Derived
 from helpers.core.report import Claim, claim_key, judge, merge_fields
 from helpers.core.statistics import compare, one_sample
-from helpers.lambda_gelu.claim_rows import (
-    _NB_ANNEAL,
-    MATCH_TOL,
-    SEVERE_PERPLEXITY_INCREASE,
-    _claim,
-    _combine,
-    _pair_claim_label,
-    _scale_text,
-    load_committed,
-)
 from helpers.lambda_gelu.hardness import lambda_target
-from helpers.lambda_gelu.paper import QUOTES, SEEDS_PAPER
+from helpers.lambda_gelu.paper import ANNEAL_NOTEBOOK, QUOTES, SEEDS_PAPER
 from helpers.lambda_gelu.profiles import table1
 from helpers.lambda_gelu.protocol import EPSILON, PAIRS, table1_configs, table1_pairs, table2_configs
-from helpers.lambda_gelu.records import BVS_TOL_PERPLEXITY_REL, run_table
+from helpers.lambda_gelu.records import (
+    BVS_TOL_PERPLEXITY_REL,
+    _claim,
+    _combine,
+    claim_pair_label,
+    load_committed,
+    run_table,
+    scale_text,
+)
 from helpers.lambda_gelu.substitution import (
     annealing_effect,
     our_table_consistency,
@@ -40,6 +38,12 @@ from helpers.lambda_gelu.substitution import (
 )
 
 Results = Sequence[Mapping[str, Any]]
+
+#: A "severe" deterioration of perplexity after the ReLU swap (Section IV-C, GPT-2): +10 %.
+SEVERE_PERPLEXITY_INCREASE: float = 0.10
+
+#: "Matches the pre-replacement score": within half a point, the rounding of Table II's digits.
+MATCH_TOL: float = 0.005
 
 #: Where each seed's drop comes from: ``{(pair, "GELU" | "λ-GELU"): {seed: drop}}``.
 SeedDrops = dict[tuple[str, str], dict[int, float]]
@@ -54,49 +58,27 @@ _DROP_NOTE = (
 
 def table2_claims(table1_results: Results | None, table2_results: Results | None, profile: str) -> list[Claim]:
     """Table II and Section IV-C claims from the GELU runs of ``lgelu_table1`` and the annealed
-    runs of ``lgelu_table2`` (``None``: not run), plus the paper's Table I/II consistency."""
+    runs of ``lgelu_table2`` (``None``: not run), plus the paper's Table I/II consistency. Each
+    pair's rows load that pair's runs (so that :mod:`helpers.core.run_reads` sees them)."""
 
     pairs = table1_pairs(profile)
     both = None if table1_results is None or table2_results is None else [*table1_results, *table2_results]
-    ours_t2 = table2(both) if both is not None else None
-    ours_eff = annealing_effect(ours_t2).set_index("pair") if ours_t2 is not None else None
-    drops = _seed_drops(both) if both is not None else {}
-    if both is None:
-        claims = [table2_annealing_drop_claim(pair, ours_eff, drops, profile) for pair in pairs]
-        claims += [table2_adult_match_claim(ours_eff, drops, profile)] if "adult" in pairs else []
-        claims += [gpt_severe_swap_claim(ours_t2, both, profile)] if "wikitext_gpt" in pairs else []
-    else:  # each pair's rows from that pair's runs, loaded where the rows are built
-        claims = [_pair_rows(pair, profile, _annealing_drop) for pair in pairs]
-        claims += [_pair_rows("adult", profile, _adult_match)] if "adult" in pairs else []
-        claims += [_pair_rows("wikitext_gpt", profile, _gpt_severe)] if "wikitext_gpt" in pairs else []
-    claims.append(table2_original_equals_table1_claim(table1_results, ours_t2, profile))
+    committed = both is not None
+    claims = [table2_annealing_drop_claim(pair, committed, profile) for pair in pairs]
+    claims += [table2_adult_match_claim(committed, profile)] if "adult" in pairs else []
+    claims += [gpt_severe_swap_claim(committed, profile)] if "wikitext_gpt" in pairs else []
+    claims.append(table2_original_equals_table1_claim(table1_results, table2(both) if committed else None, profile))
     return claims
 
 
-def _pair_rows(pair: str, profile: str, build: Any) -> Claim:
-    """``build``'s row of ``pair`` from that pair's Table I and Table II runs, loaded here (so that
-    :mod:`helpers.core.run_reads` sees the pair's runs)."""
-    both = load_committed([*table1_configs(profile, (pair,)), *table2_configs(profile, (pair,))])
-    ours_t2 = table2(both)
-    return build(pair, annealing_effect(ours_t2).set_index("pair"), _seed_drops(both), profile, ours_t2, both)
+def _pair_runs(pair: str, profile: str) -> Results:
+    """``pair``'s Table I and Table II runs."""
+    return load_committed([*table1_configs(profile, (pair,)), *table2_configs(profile, (pair,))])
 
 
-def _annealing_drop(pair: str, ours_eff: pd.DataFrame, drops: SeedDrops, profile: str, *_: Any) -> Claim:
-    return table2_annealing_drop_claim(pair, ours_eff, drops, profile)
-
-
-def _adult_match(pair: str, ours_eff: pd.DataFrame, drops: SeedDrops, profile: str, *_: Any) -> Claim:
-    return table2_adult_match_claim(ours_eff, drops, profile)
-
-
-def _gpt_severe(pair: str, ours_eff: pd.DataFrame, drops: SeedDrops, profile: str, ours_t2: Any, both: Any) -> Claim:
-    return gpt_severe_swap_claim(ours_t2, both, profile)
-
-
-def table2_annealing_drop_claim(pair: str, ours_eff: pd.DataFrame | None, drops: SeedDrops, profile: str) -> Claim:
+def table2_annealing_drop_claim(pair: str, committed: bool, profile: str) -> Claim:
     """``lambda-gelu-table2-annealing-drop-<pair>``: annealing reduces the drop of the ReLU swap vs a
-    direct GELU swap (paired by seed). ``ours_eff``: :func:`annealing_effect` of our Table II indexed
-    by pair, ``None`` when not run; ``drops``: :func:`_seed_drops`'s."""
+    direct GELU swap (paired by seed), from ``pair``'s runs."""
 
     paper_eff = annealing_effect(paper_table2()).set_index("pair")
     if pair in paper_eff.index:
@@ -108,8 +90,9 @@ def table2_annealing_drop_claim(pair: str, ours_eff: pd.DataFrame | None, drops:
     else:
         paper_value = (QUOTES["table2_omits_gpt"], QUOTES["gpt_mitigates"])
     ours, ok, fields = None, None, {}
-    if ours_eff is not None and pair in ours_eff.index:
-        o = ours_eff.loc[pair]
+    if committed:
+        both = _pair_runs(pair, profile)
+        o, drops = annealing_effect(table2(both)).set_index("pair").loc[pair], _seed_drops(both)
         d = 3 if o["higher_is_better"] else 2
         ours = f"drop GELU {o['gelu_degradation']:.{d}f}, annealed λ-GELU {o['lambda_degradation']:.{d}f}"
         # the smallest reduction of interest: half a point of accuracy (Table II's rounding), or 2 % of
@@ -125,29 +108,29 @@ def table2_annealing_drop_claim(pair: str, ours_eff: pd.DataFrame | None, drops:
         )
     return _claim(
         claim_key("lambda-gelu-table2-annealing-drop", pair),
-        f"Table II, {_pair_claim_label(pair, profile)}: annealing reduces the drop of a ReLU swap "
-        "vs a direct GELU swap",
+        f"Table II, {claim_pair_label(pair, profile)}: annealing reduces the drop of a ReLU swap vs a direct GELU swap",
         _WHERE,
         paper_value,
         ours,
         ok,
-        _NB_ANNEAL,
-        _scale_text([pair], profile),
+        ANNEAL_NOTEBOOK,
+        scale_text([pair], profile),
         profile,
         _DROP_NOTE,
         **fields,
     )
 
 
-def table2_adult_match_claim(ours_eff: pd.DataFrame | None, drops: SeedDrops, profile: str) -> Claim:
+def table2_adult_match_claim(committed: bool, profile: str) -> Claim:
     """``lambda-gelu-table2-adult-match``: after annealing, the ReLU swap matches the pre-replacement
-    score on Adult (TOST of the per-seed drops within ``MATCH_TOL``). Arguments as for
-    :func:`table2_annealing_drop_claim`."""
+    score on Adult (TOST of the per-seed drops within ``MATCH_TOL``), from Adult's runs."""
 
     p = annealing_effect(paper_table2()).set_index("pair").loc["adult"]
     ours, ok, fields = None, None, {}
-    if ours_eff is not None:
-        drop = float(ours_eff.loc["adult", "lambda_degradation"])
+    if committed:
+        both = _pair_runs("adult", profile)
+        drops = _seed_drops(both)
+        drop = float(annealing_effect(table2(both)).set_index("pair").loc["adult", "lambda_degradation"])
         ours = f"drop {drop:.4f}"
         ok, fields, _ = judge(
             lambda: one_sample(drops[("adult", "λ-GELU")]), claim="equivalence", margin=MATCH_TOL, digits=4
@@ -163,8 +146,8 @@ def table2_adult_match_claim(ours_eff: pd.DataFrame | None, drops: SeedDrops, pr
         ),
         ours,
         ok,
-        _NB_ANNEAL,
-        _scale_text(["adult"], profile),
+        ANNEAL_NOTEBOOK,
+        scale_text(["adult"], profile),
         profile,
         f'"Matches" tested by TOST with margin ±{MATCH_TOL} (the rounding of Table II\'s '
         "digits) on the per-seed drops.",
@@ -172,13 +155,14 @@ def table2_adult_match_claim(ours_eff: pd.DataFrame | None, drops: SeedDrops, pr
     )
 
 
-def gpt_severe_swap_claim(ours_t2: pd.DataFrame | None, results: Results | None, profile: str) -> Claim:
+def gpt_severe_swap_claim(committed: bool, profile: str) -> Claim:
     """``lambda-gelu-gpt-severe-swap``: replacing GELU or annealed λ-GELU by ReLU in GPT-2 raises the
-    perplexity by at least ``SEVERE_PERPLEXITY_INCREASE`` (one-sample t per arm). ``ours_t2``: our
-    Table II, ``results``: the runs behind it (``None``: not run)."""
+    perplexity by at least ``SEVERE_PERPLEXITY_INCREASE`` (one-sample t per arm), from GPT-2's runs."""
 
     ours, ok, fields, reading = None, None, {}, ""
-    if ours_t2 is not None and results is not None:
+    if committed:
+        results = _pair_runs("wikitext_gpt", profile)
+        ours_t2 = table2(results)
         g = ours_t2[ours_t2["pair"] == "wikitext_gpt"].set_index("mode")
         rel = (g["substituted"] - g["original"]) / g["original"]
         ours = "; ".join(
@@ -196,14 +180,14 @@ def gpt_severe_swap_claim(ours_t2: pd.DataFrame | None, results: Results | None,
             reading = _swap_checkpoint_reading(run_table(results))
     return _claim(
         "lambda-gelu-gpt-severe-swap",
-        f"{_pair_claim_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
+        f"{claim_pair_label('wikitext_gpt', profile)}: replacing GELU or annealed λ-GELU by ReLU "
         f"causes a severe perplexity deterioration (≥ +{SEVERE_PERPLEXITY_INCREASE:.0%})",
         "Section IV-C",
         QUOTES["gpt_severe"],
         ours,
         ok,
-        _NB_ANNEAL,
-        _scale_text(["wikitext_gpt"], profile),
+        ANNEAL_NOTEBOOK,
+        scale_text(["wikitext_gpt"], profile),
         profile,
         f'"Severe" read as a relative perplexity increase of at least '
         f"{SEVERE_PERPLEXITY_INCREASE:.0%} for both; effect: the per-seed increase minus "
@@ -276,7 +260,7 @@ def table2_original_equals_table1_claim(
         or Derived("all equal", "our comparison of the GELU rows of Tables I and II"),
         ours,
         verdict,
-        _NB_ANNEAL,
+        ANNEAL_NOTEBOOK,
         "the paper's printed tables",
         profile if available else "any",
         note,

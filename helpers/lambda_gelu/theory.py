@@ -267,73 +267,40 @@ def numeric_cross_checks(lams: tuple[float, ...] = (1.0, 2.0, 5.0, 20.0, 160.0))
     from scipy.special import expit, ndtr  # lazy: scipy is only needed for the numeric cross-checks
 
     rows: list[dict[str, float | str]] = []
-    e_inf_f = sp.lambdify(lam, e_inf(), "math")
-    for lv in lams:
-        left = quad(lambda u: ndtr(lv * u), -np.inf, 0, epsabs=1e-14, epsrel=1e-12)[0]
-        right = quad(lambda u: 1 - ndtr(lv * u), 0, np.inf, epsabs=1e-14, epsrel=1e-12)[0]
-        closed = e_inf_f(lv)
+
+    def add(quantity: str, point: str, closed: float, numeric: float) -> None:
         rows.append(
             {
-                "quantity": "E∞(λ)",
-                "point": f"λ={lv:g}",
-                "closed_form": closed,
-                "numeric": left + right,
-                "abs_error": abs(closed - (left + right)),
-            }
-        )
-    a = lambda xv, lv: xv * ndtr(lv * xv)  # noqa: E731
-    dadl = sp.lambdify((x, lam), da_dlam_closed_form(), "math")
-    h = 1e-5
-    for xv, lv in ((0.7, 1.0), (-1.3, 2.5), (0.05, 20.0)):
-        fd = (a(xv, lv + h) - a(xv, lv - h)) / (2 * h)
-        rows.append(
-            {
-                "quantity": "∂a/∂λ",
-                "point": f"x={xv:g}, λ={lv:g}",
-                "closed_form": dadl(xv, lv),
-                "numeric": fd,
-                "abs_error": abs(dadl(xv, lv) - fd),
-            }
-        )
-    gauss = sp.lambdify((lam, sigma), da_dlam_gaussian_mean(), "math")
-    for lv, sv in ((1.0, 1.0), (5.0, 0.5), (160.0, 1.0)):
-        integrand = lambda u: u * u * math.exp(-0.5 * (lv * u) ** 2 - 0.5 * (u / sv) ** 2) / (2 * math.pi * sv)  # noqa: E731
-        numeric = quad(integrand, -np.inf, np.inf, epsabs=1e-15, epsrel=1e-12, points=None)[0]
-        closed = gauss(lv, sv)
-        rows.append(
-            {
-                "quantity": "E[x²φ(λx)], x~N(0,σ²)",
-                "point": f"λ={lv:g}, σ={sv:g}",
+                "quantity": quantity,
+                "point": point,
                 "closed_form": closed,
                 "numeric": numeric,
                 "abs_error": abs(closed - numeric),
             }
         )
+
+    e_inf_f = sp.lambdify(lam, e_inf(), "math")
+    for lv in lams:
+        left = quad(lambda u: ndtr(lv * u), -np.inf, 0, epsabs=1e-14, epsrel=1e-12)[0]
+        right = quad(lambda u: 1 - ndtr(lv * u), 0, np.inf, epsabs=1e-14, epsrel=1e-12)[0]
+        add("E∞(λ)", f"λ={lv:g}", e_inf_f(lv), left + right)
+    a = lambda xv, lv: xv * ndtr(lv * xv)  # noqa: E731
+    dadl = sp.lambdify((x, lam), da_dlam_closed_form(), "math")
+    h = 1e-5
+    for xv, lv in ((0.7, 1.0), (-1.3, 2.5), (0.05, 20.0)):
+        add("∂a/∂λ", f"x={xv:g}, λ={lv:g}", dadl(xv, lv), (a(xv, lv + h) - a(xv, lv - h)) / (2 * h))
+    gauss = sp.lambdify((lam, sigma), da_dlam_gaussian_mean(), "math")
+    for lv, sv in ((1.0, 1.0), (5.0, 0.5), (160.0, 1.0)):
+        integrand = lambda u: u * u * math.exp(-0.5 * (lv * u) ** 2 - 0.5 * (u / sv) ** 2) / (2 * math.pi * sv)  # noqa: E731
+        numeric = quad(integrand, -np.inf, np.inf, epsabs=1e-15, epsrel=1e-12, points=None)[0]
+        add("E[x²φ(λx)], x~N(0,σ²)", f"λ={lv:g}, σ={sv:g}", gauss(lv, sv), numeric)
     lam_s = lambda sv, tv: 1 + math.log1p(math.exp(sv / tv))  # noqa: E731
     for sv, tv in ((-0.3, 0.1), (0.2, 0.1), (0.5, 0.9)):
         fd = (lam_s(sv + h, tv) - lam_s(sv - h, tv)) / (2 * h)
-        closed = expit(sv / tv) / tv
-        rows.append(
-            {
-                "quantity": "∂λ/∂s",
-                "point": f"s={sv:g}, t={tv:g}",
-                "closed_form": closed,
-                "numeric": fd,
-                "abs_error": abs(closed - fd),
-            }
-        )
+        add("∂λ/∂s", f"s={sv:g}, t={tv:g}", expit(sv / tv) / tv, fd)
     for sv, tv, g in ((-0.3, 0.1, 0.8), (0.2, 0.3, -1.5)):
         eta = 1e-6
         slope = expit(sv / tv) / tv
         exact = lam_s(sv - eta * g * slope, tv) - lam_s(sv, tv)
-        first = -eta * slope**2 * g
-        rows.append(
-            {
-                "quantity": "Δλ, Eq. (3)",
-                "point": f"s={sv:g}, t={tv:g}, η={eta:g}",
-                "closed_form": first,
-                "numeric": exact,
-                "abs_error": abs(first - exact),
-            }
-        )
+        add("Δλ, Eq. (3)", f"s={sv:g}, t={tv:g}, η={eta:g}", -eta * slope**2 * g, exact)
     return rows
