@@ -33,26 +33,6 @@ from helpers.core.run_reads import RunRead, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
 
-__all__ = [
-    "CLAIM_SOURCES",
-    "collect_claims",
-    "report_claims",
-    "report_runs",
-    "collect_claims_and_runs",
-    "rerun_commands",
-    "claim",
-    "section_claims",
-    "claims_frame",
-    "findings_box",
-    "report_digest",
-    "store_path",
-    "DOWNLOAD_COLUMNS",
-    "download_frame",
-    "write_downloads",
-    "margin_rules",
-    "margins_markdown",
-]
-
 
 def collect_claims() -> list[Claim]:
     """All claims of all source documents and of the book's own chapters, in report order."""
@@ -64,31 +44,27 @@ def collect_claims() -> list[Claim]:
     return claims
 
 
-def margin_rules() -> list[tuple[str, str, str, str]]:
-    """Every equivalence and non-inferiority margin of the report, one rule per line: (the rows,
-    their keys as a pattern, the margin, how it is derived), from each method's claims module's
-    ``MARGINS`` (``helpers.<package>.claims``), in report order."""
-    rules = []
+def _claims_modules() -> list:
+    """Each method's claims module (``helpers.<package>.claims``), in report order."""
+    modules = []
     for method in CLAIM_SOURCES:
         try:
-            module = importlib.import_module(f"helpers.{method.package}.claims")
+            modules.append(importlib.import_module(f"helpers.{method.package}.claims"))
         except ModuleNotFoundError:
             continue
-        rules.extend(getattr(module, "MARGINS", ()))
-    return rules
+    return modules
+
+
+def margin_rules() -> list[tuple[str, str, str, str]]:
+    """Every equivalence and non-inferiority margin of the report, one rule per line: (the rows,
+    their keys as a pattern, the margin, how it is derived), from each claims module's ``MARGINS``."""
+    return [rule for module in _claims_modules() for rule in getattr(module, "MARGINS", ())]
 
 
 def smallest_effects() -> dict[str, tuple[str, str]]:
     """Every method's lines of the rules page's table of smallest effects of interest (each claims
     module's ``SMALLEST_EFFECT``: quantity -> (value, how)), after the core's, in report order."""
-    effects: dict[str, tuple[str, str]] = {}
-    for method in CLAIM_SOURCES:
-        try:
-            module = importlib.import_module(f"helpers.{method.package}.claims")
-        except ModuleNotFoundError:
-            continue
-        effects.update(getattr(module, "SMALLEST_EFFECT", {}))
-    return effects
+    return {q: line for module in _claims_modules() for q, line in getattr(module, "SMALLEST_EFFECT", {}).items()}
 
 
 def margins_markdown(claims: Sequence[Claim]) -> str:

@@ -213,7 +213,7 @@ def _correlated_grid(n_seeds: int = 5, levels: tuple[float, ...] = (1.0, 3.0, 6.
 
 
 def test_seed_level_analysis_counts_seeds_not_cells():
-    from helpers.core.units import by_level, seed_means
+    from helpers.core.pairing import by_level, seed_means
 
     cells = _correlated_grid()
     per_seed = seed_means(cells)
@@ -230,7 +230,7 @@ def test_seed_level_analysis_counts_seeds_not_cells():
 
 
 def test_seed_means_counts_a_seed_once_whatever_its_number_of_cells():
-    from helpers.core.units import seed_means
+    from helpers.core.pairing import seed_means
 
     cells = {(1.0, 0): 1.0, (3.0, 0): 3.0, (9.0, 0): 5.0, (9.0, 1): 10.0}
     assert seed_means(cells) == {0: 3.0, 1: 10.0}

@@ -17,20 +17,6 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-__all__ = [
-    "Quoted",
-    "Derived",
-    "SourceValue",
-    "PAPER_KINDS",
-    "paper_kind",
-    "paper_display",
-    "DERIVED_MARK",
-    "paper_detail",
-    "normalise",
-    "numbers_in",
-    "quote_problems",
-]
-
 #: What a claim's source value is: printed at the claim's location, an excerpt, or ours.
 PAPER_KINDS: tuple[str, ...] = ("printed", "quoted", "derived")
 #: What follows a derived value in its display string: says whose it is and how it was derived.

@@ -11,7 +11,7 @@ is 0 (nonzero) or 1 (zero), the MDE 0; scipy returns NaN, we state the exact res
 (:attr:`Comparison.exact`, :func:`exact_text`).
 
 The unit is the seed: a seed's correlated values are averaged first
-(:func:`helpers.core.units.seed_means`) or split per level (:func:`helpers.core.units.by_level`).
+(:func:`helpers.core.pairing.seed_means`) or split per level (:func:`helpers.core.pairing.by_level`).
 TOST at 5 % per side rests on the 90 % interval (:meth:`Comparison.interval`)."""
 
 from __future__ import annotations
@@ -38,10 +38,12 @@ from helpers.core.comparison import (
     _p_text,
     bootstrap_ci,
     detectable_margin,
+    exact_text,
+    interval_text,
     minimal_detectable_effect,
+    number_text,
     t_comparison,
 )
-from helpers.core.display import exact_text, interval_text, number_text
 from helpers.core.pairing import pair_by_seed
 
 __all__ = [

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from helpers.core.claim import RunClaim, RunDesign, Verdict
-from helpers.core.display import exact_text, number_text
+from helpers.core.comparison import exact_text, number_text
 from helpers.core.statistics import (
     ALPHA,
     InsufficientData,

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from helpers.core.pairing import by_level
 from helpers.core.report import intersection_union, judge
 from helpers.core.statistics import one_sample
-from helpers.core.units import by_level
 from helpers.lambda_gelu.hardness import drift_cell_average
 from helpers.lambda_gelu.records import MODE_ABBREVIATIONS, _lambda_history, _val_metrics, run_info, run_table
 

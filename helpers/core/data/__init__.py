@@ -18,7 +18,7 @@ from the official source, verified by checksum (``REPRO_OFFLINE=1`` disables it)
 
 Image and tabular loaders return :class:`DataSplits`, text loaders :class:`TextSplits`. Subsets
 (``n_train``/``n_val``) are seeded and reproducible; decoded images are cached (see
-:mod:`helpers.core.data.cache`) so a second load is fast.
+:mod:`helpers.core.data.images`) so a second load is fast.
 """
 
 from __future__ import annotations
