@@ -4,8 +4,8 @@ Pages read their claims from here too, by key (:func:`claim`, :func:`findings_bo
 shows the report's row and never decides a verdict itself.
 
 :data:`helpers.methods.CLAIM_SOURCES` lists each method's claims function; the
-:class:`~helpers.core.report.Claim` type, the verdicts and the table rendering live in
-:mod:`helpers.core.report`.
+:class:`~helpers.core.claim.Claim` type, the verdicts and the table rendering live in
+:mod:`helpers.core.claim`, :mod:`helpers.core.verdicts` and :mod:`helpers.core.report`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import methods
-from helpers.core.claim import claim_from_dict, claim_to_dict
+from helpers.core.claim import Claim, claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
-from helpers.core.report import CLAIM_COLUMNS, Claim
+from helpers.core.report import CLAIM_COLUMNS
 from helpers.core.report import claims_frame as report_table
 from helpers.core.results_cache import compute_time
 from helpers.core.run_reads import RunRead, watching_runs
@@ -80,7 +80,7 @@ def margins_markdown(claims: Sequence[Claim]) -> str:
 
 
 def claim(key: str) -> Claim:
-    """The report's claim with :attr:`~helpers.core.report.Claim.key` ``key`` (``KeyError`` if none)."""
+    """The report's claim with :attr:`~helpers.core.claim.Claim.key` ``key`` (``KeyError`` if none)."""
     return find_claim_by_key(report_claims(), key)
 
 

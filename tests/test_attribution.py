@@ -15,7 +15,7 @@ import pytest
 
 from helpers import methods
 from helpers.core.attribution import Derived, Quoted, normalise, numbers_in, quote_problems
-from helpers.core.report import Claim
+from helpers.core.claim import Claim
 from helpers.core.runtime import repo_root
 
 #: Each method's source text (under ``../shared/papers``) and the paper module that quotes it.

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from helpers.core import findings as F
-from helpers.core.report import Claim
+from helpers.core.claim import Claim
 
 
 def _claims() -> list[Claim]:

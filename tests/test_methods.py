@@ -178,7 +178,7 @@ TOY_PACKAGE = {
     "claims.py": """
         import math
 
-        from helpers.core.report import Claim
+        from helpers.core.claim import Claim
         from helpers.core.results_cache import run_or_load
         from toy_method.paper import QUOTES
         from toy_method.protocol import toy_configs

@@ -1,8 +1,8 @@
 """A seed plan from the data: for each inconclusive run-based row of the report, how many seeds
 would make its minimal detectable effect smaller than what it must detect, and what they cost.
 
-For a row (:class:`~helpers.core.report.Claim`) the numbers come from its ``design``
-(:class:`~helpers.core.report.RunDesign`, one per part the row is judged in), assuming the
+For a row (:class:`~helpers.core.claim.Claim`) the numbers come from its ``design``
+(:class:`~helpers.core.claim.RunDesign`, one per part the row is judged in), assuming the
 observed spread stays the same:
 
 * what the row must detect (``target``): the margin of an equivalence or non-inferiority claim
@@ -17,7 +17,7 @@ observed spread stays the same:
 * ``n needed``: the smallest ``n`` whose MDE is below the target; a row in several parts needs the
   largest ``n`` of its undecided parts (every part must be decided);
 * the outcome at that ``n`` if the observed effect and spread stay: the report's own rule
-  (:func:`~helpers.core.report.run_verdict`) on data of that mean and SD;
+  (:func:`~helpers.core.verdicts.run_verdict`) on data of that mean and SD;
 * every test at the level of the look the added seeds make (:func:`next_look`): seeds added after
   looking are one more look, and the report spends α over a scale's looks (``Scale.looks``), so a
   row decided at ``k`` looks is planned at ``0.05/(k + 1)``;
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import Claim, RunClaim, RunDesign, combine_verdicts, run_verdict, spent
+from helpers.core.claim import Claim, RunClaim, RunDesign
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import (
     ALPHA,
@@ -50,6 +50,7 @@ from helpers.core.statistics import (
     paired_comparison,
     welch_comparison,
 )
+from helpers.core.verdicts import combine_verdicts, run_verdict, spent
 
 #: More seeds than this is not an affordable plan on a CPU budget.
 MAX_SEEDS: int = 30

@@ -1,7 +1,5 @@
 """The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
-:func:`audit_claim` with :func:`audit_rows` (findings that no run decides).
-
-Callers import these from :mod:`helpers.core.report`, which decides verdicts and renders the table."""
+:func:`audit_claim` with :func:`audit_rows` (findings that no run decides)."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def _as_mapping(values: Values, name: str) -> dict[Hashable, float]:
 
 
 class InsufficientData(ValueError):
-    """Too few values for an interval (one seed per arm: the smoke profile); :func:`helpers.core.report.judge`
+    """Too few values for an interval (one seed per arm: the smoke profile); :func:`helpers.core.verdicts.judge`
     makes it "inconclusive"."""
 
 

@@ -1,7 +1,7 @@
 """What a page finds, in a few lines: the "What this page finds" box and readable setup tables.
 
 Every page opens with an admonition listing its main verdicts, built from the report's own
-:class:`helpers.core.report.Claim` objects read by key, so it never disagrees with the report
+:class:`helpers.core.claim.Claim` objects read by key, so it never disagrees with the report
 (``helpers.claims.findings_box``)::
 
     findings_box("04_lipschitz_and_mollifiers", ["srelu-lipschitz-gelu", ...])
@@ -26,8 +26,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from helpers.core.attribution import DERIVED_MARK
+from helpers.core.claim import VERDICTS, Claim
 from helpers.core.options import flat_options, options_labels
-from helpers.core.report import REPORT_PAGE, VERDICTS, Claim, paper_of, row_id
+from helpers.core.report import REPORT_PAGE, paper_of, row_id
 
 #: Order in which verdicts are picked when a page does not choose its findings itself.
 _PRIORITY: tuple[str, ...] = (

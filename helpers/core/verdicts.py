@@ -1,8 +1,7 @@
 """How a claim gets its verdict: run-based claims (:func:`run_verdict`, through :func:`judge`),
 claims of several parts (:func:`intersection_union`, :func:`family_verdict`), counts, numbers a
 source prints (:func:`numeric_verdict`), and the row fields behind a verdict
-(:func:`comparison_fields`). ``notebooks/90_report.ipynb`` states each rule once; callers import
-from :mod:`helpers.core.report`."""
+(:func:`comparison_fields`). ``notebooks/90_report.ipynb`` states each rule once."""
 
 from __future__ import annotations
 

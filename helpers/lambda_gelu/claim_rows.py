@@ -9,11 +9,12 @@ from typing import Any
 import pandas as pd
 
 from helpers.core.attribution import SourceValue
+from helpers.core.claim import Claim, source_row
 from helpers.core.comparison import Comparison
-from helpers.core.report import Claim, family_verdict, judge, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import tost
+from helpers.core.verdicts import family_verdict, judge
 from helpers.lambda_gelu.paper import SOURCE
 from helpers.lambda_gelu.protocol import figure_scale
 from helpers.lambda_gelu.records import (
@@ -81,8 +82,8 @@ def _claim(
     verdict string, or a bool for a descriptive rule without a confidence interval (True:
     confirmed; False: inconclusive, since a scaled run that misses a descriptive threshold
     neither supports nor excludes the claim). ``reading``: the book's reading the verdict rests on
-    (:attr:`helpers.core.report.Claim.reading`). ``stats``: the claim's ``effect, ci, n, test, mde``
-    (see :func:`helpers.core.report.comparison_fields`) and ``basis``."""
+    (:attr:`helpers.core.claim.Claim.reading`). ``stats``: the claim's ``effect, ci, n, test, mde``
+    (see :func:`helpers.core.verdicts.comparison_fields`) and ``basis``."""
 
     if ours is None:
         verdict, ours, note = "not run here", "–", (note + " " if note else "") + f"({_NOT_RUN_NOTE})"

@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from helpers.core.attribution import Derived
-from helpers.core.report import Claim, claim_key, judge, merge_fields
+from helpers.core.claim import Claim, claim_key
 from helpers.core.statistics import compare, one_sample
+from helpers.core.verdicts import judge, merge_fields
 from helpers.lambda_gelu.claim_rows import (
     _NB_ANNEAL,
     MATCH_TOL,

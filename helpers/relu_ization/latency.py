@@ -23,10 +23,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from helpers.core.report import Claim, claim_key, judge, source_row
+from helpers.core.claim import Claim, claim_key, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import bootstrap_ci, median_comparison
+from helpers.core.verdicts import judge
 from helpers.relu_ization.experiment import reluization_config
 from helpers.relu_ization.protocol import pending_pairs
 

@@ -4,7 +4,7 @@ Reads the results of :mod:`helpers.srelu.dpo_experiment` (one per activation and
 paper's Table 3 as data (:data:`PAPER_TABLE3`). Every comparison is S-ReLU − GELU, paired by
 seed (the two models of a seed share their initial weights, pre-training batches, preference
 pairs and DPO batch order), with the book's statistics (:mod:`helpers.core.statistics`) and verdicts
-(:func:`helpers.core.report.judge`).
+(:func:`helpers.core.verdicts.judge`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from helpers.core.claim import Claim, claim_key
 from helpers.core.models import GPT
-from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, Claim, claim_key, family_verdict, judge, merge_fields
 from helpers.core.statistics import InsufficientData, paired_comparison
+from helpers.core.verdicts import NEGLIGIBLE_ACCURACY_POINTS, family_verdict, judge, merge_fields
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
 __all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table"]

@@ -9,7 +9,8 @@ from functools import partial
 
 from helpers.core import tables as T
 from helpers.core.attribution import Derived
-from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, Claim, judge
+from helpers.core.claim import Claim
+from helpers.core.verdicts import NEGLIGIBLE_ACCURACY_POINTS, judge
 from helpers.srelu import protocol as P
 from helpers.srelu.paper import APPENDIX_H_DELTA, DELTA_BEST_MARGIN, NB_DELTA, PAPER_RUNS, QUOTES, TABLE4, TABLE4_DELTAS
 from helpers.srelu.run_tables import StoredRuns

@@ -2,7 +2,7 @@
 per claim (or per claim and model).
 
 Every arm runs the same seeds, so differences are paired by seed
-(:func:`helpers.core.tables.compare_groups`) and judged by :func:`helpers.core.report.judge`
+(:func:`helpers.core.tables.compare_groups`) and judged by :func:`helpers.core.verdicts.judge`
 on their 95 % t interval. Accuracy is the best validation accuracy (%). Table 1 is compared with
 its CIFAR-10 "Average" row (ViT-Tiny, DeiT-Tiny, TNT-Small), the row the text renders
 unambiguously; the claim text names our stand-in. The last three claims rest on the printed tables
@@ -18,21 +18,17 @@ import pandas as pd
 
 from helpers.core import tables as T
 from helpers.core.attribution import Derived, SourceValue
+from helpers.core.claim import Claim, RunDesign, Verdict, claim_key, source_row
 from helpers.core.registry import display_name
-from helpers.core.report import (
+from helpers.core.statistics import Comparison
+from helpers.core.verdicts import (
     NEGLIGIBLE_ACCURACY_POINTS,
-    Claim,
-    RunDesign,
-    Verdict,
-    claim_key,
     family_verdict,
     intersection_union,
     judge,
     merge_fields,
     run_verdict,
-    source_row,
 )
-from helpers.core.statistics import Comparison
 from helpers.srelu import protocol as P
 from helpers.srelu.paper import (
     ANCHORS,

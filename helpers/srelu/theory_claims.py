@@ -13,7 +13,8 @@ import sympy as sp
 import torch
 
 from helpers.core.attribution import SourceValue
-from helpers.core.report import Claim, claim_key, numeric_verdict, rounds_to
+from helpers.core.claim import Claim, claim_key
+from helpers.core.verdicts import numeric_verdict, rounds_to
 from helpers.srelu import activation as S
 from helpers.srelu import theory as M
 from helpers.srelu.paper import (
