@@ -10,8 +10,8 @@ observed spread stays the same:
   claimed effect of a size claim or of a direction claim that states one, else the observed effect
   (a bare "a beats b" is decided once an effect of its observed size is detectable);
 * the power figure at ``n`` seeds (:func:`mde_at`: the two-sided MDE of
-  :func:`~helpers.core.statistics.minimal_detectable_effect` for a difference, the margin of
-  :func:`~helpers.core.statistics.detectable_margin` for TOST or non-inferiority): paired t or
+  :func:`~helpers.core.comparison.minimal_detectable_effect` for a difference, the margin of
+  :func:`~helpers.core.comparison.detectable_margin` for TOST or non-inferiority): paired t or
   one-sample t with ``se = sd/√n``, ``df = n − 1``; Welch with ``n`` runs per arm,
   ``se = √((s_a² + s_b²)/n)`` and Welch-Satterthwaite ``df``;
 * ``n needed``: the smallest ``n`` whose MDE is below the target; a row in several parts needs the
@@ -40,12 +40,11 @@ import numpy as np
 import pandas as pd
 
 from helpers.core.claim import Claim, RunClaim, RunDesign
+from helpers.core.comparison import detectable_margin, minimal_detectable_effect
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import (
     ALPHA,
     Comparison,
-    detectable_margin,
-    minimal_detectable_effect,
     one_sample,
     paired_comparison,
     welch_comparison,
@@ -173,7 +172,7 @@ def mde_at(comp: Comparison, n: int, claim: RunClaim = "direction") -> float:
     """The power figure of ``comp``'s design at ``n`` seeds (pairs, values, or runs per arm for
     Welch), with its observed spread, for the test ``claim`` uses: the two-sided MDE of a
     difference, or the margin TOST or non-inferiority shows with 80 % power
-    (:func:`~helpers.core.statistics.detectable_margin`), as the report's rows state it."""
+    (:func:`~helpers.core.comparison.detectable_margin`), as the report's rows state it."""
     if n < 2:
         raise ValueError(f"n must be at least 2 (one seed gives no spread), got {n!r}")
     if comp.test == "Welch t":

@@ -11,12 +11,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from helpers.core.claim import RunClaim, RunDesign, Verdict
-from helpers.core.comparison import exact_text, number_text
+from helpers.core.comparison import detectable_margin, exact_text, number_text
 from helpers.core.statistics import (
     ALPHA,
     InsufficientData,
     Proportion,
-    detectable_margin,
     non_inferiority,
     one_sided_p,
     tost,
