@@ -98,8 +98,8 @@ def section_claims(page: str, anchor: str | None = None) -> list[Claim]:
 
 
 def claims_frame(claims: Sequence[Claim], columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """``claims`` as a table of their report rows (:meth:`Claim.as_row`), the ``columns`` given."""
-    frame = pd.DataFrame([c.as_row() for c in claims])
+    """``claims`` as the report's table (:data:`~helpers.core.report.CLAIM_COLUMNS`), the ``columns`` given."""
+    frame = report_table(list(claims))
     return frame if columns is None else frame[list(columns)]
 
 

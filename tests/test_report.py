@@ -179,24 +179,21 @@ def test_claim_anchor_and_page_link():
             C.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad, key="report-claim-8")
 
 
-def _audit_row(**overrides: object) -> C.Claim:
+def _audit_row(where: str = "Sec. 2", anchor: str = "p-audit-sign", **overrides: object) -> C.Claim:
     fields: dict[str, object] = {
-        "key": "report-audit-1",
         "claim": "x > 0",
         "source": "P",
-        "where": "Sec. 2",
         "paper_value": "x > 0",
         "our_value": "x = −1",
         "verdict": "contradicted",
         "notebook": "notebooks/90_audit",
-        "anchor": "p-audit-sign",
         "profile": "theory",
         "scale": "exact",
     }
-    return C.audit_claim(**{**fields, **overrides})  # type: ignore[arg-type]
+    return C.audit_rows("report-audit", {"1": (anchor, where)})("1", **{**fields, **overrides})
 
 
-def test_an_audit_claim_joins_source_and_place_and_rests_on_no_run():
+def test_an_audit_row_joins_source_and_place_and_rests_on_no_run():
     expected = C.Claim(
         "x > 0",
         "P, Sec. 2",
@@ -217,7 +214,7 @@ def test_an_audit_claim_joins_source_and_place_and_rests_on_no_run():
     assert _audit_row(profile="any").basis == "exact"
 
 
-def test_an_audit_claim_refuses_runs_a_missing_place_or_anchor_and_positional_fields():
+def test_an_audit_row_refuses_runs_a_missing_place_or_anchor():
     with pytest.raises(ValueError, match="basis must be 'exact' or 'source'.*got 'runs'"):
         _audit_row(basis="runs")
     with pytest.raises(ValueError, match="profile must be one of .*got 'cpu'"):
@@ -227,8 +224,8 @@ def test_an_audit_claim_refuses_runs_a_missing_place_or_anchor_and_positional_fi
             _audit_row(**{name: " "})
     with pytest.raises(ValueError, match="anchor must be a lower-case MyST label"):
         _audit_row(anchor="Sign")
-    with pytest.raises(TypeError, match="positional"):
-        C.audit_claim("report-audit-1")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="paper_value"):
+        C.audit_rows("report-audit", {"1": ("p-audit-sign", "Sec. 2")})("1", our_value="x")
 
 
 def _page_anchors() -> dict[str, set[str]]:
