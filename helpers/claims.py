@@ -4,8 +4,8 @@ Pages read their claims from here too, by key (:func:`claim`, :func:`findings_bo
 shows the report's row and never decides a verdict itself.
 
 :data:`helpers.methods.CLAIM_SOURCES` lists each method's claims function; the
-:class:`~helpers.core.report.Claim` type, the verdicts and the table rendering live in
-:mod:`helpers.core.report`.
+:class:`~helpers.core.claim.Claim` type, the verdicts and the table rendering live in
+:mod:`helpers.core.claim`, :mod:`helpers.core.verdicts` and :mod:`helpers.core.report`.
 """
 
 from __future__ import annotations
@@ -24,34 +24,14 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import methods
-from helpers.core.claim import claim_from_dict, claim_to_dict
+from helpers.core.claim import Claim, claim_from_dict, claim_to_dict
 from helpers.core.findings import find_claim_by_key, findings_markdown, glue_values, page_claims
-from helpers.core.report import CLAIM_COLUMNS, Claim
+from helpers.core.report import CLAIM_COLUMNS
 from helpers.core.report import claims_frame as report_table
 from helpers.core.results_cache import compute_time
 from helpers.core.run_reads import RunRead, watching_runs
 from helpers.core.runtime import repo_root, results_root
 from helpers.methods import CLAIM_SOURCES
-
-__all__ = [
-    "CLAIM_SOURCES",
-    "collect_claims",
-    "report_claims",
-    "report_runs",
-    "collect_claims_and_runs",
-    "rerun_commands",
-    "claim",
-    "section_claims",
-    "claims_frame",
-    "findings_box",
-    "report_digest",
-    "store_path",
-    "DOWNLOAD_COLUMNS",
-    "download_frame",
-    "write_downloads",
-    "margin_rules",
-    "margins_markdown",
-]
 
 
 def collect_claims() -> list[Claim]:
@@ -64,31 +44,27 @@ def collect_claims() -> list[Claim]:
     return claims
 
 
-def margin_rules() -> list[tuple[str, str, str, str]]:
-    """Every equivalence and non-inferiority margin of the report, one rule per line: (the rows,
-    their keys as a pattern, the margin, how it is derived), from each method's claims module's
-    ``MARGINS`` (``helpers.<package>.claims``), in report order."""
-    rules = []
+def _claims_modules() -> list:
+    """Each method's claims module (``helpers.<package>.claims``), in report order."""
+    modules = []
     for method in CLAIM_SOURCES:
         try:
-            module = importlib.import_module(f"helpers.{method.package}.claims")
+            modules.append(importlib.import_module(f"helpers.{method.package}.claims"))
         except ModuleNotFoundError:
             continue
-        rules.extend(getattr(module, "MARGINS", ()))
-    return rules
+    return modules
+
+
+def margin_rules() -> list[tuple[str, str, str, str]]:
+    """Every equivalence and non-inferiority margin of the report, one rule per line: (the rows,
+    their keys as a pattern, the margin, how it is derived), from each claims module's ``MARGINS``."""
+    return [rule for module in _claims_modules() for rule in getattr(module, "MARGINS", ())]
 
 
 def smallest_effects() -> dict[str, tuple[str, str]]:
     """Every method's lines of the rules page's table of smallest effects of interest (each claims
     module's ``SMALLEST_EFFECT``: quantity -> (value, how)), after the core's, in report order."""
-    effects: dict[str, tuple[str, str]] = {}
-    for method in CLAIM_SOURCES:
-        try:
-            module = importlib.import_module(f"helpers.{method.package}.claims")
-        except ModuleNotFoundError:
-            continue
-        effects.update(getattr(module, "SMALLEST_EFFECT", {}))
-    return effects
+    return {q: line for module in _claims_modules() for q, line in getattr(module, "SMALLEST_EFFECT", {}).items()}
 
 
 def margins_markdown(claims: Sequence[Claim]) -> str:
@@ -104,7 +80,7 @@ def margins_markdown(claims: Sequence[Claim]) -> str:
 
 
 def claim(key: str) -> Claim:
-    """The report's claim with :attr:`~helpers.core.report.Claim.key` ``key`` (``KeyError`` if none)."""
+    """The report's claim with :attr:`~helpers.core.claim.Claim.key` ``key`` (``KeyError`` if none)."""
     return find_claim_by_key(report_claims(), key)
 
 
@@ -122,8 +98,8 @@ def section_claims(page: str, anchor: str | None = None) -> list[Claim]:
 
 
 def claims_frame(claims: Sequence[Claim], columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """``claims`` as a table of their report rows (:meth:`Claim.as_row`), the ``columns`` given."""
-    frame = pd.DataFrame([c.as_row() for c in claims])
+    """``claims`` as the report's table (:data:`~helpers.core.report.CLAIM_COLUMNS`), the ``columns`` given."""
+    frame = report_table(list(claims))
     return frame if columns is None else frame[list(columns)]
 
 

@@ -22,8 +22,6 @@ from helpers.core.runs import TrainConfig
 from helpers.flexact import protocol as flexact
 from helpers.lambda_gelu import protocol as lgelu
 
-__all__ = ["resnet_pair_floor"]
-
 
 def _committed(configs: list[TrainConfig]) -> list[tuple[TrainConfig, dict[str, Any]]]:
     found = [(c, load_result(c)) for c in configs]

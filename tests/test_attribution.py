@@ -12,10 +12,11 @@ import importlib
 from decimal import Decimal
 
 import pytest
+from quotes import normalise, numbers_in, occurs_in, quote_problems
 
 from helpers import methods
-from helpers.core.attribution import Derived, Quoted, normalise, numbers_in, quote_problems
-from helpers.core.report import Claim
+from helpers.core.attribution import Derived, Quoted
+from helpers.core.claim import Claim
 from helpers.core.runtime import repo_root
 
 #: Each method's source text (under ``../shared/papers``) and the paper module that quotes it.
@@ -50,8 +51,8 @@ def test_number_check_catches_a_number_that_is_not_in_the_excerpt() -> None:
 def test_a_quoted_table_shows_one_column_and_is_found_where_the_extraction_runs_its_cells_together() -> None:
     table = Quoted("z | Φ(z) | GELU\n−3 | 0.0013 | −0.0040\n0.5 | 0.6915 | 0.3457", "a table", table=True)
     extraction = "Forms\n\nzΦ(z)GELU\n−30.0013−0.0040\n0.50.69150.3457\n"
-    assert table.occurs_in(extraction)
-    assert not Quoted("z | Φ(z) | GELU\n−3 | 0.0014 | −0.0040", "a table", table=True).occurs_in(extraction)
+    assert occurs_in(table, extraction)
+    assert not occurs_in(Quoted("z | Φ(z) | GELU\n−3 | 0.0014 | −0.0040", "a table", table=True), extraction)
     assert table.of_column("Φ(z)").display() == "“Φ(z): 0.0013, 0.6915” (a table)"
     assert table.display() == "“z | Φ(z) | GELU; −3 | 0.0013 | −0.0040; 0.5 | 0.6915 | 0.3457” (a table)"
     with pytest.raises(ValueError, match="not in the table's header"):

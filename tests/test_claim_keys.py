@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from helpers.core.report import Claim, claim_key, key_part
+from helpers.core.claim import Claim, claim_key, key_part
 
 
 def test_every_claim_keeps_its_key_once_and_in_report_order(monkeypatch, script):

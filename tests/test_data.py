@@ -41,7 +41,7 @@ from helpers.core.data import adult as adult_module
 from helpers.core.data import cifar as cifar_module
 from helpers.core.data import fashion_mnist as fmnist_module
 from helpers.core.data import text as text_module
-from helpers.core.data.cache import cache_file
+from helpers.core.data.images import cache_file
 from helpers.core.data.sources import DataError, Remote
 
 # Captured before the autouse fixture hides them: the real data, for the tests that use it.

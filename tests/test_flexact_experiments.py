@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 
 from refusals import refusal_fault  # noqa: E402
 
-from helpers.core.report import Claim  # noqa: E402
+from helpers.core.claim import Claim  # noqa: E402
 from helpers.experiments import config_hash, run_or_load  # noqa: E402
 from helpers.flexact.activation import FlexAct  # noqa: E402
 from helpers.flexact.synthetic import (  # noqa: E402

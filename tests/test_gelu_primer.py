@@ -14,7 +14,7 @@ from refusals import refusal_fault
 from scipy.optimize import minimize_scalar
 from scipy.special import erf
 
-from helpers.core.report import VERDICTS, Claim
+from helpers.core.claim import VERDICTS, Claim
 from helpers.core.runtime import repo_root
 from helpers.gelu_primer import claims as gelu_primer_claims
 from helpers.gelu_primer import paper as gelu_blog

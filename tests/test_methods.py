@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from quotes import quote_problems
 from torch import nn
 
 from helpers import methods
 from helpers.claims import collect_claims
 from helpers.core import extensions, registry
 from helpers.core import options as core_options
-from helpers.core.attribution import quote_problems
 from helpers.core.extensions import RunExtension, default_param_groups
 from helpers.core.results_cache import run_or_load
 from helpers.core.runs import TrainConfig, build_run
@@ -178,7 +178,7 @@ TOY_PACKAGE = {
     "claims.py": """
         import math
 
-        from helpers.core.report import Claim
+        from helpers.core.claim import Claim
         from helpers.core.results_cache import run_or_load
         from toy_method.paper import QUOTES
         from toy_method.protocol import toy_configs

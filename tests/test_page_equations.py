@@ -21,7 +21,7 @@ from types import ModuleType
 import pytest
 
 import helpers
-from helpers.core.report import Claim
+from helpers.core.claim import Claim
 from helpers.core.runtime import repo_root
 
 ROOT = repo_root()

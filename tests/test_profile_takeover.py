@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers.core.claim import Claim
 from helpers.core.profiles import clear_decided_profiles, decided_profile, profiles_used
-from helpers.core.report import Claim
 from helpers.experiments import config_dict, store_result
 from helpers.flexact import protocol as FC
 from helpers.lambda_gelu import claims as lgelu_claims

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.core import claim as C
 from helpers.core import report as R
 from helpers.core import statistics as S
+from helpers.core import verdicts as V
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,21 +39,21 @@ def test_vocabulary_is_defined_once_and_described():
     described = re.findall(r"^- \*\*(.+?)\*\*\s+\(", intro, flags=re.M)
     assert set(R.VERDICTS) <= set(described), "the introduction describes every verdict"
     with pytest.raises(ValueError, match="verdict must be one of"):
-        R.Claim("c", "s", "1", "1", "cpu", "", "not confirmed", "nb", key="report-claim-1")  # type: ignore[arg-type]
+        C.Claim("c", "s", "1", "1", "cpu", "", "not confirmed", "nb", key="report-claim-1")  # type: ignore[arg-type]
 
 
 def test_a_significant_effect_inside_the_smallest_effect_of_interest_is_negligible_not_confirmed():
     small = S.one_sample([0.08, 0.10, 0.12, 0.09, 0.11], 0.0)  # CI about [+0.08, +0.12], all above 0
-    assert R.run_verdict(small, direction=1) == "confirmed"
-    assert R.run_verdict(small, direction=1, negligible=0.5) == "confirmed but negligible"
-    assert R.run_verdict(small, direction=1, negligible=0.11) == "confirmed"  # the CI reaches past it
-    assert R.run_verdict(small, direction=-1, negligible=0.5) == "contradicted"  # the wrong side stays so
+    assert V.run_verdict(small, direction=1) == "confirmed"
+    assert V.run_verdict(small, direction=1, negligible=0.5) == "confirmed but negligible"
+    assert V.run_verdict(small, direction=1, negligible=0.11) == "confirmed"  # the CI reaches past it
+    assert V.run_verdict(small, direction=-1, negligible=0.5) == "contradicted"  # the wrong side stays so
     with pytest.raises(ValueError, match="smallest effect of interest"):
-        R.run_verdict(small, direction=1, negligible=-0.5)
-    verdict, fields, _ = R.judge(lambda: small, direction=1, negligible=0.5, unit="points")
+        V.run_verdict(small, direction=1, negligible=-0.5)
+    verdict, fields, _ = V.judge(lambda: small, direction=1, negligible=0.5, unit="points")
     assert verdict == "confirmed but negligible" and "smallest effect of interest 0.50 points" in fields["test"]
     assert fields["design"][0].negligible == 0.5
-    assert R.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
+    assert V.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
     assert "| perplexity | 2 % of the baseline |" in R.smallest_effects_markdown()
     from helpers.churn.claims import SMALLEST_EFFECT
 
@@ -59,9 +61,9 @@ def test_a_significant_effect_inside_the_smallest_effect_of_interest_is_negligib
 
 
 def test_run_based_contradiction_is_labelled_at_our_scale():
-    run = R.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb", key="report-claim-2")
-    exact = R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-3")
-    source = R.Claim("c", "s", "1", "2", "cpu", "", "contradicted", "nb", basis="source", key="report-claim-4")
+    run = C.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb", key="report-claim-2")
+    exact = C.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-3")
+    source = C.Claim("c", "s", "1", "2", "cpu", "", "contradicted", "nb", basis="source", key="report-claim-4")
     assert run.basis == "runs" and run.verdict_label == "contradicted at our scale"
     assert exact.basis == "exact" and exact.verdict_label == "contradicted"
     assert source.verdict_label == "contradicted" and run.as_row()["verdict_label"] == "contradicted at our scale"
@@ -69,20 +71,20 @@ def test_run_based_contradiction_is_labelled_at_our_scale():
 
 def test_a_contradiction_that_rests_on_the_books_reading_says_so_in_the_verdict():
     kw = {"key": "report-claim-9", "reading": "the trained layer scored by its argmax"}
-    exact = R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", **kw)
-    run = R.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb", **kw)
-    held = R.Claim("c", "s", "1", "1", "theory", "exact", "confirmed", "nb", **kw)
+    exact = C.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", **kw)
+    run = C.Claim("c", "s", "1", "2", "cpu", "scaled", "contradicted", "nb", **kw)
+    held = C.Claim("c", "s", "1", "1", "theory", "exact", "confirmed", "nb", **kw)
     assert exact.verdict_label == "contradicted under our reading"
     assert run.verdict_label == "contradicted at our scale, under our reading"
     assert held.verdict_label == "confirmed" and held.as_row()["reading"] == kw["reading"]
     html = R.claims_table_html([exact, held])
     assert html.count("our reading: the trained layer scored by its argmax") == 2
     with pytest.raises(ValueError, match="reading must be a string"):
-        R.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-9", reading=None)
+        C.Claim("c", "s", "1", "2", "theory", "exact", "contradicted", "nb", key="report-claim-9", reading=None)
 
 
 def test_the_grouped_table_names_each_rows_key_and_the_function_that_decides_it():
-    row = R.Claim("c", "s", "1", "2", "theory", "exact", "confirmed", "nb", key="report-claim-10")
+    row = C.Claim("c", "s", "1", "2", "theory", "exact", "confirmed", "nb", key="report-claim-10")
     html = R.claims_table_html([row])
     assert row.decided_by.endswith("test_the_grouped_table_names_each_rows_key_and_the_function_that_decides_it")
     assert f"<code>report-claim-10</code> · decided by <code>{row.decided_by}</code>" in html
@@ -93,48 +95,48 @@ def _comp(diffs):
 
 
 def test_direction_rule():
-    assert R.run_verdict(_comp([1.0, 1.2, 0.9]), direction=1) == "confirmed"
-    assert R.run_verdict(_comp([-1.0, -1.2, -0.9]), direction=1) == "contradicted"
+    assert V.run_verdict(_comp([1.0, 1.2, 0.9]), direction=1) == "confirmed"
+    assert V.run_verdict(_comp([-1.0, -1.2, -0.9]), direction=1) == "contradicted"
     noisy = _comp([1.0, -0.8, 0.5])
-    assert R.run_verdict(noisy, direction=1) == "inconclusive"
+    assert V.run_verdict(noisy, direction=1) == "inconclusive"
     # the CI contains 0 but excludes a claimed +25: ruled out at our scale
-    assert R.run_verdict(noisy, 25.0) == "contradicted"
-    assert R.run_verdict(noisy, 0.5) == "inconclusive"
+    assert V.run_verdict(noisy, 25.0) == "contradicted"
+    assert V.run_verdict(noisy, 0.5) == "inconclusive"
     with pytest.raises(ValueError):
-        R.run_verdict(noisy)
+        V.run_verdict(noisy)
 
 
 def test_size_rule():
     c = _comp([1.0, 1.2, 0.9])  # CI roughly [0.7, 1.4]
-    assert R.run_verdict(c, 1.0, claim="size") == "confirmed"
-    assert R.run_verdict(c, 5.9, claim="size") == "contradicted"
-    assert R.run_verdict(_comp([1.0, -0.8, 0.5]), 0.5, claim="size") == "inconclusive"
+    assert V.run_verdict(c, 1.0, claim="size") == "confirmed"
+    assert V.run_verdict(c, 5.9, claim="size") == "contradicted"
+    assert V.run_verdict(_comp([1.0, -0.8, 0.5]), 0.5, claim="size") == "inconclusive"
 
 
 def test_equivalence_needs_tost_not_a_tolerance():
     tight = _comp([0.001, -0.001, 0.0005, 0.0])
     wide = _comp([0.004, -0.02, 0.015])  # mean within ±0.01, spread larger than the margin
     assert abs(wide.effect) < 0.01
-    assert R.run_verdict(tight, claim="equivalence", margin=0.01) == "confirmed"
-    assert R.run_verdict(wide, claim="equivalence", margin=0.01) == "inconclusive"
-    assert R.run_verdict(_comp([0.5, 0.6, 0.55]), claim="equivalence", margin=0.01) == "contradicted"
+    assert V.run_verdict(tight, claim="equivalence", margin=0.01) == "confirmed"
+    assert V.run_verdict(wide, claim="equivalence", margin=0.01) == "inconclusive"
+    assert V.run_verdict(_comp([0.5, 0.6, 0.55]), claim="equivalence", margin=0.01) == "contradicted"
     with pytest.raises(ValueError, match="margin"):
-        R.run_verdict(tight, claim="equivalence")
+        V.run_verdict(tight, claim="equivalence")
 
 
 def test_non_inferiority():
-    assert R.run_verdict(_comp([0.1, -0.1, 0.05]), claim="non-inferiority", margin=0.5) == "confirmed"
-    assert R.run_verdict(_comp([-2.0, -2.1, -1.9]), claim="non-inferiority", margin=0.5) == "contradicted"
-    assert R.run_verdict(_comp([0.0, 0.65, -2.05]), claim="non-inferiority", margin=0.5) == "inconclusive"
+    assert V.run_verdict(_comp([0.1, -0.1, 0.05]), claim="non-inferiority", margin=0.5) == "confirmed"
+    assert V.run_verdict(_comp([-2.0, -2.1, -1.9]), claim="non-inferiority", margin=0.5) == "contradicted"
+    assert V.run_verdict(_comp([0.0, 0.65, -2.05]), claim="non-inferiority", margin=0.5) == "inconclusive"
 
 
 def test_comparison_fields_and_table_html():
     c = S.paired_comparison({0: 72.0, 1: 70.5, 2: 71.0}, {0: 71.0, 1: 70.0, 2: 70.2})
-    f = R.comparison_fields(c, digits=1, unit="points")
+    f = V.comparison_fields(c, digits=1, unit="points")
     assert set(f) == {"effect", "ci", "n", "test", "mde"} and f["n"] == "3 pairs of runs"
     claims = [
-        R.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f, key="report-claim-5"),
-        R.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y", key="report-claim-6"),
+        C.Claim("a < b", "P1, Table 1", "1", "2", "cpu", "s", "inconclusive", "notebooks/x", **f, key="report-claim-5"),
+        C.Claim("x = 1", "P2, Eq. 3", "1", "1", "theory", "exact", "confirmed", "notebooks/y", key="report-claim-6"),
     ]
     html = R.claims_table_html(claims)
     assert html.count('class="claim-row"') == 2 and 'data-verdict="inconclusive"' in html
@@ -144,19 +146,19 @@ def test_comparison_fields_and_table_html():
 
 
 def test_judge_says_inconclusive_with_one_seed():
-    verdict, fields, comp = R.judge(lambda: S.paired_comparison({0: 1.0}, {0: 0.5}), direction=1)
+    verdict, fields, comp = V.judge(lambda: S.paired_comparison({0: 1.0}, {0: 0.5}), direction=1)
     assert verdict == "inconclusive" and comp is None and "no interval" in fields["test"]
-    verdict, fields, comp = R.judge(
+    verdict, fields, comp = V.judge(
         lambda: S.one_sample([0.001, 0.0, -0.001]), claim="equivalence", margin=0.01, label="x"
     )
     assert verdict == "confirmed" and "TOST" in fields["test"] and fields["effect"].startswith("x: ")
-    assert R.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
-    assert R.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
-    assert R.merge_fields({"a": {"effect": "+1"}, "b": {"effect": "+2"}})["effect"] == "a: +1; b: +2"
+    assert V.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
+    assert V.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
+    assert V.merge_fields({"a": {"effect": "+1"}, "b": {"effect": "+2"}})["effect"] == "a: +1; b: +2"
 
 
 def test_claim_anchor_and_page_link():
-    c = R.Claim(
+    c = C.Claim(
         "x",
         "P, Eq. 1",
         "1",
@@ -174,28 +176,25 @@ def test_claim_anchor_and_page_link():
     assert R.page_link("notebooks/20_x") == '<a href="../notebooks/20_x.html">20_x</a>'
     for bad in ("20-claims", "Claims", "a_b", "a--b", "a b"):
         with pytest.raises(ValueError, match="anchor"):
-            R.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad, key="report-claim-8")
+            C.Claim("x", "P", "1", "1", "theory", "exact", "confirmed", "notebooks/y", anchor=bad, key="report-claim-8")
 
 
-def _audit_row(**overrides: object) -> R.Claim:
+def _audit_row(where: str = "Sec. 2", anchor: str = "p-audit-sign", **overrides: object) -> C.Claim:
     fields: dict[str, object] = {
-        "key": "report-audit-1",
         "claim": "x > 0",
         "source": "P",
-        "where": "Sec. 2",
         "paper_value": "x > 0",
         "our_value": "x = −1",
         "verdict": "contradicted",
         "notebook": "notebooks/90_audit",
-        "anchor": "p-audit-sign",
         "profile": "theory",
         "scale": "exact",
     }
-    return R.audit_claim(**{**fields, **overrides})  # type: ignore[arg-type]
+    return C.audit_rows("report-audit", {"1": (anchor, where)})("1", **{**fields, **overrides})
 
 
-def test_an_audit_claim_joins_source_and_place_and_rests_on_no_run():
-    expected = R.Claim(
+def test_an_audit_row_joins_source_and_place_and_rests_on_no_run():
+    expected = C.Claim(
         "x > 0",
         "P, Sec. 2",
         "x > 0",
@@ -215,7 +214,7 @@ def test_an_audit_claim_joins_source_and_place_and_rests_on_no_run():
     assert _audit_row(profile="any").basis == "exact"
 
 
-def test_an_audit_claim_refuses_runs_a_missing_place_or_anchor_and_positional_fields():
+def test_an_audit_row_refuses_runs_a_missing_place_or_anchor():
     with pytest.raises(ValueError, match="basis must be 'exact' or 'source'.*got 'runs'"):
         _audit_row(basis="runs")
     with pytest.raises(ValueError, match="profile must be one of .*got 'cpu'"):
@@ -225,8 +224,8 @@ def test_an_audit_claim_refuses_runs_a_missing_place_or_anchor_and_positional_fi
             _audit_row(**{name: " "})
     with pytest.raises(ValueError, match="anchor must be a lower-case MyST label"):
         _audit_row(anchor="Sign")
-    with pytest.raises(TypeError, match="positional"):
-        R.audit_claim("report-audit-1")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="paper_value"):
+        C.audit_rows("report-audit", {"1": ("p-audit-sign", "Sec. 2")})("1", our_value="x")
 
 
 def _page_anchors() -> dict[str, set[str]]:
@@ -266,7 +265,7 @@ def test_claim_anchors_are_myst_labels_before_a_heading(docname):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()]
     for anchor in sorted(_page_anchors()[docname]):
-        R.Claim(
+        C.Claim(
             "x", "P", "1", "1", "theory", "exact", "confirmed", docname, anchor=anchor, key="report-claim-10"
         )  # a valid label
         where = [i for i, line in enumerate(lines) if line.strip() == f"({anchor})="]
@@ -288,30 +287,30 @@ def test_interval_rules_name_every_kind_of_run_claim():
 def test_equivalence_fields_show_the_90_percent_interval_with_its_level():
     a = {0: 0.3, 1: -0.2, 2: 0.4, 3: 0.1, 4: -0.3}
     b = {k: 0.0 for k in a}
-    verdict, fields, comp = R.judge(lambda: S.paired_comparison(a, b), claim="equivalence", margin=0.5)
+    verdict, fields, comp = V.judge(lambda: S.paired_comparison(a, b), claim="equivalence", margin=0.5)
     lo90, hi90 = comp.interval(0.90)
     assert fields["ci"].startswith(f"90% (the equivalence test's) {S.interval_text(lo90, hi90)}; 95% [")
     assert verdict == ("confirmed" if -0.5 < lo90 and hi90 < 0.5 else "inconclusive")
-    _, direction, _ = R.judge(lambda: S.paired_comparison(a, b), direction=1)
+    _, direction, _ = V.judge(lambda: S.paired_comparison(a, b), direction=1)
     assert direction["ci"].startswith("95% [")
 
 
 def test_exact_result_is_stated_as_a_count_not_an_interval():
     same = {0: 82.7, 1: 83.1, 2: 82.9}
-    verdict, fields, comp = R.judge(lambda: S.paired_comparison(same, dict(same)), claim="equivalence", margin=0.5)
+    verdict, fields, comp = V.judge(lambda: S.paired_comparison(same, dict(same)), claim="equivalence", margin=0.5)
     assert comp.exact and verdict == "confirmed"
     assert fields["ci"] == "none: exact, identical on all 3 seeds" and fields["mde"] == "none (exact)"
 
 
 def test_intersection_union_needs_every_part_and_shows_the_weakest():
     def part(values):
-        return R.judge(lambda: S.one_sample(values), direction=1, label="x")
+        return V.judge(lambda: S.one_sample(values), direction=1, label="x")
 
     strong, weak, against = part([1.0, 1.1, 0.9]), part([0.5, -0.4, 0.3]), part([-1.0, -1.1, -0.9])
-    assert R.intersection_union({"a": strong, "b": strong})[0] == "confirmed"
-    verdict, fields = R.intersection_union({"a": strong, "b": weak})
+    assert V.intersection_union({"a": strong, "b": strong})[0] == "confirmed"
+    verdict, fields = V.intersection_union({"a": strong, "b": weak})
     assert verdict == "inconclusive" and "shown: b" in fields["test"] and fields["effect"].startswith("b: ")
-    assert R.intersection_union({"a": strong, "b": weak, "c": against})[0] == "contradicted"
+    assert V.intersection_union({"a": strong, "b": weak, "c": against})[0] == "contradicted"
 
 
 def test_the_part_shown_is_the_weakest_in_the_claims_direction_and_the_power_is_the_limiting_parts():
@@ -320,40 +319,40 @@ def test_the_part_shown_is_the_weakest_in_the_claims_direction_and_the_power_is_
     power figure is that of the noisiest part, whichever part is shown."""
 
     def part(values):
-        return R.judge(lambda: S.one_sample(values), direction=1, label="x")
+        return V.judge(lambda: S.one_sample(values), direction=1, label="x")
 
     near_zero, wrong_side = part([0.21, 0.01, -0.19]), part([-0.2, -0.5, -0.8])
     noisy = part([4.0, -1.0, 6.0])
     for name, (_, _, comp) in {"near": near_zero, "wrong": wrong_side}.items():  # the trap is real
         assert (comp.p > 0.5) is (name == "near")
-    verdict, fields = R.intersection_union({"near": near_zero, "wrong": wrong_side, "noisy": noisy})
+    verdict, fields = V.intersection_union({"near": near_zero, "wrong": wrong_side, "noisy": noisy})
     assert verdict == "inconclusive"
     assert "shown: wrong" in fields["test"] and fields["effect"].startswith("wrong: x: -0.50")
     assert fields["mde"] == f"noisy: {noisy[1]['mde']} (the part that limits the power)"
     assert noisy[2].mde > max(near_zero[2].mde, wrong_side[2].mde)
-    assert R.claim_p(wrong_side[1]["design"][0]) > R.claim_p(near_zero[1]["design"][0]) > 0.4
+    assert V.claim_p(wrong_side[1]["design"][0]) > V.claim_p(near_zero[1]["design"][0]) > 0.4
 
 
 def test_one_part_contradicts_its_family_only_at_the_holm_level():
     """Two-sided p of the contradicting part between 0.05/3 and 0.05: alone it contradicts; as one of
     three parts (Holm's first step, 1 − 0.05/3) it does not; far below 0 it does either way."""
-    against = R.judge(lambda: S.one_sample([-1.0, -1.6, -1.3, 0.0, -2.1]), direction=1)
+    against = V.judge(lambda: S.one_sample([-1.0, -1.6, -1.3, 0.0, -2.1]), direction=1)
     assert 0.05 / 3 < against[2].p < 0.05 and against[0] == "contradicted"
-    strong = R.judge(lambda: S.one_sample([1.0, 1.1, 0.9]), direction=1)
-    assert R.intersection_union({"a": against})[0] == "contradicted"
-    verdict, fields = R.intersection_union({"a": against, "b": strong, "c": strong})
+    strong = V.judge(lambda: S.one_sample([1.0, 1.1, 0.9]), direction=1)
+    assert V.intersection_union({"a": against})[0] == "contradicted"
+    verdict, fields = V.intersection_union({"a": against, "b": strong, "c": strong})
     assert verdict == "inconclusive" and "Holm level 98.3%" in fields["test"]
-    assert R.family_verdict([d for _, f, _ in (against, strong, strong) for d in f["design"]]) == "inconclusive"
-    far = R.judge(lambda: S.one_sample([-10.0, -10.5, -9.5, -10.2, -9.8]), direction=1)
-    assert R.intersection_union({"a": far, "b": strong, "c": strong})[0] == "contradicted"
-    assert R.holm_level(1) == 0.95 and R.holm_level(4) == pytest.approx(0.9875)
+    assert V.family_verdict([d for _, f, _ in (against, strong, strong) for d in f["design"]]) == "inconclusive"
+    far = V.judge(lambda: S.one_sample([-10.0, -10.5, -9.5, -10.2, -9.8]), direction=1)
+    assert V.intersection_union({"a": far, "b": strong, "c": strong})[0] == "contradicted"
+    assert V.holm_level(1) == 0.95 and V.holm_level(4) == pytest.approx(0.9875)
 
 
 def test_proportion_verdict_has_an_inconclusive_band():
-    assert R.proportion_verdict(S.proportion(3, 5), 0.5) == "inconclusive"  # CI [15%, 95%]
-    assert R.proportion_verdict(S.proportion(20, 25), 0.5) == "confirmed"  # CI [59%, 93%]
-    assert R.proportion_verdict(S.proportion(0, 25), 0.5) == "contradicted"
-    assert R.proportion_verdict(S.proportion(0, 25), 0.5, direction=-1) == "confirmed"
+    assert V.proportion_verdict(S.proportion(3, 5), 0.5) == "inconclusive"  # CI [15%, 95%]
+    assert V.proportion_verdict(S.proportion(20, 25), 0.5) == "confirmed"  # CI [59%, 93%]
+    assert V.proportion_verdict(S.proportion(0, 25), 0.5) == "contradicted"
+    assert V.proportion_verdict(S.proportion(0, 25), 0.5, direction=-1) == "confirmed"
 
 
 def test_every_margin_is_on_the_rules_page_with_its_derivation(committed_claims):
@@ -409,17 +408,17 @@ def test_looks_spend_alpha_so_a_row_decided_after_adding_seeds_needs_more():
     b = {k: v - 0.45 + (0.45 if k % 2 else -0.45) for k, v in a.items()}
     comp = S.paired_comparison(a, b)
     assert 0.025 < comp.p < 0.05
-    one, f1, _ = R.judge(lambda: comp, direction=1)
-    two, f2, c2 = R.judge(lambda: comp, direction=1, looks=2)
+    one, f1, _ = V.judge(lambda: comp, direction=1)
+    two, f2, c2 = V.judge(lambda: comp, direction=1, looks=2)
     assert (one, two) == ("confirmed", "inconclusive")
     assert f2["ci"].startswith("97.5% ") and "α spent over 2 looks" in f2["test"]
     assert c2.confidence == pytest.approx(0.975) and c2.ci_low < comp.ci_low
     # equivalence: TOST at 0.05/looks per side, the interval it rests on at 1 − 0.10/looks
-    _, fe, _ = R.judge(lambda: comp, claim="equivalence", margin=2.0, looks=3)
+    _, fe, _ = V.judge(lambda: comp, claim="equivalence", margin=2.0, looks=3)
     assert fe["ci"].startswith("96.7% (the equivalence test's)") and "each test at 0.0167" in fe["test"]
-    assert R.spent(comp, 1) is comp
+    assert V.spent(comp, 1) is comp
     with pytest.raises(ValueError, match="looks"):
-        R.spent(comp, 0)
+        V.spent(comp, 0)
 
 
 def test_a_scale_states_its_looks_and_the_grown_scales_have_them():
@@ -441,9 +440,9 @@ def test_a_direction_claim_on_a_few_test_examples_says_how_many():
     a = {k: 90.0 + 0.01 * k for k in range(5)}
     b = {k: v - 0.08 for k, v in a.items()}
     b[0] += 0.01
-    _, fields, _ = R.judge(lambda: S.paired_comparison(a, b), direction=1, unit="points", examples=10_000)
+    _, fields, _ = V.judge(lambda: S.paired_comparison(a, b), direction=1, unit="points", examples=10_000)
     assert "the effect is 8 of the 10,000 test examples" in fields["test"]
-    _, big, _ = R.judge(lambda: S.paired_comparison(a, {k: v - 2 for k, v in a.items()}), direction=1, unit="points")
+    _, big, _ = V.judge(lambda: S.paired_comparison(a, {k: v - 2 for k, v in a.items()}), direction=1, unit="points")
     assert "test examples" not in big["test"]
 
 
@@ -451,4 +450,4 @@ def test_a_direction_claim_on_a_few_test_examples_says_how_many():
 def test_judge_refuses_a_test_set_size_that_is_not_a_count(examples):
     comp = S.paired_comparison({0: 1.0, 1: 2.0, 2: 3.5}, {0: 0.0, 1: 0.5, 2: 1.0})
     with pytest.raises(ValueError, match="examples must be a positive int"):
-        R.judge(lambda: comp, direction=1, unit="points", examples=examples)
+        V.judge(lambda: comp, direction=1, unit="points", examples=examples)

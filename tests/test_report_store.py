@@ -10,8 +10,7 @@ import pytest
 
 import helpers.claims as app
 from helpers import methods
-from helpers.core.claim import claim_from_dict, claim_to_dict
-from helpers.core.report import Claim
+from helpers.core.claim import Claim, claim_from_dict, claim_to_dict
 
 
 @pytest.fixture

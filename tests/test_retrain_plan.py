@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from helpers.core.report import Claim, RunDesign, claims_frame, intersection_union, judge, run_verdict
+from helpers.core.claim import Claim, RunDesign
+from helpers.core.report import claims_frame
 from helpers.core.statistics import paired_comparison, welch_comparison
+from helpers.core.verdicts import intersection_union, judge, run_verdict
 from tools import retrain
 from tools import seed_plan as S
 

@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 import torch
 
-from helpers.core.report import Claim
+from helpers.core.claim import Claim
 from helpers.core.runtime import repo_root
 from helpers.gelu_primer import audit as blog_audit
 from helpers.lambda_gelu import audit as lgelu_audit

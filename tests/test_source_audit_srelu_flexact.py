@@ -7,7 +7,7 @@ import math
 import pytest
 import sympy as sp
 
-from helpers.core.report import ANCHOR_PATTERN, Claim
+from helpers.core.claim import ANCHOR_PATTERN, Claim
 from helpers.flexact import audit as FA
 from helpers.flexact.paper import TABLE1
 from helpers.srelu import audit as SA

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from helpers.core import comparison as K
 from helpers.core import statistics as S
 
 # Hand-made per-seed accuracies (%), compared with themselves where two arms score alike on every seed.
@@ -114,7 +115,7 @@ def test_non_inferiority_is_the_lower_half_of_tost():
 
 def test_mde_gives_power_080_and_beats_the_normal_approximation():
     se, df = 0.7, 2
-    mde = S.minimal_detectable_effect(se, df)
+    mde = K.minimal_detectable_effect(se, df)
     crit = stats.t.ppf(0.975, df)
     nc = mde / se
     power = stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
@@ -122,13 +123,13 @@ def test_mde_gives_power_080_and_beats_the_normal_approximation():
     # the t-quantile approximation undershoots at 2 df; both agree for large df
     approx = (stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) * se
     assert mde > approx
-    big = S.minimal_detectable_effect(1.0, 10_000)
+    big = K.minimal_detectable_effect(1.0, 10_000)
     assert big == pytest.approx(stats.norm.ppf(0.975) + stats.norm.ppf(0.8), rel=1e-3)
-    assert S.minimal_detectable_effect(0.0, 3) == 0.0
+    assert K.minimal_detectable_effect(0.0, 3) == 0.0
     c = S.paired_comparison([1.0, 2.0, 4.0], [0.0, 0.5, 1.0])
-    assert c.mde == pytest.approx(S.minimal_detectable_effect(c.se, 2))
+    assert c.mde == pytest.approx(K.minimal_detectable_effect(c.se, 2))
     with pytest.raises(ValueError):
-        S.minimal_detectable_effect(float("nan"), 2)
+        K.minimal_detectable_effect(float("nan"), 2)
 
 
 @pytest.mark.parametrize("df", [2, 5])
@@ -141,18 +142,18 @@ def test_the_margin_tost_and_non_inferiority_detect_has_power_080_by_simulation(
     mean, se = d.mean(1), d.std(1, ddof=1) / math.sqrt(n)
     crit = stats.t.ppf(0.95, df)
     sigma = 1 / math.sqrt(n)  # the true standard error, on which the margin is computed
-    tost = S.detectable_margin(sigma, df, "equivalence")
-    ni = S.detectable_margin(sigma, df, "non-inferiority")
+    tost = K.detectable_margin(sigma, df, "equivalence")
+    ni = K.detectable_margin(sigma, df, "non-inferiority")
     assert np.mean((mean - crit * se > -tost) & (mean + crit * se < tost)) == pytest.approx(0.8, abs=0.005)
     assert np.mean(mean - crit * se > -ni) == pytest.approx(0.8, abs=0.005)
     if df == 2:
         assert (tost / sigma, ni / sigma) == pytest.approx((4.61, 3.98), abs=0.01)
-        assert S.minimal_detectable_effect(sigma, df) / sigma == pytest.approx(5.65, abs=0.01)
-    assert S.detectable_margin(0.0, df) == 0.0
+        assert K.minimal_detectable_effect(sigma, df) / sigma == pytest.approx(5.65, abs=0.01)
+    assert K.detectable_margin(0.0, df) == 0.0
     with pytest.raises(ValueError, match="test must be 'equivalence' or 'non-inferiority', got 'size'"):
-        S.detectable_margin(1.0, df, "size")
+        K.detectable_margin(1.0, df, "size")
     with pytest.raises(ValueError, match="df must be > 0"):
-        S.detectable_margin(1.0, float("nan"))
+        K.detectable_margin(1.0, float("nan"))
 
 
 def test_describe_names_effect_ci_test_n_and_mde():
@@ -213,7 +214,7 @@ def _correlated_grid(n_seeds: int = 5, levels: tuple[float, ...] = (1.0, 3.0, 6.
 
 
 def test_seed_level_analysis_counts_seeds_not_cells():
-    from helpers.core.units import by_level, seed_means
+    from helpers.core.pairing import by_level, seed_means
 
     cells = _correlated_grid()
     per_seed = seed_means(cells)
@@ -230,7 +231,7 @@ def test_seed_level_analysis_counts_seeds_not_cells():
 
 
 def test_seed_means_counts_a_seed_once_whatever_its_number_of_cells():
-    from helpers.core.units import seed_means
+    from helpers.core.pairing import seed_means
 
     cells = {(1.0, 0): 1.0, (3.0, 0): 3.0, (9.0, 0): 5.0, (9.0, 1): 10.0}
     assert seed_means(cells) == {0: 3.0, 1: 10.0}
@@ -255,18 +256,18 @@ def test_interval_text_never_prints_two_different_ends_the_same():
     for _ in range(500):
         lo = float(rng.normal(0, 10) * 10.0 ** rng.integers(-6, 2))
         hi = lo + float(abs(rng.normal()) * 10.0 ** rng.integers(-9, 1)) + 1e-12
-        text = S.interval_text(lo, hi, 2)
+        text = K.interval_text(lo, hi, 2)
         a, b = text.strip("[]").split(", ")
         assert float(a) != float(b), text
-    assert S.interval_text(-0.1000204, -0.1000014) == "[-0.10002, -0.10000]"
-    assert S.interval_text(-2e-5, 3e-5, 3) == "[-0.00002, +0.00003]"  # no "[-0.000, +0.000]"
-    assert S.interval_text(0.5, 0.5) == "[+0.50, +0.50]"  # equal ends are an exact result, printed as such
+    assert K.interval_text(-0.1000204, -0.1000014) == "[-0.10002, -0.10000]"
+    assert K.interval_text(-2e-5, 3e-5, 3) == "[-0.00002, +0.00003]"  # no "[-0.000, +0.000]"
+    assert K.interval_text(0.5, 0.5) == "[+0.50, +0.50]"  # equal ends are an exact result, printed as such
 
 
 def test_number_text_shows_a_significant_digit():
-    assert S.number_text(4e-5) == "0.00004" and S.number_text(0.27, 1) == "0.3" and S.number_text(0.0) == "0.00"
+    assert K.number_text(4e-5) == "0.00004" and K.number_text(0.27, 1) == "0.3" and K.number_text(0.0) == "0.00"
     # rounding noise of a zero difference prints as zero, with its sign spec, not as 12 decimals
-    assert S.number_text(-1.1e-17, spec="+.{d}f") == "+0.00" and S.number_text(4e-12) == "0.000000000004"
+    assert K.number_text(-1.1e-17, spec="+.{d}f") == "+0.00" and K.number_text(4e-12) == "0.000000000004"
 
 
 def test_tost_rests_on_the_90_percent_interval():

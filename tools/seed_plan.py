@@ -1,8 +1,8 @@
 """A seed plan from the data: for each inconclusive run-based row of the report, how many seeds
 would make its minimal detectable effect smaller than what it must detect, and what they cost.
 
-For a row (:class:`~helpers.core.report.Claim`) the numbers come from its ``design``
-(:class:`~helpers.core.report.RunDesign`, one per part the row is judged in), assuming the
+For a row (:class:`~helpers.core.claim.Claim`) the numbers come from its ``design``
+(:class:`~helpers.core.claim.RunDesign`, one per part the row is judged in), assuming the
 observed spread stays the same:
 
 * what the row must detect (``target``): the margin of an equivalence or non-inferiority claim
@@ -10,14 +10,14 @@ observed spread stays the same:
   claimed effect of a size claim or of a direction claim that states one, else the observed effect
   (a bare "a beats b" is decided once an effect of its observed size is detectable);
 * the power figure at ``n`` seeds (:func:`mde_at`: the two-sided MDE of
-  :func:`~helpers.core.statistics.minimal_detectable_effect` for a difference, the margin of
-  :func:`~helpers.core.statistics.detectable_margin` for TOST or non-inferiority): paired t or
+  :func:`~helpers.core.comparison.minimal_detectable_effect` for a difference, the margin of
+  :func:`~helpers.core.comparison.detectable_margin` for TOST or non-inferiority): paired t or
   one-sample t with ``se = sd/√n``, ``df = n − 1``; Welch with ``n`` runs per arm,
   ``se = √((s_a² + s_b²)/n)`` and Welch-Satterthwaite ``df``;
 * ``n needed``: the smallest ``n`` whose MDE is below the target; a row in several parts needs the
   largest ``n`` of its undecided parts (every part must be decided);
 * the outcome at that ``n`` if the observed effect and spread stay: the report's own rule
-  (:func:`~helpers.core.report.run_verdict`) on data of that mean and SD;
+  (:func:`~helpers.core.verdicts.run_verdict`) on data of that mean and SD;
 * every test at the level of the look the added seeds make (:func:`next_look`): seeds added after
   looking are one more look, and the report spends α over a scale's looks (``Scale.looks``), so a
   row decided at ``k`` looks is planned at ``0.05/(k + 1)``;
@@ -39,17 +39,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import Claim, RunClaim, RunDesign, combine_verdicts, run_verdict, spent
+from helpers.core.claim import Claim, RunClaim, RunDesign
+from helpers.core.comparison import detectable_margin, minimal_detectable_effect
 from helpers.core.results_cache import load_result
 from helpers.core.statistics import (
     ALPHA,
     Comparison,
-    detectable_margin,
-    minimal_detectable_effect,
     one_sample,
     paired_comparison,
     welch_comparison,
 )
+from helpers.core.verdicts import combine_verdicts, run_verdict, spent
 
 #: More seeds than this is not an affordable plan on a CPU budget.
 MAX_SEEDS: int = 30
@@ -172,7 +172,7 @@ def mde_at(comp: Comparison, n: int, claim: RunClaim = "direction") -> float:
     """The power figure of ``comp``'s design at ``n`` seeds (pairs, values, or runs per arm for
     Welch), with its observed spread, for the test ``claim`` uses: the two-sided MDE of a
     difference, or the margin TOST or non-inferiority shows with 80 % power
-    (:func:`~helpers.core.statistics.detectable_margin`), as the report's rows state it."""
+    (:func:`~helpers.core.comparison.detectable_margin`), as the report's rows state it."""
     if n < 2:
         raise ValueError(f"n must be at least 2 (one seed gives no spread), got {n!r}")
     if comp.test == "Welch t":

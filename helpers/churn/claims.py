@@ -5,7 +5,7 @@ MLP, and "o", the convolutional network); its note counts the runs of a model st
 with neither model its verdict is "not run here". Churn is the U-statistic over the replicas of
 the source "both" (init and data order varied together), compared between arms paired by replica
 (:func:`helpers.churn.measures.two_way_u_comparison`), in percentage points of the test set, and
-judged by :func:`helpers.core.report.judge`.
+judged by :func:`helpers.core.verdicts.judge`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ import numpy as np
 from helpers.churn import measures as M
 from helpers.churn.predictions import N_CLASSES, Predictions, decode_predictions
 from helpers.churn.protocol import ARM_BY_KEY, MODELS, REPLICAS, churn_configs
-from helpers.core.report import Claim, RunDesign, intersection_union, judge, source_row
+from helpers.core.claim import Claim, RunDesign, source_row
+from helpers.core.comparison import Comparison
 from helpers.core.results_cache import load_result, result_path
-from helpers.core.statistics import Comparison, paired_comparison
+from helpers.core.statistics import paired_comparison
+from helpers.core.verdicts import intersection_union, judge
 
 __all__ = ["SOURCE", "NOTEBOOK", "ANCHOR", "MARGIN", "replica_predictions", "churn_matrix", "claims", "report_claims"]
 

@@ -36,7 +36,7 @@ from typing import TypeVar
 import numpy as np
 from scipy import stats
 
-from helpers.core.statistics import CONFIDENCE, Comparison, InsufficientData, minimal_detectable_effect
+from helpers.core.comparison import CONFIDENCE, Comparison, InsufficientData, minimal_detectable_effect
 
 __all__ = [
     "top1_churn",

@@ -1,7 +1,5 @@
 """The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
-:func:`audit_claim` with :func:`audit_rows` (findings that no run decides).
-
-Callers import these from :mod:`helpers.core.report`, which decides verdicts and renders the table."""
+:func:`audit_rows` (findings that no run decides)."""
 
 from __future__ import annotations
 
@@ -33,9 +31,6 @@ VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 
 #: How a verdict was reached: an exact computation, the source's own printed numbers, or our runs.
-Basis = Literal["exact", "source", "runs"]
-
-
 BASES: tuple[str, ...] = ("exact", "source", "runs")
 
 
@@ -234,35 +229,32 @@ def source_row(
     )
 
 
-def audit_claim(
-    *, where: str, paper_value: SourceValue, our_value: str, profile: str, basis: Basis = "exact", **row: Any
-) -> Claim:
-    """One finding of a source read against itself: a :func:`source_row` whose verdict rests on an exact
-    computation (``basis="exact"``) or the source's printed numbers (``"source"``), never on runs
-    (``profile`` in :data:`EXACT_PROFILES`); ``anchor`` names the page section that shows it."""
-    claim = row.get("claim")
-    for name, text in (("source", row.get("source")), ("where", where), ("anchor", row.get("anchor"))):
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{name} must be a non-empty string, got {text!r} for claim {claim!r}")
-    if profile not in EXACT_PROFILES:
-        raise ValueError(
-            f"profile must be one of {EXACT_PROFILES} (no run decides this claim), got {profile!r} for claim {claim!r}"
-        )
-    if basis not in ("exact", "source"):
-        raise ValueError(
-            f"basis must be 'exact' or 'source' (an exact computation or the source's own numbers, "
-            f"never runs), got {basis!r} for claim {claim!r}"
-        )
-    return source_row(where=where, paper=paper_value, ours=our_value, profile=profile, basis=basis, **row)
-
-
 def audit_rows(prefix: str, places: dict[str, tuple[str, str]], **fixed: Any) -> Callable[..., Claim]:
-    """The row builder of one audit: ``row(name, **fields)`` is the :func:`audit_claim` keyed
-    ``prefix-name`` at ``places[name] = (anchor, where)``, ``fixed`` giving defaults ``fields`` override."""
+    """The row builder of one audit: ``row(name, **fields)`` is the :func:`source_row` keyed
+    ``prefix-name`` at ``places[name] = (anchor, where)``, ``fixed`` giving defaults ``fields``
+    override. An audit reads a source against itself: a verdict rests on an exact computation
+    (``basis="exact"``, the default) or on the source's printed numbers (``"source"``), never on
+    runs (``profile`` in :data:`EXACT_PROFILES`)."""
 
-    def row(name: str, **fields: Any) -> Claim:
+    def row(name: str, *, paper_value: SourceValue, our_value: str, **fields: Any) -> Claim:
         anchor, where = places[name]
-        return audit_claim(key=f"{prefix}-{name}", anchor=anchor, where=where, **{**fixed, **fields})
+        fields = {"basis": "exact", **fixed, **fields}
+        claim, profile, basis = fields.get("claim"), fields.get("profile"), fields["basis"]
+        for field_name, text in (("source", fields.get("source")), ("where", where), ("anchor", anchor)):
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{field_name} must be a non-empty string, got {text!r} for claim {claim!r}")
+        if profile not in EXACT_PROFILES:
+            raise ValueError(
+                f"profile must be one of {EXACT_PROFILES} (no run decides this claim), "
+                f"got {profile!r} for claim {claim!r}"
+            )
+        if basis not in ("exact", "source"):
+            raise ValueError(
+                f"basis must be 'exact' or 'source' (an exact computation or the source's own numbers, "
+                f"never runs), got {basis!r} for claim {claim!r}"
+            )
+        key = f"{prefix}-{name}"
+        return source_row(key=key, where=where, anchor=anchor, paper=paper_value, ours=our_value, **fields)
 
     return row
 

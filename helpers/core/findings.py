@@ -1,7 +1,7 @@
 """What a page finds, in a few lines: the "What this page finds" box and readable setup tables.
 
 Every page opens with an admonition listing its main verdicts, built from the report's own
-:class:`helpers.core.report.Claim` objects read by key, so it never disagrees with the report
+:class:`helpers.core.claim.Claim` objects read by key, so it never disagrees with the report
 (``helpers.claims.findings_box``)::
 
     findings_box("04_lipschitz_and_mollifiers", ["srelu-lipschitz-gelu", ...])
@@ -26,8 +26,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from helpers.core.attribution import DERIVED_MARK
+from helpers.core.claim import VERDICTS, Claim
 from helpers.core.options import flat_options, options_labels
-from helpers.core.report import REPORT_PAGE, VERDICTS, Claim, paper_of, row_id
+from helpers.core.report import REPORT_PAGE, paper_of, row_id
 
 #: Order in which verdicts are picked when a page does not choose its findings itself.
 _PRIORITY: tuple[str, ...] = (
@@ -82,39 +83,21 @@ def find_claim_by_key(claims: Iterable[Claim], key: str) -> Claim:
 
 
 def select_claims(
-    claims: Sequence[Claim],
-    select: Sequence[str] | None = None,
-    max_items: int = 4,
-    *,
-    strict: bool = True,
-    keys: Sequence[str] | None = None,
+    claims: Sequence[Claim], keys: Sequence[str] | None = None, max_items: int = 4, *, strict: bool = True
 ) -> list[Claim]:
     """The claims a findings box lists: by ``keys``, in order (an unknown key is ``KeyError``, or
-    skipped with ``strict=False`` for claims only some profiles have), or by ``select`` substrings of
-    :attr:`Claim.claim` (the first claim containing each). Without either: one claim per verdict in
-    the order contradicted, not reproduced, confirmed, inconclusive, not run here, then the next of
-    each, up to ``max_items``.
+    skipped with ``strict=False`` for claims only some profiles have). Without keys: one claim per
+    verdict in the order contradicted, not reproduced, confirmed, inconclusive, not run here, then
+    the next of each, up to ``max_items``.
     """
     if keys is not None:
-        if select is not None:
-            raise ValueError("give keys or select, not both")
         by_key = {c.key: c for c in claims}
         missing = [k for k in keys if k not in by_key]
         if missing and strict:
             raise KeyError(f"no claim has the keys {missing}; keys: {list(by_key)}")
         return [by_key[k] for k in keys if k in by_key][:max_items]
-    if select is not None:
-        picked: list[Claim] = []
-        for key in select:
-            match = next((c for c in claims if key in c.claim and c not in picked), None)
-            if match is None:
-                if not strict:
-                    continue
-                raise KeyError(f"no claim contains {key!r}; claims: {[c.claim for c in claims]}")
-            picked.append(match)
-        return picked[:max_items]
     queues = {v: [c for c in claims if c.verdict == v] for v in _PRIORITY}
-    picked = []
+    picked: list[Claim] = []
     while len(picked) < max_items and any(queues.values()):
         for v in _PRIORITY:
             if queues[v] and len(picked) < max_items:
@@ -164,14 +147,13 @@ def _value(value: str, limit: int) -> str:
 
 def findings_markdown(
     claims: Sequence[Claim],
-    select: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
     max_items: int = 4,
     *,
     strict: bool = True,
     summary: bool = True,
     limit: int = 110,
     link: bool = True,
-    keys: Sequence[str] | None = None,
 ) -> str:
     """The body of a page's "What this page finds" box (MyST markdown): the verdict counts
     (``summary``), then up to ``max_items`` claims (:func:`select_claims`) with both values and links."""
@@ -179,7 +161,7 @@ def findings_markdown(
     if summary:
         lines.append(f"**{verdict_summary(claims)}.** The main ones:")
         lines.append("")
-    picked = select_claims(claims, select, max_items, strict=strict, keys=keys)
+    picked = select_claims(claims, keys, max_items, strict=strict)
     lines += [finding_line(c, limit=limit, link=link) for c in picked]
     return "\n".join(lines)
 
@@ -294,8 +276,9 @@ def headline_values(claim: Claim, *, limit: int = 90) -> dict[str, str]:
     }
 
 
-def tally(claims: Sequence[Claim]) -> str:
-    """``"2 confirmed, 3 inconclusive"``: the verdicts of ``claims`` (labels, report order)."""
+def verdict_tally(claims: Sequence[Claim]) -> dict[str, int]:
+    """How many of ``claims`` have each verdict label, in report order (labels with none left out);
+    the page writes the sentence."""
     counts = Counter(c.verdict_label for c in claims)
     order = [label for v in VERDICTS for label in ((v, "contradicted at our scale") if v == "contradicted" else (v,))]
-    return ", ".join(f"{counts[v]} {v}" for v in order if counts[v])
+    return {label: counts[label] for label in order if counts[label]}

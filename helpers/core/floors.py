@@ -14,8 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Floor", "FLOORS", "floor_for", "floor_table"]
-
 
 @dataclass(frozen=True)
 class Floor:

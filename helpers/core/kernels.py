@@ -27,15 +27,6 @@ import torch
 
 from helpers.core.provenance import note_backend
 
-__all__ = [
-    "FusedKernel",
-    "KERNEL_BACKENDS",
-    "COMPILE_MIN_NUMEL",
-    "set_kernel_backend",
-    "kernel_backend",
-    "compile_unavailable_reason",
-]
-
 KernelBackend = Literal["auto", "compiled", "eager"]
 KERNEL_BACKENDS: tuple[str, ...] = ("auto", "compiled", "eager")
 

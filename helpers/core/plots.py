@@ -11,12 +11,6 @@ import pandas as pd
 import torch
 from matplotlib.ticker import MaxNLocator
 
-__all__ = [
-    "show_image_grid",
-    "plot_sweep_errorbars",
-    "plot_training_curves",
-]
-
 
 def show_image_grid(
     images: torch.Tensor | np.ndarray,

@@ -1,9 +1,7 @@
-"""Claims the book tests, and the verdict for each: the names callers import (from
-:mod:`helpers.core.claim` and :mod:`helpers.core.verdicts`) and the report page's counts and table.
-
-Each ``helpers/<method>/claims.py`` exposes ``claims() -> list[Claim]``: the paper's value (typed
-once from the source) and *ours*, computed (sympy, quadrature, or a committed result). The report
-renders :func:`helpers.claims.collect_claims` as one table; nothing in it is typed.
+"""The report page's tables: the verdict counts, the smallest effects of interest and the claims
+table. A row is a :class:`~helpers.core.claim.Claim` and its verdict comes from
+:mod:`helpers.core.verdicts`; the report renders :func:`helpers.claims.collect_claims` as one
+table, nothing in it typed.
 """
 
 from __future__ import annotations
@@ -11,77 +9,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Collection, Mapping
 
-from helpers.core.claim import (  # re-exported: callers import the claim type and keys from here
-    ANCHOR_PATTERN,
-    BASES,
-    KEY_PATTERN,
-    VERDICTS,
-    Basis,
-    Claim,
-    RunClaim,
-    RunDesign,
-    Verdict,
-    audit_claim,
-    claim_key,
-    key_part,
-    source_row,
-)
-from helpers.core.verdicts import (  # re-exported: how a row's verdict is decided
-    NEGLIGIBLE_ACCURACY_POINTS,
-    claim_p,
-    combine_verdicts,
-    comparison_fields,
-    family_verdict,
-    holm_level,
-    intersection_union,
-    judge,
-    merge_fields,
-    numeric_verdict,
-    power_text,
-    proportion_verdict,
-    rounds_to,
-    run_verdict,
-    spent,
-)
-
-__all__ = [
-    "NEGLIGIBLE_ACCURACY_POINTS",
-    "SMALLEST_EFFECTS",
-    "ANCHOR_PATTERN",
-    "BASES",
-    "KEY_PATTERN",
-    "VERDICTS",
-    "Basis",
-    "Claim",
-    "RunClaim",
-    "RunDesign",
-    "Verdict",
-    "audit_claim",
-    "source_row",
-    "claim_key",
-    "key_part",
-    "smallest_effects_markdown",
-    "comparison_fields",
-    "proportion_verdict",
-    "intersection_union",
-    "family_verdict",
-    "holm_level",
-    "claim_p",
-    "power_text",
-    "judge",
-    "combine_verdicts",
-    "merge_fields",
-    "run_verdict",
-    "spent",
-    "numeric_verdict",
-    "rounds_to",
-    "CLAIM_COLUMNS",
-    "paper_of",
-    "claims_frame",
-    "verdict_counts",
-    "page_link",
-    "claims_table_html",
-]
+from helpers.core.claim import VERDICTS, Claim
+from helpers.core.verdicts import NEGLIGIBLE_ACCURACY_POINTS
 
 #: The smallest effect of interest of each quantity (quantity -> (value, how it is applied)): the
 #: margin the book calls a match, so a match elsewhere is never a confirmation here.

@@ -8,10 +8,10 @@ A margin (TOST, non-inferiority) is part of a claim: an argument, never a defaul
 
 When every paired difference is the same number, the standard error is 0: the CI collapses to it, p
 is 0 (nonzero) or 1 (zero), the MDE 0; scipy returns NaN, we state the exact result
-(:attr:`Comparison.exact`, :func:`exact_text`).
+(:attr:`Comparison.exact`, :func:`~helpers.core.comparison.exact_text`).
 
 The unit is the seed: a seed's correlated values are averaged first
-(:func:`helpers.core.units.seed_means`) or split per level (:func:`helpers.core.units.by_level`).
+(:func:`helpers.core.pairing.seed_means`) or split per level (:func:`helpers.core.pairing.by_level`).
 TOST at 5 % per side rests on the 90 % interval (:meth:`Comparison.interval`)."""
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from scipy import stats
 from helpers.core.comparison import (
     ALPHA,
     CONFIDENCE,
-    POWER,
     Comparison,
     InsufficientData,
     Values,
@@ -37,40 +36,10 @@ from helpers.core.comparison import (
     _negligible,
     _p_text,
     bootstrap_ci,
-    detectable_margin,
-    minimal_detectable_effect,
+    interval_text,
     t_comparison,
 )
-from helpers.core.display import exact_text, interval_text, number_text
 from helpers.core.pairing import pair_by_seed
-
-__all__ = [
-    "ALPHA",
-    "CONFIDENCE",
-    "POWER",
-    "Comparison",
-    "Equivalence",
-    "InsufficientData",
-    "Proportion",
-    "bootstrap_ci",
-    "compare",
-    "detectable_margin",
-    "exact_text",
-    "interval_text",
-    "median_comparison",
-    "minimal_detectable_effect",
-    "non_inferiority",
-    "number_text",
-    "one_sample",
-    "one_sided_p",
-    "paired_comparison",
-    "proportion",
-    "seed_values",
-    "t_comparison",
-    "tost",
-    "welch_comparison",
-    "welch_from_stats",
-]
 
 
 def seed_values(rows: Any, value: str, *, where: Mapping[str, Any], seed: str = "seed") -> dict[Hashable, float]:

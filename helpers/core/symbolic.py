@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sympy as sp
 
-__all__ = ["z", "Phi", "phi"]
-
 z: sp.Symbol = sp.Symbol("z", real=True)
 
 

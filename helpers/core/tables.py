@@ -18,26 +18,6 @@ from helpers.core.results_cache import MissingResult, load_result, result_path, 
 from helpers.core.run_reads import is_hidden
 from helpers.core.statistics import Comparison, InsufficientData, compare, seed_values, welch_from_stats
 
-__all__ = [
-    "load_all",
-    "gather_results",
-    "accuracy_rows",
-    "summarize",
-    "format_mean_std",
-    "rekey",
-    "side_by_side",
-    "difference",
-    "rank_correlation",
-    "sweep_frame",
-    "Difference",
-    "paper_difference",
-    "margin_over_rest",
-    "compare_groups",
-    "training_curves",
-    "binomial_se",
-]
-
-
 _METRICS = ("best", "final")
 
 

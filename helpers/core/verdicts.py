@@ -1,8 +1,7 @@
 """How a claim gets its verdict: run-based claims (:func:`run_verdict`, through :func:`judge`),
 claims of several parts (:func:`intersection_union`, :func:`family_verdict`), counts, numbers a
 source prints (:func:`numeric_verdict`), and the row fields behind a verdict
-(:func:`comparison_fields`). ``notebooks/90_report.ipynb`` states each rule once; callers import
-from :mod:`helpers.core.report`."""
+(:func:`comparison_fields`). ``notebooks/90_report.ipynb`` states each rule once."""
 
 from __future__ import annotations
 
@@ -12,12 +11,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from helpers.core.claim import RunClaim, RunDesign, Verdict
-from helpers.core.display import exact_text, number_text
+from helpers.core.comparison import detectable_margin, exact_text, number_text
 from helpers.core.statistics import (
     ALPHA,
     InsufficientData,
     Proportion,
-    detectable_margin,
     non_inferiority,
     one_sided_p,
     tost,

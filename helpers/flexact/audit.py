@@ -1,6 +1,6 @@
 """The Flex-Act paper read against itself: claims traced to its own tables, equations and text.
 
-Each finding is one small function returning a :class:`~helpers.core.report.Claim` whose verdict rests
+Each finding is one small function returning a :class:`~helpers.core.claim.Claim` whose verdict rests
 on the source's own printed numbers (``basis="source"``) or on an exact computation; the source's
 values and words come from :mod:`helpers.flexact.paper`, ours are computed here. The page
 ``notebooks/94_audit_flexact`` shows each one. Findings already in :mod:`helpers.flexact.claims`
@@ -17,8 +17,7 @@ import sympy as sp
 import torch
 from torch import nn
 
-from helpers.core.claim import audit_rows
-from helpers.core.report import Claim, Verdict
+from helpers.core.claim import Claim, Verdict, audit_rows
 from helpers.flexact.activation import DEFAULT_CANDIDATES
 from helpers.flexact.paper import (
     _FIXED_LABELS,

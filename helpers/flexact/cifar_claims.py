@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from helpers.core import tables as T
+from helpers.core.claim import Claim, source_row
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim, judge, source_row
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import proportion
+from helpers.core.verdicts import judge
 from helpers.flexact import protocol as P
 from helpers.flexact.paper import ANCHOR_CIFAR, MATCH_MARGIN, NOTEBOOK_CIFAR, QUOTES, SOURCE, TABLE2
 from helpers.flexact.selections import flexact_selections

@@ -12,11 +12,12 @@ from functools import partial
 from typing import Any
 
 from helpers.core.attribution import Derived, SourceValue
+from helpers.core.claim import Claim, source_row
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim, family_verdict, judge, merge_fields, proportion_verdict, source_row
 from helpers.core.results_cache import has_result, load_results
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, proportion
+from helpers.core.verdicts import family_verdict, judge, merge_fields, proportion_verdict
 from helpers.flexact.cifar_claims import _BINOMIAL_TEST, cifar_claims, proportion_fields
 from helpers.flexact.paper import (
     _FIXED_LABELS,

@@ -29,16 +29,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from helpers.core.comparison import CONFIDENCE, Comparison, InsufficientData
 from helpers.core.pairing import pair_by_seed
-from helpers.core.statistics import (
-    CONFIDENCE,
-    Comparison,
-    InsufficientData,
-    Proportion,
-    one_sample,
-    paired_comparison,
-    proportion,
-)
+from helpers.core.statistics import Proportion, one_sample, paired_comparison, proportion
 from helpers.flexact.reading_specs import (  # noqa: F401  the pages and scripts find the sweep here
     ALPHA_TARGETS,
     BASELINE,

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from helpers.core.attribution import SourceValue
+from helpers.core.claim import Claim, source_row
+from helpers.core.comparison import ALPHA
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim, comparison_fields, merge_fields, run_verdict, source_row
 from helpers.core.runtime import current_profile
-from helpers.core.statistics import ALPHA, tost
+from helpers.core.statistics import tost
+from helpers.core.verdicts import comparison_fields, merge_fields, run_verdict
 from helpers.flexact import reading_specs as RS
 from helpers.flexact import readings as RD
 from helpers.flexact.paper import ANCHOR_READINGS, NOTEBOOK_SYNTHETIC, QUOTES, READINGS_MARGIN_PP, SOURCE, TABLE1

@@ -18,8 +18,7 @@ import sympy as sp
 import torch
 from scipy import special
 
-from helpers.core.claim import audit_rows
-from helpers.core.report import Claim
+from helpers.core.claim import Claim, audit_rows
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import AUDIT_QUOTES, POST_CODE, QUOTES, SOURCE, TABLES
 

@@ -16,7 +16,7 @@ import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import Derived
-from helpers.core.report import Claim, claim_key, source_row
+from helpers.core.claim import Claim, claim_key, source_row
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import (
     ANCHOR_PROSE,

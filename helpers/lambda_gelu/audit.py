@@ -15,8 +15,7 @@ import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import Derived
-from helpers.core.claim import audit_rows
-from helpers.core.report import Claim
+from helpers.core.claim import Claim, audit_rows
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE
 from helpers.lambda_gelu.audit_computations import (
     expected_gate_error,

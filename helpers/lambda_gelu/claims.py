@@ -14,11 +14,12 @@ import pandas as pd
 import sympy as sp
 
 from helpers.core.attribution import SourceValue
+from helpers.core.claim import Claim, source_row
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim, rounds_to, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
 from helpers.core.runtime import current_profile
+from helpers.core.verdicts import rounds_to
 from helpers.lambda_gelu import theory as S
 from helpers.lambda_gelu.grid import DRIFT_SMALLEST_EFFECT
 from helpers.lambda_gelu.grid_claims import (

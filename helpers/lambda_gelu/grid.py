@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import intersection_union, judge
+from helpers.core.pairing import by_level
 from helpers.core.statistics import one_sample
-from helpers.core.units import by_level
+from helpers.core.verdicts import intersection_union, judge
 from helpers.lambda_gelu.hardness import drift_cell_average
 from helpers.lambda_gelu.records import (
     MODE_ABBREVIATIONS,
@@ -229,7 +229,7 @@ def _every_level(
     cells: Mapping[tuple[float, int], float], axis: str, *, label: str = "", **kw: Any
 ) -> tuple[str, dict[str, str]]:
     """An "at every ``axis``" claim on ``{(level, seed): value}``: a one-sample test per level
-    (:func:`helpers.core.report.judge` with ``kw``), combined by intersection-union."""
+    (:func:`helpers.core.verdicts.judge` with ``kw``), combined by intersection-union."""
     parts = {}
     for level, seeds in by_level(cells).items():
         name = f"{axis} = {level:g}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from helpers.core.report import Claim
+from helpers.core.claim import Claim
 from helpers.lambda_gelu.grid import (
     close_to_gelu_stats,
     count_monotone,

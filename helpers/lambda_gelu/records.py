@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 
 from helpers.core.attribution import SourceValue
+from helpers.core.claim import Claim, source_row
 from helpers.core.comparison import Comparison
-from helpers.core.report import Claim, family_verdict, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
+from helpers.core.verdicts import family_verdict
 from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
 from helpers.lambda_gelu.paper import ANCHORS, SOURCE
 from helpers.lambda_gelu.protocol import PAIRS, figure_scale

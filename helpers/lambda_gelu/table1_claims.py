@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from helpers.core.attribution import Derived
+from helpers.core.claim import Claim, claim_key
 from helpers.core.comparison import Comparison
 from helpers.core.pairing import common_seeds, pair_by_seed
-from helpers.core.report import Claim, claim_key, comparison_fields, judge, merge_fields, run_verdict
 from helpers.core.statistics import compare, one_sample, tost, welch_comparison
+from helpers.core.verdicts import comparison_fields, judge, merge_fields, run_verdict
 from helpers.lambda_gelu.paper import PROFILES_NOTEBOOK, QUOTES
 from helpers.lambda_gelu.profiles import (
     bvs_parity,

@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from helpers.core.attribution import Derived
-from helpers.core.report import Claim, claim_key, judge, merge_fields
+from helpers.core.claim import Claim, claim_key
 from helpers.core.statistics import compare, one_sample
+from helpers.core.verdicts import judge, merge_fields
 from helpers.lambda_gelu.hardness import lambda_target
 from helpers.lambda_gelu.paper import ANNEAL_NOTEBOOK, QUOTES, SEEDS_PAPER
 from helpers.lambda_gelu.profiles import table1

@@ -17,11 +17,12 @@ from typing import Any
 
 import pandas as pd
 
+from helpers.core.comparison import Comparison
 from helpers.core.result_files import read_verified
 from helpers.core.results_cache import CODE_VERSION, field_defaults
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import results_root
-from helpers.core.statistics import Comparison, one_sample, paired_comparison
+from helpers.core.statistics import one_sample, paired_comparison
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
 from helpers.srelu.options import SReluOptions

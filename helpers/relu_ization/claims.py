@@ -1,7 +1,7 @@
 """The ReLU-ization chapter's findings as claims: the book's own hypotheses, not a paper's.
 
 No source measures what ReLU-ization buys, so every row states a hypothesis of this book
-(:data:`SOURCE`) and decides it with the book's one verdict rule (:func:`helpers.core.report.judge`),
+(:data:`SOURCE`) and decides it with the book's one verdict rule (:func:`helpers.core.verdicts.judge`),
 with the "matches" margins of :data:`helpers.relu_ization.protocol.MARGINS` (:func:`matches_margin`).
 
 :func:`pair_claims` builds the rows of one pair from its results, each by its own ``_<name>_claim``
@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from helpers.core.claim import Claim, claim_key
+from helpers.core.comparison import ALPHA, Comparison
 from helpers.core.data import TEST_EXAMPLES
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim, claim_key, comparison_fields, judge, spent
 from helpers.core.results_cache import has_result, load_results
-from helpers.core.statistics import ALPHA, Comparison, one_sample, paired_comparison
+from helpers.core.statistics import one_sample, paired_comparison
+from helpers.core.verdicts import comparison_fields, judge, spent
 from helpers.lambda_gelu.paper import QUOTES as LGELU_QUOTES
 from helpers.lambda_gelu.paper import SWITCH_FRACTION
 from helpers.relu_ization import analysis as A

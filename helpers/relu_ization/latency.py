@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from helpers.core.report import Claim, claim_key, judge, source_row
+from helpers.core.claim import Claim, claim_key, source_row
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import repo_root
 from helpers.core.statistics import median_comparison
+from helpers.core.verdicts import judge
 from helpers.relu_ization.experiment import reluization_config
 from helpers.relu_ization.protocol import pending_pairs
 

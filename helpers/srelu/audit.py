@@ -1,6 +1,6 @@
 """The S-ReLU paper read against itself: claims traced to its own tables, formulas and definitions.
 
-Each finding is one function returning a :class:`~helpers.core.report.Claim` resting on an exact
+Each finding is one function returning a :class:`~helpers.core.claim.Claim` resting on an exact
 computation (:mod:`helpers.srelu.audit_computations`) or on the source's printed numbers
 (``basis="source"``, :mod:`helpers.srelu.paper`); shown on ``notebooks/93_audit_srelu``. Findings
 already in :mod:`helpers.srelu.claims` are not repeated.
@@ -14,8 +14,7 @@ import re
 import sympy as sp
 
 from helpers.core.attribution import Derived
-from helpers.core.claim import audit_rows
-from helpers.core.report import Claim, Verdict
+from helpers.core.claim import Claim, Verdict, audit_rows
 from helpers.srelu import paper
 from helpers.srelu import protocol as P
 from helpers.srelu.audit_computations import (

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from helpers.core import tables as T
 from helpers.core.attribution import Derived
+from helpers.core.claim import Claim
 from helpers.core.profiles import decided_profile
-from helpers.core.report import Claim
 from helpers.core.runtime import current_profile
 from helpers.srelu import protocol as P
 from helpers.srelu.dpo_analysis import SMALLEST_EFFECT

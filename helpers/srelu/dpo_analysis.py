@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from helpers.core.claim import claim_key, source_row
+from helpers.core.comparison import InsufficientData
 from helpers.core.models import GPT
-from helpers.core.report import NEGLIGIBLE_ACCURACY_POINTS, claim_key, family_verdict, judge, merge_fields, source_row
-from helpers.core.statistics import InsufficientData, paired_comparison
+from helpers.core.statistics import paired_comparison
+from helpers.core.verdicts import NEGLIGIBLE_ACCURACY_POINTS, family_verdict, judge, merge_fields
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
 __all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table"]

@@ -21,19 +21,15 @@ import pandas as pd
 
 from helpers.core import tables as T
 from helpers.core.attribution import Derived
+from helpers.core.claim import Claim, RunDesign, Verdict, claim_key, source_row
 from helpers.core.registry import display_name
-from helpers.core.report import (
+from helpers.core.verdicts import (
     NEGLIGIBLE_ACCURACY_POINTS,
-    Claim,
-    RunDesign,
-    Verdict,
-    claim_key,
     family_verdict,
     intersection_union,
     judge,
     merge_fields,
     run_verdict,
-    source_row,
 )
 from helpers.srelu import protocol as P
 from helpers.srelu.paper import (

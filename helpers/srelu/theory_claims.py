@@ -12,7 +12,8 @@ import numpy as np
 import sympy as sp
 import torch
 
-from helpers.core.report import Claim, claim_key, numeric_verdict, rounds_to, source_row
+from helpers.core.claim import Claim, claim_key, source_row
+from helpers.core.verdicts import numeric_verdict, rounds_to
 from helpers.srelu import activation as S
 from helpers.srelu import paper as R
 from helpers.srelu import theory as M

@@ -18,7 +18,7 @@ from the official source, verified by checksum (``REPRO_OFFLINE=1`` disables it)
 
 Image and tabular loaders return :class:`DataSplits`, text loaders :class:`TextSplits`. Subsets
 (``n_train``/``n_val``) are seeded and reproducible; decoded images are cached (see
-:mod:`helpers.core.data.cache`) so a second load is fast.
+:mod:`helpers.core.data.images`) so a second load is fast.
 """
 
 from __future__ import annotations
@@ -26,9 +26,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from helpers.core.data.adult import adult_table, load_adult
-from helpers.core.data.cifar import CIFAR10_CLASSES, load_cifar10, load_cifar100
-from helpers.core.data.core import DataSplits, TextSplits, examples_per_class, make_loader
+# ``name as name``: a public name re-exported for callers, not used here
+from helpers.core.data.adult import adult_table as adult_table
+from helpers.core.data.adult import load_adult
+from helpers.core.data.cifar import CIFAR10_CLASSES as CIFAR10_CLASSES
+from helpers.core.data.cifar import load_cifar10, load_cifar100
+from helpers.core.data.core import DataSplits, TextSplits
+from helpers.core.data.core import examples_per_class as examples_per_class
+from helpers.core.data.core import make_loader as make_loader
 from helpers.core.data.fashion_mnist import load_fashion_mnist
 from helpers.core.data.imagenet import FolderSplits, load_imagenet
 from helpers.core.data.sources import DatasetNotFound, SourceSpec, locate
@@ -112,31 +117,3 @@ def load_dataset(
     if not isinstance(download, bool):
         raise TypeError(f"download must be a bool, got {type(download).__name__}")
     return LOADERS[key](root=root, n_train=n_train, n_val=n_val, seed=seed, download=download, **kwargs)
-
-
-__all__ = [
-    "TEST_EXAMPLES",
-    "CIFAR10_CLASSES",
-    "DATASET_NAMES",
-    "TEXT_DATASETS",
-    "DataSplits",
-    "DatasetNotFound",
-    "LOADERS",
-    "SPECS",
-    "available",
-    "examples_per_class",
-    "OFFLINE_STAND_INS",
-    "TextSplits",
-    "adult_table",
-    "load_adult",
-    "load_cifar10",
-    "load_cifar100",
-    "load_dataset",
-    "load_fashion_mnist",
-    "load_tinyimagenet",
-    "load_imagenet",
-    "FolderSplits",
-    "load_tinyshakespeare",
-    "load_wikitext2",
-    "make_loader",
-]

@@ -148,13 +148,7 @@ class TextSplits:
 
 def words_of(text: str) -> list[str]:
     """Word-level tokens: whitespace-split words, ``<eos>`` where each newline was."""
-    tokens: list[str] = []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        tokens.extend(line.split())
-        if i < len(lines) - 1:
-            tokens.append("<eos>")
-    return tokens
+    return text.replace("\n", " <eos> ").split()
 
 
 def check_seed(seed: object) -> int:

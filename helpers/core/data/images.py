@@ -6,23 +6,34 @@ and for the split used as validation. :func:`image_splits` turns them into a
 never converts 50,000 images to float) and then normalises per channel with the mean and standard
 deviation of the *complete* official training split (computed once at decode time and cached),
 so the normalisation is the same whatever subset a profile trains on.
+
+Decoded arrays are cached uncompressed (``.npz`` of raw ``.npy`` members) under
+``cache_root()/datasets/``, keyed by the source files' resolved path, size and modification time
+plus :data:`CACHE_FORMAT`: replacing or touching a source file invalidates its entry. Writes are
+atomic (temporary file + rename), so a killed decode leaves no half-written entry, and an
+unreadable entry is rebuilt rather than trusted.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import tarfile
+import warnings
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from helpers.core.data.cache import cached_arrays, fingerprint
 from helpers.core.data.core import DataSplits, Request, data_splits
 from helpers.core.data.sources import Found, data_error, reading
-from helpers.core.runtime import progress
+from helpers.core.runtime import cache_root, progress
+
+#: Bump when a decoder changes what it stores, so stale entries are not reused.
+CACHE_FORMAT = "1"
 
 
 def iter_members(
@@ -78,6 +89,41 @@ def channel_stats(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         means.append(mean)
         stds.append(np.sqrt(var))
     return np.array(means), np.array(stds)
+
+
+def fingerprint(paths: Iterable[Path], extra: str = "") -> str:
+    """A short key for ``paths``: resolved path, size and mtime of each, and ``extra``."""
+    parts = [CACHE_FORMAT, extra]
+    for path in paths:
+        stat = path.stat()
+        parts.append(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+
+
+def cache_file(name: str, key: str) -> Path:
+    """Where the arrays of dataset ``name`` with fingerprint ``key`` are cached."""
+    return cache_root() / "datasets" / f"{name}-{key}.npz"
+
+
+def cached_arrays(name: str, key: str, build: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Arrays for ``(name, key)`` from the cache, or ``build()`` them and cache the result."""
+    path = cache_file(name, key)
+    if path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                return {k: stored[k] for k in stored.files}
+        except Exception as exc:  # noqa: BLE001 - a broken entry is rebuilt, never trusted
+            warnings.warn(f"rebuilding unreadable dataset cache {path}: {exc}", stacklevel=2)
+    arrays = build()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return arrays
 
 
 def decoded(cache_name: str, found: Found, decode: Callable[[Found], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
