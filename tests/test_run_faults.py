@@ -22,12 +22,12 @@ import torch
 from refusals import refusal_fault
 from torch.utils.data import TensorDataset
 
+from helpers import methods
 from helpers.core.atomic_files import STALE_TEMP_MARGIN_S
 from helpers.core.data import make_loader
 from helpers.core.models import MLP
 from helpers.core.results_cache import (
     RunFailed,
-    register_runner,
     result_path,
     run_or_load,
 )
@@ -218,7 +218,6 @@ class _ProbeConfig:
     fail: bool = False
 
 
-@register_runner(_ProbeConfig)
 def _probe_runner(cfg: _ProbeConfig, workdir: Path) -> dict:
     if cfg.fail:
         raise RunFailed(f"diverged with value {cfg.value}")
@@ -449,3 +448,9 @@ def test_preflight_says_when_it_did_not_check_content(data_env, monkeypatch, cap
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     assert preflight.check(["tinyshakespeare"]) == 0
     assert "not checked against their checksums" in capsys.readouterr().err
+
+
+@pytest.fixture(autouse=True)
+def _runners(monkeypatch):
+    """The toy config classes' lines of the runner table, for each test."""
+    monkeypatch.setitem(methods.RUNNERS, _ProbeConfig, _probe_runner)

@@ -1,7 +1,7 @@
 """What a method adds to a :class:`~helpers.core.runs.TrainConfig` run: a :class:`RunExtension`
-(an init step, the optimiser's parameter groups, training hooks, entries of the result), and the
-table of them ``helpers.methods`` fills (:func:`register_run_extension`). This core module names
-no method; a run uses the extensions whose :meth:`RunExtension.applies` is true for it."""
+(an init step, the optimiser's parameter groups, training hooks, entries of the result). The
+book's extensions are the plain table ``helpers.methods.RUN_EXTENSIONS``; a run uses those whose
+:meth:`RunExtension.applies` is true for it, in table order."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from torch import nn
 
+from helpers.core.registry import catalog
 from helpers.core.train import TrainHook
 
 #: A run's :class:`~helpers.core.runs.TrainConfig` (named here only: that module imports this one).
@@ -16,8 +17,6 @@ TrainConfig = Any
 
 __all__ = [
     "RunExtension",
-    "register_run_extension",
-    "run_extensions",
     "applicable_extensions",
     "param_groups_of",
     "default_param_groups",
@@ -26,7 +25,7 @@ __all__ = [
 
 class RunExtension:
     """The method-specific steps of a :class:`TrainConfig` run; every step is optional. A run uses
-    those whose :meth:`applies` is true, in registration order."""
+    those whose :meth:`applies` is true, in table order."""
 
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
         """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
@@ -56,26 +55,9 @@ class RunExtension:
         return {}
 
 
-_EXTENSIONS: list[RunExtension] = []
-
-
-def register_run_extension(extension: RunExtension) -> RunExtension:
-    """Add ``extension`` to every later run (idempotent; ``helpers.methods`` calls this)."""
-    if not isinstance(extension, RunExtension):
-        raise TypeError(f"a run extension must be a RunExtension, got {type(extension).__name__}")
-    if extension not in _EXTENSIONS:
-        _EXTENSIONS.append(extension)
-    return extension
-
-
-def run_extensions() -> list[RunExtension]:
-    """The registered run extensions, in registration order."""
-    return list(_EXTENSIONS)
-
-
 def applicable_extensions(model: nn.Module, cfg: TrainConfig) -> list[RunExtension]:
-    """The registered extensions that apply to the run of ``cfg`` on ``model``."""
-    return [e for e in _EXTENSIONS if e.applies(model, cfg)]
+    """The extensions of ``helpers.methods.RUN_EXTENSIONS`` that apply to the run of ``cfg`` on ``model``."""
+    return [e for e in catalog().RUN_EXTENSIONS if e.applies(model, cfg)]
 
 
 def param_groups_of(extensions: list[RunExtension], model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:

@@ -1,9 +1,9 @@
 """The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
 
 Every supervised experiment is a :class:`TrainConfig` (re-exported here with its runner).
-Method-specific steps (init, parameter groups, hooks, extra records) are
-:class:`~helpers.core.extensions.RunExtension` objects registered by ``helpers.methods``; this core
-module imports no method.
+Method-specific steps (init, parameter groups, hooks, extra records) are the
+:class:`~helpers.core.extensions.RunExtension` objects of the table ``helpers.methods.RUN_EXTENSIONS``;
+``helpers.methods.RUNNERS`` names :func:`run_training` as the runner of a :class:`TrainConfig`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from helpers.core.extensions import applicable_extensions, param_groups_of
 from helpers.core.models import build_model
 from helpers.core.provenance import note_device
 from helpers.core.registry import activation_factory
-from helpers.core.results_cache import CODE_VERSION, config_hash, note_plugin_module, register_runner, result_path
+from helpers.core.results_cache import CODE_VERSION, config_hash, result_path
 from helpers.core.runtime import seed_everything, training_threads
 from helpers.core.train import fit, optimizer_from_groups
 from helpers.core.train_config import (  # noqa: F401 (re-exported: a run's config is imported from here)
@@ -149,11 +149,6 @@ def build_run(cfg: TrainConfig, device: torch.device | None = None):
     }
 
 
-# a spawned worker unpickles a TrainConfig from train_config, which registers no runner: it imports this module
-note_plugin_module(__name__)
-
-
-@register_runner(TrainConfig)
 def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     """Train one configuration on :func:`helpers.core.runtime.train_threads` threads (float32
     results depend on it); the result record, final weights kept with :data:`KEEP_FINAL_WEIGHTS_ENV`."""

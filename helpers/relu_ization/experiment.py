@@ -40,7 +40,7 @@ from helpers.core import validation as v
 from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
-from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
+from helpers.core.results_cache import config_hash, hash_payload, load_result, result_path
 from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_to_completion
 from helpers.core.runtime import PROFILES, current_profile, training_threads
 from helpers.core.scale import Scale
@@ -337,7 +337,6 @@ def _reproduces(tcfg: TrainConfig, history: list[dict[str, Any]], reused: bool =
     return record
 
 
-@register_runner(ReluizationConfig)
 def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
     """Train, swap and analyse one arm (one thread, as every run of the book)."""
     with training_threads():
