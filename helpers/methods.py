@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 # imported (:func:`claims_of`).
 from helpers.churn import predictions as churn_predictions
 from helpers.core import runs
-from helpers.core.extensions import RunExtension
 from helpers.core.options import MethodOptions, check_options_table
 from helpers.core.registry import TORCH_ACTIVATION_TYPES, TORCH_ACTIVATIONS, TORCH_DISPLAY_NAMES, ActivationFactory
+from helpers.core.runs import RunExtension
 from helpers.flexact import hook as flexact_hook
 from helpers.flexact import protocol as flexact_protocol
 from helpers.flexact import synthetic as flexact_synthetic

@@ -20,9 +20,8 @@ from helpers import methods
 from helpers.claims import collect_claims
 from helpers.core import registry
 from helpers.core.attribution import quote_problems
-from helpers.core.extensions import RunExtension, default_param_groups
 from helpers.core.results_cache import run_or_load
-from helpers.core.runs import TrainConfig, build_run
+from helpers.core.runs import RunExtension, TrainConfig, build_run, default_param_groups
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
@@ -151,7 +150,7 @@ TOY_PACKAGE = {
         from typing import ClassVar
 
         from helpers.core import validation as v
-        from helpers.core.extensions import RunExtension
+        from helpers.core.runs import RunExtension
         from helpers.core.options import MethodOptions
         from helpers.core.runs import TrainConfig
 

@@ -1,8 +1,9 @@
 """The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
 
 Every supervised experiment is a :class:`TrainConfig` (re-exported here with its runner).
-Method-specific steps (init, parameter groups, hooks, extra records) are the
-:class:`~helpers.core.extensions.RunExtension` objects of the table ``helpers.methods.RUN_EXTENSIONS``;
+Method-specific steps (init, parameter groups, hooks, extra records) are :class:`RunExtension`
+objects, lines of the plain table ``helpers.methods.RUN_EXTENSIONS``; a run uses those whose
+:meth:`RunExtension.applies` is true for it, in table order.
 ``helpers.methods.RUNNERS`` names :func:`run_training` as the runner of a :class:`TrainConfig`.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.core import distributed
@@ -28,13 +30,12 @@ from helpers.core.device import (  # autocast_context: re-exported for the metho
     device_provenance,
 )
 from helpers.core.env import bool_env
-from helpers.core.extensions import applicable_extensions, param_groups_of
 from helpers.core.models import build_model
 from helpers.core.provenance import note_device
-from helpers.core.registry import activation_factory
+from helpers.core.registry import activation_factory, catalog
 from helpers.core.results_cache import CODE_VERSION, config_hash, result_path
 from helpers.core.runtime import seed_everything, training_threads
-from helpers.core.train import fit, optimizer_from_groups
+from helpers.core.train import TrainHook, fit, optimizer_from_groups
 from helpers.core.train_config import (  # noqa: F401 (re-exported: a run's config is imported from here)
     MAX_SEED,
     SCHEDULES,
@@ -43,6 +44,61 @@ from helpers.core.train_config import (  # noqa: F401 (re-exported: a run's conf
     run_seeds,
 )
 from helpers.core.weights import save_weights
+
+
+class RunExtension:
+    """The method-specific steps of a :class:`TrainConfig` run; every step is optional. A run uses
+    those whose :meth:`applies` is true, in table order."""
+
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
+        """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
+        return True
+
+    def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
+        """Change the freshly built model before the optimiser sees it (e.g. an init mode)."""
+
+    def param_groups(self, model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]] | None:
+        """The optimiser's parameter groups, or None for the default (one group of all weights)."""
+        return None
+
+    def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
+        """Training hooks of the run (in order)."""
+        return []
+
+    def initial_record(self, model: nn.Module) -> dict[str, Any]:
+        """Entries of the result recorded right before training starts."""
+        return {}
+
+    def final_record(
+        self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Entries of the result recorded after training (``out``: :func:`fit`'s output, with
+        ``best_state``; ``parts``: :func:`build_run`'s, with the validation loader). Evaluate under
+        :func:`autocast_context` of ``cfg.precision``, as the run trained."""
+        return {}
+
+
+def applicable_extensions(model: nn.Module, cfg: TrainConfig) -> list[RunExtension]:
+    """The extensions of ``helpers.methods.RUN_EXTENSIONS`` that apply to the run of ``cfg`` on ``model``."""
+    return [e for e in catalog().RUN_EXTENSIONS if e.applies(model, cfg)]
+
+
+def param_groups_of(extensions: list[RunExtension], model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
+    """The one applicable extension's parameter groups, or the default; two that both set them
+    would silently drop one method's optimiser settings, so that is an error naming both."""
+    wanted = [(e, g) for e in extensions if (g := e.param_groups(model, cfg)) is not None]
+    if len(wanted) > 1:
+        names = ", ".join(type(e).__name__ for e, _ in wanted)
+        raise ValueError(
+            f"run {cfg.experiment!r} ({cfg.activation}): several run extensions set the optimiser's "
+            f"parameter groups ({names}); at most one may, so these methods cannot be combined"
+        )
+    return wanted[0][1] if wanted else default_param_groups(model, cfg.lr, cfg.weight_decay)
+
+
+def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> list[dict[str, Any]]:
+    """One group of every parameter (what a run uses when no extension groups them)."""
+    return [{"params": list(model.parameters()), "lr": lr, "weight_decay": weight_decay, "name": "weights"}]
 
 
 def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:
