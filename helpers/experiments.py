@@ -3,7 +3,7 @@
 Re-exported from :mod:`helpers.core.results_cache`, where it lives.
 """
 
-from helpers.core.atomic_files import write_json_atomic
+from helpers.core.result_files import write_json_atomic
 from helpers.core.results_cache import (
     CODE_VERSION,
     MissingResult,

@@ -143,7 +143,7 @@ def test_weights_round_trip_and_refuse_stale_or_damaged_files(tmp_path):
 
     import torch
 
-    from helpers.core.weights import checksum_path, load_weights, save_weights
+    from helpers.core.checkpoint import checksum_path, load_weights, save_weights
 
     path = tmp_path / "run.weights.ckpt"
     state = {"w": torch.arange(4.0)}

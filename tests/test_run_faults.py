@@ -23,9 +23,9 @@ from refusals import refusal_fault
 from torch.utils.data import TensorDataset
 
 from helpers import methods
-from helpers.core.atomic_files import STALE_TEMP_MARGIN_S
 from helpers.core.data import make_loader
 from helpers.core.models import MLP
+from helpers.core.result_files import STALE_TEMP_MARGIN_S
 from helpers.core.results_cache import (
     RunFailed,
     result_path,
@@ -119,7 +119,7 @@ def test_a_full_disk_names_the_file_and_keeps_the_previous_one(tmp_path, monkeyp
     """Every write to /dev/full fails with ENOSPC, as a full disk does: the checkpoint (torch's
     own RuntimeError underneath) and a result file each fail with an OSError naming the path, and
     the file written before stays as it was."""
-    import helpers.core.atomic_files as atomic
+    import helpers.core.result_files as atomic
 
     ckpt = tmp_path / "checkpoint.ckpt"
     _fit(ckpt, 1, A)

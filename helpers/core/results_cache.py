@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from helpers.core import provenance
-from helpers.core.atomic_files import json_safe, remove_if_empty, remove_stale_temp_files, write_json_atomic
-from helpers.core.config_keys import (  # noqa: F401 (re-exported: the cache's key is part of its interface)
+from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
+from helpers.core.options import (  # noqa: F401 (re-exported: the cache's key is part of its interface)
     CODE_VERSION,
     OPTIONS_FIELD,
     config_dict,
@@ -32,9 +32,17 @@ from helpers.core.config_keys import (  # noqa: F401 (re-exported: the cache's k
     field_defaults,
     hash_payload,
 )
-from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
 from helpers.core.registry import catalog
-from helpers.core.result_files import CorruptResult, OtherFormat, find_problems, with_checksum
+from helpers.core.result_files import (
+    CorruptResult,
+    OtherFormat,
+    find_problems,
+    json_safe,
+    remove_if_empty,
+    remove_stale_temp_files,
+    with_checksum,
+    write_json_atomic,
+)
 from helpers.core.run_reads import (  # noqa: F401 (re-exported: reading a run's result is the cache's interface)
     has_result,
     load_result,

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from helpers.core.config_keys import CODE_VERSION, config_hash, field_defaults
+from helpers.core.options import CODE_VERSION, config_hash, field_defaults
 from helpers.core.result_files import read_verified
 from helpers.core.runtime import results_root
 

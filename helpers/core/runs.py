@@ -19,7 +19,7 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.core import distributed
-from helpers.core.augment import batch_transform
+from helpers.core.checkpoint import save_weights
 from helpers.core.data import load_dataset, make_loader
 from helpers.core.device import (  # autocast_context: re-exported for the methods
     autocast_context,  # noqa: F401
@@ -41,9 +41,9 @@ from helpers.core.train_config import (  # noqa: F401 (re-exported: a run's conf
     SCHEDULES,
     TRAIN_CONFIG_RULES,
     TrainConfig,
+    batch_transform,
     run_seeds,
 )
-from helpers.core.weights import save_weights
 
 
 class RunExtension:
@@ -295,5 +295,5 @@ KEEP_FINAL_WEIGHTS_ENV = "REPRO_KEEP_FINAL_WEIGHTS"
 
 def final_weights_path(cfg: TrainConfig) -> Path:
     """Where a run keeps its final (not best) weights with :data:`KEEP_FINAL_WEIGHTS_ENV`:
-    ``<hash>.final.ckpt`` beside its result, with a ``.sha256`` (:mod:`helpers.core.weights`)."""
+    ``<hash>.final.ckpt`` beside its result, with a ``.sha256`` (:mod:`helpers.core.checkpoint`)."""
     return result_path(cfg).with_suffix(".final.ckpt")

@@ -37,6 +37,7 @@ from torch import nn
 from torch.utils.data import Subset
 
 from helpers.core import validation as v
+from helpers.core.checkpoint import load_weights, save_weights
 from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
@@ -45,7 +46,6 @@ from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_
 from helpers.core.runtime import PROFILES, current_profile, training_threads
 from helpers.core.scale import Scale
 from helpers.core.train import evaluate
-from helpers.core.weights import load_weights, save_weights
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.layer_targets import activation_error, gate_error, layer_lambda_target, strided_sample
 from helpers.relu_ization.protocol import (
