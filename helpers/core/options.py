@@ -127,7 +127,7 @@ def check_sites(options: tuple[MethodOptions, ...], activations: set[str | None]
 
 
 def check_options(options: Any, owner: str) -> None:
-    """``options`` is a tuple of registered options instances, at most one per class."""
+    """``options`` is a tuple of instances of the table's options classes, at most one per class."""
     if not isinstance(options, tuple):
         raise TypeError(f"{owner}.options must be a tuple of MethodOptions, got {type(options).__name__}")
     seen: set[type] = set()
@@ -225,7 +225,7 @@ def _jsonable(value: Any) -> Any:
 
 
 #: The config field that holds method options (:mod:`helpers.core.options`): a stored config and
-#: its hash see every registered options field flat, under its own name, in its place.
+#: its hash see every options field of the table flat, under its own name, in its place.
 OPTIONS_FIELD = "options"
 
 
@@ -245,13 +245,13 @@ def config_dict(config: Any) -> dict:
 
 def field_defaults(config_cls: type) -> dict[str, Any]:
     """Each field's default value of a config class, JSON-able (fields without one are left out;
-    method options as their registered fields' defaults)."""
+    method options as the defaults of the table's fields)."""
     return dict(_field_defaults(config_cls, registered_options()))
 
 
 @functools.cache
 def _field_defaults(config_cls: type, registered: tuple[type, ...]) -> dict[str, Any]:
-    """:func:`field_defaults`, cached per class and set of registered options."""
+    """:func:`field_defaults`, cached per class and options table."""
     defaults = {}
     for f in dataclasses.fields(config_cls):
         if f.name == OPTIONS_FIELD:

@@ -142,7 +142,7 @@ class TrainConfig:
         current_profile(self.profile)  # its message lists the profiles
         v.check_fields(self, TRAIN_CONFIG_RULES)
         check_options(self.options, "TrainConfig")
-        # canonical: registration order, defaults dropped, so equal runs are equal configs
+        # canonical: table order, defaults dropped, so equal runs are equal configs
         object.__setattr__(self, "options", canonical_options(self.options))
         for name in ("min_lr", "warmup_start_lr"):
             if getattr(self, name) > self.lr:
@@ -203,7 +203,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, fields: Mapping[str, Any]) -> TrainConfig:
         """The config of flat ``fields`` (a stored ``config`` dict, without its ``config_class``, or
-        a hash payload): the registered options' keys go into their options objects."""
+        a hash payload): the option fields of the table go into their options objects."""
         if not isinstance(fields, Mapping):
             raise TypeError(f"TrainConfig.from_dict takes a dict of config fields, got {type(fields).__name__}")
         rest, options = split_options(fields)
