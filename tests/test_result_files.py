@@ -119,7 +119,7 @@ def test_verify_results_checks_every_file_of_a_folder(tmp_path, capsys):
     bad = _written(3.0)
     _edit(bad, lambda d: d["history"][0].__setitem__("val_metric", 0.5))
     folder = good.parent
-    # FileConfig is registered (above), so its stored configs are re-hashed too
+    # FileConfig has a line of the runner table (the fixture below), so its stored configs are re-hashed too
     assert verify_results.main([str(folder)]) == 1
     out = capsys.readouterr().out
     assert f"FAILED {bad}" in out and "checksum" in out and "1 passed, 1 failed" in out
