@@ -29,7 +29,6 @@ import gpu_check  # noqa: E402
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core import kernels  # noqa: E402
 from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402

@@ -52,7 +52,6 @@ import torch._dynamo  # noqa: E402  (reset between compiled-model arms)
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core import kernels, provenance  # noqa: E402
 from helpers.core.device import device_provenance, resolve_device, set_determinism  # noqa: E402
 from helpers.core.registry import activation_factory, available_activations  # noqa: E402

@@ -28,7 +28,6 @@ import torch._dynamo as dynamo  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 
-import helpers.methods  # noqa: E402, F401  (registers the methods' activations)
 from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
 from helpers.core.validation import (

@@ -39,7 +39,6 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without install
 
-import helpers.methods  # noqa: F401,E402  registers the methods (trained_models builds their configs)
 from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402

@@ -1,16 +1,13 @@
-"""The activation functions of the book under their public names, and the registry.
+"""The activation functions of the book under their public names, and the lookups by name.
 
 The methods live in their packages (:mod:`helpers.lambda_gelu.activation`,
 :mod:`helpers.srelu.activation`, :mod:`helpers.srelu.mollify`, :mod:`helpers.flexact.activation`);
-the name -> factory registry lives in :mod:`helpers.core.registry`
-(``get_activation("srelu", delta=0.01)``). This module only re-exports them (and, by importing
-every method's activation module, registers their classes as activation sites).
+every activation is one line of the plain table :data:`helpers.methods.ACTIVATIONS`, looked up by
+:mod:`helpers.core.registry` (``get_activation("srelu", delta=0.01)``). This module re-exports them.
 """
 
 from __future__ import annotations
 
-import helpers.methods  # noqa: F401  registers the methods' activations by name
-from helpers.core import registry as _registry
 from helpers.core.registry import (
     ActivationFactory,
     activation_factory,
@@ -19,10 +16,10 @@ from helpers.core.registry import (
     available_activations,
     get_activation,
     register_activation,
-    register_activation_type,
 )
 from helpers.flexact.activation import FlexAct
 from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu
+from helpers.methods import ACTIVATION_TYPES, ACTIVATIONS
 from helpers.srelu.activation import SReLU, SReLUPaperReference, srelu
 from helpers.srelu.mollify import MollifiedActivation
 
@@ -34,19 +31,13 @@ __all__ = [
     "SReLUPaperReference",
     "MollifiedActivation",
     "FlexAct",
+    "ACTIVATIONS",
     "get_activation",
     "register_activation",
-    "register_activation_type",
     "available_activations",
     "activation_types",
-    "ACTIVATION_TYPES",  # noqa: F822 (computed by the module __getattr__)
+    "ACTIVATION_TYPES",
     "ActivationFactory",
     "activation_factory",
     "apply_activation",
 ]
-
-
-def __getattr__(name: str) -> object:  # computed, so types registered later are included
-    if name == "ACTIVATION_TYPES":
-        return _registry.activation_types()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

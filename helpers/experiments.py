@@ -3,10 +3,7 @@
 Re-exported from :mod:`helpers.core.results_cache`, where it lives.
 """
 
-# Registers every method's activations, run extensions and config runners, so ``run_or_load``
-# works with any config of the book (and a wrong argument's error lists them all).
-import helpers.methods  # noqa: F401
-from helpers.core.atomic_files import write_json_atomic
+from helpers.core.result_files import write_json_atomic
 from helpers.core.results_cache import (
     CODE_VERSION,
     MissingResult,
@@ -18,11 +15,11 @@ from helpers.core.results_cache import (
     field_defaults,
     hash_payload,
     load_result,
-    register_runner,
     registered_config_classes,
     result_path,
     run_many,
     run_or_load,
+    runner_of,
     store_result,
 )
 
@@ -37,7 +34,7 @@ __all__ = [
     "field_defaults",
     "hash_payload",
     "load_result",
-    "register_runner",
+    "runner_of",
     "registered_config_classes",
     "result_path",
     "run_many",

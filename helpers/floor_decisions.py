@@ -15,7 +15,6 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
-from helpers import methods  # noqa: F401  (registers the activations the Flex-Act configs name)
 from helpers.core.floors import floor_for
 from helpers.core.results_cache import load_result
 from helpers.core.runs import TrainConfig

@@ -1,11 +1,13 @@
-"""The book's methods, joined to the core in this one place by plain imports.
+"""The book's methods and their plain tables: what the core reads, by name, where it uses it.
 
-The core (:mod:`helpers.core`) knows no method: it keeps an activation registry, a list of run
-extensions and a runner per config class, and each method fills them here from one :data:`METHODS`
-tuple. Importing this module registers everything; the public modules and every worker process
-that trains a run import it.
+Like timm's ``create_act.py``, an activation is a function, a module and one line of
+:data:`ACTIVATIONS`; a method's knobs are one line of :data:`OPTIONS`, its steps of a run lines of
+:data:`RUN_EXTENSIONS`, a config class and its runner one line of :data:`RUNNERS`. Nothing is
+registered by importing a module: the core (which imports no method) reads these tables through
+:func:`helpers.core.registry.catalog`, in any process, with nothing to import first.
 
-Adding a paper is one new :class:`Method` line here (see "Adding a paper" in helpers/README.md).
+Adding a paper is one :class:`Method` line and its lines in these tables (see "Adding a paper" in
+helpers/README.md).
 """
 
 from __future__ import annotations
@@ -14,33 +16,98 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-# Each method's modules that a training run needs, imported by name. A config class's runner
-# registers when its module is imported (``register_runner``), so the modules that define one are
-# imported here too. The claims and audit modules are named, not imported (:func:`claims_of`).
+# Each method's modules that a training run needs. The claims and audit modules are named, not
+# imported (:func:`claims_of`).
 from helpers.churn import predictions as churn_predictions
-from helpers.core import extensions, options, registry
-from helpers.core.extensions import RunExtension
-from helpers.core.options import MethodOptions
-from helpers.core.registry import ActivationFactory
-from helpers.core.results_cache import note_plugin_module
-from helpers.flexact import activation as flexact_activation
+from helpers.core import runs
+from helpers.core.options import MethodOptions, check_options_table
+from helpers.core.registry import TORCH_ACTIVATION_TYPES, TORCH_ACTIVATIONS, TORCH_DISPLAY_NAMES, ActivationFactory
+from helpers.core.runs import RunExtension
 from helpers.flexact import hook as flexact_hook
-from helpers.flexact import options as flexact_options
 from helpers.flexact import protocol as flexact_protocol
-from helpers.flexact import synthetic as flexact_synthetic  # noqa: F401  runner of FlexActSyntheticConfig
-from helpers.lambda_gelu import activation as lambda_gelu_activation
-from helpers.lambda_gelu import options as lambda_gelu_options
+from helpers.flexact import synthetic as flexact_synthetic
+from helpers.flexact.activation import FlexAct
+from helpers.flexact.options import FlexActOptions
 from helpers.lambda_gelu import protocol as lambda_gelu_protocol
 from helpers.lambda_gelu import training as lambda_gelu_training
-from helpers.relu_ization import experiment as relu_ization_experiment  # noqa: F401  runner of ReluizationConfig
-from helpers.srelu import activation as srelu_activation
-from helpers.srelu import dpo_experiment as srelu_dpo_experiment  # noqa: F401  runner of DPOConfig
-from helpers.srelu import options as srelu_options
+from helpers.lambda_gelu.activation import LambdaGELU
+from helpers.lambda_gelu.options import LambdaGeluOptions
+from helpers.relu_ization import experiment as relu_ization_experiment
+from helpers.srelu import dpo_experiment as srelu_dpo_experiment
 from helpers.srelu import protocol as srelu_protocol
-from helpers.srelu import smelu as srelu_smelu
 from helpers.srelu import training as srelu_training
+from helpers.srelu.activation import SReLU, SReLUPaperReference
+from helpers.srelu.mollify import MollifiedActivation
+from helpers.srelu.options import SReluOptions
+from helpers.srelu.smelu import SmeLU
 
-__all__ = ["claims_of", "Method", "METHODS", "BEYOND_THE_PAPERS", "CLAIM_SOURCES", "method_packages", "all_experiments"]
+__all__ = [
+    "ACTIVATIONS",
+    "ACTIVATION_TYPES",
+    "DISPLAY_NAMES",
+    "OPTIONS",
+    "RUN_EXTENSIONS",
+    "RUNNERS",
+    "claims_of",
+    "Method",
+    "METHODS",
+    "BEYOND_THE_PAPERS",
+    "CLAIM_SOURCES",
+    "method_packages",
+    "method_activations",
+    "all_experiments",
+]
+
+#: Every activation by name: a module class or a factory of one (``get_activation(name, **kwargs)``).
+ACTIVATIONS: dict[str, ActivationFactory] = {
+    **TORCH_ACTIVATIONS,
+    "lambda_gelu": LambdaGELU,
+    "srelu": SReLU,
+    "srelu_paper": SReLUPaperReference,
+    "smelu": SmeLU,
+    "flexact": FlexAct,
+}
+
+#: The module classes that count as activation sites (``activation_sites``, ``replace_activations``).
+ACTIVATION_TYPES: tuple[type, ...] = TORCH_ACTIVATION_TYPES + (
+    LambdaGELU,
+    SReLU,
+    SReLUPaperReference,
+    SmeLU,
+    MollifiedActivation,
+    FlexAct,
+)
+
+#: How tables print an activation's name.
+DISPLAY_NAMES: dict[str, str] = {
+    **TORCH_DISPLAY_NAMES,
+    "lambda_gelu": "λ-GELU",
+    "srelu": "S-ReLU",
+    "flexact": "Flex-Act",
+}
+
+#: Each method's knobs of a ``TrainConfig`` run; this order is the order of a stored config's fields.
+OPTIONS: tuple[type[MethodOptions], ...] = (LambdaGeluOptions, SReluOptions, FlexActOptions)
+check_options_table(OPTIONS)
+
+#: The steps methods add to a ``TrainConfig`` run, in the order a run applies them (the λ record
+#: first: its hook runs before the annealing hooks, as the committed runs did).
+RUN_EXTENSIONS: tuple[RunExtension, ...] = (
+    lambda_gelu_training.LAMBDA_RECORD,
+    lambda_gelu_training.RUN_EXTENSION,
+    lambda_gelu_training.RELU_SUBSTITUTION,
+    srelu_training.RUN_EXTENSION,
+    flexact_hook.RUN_EXTENSION,
+    churn_predictions.RUN_EXTENSION,
+)
+
+#: Each run config class and the function that trains one (``run_or_load``, ``run_many``).
+RUNNERS: dict[type, Callable] = {
+    runs.TrainConfig: runs.run_training,
+    flexact_synthetic.FlexActSyntheticConfig: flexact_synthetic.run_synthetic,
+    srelu_dpo_experiment.DPOConfig: srelu_dpo_experiment.run_dpo,
+    relu_ization_experiment.ReluizationConfig: relu_ization_experiment.run_reluization,
+}
 
 
 def claims_of(module: str, function: str = "claims") -> Callable[[], list]:
@@ -59,11 +126,9 @@ def claims_of(module: str, function: str = "claims") -> Callable[[], list]:
 class Method:
     """One source document's method (or one of the book's own chapters) as the core sees it.
 
-    ``package``: the package under ``helpers`` that holds it; ``activations``: registry name ->
-    module factory; ``display_names``: registry name -> the name tables print, for those of its
-    activations that tables show; ``options``: its :class:`~helpers.core.options.MethodOptions`
-    classes (its knobs of a ``TrainConfig`` run); ``run_extensions``: the steps it adds to a
-    ``TrainConfig`` run, in order; ``claims``: the function that lists its claims (report order);
+    ``package``: the package under ``helpers`` that holds it (its activations, options, run
+    extensions and runners are lines of the tables above); ``claims``: the function that lists its
+    claims (report order);
     ``audit``: the function that lists the findings of the source read against itself (after its
     claims in the report);
     ``experiments``: experiment name -> ``configs(profile)`` for ``python -m tools.run``;
@@ -74,10 +139,6 @@ class Method:
     package: str
     title: str
     claims: Callable[[], list]
-    activations: Mapping[str, ActivationFactory] = field(default_factory=dict)
-    display_names: Mapping[str, str] = field(default_factory=dict)
-    options: tuple[type[MethodOptions], ...] = ()
-    run_extensions: tuple[RunExtension, ...] = ()
     experiments: Mapping[str, Callable[[str], list]] = field(default_factory=dict)
     audit: Callable[[], list] | None = None
     source_text: str | None = None
@@ -101,15 +162,6 @@ METHODS: tuple[Method, ...] = (
         "lambda_gelu",
         "λ-GELU",
         claims_of("helpers.lambda_gelu.claims"),
-        activations={"lambda_gelu": lambda_gelu_activation.LambdaGELU},
-        display_names={"lambda_gelu": "λ-GELU"},
-        options=(lambda_gelu_options.LambdaGeluOptions,),
-        # the λ record first: its hook runs before the annealing hooks, as the committed runs did
-        run_extensions=(
-            lambda_gelu_training.LAMBDA_RECORD,
-            lambda_gelu_training.RUN_EXTENSION,
-            lambda_gelu_training.RELU_SUBSTITUTION,
-        ),
         experiments=lambda_gelu_protocol.EXPERIMENTS,
         audit=claims_of("helpers.lambda_gelu.audit"),
         source_text="lambda-gelu.txt",
@@ -118,14 +170,6 @@ METHODS: tuple[Method, ...] = (
         "srelu",
         "S-ReLU",
         claims_of("helpers.srelu.claims"),
-        activations={
-            "srelu": srelu_activation.SReLU,
-            "srelu_paper": srelu_activation.SReLUPaperReference,
-            "smelu": srelu_smelu.SmeLU,
-        },
-        display_names={"srelu": "S-ReLU"},
-        options=(srelu_options.SReluOptions,),
-        run_extensions=(srelu_training.RUN_EXTENSION,),
         experiments=srelu_protocol.EXPERIMENTS,
         audit=claims_of("helpers.srelu.audit"),
         source_text="s-relu.txt",
@@ -134,10 +178,6 @@ METHODS: tuple[Method, ...] = (
         "flexact",
         "Flex-Act",
         claims_of("helpers.flexact.claims"),
-        activations={"flexact": flexact_activation.FlexAct},
-        display_names={"flexact": "Flex-Act"},
-        options=(flexact_options.FlexActOptions,),
-        run_extensions=(flexact_hook.RUN_EXTENSION,),
         experiments=flexact_protocol.EXPERIMENTS,
         audit=claims_of("helpers.flexact.audit"),
         source_text="flex-act.txt",
@@ -152,7 +192,6 @@ BEYOND_THE_PAPERS: tuple[Method, ...] = (
         "churn",
         "Prediction churn (beyond the papers)",
         claims_of("helpers.churn.claims", "report_claims"),
-        run_extensions=(churn_predictions.RUN_EXTENSION,),
     ),
 )
 
@@ -165,6 +204,11 @@ def method_packages() -> tuple[str, ...]:
     return tuple(f"helpers.{m.package}" for m in METHODS)
 
 
+def method_activations() -> dict[str, ActivationFactory]:
+    """The methods' lines of :data:`ACTIVATIONS` (every name but torch's)."""
+    return {name: factory for name, factory in ACTIVATIONS.items() if name not in TORCH_ACTIVATIONS}
+
+
 def all_experiments() -> dict[str, Callable[[str], list]]:
     """Every method's experiments, by name (``python -m tools.run``)."""
     experiments: dict[str, Callable[[str], list]] = {}
@@ -174,22 +218,3 @@ def all_experiments() -> dict[str, Callable[[str], list]]:
                 raise ValueError(f"experiment {name!r} is listed by two methods")
             experiments[name] = configs
     return experiments
-
-
-def register(methods: tuple[Method, ...]) -> None:
-    """Register the methods' activations, display names, options and run extensions with the core
-    (idempotent)."""
-    for method in methods:
-        for name, factory in method.activations.items():
-            registry.register_activation(name, factory)
-        for name, text in method.display_names.items():
-            registry.register_display_name(name, text)
-        for cls in method.options:
-            options.register_options(cls)
-        for extension in method.run_extensions:
-            extensions.register_run_extension(extension)
-
-
-register(CLAIM_SOURCES)
-# Worker processes (spawned: they start empty) import this module before their first run.
-note_plugin_module(__name__)

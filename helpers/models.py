@@ -3,7 +3,6 @@
 Re-exported from :mod:`helpers.core.models`, where they live.
 """
 
-import helpers.methods  # noqa: F401  registers the methods' activations by name
 from helpers.core.models import (
     GPT,
     MLP,

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 
-from helpers.core.atomic_files import write_json_atomic
-from helpers.core.result_files import config_precision, with_checksum
+from helpers.core.result_files import config_precision, with_checksum, write_json_atomic
 from helpers.core.runtime import results_root
 from helpers.core.validation import ArgumentParser
 

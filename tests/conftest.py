@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import helpers.methods  # noqa: F401
-
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # One intra-op thread per pytest-xdist worker (there is one worker per core), so that workers
     # do not oversubscribe the cores with OpenMP threads. Training runs set their own count

@@ -11,7 +11,9 @@ relative) that names a ``helpers`` module becomes an edge of the module graph. T
 5. function-level imports of ``helpers`` modules are gone (there is no cycle left to break);
 6. the core names no method: no identifier or string literal of ``helpers.core`` (comments and
    docstrings aside) contains a method's package name, a method's activation name or a
-   registered method-options field name.
+   method-options field name;
+7. the core reads the methods' plain tables (``helpers.methods``) in one place only,
+   ``helpers.core.registry.catalog``, the one deferred import of the package.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import tokenize
 from pathlib import Path
 
 from helpers.core.options import options_field_names
-from helpers.methods import CLAIM_SOURCES, method_packages
+from helpers.methods import CLAIM_SOURCES, method_activations, method_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "helpers"
@@ -258,11 +260,7 @@ def test_no_function_level_imports_of_helpers():
 
 #: What the core may not name: every method's (and chapter's) package, its activations, its options' fields.
 METHOD_WORDS: tuple[str, ...] = tuple(
-    sorted(
-        {m.package for m in CLAIM_SOURCES}
-        | {name for m in CLAIM_SOURCES for name in m.activations}
-        | set(options_field_names())
-    )
+    sorted({m.package for m in CLAIM_SOURCES} | set(method_activations()) | set(options_field_names()))
 )
 
 
@@ -314,3 +312,27 @@ def test_core_names_no_method():
         for line, word, token in method_words_in(MODULES[m][0].read_text(encoding="utf-8"))
     ]
     assert not bad, "the core names no method, knob or activation of one (methods register them):\n" + "\n".join(bad)
+
+
+def test_the_core_reads_the_methods_tables_in_one_place():
+    """The core's one way up to the methods: ``registry.catalog()`` imports ``helpers.methods`` on
+    first use (the methods import the core, so a top-level import would be a cycle). No other core
+    module imports a module by name at run time."""
+    dynamic = [
+        f"{MODULES[m][0].relative_to(ROOT)}:{node.lineno}"
+        for m in sorted(MODULES)
+        if m.startswith("helpers.core")
+        for node in ast.walk(ast.parse(MODULES[m][0].read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+    ]
+    assert dynamic == ["helpers/core/registry.py:" + str(_catalog_call_line())], dynamic
+
+
+def _catalog_call_line() -> int:
+    tree = ast.parse(MODULES["helpers.core.registry"][0].read_text(encoding="utf-8"))
+    (catalog,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "catalog"]
+    (call,) = [
+        n for n in ast.walk(catalog) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "import_module"
+    ]
+    assert [a.value for a in call.args] == ["helpers.methods"]
+    return call.lineno

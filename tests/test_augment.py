@@ -1,4 +1,4 @@
-"""Training-batch augmentation (helpers.core.augment) and its TrainConfig field."""
+"""Training-batch augmentation (helpers.core.train_config.batch_transform) and its TrainConfig field."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from helpers.core.augment import batch_transform, random_crop_flip
 from helpers.core.results_cache import config_hash
 from helpers.core.runs import TrainConfig
 from helpers.core.train import fit
+from helpers.core.train_config import batch_transform, random_crop_flip
 from helpers.models import build_model
 
 

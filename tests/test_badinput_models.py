@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
+from helpers import methods
 from helpers.activations import get_activation, register_activation
-from helpers.core import registry
 from helpers.core.runs import TrainConfig
 from helpers.core.validation import InvalidValue, check_value, number
 from helpers.lambda_gelu.activation import LambdaGELU
@@ -55,17 +55,17 @@ def test_numpy_float_scalars_are_accepted_as_python_floats():
 # --------------------------------------------------------------------------------- registry
 @pytest.mark.parametrize("name", ["MyAct", "../evil", "1act", "my-act", "", "a b"])
 def test_register_refuses_names_get_activation_cannot_reach(name, monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(methods, "ACTIVATIONS", dict(methods.ACTIVATIONS))
     with pytest.raises(ValueError, match="lowercase identifier"):
         register_activation(name, nn.ReLU)
 
 
 def test_register_refuses_replacing_an_existing_name_unless_asked(monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(methods, "ACTIVATIONS", dict(methods.ACTIVATIONS))
     with pytest.raises(ValueError, match="already registered.*replace=True"):
         register_activation("relu", nn.Tanh)
     assert isinstance(get_activation("relu"), nn.ReLU)
-    register_activation("relu", registry._REGISTRY["relu"])  # the same factory again: a no-op
+    register_activation("relu", methods.ACTIVATIONS["relu"])  # the same factory again: a no-op
     register_activation("relu", nn.Tanh, replace=True)
     assert isinstance(get_activation("relu"), nn.Tanh)
     register_activation("my_act_2", nn.SiLU)

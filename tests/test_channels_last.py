@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers.core.augment import batch_transform
 from helpers.core.results_cache import config_hash
 from helpers.core.runs import TrainConfig
 from helpers.core.train import fit
+from helpers.core.train_config import batch_transform
 from helpers.models import build_model
 
 

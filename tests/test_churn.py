@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-import helpers.methods  # noqa: F401  registers SmeLU, S-ReLU and the prediction record
 from helpers.churn import measures as M
 from helpers.churn import protocol as P
 from helpers.churn.predictions import decode_array, decode_predictions, encode_array

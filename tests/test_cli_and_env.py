@@ -200,11 +200,12 @@ def test_unknown_words_name_the_variable_and_the_accepted_words(monkeypatch):
 
 def test_ci_false_lets_a_missing_cpu_result_train(monkeypatch):
     """``CI=false`` is a local run: no MissingResult (the run itself is replaced by a stub)."""
+    from helpers import methods
     from helpers.core import results_cache
     from helpers.core.runs import TrainConfig
 
     cfg = TrainConfig(experiment="ci_probe", dataset="adult", model="mlp")
-    monkeypatch.setitem(results_cache._RUNNERS, TrainConfig, lambda c, w: {"history": []})
+    monkeypatch.setitem(methods.RUNNERS, TrainConfig, lambda c, w: {"history": []})
     monkeypatch.setenv("CI", "true")
     with pytest.raises(results_cache.MissingResult):
         results_cache.run_or_load(cfg)

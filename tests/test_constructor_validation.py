@@ -89,10 +89,9 @@ UNCHECKED_FUNCTIONS = {
 
 
 def _method_activation_classes() -> list[type]:
-    """Every activation class a method defines: the registered site types and registry factories."""
+    """Every activation class a method defines: the site types and the classes of the activation table."""
     classes = {t for t in activation_types() if t.__module__.startswith("helpers.")}
-    for method in helpers.methods.METHODS:
-        classes.update(f for f in method.activations.values() if isinstance(f, type))
+    classes.update(f for f in helpers.methods.method_activations().values() if isinstance(f, type))
     return sorted(classes, key=lambda c: (c.__module__, c.__name__))
 
 

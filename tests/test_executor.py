@@ -16,7 +16,6 @@ from types import SimpleNamespace
 import pytest
 import submitit
 
-from helpers.core import results_cache
 from helpers.core.results_cache import run_many, run_or_load
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
 from tools import cluster_args, executors, paper_plan, retrain
@@ -33,7 +32,7 @@ PROBE = textwrap.dedent("""
     from torch.utils.data import TensorDataset
     from helpers.core.data import make_loader
     from helpers.core.models import MLP
-    from helpers.core.results_cache import register_runner
+    from helpers import methods
     from helpers.core.train import TrainHook, fit
 
     @dataclasses.dataclass(frozen=True)
@@ -58,7 +57,6 @@ PROBE = textwrap.dedent("""
                 paused.write_text(str(os.getpid()))
                 time.sleep(300)
 
-    @register_runner(ProbeConfig)
     def run(cfg, workdir):
         torch.manual_seed(cfg.seed)
         g = torch.Generator().manual_seed(cfg.seed)
@@ -69,6 +67,9 @@ PROBE = textwrap.dedent("""
                   make_loader(TensorDataset(xs, ys), 32, False), optimizer=opt, epochs=cfg.epochs,
                   task="classification", hooks=[Marks(cfg.seed)], checkpoint_path=workdir / "checkpoint.ckpt")
         return {"history": out["history"], "train_seconds": 0.0}
+
+    # a job process imports this module to unpickle a ProbeConfig: the class's line of the table
+    methods.RUNNERS[ProbeConfig] = run
 """)
 
 
@@ -103,9 +104,6 @@ def _local_executor(folder: Path) -> submitit.Executor:
 def test_a_preempted_job_of_an_array_requeues_from_its_checkpoint_to_the_uninterrupted_result(
     probe, tmp_path, monkeypatch
 ):
-    # The jobs import only the probe's module before their run (the book's methods would add
-    # seconds to each job start; CheckpointedCall's imports are tested on their own below).
-    monkeypatch.setattr(results_cache, "_PLUGIN_MODULES", ["requeue_probe"])
     configs = [probe.ProbeConfig(seed=0), probe.ProbeConfig(seed=1, epochs=2)]
     monkeypatch.setenv("REPRO_RESULTS_DIR", str(tmp_path / "uninterrupted"))
     uninterrupted = [run_or_load(cfg) for cfg in configs]
@@ -137,14 +135,6 @@ def test_a_preempted_job_of_an_array_requeues_from_its_checkpoint_to_the_uninter
     assert later == [3, 4], f"the requeued job should resume at epoch 3, started epochs {later}"
     assert [r["config"]["seed"] for r in out["r"]] == [0, 1]  # in the order of the configs
     assert [_metrics(r) for r in out["r"]] == [_metrics(r) for r in uninterrupted]
-
-
-def test_the_job_callable_imports_the_plugin_modules_before_its_run(tmp_path, monkeypatch):
-    (tmp_path / "plugin_probe.py").write_text("import sys\nsys.modules[__name__].LOADED = True\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "plugin_probe", raising=False)
-    call = executors.CheckpointedCall(lambda: "plugin_probe" in sys.modules, ["plugin_probe"])
-    assert call() is True
 
 
 def test_an_unknown_executor_is_refused_with_the_choices():
@@ -200,7 +190,7 @@ def test_bad_cluster_options_are_refused_by_name(field, value):
 
 
 def test_the_job_callable_is_checkpointable_and_resubmits_itself():
-    call = executors.CheckpointedCall(len, ["helpers.core.results_cache"])
+    call = executors.CheckpointedCall(len)
     delayed = call.checkpoint([1, 2, 3])
     assert isinstance(delayed, submitit.helpers.DelayedSubmission)
     assert delayed.function is call and delayed.args == ([1, 2, 3],)
@@ -210,7 +200,7 @@ def test_the_job_callable_is_checkpointable_and_resubmits_itself():
 SLEEPER = textwrap.dedent("""
     import dataclasses, os, time
     from pathlib import Path
-    from helpers.core.results_cache import register_runner
+    from helpers import methods
 
     @dataclasses.dataclass(frozen=True)
     class SleepConfig:
@@ -218,11 +208,13 @@ SLEEPER = textwrap.dedent("""
         profile: str = "smoke"
         seed: int = 0
 
-    @register_runner(SleepConfig)
     def run(cfg, workdir):
         (Path(os.environ["MARKS"]) / f"{os.getpid()}").write_text("started")
         time.sleep(120)
         return {"train_seconds": 0.0}
+
+    # the job process imports this module to unpickle a SleepConfig: the class's line of the table
+    methods.RUNNERS[SleepConfig] = run
 """)
 
 SUBMITTER = textwrap.dedent("""
@@ -230,7 +222,6 @@ SUBMITTER = textwrap.dedent("""
     from helpers.core import results_cache
     from sleeper import SleepConfig
     from tools import executors
-    results_cache._PLUGIN_MODULES[:] = ["sleeper"]
     jobs = executors.Submitit(executors.make_executor("submitit-local"))
     results_cache.run_many([SleepConfig(seed=s) for s in range(2)], executor=jobs)
 """)

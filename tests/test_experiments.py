@@ -5,8 +5,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from helpers import experiments
-from helpers.experiments import MissingResult, RunFailed, config_hash, register_runner, run_or_load
+from helpers import experiments, methods
+from helpers.experiments import MissingResult, RunFailed, config_hash, run_or_load
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,6 @@ class ToyConfig:
 CALLS = []
 
 
-@register_runner(ToyConfig)
 def _run_toy(cfg, workdir):
     CALLS.append(cfg)
     if cfg.fail:
@@ -121,7 +120,7 @@ def test_run_many_bad_arguments(monkeypatch):
     monkeypatch.setenv("REPRO_WORKERS", "two")
     with pytest.raises(ValueError, match="REPRO_WORKERS"):
         experiments.default_workers("cpu")
-    with pytest.raises(TypeError, match="no runner"):
+    with pytest.raises(TypeError, match="needs a run config.*helpers.methods.RUNNERS"):
         experiments.run_many([object()])
     assert experiments.run_many([]) == []
 
@@ -174,3 +173,9 @@ def test_the_public_module_knows_every_config_class_of_the_book():
     assert {"TrainConfig", "FlexActSyntheticConfig", "ReluizationConfig", "DPOConfig"} <= known
     with pytest.raises(TypeError, match="got dict; known: .*DPOConfig"):
         experiments.run_or_load({"experiment": "x"})
+
+
+@pytest.fixture(autouse=True)
+def _runners(monkeypatch):
+    """The toy config classes' lines of the runner table, for each test."""
+    monkeypatch.setitem(methods.RUNNERS, ToyConfig, _run_toy)

@@ -7,7 +7,6 @@ from statistics import mean
 
 import pytest
 
-import helpers.methods  # noqa: F401  (registers the methods' activations, which the configs name)
 from helpers.core.runtime import repo_root
 from helpers.floor_decisions import resnet_pair_floor
 

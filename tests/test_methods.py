@@ -1,9 +1,12 @@
-"""How methods join the core: one METHODS tuple, run extensions that say where they apply, and a
-toy fourth method added through the places helpers/README.md's "Adding a paper" checklist names."""
+"""How methods join the core: plain tables in helpers.methods (nothing registers at import), run
+extensions that say where they apply, and a toy fourth method added through the places
+helpers/README.md's "Adding a paper" checklist names."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from dataclasses import replace
@@ -16,11 +19,9 @@ from torch import nn
 
 from helpers import methods
 from helpers.claims import collect_claims
-from helpers.core import extensions, registry
-from helpers.core import options as core_options
-from helpers.core.extensions import RunExtension, default_param_groups
+from helpers.core import registry
 from helpers.core.results_cache import run_or_load
-from helpers.core.runs import TrainConfig, build_run
+from helpers.core.runs import RunExtension, TrainConfig, build_run, default_param_groups
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
 
@@ -39,12 +40,31 @@ def _mlp_config(**overrides) -> TrainConfig:
     return replace(base, **overrides)
 
 
-def test_every_method_activation_and_extension_is_registered():
-    for method in methods.METHODS:
-        for name in method.activations:
-            assert isinstance(registry.get_activation(name), nn.Module)
-        for extension in method.run_extensions:
-            assert extension in extensions.run_extensions()
+def test_every_activation_of_the_table_builds_and_counts_as_a_site():
+    for name in methods.ACTIVATIONS:
+        module = registry.get_activation(name)
+        assert isinstance(module, nn.Module)
+        if name != "identity":  # nn.Identity is no site: replacing activations leaves it alone
+            assert isinstance(module, registry.activation_types()), name
+    assert set(methods.method_activations()) == {"lambda_gelu", "srelu", "srelu_paper", "smelu", "flexact"}
+
+
+def test_importing_a_method_module_registers_nothing():
+    """A fresh process that imports only the run path trains with every method's activation and
+    options: the core reads helpers.methods' tables where it uses them, nothing is filled at import."""
+    script = (
+        "import sys\n"
+        "from helpers.core.runs import TrainConfig\n"
+        "from helpers.lambda_gelu.options import LambdaGeluOptions\n"
+        "assert 'helpers.methods' not in sys.modules\n"
+        "cfg = TrainConfig(experiment='x', dataset='adult', model='mlp', activation='lambda_gelu',\n"
+        "                  options=(LambdaGeluOptions(hardness_lr_mult=2.0),))\n"
+        "print(cfg.option(LambdaGeluOptions).hardness_lr_mult)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=root, env=env)
+    assert out.stdout.strip() == "2.0"
 
 
 def test_experiment_names_are_unique_across_methods():
@@ -52,8 +72,8 @@ def test_experiment_names_are_unique_across_methods():
     assert len(names) == len(set(names)) == len(methods.all_experiments())
 
 
-def test_unknown_activation_says_how_methods_register():
-    with pytest.raises(ValueError, match="helpers.methods"):
+def test_unknown_activation_names_the_table():
+    with pytest.raises(ValueError, match="helpers.methods.ACTIVATIONS"):
         registry.get_activation("not_an_activation")
 
 
@@ -88,23 +108,16 @@ class _Groups(RunExtension):
 
 def test_two_extensions_that_set_parameter_groups_are_an_error(require_dataset, monkeypatch):
     require_dataset("adult")
-    monkeypatch.setattr(extensions, "_EXTENSIONS", list(extensions._EXTENSIONS))
-    extensions.register_run_extension(_Groups(applies=True))
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, _Groups(applies=True)))
     with pytest.raises(ValueError, match="several run extensions set the optimiser's parameter groups"):
         build_run(_mlp_config(activation="lambda_gelu"))
 
 
 def test_an_extension_that_does_not_apply_is_not_consulted(require_dataset, monkeypatch):
     require_dataset("adult")
-    monkeypatch.setattr(extensions, "_EXTENSIONS", list(extensions._EXTENSIONS))
-    extensions.register_run_extension(_Groups(applies=False))
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, _Groups(applies=False)))
     parts = build_run(_mlp_config())
     assert parts["optimizer"].param_groups[0]["lr"] == _mlp_config().lr
-
-
-def test_register_run_extension_rejects_other_objects():
-    with pytest.raises(TypeError, match="RunExtension"):
-        extensions.register_run_extension(object())
 
 
 # ----------------------------------------------------------------------------- a toy fourth method
@@ -115,14 +128,12 @@ TOY_PACKAGE = {
     "activation.py": """
         import torch
         from torch import nn
-        from helpers.core.registry import register_activation_type
 
 
         def softsign(x: torch.Tensor) -> torch.Tensor:
             return x / (1 + x.abs())
 
 
-        @register_activation_type
         class Softsign(nn.Module):
             def forward(self, x: torch.Tensor) -> torch.Tensor:
                 return softsign(x)
@@ -139,7 +150,7 @@ TOY_PACKAGE = {
         from typing import ClassVar
 
         from helpers.core import validation as v
-        from helpers.core.extensions import RunExtension
+        from helpers.core.runs import RunExtension
         from helpers.core.options import MethodOptions
         from helpers.core.runs import TrainConfig
 
@@ -234,27 +245,18 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     for name, text in TOY_PACKAGE.items():
         (package / name).write_text(textwrap.dedent(text))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(extensions, "_EXTENSIONS", list(extensions._EXTENSIONS))
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(registry, "_DISPLAY_NAMES", dict(registry._DISPLAY_NAMES))
-    monkeypatch.setattr(core_options, "_REGISTERED", list(core_options._REGISTERED))
     from toy_method import activation, claims, paper, protocol
 
-    # The checklist's one line in helpers/methods.py, made here on a copy of the tuples.
-    toy = methods.Method(
-        "toy_method",
-        "Toy",
-        claims.claims,
-        activations={"softsign": activation.Softsign},
-        display_names={"softsign": "Softsign"},
-        options=(protocol.SoftsignOptions,),
-        run_extensions=(protocol.RUN_EXTENSION,),
-        experiments=protocol.EXPERIMENTS,
-        source_text="toy.txt",
-    )
+    # The checklist's lines in helpers/methods.py (its Method and one line of each table), made
+    # here on copies of the tables.
+    toy = methods.Method("toy_method", "Toy", claims.claims, experiments=protocol.EXPERIMENTS, source_text="toy.txt")
     monkeypatch.setattr(methods, "METHODS", methods.METHODS + (toy,))
     monkeypatch.setattr(methods, "CLAIM_SOURCES", methods.CLAIM_SOURCES + (toy,))
-    methods.register((toy,))
+    monkeypatch.setattr(methods, "ACTIVATIONS", {**methods.ACTIVATIONS, "softsign": activation.Softsign})
+    monkeypatch.setattr(methods, "ACTIVATION_TYPES", (*methods.ACTIVATION_TYPES, activation.Softsign))
+    monkeypatch.setattr(methods, "DISPLAY_NAMES", {**methods.DISPLAY_NAMES, "softsign": "Softsign"})
+    monkeypatch.setattr(methods, "OPTIONS", (*methods.OPTIONS, protocol.SoftsignOptions))
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, protocol.RUN_EXTENSION))
 
     x = torch.linspace(-3, 3, 7)
     torch.testing.assert_close(registry.get_activation("softsign")(x), x / (1 + x.abs()))

@@ -171,11 +171,10 @@ def test_smoothing_preserves_lipschitz_bound():
 
 
 def test_module_and_registry(monkeypatch):
-    from helpers.core import registry
+    from helpers import methods
 
-    # a copy of the registry, so "relu_gauss_test" does not outlive this test (it is NaN at +inf,
-    # and test_badinput_activations checks every registered activation there)
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    # a copy of the table, so "relu_gauss_test" does not outlive this test
+    monkeypatch.setattr(methods, "ACTIVATIONS", dict(methods.ACTIVATIONS))
     m = MollifiedActivation(torch.relu, GaussianKernel(0.5), breakpoints=(0.0,), name="relu*gauss")
     assert isinstance(m, MollifiedActivation) and "relu*gauss" in repr(m)
     x = torch.linspace(-2, 2, 9, dtype=torch.float64).reshape(3, 3)

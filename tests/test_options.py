@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import pytest
 
+from helpers import methods
 from helpers.core import options as O
 from helpers.core import validation as v
 from helpers.core.results_cache import config_dict, config_hash, field_defaults, hash_payload
@@ -90,12 +91,12 @@ def test_an_unregistered_options_class_is_refused():
         loose_knob: float = 1.0
         RULES: ClassVar[dict[str, v.Rule]] = {"loose_knob": v.number(0)}
 
-    with pytest.raises(ValueError, match="Loose, which is not registered"):
+    with pytest.raises(ValueError, match="Loose, which is not a line of the table helpers.methods.OPTIONS"):
         _cfg(options=(Loose(loose_knob=2.0),))
 
 
-def test_registration_checks_the_class(monkeypatch):
-    monkeypatch.setattr(O, "_REGISTERED", list(O._REGISTERED))
+def test_the_options_table_check_refuses_unsound_classes():
+    O.check_options_table(methods.OPTIONS)  # the book's table is sound
 
     @dataclass(frozen=True)
     class Clash(O.MethodOptions):
@@ -103,16 +104,16 @@ def test_registration_checks_the_class(monkeypatch):
         RULES: ClassVar[dict[str, v.Rule]] = {"flexact_alpha": v.number(0)}
 
     with pytest.raises(ValueError, match="both have the fields \\['flexact_alpha'\\]"):
-        O.register_options(Clash)
+        O.check_options_table((*methods.OPTIONS, Clash))
 
     @dataclass(frozen=True)
     class Unruled(O.MethodOptions):
         other_knob: float = 0.0
 
     with pytest.raises(TypeError, match="RULES must list a rule for each field"):
-        O.register_options(Unruled)
+        O.check_options_table((Unruled,))
     with pytest.raises(TypeError, match="MethodOptions subclass"):
-        O.register_options(dict)
+        O.check_options_table((dict,))
 
 
 def test_stored_configs_and_keys_see_the_options_flat():

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import pytest
 import torch
 
+from helpers import methods
 from helpers.core import provenance
 from helpers.core.provenance import PrecisionUnavailable, check_precision
 from helpers.core.runs import TrainConfig
-from helpers.experiments import config_hash, register_runner, run_or_load
+from helpers.experiments import config_hash, run_or_load
 from tools import verify_rerun
 from tools.verify_rerun import choose_comparison, float_tolerance, verify
 
@@ -27,7 +28,6 @@ class StepConfig:
     steps: int = 100
 
 
-@register_runner(StepConfig)
 def _run_steps(cfg, workdir):
     from helpers.activations import lambda_gelu, srelu
 
@@ -258,3 +258,9 @@ def test_describe_names_the_cpu():
     line = provenance.describe(prov)
     assert prov["cpu_model"] in line and prov["cpu_capability"] in line
     assert provenance.describe(None) == "not recorded"
+
+
+@pytest.fixture(autouse=True)
+def _runners(monkeypatch):
+    """The toy config classes' lines of the runner table, for each test."""
+    monkeypatch.setitem(methods.RUNNERS, StepConfig, _run_steps)

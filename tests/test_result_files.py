@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import methods
 from helpers.core.result_files import CorruptResult, content_checksum
-from helpers.experiments import load_result, register_runner, result_path, run_or_load
+from helpers.experiments import load_result, result_path, run_or_load
 from tools import verify_results
 
 CALLS: list = []
@@ -29,7 +30,6 @@ class FileConfig:
     x: float = 1.0
 
 
-@register_runner(FileConfig)
 def _run(cfg, workdir):
     CALLS.append(cfg)
     return {"best_val_metric": cfg.x / 10, "history": [{"epoch": 1, "val_metric": cfg.x / 10}]}
@@ -119,7 +119,7 @@ def test_verify_results_checks_every_file_of_a_folder(tmp_path, capsys):
     bad = _written(3.0)
     _edit(bad, lambda d: d["history"][0].__setitem__("val_metric", 0.5))
     folder = good.parent
-    # FileConfig is registered (above), so its stored configs are re-hashed too
+    # FileConfig has a line of the runner table (the fixture below), so its stored configs are re-hashed too
     assert verify_results.main([str(folder)]) == 1
     out = capsys.readouterr().out
     assert f"FAILED {bad}" in out and "checksum" in out and "1 passed, 1 failed" in out
@@ -143,7 +143,7 @@ def test_weights_round_trip_and_refuse_stale_or_damaged_files(tmp_path):
 
     import torch
 
-    from helpers.core.weights import checksum_path, load_weights, save_weights
+    from helpers.core.checkpoint import checksum_path, load_weights, save_weights
 
     path = tmp_path / "run.weights.ckpt"
     state = {"w": torch.arange(4.0)}
@@ -335,3 +335,9 @@ def test_verify_results_refuses_a_file_outside_its_experiments_folder_or_without
     assert f"FAILED {elsewhere}: a result of experiment 'lgelu_adult' in folder 'srelu_compare'" in out
     assert f"FAILED {nested}: a result of experiment 'lgelu_adult' in folder 'old'" in out
     assert f"FAILED {no_class}: its config names no config_class" in out and "0 passed, 3 failed" in out
+
+
+@pytest.fixture(autouse=True)
+def _runners(monkeypatch):
+    """The toy config classes' lines of the runner table, for each test."""
+    monkeypatch.setitem(methods.RUNNERS, FileConfig, _run)

@@ -22,12 +22,12 @@ import torch
 from refusals import refusal_fault
 from torch.utils.data import TensorDataset
 
-from helpers.core.atomic_files import STALE_TEMP_MARGIN_S
+from helpers import methods
 from helpers.core.data import make_loader
 from helpers.core.models import MLP
+from helpers.core.result_files import STALE_TEMP_MARGIN_S
 from helpers.core.results_cache import (
     RunFailed,
-    register_runner,
     result_path,
     run_or_load,
 )
@@ -119,7 +119,7 @@ def test_a_full_disk_names_the_file_and_keeps_the_previous_one(tmp_path, monkeyp
     """Every write to /dev/full fails with ENOSPC, as a full disk does: the checkpoint (torch's
     own RuntimeError underneath) and a result file each fail with an OSError naming the path, and
     the file written before stays as it was."""
-    import helpers.core.atomic_files as atomic
+    import helpers.core.result_files as atomic
 
     ckpt = tmp_path / "checkpoint.ckpt"
     _fit(ckpt, 1, A)
@@ -218,7 +218,6 @@ class _ProbeConfig:
     fail: bool = False
 
 
-@register_runner(_ProbeConfig)
 def _probe_runner(cfg: _ProbeConfig, workdir: Path) -> dict:
     if cfg.fail:
         raise RunFailed(f"diverged with value {cfg.value}")
@@ -449,3 +448,9 @@ def test_preflight_says_when_it_did_not_check_content(data_env, monkeypatch, cap
     monkeypatch.setenv("REPRO_VERIFY_DATA", "0")
     assert preflight.check(["tinyshakespeare"]) == 0
     assert "not checked against their checksums" in capsys.readouterr().err
+
+
+@pytest.fixture(autouse=True)
+def _runners(monkeypatch):
+    """The toy config classes' lines of the runner table, for each test."""
+    monkeypatch.setitem(methods.RUNNERS, _ProbeConfig, _probe_runner)

@@ -16,7 +16,8 @@ import pytest
 SCRIPT = textwrap.dedent("""
     import dataclasses, os, sys, time
     from pathlib import Path
-    from helpers.core.results_cache import register_runner, run_many
+    from helpers import methods
+    from helpers.core.results_cache import run_many
 
     MARKS = Path(os.environ["MARKS"])
 
@@ -26,11 +27,13 @@ SCRIPT = textwrap.dedent("""
         profile: str = "cpu"
         seed: int = 0
 
-    @register_runner(SleepConfig)
     def run(cfg, workdir):
         (MARKS / f"{os.getpid()}").write_text("started")
         time.sleep(120)
         return {"train_seconds": 0.0}
+
+    # module level: a spawned worker runs this module again (as __mp_main__) to unpickle a SleepConfig
+    methods.RUNNERS[SleepConfig] = run
 
     if __name__ == "__main__":
         run_many([SleepConfig(seed=s) for s in range(4)], workers=2)

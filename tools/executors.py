@@ -19,7 +19,6 @@ torch's import, where a pool worker imports once and trains many runs.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import shutil
 import signal
 import socket
@@ -30,7 +29,7 @@ from typing import Any
 
 import submitit
 
-from helpers.core.results_cache import RunFailed, exit_on_sigterm, plugin_modules, run_or_load
+from helpers.core.results_cache import RunFailed, exit_on_sigterm, run_or_load
 from helpers.core.runtime import dir_env, progress, repo_root
 from helpers.core.validation import checked_arguments, integer, text
 
@@ -130,11 +129,6 @@ def make_executor(name: str, options: ClusterOptions | None = None, folder: Path
     return executor
 
 
-def _import_modules(names: Iterable[str]) -> None:
-    for name in names:
-        importlib.import_module(name)
-
-
 def _tasks_of_this_job() -> int:
     """Tasks of the submitit job this process runs in (1 outside a job)."""
     try:
@@ -144,8 +138,8 @@ def _tasks_of_this_job() -> int:
 
 
 class CheckpointedCall(submitit.helpers.Checkpointable):
-    """``fn(*args)`` in a submitit job, after importing ``plugin_modules`` (a fresh job process
-    knows no method's runner or activation until ``helpers.methods`` is imported).
+    """``fn(*args)`` in a submitit job (a fresh job process reads the book's tables where a run
+    uses them: nothing to import first).
 
     ``fn`` must be a module-level function (pickled by reference). On preemption or timeout,
     ``checkpoint`` (inherited) resubmits this call with the same arguments; ``fn`` resumes from
@@ -156,12 +150,10 @@ class CheckpointedCall(submitit.helpers.Checkpointable):
     ``fn`` joins one process group as under ``torchrun``.
     """
 
-    def __init__(self, fn: Callable[..., Any], plugin_modules: Sequence[str] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
-        self.plugin_modules = tuple(plugin_modules)
 
     def __call__(self, *args: Any) -> Any:
-        _import_modules(self.plugin_modules)
         if _tasks_of_this_job() > 1:
             submitit.helpers.TorchDistributedEnvironment().export(set_cuda_visible_devices=False)
         return self.fn(*args)
@@ -223,7 +215,7 @@ class Submitit:
         self.job = job
 
     def __call__(self, configs: list, rerun: bool, desc: str) -> list:
-        call = CheckpointedCall(self.job or _run_job, plugin_modules())
+        call = CheckpointedCall(self.job or _run_job)
         in_main = threading.current_thread() is threading.main_thread()
         # A kill while the jobs are being submitted is held until their handles exist: exiting at once
         # would orphan the jobs already started, which nothing could cancel then. SIGINT is held too, and

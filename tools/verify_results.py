@@ -19,22 +19,15 @@ import argparse
 from pathlib import Path
 
 from helpers.churn.predictions import N_CLASSES, decode_predictions
-
-# Importing the runner modules registers their runners (and so their config classes): TrainConfig,
-# FlexActSyntheticConfig, DPOConfig, ReluizationConfig. A result of a class not registered here fails as "unknown
-# config_class", so a new runner is noticed.
-from helpers.core import runs as _train_runner  # noqa: F401
 from helpers.core.result_files import CorruptResult, read_result_json, verify_data
 from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
 from helpers.core.runtime import results_root
 from helpers.core.validation import ArgumentParser
-from helpers.flexact import synthetic as _flexact_synthetic_runner  # noqa: F401
-from helpers.relu_ization import experiment as _reluization_runner  # noqa: F401
-from helpers.srelu import dpo_experiment as _dpo_runner  # noqa: F401
 
 
 def _config_classes() -> dict[str, type]:
-    """Every registered config class by name (see the runner imports above)."""
+    """Every config class of ``helpers.methods.RUNNERS`` by name: a result of another class fails
+    as "unknown config_class", so a new runner is noticed."""
     return registered_config_classes()
 
 

@@ -38,9 +38,8 @@ from torch import nn
 
 from helpers.core.data.cifar import CIFAR10_CLASSES
 from helpers.core.data.fashion_mnist import CLASSES as FASHION_MNIST_CLASSES
-from helpers.core.extensions import RunExtension
 from helpers.core.models import replace_activations
-from helpers.core.runs import TrainConfig, autocast_context
+from helpers.core.runs import RunExtension, TrainConfig, autocast_context
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
 __all__ = [

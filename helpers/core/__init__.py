@@ -1,6 +1,6 @@
 """The core of the book's code: runtime, results cache, runs and training loop, models, data,
-statistics, report vocabulary, generic tables and plots, the activation registry.
+statistics, report vocabulary, generic tables and plots, the activation lookups.
 
-No module here imports a method package; methods plug in through registries
-(:mod:`helpers.core.registry`, :mod:`helpers.core.extensions`), as ``tests/test_architecture.py`` enforces.
+No module here imports a method package; the core reads the methods' plain tables
+(``helpers.methods``) through :func:`helpers.core.registry.catalog`, as ``tests/test_architecture.py`` enforces.
 """

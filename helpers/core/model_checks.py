@@ -101,7 +101,7 @@ def weight_dtype(layer: nn.Module) -> torch.dtype | None:
 
 
 def check_sites(model: nn.Module, types: tuple[type[nn.Module], ...] | None) -> tuple[type[nn.Module], ...]:
-    """The model is a module and ``types`` (None: every registered activation class) a non-empty
+    """The model is a module and ``types`` (None: every activation class of the table) a non-empty
     tuple of module classes; returns the types."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")

@@ -1,24 +1,32 @@
 """Method options: the knobs a method adds to a run config, as one typed object per method.
 
 A method defines a frozen :class:`MethodOptions` subclass (fields, rules, a
-:meth:`MethodOptions.check` hook for rules involving the config) and registers it with
-:func:`register_options`. A run config carries at most one instance per class (absent: defaults).
+:meth:`MethodOptions.check` hook for rules involving the config), one line of the plain table
+``helpers.methods.OPTIONS`` (read through :func:`helpers.core.registry.catalog`; its order is the
+stored order). A run config carries at most one instance per class (absent: defaults).
 Cache keys and stored configs are flat (:func:`flat_options`, inverted by :func:`split_options`), so
 they do not depend on how knobs are grouped; hence no two classes may share a field name.
+
+The key of a run (:func:`config_hash`) is a stable hash of its config as that flat JSON, fields at
+their default dropped (so a new field whose default keeps the old behaviour keeps every key), and
+:data:`CODE_VERSION`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from helpers.core import validation as v
+from helpers.core.registry import catalog
 
 __all__ = [
     "MethodOptions",
-    "register_options",
+    "check_options_table",
     "registered_options",
     "options_field_names",
     "check_options",
@@ -29,6 +37,11 @@ __all__ = [
     "flat_defaults",
     "options_labels",
     "split_options",
+    "CODE_VERSION",
+    "config_dict",
+    "config_hash",
+    "field_defaults",
+    "hash_payload",
 ]
 
 
@@ -57,7 +70,6 @@ class MethodOptions:
 
 
 _O = TypeVar("_O", bound=MethodOptions)
-_REGISTERED: list[type[MethodOptions]] = []
 
 
 def _check_class(cls: Any) -> None:
@@ -77,30 +89,28 @@ def _check_class(cls: Any) -> None:
         raise TypeError(f"{cls.__name__}.RULES must list a rule for each field and no other name; differs on {unruled}")
 
 
-def register_options(cls: type[_O]) -> type[_O]:
-    """Register a method's options class (idempotent); its field names may not clash with another's."""
-    _check_class(cls)
-    if cls in _REGISTERED:
-        return cls
-    names = {f.name for f in dataclasses.fields(cls)}
-    for other in _REGISTERED:
-        if other.__name__ == cls.__name__:
-            raise ValueError(f"two method options classes are named {cls.__name__!r}")
-        shared = names & {f.name for f in dataclasses.fields(other)}
-        if shared:
-            raise ValueError(f"{cls.__name__} and {other.__name__} both have the fields {sorted(shared)}")
-    _REGISTERED.append(cls)
-    return cls
+def check_options_table(classes: tuple[type[MethodOptions], ...]) -> None:
+    """``helpers.methods.OPTIONS`` is sound: frozen dataclasses with a default and a rule per field,
+    no two classes of one name, and no field name in two classes (the flat keys would clash)."""
+    for i, cls in enumerate(classes):
+        _check_class(cls)
+        names = {f.name for f in dataclasses.fields(cls)}
+        for other in classes[:i]:
+            if other.__name__ == cls.__name__:
+                raise ValueError(f"two method options classes are named {cls.__name__!r}")
+            shared = names & {f.name for f in dataclasses.fields(other)}
+            if shared:
+                raise ValueError(f"{cls.__name__} and {other.__name__} both have the fields {sorted(shared)}")
 
 
 def registered_options() -> tuple[type[MethodOptions], ...]:
-    """The registered options classes, in registration order."""
-    return tuple(_REGISTERED)
+    """The options classes of ``helpers.methods.OPTIONS``, in table order."""
+    return catalog().OPTIONS
 
 
 def options_field_names() -> tuple[str, ...]:
-    """Every registered options field name (the flat keys they add to a stored config)."""
-    return tuple(f.name for cls in _REGISTERED for f in dataclasses.fields(cls))
+    """Every options field name of the table (the flat keys they add to a stored config)."""
+    return tuple(f.name for cls in registered_options() for f in dataclasses.fields(cls))
 
 
 def check_sites(options: tuple[MethodOptions, ...], activations: set[str | None]) -> None:
@@ -117,7 +127,7 @@ def check_sites(options: tuple[MethodOptions, ...], activations: set[str | None]
 
 
 def check_options(options: Any, owner: str) -> None:
-    """``options`` is a tuple of registered options instances, at most one per class."""
+    """``options`` is a tuple of instances of the table's options classes, at most one per class."""
     if not isinstance(options, tuple):
         raise TypeError(f"{owner}.options must be a tuple of MethodOptions, got {type(options).__name__}")
     seen: set[type] = set()
@@ -125,10 +135,9 @@ def check_options(options: Any, owner: str) -> None:
         if not isinstance(item, MethodOptions):
             raise TypeError(f"{owner}.options holds {item!r}; expected MethodOptions instances")
         cls = type(item)
-        if cls not in _REGISTERED:
+        if cls not in registered_options():
             raise ValueError(
-                f"{owner}.options holds {cls.__name__}, which is not registered (register_options; "
-                "the methods' options register when helpers.methods is imported)"
+                f"{owner}.options holds {cls.__name__}, which is not a line of the table helpers.methods.OPTIONS"
             )
         if cls in seen:
             raise ValueError(f"{owner}.options holds two {cls.__name__}; give at most one per class")
@@ -136,9 +145,10 @@ def check_options(options: Any, owner: str) -> None:
 
 
 def canonical_options(options: tuple[MethodOptions, ...]) -> tuple[MethodOptions, ...]:
-    """``options`` without default instances, in registration order (checked first by
+    """``options`` without default instances, in table order (checked first by
     :func:`check_options`): two configs of the same run compare equal however they were written."""
-    return tuple(sorted((o for o in options if not is_default(o)), key=lambda o: _REGISTERED.index(type(o))))
+    order = registered_options()
+    return tuple(sorted((o for o in options if not is_default(o)), key=lambda o: order.index(type(o))))
 
 
 @functools.cache
@@ -164,34 +174,103 @@ def option_of(options: Iterable[MethodOptions], cls: type[_O]) -> _O:
 
 
 def flat_options(options: Iterable[MethodOptions]) -> dict[str, Any]:
-    """Every registered class's fields by name: the carried instance's value, else the default."""
+    """Every table class's fields by name: the carried instance's value, else the default."""
     carried = tuple(options)
     flat: dict[str, Any] = {}
-    for cls in _REGISTERED:
+    for cls in registered_options():
         instance = option_of(carried, cls)
         flat.update((f.name, getattr(instance, f.name)) for f in dataclasses.fields(cls))
     return flat
 
 
 def options_labels() -> dict[str, str]:
-    """Every registered class's setup-table labels (``LABELS``), by field name."""
-    return {name: text for cls in _REGISTERED for name, text in cls.LABELS.items()}
+    """Every table class's setup-table labels (``LABELS``), by field name."""
+    return {name: text for cls in registered_options() for name, text in cls.LABELS.items()}
 
 
 def flat_defaults() -> dict[str, Any]:
-    """Every registered class's fields with their default values."""
+    """Every table class's fields with their default values."""
     return flat_options(())
 
 
 def split_options(fields: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[MethodOptions, ...]]:
     """``(rest, options)``: the flat option keys of ``fields`` routed into one instance per class
-    that has any of them, in registration order; ``rest`` is every other key."""
+    that has any of them, in table order; ``rest`` is every other key."""
     if not isinstance(fields, Mapping):
         raise TypeError(f"config fields must be a dict of field names to values, got {type(fields).__name__}")
     rest = dict(fields)
     built: list[MethodOptions] = []
-    for cls in _REGISTERED:
+    for cls in registered_options():
         mine = {f.name: rest.pop(f.name) for f in dataclasses.fields(cls) if f.name in rest}
         if mine and not is_default(built_one := cls(**mine)):
             built.append(built_one)
     return rest, tuple(built)
+
+
+# ------------------------------------------------------------------------------- the key of a run
+# Bump when a change to training code would change results of an unchanged config.
+CODE_VERSION = "1"
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return value  # json keeps 1.0 vs 1 distinct; both are stable
+    return value
+
+
+#: The config field that holds method options (:mod:`helpers.core.options`): a stored config and
+#: its hash see every options field of the table flat, under its own name, in its place.
+OPTIONS_FIELD = "options"
+
+
+def config_dict(config: Any) -> dict:
+    """The config as a plain, JSON-able dict (with its class name); its method options flat."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
+    out: dict[str, Any] = {"config_class": type(config).__name__}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.name == OPTIONS_FIELD:
+            out.update(_jsonable(flat_options(value)))
+        else:
+            out[f.name] = _jsonable(value)
+    return out
+
+
+def field_defaults(config_cls: type) -> dict[str, Any]:
+    """Each field's default value of a config class, JSON-able (fields without one are left out;
+    method options as the defaults of the table's fields)."""
+    return dict(_field_defaults(config_cls, registered_options()))
+
+
+@functools.cache
+def _field_defaults(config_cls: type, registered: tuple[type, ...]) -> dict[str, Any]:
+    """:func:`field_defaults`, cached per class and options table."""
+    defaults = {}
+    for f in dataclasses.fields(config_cls):
+        if f.name == OPTIONS_FIELD:
+            defaults.update(_jsonable(flat_defaults()))
+        elif f.default is not dataclasses.MISSING:
+            defaults[f.name] = _jsonable(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            defaults[f.name] = _jsonable(f.default_factory())
+    return defaults
+
+
+def hash_payload(config: Any) -> dict:
+    """What the hash sees: the config without fields left at their default value."""
+    full = config_dict(config)
+    defaults = field_defaults(type(config))
+    return {k: v for k, v in full.items() if k not in defaults or defaults[k] != v}
+
+
+def config_hash(config: Any) -> str:
+    """Stable 16-hex-digit hash of the config's non-default fields and the code version."""
+    payload = json.dumps({"code_version": CODE_VERSION, **hash_payload(config)}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]

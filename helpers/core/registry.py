@@ -1,15 +1,17 @@
-"""The activation registry: name -> module factory, and the classes that count as activation sites.
+"""Activations by name: the torch built-ins' table, and the lookups over the book's full table.
 
-The core knows no method: the built-ins are listed here, and each method's activations join through
-:func:`register_activation` when ``helpers.methods`` is imported (like timm's ``register_model``).
-:data:`ACTIVATION_TYPES` holds the torch built-ins plus the classes method modules register with
-:func:`register_activation_type` at import (a model holding one imported its module).
+Like timm's ``create_act.py``, an activation is a function, a module and one line in a plain dict:
+``helpers.methods.ACTIVATIONS`` (:data:`TORCH_ACTIVATIONS` plus the methods'), with
+``ACTIVATION_TYPES`` (the classes that count as activation sites) and ``DISPLAY_NAMES`` beside it.
+The core reads those tables through :func:`catalog`; importing a module registers nothing.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping
+from types import ModuleType
 
 import numpy as np
 import torch
@@ -19,15 +21,16 @@ from helpers.core.validation import Rule, boolean, canonical_arguments, check_va
 
 __all__ = [
     "ActivationFactory",
-    "ACTIVATION_TYPES",  # noqa: F822 (computed by the module __getattr__)
+    "TORCH_ACTIVATIONS",
+    "TORCH_ACTIVATION_TYPES",
+    "TORCH_DISPLAY_NAMES",
+    "catalog",
     "activation_types",
-    "register_activation_type",
     "available_activations",
     "register_activation",
     "get_activation",
     "activation_factory",
     "apply_activation",
-    "register_display_name",
     "display_name",
     "display_names",
     "relu_limits",
@@ -146,7 +149,8 @@ _INPLACE = {"inplace": boolean()}
 #: A slope or scale that torch's kernels hold as a float32: beyond this, torch fails at the first
 #: forward ("cannot be converted to type float without overflow") instead of naming the argument.
 _FLOAT32_SCALE = 1e30
-_REGISTRY: dict[str, ActivationFactory] = {
+#: The torch activations by name (``helpers.methods.ACTIVATIONS`` adds the methods').
+TORCH_ACTIVATIONS: dict[str, ActivationFactory] = {
     "relu": _checked(nn.ReLU, **_INPLACE),
     "gelu": _checked(GELU, approximate=choice(("none", "tanh"))),  # exact (erf) form by default
     "gelu_tanh": _gelu_tanh,
@@ -162,7 +166,9 @@ _REGISTRY: dict[str, ActivationFactory] = {
     "identity": _no_arguments(nn.Identity),
 }
 
-_ACTIVATION_TYPES: list[type[nn.Module]] = [
+#: The torch module classes that count as activation sites (the methods' classes join them in
+#: ``helpers.methods.ACTIVATION_TYPES``).
+TORCH_ACTIVATION_TYPES: tuple[type[nn.Module], ...] = (
     nn.ReLU,
     nn.GELU,
     nn.ELU,
@@ -173,31 +179,10 @@ _ACTIVATION_TYPES: list[type[nn.Module]] = [
     nn.LeakyReLU,
     nn.Sigmoid,
     nn.Tanh,
-]
+)
 
-
-def register_activation_type(cls: type[nn.Module]) -> type[nn.Module]:
-    """Count ``cls`` as an activation site (usable as a class decorator). Idempotent."""
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise TypeError(f"an activation type must be an nn.Module subclass, got {cls!r}")
-    if cls not in _ACTIVATION_TYPES:
-        _ACTIVATION_TYPES.append(cls)
-    return cls
-
-
-def activation_types() -> tuple[type[nn.Module], ...]:
-    """The module classes that count as "an activation site", as registered so far."""
-    return tuple(_ACTIVATION_TYPES)
-
-
-def __getattr__(name: str) -> object:  # ACTIVATION_TYPES is computed, so later registrations show
-    if name == "ACTIVATION_TYPES":
-        return activation_types()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-#: How tables print an activation's registry name (the built-ins; methods register theirs).
-_DISPLAY_NAMES: dict[str, str] = {
+#: How tables print a torch activation's name (``helpers.methods.DISPLAY_NAMES`` adds the methods').
+TORCH_DISPLAY_NAMES: dict[str, str] = {
     "gelu": "GELU",
     "elu": "ELU",
     "prelu": "PReLU",
@@ -212,40 +197,51 @@ _DISPLAY_NAMES: dict[str, str] = {
 }
 
 
-def register_display_name(name: str, text: str) -> None:
-    """Print activation ``name`` as ``text`` in tables (``helpers.methods`` registers the methods')."""
-    if not isinstance(name, str) or not name or not isinstance(text, str) or not text.strip():
-        raise ValueError(f"a display name maps a non-empty name to non-empty text, got {name!r} -> {text!r}")
-    _DISPLAY_NAMES[name] = text
+def catalog() -> ModuleType:
+    """``helpers.methods``, the book's plain tables (``ACTIVATIONS``, ``ACTIVATION_TYPES``,
+    ``DISPLAY_NAMES``, ``OPTIONS``, ``RUN_EXTENSIONS``, ``CONFIG_CLASSES``), read where they are used.
+
+    The core's one deferred import: the methods import the core, so the core cannot import their
+    table at its top (a cycle); it reads it on first use instead. Every process (a pool worker, a
+    torchrun rank, a cluster job) reads the same tables this way, with nothing to register first.
+    """
+    return importlib.import_module("helpers.methods")
+
+
+def activation_types() -> tuple[type[nn.Module], ...]:
+    """The module classes that count as "an activation site" (``helpers.methods.ACTIVATION_TYPES``)."""
+    return catalog().ACTIVATION_TYPES
 
 
 def display_name(name: str) -> str:
     """How tables print activation ``name``; an unknown name is an error listing the known ones."""
-    if name not in _DISPLAY_NAMES:
+    names = catalog().DISPLAY_NAMES
+    if name not in names:
         raise KeyError(
-            f"no display name for activation {name!r}; known: {', '.join(sorted(_DISPLAY_NAMES))} (the methods' "
-            "names register when helpers.methods is imported)"
+            f"no display name for activation {name!r}; known: {', '.join(sorted(names))} (the table "
+            "helpers.methods.DISPLAY_NAMES)"
         )
-    return _DISPLAY_NAMES[name]
+    return names[name]
 
 
 def display_names() -> dict[str, str]:
-    """Every registered display name, by activation registry name."""
-    return dict(_DISPLAY_NAMES)
+    """Every display name, by activation name."""
+    return dict(catalog().DISPLAY_NAMES)
 
 
 def available_activations() -> list[str]:
-    """Registered activation names, sorted."""
-    return sorted(_REGISTRY)
+    """The activation names of ``helpers.methods.ACTIVATIONS``, sorted."""
+    return sorted(catalog().ACTIVATIONS)
 
 
-#: A registry name: lowercase, as :func:`get_activation` looks names up (``"MyAct"`` would be unreachable).
+#: An activation name: lowercase, as :func:`get_activation` looks names up (``"MyAct"`` would be unreachable).
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def register_activation(name: str, factory: ActivationFactory, *, replace: bool = False) -> None:
-    """Add an activation under ``name`` (``[a-z][a-z0-9_]*``); a taken name is an error unless
-    ``replace=True`` (the same factory again is a no-op)."""
+    """Add a reader's own activation to ``helpers.methods.ACTIVATIONS`` under ``name``
+    (``[a-z][a-z0-9_]*``), an explicit call (the book's own are lines of that table); a taken
+    name is an error unless ``replace=True`` (the same factory again is a no-op)."""
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
         raise ValueError(
             f"activation name must be a lowercase identifier (a-z first, then a-z, 0-9, '_'), got {name!r}"
@@ -255,24 +251,25 @@ def register_activation(name: str, factory: ActivationFactory, *, replace: bool 
         raise TypeError(f"factory for {name!r} must be callable, got {type(factory).__name__}")
     if not isinstance(replace, bool):
         raise TypeError(f"replace must be True or False, got {replace!r}")
-    if name in _REGISTRY and _REGISTRY[name] is not factory and not replace:
+    table = catalog().ACTIVATIONS
+    if name in table and table[name] is not factory and not replace:
         raise ValueError(
-            f"activation {name!r} is already registered ({_REGISTRY[name]!r}); pass replace=True to replace it"
+            f"activation {name!r} is already registered ({table[name]!r}); pass replace=True to replace it"
         )
-    _REGISTRY[name] = factory
+    table[name] = factory
 
 
 def get_activation(name: str, **kwargs: object) -> nn.Module:
-    """A fresh activation module by registry name, e.g. ``get_activation("srelu", delta=0.01)``."""
+    """A fresh activation module by name, e.g. ``get_activation("srelu", delta=0.01)``."""
     if not isinstance(name, str):
         raise TypeError(f"activation name must be a string, got {type(name).__name__}")
+    table = catalog().ACTIVATIONS
     key = name.lower()
-    if key not in _REGISTRY:
+    if key not in table:
         raise ValueError(
-            f"unknown activation {name!r}; registered: {', '.join(available_activations())} (the methods' "
-            f"activations register when helpers.methods is imported, as helpers.activations does)"
+            f"unknown activation {name!r}; known: {', '.join(sorted(table))} (the table helpers.methods.ACTIVATIONS)"
         )
-    factory = _REGISTRY[key]
+    factory = table[key]
     try:
         module = factory(**kwargs)
     except TypeError as err:
@@ -311,7 +308,8 @@ def canonical_kwargs(owner: str, name: str, kwargs: Mapping[str, object]) -> dic
                 f"{owner} {name!r}: {key}={value!r:.60} is not a plain value (a number, string, bool, None or a list "
                 "of them); a run's key stores its arguments as JSON"
             )
-    if name not in _REGISTRY and isinstance(name, str) and name.lower() in _REGISTRY:
+    table = catalog().ACTIVATIONS
+    if name not in table and isinstance(name, str) and name.lower() in table:
         raise ValueError(f"{owner} {name!r} is not a registered name; use {name.lower()!r}")
     if name == "gelu" and kwargs.get("approximate") == "tanh":  # one module, two names: one key
         raise ValueError(f"{owner} 'gelu' with approximate='tanh' is registered as 'gelu_tanh'; use that name")

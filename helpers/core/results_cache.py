@@ -1,8 +1,8 @@
 """Cached experiment runs: ``run_or_load(config)``.
 
 A *config* is a frozen dataclass with at least ``experiment`` (results subfolder) and ``profile``;
-:func:`register_runner` pairs its class with a *runner* returning a JSON-able dict, stored atomically
-in ``results/<experiment>/<hash>.json`` (hash of the full config plus :data:`CODE_VERSION`).
+the plain table ``helpers.methods.RUNNERS`` pairs its class with a *runner* returning a JSON-able
+dict, stored atomically in ``results/<experiment>/<hash>.json`` (hash of the full config plus :data:`CODE_VERSION`).
 Rules (helpers/README.md, "Results cache"): ``REPRO_RERUN=1`` (or deleting the file) retrains; under
 CI a missing **cpu**-profile result is an error, never a silent multi-hour retrain (smoke runs are
 cheap and allowed); a failed or NaN run goes to ``.failed.json`` and raises :class:`RunFailed`.
@@ -10,9 +10,7 @@ cheap and allowed); a failed or NaN run goes to ``.failed.json`` and raises :cla
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
-import importlib
 import json
 import multiprocessing
 import os
@@ -25,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from helpers.core import provenance
-from helpers.core.atomic_files import json_safe, remove_if_empty, remove_stale_temp_files, write_json_atomic
-from helpers.core.config_keys import (  # noqa: F401 (re-exported: the cache's key is part of its interface)
+from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
+from helpers.core.options import (  # noqa: F401 (re-exported: the cache's key is part of its interface)
     CODE_VERSION,
     OPTIONS_FIELD,
     config_dict,
@@ -34,10 +32,18 @@ from helpers.core.config_keys import (  # noqa: F401 (re-exported: the cache's k
     field_defaults,
     hash_payload,
 )
-from helpers.core.device import DEVICE_ENV, local_gpus, worker_devices
-from helpers.core.result_files import CorruptResult, OtherFormat, find_problems, with_checksum
+from helpers.core.registry import catalog
+from helpers.core.result_files import (
+    CorruptResult,
+    OtherFormat,
+    find_problems,
+    json_safe,
+    remove_if_empty,
+    remove_stale_temp_files,
+    with_checksum,
+    write_json_atomic,
+)
 from helpers.core.run_reads import (  # noqa: F401 (re-exported: reading a run's result is the cache's interface)
-    UnregisteredOptions,
     has_result,
     load_result,
     load_results,
@@ -55,28 +61,12 @@ from helpers.core.runtime import (
 from helpers.core.validation import Rule, check_value, integer, number
 
 Runner = Callable[[Any, Path], dict]
-_RUNNERS: dict[type, Runner] = {}
-#: Modules that registered runners, activations or run extensions (``helpers.methods``): a spawned
-#: worker starts with none of them, so it imports these before its first run.
-_PLUGIN_MODULES: list[str] = []
 
 
-def note_plugin_module(name: str) -> None:
-    """Record that importing module ``name`` registers plugins; worker processes import it too."""
-    if name not in _PLUGIN_MODULES:
-        _PLUGIN_MODULES.append(name)
-
-
-def plugin_modules() -> tuple[str, ...]:
-    """The modules a fresh process imports before its first run (:func:`note_plugin_module`)."""
-    return tuple(_PLUGIN_MODULES)
-
-
-def _init_worker(plugin_modules: tuple[str, ...], devices: tuple[str, ...], next_slot: Any) -> None:
-    """A :func:`run_many` worker's start: import the plugins; on several GPUs, take the next
-    worker's device (:func:`helpers.core.device.worker_devices`)."""
-    for name in plugin_modules:
-        importlib.import_module(name)
+def _init_worker(devices: tuple[str, ...], next_slot: Any) -> None:
+    """A :func:`run_many` worker's start: on several GPUs, take the next worker's device
+    (:func:`helpers.core.device.worker_devices`). Nothing to import first: a run reads the book's
+    tables where it uses them (:func:`helpers.core.registry.catalog`)."""
     if devices:
         with next_slot.get_lock():
             slot, next_slot.value = next_slot.value, next_slot.value + 1
@@ -94,22 +84,20 @@ class MissingResult(RuntimeError):
 _TRAIN_HERE = "Run the notebook locally with REPRO_PROFILE=cpu and commit results/, or set REPRO_RERUN=1 to train here."
 
 
-def register_runner(config_cls: type) -> Callable[[Runner], Runner]:
-    """Decorator: ``@register_runner(MyConfig) def run(cfg, workdir) -> dict``; ``workdir`` is a
-    per-run folder for checkpoints (resume after a kill)."""
-    if not dataclasses.is_dataclass(config_cls):
-        raise TypeError(f"{config_cls!r} is not a dataclass")
-
-    def decorator(fn: Runner) -> Runner:
-        _RUNNERS[config_cls] = fn
-        return fn
-
-    return decorator
+def runner_of(config: Any) -> Runner:
+    """The function that trains ``config``: its class's line of ``helpers.methods.RUNNERS``."""
+    runners = catalog().RUNNERS
+    if type(config) not in runners:
+        raise TypeError(
+            f"run_or_load needs a run config (a dataclass with a runner), got {type(config).__name__}; known: "
+            f"{', '.join(c.__name__ for c in runners)} (the table helpers.methods.RUNNERS)"
+        )
+    return runners[type(config)]
 
 
 def registered_config_classes() -> dict[str, type]:
     """Config classes with a runner, by class name (the ``config_class`` of a stored config)."""
-    return {cls.__name__: cls for cls in _RUNNERS}
+    return {cls.__name__: cls for cls in catalog().RUNNERS}
 
 
 def store_result(config: Any, result: dict) -> Path:
@@ -163,13 +151,7 @@ def run_or_load(config: Any, *, rerun: bool | None = None) -> dict:
     ``status == "ok"`` and the runner's keys. ``rerun``: True retrains, False uses the cache, None
     reads ``REPRO_RERUN``."""
     check_value("run_or_load", "rerun", rerun, _RERUN_RULE)
-    runner = _RUNNERS.get(type(config))
-    if runner is None:
-        raise TypeError(
-            f"run_or_load needs a run config (a dataclass with a registered runner), got "
-            f"{type(config).__name__}; known: {', '.join(c.__name__ for c in _RUNNERS) or 'none'} "
-            f"(helpers.experiments registers every config class of the book)"
-        )
+    runner = runner_of(config)
     current_profile(config.profile)
     path = result_path(config)
     rerun = bool_env("REPRO_RERUN", False) if rerun is None else rerun
@@ -264,7 +246,7 @@ def _parallel(configs: list, todo: list[int], n: int, rerun: bool, desc: str, re
     previous = signal.signal(signal.SIGTERM, exit_on_sigterm) if in_main else None
     context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools
     try:
-        start = (tuple(_PLUGIN_MODULES), worker_devices(n), context.Value("i", 0))
+        start = (worker_devices(n), context.Value("i", 0))
         with ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_init_worker, initargs=start) as pool:
             try:
                 quiet_workers = interactive_stderr()  # see _run_in_worker
@@ -311,8 +293,7 @@ def run_many(
     if not configs:
         return []
     for cfg in configs:
-        if type(cfg) not in _RUNNERS:
-            raise TypeError(f"no runner registered for {type(cfg).__name__}")
+        runner_of(cfg)
     rerun = bool_env("REPRO_RERUN", False) if rerun is None else rerun
     todo = [i for i, cfg in enumerate(configs) if rerun or not result_path(cfg).exists()]
     missing_cpu = [configs[i] for i in todo if configs[i].profile == "cpu"]

@@ -14,7 +14,6 @@ noted here.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -23,9 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from helpers.core.config_keys import CODE_VERSION, config_hash, field_defaults
-from helpers.core.options import flat_defaults
-from helpers.core.result_files import CorruptResult, read_result_json, read_verified
+from helpers.core.options import CODE_VERSION, config_hash, field_defaults
+from helpers.core.result_files import read_verified
 from helpers.core.runtime import results_root
 
 
@@ -189,34 +187,6 @@ def load_result(config: Any) -> dict | None:
     if where is None or where is HIDDEN or not where[1].exists():
         return None
     config, path = where
-    try:
-        result = read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
-        note_read(config, result)
-        return result
-    except CorruptResult as err:
-        unknown = _undeclared_fields(path, type(config))
-        if unknown:  # the hash check failed because this process lacks the options, not the file
-            raise UnregisteredOptions(
-                f"{path}: its stored config has the fields {', '.join(unknown)}, which no option class "
-                "registered in this process declares, so its config hash cannot be checked. The file is "
-                "probably intact: do not delete it. Import helpers.methods first (helpers.activations, "
-                "helpers.models and helpers.experiments do), which registers every method's options."
-            ) from err
-        raise
-
-
-class UnregisteredOptions(RuntimeError):
-    """A result file names option fields that this process has not registered: not damage (unlike
-    :class:`~helpers.core.result_files.CorruptResult`, it is never a reason to retrain)."""
-
-
-def _undeclared_fields(path: Path, config_cls: type) -> list[str]:
-    """The stored config fields of ``path`` that neither ``config_cls`` nor a registered option class declares."""
-    try:
-        stored = read_result_json(path)["config"]
-    except (CorruptResult, KeyError, TypeError):
-        return []
-    if not isinstance(stored, dict):  # the damage is reported as such
-        return []
-    known = {f.name for f in dataclasses.fields(config_cls)} | set(flat_defaults()) | {"config_class"}
-    return sorted(set(stored) - known)
+    result = read_verified(path, field_defaults(type(config)), CODE_VERSION, expected_hash=config_hash(config))
+    note_read(config, result)
+    return result

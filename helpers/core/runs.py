@@ -1,9 +1,10 @@
 """The standard supervised run: ``TrainConfig`` -> data, model, optimiser, hooks, ``fit``, result.
 
 Every supervised experiment is a :class:`TrainConfig` (re-exported here with its runner).
-Method-specific steps (init, parameter groups, hooks, extra records) are
-:class:`~helpers.core.extensions.RunExtension` objects registered by ``helpers.methods``; this core
-module imports no method.
+Method-specific steps (init, parameter groups, hooks, extra records) are :class:`RunExtension`
+objects, lines of the plain table ``helpers.methods.RUN_EXTENSIONS``; a run uses those whose
+:meth:`RunExtension.applies` is true for it, in table order.
+``helpers.methods.RUNNERS`` names :func:`run_training` as the runner of a :class:`TrainConfig`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 from torch.utils.data import TensorDataset
 
 from helpers.core import distributed
-from helpers.core.augment import batch_transform
+from helpers.core.checkpoint import save_weights
 from helpers.core.data import load_dataset, make_loader
 from helpers.core.device import (  # autocast_context: re-exported for the methods
     autocast_context,  # noqa: F401
@@ -28,21 +30,75 @@ from helpers.core.device import (  # autocast_context: re-exported for the metho
     device_provenance,
 )
 from helpers.core.env import bool_env
-from helpers.core.extensions import applicable_extensions, param_groups_of
 from helpers.core.models import build_model
 from helpers.core.provenance import note_device
-from helpers.core.registry import activation_factory
-from helpers.core.results_cache import CODE_VERSION, config_hash, note_plugin_module, register_runner, result_path
+from helpers.core.registry import activation_factory, catalog
+from helpers.core.results_cache import CODE_VERSION, config_hash, result_path
 from helpers.core.runtime import seed_everything, training_threads
-from helpers.core.train import fit, optimizer_from_groups
+from helpers.core.train import TrainHook, fit, optimizer_from_groups
 from helpers.core.train_config import (  # noqa: F401 (re-exported: a run's config is imported from here)
     MAX_SEED,
     SCHEDULES,
     TRAIN_CONFIG_RULES,
     TrainConfig,
+    batch_transform,
     run_seeds,
 )
-from helpers.core.weights import save_weights
+
+
+class RunExtension:
+    """The method-specific steps of a :class:`TrainConfig` run; every step is optional. A run uses
+    those whose :meth:`applies` is true, in table order."""
+
+    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
+        """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
+        return True
+
+    def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
+        """Change the freshly built model before the optimiser sees it (e.g. an init mode)."""
+
+    def param_groups(self, model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]] | None:
+        """The optimiser's parameter groups, or None for the default (one group of all weights)."""
+        return None
+
+    def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
+        """Training hooks of the run (in order)."""
+        return []
+
+    def initial_record(self, model: nn.Module) -> dict[str, Any]:
+        """Entries of the result recorded right before training starts."""
+        return {}
+
+    def final_record(
+        self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Entries of the result recorded after training (``out``: :func:`fit`'s output, with
+        ``best_state``; ``parts``: :func:`build_run`'s, with the validation loader). Evaluate under
+        :func:`autocast_context` of ``cfg.precision``, as the run trained."""
+        return {}
+
+
+def applicable_extensions(model: nn.Module, cfg: TrainConfig) -> list[RunExtension]:
+    """The extensions of ``helpers.methods.RUN_EXTENSIONS`` that apply to the run of ``cfg`` on ``model``."""
+    return [e for e in catalog().RUN_EXTENSIONS if e.applies(model, cfg)]
+
+
+def param_groups_of(extensions: list[RunExtension], model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
+    """The one applicable extension's parameter groups, or the default; two that both set them
+    would silently drop one method's optimiser settings, so that is an error naming both."""
+    wanted = [(e, g) for e in extensions if (g := e.param_groups(model, cfg)) is not None]
+    if len(wanted) > 1:
+        names = ", ".join(type(e).__name__ for e, _ in wanted)
+        raise ValueError(
+            f"run {cfg.experiment!r} ({cfg.activation}): several run extensions set the optimiser's "
+            f"parameter groups ({names}); at most one may, so these methods cannot be combined"
+        )
+    return wanted[0][1] if wanted else default_param_groups(model, cfg.lr, cfg.weight_decay)
+
+
+def default_param_groups(model: nn.Module, lr: float, weight_decay: float) -> list[dict[str, Any]]:
+    """One group of every parameter (what a run uses when no extension groups them)."""
+    return [{"params": list(model.parameters()), "lr": lr, "weight_decay": weight_decay, "name": "weights"}]
 
 
 def lm_blocks(tokens: torch.Tensor, block_size: int, limit: int | None = None) -> TensorDataset:
@@ -149,11 +205,6 @@ def build_run(cfg: TrainConfig, device: torch.device | None = None):
     }
 
 
-# a spawned worker unpickles a TrainConfig from train_config, which registers no runner: it imports this module
-note_plugin_module(__name__)
-
-
-@register_runner(TrainConfig)
 def run_training(cfg: TrainConfig, workdir: Path) -> dict[str, Any]:
     """Train one configuration on :func:`helpers.core.runtime.train_threads` threads (float32
     results depend on it); the result record, final weights kept with :data:`KEEP_FINAL_WEIGHTS_ENV`."""
@@ -244,5 +295,5 @@ KEEP_FINAL_WEIGHTS_ENV = "REPRO_KEEP_FINAL_WEIGHTS"
 
 def final_weights_path(cfg: TrainConfig) -> Path:
     """Where a run keeps its final (not best) weights with :data:`KEEP_FINAL_WEIGHTS_ENV`:
-    ``<hash>.final.ckpt`` beside its result, with a ``.sha256`` (:mod:`helpers.core.weights`)."""
+    ``<hash>.final.ckpt`` beside its result, with a ``.sha256`` (:mod:`helpers.core.checkpoint`)."""
     return result_path(cfg).with_suffix(".final.ckpt")

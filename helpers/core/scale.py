@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from helpers.core import validation as v
-from helpers.core.augment import AUGMENTATIONS
 from helpers.core.provenance import PRECISIONS
 from helpers.core.runs import SCHEDULES
+from helpers.core.train_config import AUGMENTATIONS
 
 __all__ = ["Scale", "arm_seeds_of"]
 

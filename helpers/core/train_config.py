@@ -1,15 +1,23 @@
 """What one training run is: :class:`TrainConfig`, every field that determines it (and so its
 cache key), each field's rule, and the checks across fields, all made when a config is built so that
-a bad run fails before it trains. :mod:`helpers.core.runs` runs it."""
+a bad run fails before it trains. :mod:`helpers.core.runs` runs it.
+
+Its ``augment`` field names a training-batch augmentation (:data:`AUGMENTATIONS`), applied on tensors
+already in memory (:func:`batch_transform`): the standard CIFAR augmentation (torchvision's
+``RandomCrop(32, padding=4)`` + ``RandomHorizontalFlip()``) on a whole batch with one indexing
+operation. Draws come from torch's global generator, which checkpoints store, so a resumed run draws the same.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, TypeVar
 
+import torch
+from torch import nn
+
 from helpers.core import validation as v
-from helpers.core.augment import AUGMENTATIONS
 from helpers.core.data import DATASET_NAMES, TEXT_DATASETS
 from helpers.core.models import MODEL_NAMES, check_model_kwargs
 from helpers.core.options import MethodOptions, canonical_options, check_options, check_sites, option_of, split_options
@@ -17,6 +25,59 @@ from helpers.core.provenance import PRECISIONS
 from helpers.core.registry import canonical_kwargs
 from helpers.core.runtime import PROFILES, current_profile
 
+# ----------------------------------------------------------------- training-batch augmentation
+AUGMENTATIONS: tuple[str, ...] = ("none", "crop_flip")
+BatchTransform = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _check_images(x: object, where: str) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
+        shown = f"a {x.dim()}-d {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"{where} needs a float batch of images (N, C, H, W), got {shown}")
+    return x
+
+
+def random_crop_flip(x: torch.Tensor, padding: int = 4) -> torch.Tensor:
+    """A random ``H×W`` crop of each image of ``x`` zero-padded by ``padding``, then a horizontal
+    flip of each with probability ½ (drawn from torch's global generator)."""
+    _check_images(x, "random_crop_flip")
+    if isinstance(padding, bool) or not isinstance(padding, int) or padding < 0:
+        raise ValueError(f"padding must be an int >= 0, got {padding!r}")
+    n, _, h, w = x.shape
+    padded = nn.functional.pad(x, (padding, padding, padding, padding))
+    top = torch.randint(0, 2 * padding + 1, (n,))
+    left = torch.randint(0, 2 * padding + 1, (n,))
+    flip = torch.rand(n) < 0.5
+    cols = torch.arange(w).expand(n, w)
+    cols = torch.where(flip[:, None], cols.flip(1), cols) + left[:, None]  # a flip reverses the columns read
+    rows = torch.arange(h)[None, :] + top[:, None]
+    batch = torch.arange(n)[:, None, None, None]
+    channel = torch.arange(x.shape[1])[None, :, None, None]
+    out = padded[batch, channel, rows[:, None, :, None], cols[:, None, None, :]]
+    return out.contiguous(memory_format=torch.channels_last) if _is_channels_last(x) else out.contiguous()
+
+
+def _is_channels_last(x: torch.Tensor) -> bool:
+    return x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+
+
+def _to_channels_last(x: torch.Tensor) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def batch_transform(augment: str = "none", channels_last: bool = False) -> BatchTransform | None:
+    """The transform :func:`helpers.core.train.fit` applies to every training batch (``None``:
+    nothing to do): the augmentation, then channels_last order if asked (validation batches stay
+    contiguous; channels_last weights make oneDNN convert them)."""
+    if augment not in AUGMENTATIONS:
+        raise ValueError(f"augment must be one of {', '.join(AUGMENTATIONS)}, got {augment!r}")
+    augmented = random_crop_flip if augment == "crop_flip" else None
+    if not channels_last or augmented is None:
+        return _to_channels_last if channels_last else augmented
+    return lambda x: _to_channels_last(augmented(x))
+
+
+# ---------------------------------------------------------------------------------- the config
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
 _O = TypeVar("_O", bound=MethodOptions)
 
@@ -61,7 +122,7 @@ class TrainConfig:
     max_grad_norm: float | None = None
     # float32, or bf16 autocast (helpers.core.provenance.check_precision); keyed when not the default.
     precision: str = "float32"
-    # Training-batch augmentation (helpers.core.augment). Defaults keep committed keys unchanged.
+    # Training-batch augmentation (AUGMENTATIONS above). Defaults keep committed keys unchanged.
     augment: str = "none"
     # Convolutional models only: channels_last memory order, which oneDNN runs faster (bf16 autocast
     # ResNet-18: 2.2x over float32 contiguous on an AVX512-BF16 EPYC, 2.5x on AMX).
@@ -81,7 +142,7 @@ class TrainConfig:
         current_profile(self.profile)  # its message lists the profiles
         v.check_fields(self, TRAIN_CONFIG_RULES)
         check_options(self.options, "TrainConfig")
-        # canonical: registration order, defaults dropped, so equal runs are equal configs
+        # canonical: table order, defaults dropped, so equal runs are equal configs
         object.__setattr__(self, "options", canonical_options(self.options))
         for name in ("min_lr", "warmup_start_lr"):
             if getattr(self, name) > self.lr:
@@ -142,7 +203,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, fields: Mapping[str, Any]) -> TrainConfig:
         """The config of flat ``fields`` (a stored ``config`` dict, without its ``config_class``, or
-        a hash payload): the registered options' keys go into their options objects."""
+        a hash payload): the option fields of the table go into their options objects."""
         if not isinstance(fields, Mapping):
             raise TypeError(f"TrainConfig.from_dict takes a dict of config fields, got {type(fields).__name__}")
         rest, options = split_options(fields)

@@ -19,7 +19,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.core.registry import register_activation_type
 from helpers.core.validation import boolean, check_value, checked_arguments, choice, instance_of, number, number_tuple
 from helpers.flexact.mixture import _BasisMixture, _SampledMixture, basis_split, resolve_candidates
 from helpers.flexact.regulariser import gradient_norm_regularizer, mean_gradient_norms, pseudo_probabilities
@@ -39,7 +38,6 @@ _RULES = dict(
 )
 
 
-@register_activation_type
 class FlexAct(nn.Module):
     """Activation chosen among ``candidates`` (registry names, modules, or a ``{name: name_or_module}``
     mapping; default ReLU, Sigmoid, Tanh, LeakyReLU(0.01), Identity as in Section 3) by trainable

@@ -11,8 +11,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from helpers.core.extensions import RunExtension
-from helpers.core.runs import TrainConfig
+from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
 from helpers.core.validation import boolean, check_value, checked_arguments, choice, instance_of, integer, number
 from helpers.flexact.activation import FlexAct, flexact_modules

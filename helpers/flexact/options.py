@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from helpers.core import validation as v
-from helpers.core.options import MethodOptions, register_options
+from helpers.core.options import MethodOptions
 
 __all__ = ["FlexActOptions"]
 
 
-@register_options
 @dataclass(frozen=True)
 class FlexActOptions(MethodOptions):
     """``flexact_alpha``: the regulariser's weight α in the loss; ``flexact_lam``: its λ (Eqs. 1-4);

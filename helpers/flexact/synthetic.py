@@ -22,7 +22,7 @@ from torch import nn
 
 from helpers.core import validation as v
 from helpers.core.registry import get_activation
-from helpers.core.results_cache import register_runner, run_many
+from helpers.core.results_cache import run_many
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
@@ -260,7 +260,6 @@ def _held_out(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict[str, f
     return {"val_mse": float(sq.mean()), "val_sq_err_std": float(sq.std(unbiased=False))}
 
 
-@register_runner(FlexActSyntheticConfig)
 def run_synthetic(cfg: FlexActSyntheticConfig, workdir: Path) -> dict[str, Any]:
     """Train one model and return history, held-out MSE, choice and predictions on a grid."""
     with training_threads():  # 1 thread by default, like every training run

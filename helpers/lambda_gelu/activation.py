@@ -15,7 +15,7 @@ from torch import nn
 
 from helpers.core import validation as V
 from helpers.core.provenance import note_backend
-from helpers.core.registry import register_activation_type, relu_limits
+from helpers.core.registry import relu_limits
 from helpers.core.validation import boolean, checked_arguments, choice, instance_of, integer, number
 from helpers.lambda_gelu import kernels as K
 from helpers.lambda_gelu.kernels import apply_lambda_gelu, host_readable, lambda_gelu_reference
@@ -66,7 +66,6 @@ def s_from_lambda(lam: float | torch.Tensor, t: float) -> torch.Tensor:
     return t * softplus_inverse(lam_t - 1.0)
 
 
-@register_activation_type
 class LambdaGELU(nn.Module):
     """``x Φ(λx)``, ``λ = 1 + softplus(s/t)`` (the paper's t = 0.1), from ``s_init``, ``lam_init`` (> 1;
     default :data:`LAMBDA_NEAR_ONE`), or the constant ``fixed_lambda`` with no ``s`` (1.0: ``nn.GELU()``).

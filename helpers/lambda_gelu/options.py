@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from helpers.core import validation as v
-from helpers.core.options import MethodOptions, register_options
+from helpers.core.options import MethodOptions
 from helpers.lambda_gelu.hardness import INIT_MODES
 
 __all__ = ["LambdaGeluOptions"]
 
 
-@register_options
 @dataclass(frozen=True)
 class LambdaGeluOptions(MethodOptions):
     """``hardness_lr_mult``: c, the hardness learning rate η_s = c·η_w; ``init_mode``: λ's

@@ -1,4 +1,4 @@
-"""λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.extensions.RunExtension`).
+"""λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.runs.RunExtension`).
 
 It applies the run's :class:`~helpers.lambda_gelu.options.LambdaGeluOptions` and records the λ of
 every layer at the start (``lambda_init``) and after every epoch (``lambdas``) for every run (empty
@@ -14,9 +14,8 @@ from typing import Any
 
 from torch import nn
 
-from helpers.core.extensions import RunExtension
 from helpers.core.models import replace_activations
-from helpers.core.runs import TrainConfig, autocast_context
+from helpers.core.runs import RunExtension, TrainConfig, autocast_context
 from helpers.core.train import TrainHook, evaluate
 from helpers.lambda_gelu.hardness import (
     AnnealingSchedule,

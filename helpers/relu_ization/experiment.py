@@ -37,15 +37,15 @@ from torch import nn
 from torch.utils.data import Subset
 
 from helpers.core import validation as v
+from helpers.core.checkpoint import load_weights, save_weights
 from helpers.core.data import make_loader
 from helpers.core.models import activation_sites, replace_activations
 from helpers.core.result_files import CorruptResult
-from helpers.core.results_cache import config_hash, hash_payload, load_result, register_runner, result_path
+from helpers.core.results_cache import config_hash, hash_payload, load_result, result_path
 from helpers.core.runs import TrainConfig, build_run, final_weights_path, train_to_completion
 from helpers.core.runtime import PROFILES, current_profile, training_threads
 from helpers.core.scale import Scale
 from helpers.core.train import evaluate
-from helpers.core.weights import load_weights, save_weights
 from helpers.lambda_gelu.activation import LambdaGELU
 from helpers.lambda_gelu.layer_targets import activation_error, gate_error, layer_lambda_target, strided_sample
 from helpers.relu_ization.protocol import (
@@ -337,7 +337,6 @@ def _reproduces(tcfg: TrainConfig, history: list[dict[str, Any]], reused: bool =
     return record
 
 
-@register_runner(ReluizationConfig)
 def run_reluization(cfg: ReluizationConfig, workdir: Path) -> dict[str, Any]:
     """Train, swap and analyse one arm (one thread, as every run of the book)."""
     with training_threads():

@@ -19,7 +19,6 @@ import torch
 from torch import nn
 
 from helpers.core.kernels import FusedKernel
-from helpers.core.registry import register_activation_type
 from helpers.core.validation import boolean, check_value, checked_arguments
 from helpers.srelu.radius import POSITIVE, Delta, checked, checked_delta, delta_range, delta_tensor, working
 
@@ -104,7 +103,6 @@ def srelu_paper_reference(x: torch.Tensor, delta: Delta) -> torch.Tensor:
     return torch.where(condition1, torch.zeros_like(x), torch.where(condition2, p2, x))
 
 
-@register_activation_type
 class SReLU(nn.Module):
     """S-ReLU with radius ``delta`` (default 0.001, the paper's Appendix H). With ``learnable=True``
     δ = exp(``log_delta``) is trained: positive by construction, changed by *relative* steps, which
@@ -153,7 +151,6 @@ class SReLU(nn.Module):
         return f"delta={self.delta:.6g}, learnable={self.learnable}"
 
 
-@register_activation_type
 class SReLUPaperReference(nn.Module):
     """Module around :func:`srelu_paper_reference` (for benchmarks and substitution tests)."""
 

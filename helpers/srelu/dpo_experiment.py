@@ -32,7 +32,7 @@ import torch
 from helpers.core import validation as v
 from helpers.core.data import load_dataset
 from helpers.core.provenance import note_steps
-from helpers.core.results_cache import RunFailed, register_runner
+from helpers.core.results_cache import RunFailed
 from helpers.core.runs import TrainConfig, build_run, checkpoint_key
 from helpers.core.runtime import PROFILES, current_profile, seed_everything, training_threads
 from helpers.core.train import evaluate, fit
@@ -203,7 +203,6 @@ def _dpo(
     }
 
 
-@register_runner(DPOConfig)
 def run_dpo(cfg: DPOConfig, workdir: Path) -> dict[str, Any]:
     """Pre-train, then DPO for every (family, β) of ``cfg``; returns the histories and metrics."""
     with training_threads():

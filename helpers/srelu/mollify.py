@@ -35,7 +35,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers.core.registry import register_activation_type
 from helpers.core.validation import checked_arguments, choice, instance_of, integer, number, text
 from helpers.srelu.theory import bump_normaliser
 
@@ -312,7 +311,6 @@ def mollify(
     return out / kernel.scale**derivative
 
 
-@register_activation_type
 class MollifiedActivation(nn.Module):
     """``x ↦ (f * φ_s)(x)`` as a module (quadrature per call; memory ``numel × nodes``, so it
     processes large inputs in chunks). Use it to try a smoothing before deriving its closed form, e.g.

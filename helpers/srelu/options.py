@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from helpers.core import validation as v
-from helpers.core.options import MethodOptions, register_options
+from helpers.core.options import MethodOptions
 
 __all__ = ["SReluOptions"]
 
 
-@register_options
 @dataclass(frozen=True)
 class SReluOptions(MethodOptions):
     """``delta_anneal_target``: S-ReLU's δ → 0 twin of Algorithm 1: δ = ``activation_kwargs["delta"]``

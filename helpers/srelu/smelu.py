@@ -18,7 +18,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from helpers.core.registry import register_activation_type
 from helpers.core.validation import checked_arguments, instance_of, number
 
 __all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE", "BETA_RANGE"]
@@ -71,7 +70,6 @@ def smelu_grad(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
     return torch.clamp((_working(x) + beta) / (2 * beta), 0.0, 1.0).to(x.dtype)
 
 
-@register_activation_type
 class SmeLU(nn.Module):
     """SmeLU with a fixed half-width ``beta`` (the smoothing width is the knob)."""
 

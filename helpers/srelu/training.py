@@ -23,8 +23,7 @@ from typing import Any
 
 from torch import nn
 
-from helpers.core.extensions import RunExtension
-from helpers.core.runs import TrainConfig
+from helpers.core.runs import RunExtension, TrainConfig
 from helpers.core.train import TrainHook
 from helpers.core.validation import checked_arguments, integer, number
 from helpers.srelu.activation import SReLU
