@@ -98,10 +98,10 @@ def test_each_worker_takes_the_next_gpu(monkeypatch):
     slot = multiprocessing.get_context("spawn").Value("i", 0)
     seen = []
     for _ in range(3):
-        results_cache._init_worker((), ("cuda:0", "cuda:1"), slot)
+        results_cache._init_worker(("cuda:0", "cuda:1"), slot)
         seen.append(os.environ[D.DEVICE_ENV])
     assert seen == ["cuda:0", "cuda:1", "cuda:0"]
-    results_cache._init_worker((), (), slot)  # no GPUs to spread over: the variable is left alone
+    results_cache._init_worker((), slot)  # no GPUs to spread over: the variable is left alone
     assert os.environ[D.DEVICE_ENV] == "cuda:0" and slot.value == 3
 
 
