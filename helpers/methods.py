@@ -41,23 +41,6 @@ from helpers.srelu.mollify import MollifiedActivation
 from helpers.srelu.options import SReluOptions
 from helpers.srelu.smelu import SmeLU
 
-__all__ = [
-    "ACTIVATIONS",
-    "ACTIVATION_TYPES",
-    "DISPLAY_NAMES",
-    "OPTIONS",
-    "RUN_EXTENSIONS",
-    "RUNNERS",
-    "claims_of",
-    "Method",
-    "METHODS",
-    "BEYOND_THE_PAPERS",
-    "CLAIM_SOURCES",
-    "method_packages",
-    "method_activations",
-    "all_experiments",
-]
-
 #: Every activation by name: a module class or a factory of one (``get_activation(name, **kwargs)``).
 ACTIVATIONS: dict[str, ActivationFactory] = {
     **TORCH_ACTIVATIONS,

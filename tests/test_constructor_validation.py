@@ -116,8 +116,9 @@ def _activation_functions() -> list[Callable]:
     """The public functions of the activation modules that take a tensor ``x`` first."""
     found = []
     for module in ACTIVATION_MODULES:
-        for name in getattr(module, "__all__", ()):
-            obj = getattr(module, name)
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue  # private, or imported from elsewhere
             if inspect.isfunction(obj) and name not in UNCHECKED_FUNCTIONS:
                 params = list(inspect.signature(obj).parameters)
                 if params and params[0] == "x":

@@ -24,8 +24,6 @@ from helpers.core.results_cache import load_result, result_path
 from helpers.core.statistics import paired_comparison
 from helpers.core.verdicts import intersection_union, judge
 
-__all__ = ["SOURCE", "NOTEBOOK", "ANCHOR", "MARGIN", "replica_predictions", "churn_matrix", "claims", "report_claims"]
-
 SOURCE = "Shamir & Lin (arXiv 2202.06499) and this book (beyond the papers)"
 NOTEBOOK = "notebooks/42_churn"
 ANCHOR = "churn-claims"

@@ -38,18 +38,6 @@ from scipy import stats
 
 from helpers.core.comparison import CONFIDENCE, Comparison, InsufficientData, minimal_detectable_effect
 
-__all__ = [
-    "top1_churn",
-    "churn_on_errors",
-    "relative_pd",
-    "pair_matrix",
-    "u_statistic",
-    "u_jackknife",
-    "paired_u_comparison",
-    "pair_disagreements",
-    "two_way_u_comparison",
-]
-
 T = TypeVar("T")
 
 

@@ -42,20 +42,6 @@ from helpers.core.models import replace_activations
 from helpers.core.runs import RunExtension, TrainConfig, autocast_context
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
-__all__ = [
-    "encode_array",
-    "decode_array",
-    "Predictions",
-    "predict",
-    "prediction_record",
-    "check_predictions",
-    "decode_predictions",
-    "N_CLASSES",
-    "PredictionRecord",
-    "RUN_EXTENSION",
-    "RELU_SWAPPED_ACTIVATIONS",
-]
-
 #: The dtypes an encoded array may have (what the records use).
 _DTYPES: tuple[str, ...] = ("uint8", "float16", "bool")
 #: The annealed activations whose swapped-to-ReLU network is also recorded.

@@ -34,22 +34,6 @@ from helpers.core.scale import Scale
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
-__all__ = [
-    "Arm",
-    "ARMS",
-    "SOURCES",
-    "REPLICAS",
-    "ChurnModel",
-    "MODELS",
-    "CONV_FLOOR",
-    "BUDGET_CORE_HOURS",
-    "replica_seeds",
-    "arm_config",
-    "churn_configs",
-    "retrain_configs",
-    "cost_estimate",
-]
-
 #: The issue's budget for every run of the chapter, in core-hours.
 BUDGET_CORE_HOURS = 20.0
 #: Replicas per arm and per source of nondeterminism.

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["TRUE_WORDS", "FALSE_WORDS", "bool_env", "under_ci"]
-
 TRUE_WORDS: tuple[str, ...] = ("1", "true", "yes", "on")
 FALSE_WORDS: tuple[str, ...] = ("0", "false", "no", "off")
 

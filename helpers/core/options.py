@@ -24,26 +24,6 @@ from typing import Any, ClassVar, TypeVar
 from helpers.core import validation as v
 from helpers.core.registry import catalog
 
-__all__ = [
-    "MethodOptions",
-    "check_options_table",
-    "registered_options",
-    "options_field_names",
-    "check_options",
-    "canonical_options",
-    "is_default",
-    "option_of",
-    "flat_options",
-    "flat_defaults",
-    "options_labels",
-    "split_options",
-    "CODE_VERSION",
-    "config_dict",
-    "config_hash",
-    "field_defaults",
-    "hash_payload",
-]
-
 
 @dataclasses.dataclass(frozen=True)
 class MethodOptions:

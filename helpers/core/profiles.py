@@ -13,8 +13,6 @@ from helpers.core.claim import Claim
 from helpers.core.results_cache import load_result
 from helpers.core.runtime import results_root
 
-__all__ = ["PAPER", "FALLBACK", "decided_profile", "clear_decided_profiles", "profiles_used"]
-
 #: The profile that takes a family over once all its runs are committed.
 PAPER = "paper"
 #: The profile that decides a family until then.

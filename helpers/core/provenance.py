@@ -24,25 +24,6 @@ import torch
 
 from helpers.core.env import bool_env
 
-__all__ = [
-    "COMPARED_FIELDS",
-    "PRECISIONS",
-    "PrecisionUnavailable",
-    "bf16_is_native",
-    "check_precision",
-    "cpu_capability",
-    "cpu_model",
-    "describe",
-    "machine_provenance",
-    "note_backend",
-    "note_device",
-    "note_steps",
-    "note_threads",
-    "provenance_mismatch",
-    "recording",
-    "run_provenance",
-]
-
 #: The compute precisions a run can be configured with. ``bf16`` means
 #: ``torch.autocast("cpu", dtype=torch.bfloat16)`` around the forward pass and loss.
 PRECISIONS: tuple[str, ...] = ("float32", "bf16")

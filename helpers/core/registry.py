@@ -19,24 +19,6 @@ from torch import nn
 
 from helpers.core.validation import Rule, boolean, canonical_arguments, check_value, choice, integer, number
 
-__all__ = [
-    "ActivationFactory",
-    "TORCH_ACTIVATIONS",
-    "TORCH_ACTIVATION_TYPES",
-    "TORCH_DISPLAY_NAMES",
-    "catalog",
-    "activation_types",
-    "available_activations",
-    "register_activation",
-    "get_activation",
-    "activation_factory",
-    "apply_activation",
-    "display_name",
-    "display_names",
-    "relu_limits",
-    "LIMITED_ACTIVATIONS",
-]
-
 ActivationFactory = Callable[..., nn.Module]
 
 

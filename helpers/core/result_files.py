@@ -36,26 +36,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "CorruptResult",
-    "file_identity",
-    "DuplicateKey",
-    "OtherFormat",
-    "content_checksum",
-    "find_problems",
-    "hash_of_config",
-    "read_result_json",
-    "read_verified",
-    "unique_keys",
-    "verify_data",
-    "with_checksum",
-    "write_failure",
-    "write_json_atomic",
-    "json_safe",
-    "remove_if_empty",
-    "remove_stale_temp_files",
-]
-
 REQUIRED_KEYS: tuple[str, ...] = ("config", "config_hash", "status", "checksum")
 
 #: The result format this code reads (no ``schema_version``: format 1); another is refused.

@@ -15,8 +15,6 @@ from helpers.core.provenance import PRECISIONS
 from helpers.core.runs import SCHEDULES
 from helpers.core.train_config import AUGMENTATIONS
 
-__all__ = ["Scale", "arm_seeds_of"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class Scale:

@@ -18,10 +18,6 @@ from helpers.flexact.activation import FlexAct, flexact_modules
 from helpers.flexact.options import FlexActOptions
 from helpers.flexact.regulariser import RULES, kl_to_pseudo_probabilities, mean_gradient_norms, pseudo_probabilities
 
-__all__ = ["ALPHA_SCHEDULES", "TEMPERATURE_SCHEDULES", "CHECKED_CONSTRUCTORS", "AlphaSchedule", "TemperatureSchedule"]
-__all__ += ["FlexActHook", "FlexActRun", "RUN_EXTENSION"]
-
-
 # --------------------------------------------------------------------------------------------
 # Temperature schedule and training hook
 # --------------------------------------------------------------------------------------------

@@ -15,8 +15,6 @@ import torch
 
 from helpers.core.kernels import FusedKernel
 
-__all__ = ["MIX_FORWARD", "MIX_GRAD_H", "MIX_GRAD_H_SUMS", "GRAD_NORM_SUMS"]
-
 
 def _sigmoid_parts(h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``σ(h)``, ``σ'(h)`` and ``tanh'(h)``, relative-accurate in both tails: from ``e = exp(-|h|)``,

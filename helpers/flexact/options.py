@@ -12,8 +12,6 @@ from typing import ClassVar
 from helpers.core import validation as v
 from helpers.core.options import MethodOptions
 
-__all__ = ["FlexActOptions"]
-
 
 @dataclass(frozen=True)
 class FlexActOptions(MethodOptions):

@@ -22,21 +22,6 @@ from helpers.core.claim import Claim, audit_rows
 from helpers.gelu_primer import theory as g
 from helpers.gelu_primer.paper import AUDIT_QUOTES, POST_CODE, QUOTES, SOURCE, TABLES
 
-__all__ = [
-    "NOTEBOOK",
-    "FINDINGS",
-    "elu_bounds",
-    "gate_at",
-    "FloatZero",
-    "float_zero_threshold",
-    "post_code_zero_threshold",
-    "negative_side_gradients",
-    "gradient_ratio_sup",
-    "output_moments",
-    "printed_rows_joined",
-    "claims",
-]
-
 NOTEBOOK = "notebooks/91_audit_gelu_primer"
 #: The findings, in page order: each key (after ``gelu-audit-``), the page section that shows it
 #: and where the source says it.

@@ -36,16 +36,6 @@ from helpers.gelu_primer.paper import (
     table_quote,
 )
 
-__all__ = [
-    "QUANTITIES",
-    "run_post_code",
-    "comparison",
-    "side_by_side",
-    "mismatches",
-    "prose_claims",
-    "claims",
-]
-
 
 def _relu_prime(at: sp.Expr) -> sp.Expr:
     # ReLU'(0) is undefined; the post prints 0 there, which is also PyTorch's convention.

@@ -11,25 +11,6 @@ from dataclasses import dataclass
 
 from helpers.core.attribution import Quoted
 
-__all__ = [
-    "NOTEBOOK",
-    "table",
-    "ANCHOR_TABLES",
-    "TABLES",
-    "ANCHOR_PROSE",
-    "SOURCE",
-    "PROFILE",
-    "SCALE",
-    "ANCHORS",
-    "QUANTITY_LABELS",
-    "PrintedTable",
-    "POST_CODE",
-    "POST_CODE_PRINTED",
-    "QUOTES",
-    "table_quote",
-]
-
-
 NOTEBOOK = "notebooks/01_gelu_primer"
 #: MyST labels on that page (``(label)=`` before a heading) of the sections that compute the claims:
 #: the printed tables' columns, and the prose claims.

@@ -15,9 +15,6 @@ from helpers.core.scale import arm_seeds_of
 from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
 from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
 
-__all__ = ["baseline_floors", "decisive_scale", "format_pm", "table1_display", "table2_display", "scale_notes"]
-__all__ += ["stand_ins"]
-
 
 # ------------------------------------------------------------------------------------ display
 def format_pm(mean: float, std: float | None = None, digits: int = 3) -> str:

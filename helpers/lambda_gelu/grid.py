@@ -24,9 +24,6 @@ from helpers.lambda_gelu.records import (
     run_table,
 )
 
-__all__ = ["grid_cells", "grid_pivot", "monotone_trends", "count_monotone", "equal_rate_runs", "seed_differences"]
-__all__ += ["delta_bvs_by_seed", "trend_claim_stats", "close_to_gelu_stats"]
-
 
 # ---------------------------------------------------------------------------- Fig. 1 / Fig. 2
 def grid_cells(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

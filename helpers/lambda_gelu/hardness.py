@@ -25,11 +25,6 @@ from helpers.core.train import optimizer_from_groups
 from helpers.core.validation import checked_arguments, integer, number
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE, LambdaGELU
 
-__all__ = ["INIT_MODES", "LAMBDA_INIT_MAX", "init_lambdas", "apply_init_mode", "lambda_modules", "hardness_parameters"]
-__all__ += ["hardness_param_groups", "make_optimizer", "expected_gate_error", "lambda_target", "AnnealingSchedule"]
-__all__ += ["CHECKED_CONSTRUCTORS", "layer_lambdas", "hardness_drift", "drift_cell_average", "best_validation_score"]
-__all__ += ["spearman_across_modes", "substitute_relu", "evaluate_substitution"]
-
 InitMode = Literal["uniform", "increasing", "decreasing"]
 INIT_MODES: tuple[str, ...] = ("uniform", "increasing", "decreasing")
 

@@ -35,10 +35,6 @@ import torch.nn.functional as F
 
 from helpers.core.kernels import FusedKernel
 
-__all__ = ["apply_lambda_gelu", "check_x", "check_lambda_tensor", "checked_lambda", "checked_s", "real_tensor"]
-__all__ += ["same_device", "fit_shape", "lambda_view", "lambda_gelu_reference", "host_readable", "GATE_SATURATED"]
-__all__ += ["ERF_SATURATED", "PHI_FLUSH_U2"]
-
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 

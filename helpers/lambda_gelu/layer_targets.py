@@ -36,9 +36,6 @@ from torch import nn
 from helpers.core.validation import checked_arguments, instance_of, integer, number
 from helpers.lambda_gelu.hardness import AnnealingSchedule, lambda_modules
 
-__all__ = ["gate_error", "activation_error", "normal_gate_error", "layer_lambda_target", "strided_sample"]
-__all__ += ["PreactivationRecorder", "LayerwiseAnnealing", "CHECKED_CONSTRUCTORS"]
-
 #: Largest λ the solver searches; far beyond float32's own resolution of the gate.
 LAMBDA_SEARCH_MAX: float = 1e7
 

@@ -14,8 +14,6 @@ from helpers.core import validation as v
 from helpers.core.options import MethodOptions
 from helpers.lambda_gelu.hardness import INIT_MODES
 
-__all__ = ["LambdaGeluOptions"]
-
 
 @dataclass(frozen=True)
 class LambdaGeluOptions(MethodOptions):

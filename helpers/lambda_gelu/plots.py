@@ -11,10 +11,6 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["lgelu_tc_heatmap", "lgelu_drift_vs_rate", "lgelu_trajectories_and_spearman", "lgelu_layer_profiles"]
-__all__ += ["lgelu_annealing_lambdas", "lgelu_substitution_drop"]
-
-
 # Inputs are the DataFrames of helpers.lambda_gelu.grid, .profiles and .substitution; each function
 # returns the figure (the caller shows it).
 

@@ -30,10 +30,6 @@ from helpers.lambda_gelu.records import (
     run_table,
 )
 
-__all__ = ["table1", "paper_table1", "table1_side_by_side", "bvs_parity", "lambda_by_family", "parity_side_by_side"]
-__all__ += ["family_side_by_side", "validation_curves", "spearman_curves", "spearman_final", "spearman_final_seeds"]
-__all__ += ["layer_profiles"]
-
 
 # ------------------------------------------------------------------------------------ Table I
 def table1(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

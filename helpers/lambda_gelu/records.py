@@ -22,11 +22,6 @@ from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
 from helpers.lambda_gelu.paper import ANCHORS, SOURCE
 from helpers.lambda_gelu.protocol import PAIRS, figure_scale
 
-__all__ = ["ACT_LABELS", "MODE_ABBREVIATIONS", "MODE_PAIRS", "BVS_TOL_ACCURACY", "BVS_TOL_PERPLEXITY_REL", "RHO_HIGH"]
-__all__ += ["RunInfo", "run_info", "run_table", "pair_label", "claim_pair_label", "scale_note", "scale_text"]
-__all__ += ["load_committed", "seed_map", "fmt_list"]
-
-
 ACT_LABELS: dict[str, str] = {"gelu": "GELU", "relu": "ReLU", "lambda_gelu": "λ-GELU"}
 MODE_ABBREVIATIONS: dict[str, str] = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
 #: The three pairs of initialisation modes of Fig. 3 (right), with their labels.

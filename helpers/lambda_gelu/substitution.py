@@ -14,9 +14,6 @@ from helpers.lambda_gelu import paper
 from helpers.lambda_gelu.profiles import paper_table1
 from helpers.lambda_gelu.records import _ACT_ORDER, _pair_order, _pairs, _side_by_side, _with_init, run_info, run_table
 
-__all__ = ["table2", "paper_table2", "table2_side_by_side", "annealing_effect", "annealing_side_by_side"]
-__all__ += ["lambda_trajectories", "paper_table_consistency", "our_table_consistency"]
-
 
 # ----------------------------------------------------------------------------------- Table II
 def table2(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -27,9 +27,6 @@ from helpers.lambda_gelu.hardness import (
 from helpers.lambda_gelu.layer_targets import LayerwiseAnnealing
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
-__all__ = ["LambdaRecorder", "LambdaGELURun", "LambdaRecord", "ReluSubstitution", "RUN_EXTENSION", "LAMBDA_RECORD"]
-__all__ += ["RELU_SUBSTITUTION", "SUBSTITUTED_ACTIVATIONS"]
-
 
 class LambdaRecorder(TrainHook):
     """Logs every λ-GELU layer's hardness at the end of each epoch (``lambdas`` in history)."""

@@ -27,28 +27,6 @@ from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS, LAMBDA_TARGET
 from helpers.srelu.options import SReluOptions
 
-__all__ = [
-    "arm_setup_frame",
-    "arm_means",
-    "arm_rows",
-    "summary_table",
-    "arm_values",
-    "compare_arms",
-    "cost_of_swap",
-    "sparsity_values",
-    "region_change",
-    "sparsity_frame",
-    "sparsity_summary",
-    "regions_frame",
-    "regions_per_seed",
-    "layer_lambda_frame",
-    "preactivation_frame",
-    "int8_modules",
-    "reproduction_frame",
-    "scale",
-    "unit",
-]
-
 
 def _check(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     results = list(results)

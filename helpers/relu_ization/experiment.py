@@ -63,19 +63,6 @@ from helpers.relu_ization.sparsity import zero_fractions
 from helpers.srelu.activation import SReLU
 from helpers.srelu.training import DeltaAnnealing, set_srelu_delta
 
-__all__ = [
-    "ReluizationConfig",
-    "reluization_config",
-    "reluization_configs",
-    "SWAPPED_TYPES",
-    "swap_to_relu",
-    "calibration_batches",
-    "analyse",
-    "run_reluization",
-    "weights_path",
-    "trained_models",
-]
-
 
 @dataclass(frozen=True)
 class ReluizationConfig:

@@ -25,19 +25,6 @@ from helpers.core.verdicts import judge
 from helpers.relu_ization.experiment import reluization_config
 from helpers.relu_ization.protocol import pending_pairs
 
-__all__ = [
-    "RECORD",
-    "MARGINS",
-    "LATENCY_KEYS",
-    "MACHINE_FIELDS",
-    "load_record",
-    "pair_record",
-    "timed_weights_current",
-    "measurement",
-    "latency_frame",
-    "latency_claims",
-]
-
 #: The committed benchmark record, relative to the checkout.
 RECORD = Path("benchmarks") / "relu_ization_latency_measured.json"
 SOURCE = "This book (beyond the papers), ReLU-ization"

@@ -9,8 +9,6 @@ import pandas as pd
 from helpers.relu_ization.analysis import scale
 from helpers.relu_ization.protocol import ARM_LABELS, ARMS
 
-__all__ = ["ARM_COLORS", "sparsity_by_layer", "arm_metrics", "regions_by_arm", "layer_targets"]
-
 ARM_COLORS: dict[str, str] = {
     "gelu": "#7f7f7f",
     "gelu_swap": "#bcbd22",

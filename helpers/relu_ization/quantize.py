@@ -38,8 +38,6 @@ from torch import nn
 from helpers.core.models import FeedForward
 from helpers.core.registry import LIMITED_ACTIVATIONS, activation_types
 
-__all__ = ["QUANT_API", "ENGINE", "SCOPES", "quantized_engine", "quantize_int8", "module_summary"]
-
 QUANT_API = (
     "torch.ao.quantization.quantize_fx.prepare_fx/convert_fx, post-training static, get_default_qconfig_mapping('x86')"
 )

@@ -21,8 +21,6 @@ from torch import nn
 
 from helpers.core.models import MLP
 
-__all__ = ["relu_mlp_layers", "line_pieces", "count_regions", "grid_pattern_changes", "line_endpoints"]
-
 
 def relu_mlp_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
     """``[(W, b), ...]`` (float64) of the hidden Linear layers of a ReLU :class:`MLP`.

@@ -17,8 +17,6 @@ from torch import nn
 
 from helpers.core.models import activation_sites
 
-__all__ = ["zero_fractions", "exact_zero_fraction", "float32_zero_threshold"]
-
 
 def exact_zero_fraction(t: torch.Tensor) -> float:
     """Fraction of entries of ``t`` that are exactly 0 (``-0.0`` counts)."""

@@ -47,9 +47,6 @@ from torch import nn
 
 from helpers.core.validation import checked_arguments, choice, instance_of, integer, number
 
-__all__ = ["DPOBatch", "DPOOutput", "continuation_logprob", "dpo_loss", "dpo_step_outputs", "frozen_reference"]
-__all__ += ["REJECTION_FAMILIES", "preference_pairs", "split_stream"]
-
 
 @dataclass(frozen=True)
 class DPOBatch:

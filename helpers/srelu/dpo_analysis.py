@@ -24,10 +24,6 @@ from helpers.core.statistics import paired_comparison
 from helpers.core.verdicts import NEGLIGIBLE_ACCURACY_POINTS, family_verdict, judge, merge_fields
 from helpers.srelu.paper import QUOTES, TABLE3_ROWS
 
-__all__ = ["METRICS", "PAPER_TABLE3", "claims", "gpt2_small_parameters", "grad_norm_frame", "grad_norm_table"]
-__all__ += ["metrics_frame", "paired_table", "paper_accuracy_fractions", "pretrain_losses"]
-__all__ += ["paper_rejected_reward_readings", "plot_grad_norms", "summary_table"]
-
 #: Table 3's four metrics on the validation pairs (names as in the result files).
 METRICS: tuple[str, ...] = ("chosen_reward", "rejected_reward", "reward_margin", "preference_accuracy")
 METRIC_LABELS = {

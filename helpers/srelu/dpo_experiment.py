@@ -47,8 +47,6 @@ from helpers.srelu.dpo import (
 )
 from helpers.srelu.paper import APPENDIX_H_DELTA
 
-__all__ = ["DPOConfig", "dpo_configs", "run_dpo"]
-
 ACTIVATIONS: tuple[str, ...] = ("gelu", "srelu")
 PAPER_BETAS: tuple[float, ...] = (0.1, 2.0, 5.0)
 

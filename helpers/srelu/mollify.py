@@ -38,19 +38,6 @@ from torch import nn
 from helpers.core.validation import checked_arguments, choice, instance_of, integer, number, text
 from helpers.srelu.theory import bump_normaliser
 
-__all__ = [
-    "MollifierKernel",
-    "EpanechnikovKernel",
-    "BumpKernel",
-    "GaussianKernel",
-    "BoxKernel",
-    "make_kernel",
-    "KERNEL_NAMES",
-    "SCALE_RANGE",
-    "mollify",
-    "MollifiedActivation",
-]
-
 ArrayLike = np.ndarray | torch.Tensor | float
 
 

@@ -10,8 +10,6 @@ from typing import Any, ClassVar
 from helpers.core import validation as v
 from helpers.core.options import MethodOptions
 
-__all__ = ["SReluOptions"]
-
 
 @dataclass(frozen=True)
 class SReluOptions(MethodOptions):

@@ -20,8 +20,6 @@ from torch import nn
 
 from helpers.core.validation import checked_arguments, instance_of, number
 
-__all__ = ["smelu", "smelu_grad", "SmeLU", "SMELU_REFERENCE", "BETA_RANGE"]
-
 #: Where SmeLU was introduced (the book names its box-kernel mollified ReLU after it).
 SMELU_REFERENCE = (
     'Shamir, Lin & Coviello, "Smooth Activations and Reproducibility in Deep Networks", arXiv 2010.09931 (October 2020)'

@@ -47,10 +47,6 @@ from helpers.srelu.paper import (
     TABLE4_DELTAS,
 )
 
-__all__ = ["BENCHMARKS", "StoredRuns", "accuracy_rows", "delta_of", "load_runs"]
-__all__ += ["table4_best_delta_claim", "table4_large_delta_drop_claim", "beats_every_other_claim"]
-__all__ += ["margin_size_claim", "advantage_from_smoothing_claim"]
-
 
 # ------------------------------------------------------------------------------ the runs a table reads
 def delta_of(result: Mapping[str, Any]) -> float:

@@ -29,18 +29,6 @@ from helpers.core.validation import checked_arguments, integer, number
 from helpers.srelu.activation import SReLU
 from helpers.srelu.options import SReluOptions
 
-__all__ = [
-    "GATE_GAP_PER_DELTA",
-    "gate_gap",
-    "delta_for_gate_gap",
-    "srelu_modules",
-    "set_srelu_delta",
-    "DeltaAnnealing",
-    "CHECKED_CONSTRUCTORS",
-    "SReLURun",
-    "RUN_EXTENSION",
-]
-
 
 def _positive(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
