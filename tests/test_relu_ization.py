@@ -402,7 +402,7 @@ def test_reluization_config_key_follows_the_pair_scale():
     assert cfg.train_config() == P.arm_train_config("fmnist", "relu", 0, "cpu")
     bigger = replace(cfg, train={**cfg.train, "n_train": 60000})
     assert config_hash(bigger) != config_hash(cfg)  # a new scale is a new run, never a stale load
-    with pytest.raises(ValueError, match="unknown training arm"):
+    with pytest.raises(ValueError, match="ReluizationConfig.arm must be one of 'gelu', 'lgelu_anneal'"):
         replace(cfg, arm="gelu_swap")
     with pytest.raises(ValueError, match="profile"):
         replace(cfg, profile="smoke")

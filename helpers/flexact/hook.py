@@ -196,7 +196,7 @@ class FlexActHook(TrainHook):
         for name, module in self._modules(model).items():
             if module.last_pre_activations is None:
                 continue
-            term = module.regularizer(alpha, self.lam, detach=self.detach, direction=self.kl_direction)
+            term = module._regularizer(alpha, self.lam, detach=self.detach, direction=self.kl_direction)
             self._kl_sum[name] = self._kl_sum.get(name, 0.0) + float(term.detach()) / alpha
             total = term if total is None else total + term
         self._kl_steps += 1

@@ -166,12 +166,16 @@ def kl_to_pseudo_probabilities(
     ``p_k`` underflow to zero.
     """
     _check("kl_to_pseudo_probabilities", lam=lam, kl_direction=direction)
-    lam = float(lam)
     if mean_grad_norms.shape != logits.shape or logits.dim() != 1:
         raise ValueError(
             f"need one gradient norm per logit (1-D, same length); got {tuple(mean_grad_norms.shape)} "
             f"and {tuple(logits.shape)}"
         )
+    return _kl(mean_grad_norms, logits, float(lam), direction)
+
+
+def _kl(mean_grad_norms: torch.Tensor, logits: torch.Tensor, lam: float, direction: str) -> torch.Tensor:
+    """:func:`kl_to_pseudo_probabilities` of arguments already checked where they entered."""
     log_p_tilde = torch.log_softmax(-mean_grad_norms.to(logits.dtype) / lam, dim=-1)
     log_p = torch.log_softmax(logits, dim=-1)
     if direction == "reverse":
@@ -195,10 +199,26 @@ def gradient_norm_regularizer(
     ``alpha == 0`` returns an exact zero without evaluating anything (the regulariser is off).
     """
     _check("gradient_norm_regularizer", alpha=alpha, lam=lam, kl_direction=direction)
-    alpha = float(alpha)
     if not isinstance(logits, torch.Tensor) or logits.dim() != 1 or logits.numel() != len(candidates):
         raise ValueError(f"logits must be a 1-D tensor with one entry per candidate ({len(candidates)})")
+    return _layer_regularizer(pre_activations, candidates, logits, alpha, lam, detach=detach, direction=direction)
+
+
+def _layer_regularizer(
+    pre_activations: torch.Tensor,
+    candidates: Sequence[nn.Module] | nn.ModuleList,
+    logits: torch.Tensor,
+    alpha: float,
+    lam: float,
+    *,
+    detach: bool,
+    direction: str,
+) -> torch.Tensor:
+    """:func:`gradient_norm_regularizer` without its checks, for a training step: the arguments were
+    checked where they entered (:class:`~helpers.flexact.hook.FlexActHook`, for the whole run, and
+    :class:`~helpers.flexact.activation.FlexAct`, one logit per candidate)."""
+    alpha = float(alpha)
     if alpha == 0.0:
         return logits.new_zeros(())
     g_bar = mean_gradient_norms(pre_activations, candidates, detach=detach)
-    return alpha * kl_to_pseudo_probabilities(g_bar, logits, lam, direction=direction)
+    return alpha * _kl(g_bar, logits, float(lam), direction)
