@@ -148,10 +148,7 @@ def make_optimizer(
 def expected_gate_error(lam: float) -> float:
     """``E∞(λ) = ∫|H(x) − Φ(λx)| dx = 2/(λ√(2π))`` (closed form; see
     :mod:`helpers.lambda_gelu.theory` for the derivation)."""
-    lam = _real("lam", lam)
-    if lam <= 0:
-        raise ValueError(f"lam must be > 0, got {lam!r}")
-    return 2.0 / (lam * math.sqrt(2.0 * math.pi))
+    return 2.0 / (_positive("lam", lam) * math.sqrt(2.0 * math.pi))
 
 
 def lambda_target(eps: float) -> float:
