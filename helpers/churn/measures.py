@@ -106,6 +106,11 @@ def u_statistic(matrix: np.ndarray) -> float:
     m = _check_matrix(matrix)
     if len(m) < 2:
         raise InsufficientData(f"a U-statistic needs at least 2 replicas, got {len(m)}")
+    return _u(m)
+
+
+def _u(m: np.ndarray) -> float:
+    """:func:`u_statistic` of a matrix its caller checked."""
     return float(m[np.triu_indices(len(m), 1)].mean())
 
 
@@ -122,7 +127,7 @@ def u_jackknife(matrix: np.ndarray) -> tuple[float, float]:
     m = _check_matrix(matrix)
     if len(m) < 3:
         raise InsufficientData(f"the jackknife of a U-statistic needs at least 3 replicas, got {len(m)}")
-    return u_statistic(m), _jackknife_se(_leave_one_out(m))
+    return _u(m), _jackknife_se(_leave_one_out(m))
 
 
 def _jackknife_se(loo: np.ndarray) -> float:
@@ -144,7 +149,7 @@ def paired_u_comparison(
     if n < 3:
         raise InsufficientData(f"a paired comparison of U-statistics needs at least 3 matched replicas, got {n}")
     loo = scale * (_leave_one_out(a) - _leave_one_out(b))
-    effect = scale * (u_statistic(a) - u_statistic(b))
+    effect = scale * (_u(a) - _u(b))
     return _replica_t(effect, _jackknife_se(loo), n, confidence, "paired jackknife t over replicas (U-statistics)")
 
 

@@ -54,14 +54,11 @@ def check_width(name: str, value: float, scaled: float) -> float:
     return scaled
 
 
-def stage_counts(name: str, value: Sequence[int], length: int | None = None) -> tuple[int, ...]:
-    """Positive ints, one per stage, ``length`` of them when given (a zero would still build one
-    block, and ``zip`` with the widths would drop extra entries)."""
+def stage_counts(name: str, value: Sequence[int]) -> tuple[int, ...]:
+    """Positive ints (``build_model``'s ``input_shape``, which no table checks)."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise ValueError(f"{name} must be a sequence of positive ints, got {value!r}")
     counts = tuple(value)
-    if length is not None and len(counts) != length:
-        raise ValueError(f"{name} must have exactly {length} entries (one per stage), got {len(counts)}: {counts!r}")
     if not counts:
         raise ValueError(f"{name} must not be empty")
     for i, n in enumerate(counts):

@@ -119,7 +119,9 @@ class ResNet(nn.Module):
         penultimate_act: ActFactory | None = None,
     ) -> None:
         super().__init__()
-        blocks = stage_counts("blocks", blocks, length=4)
+        blocks = tuple(blocks)  # each a positive int (the table); a zero would still build one block
+        if len(blocks) != 4:  # zip with the four widths would drop extra entries
+            raise ValueError(f"blocks must have exactly 4 entries (one per stage), got {len(blocks)}: {blocks!r}")
         widths = [max(1, round(check_width("width_mult", width_mult, c * width_mult))) for c in (64, 128, 256, 512)]
         self.in_channels = in_channels
         kernel, stride, padding = (3, 1, 1) if cifar_stem else (7, 2, 3)
@@ -215,8 +217,7 @@ class ConvNeXt(nn.Module):
         act: ActFactory = nn.GELU,
     ) -> None:
         super().__init__()
-        depths = stage_counts("depths", depths)
-        dims = stage_counts("dims", dims)
+        depths, dims = tuple(depths), tuple(dims)  # each a positive int (the table)
         if len(depths) != len(dims):
             raise ValueError(f"depths {tuple(depths)} and dims {tuple(dims)} must be equally long")
         self.in_channels = in_channels
