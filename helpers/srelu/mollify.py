@@ -273,7 +273,19 @@ def mollify(
             f"the second derivative needs a continuous kernel; {kernel.name} jumps at its "
             "support ends (differentiate the first derivative's f-terms by hand instead)"
         )
-    points = _breakpoints(breakpoints)
+    return _mollify(f, kernel, x, _breakpoints(breakpoints), order, derivative, tail)
+
+
+def _mollify(
+    f: Callable,
+    kernel: MollifierKernel,
+    x: ArrayLike,
+    points: tuple[float, ...],
+    order: int,
+    derivative: int = 0,
+    tail: float = 12.0,
+) -> np.ndarray | torch.Tensor:
+    """:func:`mollify` of arguments checked where they entered (there, or in :class:`MollifiedActivation`)."""
     if isinstance(x, torch.Tensor):
         if not x.is_floating_point():
             raise TypeError(f"x must have a floating dtype, got {x.dtype}")
@@ -334,10 +346,7 @@ class MollifiedActivation(nn.Module):
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         flat = x.reshape(-1)
-        parts = [
-            mollify(self.f, self.kernel, part, breakpoints=self.breakpoints, order=self.order)
-            for part in flat.split(self.chunk)
-        ]
+        parts = [_mollify(self.f, self.kernel, part, self.breakpoints, self.order) for part in flat.split(self.chunk)]
         return (torch.cat(parts) if parts else flat.clone()).reshape(x.shape)
 
     def extra_repr(self) -> str:
