@@ -15,7 +15,9 @@ and, in the page's markdown (MyST, myst-nb 1.x)::
     ```
     :::
 
-:func:`setup_frame` shows run configs side by side as short text.
+:func:`setup_frame` shows run configs side by side as short text; :func:`claim_parts` gives the
+parts a run-based row is judged in, and :func:`ours_text` their values as text for the sentence a
+page writes around them (``f"Ours: {ours_text(row)}: {row.verdict_label}."``).
 """
 
 from __future__ import annotations
