@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -156,7 +157,7 @@ def test_a_page_finds_its_claims_by_key_in_the_order_it_lists_them():
     assert "- **confirmed**: S-ReLU' on" in text and "Lipschitz" not in text
 
 
-def test_a_claim_statement_shows_the_claims_own_fields_and_verdict():
+def test_a_rows_own_result_reads_from_its_own_fields():
     run = Claim(
         "a beats b",
         "P, Table 1",
@@ -172,9 +173,8 @@ def test_a_claim_statement_shows_the_claims_own_fields_and_verdict():
         n="3 pairs of runs",
         mde="1.4 points",
     )
-    assert (
-        F.claim_statement(run) == "Ours: +0.5 points, 95% [-0.2, +1.2] (3 pairs of runs; MDE 1.4 points): inconclusive."
-    )
+    assert F.claim_parts(run) == (F.ClaimPart("", "+0.5 points", "95% [-0.2, +1.2]", "3 pairs of runs", "1.4 points"),)
+    assert F.ours_text(run) == "+0.5 points, 95% [-0.2, +1.2] (3 pairs of runs; MDE 1.4 points)"
     missing = Claim(
         "a beats b",
         "P",
@@ -187,7 +187,10 @@ def test_a_claim_statement_shows_the_claims_own_fields_and_verdict():
         key="toy-missing",
         note="results are not stored",
     )
-    assert F.claim_statement(missing) == "Ours: —: not run here. results are not stored"
+    assert F.claim_parts(missing) == ()
+    assert F.ours_text(missing) == "—"
+    margin = dataclasses.replace(run, mde="margin 0.3 points for 80 % non-inferiority power")
+    assert F.ours_text(margin).endswith("(3 pairs of runs; margin 0.3 points for 80 % non-inferiority power)")
 
 
 def test_a_claim_judged_in_parts_states_each_part_with_its_own_interval():
@@ -206,8 +209,12 @@ def test_a_claim_judged_in_parts_states_each_part_with_its_own_interval():
         n="ViT: 3 pairs of runs; CNN: 5 pairs of runs",
         mde="ViT: 0.5 points; CNN: 0.6 points",
     )
-    assert F.claim_statement(parts) == (
-        "Ours: ViT: -0.1 points, 95% [-0.5, +0.3] (3 pairs of runs; MDE 0.5 points); "
-        "CNN: +0.3 points, 95% [-0.1, +0.7] (5 pairs of runs; MDE 0.6 points): "
-        "contradicted at our scale."
+    assert [p.label for p in F.claim_parts(parts)] == ["ViT", "CNN"]
+    cnn = F.ClaimPart("CNN", "+0.3 points", "95% [-0.1, +0.7]", "5 pairs of runs", "0.6 points")
+    assert F.claim_parts(parts)[1] == cnn
+    assert F.ours_text(parts) == (
+        "ViT: -0.1 points, 95% [-0.5, +0.3] (3 pairs of runs; MDE 0.5 points); "
+        "CNN: +0.3 points, 95% [-0.1, +0.7] (5 pairs of runs; MDE 0.6 points)"
     )
+    one_label = dataclasses.replace(parts, effect="S-ReLU − GELU: +0.003 points", ci="95% [-0.2, +0.2]")
+    assert [p.label for p in F.claim_parts(one_label)] == [""]  # fields not all split alike: one part

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers.core.claim import Claim
-from helpers.core.profiles import clear_decided_profiles, decided_profile, profiles_used
+from helpers.core.profiles import clear_decided_profiles, decided_profile, profile_rows
 from helpers.experiments import config_dict, store_result
 from helpers.flexact import protocol as FC
 from helpers.lambda_gelu import claims as lgelu_claims
@@ -118,7 +118,7 @@ def test_decided_profile_rejects_bad_input(family, configs, error):
         decided_profile(family, configs)
 
 
-def test_profiles_used_names_the_profiles_of_decided_run_rows():
+def test_profile_rows_counts_the_decided_run_rows_of_each_profile():
     def row(key: str, profile: str, verdict: str = "inconclusive") -> Claim:
         return Claim(
             key=key,
@@ -134,9 +134,11 @@ def test_profiles_used_names_the_profiles_of_decided_run_rows():
 
     theory = row("t", "theory", "confirmed")
     not_run = row("n", "paper", "not run here")  # decided by nothing: not counted
-    assert profiles_used([theory, not_run, row("a", "cpu"), row("b", "cpu")]) == "cpu"
-    assert profiles_used([theory, not_run]) == "cpu"
-    assert profiles_used([row("a", "paper"), row("b", "cpu"), row("c", "cpu")]) == "cpu (2 rows) and paper (1 row)"
+    assert profile_rows([theory, not_run, row("a", "cpu"), row("b", "cpu")]) == {"cpu": 2}
+    assert profile_rows([theory, not_run]) == {}
+    three = [row("a", "paper"), row("b", "cpu"), row("c", "cpu")]
+    assert list(profile_rows(three).items()) == [("cpu", 2), ("paper", 1)]
+    assert list(profile_rows([row("a", "paper"), row("b", "cpu")])) == ["cpu", "paper"]  # a tie: by name
 
 
 def _only(family: str):

@@ -15,7 +15,9 @@ and, in the page's markdown (MyST, myst-nb 1.x)::
     ```
     :::
 
-:func:`setup_frame` shows run configs side by side as short text.
+:func:`setup_frame` shows run configs side by side as short text; :func:`claim_parts` gives the
+parts a run-based row is judged in, and :func:`ours_text` their values as text for the sentence a
+page writes around them (``f"Ours: {ours_text(row)}: {row.verdict_label}."``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from helpers.core.attribution import DERIVED_MARK
 from helpers.core.claim import VERDICTS, Claim
@@ -166,19 +168,26 @@ def findings_markdown(
     return "\n".join(lines)
 
 
-def claim_statement(claim: Claim) -> str:
-    """A run-based claim's result as one sentence from its own fields, for a page to glue:
-    ``Ours: +10.4 points, 95% [+7.3, +13.4] (3 pairs of runs; MDE 4.0 points): confirmed.``"""
+class ClaimPart(NamedTuple):
+    """One part a run-based row is judged in, as its fields show it (``label`` empty for a whole row)."""
+
+    label: str
+    effect: str
+    ci: str
+    n: str
+    mde: str
+
+
+def claim_parts(claim: Claim) -> tuple[ClaimPart, ...]:
+    """A run-based row's ``effect``, ``ci``, ``n`` and ``mde``, one :class:`ClaimPart` per part it is
+    judged in (each field then reads ``"a: x; b: y"`` with the same labels); none without an effect."""
     if not claim.effect:
-        ours = claim.our_value or "—"
-        return f"Ours: {ours}: {claim.verdict_label}." + (f" {claim.note}" if claim.verdict == "not run here" else "")
+        return ()
     fields = [claim.effect, claim.ci, claim.n, claim.mde]
     parts = [_labelled_parts(f) for f in fields]
-    if all(parts) and all(list(p) == list(parts[0]) for p in parts):  # a row judged in labelled parts
-        body = "; ".join(_ours_text(*(p[label] for p in parts), label=label) for label in parts[0])  # type: ignore[index]
-    else:
-        body = _ours_text(*fields)
-    return f"Ours: {body}: {claim.verdict_label}."
+    if all(parts) and all(list(p) == list(parts[0]) for p in parts):
+        return tuple(ClaimPart(label, *(p[label] for p in parts)) for label in parts[0])  # type: ignore[index]
+    return (ClaimPart("", *fields),)
 
 
 def _labelled_parts(text: str) -> dict[str, str] | None:
@@ -189,11 +198,21 @@ def _labelled_parts(text: str) -> dict[str, str] | None:
     return dict(item.split(": ", 1) for item in items)
 
 
-def _ours_text(effect: str, ci: str, n: str, mde: str, *, label: str = "") -> str:
-    details = "; ".join(
-        part for part in (n, (mde if mde.startswith("margin") else f"MDE {mde}") if mde else "") if part
-    )
-    return (f"{label}: " if label else "") + f"{effect}, {ci}" + (f" ({details})" if details else "")
+def ours_text(claim: Claim) -> str:
+    """A row's own result for a page's sentence, part by part: ``+10.4 points, 95% [+7.3, +13.4]
+    (3 pairs of runs; MDE 4.0 points)``; its ``our_value`` when it has no run-based fields."""
+    parts = claim_parts(claim)
+    if not parts:
+        return claim.our_value or "—"
+    return "; ".join(_part_text(part) for part in parts)
+
+
+def _part_text(part: ClaimPart) -> str:
+    """``label: effect, ci (n; MDE mde)`` (a non-inferiority or TOST margin shown as it is)."""
+    mde = part.mde if part.mde.startswith("margin") else f"MDE {part.mde}" if part.mde else ""
+    details = "; ".join(text for text in (part.n, mde) if text)
+    label = f"{part.label}: " if part.label else ""
+    return f"{label}{part.effect}, {part.ci}" + (f" ({details})" if details else "")
 
 
 def glue_values(**values: Any) -> None:

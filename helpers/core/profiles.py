@@ -60,14 +60,11 @@ def clear_decided_profiles() -> None:
     _DECIDED.clear()
 
 
-def profiles_used(claims: Sequence[Claim]) -> str:
-    """The profiles deciding the run-based rows of ``claims``, for the report: ``"cpu"``, or
-    ``"cpu (40 rows) and paper (12 rows)"``, most rows first."""
+def profile_rows(claims: Sequence[Claim]) -> dict[str, int]:
+    """How many run-based rows of ``claims`` each profile decides (rows not run left out), most rows
+    first: ``{"cpu": 40, "paper": 12}``; the report page names them."""
     counts: dict[str, int] = {}
     for c in claims:
         if c.basis == "runs" and c.verdict != "not run here" and c.profile in (PAPER, FALLBACK):
             counts[c.profile] = counts.get(c.profile, 0) + 1
-    if len(counts) <= 1:
-        return next(iter(counts), FALLBACK)
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return " and ".join(f"{name} ({n} row{'s' if n != 1 else ''})" for name, n in ordered)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -101,19 +101,12 @@ def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns=METRIC_LABELS)
 
 
-def pretrain_losses(frame: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Pre-training validation loss per seed (columns: activation) and S-ReLU − GELU paired by
-    seed as one line (with one seed, e.g. the smoke profile, the plain difference and why there is
-    no interval)."""
-
-    table = frame.drop_duplicates(["activation", "seed"]).pivot(
+def pretrain_losses(frame: pd.DataFrame) -> pd.DataFrame:
+    """Pre-training validation loss per seed (columns: activation); the page compares S-ReLU and GELU
+    paired by seed."""
+    return frame.drop_duplicates(["activation", "seed"]).pivot(
         index="seed", columns="activation", values="pretrain_val_loss"
     )
-    try:
-        text = paired_comparison(table["srelu"].to_dict(), table["gelu"].to_dict()).describe(digits=4, unit="nats")
-    except InsufficientData as err:
-        text = f"{(table['srelu'] - table['gelu']).mean():+.4f} nats (no interval: {err})"
-    return table, text
 
 
 def _by_seed(frame: pd.DataFrame, activation: str, family: str, beta: float, metric: str) -> dict[int, float]:
