@@ -22,7 +22,7 @@ from helpers.churn import predictions as churn_predictions
 from helpers.core import runs
 from helpers.core.options import MethodOptions, check_options_table
 from helpers.core.registry import TORCH_ACTIVATION_TYPES, TORCH_ACTIVATIONS, TORCH_DISPLAY_NAMES, ActivationFactory
-from helpers.core.runs import RunExtension
+from helpers.core.runs import ExtensionLine
 from helpers.flexact import hook as flexact_hook
 from helpers.flexact import protocol as flexact_protocol
 from helpers.flexact import synthetic as flexact_synthetic
@@ -74,14 +74,15 @@ OPTIONS: tuple[type[MethodOptions], ...] = (LambdaGeluOptions, SReluOptions, Fle
 check_options_table(OPTIONS)
 
 #: The steps methods add to a ``TrainConfig`` run, in the order a run applies them (the λ record
-#: first: its hook runs before the annealing hooks, as the committed runs did).
-RUN_EXTENSIONS: tuple[RunExtension, ...] = (
-    lambda_gelu_training.LAMBDA_RECORD,
-    lambda_gelu_training.RUN_EXTENSION,
-    lambda_gelu_training.RELU_SUBSTITUTION,
-    srelu_training.RUN_EXTENSION,
-    flexact_hook.RUN_EXTENSION,
-    churn_predictions.RUN_EXTENSION,
+#: first: its hook runs before the annealing hooks, as the committed runs did), each with the runs it
+#: serves: a run enters only the method modules it uses.
+RUN_EXTENSIONS: tuple[ExtensionLine, ...] = (
+    ExtensionLine(lambda_gelu_training.LAMBDA_RECORD, activations=("lambda_gelu",), absent_record={"lambda_init": []}),
+    ExtensionLine(lambda_gelu_training.RUN_EXTENSION, activations=("lambda_gelu",)),
+    ExtensionLine(lambda_gelu_training.RELU_SUBSTITUTION, activations=lambda_gelu_training.SUBSTITUTED_ACTIVATIONS),
+    ExtensionLine(srelu_training.RUN_EXTENSION, options=SReluOptions),
+    ExtensionLine(flexact_hook.RUN_EXTENSION, activations=("flexact",)),
+    ExtensionLine(churn_predictions.RUN_EXTENSION, flag="record_predictions"),
 )
 
 #: Each run config class and the function that trains one (``run_or_load``, ``run_many``).

@@ -20,9 +20,10 @@ from torch import nn
 from helpers import methods
 from helpers.claims import collect_claims
 from helpers.core import registry
-from helpers.core.results_cache import run_or_load
-from helpers.core.runs import RunExtension, TrainConfig, build_run, default_param_groups
+from helpers.core.results_cache import config_hash, run_or_load
+from helpers.core.runs import ExtensionLine, RunExtension, TrainConfig, build_run, default_param_groups, train_model
 from helpers.lambda_gelu.options import LambdaGeluOptions
+from helpers.srelu.options import SReluOptions
 
 
 def _mlp_config(**overrides) -> TrainConfig:
@@ -108,16 +109,53 @@ class _Groups(RunExtension):
 
 def test_two_extensions_that_set_parameter_groups_are_an_error(require_dataset, monkeypatch):
     require_dataset("adult")
-    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, _Groups(applies=True)))
+    line = ExtensionLine(_Groups(applies=True), activations=("lambda_gelu",))
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, line))
     with pytest.raises(ValueError, match="several run extensions set the optimiser's parameter groups"):
         build_run(_mlp_config(activation="lambda_gelu"))
 
 
 def test_an_extension_that_does_not_apply_is_not_consulted(require_dataset, monkeypatch):
     require_dataset("adult")
-    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, _Groups(applies=False)))
+    line = ExtensionLine(_Groups(applies=False), activations=("gelu",))
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, line))
     parts = build_run(_mlp_config())
     assert parts["optimizer"].param_groups[0]["lr"] == _mlp_config().lr
+
+
+class _NeverAsked(RunExtension):
+    def applies(self, model, cfg):
+        raise AssertionError("applies was called for a run its line does not serve")
+
+
+def test_a_line_that_does_not_serve_a_run_is_never_asked(require_dataset, monkeypatch):
+    require_dataset("adult")
+    lines = [
+        ExtensionLine(_NeverAsked(), activations=("flexact",)),
+        ExtensionLine(_NeverAsked(), options=SReluOptions),
+        ExtensionLine(_NeverAsked(), flag="record_predictions", absent_record={"never": 0}),
+    ]
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, *lines))
+    assert all(not line.serves(_mlp_config()) for line in lines)
+    assert type(lines[0].extension) not in map(type, build_run(_mlp_config())["extensions"])
+    assert ExtensionLine(_NeverAsked(), activations=("gelu",)).serves(
+        _mlp_config(activation="relu", penultimate_activation="gelu")
+    )
+    assert ExtensionLine(_NeverAsked(), options=SReluOptions).serves(
+        _mlp_config(activation="srelu", options=(SReluOptions(delta_anneal_target=0.01),))
+    )
+
+
+def test_a_gelu_run_enters_only_the_method_module_it_uses(require_dataset, script, tmp_path):
+    """Issue 53 item 2: a run's method modules are those of its table lines that serve it; a GELU
+    run uses only λ-GELU's Table II substitution test (and records an empty ``lambda_init``)."""
+    require_dataset("adult")
+    crossed = script("run_path").crossed_modules
+    cfg, out = _mlp_config(), {}  # the config is built first: building one is not the run
+    config_hash(cfg)  # a process's first hash builds each options class's default instance once
+    modules = crossed(lambda: out.update(result=train_model(cfg, tmp_path)[2]))
+    assert [m for m in modules if not m.startswith("core/")] == ["lambda_gelu/training"]
+    assert out["result"]["lambda_init"] == []
 
 
 # ----------------------------------------------------------------------------- a toy fourth method
@@ -167,9 +205,6 @@ TOY_PACKAGE = {
 
 
         class SoftsignRun(RunExtension):
-            def applies(self, model, cfg) -> bool:
-                return cfg.activation == "softsign"
-
             def final_record(self, model, cfg, out, parts) -> dict:
                 return {"softsign_gain": cfg.option(SoftsignOptions).softsign_gain}
 
@@ -190,7 +225,7 @@ TOY_PACKAGE = {
         import math
 
         from helpers.core.claim import Claim
-        from helpers.core.results_cache import run_or_load
+        from helpers.core.results_cache import config_hash, run_or_load
         from toy_method.paper import QUOTES
         from toy_method.protocol import toy_configs
 
@@ -256,7 +291,8 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     monkeypatch.setattr(methods, "ACTIVATION_TYPES", (*methods.ACTIVATION_TYPES, activation.Softsign))
     monkeypatch.setattr(methods, "DISPLAY_NAMES", {**methods.DISPLAY_NAMES, "softsign": "Softsign"})
     monkeypatch.setattr(methods, "OPTIONS", (*methods.OPTIONS, protocol.SoftsignOptions))
-    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, protocol.RUN_EXTENSION))
+    toy_line = ExtensionLine(protocol.RUN_EXTENSION, activations=("softsign",))
+    monkeypatch.setattr(methods, "RUN_EXTENSIONS", (*methods.RUN_EXTENSIONS, toy_line))
 
     x = torch.linspace(-3, 3, 7)
     torch.testing.assert_close(registry.get_activation("softsign")(x), x / (1 + x.abs()))

@@ -213,9 +213,6 @@ class PredictionRecord(RunExtension):
     """``record_predictions``: the final network's predictions on the validation set (and, for an
     annealed λ-GELU run, those of its ReLU swap)."""
 
-    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        return cfg.record_predictions
-
     def final_record(
         self, model: nn.Module, cfg: TrainConfig, out: dict[str, Any], parts: dict[str, Any]
     ) -> dict[str, Any]:

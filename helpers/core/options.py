@@ -9,7 +9,7 @@ they do not depend on how knobs are grouped; hence no two classes may share a fi
 
 The key of a run (:func:`config_hash`) is a stable hash of its config as that flat JSON, fields at
 their default dropped (so a new field whose default keeps the old behaviour keeps every key), and
-:data:`CODE_VERSION`.
+:data:`CODE_VERSION`; its result is stored under that key (:func:`result_path`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from helpers.core import validation as v
 from helpers.core.registry import catalog
+from helpers.core.runtime import results_root
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,3 +256,11 @@ def config_hash(config: Any) -> str:
     """Stable 16-hex-digit hash of the config's non-default fields and the code version."""
     payload = json.dumps({"code_version": CODE_VERSION, **hash_payload(config)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def result_path(config: Any, folder: Path | None = None) -> Path:
+    """``<results root>/<experiment>/<hash>.json`` for this config (the root of ``folder`` when given)."""
+    for name in ("experiment", "profile"):
+        if not hasattr(config, name):
+            raise TypeError(f"config {type(config).__name__} needs a {name!r} field")
+    return results_root(config.profile, folder) / config.experiment / f"{config_hash(config)}.json"

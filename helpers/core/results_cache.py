@@ -31,6 +31,7 @@ from helpers.core.options import (  # noqa: F401 (re-exported: the cache's key i
     config_hash,
     field_defaults,
     hash_payload,
+    result_path,
 )
 from helpers.core.registry import catalog
 from helpers.core.result_files import (
@@ -47,7 +48,6 @@ from helpers.core.run_reads import (  # noqa: F401 (re-exported: reading a run's
     has_result,
     load_result,
     load_results,
-    result_path,
 )
 from helpers.core.runtime import (
     bool_env,

@@ -22,9 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from helpers.core.options import CODE_VERSION, config_hash, field_defaults
+from helpers.core.options import CODE_VERSION, config_hash, field_defaults, result_path
 from helpers.core.result_files import read_verified
-from helpers.core.runtime import results_root
 
 
 @dataclass(frozen=True)
@@ -146,14 +145,6 @@ def note_claim(row: Any) -> None:
         stack = _stack(sys._getframe(2))
         for watch in _WATCHES:
             watch.rows.append((row, stack))
-
-
-def result_path(config: Any, folder: Path | None = None) -> Path:
-    """``<results root>/<experiment>/<hash>.json`` for this config (the root of ``folder`` when given)."""
-    for name in ("experiment", "profile"):
-        if not hasattr(config, name):
-            raise TypeError(f"config {type(config).__name__} needs a {name!r} field")
-    return results_root(config.profile, folder) / config.experiment / f"{config_hash(config)}.json"
 
 
 def _stored_at(config: Any) -> Any:

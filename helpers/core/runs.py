@@ -2,14 +2,18 @@
 
 Every supervised experiment is a :class:`TrainConfig` (re-exported here with its runner).
 Method-specific steps (init, parameter groups, hooks, extra records) are :class:`RunExtension`
-objects, lines of the plain table ``helpers.methods.RUN_EXTENSIONS``; a run uses those whose
-:meth:`RunExtension.applies` is true for it, in table order.
+objects; each is one :class:`ExtensionLine` of the plain table ``helpers.methods.RUN_EXTENSIONS``,
+which says from the config alone which runs it serves, so a run enters only the method modules it
+uses. A run uses, in table order, the extensions that serve it and whose
+:meth:`RunExtension.applies` is true.
 ``helpers.methods.RUNNERS`` names :func:`run_training` as the runner of a :class:`TrainConfig`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ from helpers.core.device import (  # autocast_context: re-exported for the metho
 )
 from helpers.core.env import bool_env
 from helpers.core.models import build_model
+from helpers.core.options import MethodOptions
 from helpers.core.provenance import note_device
 from helpers.core.registry import activation_factory, catalog
 from helpers.core.results_cache import CODE_VERSION, config_hash, result_path
@@ -48,10 +53,10 @@ from helpers.core.train_config import (  # noqa: F401 (re-exported: a run's conf
 
 class RunExtension:
     """The method-specific steps of a :class:`TrainConfig` run; every step is optional. A run uses
-    those whose :meth:`applies` is true, in table order."""
+    those that serve it (:class:`ExtensionLine`) and whose :meth:`applies` is true, in table order."""
 
     def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        """Whether this extension takes part in the run of ``cfg`` on the freshly built ``model``."""
+        """Whether this extension takes part in a run it serves: that of ``cfg`` on the freshly built ``model``."""
         return True
 
     def prepare(self, model: nn.Module, cfg: TrainConfig) -> None:
@@ -78,9 +83,39 @@ class RunExtension:
         return {}
 
 
+@dataclass(frozen=True)
+class ExtensionLine:
+    """One line of ``helpers.methods.RUN_EXTENSIONS``: an extension and the runs it serves, read
+    from the config: those with one of ``activations`` (as ``activation`` or
+    ``penultimate_activation``), those that carry ``options``, and those whose ``TrainConfig`` field
+    ``flag`` is true. ``absent_record``: the initial record of a run it does not serve (so that
+    every result of a ``TrainConfig`` has the same fields)."""
+
+    extension: RunExtension
+    activations: tuple[str, ...] = ()
+    options: type[MethodOptions] | None = None
+    flag: str | None = None
+    absent_record: Mapping[str, Any] = field(default_factory=dict)
+
+    def serves(self, cfg: TrainConfig) -> bool:
+        """Whether a run of ``cfg`` may use this line's extension (its :meth:`RunExtension.applies` decides)."""
+        if {cfg.activation, cfg.penultimate_activation} & set(self.activations):
+            return True
+        if self.options is not None and any(type(o) is self.options for o in cfg.options):
+            return True
+        return self.flag is not None and bool(getattr(cfg, self.flag))
+
+
 def applicable_extensions(model: nn.Module, cfg: TrainConfig) -> list[RunExtension]:
-    """The extensions of ``helpers.methods.RUN_EXTENSIONS`` that apply to the run of ``cfg`` on ``model``."""
-    return [e for e in catalog().RUN_EXTENSIONS if e.applies(model, cfg)]
+    """The extensions of ``helpers.methods.RUN_EXTENSIONS`` that serve the run of ``cfg`` and apply
+    to it on ``model``, in table order."""
+    lines = catalog().RUN_EXTENSIONS
+    return [line.extension for line in lines if line.serves(cfg) and line.extension.applies(model, cfg)]
+
+
+def absent_records(cfg: TrainConfig) -> dict[str, Any]:
+    """The initial records of the lines of ``helpers.methods.RUN_EXTENSIONS`` that do not serve ``cfg``."""
+    return {k: v for line in catalog().RUN_EXTENSIONS if not line.serves(cfg) for k, v in line.absent_record.items()}
 
 
 def param_groups_of(extensions: list[RunExtension], model: nn.Module, cfg: TrainConfig) -> list[dict[str, Any]]:
@@ -236,7 +271,7 @@ def train_model(cfg: TrainConfig, workdir: Path) -> tuple[dict[str, Any], dict[s
     model = parts["model"]
     compiled = {"compiled_model": True} if compile_model_requested() else {}  # absent: eager, as before
     note_device({**device_provenance(device), "world_size": distributed.world().size, **compiled})
-    initial: dict[str, Any] = {}
+    initial = absent_records(cfg)
     for extension in parts["extensions"]:
         initial.update(extension.initial_record(model))
     out = fit(

@@ -238,11 +238,8 @@ CHECKED_CONSTRUCTORS: tuple[type, ...] = (TemperatureSchedule, AlphaSchedule, Fl
 
 
 class FlexActRun(RunExtension):
-    """A :class:`FlexActHook` for every run whose model has a Flex-Act layer; with
+    """A :class:`FlexActHook` for every run with a Flex-Act activation (its table line); with
     ``flexact_tau_min`` it anneals τ exponentially from 1 over every training step of the run."""
-
-    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        return any(isinstance(m, FlexAct) for m in model.modules())
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
         schedule = None

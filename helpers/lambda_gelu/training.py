@@ -1,10 +1,10 @@
 """λ-GELU's part of a :class:`~helpers.core.runs.TrainConfig` run (a :class:`~helpers.core.runs.RunExtension`).
 
 It applies the run's :class:`~helpers.lambda_gelu.options.LambdaGeluOptions` and records the λ of
-every layer at the start (``lambda_init``) and after every epoch (``lambdas``) for every run (empty
-without λ-GELU), so that every result of a :class:`TrainConfig` has the same fields
-(:data:`LAMBDA_RECORD`), and Table II's ReLU substitution test for every GELU and λ-GELU run
-(:data:`RELU_SUBSTITUTION`).
+every layer at the start (``lambda_init``) and after every epoch (``lambdas``) of a λ-GELU run
+(:data:`LAMBDA_RECORD`; its line in ``helpers.methods.RUN_EXTENSIONS`` gives every other run an
+empty ``lambda_init``, so that every result of a :class:`TrainConfig` has the same fields), and
+Table II's ReLU substitution test for every GELU and λ-GELU run (:data:`RELU_SUBSTITUTION`).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class LambdaGELURun(RunExtension):
 
 
 class LambdaRecord(RunExtension):
-    """λ of every layer before training and after each epoch, for every run."""
+    """λ of every layer before training and after each epoch."""
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
         return [LambdaRecorder()]

@@ -118,10 +118,7 @@ CHECKED_CONSTRUCTORS: tuple[type, ...] = (DeltaAnnealing,)
 
 
 class SReLURun(RunExtension):
-    """The S-ReLU options of a :class:`TrainConfig` (:class:`SReluOptions`: ``delta_anneal_target``)."""
-
-    def applies(self, model: nn.Module, cfg: TrainConfig) -> bool:
-        return cfg.option(SReluOptions).delta_anneal_target is not None
+    """δ annealing for a run that carries :class:`SReluOptions` (``delta_anneal_target``; its table line)."""
 
     def hooks(self, model: nn.Module, cfg: TrainConfig, steps_per_epoch: int) -> list[TrainHook]:
         start = cfg.activation_kwargs.get("delta", SReLU().delta)
