@@ -13,12 +13,14 @@ those an import drags in.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
 from pathlib import Path
 
 import helpers
+from helpers.core.validation import ArgumentParser
 
 HELPERS = Path(helpers.__file__).resolve().parent
 
@@ -55,7 +57,10 @@ def example_configs() -> dict[str, object]:
     }
 
 
-def main(quiet: bool = False) -> dict[str, list[str]]:
+def main(argv: list[str] | None = None) -> dict[str, list[str]]:
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quiet", action="store_true", help="print only the counts")
+    quiet = parser.parse_args(argv).quiet
     import helpers.methods  # noqa: F401 (the tables, and through them every method's run modules)
     from helpers.experiments import run_or_load
 
@@ -74,4 +79,4 @@ def main(quiet: bool = False) -> dict[str, list[str]]:
 
 
 if __name__ == "__main__":
-    main(quiet="--quiet" in sys.argv[1:])
+    main()
