@@ -21,12 +21,7 @@ from torch import nn
 
 from helpers.core.validation import boolean, check_value, checked_arguments, choice, instance_of, number, number_tuple
 from helpers.flexact.mixture import _BasisMixture, _SampledMixture, basis_split, resolve_candidates
-from helpers.flexact.regulariser import (
-    _layer_regularizer,
-    gradient_norm_regularizer,
-    mean_gradient_norms,
-    pseudo_probabilities,
-)
+from helpers.flexact.regulariser import gradient_norm_regularizer, mean_gradient_norms, pseudo_probabilities
 
 # the regulariser's functions are re-exported: the pages import them with the layer
 __all__ = ["DEFAULT_CANDIDATES", "FlexAct", "flexact_modules", "gradient_norm_regularizer"]
@@ -182,11 +177,6 @@ class FlexAct(nn.Module):
         last training forward's pre-activations (:func:`~helpers.flexact.regulariser.gradient_norm_regularizer`)."""
         h, lg = self._require_pre_activations(), self.logits
         return gradient_norm_regularizer(h, self.candidates, lg, alpha, lam, detach=detach, direction=direction)
-
-    def _regularizer(self, alpha: float, lam: float, *, detach: bool, direction: str) -> torch.Tensor:
-        # a training step's term: FlexActHook checked alpha, lam and the direction once for the run
-        h, lg = self._require_pre_activations(), self.logits
-        return _layer_regularizer(h, self.candidates, lg, alpha, lam, detach=detach, direction=direction)
 
     def __getstate__(self) -> dict:
         # A stored non-leaf tensor cannot be deep-copied or pickled; it is scratch state anyway.

@@ -16,7 +16,13 @@ from helpers.core.train import TrainHook
 from helpers.core.validation import boolean, check_value, checked_arguments, choice, instance_of, integer, number
 from helpers.flexact.activation import FlexAct, flexact_modules
 from helpers.flexact.options import FlexActOptions
-from helpers.flexact.regulariser import RULES, kl_to_pseudo_probabilities, mean_gradient_norms, pseudo_probabilities
+from helpers.flexact.regulariser import (
+    RULES,
+    _layer_regularizer,
+    kl_to_pseudo_probabilities,
+    mean_gradient_norms,
+    pseudo_probabilities,
+)
 
 # --------------------------------------------------------------------------------------------
 # Temperature schedule and training hook
@@ -194,9 +200,13 @@ class FlexActHook(TrainHook):
             return None
         total: torch.Tensor | None = None
         for name, module in self._modules(model).items():
-            if module.last_pre_activations is None:
+            h = module.last_pre_activations
+            if h is None:
                 continue
-            term = module._regularizer(alpha, self.lam, detach=self.detach, direction=self.kl_direction)
+            # unchecked: __init__ checked alpha, lam and the direction once for the run
+            term = _layer_regularizer(
+                h, module.candidates, module.logits, alpha, self.lam, detach=self.detach, direction=self.kl_direction
+            )
             self._kl_sum[name] = self._kl_sum.get(name, 0.0) + float(term.detach()) / alpha
             total = term if total is None else total + term
         self._kl_steps += 1
