@@ -18,6 +18,8 @@ from helpers import methods
 from helpers.core.attribution import Derived, Quoted
 from helpers.core.claim import Claim
 from helpers.core.runtime import repo_root
+from helpers.srelu.dpo_analysis import PAPER_TABLE3
+from helpers.srelu.paper import QUOTES as SRELU_QUOTES
 
 #: Each method's source text (under ``../shared/papers``) and the paper module that quotes it.
 MODULES = {m.source_text: importlib.import_module(m.paper) for m in methods.METHODS if m.source_text}
@@ -149,3 +151,14 @@ def test_the_fig2_label_names_the_stand_in_when_the_sweep_runs_another_pair(clai
     assert fig2
     for c in fig2:
         assert "CIFAR-100" in c.claim, c.claim
+
+
+def test_the_dpo_pages_table_3_numbers_are_the_excerpts() -> None:
+    # dpo_analysis.PAPER_TABLE3 lays Table 3 out by β and activation for page 22 and a claim; every
+    # number it holds (the ± that the extraction lost aside) must stand in that row's excerpt
+    for beta, rows in PAPER_TABLE3.items():
+        for activation, cells in rows.items():
+            excerpt = SRELU_QUOTES[f"table3_beta{beta:g}_{activation}"].text
+            printed = {float(n) for n in numbers_in(excerpt)}
+            for value in (v for cell in cells.values() for v in (cell if isinstance(cell, tuple) else (cell,))):
+                assert value in printed, f"β={beta:g} {activation}: {value} is not in {excerpt!r}"
