@@ -61,6 +61,9 @@ class TemperatureSchedule:
 
     def __call__(self, t: int) -> float:
         check_value(type(self).__name__, "position", t, integer(0))  # the step or epoch, from 0
+        return self._at(t)
+
+    def _at(self, t: int) -> float:  # unchecked: the hook's steps count from 0
         frac = min(t / self.total, 1.0)
         if self.kind == "constant":
             return self.tau_start
@@ -104,6 +107,9 @@ class AlphaSchedule:
 
     def __call__(self, t: int) -> float:
         check_value(type(self).__name__, "position", t, integer(0))  # the step or epoch, from 0
+        return self._at(t)
+
+    def _at(self, t: int) -> float:  # unchecked: the hook's steps count from 0
         alpha = float(self.alpha)
         if self.kind == "constant":
             return alpha
@@ -179,9 +185,10 @@ class FlexActHook(TrainHook):
     def _set_tau(self, t: int, model: nn.Module) -> None:
         if self.schedule is None:
             return
-        self.tau = self.schedule(t)
+        # unchecked: __init__ checked the schedule once for the run, and its τ is positive
+        self.tau = self.schedule._at(t)
         for module in self._modules(model).values():
-            module.tau = self.tau
+            module.__dict__["tau"] = float(self.tau)
 
     def on_epoch_start(self, epoch: int, model: nn.Module) -> None:
         self._kl_sum, self._kl_steps = {}, 0
@@ -192,7 +199,7 @@ class FlexActHook(TrainHook):
         if self.unit == "step":
             self._set_tau(step, model)
         if self.alpha_schedule is not None:  # always per step (the schedules are fractions of training)
-            self.alpha_now = self.alpha_schedule(step)
+            self.alpha_now = self.alpha_schedule._at(step)
 
     def extra_loss(self, model: nn.Module) -> torch.Tensor | None:
         alpha = self.alpha_now

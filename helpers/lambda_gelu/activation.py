@@ -33,7 +33,7 @@ _LAM = number(1, also=(torch.Tensor,))  # λ >= 1: a number here, a tensor eleme
 def lambda_gelu(x: torch.Tensor, lam: float | torch.Tensor) -> torch.Tensor:
     """``x Φ(λx)``: GELU at ``lam = 1``, ReLU as ``lam → ∞``. ``lam`` is a number or a tensor
     broadcastable to ``x`` (without enlarging it); gradients flow to ``x`` and a tensor ``lam``."""
-    K.check_x(x, "lambda_gelu")
+    K.check_x(x, "lambda_gelu", tensor=True)  # the table rule checked it is a tensor
     if x.dtype not in (torch.float32, torch.float64):  # λ and the gate in float32 (1e5 is inf in float16)
         return lambda_gelu(x.to(torch.float32), lam).to(x.dtype)
     if isinstance(lam, torch.Tensor):

@@ -182,6 +182,10 @@ class AnnealingSchedule:
         }
     )
     def __init__(self, total_epochs: int, lambda_target: float, switch_fraction: float = 0.25) -> None:
+        self._set_run(total_epochs, lambda_target, switch_fraction)
+
+    def _set_run(self, total_epochs: int, lambda_target: float, switch_fraction: float) -> None:
+        # unchecked: each constructor (this one, LayerwiseAnnealing's) checked its arguments
         frac = float(switch_fraction)
         self.total_epochs = total_epochs
         self.lambda_target = float(lambda_target)
@@ -197,6 +201,9 @@ class AnnealingSchedule:
     def weight(self, epoch: int) -> float:
         """``(e − e_s)/(T − e_s)`` clipped to [0, 1]: 0 while learning, 1 at ``e = T``."""
         self._check_epoch(epoch)
+        return self._weight(epoch)
+
+    def _weight(self, epoch: int) -> float:  # unchecked: for on_epoch_start, which checked the epoch
         e_s, total = self.switch_epoch, self.total_epochs
         return min(1.0, max(0.0, (epoch - e_s) / (total - e_s)))
 

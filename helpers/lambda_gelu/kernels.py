@@ -256,9 +256,9 @@ def apply_lambda_gelu(x: torch.Tensor, p: torch.Tensor, view: tuple[int, ...], t
 # ------------------------------------------------- the tensor arguments the activation accepts
 # (numbers are checked by the activation's @checked_arguments tables; these are what a table cannot
 # check: a tensor's dtype, device, shape and values)
-def check_x(x: object, where: str) -> None:
-    """``x`` is a floating-point tensor."""
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+def check_x(x: object, where: str, tensor: bool = False) -> None:
+    """``x`` is a floating-point tensor (``tensor=True``: a tensor, which a table rule checked)."""
+    if not (tensor or isinstance(x, torch.Tensor)) or not x.is_floating_point():
         got = f"a {x.dtype} tensor" if isinstance(x, torch.Tensor) else type(x).__name__
         raise TypeError(
             f"{where}: x must be a floating-point torch.Tensor, got {got} (like torch.nn.functional.gelu, "

@@ -174,7 +174,7 @@ class LayerwiseAnnealing(AnnealingSchedule):
         }
     )
     def __init__(self, total_epochs: int, eps: float, switch_fraction: float = 0.25, per_batch: int = 2048) -> None:
-        super().__init__(total_epochs, 1.0, switch_fraction)
+        self._set_run(total_epochs, 1.0, switch_fraction)  # checked above, not again by AnnealingSchedule
         if self.switch_epoch < 1:
             raise ValueError(
                 f"layerwise targets are measured during the last learning epoch, but "
@@ -210,7 +210,7 @@ class LayerwiseAnnealing(AnnealingSchedule):
             raise RuntimeError(
                 f"no per-layer targets for epoch {epoch}: they are set at the end of epoch {self.switch_epoch}"
             )
-        w = self.weight(epoch)
+        w = self._weight(epoch)
         for module, target in zip(mods, self.targets):
             start = module.base_lam.detach()
             goal = torch.full_like(start, target, dtype=torch.float64)

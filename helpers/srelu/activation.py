@@ -20,7 +20,7 @@ from torch import nn
 
 from helpers.core.kernels import FusedKernel
 from helpers.core.validation import boolean, check_value, checked_arguments
-from helpers.srelu.radius import POSITIVE, Delta, checked, checked_delta, delta_range, delta_tensor, working
+from helpers.srelu.radius import POSITIVE, Delta, checked, checked_delta, delta_range, delta_tensor, module_input
 
 __all__ = ["srelu", "srelu_derivative", "srelu_second_derivative", "srelu_paper_reference"]
 __all__ += ["SReLU", "SReLUPaperReference", "delta_range"]
@@ -133,7 +133,7 @@ class SReLU(nn.Module):
         self._delta = checked_delta(delta, None, "SReLU.set_delta")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        work = working(x, "SReLU")
+        work = module_input(x, "SReLU")
         if self._delta is not None:
             out = _SReLUFunction.apply(work, self._delta)
         else:
@@ -160,7 +160,9 @@ class SReLUPaperReference(nn.Module):
         self.delta = checked_delta(delta, None, "SReLUPaperReference")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return srelu_paper_reference(x, self.delta)
+        work = module_input(x, "SReLUPaperReference")
+        out = srelu_paper_reference.unchecked(work, self.delta)  # δ: checked once, in __init__
+        return out if work is x else out.to(x.dtype)
 
     def extra_repr(self) -> str:
         return f"delta={self.delta:.6g}"

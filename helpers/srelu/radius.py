@@ -17,10 +17,16 @@ POSITIVE = number(0, low_open=True)
 _RULES = {"x": instance_of(torch.Tensor), "delta": number(0, low_open=True, also=(torch.Tensor,))}
 
 
-def working(x: object, fn: str) -> torch.Tensor:
-    """``x`` as computed: half precision in float32 (there δ = 1e-5 is subnormal and 1/δ overflows)."""
+def module_input(x: object, fn: str) -> torch.Tensor:
+    """:func:`working` for a module's ``forward``, whose ``x`` no table rule has checked."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{fn}: x must be a torch.Tensor, got {type(x).__name__}")
+    return working(x, fn)
+
+
+def working(x: torch.Tensor, fn: str) -> torch.Tensor:
+    """``x`` (a tensor: its table rule or :func:`module_input` checked that) as computed: half
+    precision in float32 (there δ = 1e-5 is subnormal and 1/δ overflows)."""
     if not x.is_floating_point():
         raise TypeError(f"{fn}: x must have a floating dtype, got {x.dtype}")
     return x if x.dtype in (torch.float32, torch.float64) else x.to(torch.float32)
@@ -64,16 +70,17 @@ def checked_delta(delta: Delta, x: torch.Tensor | None, fn: str) -> Delta:
 
 
 def checked(body: Callable[[torch.Tensor, Delta], torch.Tensor]) -> Callable[[torch.Tensor, Delta], torch.Tensor]:
-    """``body`` behind its table rules, :func:`working` and :func:`checked_delta`."""
+    """``body`` behind its table rules, :func:`working` and :func:`checked_delta` (``.unchecked``:
+    ``body`` alone, for a module whose ``__init__`` checked δ once)."""
 
-    @checked_arguments(_RULES)
     @functools.wraps(body)
     def call(x: torch.Tensor, delta: Delta) -> torch.Tensor:
         work = working(x, body.__name__)
         out = body(work, checked_delta(delta, work, body.__name__))
         return out if work is x else out.to(x.dtype)
 
-    return call
+    call.unchecked = body  # type: ignore[attr-defined]
+    return checked_arguments(_RULES)(call)
 
 
 @functools.lru_cache(maxsize=256)
