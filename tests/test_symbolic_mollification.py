@@ -13,7 +13,7 @@ import torch
 from helpers.srelu import paper
 from helpers.srelu import theory as M
 from helpers.srelu.activation import srelu
-from helpers.srelu.claims import paper_expr, theory_claims
+from helpers.srelu.theory_claims import paper_expr, theory_claims
 
 x, d, t = M.X, M.DELTA, M.T
 

@@ -30,9 +30,9 @@ from helpers.srelu.table_claims import (
     table4_best_delta_claim,
     table4_large_delta_drop_claim,
 )
-from helpers.srelu.theory_claims import paper_expr, theory_claims, untested_theory_claims
+from helpers.srelu.theory_claims import theory_claims
 
-__all__ = ["SMALLEST_EFFECT", "paper_expr", "theory_claims", "claims", "untested_theory_claims", "experiment_claims"]
+__all__ = ["SMALLEST_EFFECT", "claims", "experiment_claims"]  # SMALLEST_EFFECT: read by helpers.claims
 __all__ += ["imagenet_convnext_claim", "cifar100_imagenet_tables_claim", "table1_average_row_claim"]
 
 

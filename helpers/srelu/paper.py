@@ -1,7 +1,7 @@
 """What the S-ReLU paper (``shared/papers/s-relu.txt``, "Reshaping activation functions: a framework for
 activation function optimization based on mollification theory") says, copied once from its text; none
 of it is a result of ours. Formulas are strings in the paper's notation (``Phi``/``phi``: the standard
-normal cdf/pdf), parsed by :func:`helpers.srelu.claims.paper_expr`."""
+normal cdf/pdf), parsed by :func:`helpers.srelu.theory_claims.paper_expr`."""
 
 from __future__ import annotations
 
