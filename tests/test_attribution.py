@@ -18,7 +18,7 @@ from helpers import methods
 from helpers.core.attribution import Derived, Quoted
 from helpers.core.claim import Claim
 from helpers.core.runtime import repo_root
-from helpers.srelu.dpo_analysis import PAPER_TABLE3
+from helpers.srelu.dpo_analysis import PAPER_TABLE3, paper_table3
 from helpers.srelu.paper import QUOTES as SRELU_QUOTES
 
 #: Each method's source text (under ``../shared/papers``) and the paper module that quotes it.
@@ -154,11 +154,15 @@ def test_the_fig2_label_names_the_stand_in_when_the_sweep_runs_another_pair(clai
 
 
 def test_the_dpo_pages_table_3_numbers_are_the_excerpts() -> None:
-    # dpo_analysis.PAPER_TABLE3 lays Table 3 out by β and activation for page 22 and a claim; every
-    # number it holds (the ± that the extraction lost aside) must stand in that row's excerpt
-    for beta, rows in PAPER_TABLE3.items():
-        for activation, cells in rows.items():
-            excerpt = SRELU_QUOTES[f"table3_beta{beta:g}_{activation}"].text
-            printed = {float(n) for n in numbers_in(excerpt)}
-            for value in (v for cell in cells.values() for v in (cell if isinstance(cell, tuple) else (cell,))):
-                assert value in printed, f"β={beta:g} {activation}: {value} is not in {excerpt!r}"
+    # dpo_analysis.PAPER_TABLE3 is read out of the excerpts: each row's chosen reward and accuracy are
+    # the values paper.py takes from that excerpt, and a row whose excerpt lost a number fails loudly
+    rows = {key: q for key, q in SRELU_QUOTES.items() if key.startswith("table3_beta")}
+    assert len(rows) == 6 and sum(len(acts) for acts in PAPER_TABLE3.values()) == 6
+    for key, quote in rows.items():
+        beta, activation = key.removeprefix("table3_beta").split("_")
+        cells = PAPER_TABLE3[float(beta)][activation]
+        assert (cells["chosen_reward"], cells["preference_accuracy"][0]) == quote.values, key
+        assert {*cells["unlabelled"], *cells["preference_accuracy"]} <= {float(n) for n in numbers_in(quote.text)}, key
+    lost = {"table3_beta2_gelu": Quoted("GELU   -1.6600=		0.0460	0.5080±0.0022", "Table 3, β = 2, GELU row")}
+    with pytest.raises(ValueError, match="expected five numbers"):
+        paper_table3(lost)

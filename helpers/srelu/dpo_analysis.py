@@ -1,7 +1,7 @@
 """Tables, paired statistics, figures and claims for S-ReLU's Table 3 at our scale.
 
 Reads the results of :mod:`helpers.srelu.dpo_experiment` (one per activation and seed) and the
-paper's Table 3 as data (:data:`PAPER_TABLE3`). Every comparison is S-ReLU − GELU, paired by
+paper's Table 3 read out of its excerpts (:data:`PAPER_TABLE3`). Every comparison is S-ReLU − GELU, paired by
 seed (the two models of a seed share their initial weights, pre-training batches, preference
 pairs and DPO batch order), with the book's statistics (:mod:`helpers.core.statistics`) and verdicts
 (:func:`helpers.core.report.judge`).
@@ -10,6 +10,7 @@ pairs and DPO batch order), with the book's statistics (:mod:`helpers.core.stati
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from helpers.core.attribution import Quoted
 from helpers.core.claim import claim_key, source_row
 from helpers.core.comparison import InsufficientData
 from helpers.core.models import GPT
@@ -35,23 +37,38 @@ METRIC_LABELS = {
 #: What the paper says of S-ReLU against GELU for each metric (+1: higher, −1: lower).
 CLAIMED_DIRECTION = {"chosen_reward": +1, "rejected_reward": -1, "reward_margin": +1, "preference_accuracy": +1}
 
-#: The paper's Table 3 as legible in its text: for each β and activation the chosen reward (its
-#: ± lost), one further column whose header is lost (the rejected reward or the margin, with its
-#: SD), and the preference accuracy (mean, SD). The text extraction dropped one whole column.
-PAPER_TABLE3: dict[float, dict[str, dict[str, Any]]] = {
-    0.1: {
-        "srelu": {"chosen_reward": 0.1501, "unlabelled": (0.0984, 0.0008), "preference_accuracy": (0.5938, 0.0)},
-        "gelu": {"chosen_reward": -0.2037, "unlabelled": (0.0659, 0.0019), "preference_accuracy": (0.5313, 0.0012)},
-    },
-    2.0: {
-        "srelu": {"chosen_reward": 0.3861, "unlabelled": (0.0532, 0.0030), "preference_accuracy": (0.5156, 0.0005)},
-        "gelu": {"chosen_reward": -1.6600, "unlabelled": (0.0460, 0.0055), "preference_accuracy": (0.5080, 0.0022)},
-    },
-    5.0: {
-        "srelu": {"chosen_reward": 1.1062, "unlabelled": (1.8664, 0.0041), "preference_accuracy": (0.5103, 0.0017)},
-        "gelu": {"chosen_reward": -3.6484, "unlabelled": (1.1815, 0.0034), "preference_accuracy": (0.5012, 0.0001)},
-    },
-}
+_BETA = re.compile(r"^\$\\beta = [^$]*\$")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def paper_table3(quotes: Mapping[str, Quoted]) -> dict[float, dict[str, dict[str, Any]]]:
+    """The paper's Table 3 by β and activation, read out of its rows' excerpts (``table3_beta<β>_<act>``).
+
+    Each row's text holds, after the β, five numbers: the chosen reward (its ± lost), one further
+    column whose header is lost (the rejected reward or the margin) with its SD, and the preference
+    accuracy with its SD. The text extraction dropped one whole column."""
+    table: dict[float, dict[str, dict[str, Any]]] = {}
+    for key, quote in quotes.items():
+        if not key.startswith("table3_beta"):
+            continue
+        beta, activation = key.removeprefix("table3_beta").split("_")
+        numbers = [float(n) for n in _NUMBER.findall(_BETA.sub("", quote.text))]
+        if len(numbers) != 5:
+            raise ValueError(
+                f"{key}: expected five numbers after the β (chosen reward, the unlabelled column's mean and SD, "
+                f"preference accuracy's mean and SD), found {numbers} in {quote.text!r}"
+            )
+        chosen, unlabelled, unlabelled_sd, accuracy, accuracy_sd = numbers
+        table.setdefault(float(beta), {})[activation] = {
+            "chosen_reward": chosen,
+            "unlabelled": (unlabelled, unlabelled_sd),
+            "preference_accuracy": (accuracy, accuracy_sd),
+        }
+    return table
+
+
+#: Table 3 as page 22 and a claim lay it out; its numbers are typed once, in the excerpts of :mod:`helpers.srelu.paper`.
+PAPER_TABLE3 = paper_table3(QUOTES)
 
 NOTEBOOK = "notebooks/22_srelu_dpo"
 SOURCE = "S-ReLU paper"  # as in helpers.srelu.paper, so the report groups the rows with that paper
