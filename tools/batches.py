@@ -91,7 +91,7 @@ BATCHES: dict[str, Batch] = {
     "a": Batch(
         "a",
         "S-ReLU Table 2: ConvNeXt on CIFAR-10, GELU/ReLU/S-ReLU/ELU/SiLU, 12 epochs (replaced on the page by p)",
-        lambda: srelu.earlier_convnext_configs(),
+        lambda: srelu.convnext_configs(srelu.EARLIER_CONVNEXT_CPU),
     ),
     "b": Batch(
         "b",
@@ -177,7 +177,7 @@ BATCHES: dict[str, Batch] = {
     "p": Batch(
         "p",
         "S-ReLU Table 2 at the pilot's ConvNeXt scale: 7 activations × 5 seeds, 30 epochs, bf16 (CIFAR-10)",
-        lambda: srelu.convnext_floor_configs(),
+        lambda: srelu.convnext_configs(srelu.CONVNEXT_FLOOR),
         issue="CPU budget",
     ),
     # Seeds where they decide (the seed plan's cheapest rows): the ReLU-ization MLP set (h) and

@@ -261,15 +261,9 @@ def convnext_pilot_configs() -> list[TrainConfig]:
     return configs
 
 
-def earlier_convnext_configs() -> list[TrainConfig]:
-    """Table 2 at batch (a)'s 12-epoch scale (:data:`EARLIER_CONVNEXT_CPU`), seed-major."""
-    scale = EARLIER_CONVNEXT_CPU
-    return [srelu_config("convnext", "cpu", a, s, scale=scale) for s in scale.seeds for a in scale.activations]
-
-
-def convnext_floor_configs() -> list[TrainConfig]:
-    """Table 2 at the pilot's chosen ConvNeXt scale (:data:`CONVNEXT_FLOOR`), seed-major."""
-    scale = CONVNEXT_FLOOR
+def convnext_configs(scale: Scale) -> list[TrainConfig]:
+    """Table 2 at a cpu ConvNeXt ``scale``, seed-major: :data:`EARLIER_CONVNEXT_CPU` (batch a) or
+    :data:`CONVNEXT_FLOOR` (batch p)."""
     return [srelu_config("convnext", "cpu", a, s, scale=scale) for s in scale.seeds for a in scale.activations]
 
 
@@ -318,7 +312,7 @@ def pilot_summary() -> pd.DataFrame:
 
 def floor_progress() -> tuple[int, int, float]:
     """``(committed, listed, core-hours)`` of Table 2's rerun at the chosen scale."""
-    configs = convnext_floor_configs()
+    configs = convnext_configs(CONVNEXT_FLOOR)
     seconds = [float(r["train_seconds"]) for cfg in configs if (r := load_result(cfg)) is not None]
     return len(seconds), len(configs), sum(seconds) / 3600
 
@@ -328,7 +322,7 @@ def earlier_gelu_accuracy() -> tuple[float, int]:
     network the pilot started from."""
     accs = [
         100 * float(r["best_val_metric"])
-        for cfg in earlier_convnext_configs()
+        for cfg in convnext_configs(EARLIER_CONVNEXT_CPU)
         if cfg.activation == "gelu" and (r := load_result(cfg)) is not None
     ]
     if not accs:
@@ -342,7 +336,7 @@ def floor_seeds_waiting() -> tuple[list[int], list[str]]:
     missing = [s for s in CONVNEXT_FLOOR.seeds if s not in CONVNEXT_FLOOR_SEEDS_ON_PAGE]
     waiting = [
         f"{display_name(cfg.activation)} seed {cfg.seed}"
-        for cfg in convnext_floor_configs()
+        for cfg in convnext_configs(CONVNEXT_FLOOR)
         if cfg.seed in missing and load_result(cfg) is None
     ]
     return missing, waiting
