@@ -28,6 +28,7 @@ from helpers.srelu.paper import (
     TABLE2,
 )
 from helpers.srelu.smelu import smelu
+from helpers.srelu.theory import DELTA, X, Y, epanechnikov_density
 
 #: The baselines of Sec. 5 by registry name, and how the tables label them. The paper states no
 #: setting for any of them, so each is the library default the book trains (nn.ELU(), nn.CELU(),
@@ -98,10 +99,6 @@ def srelu_negative_slopes(delta: float = APPENDIX_H_DELTA) -> tuple[float, float
     return float(srelu_derivative(x, delta).abs().max()), float(srelu_derivative(inside, delta).min())
 
 
-_X, _Y = sp.symbols("x y", real=True)
-_D = sp.Symbol("delta", positive=True)
-
-
 @dataclass(frozen=True)
 class KernelSmoothing:
     """ReLU mollified by one kernel on ``[−δ, δ]``: degree of the kernel's pieces, of the result's,
@@ -130,34 +127,34 @@ class KernelSmoothing:
 #: Unit kernels on [−1, 1] as (left piece on [−1, 0], right piece on [0, 1]), in u = y/δ.
 _UNIT_KERNELS: dict[str, tuple[sp.Expr, sp.Expr]] = {
     "box (SmeLU)": (sp.Rational(1, 2), sp.Rational(1, 2)),
-    "triangle": (1 + _Y, 1 - _Y),
-    "Epanechnikov (S-ReLU)": (sp.Rational(3, 4) * (1 - _Y**2),) * 2,
+    "triangle": (1 + Y, 1 - Y),
+    "Epanechnikov (S-ReLU)": (epanechnikov_density(sp.Integer(1), Y),) * 2,
 }
 
 
 def _smoothing(name: str) -> KernelSmoothing:
-    left, right = (e.subs(_Y, _Y / _D) / _D for e in _UNIT_KERNELS[name])
+    left, right = (e.subs(Y, Y / DELTA) / DELTA for e in _UNIT_KERNELS[name])
     # ReLU * K at x: the integral of (x − y) K(y) over y < x
-    mid_left = sp.integrate((_X - _Y) * left, (_Y, -_D, _X))
-    mid_right = sp.integrate((_X - _Y) * left, (_Y, -_D, 0)) + sp.integrate((_X - _Y) * right, (_Y, 0, _X))
-    pieces = [sp.Integer(0), sp.expand(mid_left), sp.expand(mid_right), _X]
-    knots = [-_D, sp.Integer(0), _D]
+    mid_left = sp.integrate((X - Y) * left, (Y, -DELTA, X))
+    mid_right = sp.integrate((X - Y) * left, (Y, -DELTA, 0)) + sp.integrate((X - Y) * right, (Y, 0, X))
+    pieces = [sp.Integer(0), sp.expand(mid_left), sp.expand(mid_right), X]
+    knots = [-DELTA, sp.Integer(0), DELTA]
 
     def jump(k: int, i: int, t: sp.Expr) -> sp.Expr:  # of the k-th derivative at knot t, between pieces i, i + 1
-        return sp.simplify(sp.diff(pieces[i], _X, k).subs(_X, t) - sp.diff(pieces[i + 1], _X, k).subs(_X, t))
+        return sp.simplify(sp.diff(pieces[i], X, k).subs(X, t) - sp.diff(pieces[i + 1], X, k).subs(X, t))
 
     # the order of the last derivative (up to the 5th) that is continuous at every knot
     smooth = next((k for k in range(6) if any(jump(k, i, t) != 0 for i, t in enumerate(knots))), 6) - 1
     return KernelSmoothing(
         name=name,
-        kernel_degree=max(sp.Poly(e, _Y).degree() for e in (left * _D, right * _D)),
-        result_degree=max(sp.Poly(p, _X).degree() for p in pieces[1:3]),
+        kernel_degree=max(sp.Poly(e, Y).degree() for e in (left * DELTA, right * DELTA)),
+        result_degree=max(sp.Poly(p, X).degree() for p in pieces[1:3]),
         smoothness=smooth,
-        sup_error=sp.simplify(pieces[2].subs(_X, 0) / _D),
+        sup_error=sp.simplify(pieces[2].subs(X, 0) / DELTA),
         variance=sp.simplify(
-            (sp.integrate(_Y**2 * left, (_Y, -_D, 0)) + sp.integrate(_Y**2 * right, (_Y, 0, _D))) / _D**2
+            (sp.integrate(Y**2 * left, (Y, -DELTA, 0)) + sp.integrate(Y**2 * right, (Y, 0, DELTA))) / DELTA**2
         ),
-        roughness=sp.simplify((sp.integrate(left**2, (_Y, -_D, 0)) + sp.integrate(right**2, (_Y, 0, _D))) * _D),
+        roughness=sp.simplify((sp.integrate(left**2, (Y, -DELTA, 0)) + sp.integrate(right**2, (Y, 0, DELTA))) * DELTA),
     )
 
 
