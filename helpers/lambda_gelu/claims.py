@@ -32,6 +32,7 @@ from helpers.lambda_gelu.paper import (
     ANCHORS,
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
+    PROFILES_NOTEBOOK,
     QUOTES,
     SOURCE,
     THEORY_ANCHOR,
@@ -218,27 +219,17 @@ def theory_claims() -> list[Claim]:
 
 def coverage_claims() -> list[Claim]:
     """Claims of the paper that no page tests yet, each with the reason ("not run here")."""
-
-    anchors = {THEORY_NOTEBOOK: THEORY_ANCHOR, **ANCHORS}
-
-    def row(key: str, claim: str, where: str, paper: SourceValue, notebook: str, note: str, profile: str) -> Claim:
-        return source_row(
-            key, claim, where, paper, "—", "not run here", note, "", profile,
-            source=SOURCE, notebook=notebook, anchor=anchors[notebook],
-        )  # fmt: skip
-
     return [
-        row(
+        _not_run_claim(
             "lambda-gelu-cifar100-rows",
             "Table I and Table II, ResNet-18/CIFAR-100 rows (BVS parity, λ̄, drift; annealed ReLU swap)",
             "Tables I and II",
             QUOTES["table_cifar100_rows"],
-            "notebooks/11_lambda_gelu_profiles",
+            PROFILES_NOTEBOOK,
             "CIFAR-100 is not in the offline data mirror; the ResNet-18/CIFAR-10 pair is run (its own rows), and "
             "the Fig. 2 c sweep runs on it as a named stand-in.",
-            "paper",
         ),
-        row(
+        _not_run_claim(
             "lambda-gelu-naive-updates",
             "Naive updates of λ yield unstable dynamics and effective gradient attenuation (the reason for "
             "λ = 1 + softplus(s/t))",
@@ -247,9 +238,17 @@ def coverage_claims() -> list[Claim]:
             THEORY_NOTEBOOK,
             "No page trains λ directly without the reparameterisation; the theory page derives the attenuation "
             "factor ∂λ/∂s = σ(s/t)/t of the reparameterised update but does not run the naive one.",
-            "paper",
         ),
     ]
+
+
+def _not_run_claim(key: str, claim: str, where: str, paper: SourceValue, notebook: str, why: str) -> Claim:
+    """A claim of the paper's scale that no page runs: "not run here" at the paper profile, ``why`` its note."""
+    anchor = THEORY_ANCHOR if notebook == THEORY_NOTEBOOK else ANCHORS[notebook]
+    return source_row(
+        key, claim, where, paper, "—", "not run here", why, "", "paper",
+        source=SOURCE, notebook=notebook, anchor=anchor,
+    )  # fmt: skip
 
 
 def claims() -> list[Claim]:

@@ -91,7 +91,7 @@ def scale_notes(pairs: Sequence[str], profile: str, *, figures: bool = False) ->
     rows = []
     for pair in pairs:
         spec = _pairs()[pair]
-        scale = (figure_scale(pair, profile) if figures else None) or spec.scale(profile)
+        scale = figure_scale(pair, profile) if figures else spec.scale(profile)
         rows.append(
             {
                 "pair": pair_label(pair),

@@ -204,7 +204,7 @@ def claim_pair_label(pair: str, profile: str) -> str:
 def scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
     """How ``pair``'s runs of ``profile`` differ from the paper's ("as in the paper" when they do not);
     ``figures``: at the scale Figs. 1-2 run at (:func:`helpers.lambda_gelu.protocol.figure_scale`)."""
-    scale = (figure_scale(pair, profile) if figures else None) or _pairs()[pair].scale(profile)
+    scale = figure_scale(pair, profile) if figures else _pairs()[pair].scale(profile)
     return scale.note or "as in the paper"
 
 
