@@ -1,11 +1,12 @@
 """λ-GELU run records: one result dict -> :class:`RunInfo` (pair, activation, mode, seed, t, c), the
 labels, orders and scale notes shared by the λ-GELU tables, and what the run-based claim modules
-(``grid_claims``, ``table1_claims``, ``table2_claims``) share: loading a row's committed runs and
-the row builder :func:`_claim`."""
+(``grid_claims``, ``table1_claims``, ``table2_claims``) share: loading a row's committed runs, the
+row builder :func:`_claim` and the verdict of a row of several parts (:func:`decide_parts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from helpers.core.claim import Claim, source_row
 from helpers.core.comparison import Comparison
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
-from helpers.core.verdicts import family_verdict
+from helpers.core.verdicts import family_verdict, judge, merge_fields
 from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
 from helpers.lambda_gelu.paper import ANCHORS, SOURCE
 from helpers.lambda_gelu.protocol import PAIRS, figure_scale
@@ -293,7 +294,29 @@ def _claim(
     )  # fmt: skip
 
 
-def _combine(judged: Mapping[str, tuple[str, Mapping[str, Any], Comparison | None]]) -> str:
-    """The family verdict of parts judged by :func:`helpers.core.report.judge`
-    (:func:`helpers.core.report.family_verdict`: Holm-adjusted contradiction)."""
-    return family_verdict([d for _, fields, _ in judged.values() for d in fields.get("design", ())])
+Judged = tuple[str, dict[str, Any], Comparison | None]
+
+
+def decide_parts(
+    makers: Mapping[str, Callable[[], Comparison]],
+    *,
+    shown: Callable[[Mapping[str, Judged]], str] | None = None,
+    what: str = "pair",
+    **rule: Any,
+) -> tuple[str, dict[str, Any]]:
+    """Verdict over several comparisons (``{label: () -> Comparison}``, each judged by
+    :func:`helpers.core.verdicts.judge` with ``rule``) that must all hold: their
+    :func:`~helpers.core.verdicts.family_verdict` (Holm-adjusted contradiction). The row shows every
+    part's fields merged, or, with ``shown``, the fields of the part it picks (its effect labelled);
+    inconclusive when there is no part (no ``what`` with runs)."""
+    if not makers:
+        return "inconclusive", {"n": f"no {what} with runs", "test": "no interval"}
+    judged = {}
+    for name, make in makers.items():
+        with warnings.catch_warnings():  # a pair whose 3 seeds give (nearly) the same ρ: scipy's moment
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)  # note; the t is fine
+            judged[name] = judge(make, label=name if shown else "", **rule)
+    verdict = family_verdict([d for _, fields, _ in judged.values() for d in fields.get("design", ())])
+    if shown is not None:
+        return verdict, judged[shown(judged)][1]
+    return verdict, merge_fields({name: fields for name, (_, fields, _) in judged.items()})
