@@ -17,7 +17,6 @@ from helpers.core.scale import Scale, arm_seeds_of
 from helpers.lambda_gelu.hardness import INIT_MODES, lambda_target
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
-MODE_ABBREVIATIONS = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
 GRID_T: tuple[float, ...] = (0.1, 0.3, 0.6, 0.9)
 GRID_C: tuple[float, ...] = (1.0, 3.0, 6.0, 9.0)
 DEFAULT_T, DEFAULT_C = 0.1, 9.0

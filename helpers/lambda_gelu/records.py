@@ -70,10 +70,6 @@ class RunInfo:
     profile: str
 
 
-def _pairs() -> Mapping[str, Any]:
-    return PAIRS
-
-
 def _check_result(result: object) -> Mapping[str, Any]:
     if not isinstance(result, Mapping):
         raise TypeError(f"a result must be a dict from run_or_load, got {type(result).__name__}")
@@ -95,10 +91,10 @@ def run_info(result: Mapping[str, Any]) -> RunInfo:
     """The protocol coordinates of one result (pair, activation, mode, t, c, seed, annealing)."""
     cfg = _check_result(result)["config"]
     experiment = str(cfg.get("experiment", ""))
-    if not experiment.startswith("lgelu_") or experiment[len("lgelu_") :] not in _pairs():
+    if not experiment.startswith("lgelu_") or experiment[len("lgelu_") :] not in PAIRS:
         raise ValueError(
             f"result of experiment {experiment!r} is not a λ-GELU pair run "
-            f"(expected lgelu_<pair> with pair in {list(_pairs())})"
+            f"(expected lgelu_<pair> with pair in {list(PAIRS)})"
         )
     activation = cfg["activation"]
     is_lambda = activation == "lambda_gelu"
@@ -182,9 +178,9 @@ def run_table(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def pair_label(pair: str, dataset: str | None = None) -> str:
     """``"MLP/FMNIST"``; with ``dataset`` differing from the paper's, the stand-in is named."""
-    spec = _pairs().get(pair)
+    spec = PAIRS.get(pair)
     if spec is None:
-        raise ValueError(f"unknown pair {pair!r}; choose one of {list(_pairs())}")
+        raise ValueError(f"unknown pair {pair!r}; choose one of {list(PAIRS)}")
     label = f"{_MODEL_LABELS.get(spec.model, spec.model)}/{spec.paper_dataset}"
     if dataset is not None and _dataset_key(dataset) != _dataset_key(spec.paper_dataset):
         label += f" (on {dataset})"
@@ -194,7 +190,7 @@ def pair_label(pair: str, dataset: str | None = None) -> str:
 def claim_pair_label(pair: str, profile: str) -> str:
     """The pair as a claim names it: our model and data set, with the paper's when we stand in
     (``"DeiT-tiny on CIFAR-10 (stand-in for TinyImageNet)"``)."""
-    spec = _pairs()[pair]
+    spec = PAIRS[pair]
     model = _MODEL_LABELS.get(spec.model, spec.model)
     used = spec.scale(profile).dataset
     if _dataset_key(used) == _dataset_key(spec.paper_dataset):
@@ -205,7 +201,7 @@ def claim_pair_label(pair: str, profile: str) -> str:
 def scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
     """How ``pair``'s runs of ``profile`` differ from the paper's ("as in the paper" when they do not);
     ``figures``: at the scale Figs. 1-2 run at (:func:`helpers.lambda_gelu.protocol.figure_scale`)."""
-    scale = figure_scale(pair, profile) if figures else _pairs()[pair].scale(profile)
+    scale = figure_scale(pair, profile) if figures else PAIRS[pair].scale(profile)
     return scale.note or "as in the paper"
 
 
@@ -219,7 +215,7 @@ def _dataset_key(name: str) -> str:
 
 
 def _pair_order(pair: str) -> int:
-    return list(_pairs()).index(pair)
+    return list(PAIRS).index(pair)
 
 
 def _side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

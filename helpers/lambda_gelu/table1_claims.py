@@ -31,7 +31,7 @@ from helpers.lambda_gelu.profiles import (
     spearman_final_seeds,
     table1,
 )
-from helpers.lambda_gelu.protocol import table1_configs, table1_pairs
+from helpers.lambda_gelu.protocol import PAIRS, table1_configs, table1_pairs
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
@@ -40,7 +40,6 @@ from helpers.lambda_gelu.records import (
     RHO_HIGH,
     Judged,
     _claim,
-    _pairs,
     claim_pair_label,
     decide_parts,
     fmt_list,
@@ -351,7 +350,7 @@ def _lowest_pair(pairs: Sequence[str], per_pair: Mapping[str, Mapping[int, float
 
 def _short_label(pair: str, profile: str) -> str:
     """Our model and the data set it ran on (a stand-in where the paper's is out of reach)."""
-    spec = _pairs()[pair]
+    spec = PAIRS[pair]
     used = spec.scale(profile).dataset
     return f"{_MODEL_LABELS.get(spec.model, spec.model)}/{DATASET_LABELS.get(used, used)}"
 
