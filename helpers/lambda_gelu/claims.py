@@ -278,25 +278,19 @@ def _family_profiles(profile: str | None = None) -> dict[str, str]:
     return dict.fromkeys(FAMILIES, current_profile(profile))
 
 
-def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
-    """``(results, n_missing)`` of the λ-GELU protocol ``name`` (a key of
-    :data:`~helpers.lambda_gelu.protocol.EXPERIMENTS`), loaded from the results cache without training."""
-    found, missing = [], 0
+def _committed(name: str, profile: str) -> list[dict] | None:
+    """The results of the λ-GELU protocol ``name`` (a key of :data:`~helpers.lambda_gelu.protocol.EXPERIMENTS`)
+    at ``profile`` when all its runs are committed, else ``None``: loaded from the results cache, never trained."""
+    found, complete = [], True
     for cfg in EXPERIMENTS[name](profile):
         if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
             continue
         result = load_result(cfg)
         if result is None or result.get("status", "ok") != "ok":
-            missing += 1
+            complete = False
         else:
             found.append(result)
-    return found, missing
-
-
-def _committed(name: str, profile: str) -> list[dict] | None:
-    """Protocol ``name``'s results of ``profile`` when all its runs are committed, else ``None``."""
-    results, missing = load_protocol(name, profile)
-    return results if results and not missing else None
+    return found if found and complete else None
 
 
 def experiment_claims(profile: str | None = None) -> list[Claim]:
