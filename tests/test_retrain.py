@@ -27,7 +27,7 @@ def test_decisive_pairs_train_on_all_data_and_the_figures_keep_their_earlier_sca
         assert lgelu.figure_scale(pair, "cpu") is lgelu.FIGURE_CPU[pair]
         assert {c.scale_note for c in figure("cpu")} == {lgelu.FIGURE_CPU[pair].note}
         assert lgelu.FIGURE_CPU[pair].note != lgelu.PAIRS[pair].scale("cpu").note
-    assert lgelu.figure_scale("fmnist", "smoke") is None
+    assert lgelu.figure_scale("fmnist", "smoke") is lgelu.PAIRS["fmnist"].scale("smoke")
 
 
 def test_every_grid_cell_has_every_seed_in_the_cpu_profile():

@@ -32,6 +32,7 @@ from helpers.lambda_gelu.paper import (
     ANCHORS,
     EPS_PAPER,
     LAMBDA_TARGET_PAPER,
+    PROFILES_NOTEBOOK,
     QUOTES,
     SOURCE,
     THEORY_ANCHOR,
@@ -218,27 +219,17 @@ def theory_claims() -> list[Claim]:
 
 def coverage_claims() -> list[Claim]:
     """Claims of the paper that no page tests yet, each with the reason ("not run here")."""
-
-    anchors = {THEORY_NOTEBOOK: THEORY_ANCHOR, **ANCHORS}
-
-    def row(key: str, claim: str, where: str, paper: SourceValue, notebook: str, note: str, profile: str) -> Claim:
-        return source_row(
-            key, claim, where, paper, "—", "not run here", note, "", profile,
-            source=SOURCE, notebook=notebook, anchor=anchors[notebook],
-        )  # fmt: skip
-
     return [
-        row(
+        _not_run_claim(
             "lambda-gelu-cifar100-rows",
             "Table I and Table II, ResNet-18/CIFAR-100 rows (BVS parity, λ̄, drift; annealed ReLU swap)",
             "Tables I and II",
             QUOTES["table_cifar100_rows"],
-            "notebooks/11_lambda_gelu_profiles",
+            PROFILES_NOTEBOOK,
             "CIFAR-100 is not in the offline data mirror; the ResNet-18/CIFAR-10 pair is run (its own rows), and "
             "the Fig. 2 c sweep runs on it as a named stand-in.",
-            "paper",
         ),
-        row(
+        _not_run_claim(
             "lambda-gelu-naive-updates",
             "Naive updates of λ yield unstable dynamics and effective gradient attenuation (the reason for "
             "λ = 1 + softplus(s/t))",
@@ -247,9 +238,17 @@ def coverage_claims() -> list[Claim]:
             THEORY_NOTEBOOK,
             "No page trains λ directly without the reparameterisation; the theory page derives the attenuation "
             "factor ∂λ/∂s = σ(s/t)/t of the reparameterised update but does not run the naive one.",
-            "paper",
         ),
     ]
+
+
+def _not_run_claim(key: str, claim: str, where: str, paper: SourceValue, notebook: str, why: str) -> Claim:
+    """A claim of the paper's scale that no page runs: "not run here" at the paper profile, ``why`` its note."""
+    anchor = THEORY_ANCHOR if notebook == THEORY_NOTEBOOK else ANCHORS[notebook]
+    return source_row(
+        key, claim, where, paper, "—", "not run here", why, "", "paper",
+        source=SOURCE, notebook=notebook, anchor=anchor,
+    )  # fmt: skip
 
 
 def claims() -> list[Claim]:
@@ -279,25 +278,19 @@ def _family_profiles(profile: str | None = None) -> dict[str, str]:
     return dict.fromkeys(FAMILIES, current_profile(profile))
 
 
-def load_protocol(name: str, profile: str) -> tuple[list[dict], int]:
-    """``(results, n_missing)`` of the λ-GELU protocol ``name`` (a key of
-    :data:`~helpers.lambda_gelu.protocol.EXPERIMENTS`), loaded from the results cache without training."""
-    found, missing = [], 0
+def _committed(name: str, profile: str) -> list[dict] | None:
+    """The results of the λ-GELU protocol ``name`` (a key of :data:`~helpers.lambda_gelu.protocol.EXPERIMENTS`)
+    at ``profile`` when all its runs are committed, else ``None``: loaded from the results cache, never trained."""
+    found, complete = [], True
     for cfg in EXPERIMENTS[name](profile):
         if is_hidden(cfg):  # a tool left it out on purpose (helpers.core.run_reads)
             continue
         result = load_result(cfg)
         if result is None or result.get("status", "ok") != "ok":
-            missing += 1
+            complete = False
         else:
             found.append(result)
-    return found, missing
-
-
-def _committed(name: str, profile: str) -> list[dict] | None:
-    """Protocol ``name``'s results of ``profile`` when all its runs are committed, else ``None``."""
-    results, missing = load_protocol(name, profile)
-    return results if results and not missing else None
+    return found if found and complete else None
 
 
 def experiment_claims(profile: str | None = None) -> list[Claim]:

@@ -12,8 +12,8 @@ import pandas as pd
 from helpers.core.floors import floor_for, floor_table
 from helpers.core.runtime import current_profile
 from helpers.core.scale import arm_seeds_of
-from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, figure_scale
-from helpers.lambda_gelu.records import _dataset_key, _pairs, pair_label
+from helpers.lambda_gelu.protocol import DECISIVE_PAIRS, PAIRS, figure_scale
+from helpers.lambda_gelu.records import _dataset_key, pair_label
 
 
 # ------------------------------------------------------------------------------------ display
@@ -90,8 +90,8 @@ def scale_notes(pairs: Sequence[str], profile: str, *, figures: bool = False) ->
     the scale Figs. 1-2 run at (:func:`helpers.lambda_gelu.protocol.figure_scale`)."""
     rows = []
     for pair in pairs:
-        spec = _pairs()[pair]
-        scale = (figure_scale(pair, profile) if figures else None) or spec.scale(profile)
+        spec = PAIRS[pair]
+        scale = figure_scale(pair, profile) if figures else spec.scale(profile)
         rows.append(
             {
                 "pair": pair_label(pair),
@@ -110,8 +110,8 @@ def baseline_floors(
 ) -> pd.DataFrame:
     """The ``baseline`` runs of ``pairs`` against the floors of the cpu profile
     (:data:`helpers.core.floors.FLOORS`): reached best validation score, floor, met or missed by."""
-    scales = {p: _pairs()[p].scale(profile) for p in pairs}
-    labels = {(_pairs()[p].model, scales[p].dataset): pair_label(p, scales[p].dataset) for p in pairs}
+    scales = {p: PAIRS[p].scale(profile) for p in pairs}
+    labels = {(PAIRS[p].model, scales[p].dataset): pair_label(p, scales[p].dataset) for p in pairs}
     chosen = [r for r in runs if r["config"]["activation"] == baseline]
     return floor_table(chosen, labels=labels)
 
@@ -121,12 +121,12 @@ def decisive_scale(pairs: Sequence[str], profile: str) -> pd.DataFrame:
     λ-GELU arms') and its ``standing``: ``"decisive"`` when it runs at the retrain's decisive cpu scale
     (:data:`~helpers.lambda_gelu.protocol.DECISIVE_PAIRS`), else ``"below floor"`` or ``"no floor"``
     (the floors of :mod:`helpers.core.floors` apply to the cpu profile only)."""
-    unknown = [p for p in pairs if p not in _pairs()]
+    unknown = [p for p in pairs if p not in PAIRS]
     if unknown:
-        raise ValueError(f"unknown pair(s) {unknown}; choose from {list(_pairs())}")
+        raise ValueError(f"unknown pair(s) {unknown}; choose from {list(PAIRS)}")
     rows = []
     for pair in pairs:
-        spec = _pairs()[pair]
+        spec = PAIRS[pair]
         scale = spec.scale(current_profile(profile))
         if pair in DECISIVE_PAIRS:
             standing = "decisive"
@@ -142,7 +142,7 @@ def stand_ins(pairs: Sequence[str], profile: str) -> list[tuple[str, str, str]]:
     stand-in data set at ``profile``."""
     out = []
     for pair in pairs:
-        spec = _pairs()[pair]
+        spec = PAIRS[pair]
         used = spec.scale(profile).dataset
         if _dataset_key(used) != _dataset_key(spec.paper_dataset):
             out.append((used, spec.paper_dataset, pair_label(pair)))

@@ -11,6 +11,7 @@ import pandas as pd
 
 from helpers.lambda_gelu import paper
 from helpers.lambda_gelu.hardness import spearman_across_modes
+from helpers.lambda_gelu.protocol import PAIRS
 from helpers.lambda_gelu.records import (
     _ACT_ORDER,
     _MODE_ORDER,
@@ -22,7 +23,6 @@ from helpers.lambda_gelu.records import (
     MODE_PAIRS,
     RunInfo,
     _pair_order,
-    _pairs,
     _side_by_side,
     _val_metrics,
     _with_init,
@@ -46,7 +46,7 @@ def table1(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         rows.append(
             {
                 "pair": pair,
-                "paper_dataset": _pairs()[pair].paper_dataset,
+                "paper_dataset": PAIRS[pair].paper_dataset,
                 "dataset": g["dataset"].iloc[0],
                 "act": act,
                 "mode": mode,
@@ -74,7 +74,7 @@ def paper_table1() -> pd.DataFrame:
 
     df = paper.table_i().rename(columns={"dataset": "paper_dataset"})
     df["higher_is_better"] = df["paper_dataset"].map(lambda d: paper.METRIC[d] != "perplexity")
-    by_dataset = {spec.paper_dataset: key for key, spec in _pairs().items()}
+    by_dataset = {spec.paper_dataset: key for key, spec in PAIRS.items()}
     df["pair"] = df["paper_dataset"].map(by_dataset)
     return df
 
@@ -136,7 +136,7 @@ def lambda_by_family(table: pd.DataFrame) -> pd.DataFrame:
     lam = table[table["act"] == "λ-GELU"]
     rows = []
     for pair, g in lam.groupby("pair", sort=False):
-        model = _pairs()[pair].model
+        model = PAIRS[pair].model
         rows.append(
             {
                 "pair": pair,
@@ -164,7 +164,7 @@ def family_side_by_side(ours: pd.DataFrame) -> pd.DataFrame:
     paper = lambda_by_family(paper_table1())
     out = _side_by_side(lambda_by_family(ours), paper, ("lam_bar",))
     out.insert(
-        2, "family", out["pair"].map(lambda p: "MLP/CNN" if _pairs()[p].model in _RELU_STYLE_MODELS else "transformer")
+        2, "family", out["pair"].map(lambda p: "MLP/CNN" if PAIRS[p].model in _RELU_STYLE_MODELS else "transformer")
     )
     return out
 

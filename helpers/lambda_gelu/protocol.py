@@ -17,7 +17,6 @@ from helpers.core.scale import Scale, arm_seeds_of
 from helpers.lambda_gelu.hardness import INIT_MODES, lambda_target
 from helpers.lambda_gelu.options import LambdaGeluOptions
 
-MODE_ABBREVIATIONS = {"uniform": "uni", "increasing": "inc", "decreasing": "dec"}
 GRID_T: tuple[float, ...] = (0.1, 0.3, 0.6, 0.9)
 GRID_C: tuple[float, ...] = (1.0, 3.0, 6.0, 9.0)
 DEFAULT_T, DEFAULT_C = 0.1, 9.0
@@ -164,9 +163,11 @@ FIGURE_CPU: dict[str, Scale] = {
 # fmt: on
 
 
-def figure_scale(pair: str, profile: str) -> Scale | None:
+def figure_scale(pair: str, profile: str) -> Scale:
     """The scale Figs. 1-2 run ``pair`` at: :data:`FIGURE_CPU` in the cpu profile, else the pair's."""
-    return FIGURE_CPU.get(pair) if current_profile(profile) == "cpu" else None
+    if current_profile(profile) == "cpu" and pair in FIGURE_CPU:
+        return FIGURE_CPU[pair]
+    return PAIRS[pair].scale(profile)
 
 
 def pair_config(
@@ -232,7 +233,7 @@ def pair_config(
 def grid_configs(profile: str) -> list[TrainConfig]:
     """Fig. 1: (t, c) grid × init modes × seeds on MLP/FMNIST with SGD, plus the GELU baseline."""
     scale = figure_scale("fmnist", profile)
-    seeds = (scale or PAIRS["fmnist"].scale(profile)).seeds
+    seeds = scale.seeds
     grid_t = GRID_T if profile != "smoke" else GRID_T[:2]
     grid_c = GRID_C if profile != "smoke" else GRID_C[-2:]
     configs = [pair_config("fmnist", profile, activation="gelu", seed=s, scale=scale) for s in seeds]
@@ -267,7 +268,7 @@ def c_sweep_configs(profile: str) -> list[TrainConfig]:
     """Fig. 2: c ∈ {1,3,6,9} at t = 0.1 on ResNet-18 with AdamW, plus the GELU baseline."""
     pair = c_sweep_pair(profile)
     scale = figure_scale(pair, profile)
-    seeds = (scale or PAIRS[pair].scale(profile)).seeds
+    seeds = scale.seeds
     grid_c = GRID_C if profile != "smoke" else GRID_C[-1:]
     configs = [pair_config(pair, profile, activation="gelu", seed=s, scale=scale) for s in seeds]
     for c in grid_c:

@@ -1,11 +1,12 @@
 """λ-GELU run records: one result dict -> :class:`RunInfo` (pair, activation, mode, seed, t, c), the
 labels, orders and scale notes shared by the λ-GELU tables, and what the run-based claim modules
-(``grid_claims``, ``table1_claims``, ``table2_claims``) share: loading a row's committed runs and
-the row builder :func:`_claim`."""
+(``grid_claims``, ``table1_claims``, ``table2_claims``) share: loading a row's committed runs, the
+row builder :func:`_claim` and the verdict of a row of several parts (:func:`decide_parts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from helpers.core.claim import Claim, source_row
 from helpers.core.comparison import Comparison
 from helpers.core.results_cache import load_result
 from helpers.core.run_reads import is_hidden
-from helpers.core.verdicts import family_verdict
+from helpers.core.verdicts import family_verdict, judge, merge_fields
 from helpers.lambda_gelu.hardness import best_validation_score, hardness_drift
 from helpers.lambda_gelu.paper import ANCHORS, SOURCE
 from helpers.lambda_gelu.protocol import PAIRS, figure_scale
@@ -69,10 +70,6 @@ class RunInfo:
     profile: str
 
 
-def _pairs() -> Mapping[str, Any]:
-    return PAIRS
-
-
 def _check_result(result: object) -> Mapping[str, Any]:
     if not isinstance(result, Mapping):
         raise TypeError(f"a result must be a dict from run_or_load, got {type(result).__name__}")
@@ -94,10 +91,10 @@ def run_info(result: Mapping[str, Any]) -> RunInfo:
     """The protocol coordinates of one result (pair, activation, mode, t, c, seed, annealing)."""
     cfg = _check_result(result)["config"]
     experiment = str(cfg.get("experiment", ""))
-    if not experiment.startswith("lgelu_") or experiment[len("lgelu_") :] not in _pairs():
+    if not experiment.startswith("lgelu_") or experiment[len("lgelu_") :] not in PAIRS:
         raise ValueError(
             f"result of experiment {experiment!r} is not a λ-GELU pair run "
-            f"(expected lgelu_<pair> with pair in {list(_pairs())})"
+            f"(expected lgelu_<pair> with pair in {list(PAIRS)})"
         )
     activation = cfg["activation"]
     is_lambda = activation == "lambda_gelu"
@@ -181,9 +178,9 @@ def run_table(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def pair_label(pair: str, dataset: str | None = None) -> str:
     """``"MLP/FMNIST"``; with ``dataset`` differing from the paper's, the stand-in is named."""
-    spec = _pairs().get(pair)
+    spec = PAIRS.get(pair)
     if spec is None:
-        raise ValueError(f"unknown pair {pair!r}; choose one of {list(_pairs())}")
+        raise ValueError(f"unknown pair {pair!r}; choose one of {list(PAIRS)}")
     label = f"{_MODEL_LABELS.get(spec.model, spec.model)}/{spec.paper_dataset}"
     if dataset is not None and _dataset_key(dataset) != _dataset_key(spec.paper_dataset):
         label += f" (on {dataset})"
@@ -193,7 +190,7 @@ def pair_label(pair: str, dataset: str | None = None) -> str:
 def claim_pair_label(pair: str, profile: str) -> str:
     """The pair as a claim names it: our model and data set, with the paper's when we stand in
     (``"DeiT-tiny on CIFAR-10 (stand-in for TinyImageNet)"``)."""
-    spec = _pairs()[pair]
+    spec = PAIRS[pair]
     model = _MODEL_LABELS.get(spec.model, spec.model)
     used = spec.scale(profile).dataset
     if _dataset_key(used) == _dataset_key(spec.paper_dataset):
@@ -204,7 +201,7 @@ def claim_pair_label(pair: str, profile: str) -> str:
 def scale_note(pair: str, profile: str, *, figures: bool = False) -> str:
     """How ``pair``'s runs of ``profile`` differ from the paper's ("as in the paper" when they do not);
     ``figures``: at the scale Figs. 1-2 run at (:func:`helpers.lambda_gelu.protocol.figure_scale`)."""
-    scale = (figure_scale(pair, profile) if figures else None) or _pairs()[pair].scale(profile)
+    scale = figure_scale(pair, profile) if figures else PAIRS[pair].scale(profile)
     return scale.note or "as in the paper"
 
 
@@ -218,7 +215,7 @@ def _dataset_key(name: str) -> str:
 
 
 def _pair_order(pair: str) -> int:
-    return list(_pairs()).index(pair)
+    return list(PAIRS).index(pair)
 
 
 def _side_by_side(ours: pd.DataFrame, paper: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -293,7 +290,29 @@ def _claim(
     )  # fmt: skip
 
 
-def _combine(judged: Mapping[str, tuple[str, Mapping[str, Any], Comparison | None]]) -> str:
-    """The family verdict of parts judged by :func:`helpers.core.report.judge`
-    (:func:`helpers.core.report.family_verdict`: Holm-adjusted contradiction)."""
-    return family_verdict([d for _, fields, _ in judged.values() for d in fields.get("design", ())])
+Judged = tuple[str, dict[str, Any], Comparison | None]
+
+
+def decide_parts(
+    makers: Mapping[str, Callable[[], Comparison]],
+    *,
+    shown: Callable[[Mapping[str, Judged]], str] | None = None,
+    what: str = "pair",
+    **rule: Any,
+) -> tuple[str, dict[str, Any]]:
+    """Verdict over several comparisons (``{label: () -> Comparison}``, each judged by
+    :func:`helpers.core.verdicts.judge` with ``rule``) that must all hold: their
+    :func:`~helpers.core.verdicts.family_verdict` (Holm-adjusted contradiction). The row shows every
+    part's fields merged, or, with ``shown``, the fields of the part it picks (its effect labelled);
+    inconclusive when there is no part (no ``what`` with runs)."""
+    if not makers:
+        return "inconclusive", {"n": f"no {what} with runs", "test": "no interval"}
+    judged = {}
+    for name, make in makers.items():
+        with warnings.catch_warnings():  # a pair whose 3 seeds give (nearly) the same ρ: scipy's moment
+            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)  # note; the t is fine
+            judged[name] = judge(make, label=name if shown else "", **rule)
+    verdict = family_verdict([d for _, fields, _ in judged.values() for d in fields.get("design", ())])
+    if shown is not None:
+        return verdict, judged[shown(judged)][1]
+    return verdict, merge_fields({name: fields for name, (_, fields, _) in judged.items()})

@@ -12,7 +12,8 @@ import pandas as pd
 
 from helpers.lambda_gelu import paper
 from helpers.lambda_gelu.profiles import paper_table1
-from helpers.lambda_gelu.records import _ACT_ORDER, _pair_order, _pairs, _side_by_side, _with_init, run_info, run_table
+from helpers.lambda_gelu.protocol import PAIRS
+from helpers.lambda_gelu.records import _ACT_ORDER, _pair_order, _side_by_side, _with_init, run_info, run_table
 
 
 # ----------------------------------------------------------------------------------- Table II
@@ -39,7 +40,7 @@ def table2(results: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         rows.append(
             {
                 "pair": pair,
-                "paper_dataset": _pairs()[pair].paper_dataset,
+                "paper_dataset": PAIRS[pair].paper_dataset,
                 "dataset": g["dataset"].iloc[0],
                 "mode": act,
                 "n_seeds": int(g["seed"].nunique()),
@@ -65,7 +66,7 @@ def paper_table2() -> pd.DataFrame:
     df["degradation"] = np.where(
         df["higher_is_better"], df["original"] - df["substituted"], df["substituted"] - df["original"]
     )
-    by_dataset = {spec.paper_dataset: key for key, spec in _pairs().items()}
+    by_dataset = {spec.paper_dataset: key for key, spec in PAIRS.items()}
     df["pair"] = df["paper_dataset"].map(by_dataset)
     return df
 

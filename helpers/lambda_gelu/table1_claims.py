@@ -8,8 +8,8 @@ they are not committed: "not run here"), never trained here."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from helpers.core.claim import Claim, claim_key
 from helpers.core.comparison import Comparison
 from helpers.core.pairing import common_seeds, pair_by_seed
 from helpers.core.statistics import compare, one_sample, tost, welch_comparison
-from helpers.core.verdicts import comparison_fields, judge, merge_fields, run_verdict
+from helpers.core.verdicts import comparison_fields, run_verdict
 from helpers.lambda_gelu.paper import PROFILES_NOTEBOOK, QUOTES
 from helpers.lambda_gelu.profiles import (
     bvs_parity,
@@ -31,17 +31,17 @@ from helpers.lambda_gelu.profiles import (
     spearman_final_seeds,
     table1,
 )
-from helpers.lambda_gelu.protocol import table1_configs, table1_pairs
+from helpers.lambda_gelu.protocol import PAIRS, table1_configs, table1_pairs
 from helpers.lambda_gelu.records import (
     _MODEL_LABELS,
     BVS_TOL_ACCURACY,
     BVS_TOL_PERPLEXITY_REL,
     DATASET_LABELS,
     RHO_HIGH,
+    Judged,
     _claim,
-    _combine,
-    _pairs,
     claim_pair_label,
+    decide_parts,
     fmt_list,
     load_committed,
     run_table,
@@ -124,7 +124,13 @@ def table1_bvs_parity_claim(pair: str, committed: bool, profile: str) -> Claim:
         margin = BVS_TOL_ACCURACY if o["higher_is_better"] else BVS_TOL_PERPLEXITY_REL * float(o["bvs_gelu"])
         # GELU may have more seeds (the decisive ResNet pair: Table II's 5, Table I's arms 3)
         makers = {m: _paired_to(arm, gelu) for m, arm in arms.items()}
-        ok, fields = _equivalence_parts(makers, margin, digits=4 if o["higher_is_better"] else 3)
+        ok, fields = decide_parts(
+            makers,
+            shown=partial(_least_equivalent, margin=margin),
+            claim="equivalence",
+            margin=margin,
+            digits=4 if o["higher_is_better"] else 3,
+        )
         if ok == "contradicted":
             # the contradiction rests on reading "similar" as within the margin in every benchmark
             reading = (
@@ -278,7 +284,7 @@ def fig3_rho_vision_claim(vision: Sequence[str], committed: bool, profile: str) 
         for p in vision
         if p in per_pair
     }
-    ok, fields = _decide_parts(makers, direction=1)
+    ok, fields = decide_parts(makers, direction=1)
     ours = "final ρ_S: " + ", ".join(
         f"{claim_pair_label(p, profile)} {v:.2f}" for p, v in final.reindex(vision).items()
     )
@@ -311,7 +317,7 @@ def fig3_rho_others_claim(vision: Sequence[str], others: Sequence[str], committe
         for p in others
         if p in per_pair and lowest is not None
     }
-    ok, fields = _decide_parts(makers, direction=-1, negligible=RHO_SMALLEST_EFFECT)
+    ok, fields = decide_parts(makers, direction=-1, negligible=RHO_SMALLEST_EFFECT)
     ours = "final ρ_S: " + ", ".join(
         f"{claim_pair_label(p, profile)} {v:.2f}" for p, v in final.reindex(others).items()
     )
@@ -344,37 +350,19 @@ def _lowest_pair(pairs: Sequence[str], per_pair: Mapping[str, Mapping[int, float
 
 def _short_label(pair: str, profile: str) -> str:
     """Our model and the data set it ran on (a stand-in where the paper's is out of reach)."""
-    spec = _pairs()[pair]
+    spec = PAIRS[pair]
     used = spec.scale(profile).dataset
     return f"{_MODEL_LABELS.get(spec.model, spec.model)}/{DATASET_LABELS.get(used, used)}"
 
 
-def _decide_parts(makers: Mapping[str, Callable[[], Comparison]], **rule: Any) -> tuple[str, dict[str, Any]]:
-    """Verdict over several comparisons (``{label: () -> Comparison}``, judged by ``rule``) that must
-    all hold, and their fields merged; inconclusive when there is none."""
-    if not makers:
-        return "inconclusive", {"n": "no pair with runs", "test": "no interval"}
-    judged = {}
-    for name, make in makers.items():
-        with warnings.catch_warnings():  # a pair whose 3 seeds give (nearly) the same ρ: scipy's moment
-            warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)  # note; the t is fine
-            judged[name] = judge(make, digits=2, **rule)
-    return _combine(judged), merge_fields({name: fields for name, (_, fields, _) in judged.items()})
+def _least_equivalent(judged: Mapping[str, Judged], margin: float) -> str:
+    """The part furthest from being shown within ``± margin`` (the one a parity row shows): no
+    interval first, then the larger TOST p, then the larger |effect|."""
 
+    def doubt(comp: Comparison | None) -> tuple[bool, float, float]:
+        return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
 
-def _equivalence_parts(makers: Mapping[str, Any], margin: float, digits: int = 3) -> tuple[str, dict[str, str]]:
-    """Verdict over several comparisons (``{label: () -> Comparison}``) that must each be within
-    ``± margin`` (TOST), and the claim fields of the part that decides (least shown equivalent)."""
-
-    judged = {k: judge(m, claim="equivalence", margin=margin, digits=digits, label=k) for k, m in makers.items()}
-    key = max(judged, key=lambda k: _equivalence_doubt(judged[k][2], margin))
-    return _combine(judged), judged[key][1]
-
-
-def _equivalence_doubt(comp: Comparison | None, margin: float) -> tuple[bool, float, float]:
-    """How far one part is from being shown within ``± margin``, to order the parts: no interval
-    first, then the larger TOST p, then the larger |effect|."""
-    return (comp is None, tost(comp, margin).p if comp else 1.0, abs(comp.effect) if comp else 0.0)
+    return max(judged, key=lambda name: doubt(judged[name][2]))
 
 
 def _family_text(df: pd.DataFrame) -> tuple[str, bool]:

@@ -16,7 +16,7 @@ import pandas as pd
 from helpers.core.attribution import Derived
 from helpers.core.claim import Claim, claim_key
 from helpers.core.statistics import compare, one_sample
-from helpers.core.verdicts import judge, merge_fields
+from helpers.core.verdicts import judge
 from helpers.lambda_gelu.hardness import lambda_target
 from helpers.lambda_gelu.paper import ANNEAL_NOTEBOOK, QUOTES, SEEDS_PAPER
 from helpers.lambda_gelu.profiles import table1
@@ -24,8 +24,8 @@ from helpers.lambda_gelu.protocol import EPSILON, PAIRS, table1_configs, table1_
 from helpers.lambda_gelu.records import (
     BVS_TOL_PERPLEXITY_REL,
     _claim,
-    _combine,
     claim_pair_label,
+    decide_parts,
     load_committed,
     run_table,
     scale_text,
@@ -171,12 +171,10 @@ def gpt_severe_swap_claim(committed: bool, profile: str) -> Claim:
             for m in g.index
         )
         rel_drops = _seed_drops(results, relative=True)
-        judged = {
-            m: judge(lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE), direction=1)
-            for m in g.index
+        makers = {
+            m: (lambda m=m: one_sample(rel_drops[("wikitext_gpt", m)], SEVERE_PERPLEXITY_INCREASE)) for m in g.index
         }
-        ok = _combine(judged)
-        fields = merge_fields({m: f for m, (_, f, _) in judged.items()})
+        ok, fields = decide_parts(makers, what="mode", direction=1)
         if ok == "contradicted":
             reading = _swap_checkpoint_reading(run_table(results))
     return _claim(
