@@ -347,12 +347,12 @@ def test_cell_agreement_rule():
 
 def test_count_claims_carry_a_binomial_interval(smoke_results):
     """Every count claim of the synthetic study carries effect, exact binomial CI, n and test (no MDE)."""
+    from helpers.core.claim import proportion_fields
     from helpers.flexact.claims import (
         _claim_fixed_cells,
         _claim_matched_fixed,
         _claim_rank,
         _claim_std_meaning,
-        proportion_fields,
     )
 
     fields = proportion_fields(3, 5, "seeds")
