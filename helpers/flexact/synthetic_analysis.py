@@ -142,8 +142,8 @@ def majority_picks(results: list[dict], alpha: float, lam: float = 1.0) -> int:
 
 
 def sensitivity_table(results: list[dict]) -> pd.DataFrame:
-    """Per Flex-Act setting (α, λ) and ground truth: seeds that picked the truth / seeds, and the
-    mean held-out MSE (argmax)."""
+    """Per Flex-Act setting (α, λ) and ground truth: the seeds that picked the truth (``picked``) of
+    its ``seeds``, and the mean held-out MSE (argmax)."""
     df = results_frame(results)
     df = df[df["method"] == "flexact"]
     rows = []
@@ -153,7 +153,8 @@ def sensitivity_table(results: list[dict]) -> pd.DataFrame:
             sel = group[group["ground_truth"] == gt]
             if sel.empty:
                 continue
-            row[(DISPLAY[gt], "picked")] = f"{int(sel['picked_truth'].sum())}/{len(sel)}"
+            row[(DISPLAY[gt], "picked")] = int(sel["picked_truth"].sum())
+            row[(DISPLAY[gt], "seeds")] = len(sel)
             row[(DISPLAY[gt], "MSE")] = float(sel["mse"].mean())
         rows.append(row)
     table = pd.DataFrame(rows).set_index(["α", "λ"])
