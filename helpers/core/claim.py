@@ -1,5 +1,6 @@
-"""The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys and
-:func:`audit_rows` (findings that no run decides)."""
+"""The :class:`Claim` type (one row of the report), the verdict vocabulary, the claim keys,
+:func:`proportion_fields` (the fields of a "k of n" count row) and :func:`audit_rows` (findings that
+no run decides)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any, Literal, get_args
 from helpers.core import run_reads
 from helpers.core.attribution import PAPER_KINDS, SourceValue, paper_detail, paper_display, paper_kind
 from helpers.core.comparison import Comparison
+from helpers.core.statistics import proportion
 
 Verdict = Literal[
     "confirmed",
@@ -227,6 +229,22 @@ def source_row(
         anchor=anchor,
         **fields,
     )
+
+
+#: Test text of a count claim: a binomial interval has no minimal detectable effect.
+BINOMIAL_TEST = "exact binomial (Clopper-Pearson) 95% CI of the rate; no MDE for a count"
+
+
+def proportion_fields(k: int, n: int, unit: str, *, test: str = BINOMIAL_TEST) -> dict[str, str]:
+    """The ``effect, ci, n, test`` fields of a count claim "``k`` of ``n`` ``unit``" with its exact
+    binomial 95 % interval (:func:`helpers.core.statistics.proportion`); ``mde`` stays empty."""
+    rate = proportion(int(k), int(n))
+    return {
+        "effect": f"{k}/{n} {unit} = {rate.rate:.0%}",
+        "ci": f"95% {rate.ci_text()}",
+        "n": f"{n} {unit}",
+        "test": test,
+    }
 
 
 def audit_rows(prefix: str, places: dict[str, tuple[str, str]], **fixed: Any) -> Callable[..., Claim]:

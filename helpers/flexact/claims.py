@@ -12,13 +12,13 @@ from functools import partial
 from typing import Any
 
 from helpers.core.attribution import Derived, SourceValue
-from helpers.core.claim import Claim, source_row
+from helpers.core.claim import BINOMIAL_TEST, Claim, proportion_fields, source_row
 from helpers.core.profiles import decided_profile
 from helpers.core.results_cache import has_result, load_results
 from helpers.core.runtime import current_profile
 from helpers.core.statistics import compare, proportion
 from helpers.core.verdicts import family_verdict, judge, merge_fields, proportion_verdict
-from helpers.flexact.cifar_claims import _BINOMIAL_TEST, cifar_claims, proportion_fields
+from helpers.flexact.cifar_claims import cifar_claims
 from helpers.flexact.paper import (
     _FIXED_LABELS,
     ANCHOR_SYNTHETIC,
@@ -203,7 +203,7 @@ def _claim_matched_fixed(results: list[dict]) -> tuple[str, str, str]:
         for (gt, _seed), row in per_seed.iterrows()
     )
     test = "per seed and column: the matched model has the lowest fixed-model MSE and < 0.001 (exact optimum 0); "
-    fields = proportion_fields(k, len(per_seed), "seed-columns", test=test + _BINOMIAL_TEST)
+    fields = proportion_fields(k, len(per_seed), "seed-columns", test=test + BINOMIAL_TEST)
     return (
         f"{ok}/5 columns (largest matched MSE {worst:.1e}); {k}/{len(per_seed)} seed-columns",
         "confirmed" if ok == 5 and k == len(per_seed) else "contradicted",
@@ -227,7 +227,7 @@ def _claim_fixed_cells(results: list[dict]) -> tuple[str, str, str]:
         "test of a seed effect. " + ("; ".join(misses) if misses else "")
     )
     test = f"per-cell tolerance against the paper's printed mean (means of {N_SEEDS} seeds); "
-    fields = proportion_fields(n_ok, 25, "cells", test=test + _BINOMIAL_TEST)
+    fields = proportion_fields(n_ok, 25, "cells", test=test + BINOMIAL_TEST)
     return (f"{n_ok}/25 cells agree", "confirmed" if not misses else "contradicted", note.strip(), fields)
 
 
@@ -372,7 +372,7 @@ def _claim_rank(results: list[dict]) -> tuple[str, str, str]:
     k = int(seed_marks["Flex-Act (α=0.3)"].isin(["best", "second"]).sum())
     test = "per seed and column: Flex-Act (α=0.3) ranks best or second of the 7 models "
     test += "(competition ranking at 4 decimals); "
-    fields = proportion_fields(k, len(per_seed), "seed-columns", test=test + _BINOMIAL_TEST)
+    fields = proportion_fields(k, len(per_seed), "seed-columns", test=test + BINOMIAL_TEST)
     rate = proportion_verdict(proportion(k, len(per_seed)), SELECTION_THRESHOLD)
     verdict = "confirmed" if rate == "confirmed" and len(good) == 5 else "inconclusive"
     verdict = "contradicted" if rate == "contradicted" else verdict

@@ -27,6 +27,7 @@ from helpers.core.runtime import PROFILES, current_profile, seed_everything, tra
 from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
 from helpers.flexact.hook import ALPHA_SCHEDULES, TEMPERATURE_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
+from helpers.flexact.paper import ALPHAS, K_SCALE, N_FEATURES
 from helpers.flexact.regulariser import KL_DIRECTIONS
 from helpers.flexact.synthetic_task import (
     GROUND_TRUTHS,
@@ -37,7 +38,7 @@ from helpers.flexact.synthetic_task import (
     synthetic_data,
 )
 
-__all__ = ["GROUND_TRUTHS", "FIXED_METHODS", "METHODS", "DISPLAY", "PAPER_ALPHAS", "INFORMATIVE_DISTRIBUTIONS"]
+__all__ = ["GROUND_TRUTHS", "FIXED_METHODS", "METHODS", "DISPLAY", "INFORMATIVE_DISTRIBUTIONS"]
 __all__ += ["synthetic_data", "SyntheticNet", "batch_loader", "FlexActSyntheticConfig", "profile_settings"]
 __all__ += ["synthetic_config", "synthetic_configs", "SENSITIVITY_ALPHAS", "SENSITIVITY_LAMBDAS", "SENSITIVITY_SEEDS"]
 __all__ += ["sensitivity_configs", "run_all", "build_model", "run_synthetic"]
@@ -46,7 +47,6 @@ __all__ += ["sensitivity_configs", "run_all", "build_model", "run_synthetic"]
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
 METHODS: tuple[str, ...] = ("flexact", *FIXED_METHODS)
 DISPLAY: dict[str, str] = dict(zip(DEFAULT_CANDIDATES, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity")))
-PAPER_ALPHAS: tuple[float, ...] = (0.3, 0.0)  # Table 1's row order
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,8 +72,8 @@ class FlexActSyntheticConfig:
     lr: float = 0.05
     lr_schedule: str = "cosine"
     batch_size: int = 32
-    k: float = 5.0
-    n_features: int = 4
+    k: float = K_SCALE
+    n_features: int = N_FEATURES
     informative: str = "uniform"
     tau_start: float = 1.0
     tau_min: float = 0.1
@@ -210,7 +210,7 @@ def synthetic_configs(profile: str) -> list[FlexActSyntheticConfig]:
     configs = []
     for gt in GROUND_TRUTHS:
         for seed in seeds:
-            for alpha in PAPER_ALPHAS:
+            for alpha in ALPHAS:
                 configs.append(synthetic_config(profile, gt, "flexact", seed, alpha=alpha))
             for method in FIXED_METHODS:
                 configs.append(synthetic_config(profile, gt, method, seed))

@@ -13,9 +13,9 @@ import torch
 
 from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
-from helpers.flexact.paper import table1_frame
+from helpers.flexact.paper import ALPHAS, K_SCALE, table1_frame
 from helpers.flexact.selections import flexact_trajectory
-from helpers.flexact.synthetic import DISPLAY, FIXED_METHODS, PAPER_ALPHAS, FlexActSyntheticConfig
+from helpers.flexact.synthetic import DISPLAY, FIXED_METHODS, FlexActSyntheticConfig
 from helpers.flexact.synthetic_task import GROUND_TRUTHS, INFORMATIVE_DISTRIBUTIONS, _target_function
 
 # Tables and summaries
@@ -142,8 +142,8 @@ def majority_picks(results: list[dict], alpha: float, lam: float = 1.0) -> int:
 
 
 def sensitivity_table(results: list[dict]) -> pd.DataFrame:
-    """Per Flex-Act setting (α, λ) and ground truth: seeds that picked the truth / seeds, and the
-    mean held-out MSE (argmax)."""
+    """Per Flex-Act setting (α, λ) and ground truth: the seeds that picked the truth (``picked``) of
+    its ``seeds``, and the mean held-out MSE (argmax)."""
     df = results_frame(results)
     df = df[df["method"] == "flexact"]
     rows = []
@@ -153,7 +153,8 @@ def sensitivity_table(results: list[dict]) -> pd.DataFrame:
             sel = group[group["ground_truth"] == gt]
             if sel.empty:
                 continue
-            row[(DISPLAY[gt], "picked")] = f"{int(sel['picked_truth'].sum())}/{len(sel)}"
+            row[(DISPLAY[gt], "picked")] = int(sel["picked_truth"].sum())
+            row[(DISPLAY[gt], "seeds")] = len(sel)
             row[(DISPLAY[gt], "MSE")] = float(sel["mse"].mean())
         rows.append(row)
     table = pd.DataFrame(rows).set_index(["α", "λ"])
@@ -171,7 +172,7 @@ def trajectories(results: list[dict], ground_truth: str, alpha: float, lam: floa
 
 
 def prediction_panels(
-    results: list[dict], seed: int = 0, lam: float = 1.0, alphas: tuple[float, ...] = PAPER_ALPHAS
+    results: list[dict], seed: int = 0, lam: float = 1.0, alphas: tuple[float, ...] = ALPHAS
 ) -> dict[str, dict]:
     """Fig. 3 data: per ground truth, the grid, the target and every model's predictions (one seed)."""
     panels: dict[str, dict] = {}
@@ -208,7 +209,7 @@ def final_probability_of_choice(results: list[dict], alpha: float, lam: float = 
 
 
 def single_neuron_optimum(
-    ground_truth: str, activation: str, *, k: float = 5.0, n_grid: int = 4000, informative: str = "uniform"
+    ground_truth: str, activation: str, *, k: float = K_SCALE, n_grid: int = 4000, informative: str = "uniform"
 ) -> dict[str, float]:
     """Best population MSE of ``φ(w·x₁ + b)`` fitted to ``a(k·x₁)`` (distractor weights zero).
 
@@ -275,7 +276,7 @@ def single_neuron_optimum(
     return best
 
 
-def optimum_table(*, k: float = 5.0, informative: str = "uniform") -> pd.DataFrame:
+def optimum_table(*, k: float = K_SCALE, informative: str = "uniform") -> pd.DataFrame:
     """:func:`single_neuron_optimum` for every (fixed model, ground truth): columns mse/sq_err_std."""
     rows = {}
     for act in FIXED_METHODS:

@@ -11,6 +11,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from helpers.core import validation as v
 from helpers.core.registry import get_activation
 from helpers.flexact.activation import DEFAULT_CANDIDATES
+from helpers.flexact.paper import K_SCALE, N_FEATURES
 
 GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 INFORMATIVE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal")
@@ -37,8 +38,8 @@ def synthetic_data(
     n: int,
     generator: torch.Generator,
     *,
-    k: float = 5.0,
-    n_features: int = 4,
+    k: float = K_SCALE,
+    n_features: int = N_FEATURES,
     informative: str = "uniform",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x, y)`` with ``x₁ ~ U(−1, 1)`` (or ``N(0, 1)``), distractors ``N(0, 1)``, ``y = a(k·x₁)``.
