@@ -45,11 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 import helpers.lambda_gelu.activation as lg  # noqa: E402
 from helpers.core import kernels  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu_reference  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 Step = Callable[[torch.Tensor], torch.Tensor]
 

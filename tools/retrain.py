@@ -29,13 +29,13 @@ from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
-from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu.dpo_experiment import dpo_configs
 from tools import cluster_args, paper_plan
 from tools.batches import BATCHES, ISSUES, Batch, gelu_and_annealed
+from tools.cli import ArgumentParser, positive_int_arg
 from tools.seed_plan import RowRuns, plan_frame, plan_text
 
 #: Which runs each inconclusive report row rests on (:func:`seed_plan`), by page and a word of

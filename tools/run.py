@@ -19,11 +19,11 @@ from helpers import methods
 from helpers.core.results_cache import RunFailed, run_or_load
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
-from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.flexact.synthetic import synthetic_configs
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import pair_config
 from helpers.srelu import protocol as srelu
+from tools.cli import ArgumentParser, positive_int_arg
 
 
 def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:

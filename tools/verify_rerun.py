@@ -46,7 +46,7 @@ from typing import Any
 
 from helpers.core import provenance as prov
 from helpers.core.results_cache import field_defaults, load_result, run_or_load
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 from tools.run import cheap_check_configs
 
 #: Never compared: wall-clock time, the provenance itself (compared field by field to choose
