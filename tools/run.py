@@ -27,8 +27,15 @@ from tools.cli import ArgumentParser, positive_int_arg
 
 
 def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
-    """Every method's experiments, by name (:data:`helpers.methods.METHODS` lists them)."""
-    return methods.all_experiments()
+    """Every method's experiments, by name (:data:`helpers.methods.METHODS` lists them); a name two
+    methods list is an error."""
+    experiments: dict[str, Callable[[str], list[TrainConfig]]] = {}
+    for method in methods.METHODS:
+        for name, configs in method.experiments.items():
+            if name in experiments:
+                raise ValueError(f"experiment {name!r} is listed by two methods")
+            experiments[name] = configs
+    return experiments
 
 
 def cheap_check_configs() -> list[TrainConfig]:

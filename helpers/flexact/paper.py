@@ -29,8 +29,6 @@ SOURCE = "Flex-Act"
 GROUND_TRUTHS: tuple[str, ...] = ("relu", "sigmoid", "tanh", "leaky_relu", "identity")
 
 #: Stated settings of Section 4.1.
-K_SCALE = 5.0
-N_FEATURES = 4
 N_SEEDS = 5
 ALPHAS: tuple[float, ...] = (0.3, 0.0)
 

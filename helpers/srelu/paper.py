@@ -64,8 +64,6 @@ MISH_D2 = (
 #: Abstract and Sec. 4.6: S-ReLU is C². The paper's C^∞ (Sec. 4.3, recalled in Sec. 4.6) is about activations
 #: mollified with the bump kernel of Sec. 4.2, never S-ReLU (``QUOTES``: srelu_c2_*, mollified_cinf_*).
 SRELU_SMOOTHNESS_ABSTRACT = 2
-#: Secs. 4.3 and 4.6: the smoothness of activations mollified with the bump kernel (not S-ReLU's).
-BUMP_MOLLIFIED_SMOOTHNESS = math.inf
 #: Appendix D hard-codes the radius; Appendix H says every experiment used δ = 0.001.
 APPENDIX_D_DELTA = 0.01
 APPENDIX_H_DELTA = 0.001
