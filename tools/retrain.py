@@ -207,15 +207,11 @@ def _issue_results(issue: str) -> list[dict]:
     return [r for owner, cfg in first.values() if owner == issue and (r := load_result(cfg)) is not None]
 
 
-def off_cpu_hours(issue: str) -> tuple[int, float]:
-    """Of the runs ``issue`` paid for, those that record their CPU time (``cpu_seconds``, recorded
-    by the runs trained after batch (t)) and the hours of wall time they spent off the CPU: paused
-    (SIGSTOP while CI ran), waiting on I/O or on a device. The budget counts wall time, so these
-    hours are counted though no core was spent; runs older than the field cannot say."""
-    return _off_cpu(_issue_results(issue))
-
-
-def _off_cpu(results: list[dict]) -> tuple[int, float]:
+def off_cpu_hours(results: list[dict]) -> tuple[int, float]:
+    """Of an issue's runs, those that record their CPU time (``cpu_seconds``, recorded by the runs
+    trained after batch (t)) and the hours of wall time they spent off the CPU: paused (SIGSTOP
+    while CI ran), waiting on I/O or on a device. The budget counts wall time, so these hours are
+    counted though no core was spent; runs older than the field cannot say."""
     timed = [r for r in results if "cpu_seconds" in r]
     off = sum(max(0.0, float(r["train_seconds"]) - float(r["cpu_seconds"])) for r in timed)
     return len(timed), off / 3600
@@ -229,7 +225,7 @@ def _issue_line(issue: str) -> str:
     spent = f"{_wall_hours(results):.2f}" + ("" if budget is None else f" of its {budget:g}")
     line = f'issue "{issue}": {len(results)} runs it added, {spent} core-hours'
     line += " (a run an earlier issue trained counts there)"
-    timed, off = _off_cpu(results)
+    timed, off = off_cpu_hours(results)
     if timed:
         line += f"; {timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU"
     return line
