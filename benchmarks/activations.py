@@ -45,11 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 import helpers.lambda_gelu.activation as lg  # noqa: E402
 from helpers.core import kernels  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.lambda_gelu.activation import LambdaGELU, lambda_gelu_reference  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 Step = Callable[[torch.Tensor], torch.Tensor]
 
@@ -195,7 +192,8 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
     The two models are stepped alternately on the same batches, so that load from other
     processes falls on both alike; an "epoch time" is the sum of a model's step times.
     """
-    from helpers.lambda_gelu.hardness import make_optimizer
+    from helpers.core.train import optimizer_from_groups
+    from helpers.lambda_gelu.hardness import hardness_param_groups
 
     try:
         from helpers.models import MLP
@@ -218,7 +216,9 @@ def mlp_epoch_overhead(samples: int, repeats: int, batch: int = 128) -> dict[str
     models = {"gelu": build(nn.GELU)}
     torch.manual_seed(0)
     models["lambda_gelu"] = build(lambda: LambdaGELU(t=0.1))
-    opts = {k: make_optimizer(m, "sgd", lr=0.05, weight_decay=1e-4, c=9.0) for k, m in models.items()}
+    opts = {
+        k: optimizer_from_groups(hardness_param_groups(m, 0.05, 1e-4, 9.0), "sgd", lr=0.05) for k, m in models.items()
+    }
     loss_fn = nn.CrossEntropyLoss()
     for k in models:  # warm up (and load the kernel)
         for i in range(0, 2048, batch):

@@ -48,10 +48,7 @@ from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
 from helpers.core.runs import TrainConfig, build_run  # noqa: E402
 from helpers.core.runtime import seed_everything  # noqa: E402
 from helpers.core.train import TrainHook, fit  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 GLOBAL_BATCH = 128
 

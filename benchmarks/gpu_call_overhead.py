@@ -32,11 +32,8 @@ from torch.profiler import ProfilerActivity, profile  # noqa: E402
 from helpers.core import kernels  # noqa: E402
 from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.lambda_gelu import kernels as lambda_kernels  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 KWARGS = gpu_check.ACTIVATION_KWARGS  # the papers' values, as the GPU check uses them
 

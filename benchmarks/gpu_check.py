@@ -55,11 +55,8 @@ from torch import nn  # noqa: E402
 from helpers.core import kernels, provenance  # noqa: E402
 from helpers.core.device import device_provenance, resolve_device, set_determinism  # noqa: E402
 from helpers.core.registry import activation_factory, available_activations  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.models import build_model  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 #: Arguments of the activations that need some (the papers' values).
 ACTIVATION_KWARGS: dict[str, dict[str, Any]] = {

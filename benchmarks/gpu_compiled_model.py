@@ -30,11 +30,8 @@ from torch._dynamo.utils import counters  # noqa: E402
 
 from helpers.core.device import resolve_device  # noqa: E402
 from helpers.core.registry import activation_factory  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.models import build_model  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -44,15 +44,12 @@ from helpers.core.results_cache import load_result  # noqa: E402
 from helpers.core.runtime import repo_root  # noqa: E402
 from helpers.core.statistics import bootstrap_ci  # noqa: E402
 from helpers.core.train import evaluate  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.relu_ization import claims as C  # noqa: E402
 from helpers.relu_ization.experiment import calibration_batches, reluization_config, trained_models  # noqa: E402
 from helpers.relu_ization.latency import MACHINE_FIELDS, RECORD, pair_record  # noqa: E402
 from helpers.relu_ization.protocol import ARM_LABELS, RELU_PAIRS, TRAIN_ARMS  # noqa: E402
 from helpers.relu_ization.quantize import quantize_int8, quantized_engine  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 BATCHES = (1, 256)
 

@@ -39,11 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from helpers.activations import get_activation  # noqa: E402
 from helpers.core import kernels  # noqa: E402
 from helpers.core.provenance import cpu_capability, cpu_model  # noqa: E402
-from helpers.core.validation import (
-    ArgumentParser,  # noqa: E402
-    positive_int_arg,  # noqa: E402
-)
 from helpers.models import build_model  # noqa: E402
+from tools.cli import ArgumentParser, positive_int_arg  # noqa: E402
 
 
 @dataclass(frozen=True)

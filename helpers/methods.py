@@ -191,14 +191,3 @@ def method_packages() -> tuple[str, ...]:
 def method_activations() -> dict[str, ActivationFactory]:
     """The methods' lines of :data:`ACTIVATIONS` (every name but torch's)."""
     return {name: factory for name, factory in ACTIVATIONS.items() if name not in TORCH_ACTIVATIONS}
-
-
-def all_experiments() -> dict[str, Callable[[str], list]]:
-    """Every method's experiments, by name (``python -m tools.run``)."""
-    experiments: dict[str, Callable[[str], list]] = {}
-    for method in METHODS:
-        for name, configs in method.experiments.items():
-            if name in experiments:
-                raise ValueError(f"experiment {name!r} is listed by two methods")
-            experiments[name] = configs
-    return experiments

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 TOC = ROOT / "_toc.yml"

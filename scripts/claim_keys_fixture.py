@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from helpers.core.runtime import repo_root
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 FIXTURE = repo_root() / "tests" / "fixtures" / "claim_keys.json"
 HOW_TO_UPDATE = "python scripts/claim_keys_fixture.py --write"

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 from helpers.core.results_cache import config_hash
 from helpers.core.runtime import repo_root
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 FIXTURE = repo_root() / "tests" / "fixtures" / "config_hashes.json"
 PROFILES = ("smoke", "cpu", "paper")

@@ -13,7 +13,7 @@ import json
 
 from helpers.core.result_files import config_precision, with_checksum, write_json_atomic
 from helpers.core.runtime import results_root
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 import helpers
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 HELPERS = Path(helpers.__file__).resolve().parent
 

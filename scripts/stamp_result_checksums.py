@@ -15,8 +15,8 @@ from pathlib import Path
 
 from helpers.core.result_files import find_problems, with_checksum
 from helpers.core.runtime import results_root
-from helpers.core.validation import ArgumentParser
 from helpers.experiments import CODE_VERSION, field_defaults, write_json_atomic
+from tools.cli import ArgumentParser
 from tools.verify_results import _config_classes, result_files
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "# NBVAL_CHECK_OUTPUT"

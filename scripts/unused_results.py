@@ -20,13 +20,13 @@ from pathlib import Path
 
 from helpers.core.results_cache import result_path
 from helpers.core.runtime import results_root
-from helpers.core.validation import ArgumentParser
 from helpers.flexact import synthetic
 from helpers.flexact.readings import readings_configs
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.protocol import cpu_pairs
 from helpers.srelu.dpo_experiment import dpo_configs
 from tools.batches import BATCHES
+from tools.cli import ArgumentParser
 from tools.run import all_experiments, cheap_check_configs
 from tools.verify_results import result_files
 

@@ -202,15 +202,6 @@ def test_the_gpu_provenance_names_the_card_and_the_versions(two_gpus, monkeypatc
     assert D.device_provenance(torch.device("cpu")) == {"device": "cpu"}
 
 
-def test_the_provenance_compares_devices_and_reads_old_records_as_one_cpu_process():
-    old = {"cpu_model": "x", "precision": "float32"}
-    cpu_rerun = {**old, "device": "cpu"}
-    assert provenance.provenance_mismatch(old, cpu_rerun) == []
-    gpu_rerun = {**old, "device": "cuda", "device_name": "NVIDIA H100", "world_size": 2}
-    differ = provenance.provenance_mismatch(old, gpu_rerun)
-    assert any(d.startswith("device:") for d in differ) and any(d.startswith("world_size:") for d in differ)
-
-
 def test_moving_a_cpu_batch_to_the_cpu_returns_the_same_tensors():
     x, y = torch.randn(3, 2), torch.arange(3)
     moved = D.move_to((x, y), torch.device("cpu"))

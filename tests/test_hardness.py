@@ -12,6 +12,7 @@ from scipy.special import ndtr
 from scipy.stats import spearmanr
 from torch import nn
 
+from helpers.core.train import optimizer_from_groups
 from helpers.lambda_gelu import hardness as H
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE, LambdaGELU
 from helpers.models import MLP
@@ -91,10 +92,17 @@ def test_param_groups_reject_bad_arguments(kwargs, match):
         H.hardness_param_groups(_lambda_mlp(), **args)
 
 
+def _optimizer(
+    model: nn.Module, name: str = "sgd", *, lr: float, weight_decay: float = 0.0, c: float = 1.0, momentum: float = 0.0
+):
+    """SGD or AdamW over the hardness groups, as a λ-GELU run builds its optimiser."""
+    return optimizer_from_groups(H.hardness_param_groups(model, lr, weight_decay, c), name, lr=lr, momentum=momentum)
+
+
 def test_sgd_moves_s_with_c_times_lr():
     torch.manual_seed(0)
     model = _lambda_mlp(depth=2)
-    opt = H.make_optimizer(model, "sgd", lr=0.01, weight_decay=0.0, c=3.0)
+    opt = _optimizer(model, "sgd", lr=0.01, weight_decay=0.0, c=3.0)
     model(torch.randn(16, 12)).pow(2).mean().backward()
     s = model.body[1].s
     before, grad = s.detach().clone(), s.grad.detach().clone()
@@ -104,7 +112,7 @@ def test_sgd_moves_s_with_c_times_lr():
 
 def test_adamw_does_not_decay_s():
     model = _lambda_mlp(depth=2)
-    opt = H.make_optimizer(model, "adamw", lr=0.1, weight_decay=0.5, c=9.0)
+    opt = _optimizer(model, "adamw", lr=0.1, weight_decay=0.5, c=9.0)
     for p in model.parameters():
         p.grad = torch.zeros_like(p)  # no gradient: only weight decay could move a parameter
     s_before = model.body[1].s.detach().clone()
@@ -114,11 +122,11 @@ def test_adamw_does_not_decay_s():
     assert torch.allclose(model.body[0].weight.detach(), w_before * (1 - 0.1 * 0.5))
 
 
-def test_make_optimizer_rejects_unknown_name_and_bad_c():
+def test_the_optimiser_rejects_unknown_name_and_bad_c():
     with pytest.raises(ValueError, match="optimizer"):
-        H.make_optimizer(_lambda_mlp(), "rmsprop", lr=0.1)
+        _optimizer(_lambda_mlp(), "rmsprop", lr=0.1)
     with pytest.raises(ValueError, match="c must"):
-        H.make_optimizer(_lambda_mlp(), "sgd", lr=0.1, c=0.0)
+        _optimizer(_lambda_mlp(), "sgd", lr=0.1, c=0.0)
 
 
 # ------------------------------------------------------------------------------------ annealing
@@ -182,7 +190,7 @@ def test_annealing_resumes_from_a_checkpoint():
 
 def test_annealing_frozen_s_is_not_moved_by_the_optimizer():
     model = _lambda_mlp(depth=2)
-    opt = H.make_optimizer(model, "sgd", lr=0.1, c=9.0, momentum=0.9)
+    opt = _optimizer(model, "sgd", lr=0.1, c=9.0, momentum=0.9)
     sched = H.AnnealingSchedule(4, 50.0)
     for epoch in (1, 2):
         sched.on_epoch_start(epoch, model)

@@ -24,6 +24,7 @@ from helpers.core.results_cache import config_hash, run_or_load
 from helpers.core.runs import ExtensionLine, RunExtension, TrainConfig, build_run, default_param_groups, train_model
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.srelu.options import SReluOptions
+from tools.run import all_experiments
 
 
 def _mlp_config(**overrides) -> TrainConfig:
@@ -70,7 +71,7 @@ def test_importing_a_method_module_registers_nothing():
 
 def test_experiment_names_are_unique_across_methods():
     names = [n for m in methods.METHODS for n in m.experiments]
-    assert len(names) == len(set(names)) == len(methods.all_experiments())
+    assert len(names) == len(set(names)) == len(all_experiments())
 
 
 def test_unknown_activation_names_the_table():
@@ -296,7 +297,7 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
 
     x = torch.linspace(-3, 3, 7)
     torch.testing.assert_close(registry.get_activation("softsign")(x), x / (1 + x.abs()))
-    assert "toy_softsign" in methods.all_experiments()
+    assert "toy_softsign" in all_experiments()
     assert registry.display_name("softsign") == "Softsign"
     (config,) = protocol.toy_configs("smoke")
     result = run_or_load(config)

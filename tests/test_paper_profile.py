@@ -16,9 +16,10 @@ import torch
 from torch import nn
 
 from helpers.activations import activation_factory
-from helpers.core.runs import TrainConfig
+from helpers.core.runs import TrainConfig, applicable_extensions, param_groups_of
+from helpers.core.train import optimizer_from_groups
 from helpers.lambda_gelu import paper
-from helpers.lambda_gelu.hardness import hardness_parameters, lambda_target, make_optimizer
+from helpers.lambda_gelu.hardness import hardness_parameters, lambda_target
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import (
     PAIRS,
@@ -198,14 +199,8 @@ def test_paper_models_and_optimiser(pair, build_kwargs, expected, n_sites):
     assert len(s_params) == n_sites and all(p.numel() == 1 for p in s_params), "one λ per activation layer"
     assert sum(p.numel() for p in model.parameters()) == expected + n_sites
 
-    optimizer = make_optimizer(
-        model,
-        cfg.optimizer,
-        lr=cfg.lr,
-        weight_decay=cfg.weight_decay,
-        c=cfg.option(LambdaGeluOptions).hardness_lr_mult,
-        momentum=cfg.momentum,
-    )
+    groups = param_groups_of(applicable_extensions(model, cfg), model, cfg)  # what the run builds
+    optimizer = optimizer_from_groups(groups, cfg.optimizer, lr=cfg.lr, momentum=cfg.momentum)
     recipe = paper.TRAINING[RECIPE[spec.model]]
     assert type(optimizer) is {"sgd": torch.optim.SGD, "adamw": torch.optim.AdamW}[recipe.optimizer.lower()]
     s_ids = {id(p) for p in s_params}

@@ -185,6 +185,15 @@ def test_config_fields_added_later_do_not_count_as_differences():
     )  # a non-default value is a real difference
 
 
+def test_the_provenance_compares_devices_and_reads_old_records_as_one_cpu_process():
+    old = {"cpu_model": "x", "precision": "float32"}
+    cpu_rerun = {**old, "device": "cpu"}
+    assert verify_rerun.provenance_mismatch(old, cpu_rerun) == []
+    gpu_rerun = {**old, "device": "cuda", "device_name": "NVIDIA H100", "world_size": 2}
+    differ = verify_rerun.provenance_mismatch(old, gpu_rerun)
+    assert any(d.startswith("device:") for d in differ) and any(d.startswith("world_size:") for d in differ)
+
+
 def test_float_tolerance_rejects_bad_lengths():
     for bad in (0, -1, 1.5, True, None):
         with pytest.raises(ValueError, match="optimizer_steps"):

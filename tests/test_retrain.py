@@ -344,14 +344,15 @@ def test_the_status_says_how_much_wall_time_runs_spent_off_the_cpu(monkeypatch):
         retrain, "load_result", lambda cfg: (paused if cfg.seed == 7 else busy) if config_hash(cfg) in t_runs else old
     )
     runs, hours = retrain.issue_core_hours("CPU budget")
-    timed, off = retrain.off_cpu_hours("CPU budget")
+    timed, off = retrain.off_cpu_hours(retrain._issue_results("CPU budget"))
     seed7 = {config_hash(c) for c in retrain.BATCHES["t"].configs() if c.seed == 7}
     assert 0 < timed < runs and hours == pytest.approx(runs) and off == pytest.approx(len(seed7) / 2)
     assert f"{timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU" in (
         retrain._issue_line("CPU budget")
     )
     monkeypatch.setattr(retrain, "load_result", lambda cfg: old)
-    assert retrain.off_cpu_hours("CPU budget") == (0, 0.0) and "CPU time" not in retrain._issue_line("CPU budget")
+    assert retrain.off_cpu_hours(retrain._issue_results("CPU budget")) == (0, 0.0)
+    assert "CPU time" not in retrain._issue_line("CPU budget")
 
 
 def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monkeypatch):

@@ -207,3 +207,12 @@ def test_the_cli_prints_the_plan_and_exits_0(monkeypatch, capsys):
     assert code in (None, 0), out
     assert "n needed" in out and "core-hours" in out
     assert "rows reachable" in out.splitlines()[-1]
+
+
+def test_a_claim_of_several_parts_is_as_strong_as_its_weakest_part():
+    assert S.combine_verdicts(["confirmed", "confirmed"]) == "confirmed"
+    assert S.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
+    assert S.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
+    assert S.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
+    assert S.combine_verdicts(["contradicted", "inconclusive"]) == "contradicted"
+    assert S.combine_verdicts([]) == "inconclusive"

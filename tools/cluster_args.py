@@ -8,8 +8,8 @@ from typing import Any
 
 from helpers.core import distributed
 from helpers.core.runs import TrainConfig
-from helpers.core.validation import positive_int_arg
 from tools import executors
+from tools.cli import positive_int_arg
 from tools.train_distributed import train_one
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.claims import report_claims
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 ROOT = Path(__file__).resolve().parents[2]
 

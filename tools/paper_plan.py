@@ -30,13 +30,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from helpers.core.models import build_model
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import repo_root
-from helpers.core.validation import ArgumentParser
 from helpers.flexact.readings import readings_configs
 from helpers.flexact.synthetic import FlexActSyntheticConfig, sensitivity_configs, synthetic_configs
 from helpers.flexact.synthetic import build_model as build_synthetic
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.protocol import RELU_PAIRS
 from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
+from tools.cli import ArgumentParser
 from tools.run import all_experiments
 
 

@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 from helpers.core.data import SPECS, DatasetNotFound, _canonical, available, load_dataset
 from helpers.core.data.imagenet import verify_imagenet
 from helpers.core.data.sources import DataError, locate, offline, verification_enabled
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 #: Datasets the notebooks and tests read in the smoke and cpu profiles, with who reads them.
 #: (The paper profile's CIFAR-100, TinyImageNet and WikiText-2 have offline stand-ins, see

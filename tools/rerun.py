@@ -41,8 +41,8 @@ from helpers.core.provenance import cpu_capability, cpu_model
 from helpers.core.results_cache import compute_time, config_hash, load_result, run_many
 from helpers.core.run_reads import HIDDEN, Elsewhere, RunRead, redirecting_reads, watching_runs
 from helpers.core.runtime import repo_root, results_root
-from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.relu_ization.latency import LATENCY_KEYS, RECORD
+from tools.cli import ArgumentParser, positive_int_arg
 from tools.verify_rerun import verify
 
 #: What rerunning a latency row does.

@@ -29,13 +29,13 @@ from helpers.core.device import bf16_is_native_on, resolve_device
 from helpers.core.env import bool_env
 from helpers.core.results_cache import config_hash, load_result, run_many
 from helpers.core.runs import KEEP_FINAL_WEIGHTS_ENV, TrainConfig
-from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.srelu.dpo_experiment import dpo_configs
 from tools import cluster_args, paper_plan
 from tools.batches import BATCHES, ISSUES, Batch, gelu_and_annealed
+from tools.cli import ArgumentParser, positive_int_arg
 from tools.seed_plan import RowRuns, plan_frame, plan_text
 
 #: Which runs each inconclusive report row rests on (:func:`seed_plan`), by page and a word of
@@ -207,15 +207,11 @@ def _issue_results(issue: str) -> list[dict]:
     return [r for owner, cfg in first.values() if owner == issue and (r := load_result(cfg)) is not None]
 
 
-def off_cpu_hours(issue: str) -> tuple[int, float]:
-    """Of the runs ``issue`` paid for, those that record their CPU time (``cpu_seconds``, recorded
-    by the runs trained after batch (t)) and the hours of wall time they spent off the CPU: paused
-    (SIGSTOP while CI ran), waiting on I/O or on a device. The budget counts wall time, so these
-    hours are counted though no core was spent; runs older than the field cannot say."""
-    return _off_cpu(_issue_results(issue))
-
-
-def _off_cpu(results: list[dict]) -> tuple[int, float]:
+def off_cpu_hours(results: list[dict]) -> tuple[int, float]:
+    """Of an issue's runs, those that record their CPU time (``cpu_seconds``, recorded by the runs
+    trained after batch (t)) and the hours of wall time they spent off the CPU: paused (SIGSTOP
+    while CI ran), waiting on I/O or on a device. The budget counts wall time, so these hours are
+    counted though no core was spent; runs older than the field cannot say."""
     timed = [r for r in results if "cpu_seconds" in r]
     off = sum(max(0.0, float(r["train_seconds"]) - float(r["cpu_seconds"])) for r in timed)
     return len(timed), off / 3600
@@ -229,7 +225,7 @@ def _issue_line(issue: str) -> str:
     spent = f"{_wall_hours(results):.2f}" + ("" if budget is None else f" of its {budget:g}")
     line = f'issue "{issue}": {len(results)} runs it added, {spent} core-hours'
     line += " (a run an earlier issue trained counts there)"
-    timed, off = _off_cpu(results)
+    timed, off = off_cpu_hours(results)
     if timed:
         line += f"; {timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU"
     return line

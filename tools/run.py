@@ -19,16 +19,23 @@ from helpers import methods
 from helpers.core.results_cache import RunFailed, run_or_load
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
-from helpers.core.validation import ArgumentParser, positive_int_arg
 from helpers.flexact.synthetic import synthetic_configs
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from helpers.lambda_gelu.protocol import pair_config
 from helpers.srelu import protocol as srelu
+from tools.cli import ArgumentParser, positive_int_arg
 
 
 def all_experiments() -> dict[str, Callable[[str], list[TrainConfig]]]:
-    """Every method's experiments, by name (:data:`helpers.methods.METHODS` lists them)."""
-    return methods.all_experiments()
+    """Every method's experiments, by name (:data:`helpers.methods.METHODS` lists them); a name two
+    methods list is an error."""
+    experiments: dict[str, Callable[[str], list[TrainConfig]]] = {}
+    for method in methods.METHODS:
+        for name, configs in method.experiments.items():
+            if name in experiments:
+                raise ValueError(f"experiment {name!r} is listed by two methods")
+            experiments[name] = configs
+    return experiments
 
 
 def cheap_check_configs() -> list[TrainConfig]:

@@ -49,7 +49,7 @@ from helpers.core.statistics import (
     paired_comparison,
     welch_comparison,
 )
-from helpers.core.verdicts import combine_verdicts, run_verdict, spent
+from helpers.core.verdicts import run_verdict, spent
 
 #: More seeds than this is not an affordable plan on a CPU budget.
 MAX_SEEDS: int = 30
@@ -258,6 +258,14 @@ def outcome_at(design: RunDesign, n: int) -> str:
         negligible=design.negligible,
         alpha=ALPHA / look,
     )
+
+
+def combine_verdicts(verdicts: Sequence[str]) -> str:
+    """A claim made of several run-based parts: confirmed when all are (confirmed but negligible when
+    all are confirmed and some only negligibly); contradicted when any is; inconclusive otherwise."""
+    if verdicts and set(verdicts) <= {"confirmed", "confirmed but negligible"}:
+        return "confirmed" if set(verdicts) == {"confirmed"} else "confirmed but negligible"
+    return "contradicted" if "contradicted" in verdicts else "inconclusive"
 
 
 def _spread(comp: Comparison) -> str:

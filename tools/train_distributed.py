@@ -29,7 +29,7 @@ from helpers.core.result_files import unique_keys
 from helpers.core.results_cache import config_hash, load_result, result_path, run_or_load
 from helpers.core.runs import TrainConfig, run_training
 from helpers.core.runtime import PROFILES, TRAIN_THREADS_ENV, current_profile
-from helpers.core.validation import ArgumentParser, positive_int_arg
+from tools.cli import ArgumentParser, positive_int_arg
 from tools.run import all_experiments, parse_shard
 
 

@@ -6,7 +6,7 @@ retrain into a temporary results folder, and compare every recorded value. How f
 compared depends on where the two runs were computed (their ``provenance``,
 :mod:`helpers.core.provenance`):
 
-* **exact**, when the provenance fields of :data:`helpers.core.provenance.COMPARED_FIELDS` agree (same
+* **exact**, when the provenance fields of :data:`COMPARED_FIELDS` agree (same
   CPU model and vector ISA, torch version, thread count, precision and activation backends):
   seeded CPU runs are then bit-identical, so any difference is a real change.
 * **tolerance**, otherwise (another CPU type, or a result committed before provenance was
@@ -46,12 +46,45 @@ from typing import Any
 
 from helpers.core import provenance as prov
 from helpers.core.results_cache import field_defaults, load_result, run_or_load
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 from tools.run import cheap_check_configs
 
 #: Never compared: wall-clock time, the provenance itself (compared field by field to choose
 #: the comparison) and the content checksum (it changes with any float).
 IGNORED_KEYS = {"train_seconds", "cpu_seconds", "provenance", "checksum"}
+
+#: Provenance fields that must agree for two runs of one config to be bit-identical.
+COMPARED_FIELDS: tuple[str, ...] = (
+    "cpu_model",
+    "cpu_capability",
+    "machine",
+    "torch",
+    "threads",
+    "precision",
+    "backends",
+    "device",
+    "device_name",
+    "cuda",
+    "cudnn",
+    "world_size",
+)
+
+
+def provenance_mismatch(committed: dict[str, Any] | None, rerun: dict[str, Any]) -> list[str]:
+    """The :data:`COMPARED_FIELDS` in which two records differ (empty: the runs must agree bit for
+    bit); ``committed is None`` differs in every field."""
+    if committed is None:
+        return ["provenance (not recorded: the result predates provenance)"]
+
+    def field(record: dict[str, Any], key: str) -> Any:
+        return record.get(key, prov.FIELD_DEFAULTS.get(key))
+
+    return [
+        f"{key}: {field(committed, key)!r} vs {field(rerun, key)!r}"
+        for key in COMPARED_FIELDS
+        if field(committed, key) != field(rerun, key)
+    ]
+
 
 # ---- The cross-machine tolerance, stated once --------------------------------------------------
 #: Unit roundoff of float32: the relative error of one correctly rounded operation.
@@ -97,12 +130,12 @@ EXACT = RerunComparison("exact", 0.0, "")
 
 
 def choose_comparison(committed: dict, rerun: dict) -> RerunComparison:
-    """Exact when the two results' provenance agree on :data:`helpers.core.provenance.COMPARED_FIELDS`,
+    """Exact when the two results' provenance agree on :data:`COMPARED_FIELDS`,
     else the float tolerance of the rerun's length; ``reason`` says which fields differ."""
     fresh = rerun.get("provenance")
     if not fresh:
         raise ValueError("the rerun recorded no provenance; cannot choose a comparison")
-    mismatch = prov.provenance_mismatch(committed.get("provenance"), fresh)
+    mismatch = provenance_mismatch(committed.get("provenance"), fresh)
     if not mismatch:
         return RerunComparison("exact", 0.0, f"same provenance ({prov.describe(fresh)})")
     steps = fresh.get("optimizer_steps")

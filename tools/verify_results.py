@@ -22,7 +22,7 @@ from helpers.churn.predictions import N_CLASSES, decode_predictions
 from helpers.core.result_files import CorruptResult, read_result_json, verify_data
 from helpers.core.results_cache import CODE_VERSION, field_defaults, registered_config_classes
 from helpers.core.runtime import results_root
-from helpers.core.validation import ArgumentParser
+from tools.cli import ArgumentParser
 
 
 def _config_classes() -> dict[str, type]:

@@ -3,8 +3,8 @@
 Float32 training is bit-reproducible only on the same kind of machine: oneDNN and ATen pick other
 kernels on AVX-512/AMX than on AVX2, the thread count splits reductions, and TorchInductor's fused
 activation kernels are CPU-specific. So every result carries a ``provenance`` record
-(:func:`run_provenance`), and :mod:`tools.verify_rerun` compares exactly only when
-:data:`COMPARED_FIELDS` agree.
+(:func:`run_provenance`), and :mod:`tools.verify_rerun` compares two runs exactly only when the
+fields that pick those kernels agree.
 
 Backends are recorded as *used*: each activation's dispatch calls :func:`note_backend` with
 ``"compiled"`` or ``"eager"`` (older results record ``"native"``, the C kernels those replaced);
@@ -27,22 +27,6 @@ from helpers.core.env import bool_env
 #: The compute precisions a run can be configured with. ``bf16`` means
 #: ``torch.autocast("cpu", dtype=torch.bfloat16)`` around the forward pass and loss.
 PRECISIONS: tuple[str, ...] = ("float32", "bf16")
-
-#: Provenance fields that must agree for two runs of one config to be bit-identical.
-COMPARED_FIELDS: tuple[str, ...] = (
-    "cpu_model",
-    "cpu_capability",
-    "machine",
-    "torch",
-    "threads",
-    "precision",
-    "backends",
-    "device",
-    "device_name",
-    "cuda",
-    "cudnn",
-    "world_size",
-)
 
 #: What a field absent from a record means: results written before devices were recorded ran in
 #: one process on the CPU, so they compare equal to a CPU rerun in those fields.
@@ -184,22 +168,6 @@ def run_provenance(record: dict[str, Any], precision: str = "float32") -> dict[s
         # field reads as FIELD_DEFAULTS, so older results compare as one-process CPU runs)
         **{k: v for k, v in (record.get("device") or {}).items() if k == "device" or v != FIELD_DEFAULTS.get(k)},
     }
-
-
-def provenance_mismatch(committed: dict[str, Any] | None, rerun: dict[str, Any]) -> list[str]:
-    """The :data:`COMPARED_FIELDS` in which two records differ (empty: the runs must agree bit for
-    bit); ``committed is None`` differs in every field."""
-    if committed is None:
-        return ["provenance (not recorded: the result predates provenance)"]
-
-    def field(record: dict[str, Any], key: str) -> Any:
-        return record.get(key, FIELD_DEFAULTS.get(key))
-
-    return [
-        f"{key}: {field(committed, key)!r} vs {field(rerun, key)!r}"
-        for key in COMPARED_FIELDS
-        if field(committed, key) != field(rerun, key)
-    ]
 
 
 def describe(provenance: dict[str, Any] | None) -> str:

@@ -11,54 +11,17 @@ a value, except that a config's number field stores the Python float (one run, o
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import inspect
 import math
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 import numpy as np
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """``argparse`` that refuses a flag given twice (``--seeds 0 --seeds 1`` would run seed 1 alone)
-    unless meant to repeat (``append``, ``count``), and abbreviated flags."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def parse_known_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:
-        seen: dict[str, str] = {}
-        for token in sys.argv[1:] if args is None else list(args):
-            if token == "--":
-                break
-            action = self._option_string_actions.get(token.split("=", 1)[0]) if token.startswith("-") else None
-            if action is None or isinstance(action, (argparse._AppendAction, argparse._CountAction)):
-                continue
-            if action.dest in seen:
-                self.error(f"{token.split('=', 1)[0]} given twice (after {seen[action.dest]}): give it once")
-            seen[action.dest] = token.split("=", 1)[0]
-        return super().parse_known_args(args, namespace)
-
-
-def positive_int_arg(flag: str) -> Callable[[str], int]:
-    """An argparse ``type`` for ``flag``: a positive integer, else an argparse error naming it."""
-
-    def parse(text: str) -> int:
-        # ASCII digits only: int() also reads "1_0" as 10 and other scripts' digits
-        value = int(text) if text.isascii() and text.strip().isdigit() else 0
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be a positive integer, got {text!r}")
-        return value
-
-    return parse
 
 
 class InvalidValue(ValueError, TypeError):

@@ -274,12 +274,6 @@ def judge(
     return verdict, fields, comp
 
 
-def combine_verdicts(verdicts: Sequence[str]) -> Verdict:
-    """A claim made of several run-based parts: confirmed when all are (confirmed but negligible when
-    all are confirmed and some only negligibly); contradicted when any is; inconclusive otherwise."""
-    return _all_confirmed(verdicts) or ("contradicted" if "contradicted" in verdicts else "inconclusive")
-
-
 def _all_confirmed(verdicts: Sequence[str]) -> Verdict | None:
     """``confirmed``, ``confirmed but negligible`` (every part one of the two), else None."""
     if verdicts and all(v == "confirmed" for v in verdicts):

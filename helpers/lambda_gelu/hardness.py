@@ -21,7 +21,6 @@ import torch
 from torch import nn
 
 from helpers.core.models import replace_activations
-from helpers.core.train import optimizer_from_groups
 from helpers.core.validation import checked_arguments, integer, number
 from helpers.lambda_gelu.activation import LAMBDA_NEAR_ONE, LambdaGELU
 
@@ -126,22 +125,6 @@ def hardness_param_groups(model: nn.Module, lr: float, weight_decay: float, c: f
     if not groups:
         raise ValueError("model has no parameters")
     return groups
-
-
-def make_optimizer(
-    model: nn.Module,
-    name: Literal["sgd", "adamw"] = "sgd",
-    *,
-    lr: float,
-    weight_decay: float = 0.0,
-    c: float = 1.0,
-    momentum: float = 0.0,
-    betas: tuple[float, float] = (0.9, 0.999),
-) -> torch.optim.Optimizer:
-    """SGD or AdamW over :func:`hardness_param_groups`. ``momentum`` applies to SGD only (the
-    paper does not state one; 0 is plain SGD), ``betas`` to AdamW only."""
-    groups = hardness_param_groups(model, lr, weight_decay, c)
-    return optimizer_from_groups(groups, name, lr=lr, momentum=momentum, betas=betas)
 
 
 # ----------------------------------------------------------------------------------- annealing

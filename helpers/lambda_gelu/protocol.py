@@ -145,10 +145,6 @@ TABLE1_PAIRS: tuple[str, ...] = tuple(PAIRS)
 #: others' cpu scales are below the floors.
 DECISIVE_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet", "wikitext_gpt")
 
-#: The pairs of the retrain's λ-GELU batches (c) and (d) (Tables I-II on the vision pairs); the GPT
-#: pair's decisive runs are batch (i), the floor of the language model.
-DECISIVE_VISION_PAIRS: tuple[str, ...] = ("fmnist", "cifar10_resnet")
-
 #: Fig. 1 (MLP/FMNIST) and Fig. 2 (ResNet-18/CIFAR-10) in the cpu profile: smaller than the pairs'
 #: retrain scales; the figures' committed runs (and their GELU baselines) use these.
 # fmt: off
