@@ -37,6 +37,7 @@ from helpers.srelu import dpo_experiment as srelu_dpo_experiment
 from helpers.srelu import protocol as srelu_protocol
 from helpers.srelu import training as srelu_training
 from helpers.srelu.activation import SReLU, SReLUPaperReference
+from helpers.srelu.dpo_experiment import DPOOptions
 from helpers.srelu.mollify import MollifiedActivation
 from helpers.srelu.options import SReluOptions
 from helpers.srelu.smelu import SmeLU
@@ -70,7 +71,7 @@ DISPLAY_NAMES: dict[str, str] = {
 }
 
 #: Each method's knobs of a ``TrainConfig`` run; this order is the order of a stored config's fields.
-OPTIONS: tuple[type[MethodOptions], ...] = (LambdaGeluOptions, SReluOptions, FlexActOptions)
+OPTIONS: tuple[type[MethodOptions], ...] = (LambdaGeluOptions, SReluOptions, FlexActOptions, DPOOptions)
 check_options_table(OPTIONS)
 
 #: The steps methods add to a ``TrainConfig`` run, in the order a run applies them (the λ record
@@ -79,17 +80,22 @@ check_options_table(OPTIONS)
 RUN_EXTENSIONS: tuple[ExtensionLine, ...] = (
     ExtensionLine(lambda_gelu_training.LAMBDA_RECORD, activations=("lambda_gelu",), absent_record={"lambda_init": []}),
     ExtensionLine(lambda_gelu_training.RUN_EXTENSION, activations=("lambda_gelu",)),
-    ExtensionLine(lambda_gelu_training.RELU_SUBSTITUTION, activations=lambda_gelu_training.SUBSTITUTED_ACTIVATIONS),
+    # a DPO run records its DPO grid, not Table II's test of the pre-trained model
+    ExtensionLine(
+        lambda_gelu_training.RELU_SUBSTITUTION,
+        activations=lambda_gelu_training.SUBSTITUTED_ACTIVATIONS,
+        excluded_by=(DPOOptions,),
+    ),
     ExtensionLine(srelu_training.RUN_EXTENSION, options=SReluOptions),
     ExtensionLine(flexact_hook.RUN_EXTENSION, activations=("flexact",)),
     ExtensionLine(churn_predictions.RUN_EXTENSION, flag="record_predictions"),
+    ExtensionLine(srelu_dpo_experiment.RUN_EXTENSION, options=DPOOptions),
 )
 
 #: Each run config class and the function that trains one (``run_or_load``, ``run_many``).
 RUNNERS: dict[type, Callable] = {
     runs.TrainConfig: runs.run_training,
     flexact_synthetic.FlexActSyntheticConfig: flexact_synthetic.run_synthetic,
-    srelu_dpo_experiment.DPOConfig: srelu_dpo_experiment.run_dpo,
     relu_ization_experiment.ReluizationConfig: relu_ization_experiment.run_reluization,
 }
 

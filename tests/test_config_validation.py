@@ -18,7 +18,6 @@ from helpers.core.results_cache import config_hash
 from helpers.core.runs import TRAIN_CONFIG_RULES, TrainConfig
 from helpers.flexact.synthetic import SYNTHETIC_CONFIG_RULES, FlexActSyntheticConfig
 from helpers.relu_ization.experiment import RELUIZATION_CONFIG_RULES, reluization_config
-from helpers.srelu.dpo_experiment import DPO_CONFIG_RULES, DPOConfig
 
 NAN, INF = float("nan"), float("inf")
 
@@ -27,7 +26,6 @@ def _bases() -> dict[str, tuple[object, dict[str, v.Rule]]]:
     return {
         "TrainConfig": (TrainConfig(experiment="t", dataset="adult", model="mlp"), TRAIN_CONFIG_RULES),
         "FlexActSyntheticConfig": (FlexActSyntheticConfig(), SYNTHETIC_CONFIG_RULES),
-        "DPOConfig": (DPOConfig(), DPO_CONFIG_RULES),
         "ReluizationConfig": (reluization_config("fmnist", "gelu", 0, "smoke"), RELUIZATION_CONFIG_RULES),
         # each method's options, by its own table
         **{cls.__name__: (cls(), dict(cls.RULES)) for cls in registered_options()},
@@ -58,7 +56,7 @@ def _bad_values(rule: v.Rule) -> list[object]:
     if rule.kind == "dict":
         return [[], "x", {1: 2}, {"x": NAN}, {"x": [INF]}, None]
     if rule.kind == "numbers":
-        return [(), ("1",), (True,), (NAN,), (INF,), 0.1, None]
+        return [(), ("1",), (True,), (NAN,), (INF,), 0.1, *not_none]
     if rule.kind == "choices":
         return [(), ("no-such-choice",), "x", None]
     if rule.kind == "instances":

@@ -1,12 +1,10 @@
 """The S-ReLU Table 3 stand-in: config validation, a smoke run end to end, pairing by seed."""
 
-from dataclasses import replace
-
 import pytest
 from refusals import refusal_fault
 
 from helpers.experiments import run_or_load
-from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
+from helpers.srelu.dpo_experiment import DPOOptions, dpo_config, dpo_configs
 from helpers.srelu.paper import APPENDIX_H_DELTA
 
 
@@ -14,15 +12,17 @@ def test_configs_pair_gelu_and_srelu_by_seed():
     configs = dpo_configs("cpu")
     assert [(c.activation, c.seed) for c in configs] == [(a, s) for s in (0, 1, 2) for a in ("gelu", "srelu")]
     assert all(c.activation_kwargs == ({"delta": APPENDIX_H_DELTA} if c.activation == "srelu" else {}) for c in configs)
-    assert configs[0].betas == (0.1, 2.0, 5.0) and set(configs[0].families) == {"swap", "corrupt"}
+    dpo = configs[0].option(DPOOptions)
+    assert dpo.dpo_betas == (0.1, 2.0, 5.0) and set(dpo.families) == {"swap", "corrupt"}
     assert len(dpo_configs("smoke")) == 2 and dpo_configs("paper")[0].model_kwargs["dim"] == 768
 
 
 def test_bad_configs_are_rejected():
     bad_configs = [
         ({"activation": "relu"}, "activation"),
-        ({"betas": ()}, "betas"),
-        ({"betas": (0.1, -2.0)}, "betas"),
+        ({"dpo_betas": ()}, "dpo_betas"),
+        ({"dpo_betas": (0.1, -2.0)}, "dpo_betas"),
+        ({"dpo_betas": None, "dpo_steps": 5}, "dpo_betas"),  # None: no DPO, so the other fields are refused
         ({"families": ("shuffle",)}, "families"),
         ({"dpo_steps": 0}, "dpo_steps"),
         ({"dpo_lr": float("nan")}, "dpo_lr"),
@@ -31,13 +31,14 @@ def test_bad_configs_are_rejected():
         ({"seed": -1}, "seed"),
         ({"profile": "gpu"}, "profile"),
     ]
+    base = {"profile": "cpu", "activation": "gelu", "seed": 0}
     problems = [
         fault
         for kw, match in bad_configs
         if (
             fault := refusal_fault(
-                f"DPOConfig({', '.join(f'{k}={v!r}' for k, v in kw.items())})",
-                lambda: DPOConfig(**kw),
+                f"dpo_config({', '.join(f'{k}={v!r}' for k, v in kw.items())})",
+                lambda: dpo_config(**{**base, **kw}),
                 ValueError,
                 match,
             )
@@ -46,21 +47,30 @@ def test_bad_configs_are_rejected():
     assert not problems, "\n".join(problems)
 
 
+def test_dpo_options_belong_to_the_gpt_on_tiny_shakespeare():
+    from helpers.core.runs import TrainConfig
+
+    with pytest.raises(ValueError, match="not model 'mlp' on 'adult'"):
+        TrainConfig(experiment="t", dataset="adult", model="mlp", options=(DPOOptions(dpo_betas=(0.1,)),))
+
+
 def test_smoke_run_records_pretraining_dpo_and_table3_metrics(require_dataset):
     require_dataset("tinyshakespeare")
     cfg = dpo_configs("smoke")[1]
-    cfg = replace(cfg, betas=(0.1, 5.0), families=("corrupt",))
+    dpo = DPOOptions(**{**cfg.option(DPOOptions).__dict__, "dpo_betas": (0.1, 5.0), "families": ("corrupt",)})
+    cfg = cfg.with_options(dpo)
     result = run_or_load(cfg)
-    assert result["pretrain_history"] and result["pretrain_val_loss"] > 0
+    assert result["history"] and result["pretrain_val_loss"] > 0
+    assert "substitution" not in result  # the DPO grid, not Table II's test of the pre-trained model
     assert set(result["dpo"]) == {"corrupt/beta=0.1", "corrupt/beta=5"}
     run = result["dpo"]["corrupt/beta=5"]
-    assert len(run["train_loss"]) == len(run["grad_norm"]) == cfg.dpo_steps
+    assert len(run["train_loss"]) == len(run["grad_norm"]) == dpo.dpo_steps
     val = run["val"]
-    assert val["n_pairs"] == cfg.val_pairs and 0 <= val["preference_accuracy"] <= 1
+    assert val["n_pairs"] == dpo.val_pairs and 0 <= val["preference_accuracy"] <= 1
     assert val["reward_margin"] == pytest.approx(val["chosen_reward"] - val["rejected_reward"], abs=1e-5)
     assert "srelu" in result["provenance"]["backends"]  # S-ReLU ran, natively or eagerly
-    pre_steps = len(result["pretrain_history"]) * -(-cfg.pretrain_blocks // cfg.batch_size)
-    assert result["provenance"]["optimizer_steps"] == pre_steps + 2 * cfg.dpo_steps  # 2 DPO settings
+    pre_steps = len(result["history"]) * -(-cfg.n_train // cfg.batch_size)
+    assert result["provenance"]["optimizer_steps"] == pre_steps + 2 * dpo.dpo_steps  # 2 DPO settings
 
 
 def test_gelu_and_srelu_of_a_seed_start_from_the_same_weights():
@@ -72,10 +82,9 @@ def test_gelu_and_srelu_of_a_seed_start_from_the_same_weights():
     gelu, srelu = dpo_configs("smoke")
     states = []
     for cfg in (gelu, srelu):
-        pre = cfg.pretrain_config()
-        torch.manual_seed(pre.seed)
+        torch.manual_seed(cfg.seed)
         model = build_model(
-            "gpt", act=_activation(pre.activation, pre.activation_kwargs), vocab_size=65, **pre.model_kwargs
+            "gpt", act=_activation(cfg.activation, cfg.activation_kwargs), vocab_size=65, **cfg.model_kwargs
         )
         states.append(model.state_dict())
     assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])

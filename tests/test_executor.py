@@ -318,9 +318,11 @@ def test_the_retrain_cli_hands_its_runs_and_cluster_options_to_run_many(monkeypa
 
 def test_several_tasks_per_run_are_refused_for_runs_that_are_not_one_training(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        retrain.main(["--profile", "paper", "srelu_dpo", "--executor", "submitit-local", "--tasks-per-node", "2"])
+        retrain.main(
+            ["--profile", "paper", "flexact_synthetic", "--executor", "submitit-local", "--tasks-per-node", "2"]
+        )
     assert exit_info.value.code == 2
-    assert "DPOConfig" in capsys.readouterr().err
+    assert "FlexActSyntheticConfig" in capsys.readouterr().err
 
 
 DATA = Path(os.environ.get("REPRO_DATA_DIR") or ROOT.parent / "shared" / "data")

@@ -123,7 +123,7 @@ def test_the_paper_profile_preflight_needs_every_paper_dataset_and_downloads_non
 def test_the_paper_profile_list_covers_every_dataset_the_paper_runs_read():
     read = set()
     for cfg in paper_plan.paper_configs():
-        train = cfg.train_config() if hasattr(cfg, "train_config") else getattr(cfg, "pretrain_config", lambda: cfg)()
+        train = cfg.train_config() if hasattr(cfg, "train_config") else cfg
         read |= {getattr(train, "dataset", None)} - {None}
     assert read and {data._canonical(name) for name in read} <= set(preflight.PAPER_NEEDED)
 

@@ -327,3 +327,15 @@ def test_a_toy_fourth_method_reaches_the_report(tmp_path, monkeypatch, require_d
     assert "{cite}`toy2026`" in TOY_PAGE["cells"][0]["source"] and "@article{toy2026," in TOY_BIB
     for name in [m for m in sys.modules if m == "toy_method" or m.startswith("toy_method.")]:
         sys.modules.pop(name)
+
+
+def test_a_line_never_serves_runs_that_carry_options_it_is_excluded_by():
+    from dataclasses import replace
+
+    from helpers.core.runs import ExtensionLine, RunExtension
+    from helpers.srelu.dpo_experiment import DPOOptions, dpo_configs
+
+    line = ExtensionLine(RunExtension(), activations=("gelu",), excluded_by=(DPOOptions,))
+    gelu_dpo = dpo_configs("smoke")[0]
+    assert gelu_dpo.activation == "gelu" and not line.serves(gelu_dpo)
+    assert line.serves(replace(gelu_dpo, options=()))  # the same pre-training without the DPO grid

@@ -85,6 +85,16 @@ def test_each_row_lists_exactly_the_runs_it_is_computed_from():
     }
 
 
+def test_a_smoke_rerun_cuts_the_method_options_too():
+    from helpers.srelu.dpo_experiment import DPOOptions, dpo_configs
+
+    cfg = rerun.smoke_config(dpo_configs("cpu")[0])
+    dpo = cfg.option(DPOOptions)
+    assert (cfg.profile, cfg.epochs, cfg.n_train) == ("smoke", 2, rerun.SMOKE_LIMITS["n_train"])
+    assert (dpo.train_pairs, dpo.val_pairs, dpo.dpo_steps) == (32, 16, 4)  # from 400, 400, 100
+    assert dpo.dpo_betas == (0.1, 2.0, 5.0)  # what it runs is kept, only how much is cut
+
+
 def test_listing_names_the_runs_and_their_recorded_cost(capsys):
     assert rerun.main([CHEAP_ROW]) == 0
     out = capsys.readouterr().out

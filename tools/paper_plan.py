@@ -35,7 +35,7 @@ from helpers.flexact.synthetic import FlexActSyntheticConfig, sensitivity_config
 from helpers.flexact.synthetic import build_model as build_synthetic
 from helpers.relu_ization.experiment import reluization_configs
 from helpers.relu_ization.protocol import RELU_PAIRS
-from helpers.srelu.dpo_experiment import DPOConfig, dpo_configs
+from helpers.srelu.dpo_experiment import DPOOptions, dpo_configs
 from tools.cli import ArgumentParser
 from tools.run import all_experiments
 
@@ -223,14 +223,14 @@ def _train_flops(cfg: TrainConfig) -> float:
     return per * cfg.epochs * (3 * n_train + n_val)
 
 
-def _dpo_flops(cfg: DPOConfig) -> float:
-    """Pre-training, then per (family, β) cell ``dpo_steps`` batches of chosen/rejected sequences
+def _dpo_flops(cfg: TrainConfig, dpo: DPOOptions) -> float:
+    """Per (family, β) cell of a DPO run, ``dpo_steps`` batches of chosen/rejected sequences
     through the policy (forward + backward) and the frozen reference (forward)."""
-    seq = cfg.prompt_len + cfg.continuation_len
+    seq = dpo.prompt_len + dpo.continuation_len
     kwargs = json.dumps(cfg.model_kwargs, sort_keys=True)
     per_seq = _model_flops("gpt", kwargs, "tinyshakespeare", seq)
-    cells = len(cfg.families) * len(cfg.betas)
-    return _train_flops(cfg.pretrain_config()) + cells * cfg.dpo_steps * cfg.dpo_batch * 2 * (3 + 1) * per_seq
+    cells = len(dpo.families) * len(dpo.dpo_betas)
+    return cells * dpo.dpo_steps * dpo.dpo_batch * 2 * (3 + 1) * per_seq
 
 
 def _synthetic_flops(cfg: FlexActSyntheticConfig) -> float:
@@ -243,11 +243,10 @@ def _synthetic_flops(cfg: FlexActSyntheticConfig) -> float:
 def run_flops(cfg: Any) -> float:
     """Counted training FLOPs of one paper-profile run (see the module docstring)."""
     if isinstance(cfg, TrainConfig):
-        return _train_flops(cfg)
+        dpo = [o for o in cfg.options if isinstance(o, DPOOptions)]
+        return _train_flops(cfg) + (_dpo_flops(cfg, dpo[0]) if dpo else 0.0)
     if hasattr(cfg, "train_config"):  # a ReLU-ization run trains one TrainConfig
         return _train_flops(cfg.train_config())
-    if isinstance(cfg, DPOConfig):
-        return _dpo_flops(cfg)
     if isinstance(cfg, FlexActSyntheticConfig):
         return _synthetic_flops(cfg)
     raise TypeError(f"no FLOP count for {type(cfg).__name__}")
@@ -255,7 +254,6 @@ def run_flops(cfg: Any) -> float:
 
 def _precision(cfg: Any) -> str:
     train = cfg.train_config() if hasattr(cfg, "train_config") else cfg
-    train = train.pretrain_config() if isinstance(train, DPOConfig) else train
     return getattr(train, "precision", "float32")
 
 

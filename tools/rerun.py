@@ -54,14 +54,11 @@ LATENCY_RERUN = (
 
 #: What a smoke rerun shrinks, field by field (the smaller of this and the run's own value): every
 #: config class of the book has some of these, and a nested run config (ReLU-ization's ``train``)
-#: is shrunk the same way.
+#: and a run's method options (DPO's pairs and steps) are shrunk the same way.
 SMOKE_LIMITS: dict[str, int] = {
     "epochs": 2,
     "n_train": 256,
     "n_val": 256,
-    "pretrain_epochs": 1,
-    "pretrain_blocks": 64,
-    "pretrain_val_blocks": 32,
     "train_pairs": 32,
     "val_pairs": 16,
     "dpo_steps": 4,
@@ -138,7 +135,7 @@ def committed_runs(claim: Claim) -> list[RunRead]:
 # ------------------------------------------------------------------------------------ the runs
 def smoke_config(config: Any) -> Any:
     """``config`` at the smoke profile: every field of :data:`SMOKE_LIMITS` it has cut to the limit
-    (a nested run config too), everything else kept, so the same code path runs in seconds."""
+    (a nested run config and method options too), everything else kept, so the same code path runs in seconds."""
     changes: dict[str, Any] = {"profile": "smoke"} if hasattr(config, "profile") else {}
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
@@ -146,6 +143,8 @@ def smoke_config(config: Any) -> Any:
             changes[f.name] = SMOKE_LIMITS[f.name] if value is None else min(value, SMOKE_LIMITS[f.name])
         elif dataclasses.is_dataclass(value) and hasattr(value, "profile"):
             changes[f.name] = smoke_config(value)
+        elif f.name == "options":
+            changes[f.name] = tuple(smoke_config(option) for option in value)
     if isinstance(getattr(config, "anneal_switch", None), int) and "epochs" in changes:
         changes["anneal_switch"] = min(config.anneal_switch, max(changes["epochs"] - 1, 1))
     return dataclasses.replace(config, **changes)

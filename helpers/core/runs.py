@@ -88,17 +88,20 @@ class ExtensionLine:
     """One line of ``helpers.methods.RUN_EXTENSIONS``: an extension and the runs it serves, read
     from the config: those with one of ``activations`` (as ``activation`` or
     ``penultimate_activation``), those that carry ``options``, and those whose ``TrainConfig`` field
-    ``flag`` is true. ``absent_record``: the initial record of a run it does not serve (so that
-    every result of a ``TrainConfig`` has the same fields)."""
+    ``flag`` is true, except those that carry one of ``excluded_by``. ``absent_record``: the initial
+    record of a run it does not serve (so that every result of a ``TrainConfig`` has the same fields)."""
 
     extension: RunExtension
     activations: tuple[str, ...] = ()
     options: type[MethodOptions] | None = None
     flag: str | None = None
+    excluded_by: tuple[type[MethodOptions], ...] = ()
     absent_record: Mapping[str, Any] = field(default_factory=dict)
 
     def serves(self, cfg: TrainConfig) -> bool:
         """Whether a run of ``cfg`` may use this line's extension (its :meth:`RunExtension.applies` decides)."""
+        if any(type(o) in self.excluded_by for o in cfg.options):
+            return False
         if {cfg.activation, cfg.penultimate_activation} & set(self.activations):
             return True
         if self.options is not None and any(type(o) is self.options for o in cfg.options):
