@@ -10,10 +10,8 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.core import validation as v
 from helpers.core.registry import get_activation
-from helpers.flexact.activation import DEFAULT_CANDIDATES
-from helpers.flexact.paper import K_SCALE, N_FEATURES
+from helpers.flexact.paper import GROUND_TRUTHS, K_SCALE, N_FEATURES
 
-GROUND_TRUTHS: tuple[str, ...] = DEFAULT_CANDIDATES  # relu, sigmoid, tanh, leaky_relu, identity
 INFORMATIVE_DISTRIBUTIONS: tuple[str, ...] = ("uniform", "normal")
 
 
