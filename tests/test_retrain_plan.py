@@ -16,6 +16,7 @@ from helpers.core.report import claims_frame
 from helpers.core.statistics import paired_comparison, welch_comparison
 from helpers.core.verdicts import intersection_union, judge, run_verdict
 from tools import retrain
+from tools import seed_design as D
 from tools import seed_plan as S
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,10 +68,10 @@ def test_paired_equivalence_needs_the_seeds_tost_needs_not_a_difference_tests():
     assert _power(1.0 * math.sqrt(9), 8) < 0.8 < _power(1.0 * math.sqrt(10), 9)
     assert _tost_power(10, 1.0) < 0.8 < _tost_power(11, 1.0)
     assert _tost_power(12, 1.0, 0.025) < 0.8 < _tost_power(13, 1.0, 0.025)
-    assert S.next_look(design.comparison) == 2 and S.seeds_needed(design) == 13
-    assert S.target(design) == (1.0, "margin")
-    assert S.mde_at(design.comparison, 13, "equivalence") < 1.0 <= S.mde_at(design.comparison, 12, "equivalence")
-    assert S.mde_at(design.comparison, 13) < 1.0 <= S.mde_at(design.comparison, 12)  # the difference test's
+    assert D.next_look(design.comparison) == 2 and D.seeds_needed(design) == 13
+    assert D.target(design) == (1.0, "margin")
+    assert D.mde_at(design.comparison, 13, "equivalence") < 1.0 <= D.mde_at(design.comparison, 12, "equivalence")
+    assert D.mde_at(design.comparison, 13) < 1.0 <= D.mde_at(design.comparison, 12)  # the difference test's
 
 
 def test_welch_design_plans_equal_runs_per_arm():
@@ -78,12 +79,12 @@ def test_welch_design_plans_equal_runs_per_arm():
     comp = welch_comparison(a, b)
     design = RunDesign(comp, "direction", claimed_effect=1.5, verdict=run_verdict(comp, 1.5))
     assert design.verdict == "inconclusive"
-    n = S.seeds_needed(design)
+    n = D.seeds_needed(design)
     va, vb = 1.0, 8 / 3
     for k, below in ((n, True), (n - 1, False)):  # Welch-Satterthwaite df with k runs per arm, by hand
         se, df = math.sqrt((va + vb) / k), (va + vb) ** 2 * (k - 1) / (va**2 + vb**2)
         assert (_power(1.5 / se, df, alpha=0.025) > 0.8) is below  # the second look's level
-    assert S.current_n(comp) == 3
+    assert D.current_n(comp) == 3
 
 
 def test_plan_row_costs_extra_seeds_of_the_compared_arms():
@@ -162,7 +163,7 @@ def test_a_part_already_confirmed_needs_no_seeds_and_shared_arms_count_once():
     claim = _claim(*fields["design"])
     assert [d.verdict for d in claim.design] == ["confirmed", "inconclusive"]
     row = S.plan_row(claim, None, S.RunCost(60.0, 3, False, "toy"), max_seeds=30, budget_core_hours=40.0)
-    assert row["n needed"] == S.seeds_needed(claim.design[1]) and row["parts"] == ""
+    assert row["n needed"] == D.seeds_needed(claim.design[1]) and row["parts"] == ""
     assert row["arms"] == 3  # the tested arm and two competitors
 
 
@@ -210,9 +211,9 @@ def test_the_cli_prints_the_plan_and_exits_0(monkeypatch, capsys):
 
 
 def test_a_claim_of_several_parts_is_as_strong_as_its_weakest_part():
-    assert S.combine_verdicts(["confirmed", "confirmed"]) == "confirmed"
-    assert S.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
-    assert S.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
-    assert S.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
-    assert S.combine_verdicts(["contradicted", "inconclusive"]) == "contradicted"
-    assert S.combine_verdicts([]) == "inconclusive"
+    assert D.combine_verdicts(["confirmed", "confirmed"]) == "confirmed"
+    assert D.combine_verdicts(["confirmed", "confirmed but negligible"]) == "confirmed but negligible"
+    assert D.combine_verdicts(["confirmed", "inconclusive"]) == "inconclusive"
+    assert D.combine_verdicts(["confirmed", "contradicted"]) == "contradicted"
+    assert D.combine_verdicts(["contradicted", "inconclusive"]) == "contradicted"
+    assert D.combine_verdicts([]) == "inconclusive"
