@@ -9,6 +9,8 @@ from helpers.core.results_cache import config_hash
 from helpers.lambda_gelu import protocol as lgelu
 from helpers.lambda_gelu.options import LambdaGeluOptions
 from tools import retrain
+from tools import retrain_status as RS
+from tools.batches import Batch
 
 
 def test_every_claim_is_seed_major_and_has_no_duplicate_run():
@@ -143,15 +145,15 @@ def test_claim_g_shares_its_paper_delta_runs_with_claim_b():
 
 def test_total_core_hours_counts_a_shared_run_once(monkeypatch):
     fake = {"train_seconds": 3600.0}
-    monkeypatch.setattr(retrain, "load_result", lambda cfg: fake)
-    runs, hours = retrain.total_core_hours(["b", "g"])
+    monkeypatch.setattr(RS, "load_result", lambda cfg: fake)
+    runs, hours = RS.total_core_hours(["b", "g"])
     distinct = {config_hash(c) for k in ("b", "g") for c in retrain.BATCHES[k].configs()}
     assert runs == len(distinct) < len(retrain.BATCHES["b"].configs()) + len(retrain.BATCHES["g"].configs())
     assert hours == pytest.approx(len(distinct))
 
 
 def test_status_table_has_a_row_per_batch_a_total_per_issue_and_a_total():
-    table = retrain.status_table()
+    table = RS.status_table()
     assert len(table) == len(retrain.BATCHES) + len(retrain.ISSUES) + 1
     assert table.index[-1].startswith("all batches") and table.index.name == "batch"
     assert {c.issue for c in retrain.BATCHES.values()} == set(retrain.ISSUES)
@@ -162,23 +164,23 @@ def test_the_estimate_left_is_the_mean_of_finished_runs_of_the_same_kind(monkeyp
     configs = claim.configs()
     done = {config_hash(c): 600.0 * (1 + i % 2) for i, c in enumerate(configs[: len(configs) // 2])}
     monkeypatch.setattr(
-        retrain,
+        RS,
         "load_result",
         lambda cfg: {"train_seconds": done[config_hash(cfg)]} if config_hash(cfg) in done else None,
     )
-    st = retrain.batch_status(claim)
+    st = RS.batch_status(claim)
     assert st.done == len(done) and st.core_hours == pytest.approx(sum(done.values()) / 3600)
     by_arm: dict = {}
     for c in configs[: len(configs) // 2]:
-        by_arm.setdefault(retrain._run_kinds(c)[0], []).append(done[config_hash(c)])
+        by_arm.setdefault(RS._run_kinds(c)[0], []).append(done[config_hash(c)])
     scale = [t for c in configs[: len(configs) // 2] for t in [done[config_hash(c)]]]
     expected = 0.0
     for c in configs[len(configs) // 2 :]:
-        times = by_arm.get(retrain._run_kinds(c)[0]) or scale  # else: the same model and scale
+        times = by_arm.get(RS._run_kinds(c)[0]) or scale  # else: the same model and scale
         expected += sum(times) / len(times)
     assert st.hours_left == pytest.approx(expected / 3600)
-    monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
-    assert retrain.batch_status(claim).hours_left is None  # nothing finished: no basis for an estimate
+    monkeypatch.setattr(RS, "load_result", lambda cfg: None)
+    assert RS.batch_status(claim).hours_left is None  # nothing finished: no basis for an estimate
 
 
 def test_an_arm_at_another_scale_does_not_price_this_one(monkeypatch):
@@ -188,12 +190,12 @@ def test_an_arm_at_another_scale_does_not_price_this_one(monkeypatch):
 
     cfg = retrain.BATCHES["r"].configs()[0]
     wider = replace(cfg, model_kwargs={**cfg.model_kwargs, "dim": 2 * cfg.model_kwargs["dim"]})
-    same_arm_elsewhere, same_scale = retrain._run_kinds(wider), retrain._run_kinds(cfg)[1]
-    assert same_arm_elsewhere[0] != retrain._run_kinds(cfg)[0]
+    same_arm_elsewhere, same_scale = RS._run_kinds(wider), RS._run_kinds(cfg)[1]
+    assert same_arm_elsewhere[0] != RS._run_kinds(cfg)[0]
     finished = {same_arm_elsewhere[0]: [1200.0], same_arm_elsewhere[1]: [1200.0], same_scale: [60.0]}
-    monkeypatch.setattr(retrain, "load_result", lambda cfg: None)
-    claim = retrain.Batch("x", "one DeiT run", lambda: [cfg], issue="CPU budget")
-    assert retrain.batch_status(claim, finished).hours_left == pytest.approx(60.0 / 3600)
+    monkeypatch.setattr(RS, "load_result", lambda cfg: None)
+    claim = Batch("x", "one DeiT run", lambda: [cfg], issue="CPU budget")
+    assert RS.batch_status(claim, finished).hours_left == pytest.approx(60.0 / 3600)
 
 
 def test_claim_f_is_the_flexact_pair_at_the_decisive_resnet_scale():
@@ -312,12 +314,12 @@ def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(mo
     """Batch (u) lists batches (c)/(d)'s ResNet runs at seeds 0-2: they were paid for under
     "Decisive scale" and must not spend the "CPU budget" a second time; batch (r)'s first three
     DeiT seeds were trained before the retrain and spend no budget."""
-    monkeypatch.setattr(retrain, "load_result", lambda cfg: {"train_seconds": 3600.0})
+    monkeypatch.setattr(RS, "load_result", lambda cfg: {"train_seconds": 3600.0})
     decisive = {
         config_hash(c) for k, cl in retrain.BATCHES.items() if cl.issue == "Decisive scale" for c in cl.configs()
     }
     u = {config_hash(c) for c in retrain.BATCHES["u"].configs()}
-    runs, hours = retrain.issue_core_hours("CPU budget")
+    runs, hours = RS.issue_core_hours("CPU budget")
     budget_runs = {config_hash(c) for cl in retrain.BATCHES.values() if cl.issue == "CPU budget" for c in cl.configs()}
     earlier = {
         config_hash(c)
@@ -329,7 +331,7 @@ def test_an_issue_counts_the_runs_it_added_not_those_an_earlier_issue_trained(mo
     assert u & decisive and before_retrain and not before_retrain & earlier
     assert runs == len(budget_runs - earlier - before_retrain) and hours == pytest.approx(runs)
     with pytest.raises(ValueError, match="unknown issue"):
-        retrain.issue_core_hours("no such issue")
+        RS.issue_core_hours("no such issue")
 
 
 def test_the_status_says_how_much_wall_time_runs_spent_off_the_cpu(monkeypatch):
@@ -341,18 +343,18 @@ def test_the_status_says_how_much_wall_time_runs_spent_off_the_cpu(monkeypatch):
     old = {"train_seconds": 3600.0}
     t_runs = {config_hash(c) for c in retrain.BATCHES["t"].configs()}
     monkeypatch.setattr(
-        retrain, "load_result", lambda cfg: (paused if cfg.seed == 7 else busy) if config_hash(cfg) in t_runs else old
+        RS, "load_result", lambda cfg: (paused if cfg.seed == 7 else busy) if config_hash(cfg) in t_runs else old
     )
-    runs, hours = retrain.issue_core_hours("CPU budget")
-    timed, off = retrain.off_cpu_hours(retrain._issue_results("CPU budget"))
+    runs, hours = RS.issue_core_hours("CPU budget")
+    timed, off = RS.off_cpu_hours(RS._issue_results("CPU budget"))
     seed7 = {config_hash(c) for c in retrain.BATCHES["t"].configs() if c.seed == 7}
     assert 0 < timed < runs and hours == pytest.approx(runs) and off == pytest.approx(len(seed7) / 2)
     assert f"{timed} of them record their CPU time, and {off:.2f} of their hours were spent off the CPU" in (
-        retrain._issue_line("CPU budget")
+        RS._issue_line("CPU budget")
     )
-    monkeypatch.setattr(retrain, "load_result", lambda cfg: old)
-    assert retrain.off_cpu_hours(retrain._issue_results("CPU budget")) == (0, 0.0)
-    assert "CPU time" not in retrain._issue_line("CPU budget")
+    monkeypatch.setattr(RS, "load_result", lambda cfg: old)
+    assert RS.off_cpu_hours(RS._issue_results("CPU budget")) == (0, 0.0)
+    assert "CPU time" not in RS._issue_line("CPU budget")
 
 
 def test_the_rows_a_claim_buys_are_report_rows_and_the_plan_names_the_claim(monkeypatch):
