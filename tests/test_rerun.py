@@ -10,7 +10,7 @@ from helpers.claims import report_claims, report_runs
 from helpers.core.run_reads import RunRead, RunReads, note_claim, note_read, watching_runs
 from helpers.core.runs import TrainConfig
 from helpers.core.runtime import repo_root
-from tools import rerun
+from tools import rerun, rerun_runs
 
 
 @pytest.fixture(autouse=True)
@@ -88,9 +88,9 @@ def test_each_row_lists_exactly_the_runs_it_is_computed_from():
 def test_a_smoke_rerun_cuts_the_method_options_too():
     from helpers.srelu.dpo_experiment import DPOOptions, dpo_configs
 
-    cfg = rerun.smoke_config(dpo_configs("cpu")[0])
+    cfg = rerun_runs.smoke_config(dpo_configs("cpu")[0])
     dpo = cfg.option(DPOOptions)
-    assert (cfg.profile, cfg.epochs, cfg.n_train) == ("smoke", 2, rerun.SMOKE_LIMITS["n_train"])
+    assert (cfg.profile, cfg.epochs, cfg.n_train) == ("smoke", 2, rerun_runs.SMOKE_LIMITS["n_train"])
     assert (dpo.train_pairs, dpo.val_pairs, dpo.dpo_steps) == (32, 16, 4)  # from 400, 400, 100
     assert dpo.dpo_betas == (0.1, 2.0, 5.0)  # what it runs is kept, only how much is cut
 
@@ -115,7 +115,7 @@ def test_the_scratch_folder_cannot_be_the_committed_results(capsys):
 
 
 def test_bf16_runs_on_a_cpu_without_native_bf16_are_refused_before_anything_trains(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(rerun, "bf16_is_native_on", lambda device: False)
+    monkeypatch.setattr(rerun_runs, "bf16_is_native_on", lambda device: False)
     key = next(k for k, runs in report_runs().items() if any(r["precision"] == "bf16" for r in runs))
     config = TrainConfig(experiment="t", dataset="cifar10", model="resnet18", precision="bf16")
     bf16_run = RunRead(config, {"config_hash": "x", "train_seconds": 60.0})

@@ -41,7 +41,10 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from helpers.core import provenance as prov
@@ -229,17 +232,23 @@ def verify(committed: dict, fresh: dict, config_cls: type | None = None) -> tupl
     return comparison, differences(committed, fresh, comparison=comparison)
 
 
+@contextmanager
+def results_in(folder: Path | str) -> Iterator[None]:
+    """Results are read and written under ``folder`` inside the block."""
+    previous = os.environ.get("REPRO_RESULTS_DIR")
+    os.environ["REPRO_RESULTS_DIR"] = str(folder)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("REPRO_RESULTS_DIR", None)
+        else:
+            os.environ["REPRO_RESULTS_DIR"] = previous
+
+
 def _retrain(cfg: Any) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        previous = os.environ.get("REPRO_RESULTS_DIR")
-        os.environ["REPRO_RESULTS_DIR"] = tmp
-        try:
-            return json.loads(json.dumps(run_or_load(cfg, rerun=True)))
-        finally:
-            if previous is None:
-                os.environ.pop("REPRO_RESULTS_DIR")
-            else:
-                os.environ["REPRO_RESULTS_DIR"] = previous
+    with tempfile.TemporaryDirectory() as tmp, results_in(tmp):
+        return json.loads(json.dumps(run_or_load(cfg, rerun=True)))
 
 
 def main(argv: list[str] | None = None) -> int:
