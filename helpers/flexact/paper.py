@@ -66,9 +66,9 @@ TABLE2: dict[str, float] = {
     "ResNet34 + Flex-Act": 95.44,
 }
 
-_FIXED_LABELS = {
-    gt: f"{name} Model" for gt, name in zip(GROUND_TRUTHS, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity"))
-}
+#: The paper's name of each ground truth (its Table 1 rows are "<name> Model").
+GROUND_TRUTH_NAMES: dict[str, str] = dict(zip(GROUND_TRUTHS, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity")))
+_FIXED_LABELS = {gt: f"{name} Model" for gt, name in GROUND_TRUTH_NAMES.items()}
 
 
 def table1_frame() -> pd.DataFrame:

@@ -27,7 +27,7 @@ from helpers.core.runtime import PROFILES, current_profile, seed_everything, tra
 from helpers.core.train import fit
 from helpers.flexact.activation import DEFAULT_CANDIDATES, FlexAct
 from helpers.flexact.hook import ALPHA_SCHEDULES, TEMPERATURE_SCHEDULES, AlphaSchedule, FlexActHook, TemperatureSchedule
-from helpers.flexact.paper import ALPHAS, K_SCALE, N_FEATURES
+from helpers.flexact.paper import ALPHAS, GROUND_TRUTH_NAMES, K_SCALE, N_FEATURES
 from helpers.flexact.regulariser import KL_DIRECTIONS
 from helpers.flexact.synthetic_task import (
     GROUND_TRUTHS,
@@ -46,7 +46,7 @@ __all__ += ["sensitivity_configs", "run_all", "build_model", "run_synthetic"]
 
 FIXED_METHODS: tuple[str, ...] = DEFAULT_CANDIDATES
 METHODS: tuple[str, ...] = ("flexact", *FIXED_METHODS)
-DISPLAY: dict[str, str] = dict(zip(DEFAULT_CANDIDATES, ("ReLU", "Sigmoid", "Tanh", "LeakyReLU", "Identity")))
+DISPLAY: dict[str, str] = GROUND_TRUTH_NAMES
 
 
 # --------------------------------------------------------------------------------------------
